@@ -1,0 +1,29 @@
+// Elementwise and reduction operation codes shared by the compiler's IR and
+// the CPU kernels (one list, so the two layers cannot drift apart).
+#pragma once
+
+#include <cstdint>
+#include <string_view>
+
+namespace baton {
+
+enum class UnaryOp : uint8_t {
+  kNeg, kAbs, kExp, kLog, kTanh, kLogistic, kSqrt, kRsqrt, kSin, kCos,
+  kNot,  // logical not for bool, bitwise not for integers
+  kSign, kFloor, kCeil, kRound,  // round: half to even (numpy's rint)
+};
+
+enum class BinaryOp : uint8_t {
+  kAdd, kSub, kMul, kDiv, kPow, kMax, kMin, kAnd, kOr, kRem,
+};
+
+enum class CompareOp : uint8_t { kEq, kNe, kLt, kLe, kGt, kGe };
+
+enum class ReduceOp : uint8_t { kSum, kProd, kMax, kMin };
+
+std::string_view op_name(UnaryOp op);
+std::string_view op_name(BinaryOp op);
+std::string_view op_name(CompareOp op);
+std::string_view op_name(ReduceOp op);
+
+}  // namespace baton

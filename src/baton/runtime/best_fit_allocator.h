@@ -1,0 +1,138 @@
+// BestFitAllocator: a caching allocator with best-fit placement, block
+// splitting and coalescing, and stream-ordered reuse of pending frees.
+//
+// Memory comes from a RegionProvider in regions (at least `min_region_bytes`;
+// a request larger than that gets a region of its own, rounded up to 2 MiB).
+// Every block is a multiple of `granularity` bytes (256), so every pointer is
+// 256-byte aligned. Free blocks are kept in an index ordered by (size,
+// address); a request takes the smallest block that fits and splits off the
+// rest; a freed block merges with free neighbours in its region.
+//
+// Pending frees (stream-ordered reuse): FreeWhenDone(ptr, queue_id) marks a
+// block as released by its owner while work enqueued on queue `queue_id` may
+// still use it. A pending block still counts in bytes_in_use. A later
+// Allocate(..., queue_id) for the SAME queue may take it (or part of it) at
+// once -- that work runs after the old work in queue order -- and the bytes
+// move from pending to live without bytes_in_use growing. CompletePending(
+// token) is called when the old work has finished: whatever of the block is
+// still pending becomes free. Pending blocks with queue_id == kNoQueue are
+// never reused before completion.
+//
+// Statistics: bytes_in_use = live + pending block bytes (sizes rounded to the
+// granularity); peak_bytes_in_use; num_allocs (successful Allocate calls,
+// cumulative); largest_alloc_size (largest single block handed out);
+// bytes_reserved (bytes held from the provider, free or not).
+//
+// Limits: Allocate fails with a ResourceExhausted status (and changes
+// nothing) when the bytes it would add to bytes_in_use exceed
+// `limit - bytes_in_use`; the caller (MemorySpace) turns that into a message
+// naming the largest arrays. If the provider fails, fully free regions are
+// returned to it and the request is retried once.
+//
+// Ownership: owns its regions and returns them to the provider on
+// destruction (outstanding blocks are a caller bug, reported in debug builds).
+// The provider must outlive the allocator.
+// Thread-safety: all methods are thread-safe (one mutex).
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <map>
+#include <mutex>
+#include <set>
+#include <unordered_map>
+#include <vector>
+
+#include "baton/core/status.h"
+#include "baton/runtime/region_provider.h"
+
+namespace baton {
+
+struct AllocatorStats {
+  int64_t bytes_in_use = 0;
+  int64_t peak_bytes_in_use = 0;
+  int64_t num_allocs = 0;
+  int64_t largest_alloc_size = 0;
+  int64_t bytes_reserved = 0;
+  int64_t bytes_pending = 0;  // part of bytes_in_use waiting for work to end
+};
+
+class BestFitAllocator {
+ public:
+  struct Options {
+    size_t granularity = 256;
+    size_t min_region_bytes = size_t{2} << 20;
+  };
+  using PendingToken = uint64_t;
+  static constexpr int64_t kNoLimit = INT64_MAX;
+
+  BestFitAllocator(RegionProvider* provider, Options options);
+  explicit BestFitAllocator(RegionProvider* provider)
+      : BestFitAllocator(provider, Options()) {}
+  ~BestFitAllocator();
+  BestFitAllocator(const BestFitAllocator&) = delete;
+  BestFitAllocator& operator=(const BestFitAllocator&) = delete;
+
+  // Returns a block of at least `bytes` (0 is allowed: a 1-granule block).
+  // `queue_id` names the queue whose work will first use the block (kNoQueue
+  // when the host touches it directly); pending blocks of that queue are
+  // preferred. `limit` caps bytes_in_use (see class comment).
+  Result<void*> Allocate(size_t bytes, int queue_id, int64_t limit = kNoLimit);
+
+  // Frees a live block now.
+  void Free(void* ptr);
+
+  // Marks a live block pending (see class comment); returns the token to pass
+  // to CompletePending when the work using it has finished.
+  PendingToken FreeWhenDone(void* ptr, int queue_id);
+  // Frees whatever of the token's blocks is still pending. Idempotent.
+  void CompletePending(PendingToken token);
+
+  // The rounded size of the live block at `ptr` (what bytes_in_use counts).
+  size_t BlockSize(const void* ptr) const;
+  // Bytes that Allocate(bytes) adds to bytes_in_use when no pending block is
+  // reused (the request rounded up to the granularity).
+  size_t RoundedSize(size_t bytes) const;
+
+  AllocatorStats stats() const;
+  void ResetPeak();  // peak := current bytes_in_use
+  // Returns fully free regions to the provider; returns the bytes released.
+  size_t Trim();
+
+ private:
+  struct Region;
+  struct Block {
+    Region* region;
+    char* ptr;
+    size_t size;
+    enum class State { kFree, kLive, kPending } state;
+    int queue_id = kNoQueue;    // for kPending
+    PendingToken token = 0;     // for kPending
+    Block* prev = nullptr;      // address-ordered neighbours in the region
+    Block* next = nullptr;
+  };
+  struct Region {
+    char* base;
+    size_t size;
+    Block* first;
+  };
+  using SizeIndex = std::set<std::pair<size_t, Block*>>;
+
+  Block* TakeBestFit(SizeIndex& index, size_t size);  // removes from index
+  Block* SplitLive(Block* b, size_t size);  // keeps b's head, returns it live
+  void MakeFree(Block* b);                  // free + coalesce + index
+  Result<Block*> NewRegion(size_t size);
+
+  RegionProvider* const provider_;  // not owned
+  const Options options_;
+  mutable std::mutex mu_;
+  std::vector<Region*> regions_;                       // owned
+  SizeIndex free_;                                      // kFree blocks
+  std::map<int, SizeIndex> pending_by_queue_;           // kPending, reusable
+  std::unordered_map<PendingToken, std::set<Block*>> pending_tokens_;
+  std::unordered_map<const void*, Block*> live_;        // kLive by pointer
+  PendingToken next_token_ = 1;
+  AllocatorStats stats_;
+};
+
+}  // namespace baton

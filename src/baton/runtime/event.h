@@ -1,0 +1,73 @@
+// Event: a one-shot completion signal for asynchronous work.
+//
+// An Event is a cheap, copyable handle (shared state). It starts pending and
+// becomes ready exactly once, either OK or with an error Status. Work enqueued
+// on a WorkQueue is represented by the Event its task completes; consumers
+// wait on it or attach callbacks.
+//
+// Thread-safety: every method may be called from any thread.
+// Callbacks run exactly once: immediately on the calling thread if the event is
+// already ready, otherwise on the thread that calls SetReady/SetError, after
+// the event's internal lock is released (a callback may take other locks and
+// may add callbacks to other events).
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <vector>
+
+#include "baton/core/status.h"
+
+namespace baton {
+
+// Identifies the in-order queue whose task completes an event.
+inline constexpr int kNoQueue = -1;
+
+class Event {
+ public:
+  Event() = default;  // invalid (no state); valid() is false
+
+  // A pending event that a task on queue `queue_id` (or no queue) completes.
+  static Event Create(int queue_id = kNoQueue);
+  // An event that is already ready (OK).
+  static Event Ready();
+  // An event that is already ready with error `status`.
+  static Event Failed(Status status);
+
+  bool valid() const { return state_ != nullptr; }
+  // True once SetReady/SetError has happened.
+  bool IsReady() const;
+  // The final status; only meaningful once IsReady().
+  Status status() const;
+  // Blocks until ready; returns the final status.
+  Status Wait() const;
+  // The queue whose in-order work completes this event, or kNoQueue.
+  int queue_id() const;
+
+  // Runs `callback(status)` once the event is ready (see class comment).
+  void OnReady(std::function<void(const Status&)> callback) const;
+
+  // Completes the event. Completing twice is a programming error (ignored in
+  // release builds; the first completion wins).
+  void SetReady() const { SetStatus(OkStatus()); }
+  void SetError(Status status) const { SetStatus(std::move(status)); }
+  void SetStatus(Status status) const;
+
+  // Identity: two handles to the same event compare equal.
+  bool operator==(const Event& o) const { return state_ == o.state_; }
+
+ private:
+  struct State;
+  explicit Event(std::shared_ptr<State> s) : state_(std::move(s)) {}
+  std::shared_ptr<State> state_;
+};
+
+// Waits for every event; returns the first error met, or OK.
+Status WaitAll(const std::vector<Event>& events);
+
+// An event that becomes ready when all `events` are (with the first error among
+// them, if any). Returns Ready() for an empty list.
+Event JoinEvents(const std::vector<Event>& events);
+
+}  // namespace baton

@@ -1,0 +1,23 @@
+#!/usr/bin/env bash
+# Installs everything baton needs to build and test, from Debian's packages and PyPI only.
+# Idempotent: a second run changes nothing. Versions are pinned.
+set -euo pipefail
+
+APT_PACKAGES=(
+  cmake ninja-build g++ pkg-config
+  libgtest-dev libgmock-dev libbenchmark-dev
+  libopenblas-dev   # GEMM for dot_general (DESIGN: a well-kept BLAS, not a hand-written one)
+  libxxhash-dev     # content hashes for constant de-duplication
+)
+
+missing=()
+for p in "${APT_PACKAGES[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if [ ${#missing[@]} -gt 0 ]; then
+  SUDO=""; [ "$(id -u)" -ne 0 ] && SUDO="sudo"
+  $SUDO apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}"
+fi
+
+python3 -m pip install -q --disable-pip-version-check -r "$(dirname "$0")/../requirements-dev.txt"
