@@ -1,0 +1,198 @@
+// Per-element semantics of every elementwise op, on compute types (see
+// dtype_dispatch.h). This is the single definition used by the CPU kernels and
+// by the reference interpreter, so both give bitwise-equal results.
+//
+// Semantics follow XLA: integer arithmetic wraps; integer x/0 == -1 and
+// x%0 == x; INT_MIN/-1 == INT_MIN; float max/min propagate NaN; integer pow
+// with a negative exponent is 0 unless the base is 1 or -1; bool add/max/or
+// are logical or, bool mul/min/and are logical and.
+#pragma once
+
+#include <cmath>
+#include <cstdint>
+#include <limits>
+#include <type_traits>
+
+#include "baton/core/op_codes.h"
+
+namespace baton::scalar {
+
+template <typename C>
+inline constexpr bool kIsFloat = std::is_floating_point_v<C>;
+
+// Wrapping integer arithmetic without signed-overflow UB.
+template <typename C>
+inline C WrapAdd(C a, C b) {
+  using U = std::make_unsigned_t<C>;
+  return static_cast<C>(static_cast<U>(a) + static_cast<U>(b));
+}
+template <typename C>
+inline C WrapSub(C a, C b) {
+  using U = std::make_unsigned_t<C>;
+  return static_cast<C>(static_cast<U>(a) - static_cast<U>(b));
+}
+template <typename C>
+inline C WrapMul(C a, C b) {
+  using U = std::make_unsigned_t<C>;
+  // Promote to at least unsigned int so uint16 * uint16 cannot overflow int.
+  using P = std::conditional_t<(sizeof(U) < sizeof(unsigned)), unsigned, U>;
+  return static_cast<C>(static_cast<P>(static_cast<U>(a)) *
+                        static_cast<P>(static_cast<U>(b)));
+}
+
+template <UnaryOp op, typename C>
+inline C Unary(C x) {
+  if constexpr (std::is_same_v<C, bool>) {
+    if constexpr (op == UnaryOp::kNot) return !x;
+    else if constexpr (op == UnaryOp::kNeg) return x;  // -true wraps to true
+    else if constexpr (op == UnaryOp::kAbs || op == UnaryOp::kSign ||
+                       op == UnaryOp::kFloor || op == UnaryOp::kCeil ||
+                       op == UnaryOp::kRound)
+      return x;
+    else return static_cast<bool>(Unary<op, float>(x ? 1.f : 0.f));
+  } else if constexpr (kIsFloat<C>) {
+    if constexpr (op == UnaryOp::kNeg) return -x;
+    else if constexpr (op == UnaryOp::kAbs) return std::abs(x);
+    else if constexpr (op == UnaryOp::kExp) return std::exp(x);
+    else if constexpr (op == UnaryOp::kLog) return std::log(x);
+    else if constexpr (op == UnaryOp::kTanh) return std::tanh(x);
+    else if constexpr (op == UnaryOp::kLogistic) return C(1) / (C(1) + std::exp(-x));
+    else if constexpr (op == UnaryOp::kSqrt) return std::sqrt(x);
+    else if constexpr (op == UnaryOp::kRsqrt) return C(1) / std::sqrt(x);
+    else if constexpr (op == UnaryOp::kSin) return std::sin(x);
+    else if constexpr (op == UnaryOp::kCos) return std::cos(x);
+    else if constexpr (op == UnaryOp::kNot) return x == C(0) ? C(1) : C(0);
+    else if constexpr (op == UnaryOp::kSign)
+      return x > C(0) ? C(1) : (x < C(0) ? C(-1) : x);  // keeps NaN and +-0
+    else if constexpr (op == UnaryOp::kFloor) return std::floor(x);
+    else if constexpr (op == UnaryOp::kCeil) return std::ceil(x);
+    else return std::nearbyint(x);  // kRound: half to even
+  } else {  // integers
+    if constexpr (op == UnaryOp::kNeg) return WrapSub<C>(C(0), x);
+    else if constexpr (op == UnaryOp::kAbs) {
+      if constexpr (std::is_unsigned_v<C>) return x;
+      else return x < 0 ? WrapSub<C>(C(0), x) : x;
+    } else if constexpr (op == UnaryOp::kNot) return static_cast<C>(~x);
+    else if constexpr (op == UnaryOp::kSign) {
+      if constexpr (std::is_unsigned_v<C>) return x > 0 ? C(1) : C(0);
+      else return x > 0 ? C(1) : (x < 0 ? C(-1) : C(0));
+    } else if constexpr (op == UnaryOp::kFloor || op == UnaryOp::kCeil ||
+                         op == UnaryOp::kRound)
+      return x;
+    else {
+      // Transcendental ops on integers: computed in double, truncated (the
+      // tracer promotes integers to float first, so this is a fallback).
+      const double r = Unary<op, double>(static_cast<double>(x));
+      if (!(r == r)) return C(0);
+      if (r >= static_cast<double>(std::numeric_limits<C>::max()))
+        return std::numeric_limits<C>::max();
+      if (r <= static_cast<double>(std::numeric_limits<C>::min()))
+        return std::numeric_limits<C>::min();
+      return static_cast<C>(r);
+    }
+  }
+}
+
+template <typename C>
+inline C IntPow(C base, C exp) {
+  if constexpr (std::is_signed_v<C>) {
+    if (exp < 0) {
+      if (base == 1) return 1;
+      if (base == -1) return (exp % 2 == 0) ? 1 : -1;
+      return 0;
+    }
+  }
+  C result = 1;
+  while (exp != 0) {
+    if (exp & 1) result = WrapMul<C>(result, base);
+    base = WrapMul<C>(base, base);
+    exp = static_cast<C>(exp >> 1);
+  }
+  return result;
+}
+
+template <BinaryOp op, typename C>
+inline C Binary(C a, C b) {
+  if constexpr (std::is_same_v<C, bool>) {
+    if constexpr (op == BinaryOp::kAdd || op == BinaryOp::kMax ||
+                  op == BinaryOp::kOr)
+      return a || b;
+    else if constexpr (op == BinaryOp::kMul || op == BinaryOp::kMin ||
+                       op == BinaryOp::kAnd)
+      return a && b;
+    else if constexpr (op == BinaryOp::kSub) return a != b;
+    else if constexpr (op == BinaryOp::kPow) return a || !b;
+    else if constexpr (op == BinaryOp::kDiv) return a;
+    else return false;  // kRem
+  } else if constexpr (kIsFloat<C>) {
+    if constexpr (op == BinaryOp::kAdd) return a + b;
+    else if constexpr (op == BinaryOp::kSub) return a - b;
+    else if constexpr (op == BinaryOp::kMul) return a * b;
+    else if constexpr (op == BinaryOp::kDiv) return a / b;
+    else if constexpr (op == BinaryOp::kPow) return std::pow(a, b);
+    else if constexpr (op == BinaryOp::kMax)
+      return (a != a || b != b) ? std::numeric_limits<C>::quiet_NaN()
+                                : (a > b ? a : b);
+    else if constexpr (op == BinaryOp::kMin)
+      return (a != a || b != b) ? std::numeric_limits<C>::quiet_NaN()
+                                : (a < b ? a : b);
+    else if constexpr (op == BinaryOp::kRem) return std::fmod(a, b);
+    else if constexpr (op == BinaryOp::kAnd) return (a != C(0) && b != C(0)) ? C(1) : C(0);
+    else return (a != C(0) || b != C(0)) ? C(1) : C(0);  // kOr
+  } else {
+    if constexpr (op == BinaryOp::kAdd) return WrapAdd(a, b);
+    else if constexpr (op == BinaryOp::kSub) return WrapSub(a, b);
+    else if constexpr (op == BinaryOp::kMul) return WrapMul(a, b);
+    else if constexpr (op == BinaryOp::kDiv) {
+      if (b == 0) return static_cast<C>(-1);
+      if constexpr (std::is_signed_v<C>) {
+        if (a == std::numeric_limits<C>::min() && b == -1) return a;
+      }
+      return static_cast<C>(a / b);
+    } else if constexpr (op == BinaryOp::kRem) {
+      if (b == 0) return a;
+      if constexpr (std::is_signed_v<C>) {
+        if (a == std::numeric_limits<C>::min() && b == -1) return 0;
+      }
+      return static_cast<C>(a % b);
+    } else if constexpr (op == BinaryOp::kPow) return IntPow(a, b);
+    else if constexpr (op == BinaryOp::kMax) return a > b ? a : b;
+    else if constexpr (op == BinaryOp::kMin) return a < b ? a : b;
+    else if constexpr (op == BinaryOp::kAnd) return static_cast<C>(a & b);
+    else return static_cast<C>(a | b);  // kOr
+  }
+}
+
+template <CompareOp op, typename C>
+inline bool Compare(C a, C b) {
+  if constexpr (op == CompareOp::kEq) return a == b;
+  else if constexpr (op == CompareOp::kNe) return a != b;
+  else if constexpr (op == CompareOp::kLt) return a < b;
+  else if constexpr (op == CompareOp::kLe) return a <= b;
+  else if constexpr (op == CompareOp::kGt) return a > b;
+  else return a >= b;
+}
+
+// Identity element of a reduction.
+template <ReduceOp op, typename C>
+inline C ReduceInit() {
+  if constexpr (op == ReduceOp::kSum) return C(0);
+  else if constexpr (op == ReduceOp::kProd) return C(1);
+  else if constexpr (op == ReduceOp::kMax) {
+    if constexpr (kIsFloat<C>) return -std::numeric_limits<C>::infinity();
+    else return std::numeric_limits<C>::lowest();
+  } else {
+    if constexpr (kIsFloat<C>) return std::numeric_limits<C>::infinity();
+    else return std::numeric_limits<C>::max();
+  }
+}
+
+template <ReduceOp op, typename C>
+inline C ReduceCombine(C acc, C x) {
+  if constexpr (op == ReduceOp::kSum) return Binary<BinaryOp::kAdd, C>(acc, x);
+  else if constexpr (op == ReduceOp::kProd) return Binary<BinaryOp::kMul, C>(acc, x);
+  else if constexpr (op == ReduceOp::kMax) return Binary<BinaryOp::kMax, C>(acc, x);
+  else return Binary<BinaryOp::kMin, C>(acc, x);
+}
+
+}  // namespace baton::scalar
