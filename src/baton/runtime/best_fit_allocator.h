@@ -38,12 +38,14 @@
 #include <cstddef>
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <mutex>
 #include <set>
 #include <unordered_map>
 #include <vector>
 
 #include "baton/core/status.h"
+#include "baton/runtime/event.h"  // kNoQueue
 #include "baton/runtime/region_provider.h"
 
 namespace baton {
@@ -100,38 +102,46 @@ class BestFitAllocator {
   size_t Trim();
 
  private:
-  struct Region;
+  // A block is owned by its region's address-ordered list and is in exactly
+  // one of: free_ (kFree), live_ (kLive), pending_tokens_ (kPending; also in
+  // pending_by_queue_ unless queue_id == kNoQueue). No two kFree blocks are
+  // ever adjacent.
   struct Block {
-    Region* region;
-    char* ptr;
-    size_t size;
-    enum class State { kFree, kLive, kPending } state;
-    int queue_id = kNoQueue;    // for kPending
-    PendingToken token = 0;     // for kPending
-    Block* prev = nullptr;      // address-ordered neighbours in the region
+    enum class State { kFree, kLive, kPending };
+    char* ptr = nullptr;
+    size_t size = 0;
+    State state = State::kFree;
+    int queue_id = kNoQueue;  // kPending only
+    PendingToken token = 0;   // kPending only
+    Block* prev = nullptr;    // address-ordered neighbours in the region
     Block* next = nullptr;
   };
   struct Region {
-    char* base;
-    size_t size;
-    Block* first;
+    char* base = nullptr;  // from provider_; back via Trim or ~
+    size_t size = 0;
+    Block* first = nullptr;  // owns the block list
   };
   using SizeIndex = std::set<std::pair<size_t, Block*>>;
 
-  Block* TakeBestFit(SizeIndex& index, size_t size);  // removes from index
-  Block* SplitLive(Block* b, size_t size);  // keeps b's head, returns it live
-  void MakeFree(Block* b);                  // free + coalesce + index
-  Result<Block*> NewRegion(size_t size);
+  // Every helper below requires mu_ to be held.
+  static Block* BestFit(const SizeIndex& index, size_t size);
+  Block* SplitLive(Block* b, size_t size);  // b unindexed; returns it live
+  void IndexPending(Block* b);
+  void UnindexPending(Block* b);
+  void MakeFree(Block* b);        // b unindexed: free + coalesce + index
+  Block* NewRegion(size_t size);  // an unindexed free block, or nullptr
+  size_t TrimLocked();
+  void CountAlloc(const Block* b);
 
   RegionProvider* const provider_;  // not owned
   const Options options_;
   mutable std::mutex mu_;
-  std::vector<Region*> regions_;                       // owned
-  SizeIndex free_;                                      // kFree blocks
-  std::map<int, SizeIndex> pending_by_queue_;           // kPending, reusable
-  std::unordered_map<PendingToken, std::set<Block*>> pending_tokens_;
-  std::unordered_map<const void*, Block*> live_;        // kLive by pointer
-  PendingToken next_token_ = 1;
+  std::vector<std::unique_ptr<Region>> regions_;
+  SizeIndex free_;
+  std::map<int, SizeIndex> pending_by_queue_;  // no empty entries
+  std::unordered_map<PendingToken, std::set<Block*>> pending_tokens_;  // ditto
+  std::unordered_map<const void*, Block*> live_;
+  PendingToken next_token_ = 1;  // 0 is never issued
   AllocatorStats stats_;
 };
 

@@ -7,9 +7,10 @@
 //
 // Thread-safety: every method may be called from any thread.
 // Callbacks run exactly once: immediately on the calling thread if the event is
-// already ready, otherwise on the thread that calls SetReady/SetError, after
-// the event's internal lock is released (a callback may take other locks and
-// may add callbacks to other events).
+// already ready, otherwise on the thread that calls SetReady/SetError, without
+// the event's internal lock held (a callback may take other locks and add
+// callbacks to other events). They run before the event reads as ready:
+// whoever sees IsReady() or returns from Wait() also sees their effects.
 #pragma once
 
 #include <cstdint>
@@ -28,8 +29,9 @@ class Event {
  public:
   Event() = default;  // invalid (no state); valid() is false
 
-  // A pending event that a task on queue `queue_id` (or no queue) completes.
-  static Event Create(int queue_id = kNoQueue);
+  // A pending event that a task on queue `queue_id` (or no queue) completes;
+  // `sequence` is the task's position in that queue (0 for no queue).
+  static Event Create(int queue_id = kNoQueue, uint64_t sequence = 0);
   // An event that is already ready (OK).
   static Event Ready();
   // An event that is already ready with error `status`.
@@ -44,6 +46,9 @@ class Event {
   Status Wait() const;
   // The queue whose in-order work completes this event, or kNoQueue.
   int queue_id() const;
+  // Position of the completing task in its queue: of two events of the same
+  // queue, the one with the larger sequence completes last.
+  uint64_t sequence() const;
 
   // Runs `callback(status)` once the event is ready (see class comment).
   void OnReady(std::function<void(const Status&)> callback) const;

@@ -63,6 +63,7 @@ class WorkQueue {
   std::deque<Task> tasks_;  // guarded by mu_
   size_t in_flight_ = 0;    // guarded by mu_: queued + running
   bool stopping_ = false;   // guarded by mu_
+  uint64_t next_sequence_ = 0;  // guarded by mu_
   std::thread worker_;
 };
 

@@ -1,0 +1,36 @@
+// Client: the set of devices of one backend and the entry point to them.
+//
+// Client::Default() is the process-wide CPU client with
+// BATON_NUM_CPU_DEVICES devices (read once, default 1); it is never
+// destroyed, so arrays may outlive main(). Tests may create their own.
+//
+// Ownership: owns its Devices. Thread-safety: all methods are thread-safe.
+#pragma once
+
+#include <memory>
+#include <vector>
+
+#include "baton/runtime/device.h"
+
+namespace baton {
+
+class Array;
+
+class Client {
+ public:
+  explicit Client(int num_devices, std::string platform = "cpu");
+  // The process-wide CPU client.
+  static Client& Default();
+  // The device count BATON_NUM_CPU_DEVICES asks for (1 if unset or invalid).
+  static int NumCpuDevicesFromEnv();
+
+  int device_count() const { return static_cast<int>(devices_.size()); }
+  // Device `id`; InvalidArgument for an out-of-range id.
+  Result<Device*> device(int id) const;
+  std::vector<Device*> devices() const;
+
+ private:
+  std::vector<std::unique_ptr<Device>> devices_;
+};
+
+}  // namespace baton

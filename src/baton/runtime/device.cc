@@ -1,0 +1,66 @@
+#include "baton/runtime/device.h"
+
+#include <algorithm>
+
+#include "baton/runtime/array.h"
+
+namespace baton {
+
+Device::Device(int id, std::string platform)
+    : id_(id), platform_(std::move(platform)) {
+  for (int k = 0; k < kNumMemoryKinds; ++k) {
+    spaces_[k] = std::make_unique<MemorySpace>(
+        ToString(), id_, static_cast<MemoryKind>(k),
+        std::make_unique<HostRegionProvider>());
+  }
+  staging_ = std::make_unique<StagingPool>(
+      &memory_space(MemoryKind::kPinnedHost), StagingPool::kDefaultCapacity);
+  const std::string tag = std::to_string(id_);
+  queues_[0] = std::make_unique<WorkQueue>("compute:" + tag);
+  queues_[1] = std::make_unique<WorkQueue>("h2d:" + tag);
+  queues_[2] = std::make_unique<WorkQueue>("d2h:" + tag);
+}
+
+Device::~Device() {
+  for (auto& q : queues_) q.reset();  // drain before memory goes away
+}
+
+std::string Device::ToString() const {
+  return platform_ + ":" + std::to_string(id_);
+}
+
+void Device::Synchronize() {
+  for (auto& q : queues_) q->Synchronize();
+}
+
+void Device::RegisterArray(const std::shared_ptr<ArrayImpl>& impl) {
+  std::lock_guard<std::mutex> lock(registry_mu_);
+  registry_.emplace(impl.get(), impl);
+}
+
+void Device::UnregisterArray(ArrayImpl* impl) {
+  std::lock_guard<std::mutex> lock(registry_mu_);
+  registry_.erase(impl);
+}
+
+std::vector<Array> Device::LiveArrays() {
+  std::vector<std::shared_ptr<ArrayImpl>> impls;
+  {
+    std::lock_guard<std::mutex> lock(registry_mu_);
+    impls.reserve(registry_.size());
+    for (auto& [ptr, weak] : registry_) {
+      if (auto impl = weak.lock()) impls.push_back(std::move(impl));
+    }
+  }
+  // Oldest first; the shared_ptrs are released outside the registry lock (a
+  // last reference dropped here unregisters, which takes the lock).
+  std::sort(impls.begin(), impls.end(),
+            [](const auto& a, const auto& b) { return a->id() < b->id(); });
+  std::vector<Array> out;
+  for (auto& impl : impls) {
+    if (!impl->IsDeleted()) out.emplace_back(impl);
+  }
+  return out;
+}
+
+}  // namespace baton

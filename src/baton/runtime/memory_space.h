@@ -1,0 +1,85 @@
+// MemorySpace: one memory kind of one device -- its allocator, statistics,
+// limit and the record of what is live in it (DESIGN R8, R9).
+//
+// Every buffer baton allocates goes through a MemorySpace. Allocate checks the
+// limit and, on a breach, fails with a ResourceExhausted status that lists the
+// largest live allocations by label, changing nothing. FreeAfter releases a
+// buffer once the work using it is done; when all that work is on one in-order
+// queue, the bytes can be reused at once by later work on that queue
+// (stream-ordered reuse, see BestFitAllocator).
+//
+// Ownership: owned by its Device; owns its allocator and region provider.
+// Must outlive every buffer allocated from it and every pending free.
+// Thread-safety: all methods are thread-safe.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "baton/core/memory_kind.h"
+#include "baton/core/status.h"
+#include "baton/runtime/best_fit_allocator.h"
+#include "baton/runtime/event.h"
+
+namespace baton {
+
+struct MemoryStats {
+  int64_t bytes_in_use = 0;
+  int64_t peak_bytes_in_use = 0;
+  int64_t num_allocs = 0;
+  int64_t largest_alloc_size = 0;
+  int64_t bytes_limit = 0;  // the set limit, else the machine's memory
+  int64_t bytes_reserved = 0;
+};
+
+class MemorySpace {
+ public:
+  // `device_name` ("cpu:0") appears in error messages; `device_id` in traces.
+  MemorySpace(std::string device_name, int device_id, MemoryKind kind,
+              std::unique_ptr<RegionProvider> provider);
+  MemorySpace(const MemorySpace&) = delete;
+  MemorySpace& operator=(const MemorySpace&) = delete;
+
+  MemoryKind kind() const { return kind_; }
+  const std::string& device_name() const { return device_name_; }
+
+  // Allocates `bytes` for work that will first touch it on queue `queue_id`
+  // (kNoQueue: the host writes it directly). `label` ("float32(8, 1024)")
+  // names the allocation in out-of-memory messages and traces.
+  Result<void*> Allocate(size_t bytes, int queue_id, std::string label);
+  // Frees now; the memory must not be in use.
+  void Free(void* ptr);
+  // Frees once every event in `pending` is ready (see class comment).
+  void FreeAfter(void* ptr, const std::vector<Event>& pending);
+
+  MemoryStats stats() const;
+  void ResetPeak();
+  // nullopt: no limit. A limit below bytes_in_use is allowed; it only makes
+  // further allocations fail until enough is freed.
+  void SetLimit(std::optional<int64_t> bytes);
+  // Returns cached free regions to the system.
+  size_t Trim();
+
+ private:
+  std::string OutOfMemoryMessage(size_t bytes, const std::string& label) const;
+
+  const std::string device_name_;
+  const int device_id_;
+  const MemoryKind kind_;
+  std::unique_ptr<RegionProvider> provider_;
+  BestFitAllocator allocator_;
+  std::atomic<int64_t> limit_{BestFitAllocator::kNoLimit};
+  mutable std::mutex mu_;
+  std::unordered_map<const void*, std::string> labels_;  // guarded by mu_
+};
+
+// Human-readable byte count: "32.0 MiB".
+std::string FormatBytes(int64_t bytes);
+
+}  // namespace baton

@@ -1,0 +1,259 @@
+#include "baton/runtime/transfer.h"
+
+#include <algorithm>
+#include <cstring>
+#include <memory>
+
+#include "baton/runtime/parallel_copy.h"
+#include "baton/runtime/trace_recorder.h"
+
+namespace baton {
+namespace {
+
+std::string Label(const Shape& shape, DType dtype) {
+  return std::string(dtype_name(dtype)) + shape.to_string();
+}
+
+// Wraps a queue task so it appears in traces as a transfer.
+std::function<Status()> Traced(std::function<Status()> fn, int device_id,
+                               MemoryKind kind, int64_t bytes,
+                               std::string label) {
+  return [fn = std::move(fn), device_id, kind, bytes,
+          label = std::move(label)]() {
+    auto& rec = TraceRecorder::Global();
+    if (!rec.enabled()) return fn();
+    const int64_t begin = TraceRecorder::NowNs();
+    Status s = fn();
+    rec.Record(TraceRecord{TraceRecord::Kind::kTransfer, begin,
+                           TraceRecorder::NowNs(), device_id, kind, bytes, 0,
+                           label});
+    return s;
+  };
+}
+
+Status CheckHostBuffer(const HostBuffer& host) {
+  for (int64_t d : host.shape.dims()) {
+    if (d < 0) {
+      return InvalidArgument("device_put: negative dimension in shape " +
+                             host.shape.to_string());
+    }
+  }
+  if (host.data == nullptr && host.nbytes() > 0) {
+    return InvalidArgument("device_put: host data pointer is null");
+  }
+  return OkStatus();
+}
+
+bool AllReady(const std::vector<Event>& events) {
+  for (const Event& e : events) {
+    if (e.valid() && !e.IsReady()) return false;
+  }
+  return true;
+}
+
+}  // namespace
+
+Result<Array> DevicePut(const HostBuffer& host, Device* device,
+                        MemoryKind kind, HostBufferSemantics semantics,
+                        std::function<void()> on_done) {
+  BATON_RETURN_IF_ERROR(CheckHostBuffer(host));
+  const size_t n = host.nbytes();
+  MemorySpace* space = &device->memory_space(kind);
+  if (semantics == HostBufferSemantics::kZeroCopy) {
+    auto buffer = TrackedBuffer::Borrow(space, const_cast<void*>(host.data), n,
+                                        std::move(on_done));
+    return Array(ArrayImpl::Create(device, kind, host.shape, host.dtype,
+                                   std::move(buffer)));
+  }
+  if (semantics == HostBufferSemantics::kSnapshot) {
+    BATON_ASSIGN_OR_RETURN(
+        auto buffer, TrackedBuffer::Allocate(space, n, kNoQueue,
+                                             Label(host.shape, host.dtype)));
+    const int64_t begin = TraceRecorder::NowNs();
+    ParallelCopy(buffer->data(), host.data, n);
+    if (TraceRecorder::Global().enabled()) {
+      TraceRecorder::Global().Record(TraceRecord{
+          TraceRecord::Kind::kTransfer, begin, TraceRecorder::NowNs(),
+          device->id(), kind, static_cast<int64_t>(n), 0, "device_put"});
+    }
+    if (on_done) on_done();
+    return Array(ArrayImpl::Create(device, kind, host.shape, host.dtype,
+                                   std::move(buffer)));
+  }
+  // kImmutableUntilTransferCompletes: copy on the host-to-device queue.
+  WorkQueue& q = device->queue(QueueKind::kHostToDevice);
+  BATON_ASSIGN_OR_RETURN(
+      auto buffer,
+      TrackedBuffer::Allocate(space, n, q.id(), Label(host.shape, host.dtype)));
+  void* dst = buffer->data();
+  const void* src = host.data;
+  Event done = q.Enqueue(
+      {}, Traced(
+              [dst, src, n, on_done = std::move(on_done)]() {
+                ParallelCopy(dst, src, n);
+                if (on_done) on_done();
+                return OkStatus();
+              },
+              device->id(), kind, static_cast<int64_t>(n), "device_put"));
+  buffer->SetDefinitionEvent(done);
+  return Array(ArrayImpl::Create(device, kind, host.shape, host.dtype,
+                                 std::move(buffer)));
+}
+
+Result<Array> DevicePutInto(const HostBuffer& host, const Array& into) {
+  BATON_RETURN_IF_ERROR(CheckHostBuffer(host));
+  if (!into.valid()) return InvalidArgument("device_put: `into` is null");
+  if (host.shape != into.shape() || host.dtype != into.dtype()) {
+    return InvalidArgument(
+        "device_put(into=...): the new value is " +
+        Label(host.shape, host.dtype) + " but `into` is " +
+        Label(into.shape(), into.dtype()) +
+        "; an in-place overwrite needs the same shape and dtype. Nothing was "
+        "consumed.");
+  }
+  ArrayImpl* old = into.impl();
+  BATON_ASSIGN_OR_RETURN(
+      ArrayImpl::Taken taken,
+      old->TakeExclusive({ConsumedReason::Kind::kOverwritten,
+                          "device_put(into=...)"}));
+  Device* device = old->device();
+  const size_t n = host.nbytes();
+  char* dst = static_cast<char*>(taken.buffer->data());
+  const char* src = static_cast<const char*>(host.data);
+  Event defined = Event::Ready();
+  size_t copied = 0;
+  if (!AllReady(taken.wait_for)) {
+    // The old value is still in use: snapshot through bounded staging and let
+    // the host-to-device queue write each chunk once that work is done.
+    StagingPool& staging = device->staging();
+    WorkQueue& q = device->queue(QueueKind::kHostToDevice);
+    while (copied < n) {
+      const size_t c = std::min(StagingPool::kChunkBytes, n - copied);
+      Result<void*> slot = staging.Reserve(c);
+      if (!slot.ok()) break;  // no staging memory: finish synchronously below
+      std::memcpy(slot.value(), src + copied, c);
+      defined = q.Enqueue(
+          {}, Traced(
+                  [wait = taken.wait_for, &staging, chunk = slot.value(),
+                   to = dst + copied, c]() {
+                    // Order after the old value's readers; their errors do
+                    // not matter, the old value is being replaced.
+                    (void)WaitAll(wait);
+                    std::memcpy(to, chunk, c);
+                    staging.Release(chunk, c);
+                    return OkStatus();
+                  },
+                  device->id(), old->memory_kind(), static_cast<int64_t>(c),
+                  "device_put(into=)"));
+      copied += c;
+    }
+  }
+  if (copied < n) {
+    (void)WaitAll(taken.wait_for);
+    if (copied > 0) (void)defined.Wait();  // keep chunk order simple
+    ParallelCopy(dst + copied, src + copied, n - copied);
+  }
+  taken.buffer->ResetForNewOwner(defined);
+  return Array(ArrayImpl::Create(device, old->memory_kind(), old->shape(),
+                                 old->dtype(), std::move(taken.buffer)));
+}
+
+Result<Array> CopyArray(const Array& src, Device* device, MemoryKind kind) {
+  BATON_ASSIGN_OR_RETURN(UsageHold hold, src.impl()->AcquireRead());
+  Device* src_device = src.device();
+  WorkQueue& q =
+      (device == src_device && kind == src.memory_kind())
+          ? device->queue(QueueKind::kCompute)
+          : (kind == MemoryKind::kDevice ? device->queue(QueueKind::kHostToDevice)
+                                         : src_device->queue(
+                                               QueueKind::kDeviceToHost));
+  const size_t n = static_cast<size_t>(src.nbytes());
+  BATON_ASSIGN_OR_RETURN(
+      auto buffer,
+      TrackedBuffer::Allocate(&device->memory_space(kind), n, q.id(),
+                              Label(src.shape(), src.dtype())));
+  void* to = buffer->data();
+  const void* from = hold.data();
+  Event done = q.Enqueue(
+      hold.dependencies(),
+      Traced(
+          [to, from, n]() {
+            ParallelCopy(to, from, n);
+            return OkStatus();
+          },
+          device->id(), kind, static_cast<int64_t>(n), "copy"));
+  hold.Finish(done);
+  buffer->SetDefinitionEvent(done);
+  return Array(ArrayImpl::Create(device, kind, src.shape(), src.dtype(),
+                                 std::move(buffer)));
+}
+
+Result<Event> CopyToHostAsync(const Array& src, void* dst, size_t dst_bytes) {
+  const size_t n = static_cast<size_t>(src.nbytes());
+  if (dst_bytes != n) {
+    return InvalidArgument("copy to host: destination has " +
+                           std::to_string(dst_bytes) + " bytes but array " +
+                           Label(src.shape(), src.dtype()) + " has " +
+                           std::to_string(n));
+  }
+  BATON_ASSIGN_OR_RETURN(UsageHold hold, src.impl()->AcquireRead());
+  WorkQueue& q = src.device()->queue(QueueKind::kDeviceToHost);
+  const void* from = hold.data();
+  Event done = q.Enqueue(
+      hold.dependencies(),
+      Traced(
+          [dst, from, n]() {
+            ParallelCopy(dst, from, n);
+            return OkStatus();
+          },
+          src.device()->id(), src.memory_kind(), static_cast<int64_t>(n),
+          "device_get"));
+  hold.Finish(done);
+  return done;
+}
+
+Status CopyToHost(const Array& src, void* dst, size_t dst_bytes) {
+  BATON_ASSIGN_OR_RETURN(Event e, CopyToHostAsync(src, dst, dst_bytes));
+  return e.Wait();
+}
+
+Result<Array> Empty(const Shape& shape, DType dtype, Device* device,
+                    MemoryKind kind) {
+  BATON_RETURN_IF_ERROR(CheckHostBuffer(HostBuffer{"", shape, dtype}));
+  const size_t n = static_cast<size_t>(shape.num_elements()) * dtype_size(dtype);
+  BATON_ASSIGN_OR_RETURN(auto buffer,
+                         TrackedBuffer::Allocate(&device->memory_space(kind),
+                                                 n, kNoQueue,
+                                                 Label(shape, dtype)));
+  return Array(ArrayImpl::Create(device, kind, shape, dtype, std::move(buffer)));
+}
+
+Result<Array> Full(const Shape& shape, DType dtype, const void* value,
+                   Device* device, MemoryKind kind) {
+  BATON_RETURN_IF_ERROR(CheckHostBuffer(HostBuffer{"", shape, dtype}));
+  const size_t elem = dtype_size(dtype);
+  const int64_t count = shape.num_elements();
+  WorkQueue& q = device->queue(QueueKind::kCompute);
+  BATON_ASSIGN_OR_RETURN(
+      auto buffer,
+      TrackedBuffer::Allocate(&device->memory_space(kind),
+                              static_cast<size_t>(count) * elem, q.id(),
+                              Label(shape, dtype)));
+  uint64_t pattern = 0;
+  std::memcpy(&pattern, value, elem);
+  char* dst = static_cast<char*>(buffer->data());
+  Event done = q.Enqueue({}, [dst, count, elem, pattern]() {
+    if (pattern == 0) {
+      std::memset(dst, 0, static_cast<size_t>(count) * elem);
+    } else {
+      for (int64_t i = 0; i < count; ++i) {
+        std::memcpy(dst + i * elem, &pattern, elem);
+      }
+    }
+    return OkStatus();
+  });
+  buffer->SetDefinitionEvent(done);
+  return Array(ArrayImpl::Create(device, kind, shape, dtype, std::move(buffer)));
+}
+
+}  // namespace baton

@@ -1,0 +1,20 @@
+#!/usr/bin/env bash
+# The whole test suite: installs dependencies, builds, runs every C++ test
+# (ctest) and every Python test (pytest, once the package exists).
+#   tools/run_tests.sh             release build
+#   tools/run_tests.sh --sanitizers  also the C++ tests under ASan+UBSan and TSan
+set -euo pipefail
+cd "$(dirname "$0")/.."
+bash tools/install_deps.sh
+bash tools/build.sh release
+ctest --test-dir build/release --output-on-failure -j "$(nproc)"
+if [ "${1:-}" = "--sanitizers" ]; then
+  for v in asan tsan; do
+    bash tools/build.sh "$v"
+    # halt_on_error: any report fails the run.
+    ASAN_OPTIONS=detect_leaks=1:halt_on_error=1 \
+    UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
+    TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1 \
+      ctest --test-dir "build/$v" --output-on-failure -j "$(nproc)"
+  done
+fi
