@@ -131,6 +131,18 @@ Result<ArrayImpl::Taken> ArrayImpl::TakeExclusive(ConsumedReason reason) {
   return DeletedError();
 }
 
+void ArrayImpl::Untake(Taken taken) {
+  taken.buffer->ReleaseExclusive();
+  std::lock_guard<std::mutex> lock(mu_);
+  buffer_ = std::move(taken.buffer);
+  reason_ = ConsumedReason{};
+}
+
+void ArrayImpl::SetDonationTarget(std::string to) {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (reason_.kind == ConsumedReason::Kind::kDonated) reason_.to = std::move(to);
+}
+
 Result<ArrayImpl::External> ArrayImpl::AcquireExternal(
     const std::string& holder, bool writable) {
   {

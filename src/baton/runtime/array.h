@@ -100,6 +100,11 @@ class ArrayImpl : public std::enable_shared_from_this<ArrayImpl> {
     std::vector<Event> wait_for;
   };
   Result<Taken> TakeExclusive(ConsumedReason reason);
+  // Gives back a Taken that was never written (a call failed before running),
+  // making the array live again with its value intact.
+  void Untake(Taken taken);
+  // Names the function a call-site donation went to (for error messages).
+  void SetDonationTarget(std::string to);
 
   // Takes an external reference (or, if `writable`, exclusive host-write
   // access) for a host view named `holder`; see HostView. Fails for a

@@ -203,3 +203,12 @@ void TrackedBuffer::ResetForNewOwner(Event definition) {
 }
 
 }  // namespace baton
+
+namespace baton {
+
+void TrackedBuffer::ReleaseExclusive() {
+  std::lock_guard<std::mutex> lock(mu_);
+  exclusive_ = false;
+}
+
+}  // namespace baton

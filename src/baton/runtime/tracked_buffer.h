@@ -100,6 +100,9 @@ class TrackedBuffer {
   // Hands the buffer to its new owner: definition := `definition`, usage
   // events cleared (the writer waited for them), exclusivity released.
   void ResetForNewOwner(Event definition);
+  // Undoes AcquireExclusive when the new owner gave up before writing (a
+  // later argument of the same call failed): events stay as they were.
+  void ReleaseExclusive();
 
  private:
   TrackedBuffer(MemorySpace* space, void* data, size_t bytes, bool borrowed,

@@ -1,0 +1,72 @@
+"""baton: an array runtime with explicit, predictable device memory.
+
+    import baton as bt
+
+Every decision a runtime usually hides -- who owns a buffer, when it is
+freed, copied or reused -- is visible and controllable here: storage is
+released deterministically (never by a garbage collector), ``x.delete()``
+frees now, ``device_put(new, into=old)`` overwrites in place, ``bt.donate``
+hands storage to the next call, ``np.asarray(x)`` is a zero-copy view whose
+hold lives exactly as long as the numpy array, and ``bt.memory_stats()``
+shows the effect of each.
+"""
+
+from baton import _baton  # noqa: I001 -- the extension first
+from baton import tree
+from baton._baton import (
+    Array,
+    Device,
+    Donated,
+    devices,
+    live_arrays,
+    memory_stats,
+    reset_peak_memory_stats,
+    set_memory_limit,
+)
+from baton._config import config
+from baton._creation import empty, full, ones, zeros
+from baton._dlpack import from_dlpack
+from baton._donation import donate
+from baton._transfer import block_until_ready, device_get, device_put
+from baton.errors import (
+    DeletedArrayError,
+    DonationError,
+    DonationWarning,
+    ResourceExhaustedError,
+)
+from baton import _array_methods  # noqa: F401 -- attaches Array's methods
+
+for _cls in (Array, Device, Donated):
+    try:
+        _cls.__module__ = "baton"
+    except (AttributeError, TypeError):
+        pass
+del _cls
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "Array",
+    "Device",
+    "Donated",
+    "DeletedArrayError",
+    "DonationError",
+    "DonationWarning",
+    "ResourceExhaustedError",
+    "block_until_ready",
+    "config",
+    "device_get",
+    "device_put",
+    "devices",
+    "donate",
+    "empty",
+    "from_dlpack",
+    "full",
+    "live_arrays",
+    "memory_stats",
+    "ones",
+    "reset_peak_memory_stats",
+    "set_memory_limit",
+    "tree",
+    "zeros",
+]

@@ -1,0 +1,99 @@
+"""``bt.empty/zeros/ones/full``: new arrays on a device and memory kind."""
+
+from __future__ import annotations
+
+import operator
+from typing import Any
+
+import numpy as np
+
+from baton import _baton, _dtypes
+from baton._baton import Array, Device
+from baton._transfer import _check_device, _check_kind
+
+
+def _shape(shape: Any) -> tuple[int, ...]:
+    if isinstance(shape, (int, np.integer)):
+        shape = (shape,)
+    try:
+        dims = tuple(operator.index(d) for d in shape)
+    except TypeError:
+        raise TypeError(
+            f"shape must be an int or a sequence of ints, not {shape!r}"
+        ) from None
+    if any(d < 0 for d in dims):
+        raise ValueError(f"negative dimension in shape {dims}")
+    return dims
+
+
+def _args(shape: Any, dtype: Any, device: Any, memory_kind: Any):
+    _check_device(device)
+    _check_kind(memory_kind)
+    d = _dtypes.canonicalize(dtype)
+    return _shape(shape), d, ("device" if memory_kind is None else memory_kind)
+
+
+def empty(
+    shape: Any,
+    dtype: Any = np.float32,
+    *,
+    device: Device | None = None,
+    memory_kind: str | None = None,
+) -> Array:
+    """An array whose contents are unspecified (nothing is written)."""
+    dims, d, kind = _args(shape, dtype, device, memory_kind)
+    return _baton._empty(dims, d.name, device, kind)
+
+
+def full(
+    shape: Any,
+    fill_value: Any,
+    dtype: Any = None,
+    *,
+    device: Device | None = None,
+    memory_kind: str | None = None,
+) -> Array:
+    """An array with every element ``fill_value`` (broadcast if it is an
+    array). ``dtype=None`` takes the fill value's dtype (Python scalars:
+    bool / int32 / float32)."""
+    if dtype is None:
+        if _dtypes.is_python_scalar(fill_value):
+            dtype = _dtypes.python_scalar_dtype(fill_value)
+        else:
+            dtype = np.asarray(fill_value).dtype
+    dims, d, kind = _args(shape, dtype, device, memory_kind)
+    if _dtypes.is_python_scalar(fill_value):
+        value = _dtypes.python_scalar_to_numpy(fill_value, d)
+    else:
+        value = np.asarray(fill_value).astype(d, copy=False)
+    if value.ndim == 0:
+        return _baton._full(dims, d.name, value.tobytes(), device, kind)
+    try:
+        filled = np.ascontiguousarray(np.broadcast_to(value, dims))
+    except ValueError:
+        raise ValueError(
+            f"full: fill value of shape {value.shape} cannot be broadcast to {dims}"
+        ) from None
+    return _baton._put_numpy(filled, d.name, device, kind, False)
+
+
+def zeros(
+    shape: Any,
+    dtype: Any = np.float32,
+    *,
+    device: Device | None = None,
+    memory_kind: str | None = None,
+) -> Array:
+    """An array of zeros."""
+    return full(shape, 0, dtype, device=device, memory_kind=memory_kind)
+
+
+def ones(
+    shape: Any,
+    dtype: Any = np.float32,
+    *,
+    device: Device | None = None,
+    memory_kind: str | None = None,
+) -> Array:
+    """An array of ones."""
+    return full(shape, 1, dtype, device=device, memory_kind=memory_kind)

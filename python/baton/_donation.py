@@ -1,0 +1,49 @@
+"""``bt.donate(x)``: call-site donation (DESIGN R4).
+
+``donate(x)`` consumes ``x`` -- or every Array leaf of a pytree ``x`` -- at
+once: ``x.is_deleted()`` is True for every reference, and any use of ``x``
+raises ``DeletedArrayError`` saying where it was donated. It returns a
+``Donated`` marker (or the pytree with markers for its Array leaves; other
+leaves are kept) for the next call that takes it -- ``jit`` or
+``device_put`` -- which may reuse the storage for its result. A marker that
+is dropped unused frees the storage once work already enqueued on it is done.
+
+Refused with nothing consumed: an array with live host views or DLPack
+exports (``DonationError``, naming them), an array already deleted or
+donated (``DeletedArrayError``, which is also a ``DonationError``), the
+same array twice in one pytree (``DonationError``).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from baton import _baton, tree
+from baton._baton import Array, Donated
+
+
+def donate(x: Any) -> Any:
+    paths, leaves, treedef = tree.flatten_with_path(x)
+    out: list[Any] = []
+    taken: list[Donated] = []
+    seen: set[int] = set()
+    try:
+        for path, leaf in zip(paths, leaves):
+            if isinstance(leaf, Array):
+                if leaf._id in seen:
+                    raise _baton.DonationError(
+                        f"donate: the same array ({leaf._describe()}) appears twice "
+                        f"in the pytree (again at x{tree.keystr(path)}); an array "
+                        "can be donated once. Nothing was consumed."
+                    )
+                seen.add(leaf._id)
+                marker = _baton._donate(leaf)
+                taken.append(marker)
+                out.append(marker)
+            else:
+                out.append(leaf)
+    except BaseException:
+        for marker in reversed(taken):
+            marker._restore()  # all or nothing
+        raise
+    return tree.unflatten(treedef, out)

@@ -1,0 +1,52 @@
+// Conversions shared by the bindings: dtypes <-> numpy, memory kind names,
+// device arguments, and whether the host can address a memory space.
+//
+// The numpy dtype objects (bfloat16 from ml_dtypes) are created once at
+// import and owned by the module (attribute `_numpy_dtypes`); the borrowed
+// pointers here live as long as the module.
+#pragma once
+
+#include <nanobind/nanobind.h>
+
+#include <string>
+#include <vector>
+
+#include "baton/core/dtype.h"
+#include "baton/core/error.h"
+#include "baton/core/memory_kind.h"
+#include "baton/core/shape.h"
+#include "baton/runtime/device.h"
+
+namespace nb = nanobind;
+
+namespace baton::python {
+
+// Creates the dtype table; called once from module init.
+void InitDTypes(nb::module_& m);
+// numpy dtype object for `t`.
+nb::handle NumpyDType(DType t);
+// The baton dtype named `name` ("float32", "bfloat16", ...); InvalidArgument
+// naming the supported dtypes otherwise.
+DType DTypeFromName(const std::string& name);
+// numpy's __array_interface__ typestr ("<f4"); bfloat16 travels as "<u2".
+const char* ArrayInterfaceTypestr(DType t);
+
+// "device", "pinned_host", "unpinned_host"; ValueError otherwise.
+MemoryKind MemoryKindFromName(const std::string& name);
+// None -> device 0; a Device -> itself; anything else -> TypeError.
+Device* ResolveDevice(nb::handle device);
+// Whether the host can read and write `kind` memory of `device` directly:
+// every kind on the CPU backend, the host kinds on accelerators.
+bool HostAddressable(const Device* device, MemoryKind kind);
+
+// Host memory baton borrows instead of copying (device_put(may_alias=True),
+// from_dlpack) must start at a multiple of this many bytes (and of the
+// element size); other memory is copied. numpy's allocations are 16-byte
+// aligned.
+inline constexpr uintptr_t kMinBorrowAlignment = 16;
+bool BorrowableAddress(const void* data, DType dtype);
+
+// Row-major strides in bytes / elements.
+std::vector<int64_t> ByteStrides(const Shape& shape, DType dtype);
+
+}  // namespace baton::python

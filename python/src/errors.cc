@@ -1,0 +1,94 @@
+// Error classes (DESIGN section 3 "Errors") and C++ -> Python translation:
+//   baton::DeletedArrayError      -> bt.DeletedArrayError (RuntimeError)
+//   baton::DonationError          -> bt.DonationError (ValueError)
+//   baton::ResourceExhaustedError -> bt.ResourceExhaustedError (MemoryError)
+//   baton::InvalidArgumentError   -> ValueError
+//   baton::IndexOutOfRangeError   -> IndexError
+//   any other baton::Error        -> RuntimeError
+// bt.DonationWarning is defined in Python (baton/errors.py).
+#include "errors.h"
+
+#include "baton/core/error.h"
+#include "module.h"
+
+namespace baton::python {
+namespace {
+PyObject* deleted_array_error = nullptr;   // owned by the module
+PyObject* donation_error = nullptr;        // owned by the module
+PyObject* deleted_donation_error = nullptr;  // owned by the module
+PyObject* resource_exhausted_error = nullptr;  // owned by the module
+}  // namespace
+
+PyObject* DeletedArrayErrorType() { return deleted_array_error; }
+PyObject* DonationErrorType() { return donation_error; }
+PyObject* DeletedArrayDonationErrorType() { return deleted_donation_error; }
+
+void ThrowDonationError(const Status& s) {
+  if (s.code() == ErrorCode::kDeletedArray) {
+    PyErr_SetString(deleted_donation_error, s.message().c_str());
+    throw nb::python_error();
+  }
+  ThrowIfError(s);
+}
+
+void SetPythonError(const Status& s, PyObject* precondition) {
+  PyObject* type = PyExc_RuntimeError;
+  switch (s.code()) {
+    case ErrorCode::kInvalidArgument: type = PyExc_ValueError; break;
+    case ErrorCode::kIndex: type = PyExc_IndexError; break;
+    case ErrorCode::kDeletedArray: type = deleted_array_error; break;
+    case ErrorCode::kDonation: type = donation_error; break;
+    case ErrorCode::kResourceExhausted: type = resource_exhausted_error; break;
+    case ErrorCode::kFailedPrecondition: type = precondition; break;
+    default: break;
+  }
+  PyErr_SetString(type, s.message().c_str());
+}
+
+}  // namespace baton::python
+
+void init_errors(nb::module_& m) {
+  using namespace baton::python;
+  auto deleted = nb::exception<baton::DeletedArrayError>(
+      m, "DeletedArrayError", PyExc_RuntimeError);
+  deleted.attr("__doc__") =
+      "A deleted, donated or overwritten array was used. The message says "
+      "how it was consumed (deleted, donated to which function, overwritten "
+      "by device_put(into=...)) and gives its shape and dtype.";
+  auto donation = nb::exception<baton::DonationError>(m, "DonationError",
+                                                      PyExc_ValueError);
+  donation.attr("__doc__") =
+      "A donation (or in-place overwrite) was refused, e.g. because the array "
+      "has live host views, which the message names. Nothing was consumed.";
+  auto exhausted = nb::exception<baton::ResourceExhaustedError>(
+      m, "ResourceExhaustedError", PyExc_MemoryError);
+  exhausted.attr("__doc__") =
+      "A memory space ran out of memory or hit its limit "
+      "(bt.set_memory_limit). The message lists the largest live arrays. "
+      "Nothing was allocated.";
+  deleted_array_error = deleted.ptr();
+  donation_error = donation.ptr();
+  resource_exhausted_error = exhausted.ptr();
+
+  nb::object bases = nb::make_tuple(deleted, donation);
+  deleted_donation_error = PyErr_NewExceptionWithDoc(
+      "baton._baton.DeletedArrayDonationError",
+      "A deleted or already donated array was donated. It is a "
+      "DeletedArrayError (the array was consumed before) and a DonationError "
+      "(this donation was refused; nothing else was consumed).",
+      bases.ptr(), nullptr);
+  if (!deleted_donation_error) throw nb::python_error();
+  m.attr("DeletedArrayDonationError") =
+      nb::steal(deleted_donation_error);  // the module owns it
+
+  nb::register_exception_translator(
+      [](const std::exception_ptr& p, void*) {
+        try {
+          std::rethrow_exception(p);
+        } catch (const baton::InvalidArgumentError& e) {
+          PyErr_SetString(PyExc_ValueError, e.what());
+        } catch (const baton::IndexOutOfRangeError& e) {
+          PyErr_SetString(PyExc_IndexError, e.what());
+        }
+      });
+}

@@ -1,0 +1,28 @@
+// The Python exception classes of baton (created in errors.cc, owned by the
+// module) and the translation of baton's C++ exceptions into them.
+#pragma once
+
+#include <nanobind/nanobind.h>
+
+#include "baton/core/status.h"
+
+namespace baton::python {
+
+// bt.DeletedArrayError (RuntimeError) and bt.DonationError (ValueError).
+PyObject* DeletedArrayErrorType();
+PyObject* DonationErrorType();
+// Raised when a deleted array is donated: both a DeletedArrayError (the
+// array is consumed) and a DonationError (a donation refused, nothing
+// consumed), so that either `except` clause catches it.
+PyObject* DeletedArrayDonationErrorType();
+
+// Throws the Python exception for a failed donation status: a deleted array
+// raises DeletedArrayDonationError, everything else as ThrowIfError does.
+void ThrowDonationError(const Status& s);
+
+// Sets the Python error for a failed status without throwing (for type
+// slots such as the buffer protocol). `precondition` is the exception type
+// for kFailedPrecondition (e.g. PyExc_BufferError for a view conflict).
+void SetPythonError(const Status& s, PyObject* precondition);
+
+}  // namespace baton::python

@@ -1,0 +1,16 @@
+// baton._baton: the nanobind extension behind `import baton`.
+#include "conversions.h"
+#include "module.h"
+
+NB_MODULE(_baton, m) {
+  m.doc() = "baton's C++ runtime (use the `baton` package, not this module)";
+  baton::python::InitDTypes(m);
+  init_errors(m);
+  init_devices(m);
+  init_memory(m);
+  init_array(m);
+  init_host_views(m);
+  init_dlpack(m);
+  init_transfers(m);
+  init_donation(m);
+}

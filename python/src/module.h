@@ -1,0 +1,16 @@
+// The baton._baton extension: one init_<area> per file, called from
+// module.cc's NB_MODULE in dependency order (errors and types first).
+#pragma once
+
+#include <nanobind/nanobind.h>
+
+namespace nb = nanobind;
+
+void init_errors(nb::module_& m);     // errors.cc
+void init_devices(nb::module_& m);    // devices.cc
+void init_memory(nb::module_& m);     // memory.cc
+void init_array(nb::module_& m);      // array.cc
+void init_host_views(nb::module_& m); // host_views.cc (after array)
+void init_dlpack(nb::module_& m);     // dlpack.cc (after array)
+void init_transfers(nb::module_& m);  // transfers.cc
+void init_donation(nb::module_& m);   // donation.cc

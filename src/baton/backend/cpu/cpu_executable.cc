@@ -1,0 +1,246 @@
+#include "baton/backend/cpu/cpu_executable.h"
+
+#include <cstring>
+
+#include "baton/backend/cpu/fused_runner.h"
+#include "baton/backend/cpu/instruction_runner.h"
+#include "baton/compiler/program_printer.h"
+#include "baton/runtime/device.h"
+#include "baton/runtime/thread_pool.h"
+#include "baton/runtime/trace_recorder.h"
+
+namespace baton::cpu {
+
+using compiler::BufferLocation;
+using compiler::ConstantAttrs;
+using compiler::OpKind;
+using compiler::OutputSource;
+using compiler::Step;
+using compiler::ValueId;
+
+Result<std::shared_ptr<CpuExecutable>> CpuExecutable::Compile(
+    std::shared_ptr<const compiler::Program> program, std::vector<bool> donated,
+    Device* device, std::string name) {
+  std::shared_ptr<CpuExecutable> exe(new CpuExecutable());
+  exe->program_ = std::move(program);
+  exe->donated_ = std::move(donated);
+  exe->donated_.resize(exe->program_->num_parameters(), false);
+  exe->device_ = device;
+  exe->name_ = std::move(name);
+  exe->plan_ = compiler::PlanSteps(*exe->program_);
+  exe->assignment_ = compiler::AssignBuffers(
+      *exe->program_, exe->plan_, exe->donated_,
+      ThreadPool::Global().num_threads());
+  const compiler::Program& p = *exe->program_;
+  exe->constants_.resize(p.num_values());
+  for (ValueId v = 0; v < p.num_values(); ++v) {
+    const auto* c = p.instruction(v).attrs_if<ConstantAttrs>();
+    if (c == nullptr) continue;
+    BATON_ASSIGN_OR_RETURN(exe->constants_[v],
+                           ConstantCache::Global().Get(*c->literal, device));
+  }
+  return exe;
+}
+
+std::string CpuExecutable::as_text() const {
+  std::string text = "// " + name_ + "\n" + compiler::ProgramToText(*program_);
+  text += "// memory: " + assignment_.analysis.ToString() + "\n";
+  return text;
+}
+
+Status CpuExecutable::Run(const std::vector<void*>& value_data) const {
+  const compiler::Program& p = *program_;
+  std::vector<OperandData> ops;
+  for (size_t s = 0; s < plan_.steps.size(); ++s) {
+    if (assignment_.step_is_noop[s]) continue;
+    const Step& step = plan_.steps[s];
+    void* out = value_data[step.result];
+    if (step.kind == Step::Kind::kFusedElementwise) {
+      BATON_RETURN_IF_ERROR(RunFusedStep(p, plan_, step, value_data, out));
+      continue;
+    }
+    const compiler::Instruction& inst = p.instruction(step.result);
+    ops.clear();
+    for (ValueId o : inst.operands) {
+      OperandData d;
+      d.type = &p.type(o);
+      const ValueId src = plan_.scalar_source[o];
+      d.scalar = src != compiler::kNoValue;
+      d.data = value_data[d.scalar ? src : o];
+      ops.push_back(d);
+    }
+    BATON_RETURN_IF_ERROR(RunInstruction(inst, ops, out));
+  }
+  for (size_t i = 0; i < assignment_.outputs.size(); ++i) {
+    const OutputSource& src = assignment_.outputs[i];
+    if (src.kind != OutputSource::Kind::kCopy) continue;
+    // The output buffer's data was stashed in the slot after the values.
+    void* dst = value_data[p.num_values() + src.index];
+    std::memcpy(dst, value_data[src.value],
+                static_cast<size_t>(p.type(src.value).byte_size()));
+  }
+  return OkStatus();
+}
+
+Result<std::vector<Array>> CpuExecutable::Execute(
+    std::vector<CallArgument>& args) {
+  const compiler::Program& p = *program_;
+  auto give_back = [&] {
+    for (CallArgument& a : args) {
+      if (a.donated && a.taken.buffer) a.array.impl()->Untake(std::move(a.taken));
+    }
+  };
+  if (static_cast<int>(args.size()) != p.num_parameters()) {
+    give_back();
+    return InvalidArgument(name_ + ": expected " +
+                           std::to_string(p.num_parameters()) +
+                           " arguments, got " + std::to_string(args.size()));
+  }
+  // 1. Pin inputs.
+  const int num_params = p.num_parameters();
+  std::vector<UsageHold> holds(num_params);
+  std::vector<const void*> param_data(num_params);
+  std::vector<Event> deps;
+  for (int i = 0; i < num_params; ++i) {
+    CallArgument& a = args[i];
+    if (a.donated) {
+      param_data[i] = a.taken.buffer->data();
+      deps.insert(deps.end(), a.taken.wait_for.begin(), a.taken.wait_for.end());
+      continue;
+    }
+    Result<UsageHold> hold = a.array.impl()->AcquireRead();
+    if (!hold.ok()) {
+      holds.clear();  // abandon what we pinned
+      give_back();
+      return hold.status();
+    }
+    holds[i] = std::move(hold).value();
+    param_data[i] = holds[i].data();
+    const auto& d = holds[i].dependencies();
+    deps.insert(deps.end(), d.begin(), d.end());
+  }
+
+  // 2. Output storage: donated storage where assigned, else fresh.
+  WorkQueue& queue = device_->queue(QueueKind::kCompute);
+  const auto& obufs = assignment_.output_buffers;
+  std::vector<std::shared_ptr<TrackedBuffer>> out_buffers(obufs.size());
+  for (size_t b = 0; b < obufs.size(); ++b) {
+    if (obufs[b].aliased_parameter >= 0) {
+      out_buffers[b] = args[obufs[b].aliased_parameter].taken.buffer;
+      continue;
+    }
+    const compiler::ValueType& t = obufs[b].type;
+    Result<std::shared_ptr<TrackedBuffer>> buf = TrackedBuffer::Allocate(
+        &device_->memory_space(t.memory_kind),
+        static_cast<size_t>(t.byte_size()), queue.id(),
+        std::string(dtype_name(t.dtype)) + t.shape.to_string());
+    if (!buf.ok()) {
+      out_buffers.clear();  // freed at once: never used
+      holds.clear();
+      give_back();
+      return buf.status();
+    }
+    out_buffers[b] = std::move(buf).value();
+  }
+
+  // 3. Temporary arenas (freed right after enqueue; stream-ordered reuse
+  // makes them available to the next call on this queue at once).
+  std::array<void*, kNumMemoryKinds> arenas{};
+  for (int k = 0; k < kNumMemoryKinds; ++k) {
+    const int64_t bytes = assignment_.temp_arena_bytes[k];
+    if (bytes == 0) continue;
+    Result<void*> arena = device_->memory_space(static_cast<MemoryKind>(k))
+                              .Allocate(static_cast<size_t>(bytes), queue.id(),
+                                        "temporaries of " + name_);
+    if (!arena.ok()) {
+      for (int j = 0; j < k; ++j) {
+        if (arenas[j]) device_->memory_space(static_cast<MemoryKind>(j)).Free(arenas[j]);
+      }
+      out_buffers.clear();
+      holds.clear();
+      give_back();
+      return arena.status();
+    }
+    arenas[k] = arena.value();
+  }
+
+  // 4. Where each value lives in this call (output-copy targets appended).
+  std::vector<void*> value_data(p.num_values() + obufs.size(), nullptr);
+  for (ValueId v = 0; v < p.num_values(); ++v) {
+    const BufferLocation& loc = assignment_.location[v];
+    switch (loc.kind) {
+      case BufferLocation::Kind::kParameter:
+        value_data[v] = const_cast<void*>(param_data[loc.index]);
+        break;
+      case BufferLocation::Kind::kConstant:
+        value_data[v] = const_cast<void*>(constants_[loc.index]->data());
+        break;
+      case BufferLocation::Kind::kOutput:
+        value_data[v] = out_buffers[loc.index]->data();
+        break;
+      case BufferLocation::Kind::kTemp:
+        value_data[v] =
+            static_cast<char*>(arenas[static_cast<int>(p.type(v).memory_kind)]) +
+            loc.offset;
+        break;
+      case BufferLocation::Kind::kNone:
+        break;
+    }
+  }
+  for (size_t b = 0; b < obufs.size(); ++b) {
+    value_data[p.num_values() + b] = out_buffers[b]->data();
+  }
+
+  // 5. Enqueue the whole call as one task.
+  std::shared_ptr<const CpuExecutable> self = shared_from_this();
+  const int device_id = device_->id();
+  Event done = queue.Enqueue(
+      std::move(deps), [self, value_data = std::move(value_data), device_id] {
+        auto& rec = TraceRecorder::Global();
+        const int64_t begin = rec.enabled() ? TraceRecorder::NowNs() : 0;
+        Status s = self->Run(value_data);
+        if (rec.enabled()) {
+          rec.Record(TraceRecord{TraceRecord::Kind::kExecute, begin,
+                                 TraceRecorder::NowNs(), device_id,
+                                 MemoryKind::kDevice, 0, 0, self->name_});
+        }
+        return s;
+      });
+
+  // 6. Release inputs and temporaries after the call, define outputs.
+  for (UsageHold& h : holds) h.Finish(done);
+  for (int k = 0; k < kNumMemoryKinds; ++k) {
+    if (arenas[k]) {
+      device_->memory_space(static_cast<MemoryKind>(k)).FreeAfter(arenas[k], {done});
+    }
+  }
+  for (CallArgument& a : args) {
+    if (a.donated) {
+      a.taken.buffer->ResetForNewOwner(done);
+      a.taken.buffer.reset();  // unusable storage is freed once `done` is
+    }
+  }
+  for (size_t b = 0; b < obufs.size(); ++b) {
+    if (obufs[b].aliased_parameter < 0) out_buffers[b]->SetDefinitionEvent(done);
+  }
+
+  // 7. Output arrays.
+  std::vector<Array> outputs;
+  std::vector<Array> by_buffer(obufs.size());
+  for (const OutputSource& src : assignment_.outputs) {
+    if (src.kind == OutputSource::Kind::kParameter) {
+      outputs.push_back(args[src.index].array);
+      continue;
+    }
+    Array& a = by_buffer[src.index];
+    if (!a.valid()) {
+      const compiler::ValueType& t = p.type(src.value);
+      a = Array(ArrayImpl::Create(device_, t.memory_kind, t.shape, t.dtype,
+                                  out_buffers[src.index]));
+    }
+    outputs.push_back(a);
+  }
+  return outputs;
+}
+
+}  // namespace baton::cpu

@@ -1,0 +1,81 @@
+// CpuExecutable: a compiled program bound to one CPU device -- its step plan,
+// buffer assignment and shared constant copies -- and the code that runs it
+// on the device's compute queue.
+//
+// A call (Execute) validates and pins every input, allocates outputs and one
+// temporary arena per memory kind, and enqueues a single task; it returns at
+// once with output arrays defined by that task's event. Inputs are released
+// (usage holds finished, unusable donated storage freed) by that same event,
+// before it reads as ready, so block_until_ready() on an output followed by
+// memory_stats() already shows them gone (DESIGN: completion order).
+//
+// Ownership: shared (std::shared_ptr) by compile caches and by the tasks in
+// flight; holds its constants (shared with other executables through the
+// ConstantCache). The Device must outlive it.
+// Thread-safety: Execute may be called from any thread, concurrently.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "baton/backend/cpu/constant_cache.h"
+#include "baton/compiler/buffer_assignment.h"
+#include "baton/compiler/ir.h"
+#include "baton/compiler/step_plan.h"
+#include "baton/runtime/array.h"
+
+namespace baton::cpu {
+
+// One argument of a call: an array read in place, or donated storage taken
+// from `array` (already consumed; given back if the call fails to start).
+struct CallArgument {
+  Array array;
+  bool donated = false;
+  ArrayImpl::Taken taken;  // when donated
+};
+
+class CpuExecutable : public std::enable_shared_from_this<CpuExecutable> {
+ public:
+  // `donated[i]`: parameter i arrives as donated storage. `name` appears in
+  // traces and error messages.
+  static Result<std::shared_ptr<CpuExecutable>> Compile(
+      std::shared_ptr<const compiler::Program> program,
+      std::vector<bool> donated, Device* device, std::string name);
+
+  // Runs asynchronously. Arguments must match the program's parameter types
+  // and live on this executable's device (the jit layer checks that with a
+  // clear message). On error nothing is consumed: donated storage is given
+  // back to its array.
+  Result<std::vector<Array>> Execute(std::vector<CallArgument>& args);
+
+  const compiler::Program& program() const { return *program_; }
+  const compiler::MemoryAnalysis& memory_analysis() const {
+    return assignment_.analysis;
+  }
+  // Donated parameters whose storage no output can use.
+  const std::vector<int>& unusable_donations() const {
+    return assignment_.unusable_donations;
+  }
+  const std::vector<bool>& donated() const { return donated_; }
+  Device* device() const { return device_; }
+  const std::string& name() const { return name_; }
+  // The program after optimization, with each value's buffer and the memory
+  // analysis.
+  std::string as_text() const;
+
+ private:
+  CpuExecutable() = default;
+  Status Run(const std::vector<void*>& value_data) const;
+
+  std::shared_ptr<const compiler::Program> program_;
+  std::vector<bool> donated_;
+  Device* device_ = nullptr;  // not owned
+  std::string name_;
+  compiler::StepPlan plan_;
+  compiler::BufferAssignment assignment_;
+  // Per constant ValueId (others null).
+  std::vector<std::shared_ptr<ConstantBuffer>> constants_;
+};
+
+}  // namespace baton::cpu

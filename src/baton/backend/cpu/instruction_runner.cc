@@ -1,0 +1,155 @@
+// RunInstruction: maps each IR instruction onto the kernels in kernels/.
+#include "baton/backend/cpu/instruction_runner.h"
+
+#include <cstring>
+
+#include "baton/backend/cpu/kernels/dot.h"
+#include "baton/backend/cpu/kernels/indexing.h"
+#include "baton/backend/cpu/kernels/reduce.h"
+#include "baton/backend/cpu/kernels/shape_ops.h"
+#include "baton/core/dtype_dispatch.h"
+#include "baton/runtime/parallel_copy.h"
+
+namespace baton::cpu {
+
+namespace c = compiler;
+
+namespace {
+
+// Reads a scalar integer operand (a dynamic index) as int64.
+int64_t ReadIndex(const OperandData& d) {
+  return VisitDType(d.type->dtype, [&](auto tag) -> int64_t {
+    using T = typename decltype(tag)::type;
+    if constexpr (std::is_integral_v<T>) {
+      return static_cast<int64_t>(*static_cast<const T*>(d.data));
+    } else {
+      return 0;  // shape inference only admits integer indices
+    }
+  });
+}
+
+std::vector<int64_t> ReadIndices(std::span<const OperandData> ops,
+                                 size_t first) {
+  std::vector<int64_t> starts;
+  for (size_t i = first; i < ops.size(); ++i) starts.push_back(ReadIndex(ops[i]));
+  return starts;
+}
+
+ScatterMode KernelMode(c::ScatterMode m) {
+  switch (m) {
+    case c::ScatterMode::kSet: return ScatterMode::kSet;
+    case c::ScatterMode::kAdd: return ScatterMode::kAdd;
+    case c::ScatterMode::kMul: return ScatterMode::kMul;
+    case c::ScatterMode::kMin: return ScatterMode::kMin;
+    case c::ScatterMode::kMax: return ScatterMode::kMax;
+  }
+  return ScatterMode::kSet;
+}
+
+}  // namespace
+
+Status RunInstruction(const c::Instruction& inst,
+                      std::span<const OperandData> ops, void* out) {
+  const c::ValueType& t = inst.type;
+  const DType dt = t.dtype;
+  switch (inst.kind()) {
+    case c::OpKind::kUnary:
+    case c::OpKind::kBinary:
+    case c::OpKind::kCompare:
+    case c::OpKind::kSelect:
+    case c::OpKind::kConvert:
+      return RunElementwise(inst, ops, out, t.num_elements());
+    case c::OpKind::kIota:
+      Iota(dt, t.shape, static_cast<int>(inst.attrs_as<c::IotaAttrs>().dimension),
+           out);
+      return OkStatus();
+    case c::OpKind::kBroadcastInDim: {
+      const auto& a = inst.attrs_as<c::BroadcastInDimAttrs>();
+      BroadcastInDim(dt, ops[0].data, ops[0].type->shape,
+                     a.broadcast_dimensions, out, t.shape);
+      return OkStatus();
+    }
+    case c::OpKind::kReshape:
+    case c::OpKind::kTransfer:
+      // Same bytes in row-major order (a reshape that could not share its
+      // operand's buffer, or a move to another memory kind).
+      ParallelCopy(out, ops[0].data, static_cast<size_t>(t.byte_size()));
+      return OkStatus();
+    case c::OpKind::kTranspose:
+      Transpose(dt, ops[0].data, ops[0].type->shape,
+                inst.attrs_as<c::TransposeAttrs>().permutation, out);
+      return OkStatus();
+    case c::OpKind::kSlice: {
+      const auto& a = inst.attrs_as<c::SliceAttrs>();
+      Slice(dt, ops[0].data, ops[0].type->shape, a.start, a.limit, a.stride,
+            out);
+      return OkStatus();
+    }
+    case c::OpKind::kDynamicSlice: {
+      const auto starts = ReadIndices(ops, 1);
+      DynamicSlice(dt, ops[0].data, ops[0].type->shape, starts,
+                   inst.attrs_as<c::DynamicSliceAttrs>().slice_sizes, out);
+      return OkStatus();
+    }
+    case c::OpKind::kDynamicUpdateSlice: {
+      const auto starts = ReadIndices(ops, 2);
+      DynamicUpdateSlice(dt, ops[0].data, ops[0].type->shape, ops[1].data,
+                         ops[1].type->shape, starts, out);
+      return OkStatus();
+    }
+    case c::OpKind::kConcatenate: {
+      std::vector<const void*> inputs;
+      std::vector<Shape> shapes;
+      for (const OperandData& d : ops) {
+        inputs.push_back(d.data);
+        shapes.push_back(d.type->shape);
+      }
+      Concatenate(dt, inputs, shapes,
+                  static_cast<int>(inst.attrs_as<c::ConcatenateAttrs>().dimension),
+                  out);
+      return OkStatus();
+    }
+    case c::OpKind::kPad: {
+      const auto& a = inst.attrs_as<c::PadAttrs>();
+      Pad(dt, ops[0].data, ops[0].type->shape, ops[1].data, a.low, a.high,
+          a.interior, out);
+      return OkStatus();
+    }
+    case c::OpKind::kGather: {
+      const auto& a = inst.attrs_as<c::GatherAttrs>();
+      Gather(dt, ops[0].data, ops[0].type->shape, ops[1].data,
+             ops[1].type->dtype, ops[1].type->num_elements(),
+             static_cast<int>(a.axis), out);
+      return OkStatus();
+    }
+    case c::OpKind::kScatter: {
+      const auto& a = inst.attrs_as<c::ScatterAttrs>();
+      Scatter(KernelMode(a.mode), dt, ops[0].data, ops[0].type->shape,
+              ops[1].data, ops[1].type->dtype, ops[1].type->num_elements(),
+              ops[2].data, static_cast<int>(a.axis), out);
+      return OkStatus();
+    }
+    case c::OpKind::kReduce: {
+      const auto& a = inst.attrs_as<c::ReduceAttrs>();
+      Reduce(a.op, dt, ops[0].data, ops[0].type->shape, a.axes, out);
+      return OkStatus();
+    }
+    case c::OpKind::kDotGeneral: {
+      const auto& a = inst.attrs_as<c::DotGeneralAttrs>();
+      DotDimensions dims{a.lhs_batch, a.rhs_batch, a.lhs_contracting,
+                         a.rhs_contracting};
+      DotGeneral(dt, ops[0].data, ops[0].type->shape, ops[1].data,
+                 ops[1].type->shape, dims, out);
+      return OkStatus();
+    }
+    case c::OpKind::kParameter:
+    case c::OpKind::kConstant:
+      return Internal("RunInstruction: parameters and constants have storage "
+                      "already and never run");
+  }
+  return Unimplemented("RunInstruction: op " +
+                       std::string(c::op_kind_name(inst.kind())) +
+                       " has no CPU kernel");
+}
+
+}  // namespace baton::cpu

@@ -1,0 +1,43 @@
+// Runs one IR instruction on the CPU with the kernels in kernels/.
+//
+// Operand and result storage is dense row-major. An operand that is a
+// "virtual scalar" (step_plan.h) is passed as its one-element source with
+// `scalar` set; only elementwise instructions receive such operands and must
+// broadcast them. `out` may be the very storage of operand 0 (and, for
+// elementwise ops, of any operand) when buffer assignment chose to compute in
+// place: elementwise kernels handle that naturally; dynamic_update_slice and
+// scatter then touch only the updated region (O(update) work); every other
+// instruction never gets an aliased `out`.
+//
+// Thread-safety: pure function of its arguments (kernels may use the global
+// ThreadPool internally).
+#pragma once
+
+#include <span>
+
+#include "baton/compiler/ir.h"
+#include "baton/core/status.h"
+
+namespace baton::cpu {
+
+struct OperandData {
+  const void* data = nullptr;
+  const compiler::ValueType* type = nullptr;  // the operand's IR type
+  bool scalar = false;  // one element standing for a broadcast of it
+};
+
+// Computes instruction `inst` (not a parameter or constant) into `out`.
+// Errors only for an instruction the CPU backend cannot run (Unimplemented)
+// or a malformed call (Internal).
+Status RunInstruction(const compiler::Instruction& inst,
+                      std::span<const OperandData> operands, void* out);
+
+// Runs an elementwise instruction (unary, binary, compare, select, convert)
+// over `count` elements: each non-scalar operand holds `count` elements at
+// its `data`, and `out` receives `count` results. Fused steps call it tile by
+// tile; RunInstruction calls it for whole arrays.
+Status RunElementwise(const compiler::Instruction& inst,
+                      std::span<const OperandData> operands, void* out,
+                      int64_t count);
+
+}  // namespace baton::cpu

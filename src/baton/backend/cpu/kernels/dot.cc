@@ -1,0 +1,215 @@
+#include "baton/backend/cpu/kernels/dot.h"
+
+#include <cblas.h>
+
+#include <algorithm>
+#include <cstring>
+#include <memory>
+#include <type_traits>
+
+#include "baton/backend/cpu/kernels/elementwise.h"
+#include "baton/backend/cpu/kernels/parallel.h"
+#include "baton/backend/cpu/kernels/shape_ops.h"
+#include "baton/backend/cpu/kernels/vector_loop.h"
+#include "baton/core/dtype_dispatch.h"
+#include "baton/core/scalar_math.h"
+
+namespace baton::cpu {
+namespace {
+
+std::vector<int64_t> FreeDims(int rank, const std::vector<int64_t>& batch,
+                              const std::vector<int64_t>& contracting) {
+  std::vector<int64_t> free;
+  for (int d = 0; d < rank; ++d) {
+    if (std::find(batch.begin(), batch.end(), d) == batch.end() &&
+        std::find(contracting.begin(), contracting.end(), d) ==
+            contracting.end()) {
+      free.push_back(d);
+    }
+  }
+  return free;
+}
+
+std::vector<int64_t> Concat(std::initializer_list<const std::vector<int64_t>*> parts) {
+  std::vector<int64_t> out;
+  for (const auto* p : parts) out.insert(out.end(), p->begin(), p->end());
+  return out;
+}
+
+int64_t SizeOf(const Shape& s, const std::vector<int64_t>& dims) {
+  int64_t n = 1;
+  for (int64_t d : dims) n *= s[static_cast<int>(d)];
+  return n;
+}
+
+// True if visiting `order` walks the memory of `shape` in row-major order,
+// ignoring size-1 dimensions (which can sit anywhere without moving data).
+bool IsMemoryOrder(const Shape& shape, const std::vector<int64_t>& order) {
+  int64_t last = -1;
+  for (int64_t d : order) {
+    if (shape[static_cast<int>(d)] == 1) continue;
+    if (d < last) return false;
+    last = d;
+  }
+  return true;
+}
+
+// One operand as a batch of matrices: either `data` as given (with BLAS's
+// transpose flag when its inner two groups are swapped) or a transposed
+// scratch copy in the canonical order.
+struct MatrixOperand {
+  const void* data = nullptr;
+  bool transposed = false;  // memory holds [batch, cols, rows]
+  std::unique_ptr<char[]> scratch;
+};
+
+// Makes `data` (shape `shape`) readable as [batch, rows, cols] where rows and
+// cols are the dim groups `row_dims`, `col_dims`. With `allow_transposed`,
+// [batch, cols, rows] memory is accepted as is.
+MatrixOperand Canonicalize(DType dtype, const void* data, const Shape& shape,
+                           const std::vector<int64_t>& batch,
+                           const std::vector<int64_t>& row_dims,
+                           const std::vector<int64_t>& col_dims,
+                           bool allow_transposed) {
+  MatrixOperand m;
+  const std::vector<int64_t> canonical = Concat({&batch, &row_dims, &col_dims});
+  if (IsMemoryOrder(shape, canonical)) {
+    m.data = data;
+    return m;
+  }
+  if (allow_transposed &&
+      IsMemoryOrder(shape, Concat({&batch, &col_dims, &row_dims}))) {
+    m.data = data;
+    m.transposed = true;
+    return m;
+  }
+  m.scratch.reset(new char[shape.num_elements() * dtype_size(dtype)]);
+  Transpose(dtype, data, shape, canonical, m.scratch.get());
+  m.data = m.scratch.get();
+  return m;
+}
+
+struct GemmShape {
+  int64_t batch, m, n, k;
+};
+
+template <typename F>
+void BlasGemm(const MatrixOperand& a, const MatrixOperand& b, F* c,
+              const GemmShape& g) {
+  const auto ta = a.transposed ? CblasTrans : CblasNoTrans;
+  const auto tb = b.transposed ? CblasTrans : CblasNoTrans;
+  const F* ap = static_cast<const F*>(a.data);
+  const F* bp = static_cast<const F*>(b.data);
+  const int lda = static_cast<int>(a.transposed ? g.m : g.k);
+  const int ldb = static_cast<int>(b.transposed ? g.k : g.n);
+  for (int64_t i = 0; i < g.batch; ++i) {
+    const F* ai = ap + i * g.m * g.k;
+    const F* bi = bp + i * g.k * g.n;
+    F* ci = c + i * g.m * g.n;
+    if constexpr (std::is_same_v<F, float>) {
+      cblas_sgemm(CblasRowMajor, ta, tb, g.m, g.n, g.k, 1.0f, ai, lda, bi, ldb,
+                  0.0f, ci, static_cast<int>(g.n));
+    } else {
+      cblas_dgemm(CblasRowMajor, ta, tb, g.m, g.n, g.k, 1.0, ai, lda, bi, ldb,
+                  0.0, ci, static_cast<int>(g.n));
+    }
+  }
+}
+
+// Integer (and bool) matmul on canonical [batch, m, k] x [batch, k, n]:
+// each output row accumulates rank-1 updates over k in an L1-sized block of
+// columns, vectorized along the columns.
+template <typename T>
+void LoopGemm(const T* a, const T* b, T* c, const GemmShape& g) {
+  constexpr int64_t kCols = 512;
+  const int64_t rows = g.batch * g.m;
+  const int64_t per_row = std::max<int64_t>(1, g.n * g.k);
+  ParallelRanges(
+      rows, std::max<int64_t>(1, kCheapGrain / per_row),
+      [&](int64_t lo, int64_t hi) {
+        T acc[kCols];
+        for (int64_t r = lo; r < hi; ++r) {
+          const T* arow = a + r * g.k;
+          const T* bmat = b + (r / g.m) * g.k * g.n;
+          for (int64_t j0 = 0; j0 < g.n; j0 += kCols) {
+            const int64_t len = std::min(kCols, g.n - j0);
+            std::fill(acc, acc + len, T(0));
+            for (int64_t kk = 0; kk < g.k; ++kk) {
+              const T aik = arow[kk];
+              const T* brow = bmat + kk * g.n + j0;
+              VectorLoop(0, len, [&](int64_t j) {
+                acc[j] = scalar::Binary<BinaryOp::kAdd, T>(
+                    acc[j], scalar::Binary<BinaryOp::kMul, T>(aik, brow[j]));
+              });
+            }
+            std::copy(acc, acc + len, c + r * g.n + j0);
+          }
+        }
+      },
+      1);
+}
+
+}  // namespace
+
+Shape DotGeneralShape(const Shape& lhs_shape, const Shape& rhs_shape,
+                      const DotDimensions& dims) {
+  std::vector<int64_t> out;
+  for (int64_t d : dims.lhs_batch) out.push_back(lhs_shape[static_cast<int>(d)]);
+  for (int64_t d :
+       FreeDims(lhs_shape.rank(), dims.lhs_batch, dims.lhs_contracting)) {
+    out.push_back(lhs_shape[static_cast<int>(d)]);
+  }
+  for (int64_t d :
+       FreeDims(rhs_shape.rank(), dims.rhs_batch, dims.rhs_contracting)) {
+    out.push_back(rhs_shape[static_cast<int>(d)]);
+  }
+  return Shape(std::move(out));
+}
+
+void DotGeneral(DType dtype, const void* lhs, const Shape& lhs_shape,
+                const void* rhs, const Shape& rhs_shape,
+                const DotDimensions& dims, void* out) {
+  const std::vector<int64_t> lhs_free =
+      FreeDims(lhs_shape.rank(), dims.lhs_batch, dims.lhs_contracting);
+  const std::vector<int64_t> rhs_free =
+      FreeDims(rhs_shape.rank(), dims.rhs_batch, dims.rhs_contracting);
+  const GemmShape g{SizeOf(lhs_shape, dims.lhs_batch),
+                    SizeOf(lhs_shape, lhs_free), SizeOf(rhs_shape, rhs_free),
+                    SizeOf(lhs_shape, dims.lhs_contracting)};
+  const int64_t out_elems = g.batch * g.m * g.n;
+  if (out_elems == 0) return;
+  if (g.k == 0) {  // an empty sum: zeros (all-zero bits for every dtype)
+    std::memset(out, 0, static_cast<size_t>(out_elems) * dtype_size(dtype));
+    return;
+  }
+  if (dtype == DType::kFloat16 || dtype == DType::kBFloat16) {
+    // Widen both operands (same layouts), multiply in float32, round back.
+    const int64_t nl = lhs_shape.num_elements(), nr = rhs_shape.num_elements();
+    std::unique_ptr<float[]> l32(new float[nl]), r32(new float[nr]),
+        o32(new float[out_elems]);
+    Convert(dtype, DType::kFloat32, lhs, l32.get(), nl);
+    Convert(dtype, DType::kFloat32, rhs, r32.get(), nr);
+    DotGeneral(DType::kFloat32, l32.get(), lhs_shape, r32.get(), rhs_shape,
+               dims, o32.get());
+    Convert(DType::kFloat32, dtype, o32.get(), out, out_elems);
+    return;
+  }
+  const bool blas = dtype == DType::kFloat32 || dtype == DType::kFloat64;
+  const MatrixOperand a =
+      Canonicalize(dtype, lhs, lhs_shape, dims.lhs_batch, lhs_free,
+                   dims.lhs_contracting, /*allow_transposed=*/blas);
+  const MatrixOperand b =
+      Canonicalize(dtype, rhs, rhs_shape, dims.rhs_batch, dims.rhs_contracting,
+                   rhs_free, /*allow_transposed=*/blas);
+  VisitDType(dtype, [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    if constexpr (std::is_same_v<T, float> || std::is_same_v<T, double>) {
+      BlasGemm<T>(a, b, static_cast<T*>(out), g);
+    } else if constexpr (std::is_integral_v<T>) {  // includes bool
+      LoopGemm<T>(static_cast<const T*>(a.data), static_cast<const T*>(b.data),
+                  static_cast<T*>(out), g);
+    }
+  });
+}
+
+}  // namespace baton::cpu

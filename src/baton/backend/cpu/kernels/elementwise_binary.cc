@@ -1,0 +1,140 @@
+// Binary, Compare and Select (elementwise.h).
+#include <type_traits>
+
+#include "baton/backend/cpu/kernels/elementwise.h"
+#include "baton/backend/cpu/kernels/parallel.h"
+#include "baton/backend/cpu/kernels/vector_loop.h"
+#include "baton/core/dtype_dispatch.h"
+#include "baton/core/scalar_math.h"
+
+namespace baton::cpu {
+namespace {
+
+template <typename T>
+constexpr bool kIsHalf =
+    std::is_same_v<T, float16> || std::is_same_v<T, bfloat16>;
+
+template <BinaryOp op, typename T>
+constexpr int64_t BinaryGrain() {
+  constexpr bool slow_op =
+      op == BinaryOp::kPow || op == BinaryOp::kRem ||
+      (op == BinaryOp::kDiv && !std::is_floating_point_v<T>);
+  return (slow_op || kIsHalf<T>) ? kExpensiveGrain : kCheapGrain;
+}
+
+// Applies f(a_i, b_i) -> out_i in compute type C over n elements, with either
+// operand possibly a broadcast scalar. The scalar is converted once, before
+// any thread writes, so it may even live inside `out`.
+template <typename C, typename T, typename R, typename F>
+void RunBinaryLike(const T* a, const T* b, R* out, int64_t n, ScalarOperand s,
+                   int64_t grain, F f) {
+  switch (s) {
+    case ScalarOperand::kNone:
+      ParallelRanges(n, grain, [=](int64_t lo, int64_t hi) {
+        VectorLoop(lo, hi, [=](int64_t i) {
+          out[i] = f(ToCompute<T>(a[i]), ToCompute<T>(b[i]));
+        });
+      });
+      return;
+    case ScalarOperand::kLhs: {
+      const C av = ToCompute<T>(a[0]);
+      ParallelRanges(n, grain, [=](int64_t lo, int64_t hi) {
+        VectorLoop(lo, hi,
+                   [=](int64_t i) { out[i] = f(av, ToCompute<T>(b[i])); });
+      });
+      return;
+    }
+    case ScalarOperand::kRhs: {
+      const C bv = ToCompute<T>(b[0]);
+      ParallelRanges(n, grain, [=](int64_t lo, int64_t hi) {
+        VectorLoop(lo, hi,
+                   [=](int64_t i) { out[i] = f(ToCompute<T>(a[i]), bv); });
+      });
+      return;
+    }
+  }
+}
+
+// Select moves bits, so it runs on unsigned integers of the element's size;
+// the mask form (rather than ?:) lets GCC vectorize it.
+template <typename U, bool kScalarPred, bool kScalarTrue, bool kScalarFalse>
+void RunSelect(const bool* pred, const U* t, const U* f, U* out, int64_t n) {
+  const bool p0 = *pred;
+  const U t0 = *t;
+  const U f0 = *f;
+  ParallelRanges(n, kCheapGrain, [=](int64_t lo, int64_t hi) {
+    VectorLoop(lo, hi, [=](int64_t i) {
+      const U mask = static_cast<U>(U(0) - U(kScalarPred ? p0 : pred[i]));
+      const U tv = kScalarTrue ? t0 : t[i];
+      const U fv = kScalarFalse ? f0 : f[i];
+      out[i] = static_cast<U>((tv & mask) | (fv & static_cast<U>(~mask)));
+    });
+  });
+}
+
+template <typename U>
+void SelectTyped(const bool* pred, const void* t, const void* f, void* out,
+                 int64_t n, SelectScalars s) {
+  const U* tp = static_cast<const U*>(t);
+  const U* fp = static_cast<const U*>(f);
+  U* op = static_cast<U*>(out);
+  const int key = (s.pred ? 4 : 0) | (s.on_true ? 2 : 0) | (s.on_false ? 1 : 0);
+  switch (key) {
+    case 0: return RunSelect<U, false, false, false>(pred, tp, fp, op, n);
+    case 1: return RunSelect<U, false, false, true>(pred, tp, fp, op, n);
+    case 2: return RunSelect<U, false, true, false>(pred, tp, fp, op, n);
+    case 3: return RunSelect<U, false, true, true>(pred, tp, fp, op, n);
+    case 4: return RunSelect<U, true, false, false>(pred, tp, fp, op, n);
+    case 5: return RunSelect<U, true, false, true>(pred, tp, fp, op, n);
+    case 6: return RunSelect<U, true, true, false>(pred, tp, fp, op, n);
+    default: return RunSelect<U, true, true, true>(pred, tp, fp, op, n);
+  }
+}
+
+}  // namespace
+
+void Binary(BinaryOp op, DType dtype, const void* lhs, const void* rhs,
+            void* out, int64_t n, ScalarOperand scalar) {
+  if (n <= 0) return;
+  VisitDType(dtype, [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    using C = ComputeType<T>;
+    VisitBinaryOp(op, [&](auto op_c) {
+      constexpr BinaryOp kOp = decltype(op_c)::value;
+      RunBinaryLike<C>(static_cast<const T*>(lhs), static_cast<const T*>(rhs),
+                       static_cast<T*>(out), n, scalar, BinaryGrain<kOp, T>(),
+                       [](C a, C b) {
+                         return FromCompute<T>(scalar::Binary<kOp, C>(a, b));
+                       });
+    });
+  });
+}
+
+void Compare(CompareOp op, DType dtype, const void* lhs, const void* rhs,
+             bool* out, int64_t n, ScalarOperand scalar) {
+  if (n <= 0) return;
+  VisitDType(dtype, [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    using C = ComputeType<T>;
+    VisitCompareOp(op, [&](auto op_c) {
+      constexpr CompareOp kOp = decltype(op_c)::value;
+      RunBinaryLike<C>(static_cast<const T*>(lhs), static_cast<const T*>(rhs),
+                       out, n, scalar,
+                       kIsHalf<T> ? kExpensiveGrain : kCheapGrain,
+                       [](C a, C b) { return scalar::Compare<kOp, C>(a, b); });
+    });
+  });
+}
+
+void Select(DType dtype, const bool* pred, const void* on_true,
+            const void* on_false, void* out, int64_t n, SelectScalars scalars) {
+  if (n <= 0) return;
+  switch (dtype_size(dtype)) {
+    case 1: return SelectTyped<uint8_t>(pred, on_true, on_false, out, n, scalars);
+    case 2: return SelectTyped<uint16_t>(pred, on_true, on_false, out, n, scalars);
+    case 4: return SelectTyped<uint32_t>(pred, on_true, on_false, out, n, scalars);
+    default: return SelectTyped<uint64_t>(pred, on_true, on_false, out, n, scalars);
+  }
+}
+
+}  // namespace baton::cpu

@@ -1,0 +1,202 @@
+#include "baton/backend/cpu/kernels/indexing.h"
+
+#include <algorithm>
+#include <cstring>
+#include <type_traits>
+#include <vector>
+
+#include "baton/backend/cpu/kernels/parallel.h"
+#include "baton/backend/cpu/kernels/strided_copy.h"
+#include "baton/core/dtype_dispatch.h"
+#include "baton/core/scalar_math.h"
+
+namespace baton::cpu {
+namespace {
+
+int64_t Product(const std::vector<int64_t>& dims, size_t begin, size_t end) {
+  int64_t p = 1;
+  for (size_t i = begin; i < end; ++i) p *= dims[i];
+  return p;
+}
+
+// Reads num indices of an integer dtype as int64.
+std::vector<int64_t> ReadIndices(const void* indices, DType index_dtype,
+                                 int64_t num) {
+  std::vector<int64_t> out(static_cast<size_t>(num));
+  VisitDType(index_dtype, [&](auto tag) {
+    using I = typename decltype(tag)::type;
+    if constexpr (std::is_integral_v<I>) {
+      const I* p = static_cast<const I*>(indices);
+      for (int64_t j = 0; j < num; ++j) out[j] = static_cast<int64_t>(p[j]);
+    }
+  });
+  return out;
+}
+
+// Copies one row of `inner` elements; a single element is a typed move
+// (memcpy of 4 bytes through a call would dominate take on a vector).
+template <typename U>
+void GatherRows(const U* op, const std::vector<int64_t>& idx, int64_t d,
+                int64_t inner, U* out, int64_t lo, int64_t hi) {
+  const int64_t n = static_cast<int64_t>(idx.size());
+  for (int64_t r = lo; r < hi; ++r) {
+    const int64_t o = r / n, j = r % n;
+    const U* src = op + (o * d + idx[j]) * inner;
+    if (inner == 1) {
+      out[r] = *src;
+    } else {
+      std::memcpy(out + r * inner, src, static_cast<size_t>(inner) * sizeof(U));
+    }
+  }
+}
+
+template <ScatterMode mode, typename T>
+void ScatterTyped(const std::vector<int64_t>& idx, const T* upd, T* out,
+                  int64_t outer, int64_t d, int64_t inner) {
+  using C = ComputeType<T>;
+  const int64_t n = static_cast<int64_t>(idx.size());
+  // Threads split the outer rows, or the columns of each row when there are
+  // few rows: either way a target element belongs to one thread, which
+  // applies its updates in index order (duplicates behave as if serial).
+  const int64_t threads = ThreadPool::Global().num_threads();
+  const int64_t col_parts =
+      (outer >= threads || inner < 2 * kCheapGrain) ? 1 : threads;
+  const int64_t col_len = (inner + col_parts - 1) / col_parts;
+  const int64_t work_per_task = std::max<int64_t>(1, n * col_len);
+  ParallelRanges(
+      outer * col_parts, std::max<int64_t>(1, kCheapGrain / work_per_task),
+      [&](int64_t lo, int64_t hi) {
+        for (int64_t task = lo; task < hi; ++task) {
+          const int64_t o = task / col_parts;
+          const int64_t c0 = (task % col_parts) * col_len;
+          const int64_t c1 = std::min(inner, c0 + col_len);
+          for (int64_t j = 0; j < n; ++j) {
+            const int64_t t = idx[j];
+            if (t < 0 || t >= d) continue;  // out of range: dropped
+            T* dst = out + (o * d + t) * inner;
+            const T* src = upd + (o * n + j) * inner;
+            for (int64_t k = c0; k < c1; ++k) {
+              if constexpr (mode == ScatterMode::kSet) {
+                dst[k] = src[k];
+              } else {
+                constexpr BinaryOp op =
+                    mode == ScatterMode::kAdd   ? BinaryOp::kAdd
+                    : mode == ScatterMode::kMul ? BinaryOp::kMul
+                    : mode == ScatterMode::kMin ? BinaryOp::kMin
+                                                : BinaryOp::kMax;
+                dst[k] = FromCompute<T>(scalar::Binary<op, C>(
+                    ToCompute<T>(dst[k]), ToCompute<T>(src[k])));
+              }
+            }
+          }
+        }
+      },
+      1);
+}
+
+}  // namespace
+
+void DynamicSlice(DType dtype, const void* operand, const Shape& operand_shape,
+                  std::span<const int64_t> starts,
+                  std::span<const int64_t> sizes, void* out) {
+  const std::vector<int64_t> strides = operand_shape.strides();
+  std::vector<int64_t> out_strides(sizes.size());
+  int64_t offset = 0, acc = 1;
+  for (int d = operand_shape.rank() - 1; d >= 0; --d) {
+    const int64_t s = std::clamp<int64_t>(starts[d], 0,
+                                          operand_shape[d] - sizes[d]);
+    offset += s * strides[d];
+    out_strides[d] = acc;
+    acc *= sizes[d];
+  }
+  const size_t esize = dtype_size(dtype);
+  StridedCopy(esize, static_cast<const char*>(operand) + offset * esize,
+              strides, out, out_strides, sizes);
+}
+
+void DynamicUpdateSlice(DType dtype, const void* operand,
+                        const Shape& operand_shape, const void* update,
+                        const Shape& update_shape,
+                        std::span<const int64_t> starts, void* out) {
+  const size_t esize = dtype_size(dtype);
+  if (out != operand) {
+    Copy(operand, out, operand_shape.num_elements() * esize);
+  }
+  const std::vector<int64_t> strides = operand_shape.strides();
+  int64_t offset = 0;
+  for (int d = 0; d < operand_shape.rank(); ++d) {
+    const int64_t s = std::clamp<int64_t>(starts[d], 0,
+                                          operand_shape[d] - update_shape[d]);
+    offset += s * strides[d];
+  }
+  StridedCopy(esize, update, update_shape.strides(),
+              static_cast<char*>(out) + offset * esize, strides,
+              update_shape.dims());
+}
+
+void Gather(DType dtype, const void* operand, const Shape& operand_shape,
+            const void* indices, DType index_dtype, int64_t num_indices,
+            int axis, void* out) {
+  const std::vector<int64_t>& dims = operand_shape.dims();
+  const int64_t outer = Product(dims, 0, axis);
+  const int64_t d = dims[axis];
+  const int64_t inner = Product(dims, axis + 1, dims.size());
+  const size_t esize = dtype_size(dtype);
+  const int64_t rows = outer * num_indices;
+  if (rows * inner == 0) return;
+  if (d == 0) {
+    std::memset(out, 0, static_cast<size_t>(rows * inner) * esize);
+    return;
+  }
+  std::vector<int64_t> idx = ReadIndices(indices, index_dtype, num_indices);
+  for (int64_t& i : idx) i = std::clamp<int64_t>(i, 0, d - 1);
+  auto run = [&](auto* typed_out) {
+    using U = std::remove_pointer_t<decltype(typed_out)>;
+    const U* op = static_cast<const U*>(operand);
+    ParallelRanges(rows, std::max<int64_t>(1, kCheapGrain / inner),
+                   [&](int64_t lo, int64_t hi) {
+                     GatherRows(op, idx, d, inner, typed_out, lo, hi);
+                   });
+  };
+  switch (esize) {
+    case 1: return run(static_cast<uint8_t*>(out));
+    case 2: return run(static_cast<uint16_t*>(out));
+    case 4: return run(static_cast<uint32_t*>(out));
+    default: return run(static_cast<uint64_t*>(out));
+  }
+}
+
+void Scatter(ScatterMode mode, DType dtype, const void* operand,
+             const Shape& operand_shape, const void* indices,
+             DType index_dtype, int64_t num_indices, const void* updates,
+             int axis, void* out) {
+  const std::vector<int64_t>& dims = operand_shape.dims();
+  const size_t esize = dtype_size(dtype);
+  if (out != operand) {
+    Copy(operand, out, operand_shape.num_elements() * esize);
+  }
+  const int64_t outer = Product(dims, 0, axis);
+  const int64_t inner = Product(dims, axis + 1, dims.size());
+  if (outer * num_indices * inner == 0) return;
+  const std::vector<int64_t> idx =
+      ReadIndices(indices, index_dtype, num_indices);
+  VisitDType(dtype, [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    const T* upd = static_cast<const T*>(updates);
+    T* o = static_cast<T*>(out);
+    switch (mode) {
+      case ScatterMode::kSet:
+        return ScatterTyped<ScatterMode::kSet>(idx, upd, o, outer, dims[axis], inner);
+      case ScatterMode::kAdd:
+        return ScatterTyped<ScatterMode::kAdd>(idx, upd, o, outer, dims[axis], inner);
+      case ScatterMode::kMul:
+        return ScatterTyped<ScatterMode::kMul>(idx, upd, o, outer, dims[axis], inner);
+      case ScatterMode::kMin:
+        return ScatterTyped<ScatterMode::kMin>(idx, upd, o, outer, dims[axis], inner);
+      case ScatterMode::kMax:
+        return ScatterTyped<ScatterMode::kMax>(idx, upd, o, outer, dims[axis], inner);
+    }
+  });
+}
+
+}  // namespace baton::cpu

@@ -1,0 +1,313 @@
+#include "baton/compiler/buffer_assignment.h"
+
+#include <algorithm>
+#include <numeric>
+
+namespace baton::compiler {
+namespace {
+
+constexpr int64_t kArenaAlignment = 64;
+
+int64_t AlignUp(int64_t x, int64_t a) { return (x + a - 1) / a * a; }
+
+// One buffer: a set of values sharing storage.
+struct BufferClass {
+  std::vector<ValueId> values;
+  int def = 0;        // first step writing it (-1: exists before the call)
+  int last_use = -1;  // last step reading it (num_steps: an output)
+  int parameter = -1;
+  bool donated = false;
+  bool constant = false;
+  bool output = false;
+  ValueType type;  // of its first value (byte size and kind are shared)
+  bool writable() const { return constant ? false : parameter < 0 || donated; }
+};
+
+bool InPlaceCapable(const Program& program, const Step& step) {
+  if (step.kind == Step::Kind::kFusedElementwise) return true;
+  const OpKind k = program.instruction(step.result).kind();
+  return IsElementwise(k) || k == OpKind::kDynamicUpdateSlice ||
+         k == OpKind::kScatter;
+}
+
+// Greedy offset packing of (size, [def, last]) intervals: largest first, each
+// at the lowest offset free of every placed interval alive at the same time.
+int64_t PackArena(std::vector<BufferClass*>& classes,
+                  std::vector<int64_t>& offsets) {
+  std::vector<size_t> order(classes.size());
+  std::iota(order.begin(), order.end(), 0);
+  std::sort(order.begin(), order.end(), [&](size_t a, size_t b) {
+    return classes[a]->type.byte_size() > classes[b]->type.byte_size();
+  });
+  offsets.assign(classes.size(), 0);
+  std::vector<size_t> placed;
+  int64_t arena = 0;
+  for (size_t i : order) {
+    const BufferClass& c = *classes[i];
+    const int64_t size =
+        AlignUp(std::max<int64_t>(c.type.byte_size(), 1), kArenaAlignment);
+    std::vector<std::pair<int64_t, int64_t>> busy;  // [begin, end) in bytes
+    for (size_t j : placed) {
+      const BufferClass& o = *classes[j];
+      if (c.def <= o.last_use && o.def <= c.last_use) {
+        busy.emplace_back(
+            offsets[j],
+            offsets[j] + AlignUp(std::max<int64_t>(o.type.byte_size(), 1),
+                                 kArenaAlignment));
+      }
+    }
+    std::sort(busy.begin(), busy.end());
+    int64_t offset = 0;
+    for (const auto& [b, e] : busy) {
+      if (offset + size <= b) break;
+      offset = std::max(offset, e);
+    }
+    offsets[i] = offset;
+    arena = std::max(arena, offset + size);
+    placed.push_back(i);
+  }
+  return arena;
+}
+
+}  // namespace
+
+int64_t FusionScratchBytes(const Program& program, const Step& step) {
+  if (step.kind != Step::Kind::kFusedElementwise) return 0;
+  int64_t per_element = 0;
+  for (ValueId m : step.members) {
+    if (m != step.result) per_element += dtype_size(program.type(m).dtype);
+  }
+  return per_element * kFusionTileElements;
+}
+
+std::string MemoryAnalysis::ToString() const {
+  return "argument " + std::to_string(argument_size_in_bytes) + " B, output " +
+         std::to_string(output_size_in_bytes) + " B, alias " +
+         std::to_string(alias_size_in_bytes) + " B, temp " +
+         std::to_string(temp_size_in_bytes) + " B, constant " +
+         std::to_string(constant_size_in_bytes) + " B, peak " +
+         std::to_string(peak_memory_in_bytes) + " B";
+}
+
+BufferAssignment AssignBuffers(const Program& program, const StepPlan& plan,
+                               const std::vector<bool>& donated,
+                               int num_threads) {
+  const int n = program.num_values();
+  const int num_steps = static_cast<int>(plan.steps.size());
+
+  // Liveness per value, in step indices.
+  std::vector<int> last_use(n, -1);
+  for (int s = 0; s < num_steps; ++s) {
+    for (ValueId v : plan.steps[s].inputs)
+      last_use[v] = std::max(last_use[v], s);
+  }
+  for (ValueId o : program.outputs()) last_use[o] = num_steps;
+
+  std::vector<BufferClass> classes;
+  std::vector<int> class_of(n, -1);
+  auto new_class = [&](ValueId v, int def) {
+    BufferClass c;
+    c.values = {v};
+    c.def = def;
+    c.last_use = std::max(def, last_use[v]);
+    c.type = program.type(v);
+    class_of[v] = static_cast<int>(classes.size());
+    classes.push_back(std::move(c));
+  };
+  auto join = [&](ValueId v, int cls) {
+    class_of[v] = cls;
+    classes[cls].values.push_back(v);
+    classes[cls].last_use = std::max(classes[cls].last_use, last_use[v]);
+  };
+
+  for (int p = 0; p < program.num_parameters(); ++p) {
+    const ValueId v = program.parameter(p);
+    new_class(v, -1);
+    classes.back().parameter = p;
+    classes.back().donated = p < static_cast<int>(donated.size()) && donated[p];
+  }
+  for (ValueId v = 0; v < n; ++v) {
+    if (program.instruction(v).kind() == OpKind::kConstant) {
+      new_class(v, -1);
+      classes.back().constant = true;
+    }
+  }
+
+  BufferAssignment out;
+  out.step_is_noop.assign(num_steps, false);
+  for (int s = 0; s < num_steps; ++s) {
+    const Step& step = plan.steps[s];
+    const ValueId v = step.result;
+    const ValueType& vt = program.type(v);
+    const Instruction& inst = program.instruction(v);
+    if (inst.kind() == OpKind::kReshape) {
+      const int c = class_of[inst.operands[0]];
+      if (c >= 0 && classes[c].writable()) {
+        join(v, c);
+        out.step_is_noop[s] = true;
+        continue;
+      }
+    }
+    int chosen = -1;
+    if (InPlaceCapable(program, step)) {
+      const bool positional =  // dus / scatter: only operand 0 may be reused
+          step.kind == Step::Kind::kOp && !IsElementwise(inst.kind());
+      const size_t num_candidates = positional ? 1 : step.inputs.size();
+      for (size_t i = 0; i < num_candidates; ++i) {
+        const ValueId o = step.inputs[i];
+        const int c = class_of[o];
+        if (c < 0) continue;
+        const BufferClass& cls = classes[c];
+        if (!cls.writable() || cls.last_use != s ||
+            cls.type.byte_size() != vt.byte_size() ||
+            cls.type.memory_kind != vt.memory_kind ||
+            program.type(o).num_elements() != vt.num_elements()) {
+          continue;
+        }
+        if (positional) {
+          bool shared = false;  // the update must not live in the target
+          for (size_t j = 1; j < step.inputs.size(); ++j) {
+            shared |= class_of[step.inputs[j]] == c;
+          }
+          if (shared) continue;
+        }
+        // Prefer donated storage: that is what makes donation pay off.
+        if (chosen < 0 || (cls.donated && !classes[chosen].donated)) chosen = c;
+      }
+    }
+    if (chosen >= 0) {
+      join(v, chosen);
+    } else {
+      new_class(v, s);
+    }
+  }
+  for (ValueId o : program.outputs()) classes[class_of[o]].output = true;
+
+  // Place buffers.
+  out.location.assign(n, BufferLocation{});
+  std::vector<int> class_output_buffer(classes.size(), -1);
+  std::vector<ValueId> class_output_value(classes.size(), kNoValue);
+  std::vector<bool> donated_used(program.num_parameters(), false);
+  MemoryAnalysis& a = out.analysis;
+
+  auto add_output_buffer = [&](const ValueType& type, int aliased) {
+    out.output_buffers.push_back(OutputBuffer{type, aliased});
+    return static_cast<int>(out.output_buffers.size()) - 1;
+  };
+
+  // Program outputs, in order.
+  std::vector<ValueId> seen_outputs;
+  for (ValueId o : program.outputs()) {
+    const int c = class_of[o];
+    BufferClass& cls = classes[c];
+    OutputSource src;
+    src.value = o;
+    const bool repeat = std::find(seen_outputs.begin(), seen_outputs.end(),
+                                  o) != seen_outputs.end();
+    if (cls.parameter >= 0 && !cls.donated) {
+      src.kind = OutputSource::Kind::kParameter;  // the value is the parameter
+      src.index = cls.parameter;
+    } else if (cls.constant || (class_output_value[c] != kNoValue &&
+                                class_output_value[c] != o)) {
+      // A constant, or a second view of a buffer already returned: copy.
+      src.kind = OutputSource::Kind::kCopy;
+      src.index = add_output_buffer(program.type(o), -1);
+    } else {
+      if (class_output_buffer[c] < 0) {
+        int aliased = -1;
+        if (cls.donated) {
+          aliased = cls.parameter;
+          donated_used[cls.parameter] = true;
+        }
+        class_output_buffer[c] = add_output_buffer(cls.type, aliased);
+        class_output_value[c] = o;
+      }
+      src.kind = OutputSource::Kind::kBuffer;
+      src.index = class_output_buffer[c];
+    }
+    out.outputs.push_back(src);
+    if (!repeat) {
+      a.output_size_in_bytes += program.type(o).byte_size();
+      seen_outputs.push_back(o);
+    }
+  }
+
+  // Donated buffers no output took: give them to fresh outputs of the same
+  // byte size, dtype and kind that start after the donated buffer is dead.
+  for (size_t c = 0; c < classes.size(); ++c) {
+    const BufferClass& d = classes[c];
+    if (!d.donated || donated_used[d.parameter] || d.output) continue;
+    for (size_t k = 0; k < classes.size(); ++k) {
+      const int b = class_output_buffer[k];
+      if (b < 0 || out.output_buffers[b].aliased_parameter >= 0) continue;
+      const BufferClass& target = classes[k];
+      if (target.type.byte_size() == d.type.byte_size() &&
+          target.type.dtype == d.type.dtype &&
+          target.type.memory_kind == d.type.memory_kind &&
+          d.last_use < target.def) {
+        out.output_buffers[b].aliased_parameter = d.parameter;
+        donated_used[d.parameter] = true;
+        break;
+      }
+    }
+  }
+  for (const OutputBuffer& b : out.output_buffers) {
+    if (b.aliased_parameter >= 0) a.alias_size_in_bytes += b.type.byte_size();
+  }
+  for (int p = 0; p < program.num_parameters(); ++p) {
+    a.argument_size_in_bytes += program.parameter_type(p).byte_size();
+    if (p < static_cast<int>(donated.size()) && donated[p] &&
+        !donated_used[p]) {
+      out.unusable_donations.push_back(p);
+    }
+  }
+
+  // Temporaries: per memory kind, packed by lifetime.
+  std::array<std::vector<BufferClass*>, kNumMemoryKinds> temps;
+  std::array<std::vector<int>, kNumMemoryKinds> temp_ids;
+  for (size_t c = 0; c < classes.size(); ++c) {
+    BufferClass& cls = classes[c];
+    if (cls.parameter >= 0 || cls.constant || cls.output) continue;
+    const int k = static_cast<int>(cls.type.memory_kind);
+    temps[k].push_back(&cls);
+    temp_ids[k].push_back(static_cast<int>(c));
+  }
+  std::vector<int64_t> class_offset(classes.size(), 0);
+  for (int k = 0; k < kNumMemoryKinds; ++k) {
+    std::vector<int64_t> offsets;
+    out.temp_arena_bytes[k] = PackArena(temps[k], offsets);
+    for (size_t i = 0; i < offsets.size(); ++i) {
+      class_offset[temp_ids[k][i]] = offsets[i];
+    }
+    a.temp_size_in_bytes += out.temp_arena_bytes[k];
+  }
+  int64_t scratch = 0;
+  for (const Step& s : plan.steps) {
+    scratch = std::max(scratch, FusionScratchBytes(program, s));
+  }
+  a.temp_size_in_bytes += scratch * std::max(1, num_threads);
+
+  // Per-value locations.
+  for (size_t c = 0; c < classes.size(); ++c) {
+    const BufferClass& cls = classes[c];
+    BufferLocation loc;
+    if (cls.parameter >= 0) {
+      loc = {BufferLocation::Kind::kParameter, cls.parameter, 0};
+    } else if (cls.constant) {
+      loc = {BufferLocation::Kind::kConstant, cls.values[0], 0};
+      a.constant_size_in_bytes += cls.type.byte_size();
+    } else if (cls.output) {
+      loc = {BufferLocation::Kind::kOutput, class_output_buffer[c], 0};
+    } else {
+      loc = {BufferLocation::Kind::kTemp, -1, class_offset[c]};
+    }
+    for (ValueId v : cls.values) out.location[v] = loc;
+  }
+
+  a.peak_memory_in_bytes = a.argument_size_in_bytes + a.output_size_in_bytes -
+                           a.alias_size_in_bytes + a.temp_size_in_bytes +
+                           a.constant_size_in_bytes;
+  return out;
+}
+
+}  // namespace baton::compiler

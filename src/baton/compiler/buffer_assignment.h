@@ -1,0 +1,103 @@
+// BufferAssignment: where every materialized value of a program lives during
+// a call, decided once at compile time (DESIGN R3, R4).
+//
+// Values are grouped into buffers (union-find classes):
+//  - a reshape shares its operand's buffer when that buffer is writable;
+//  - an in-place-capable step (fused elementwise, dynamic_update_slice,
+//    scatter) writes into the buffer of an operand that dies at that step
+//    when sizes and memory kinds match -- donated parameters first, so that
+//    "params - lr * grads" overwrites the donated parameters;
+// then each buffer is placed:
+//  - undonated parameter: the caller's argument (read only; an output that is
+//    the parameter itself is returned as the same array);
+//  - constant: the executable's shared constant copy;
+//  - donated parameter: the donated storage, which becomes the output it was
+//    joined with, or is matched to another output of equal byte size, dtype
+//    and memory kind whose lifetime starts after it ends; a donated buffer
+//    that no output uses is freed after the call and reported as unusable;
+//  - other outputs: a fresh allocation per call;
+//  - everything else: an offset in one temporary arena per memory kind,
+//    packed so that buffers whose lifetimes overlap never overlap in memory.
+//
+// Ownership: a plain value; immutable and shareable once built.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "baton/compiler/ir.h"
+#include "baton/compiler/step_plan.h"
+
+namespace baton::compiler {
+
+// What a compiled call costs (DESIGN R3: memory_analysis()).
+struct MemoryAnalysis {
+  int64_t argument_size_in_bytes = 0;  // all parameters
+  int64_t output_size_in_bytes = 0;    // distinct outputs
+  int64_t alias_size_in_bytes = 0;     // outputs written into donated inputs
+  int64_t temp_size_in_bytes = 0;      // temporary arenas + fusion tiles
+  int64_t constant_size_in_bytes = 0;  // distinct constants
+  // arguments + outputs - aliases + temporaries + constants: the most the
+  // call can hold at once.
+  int64_t peak_memory_in_bytes = 0;
+  std::string ToString() const;
+};
+
+struct BufferLocation {
+  enum class Kind : uint8_t {
+    kNone,       // not materialized (virtual scalar, inner fused value)
+    kParameter,  // index = parameter index (donated or not)
+    kConstant,   // index = ValueId of the constant instruction
+    kOutput,     // index = output buffer index
+    kTemp,       // offset into the arena of the value's memory kind
+  };
+  Kind kind = Kind::kNone;
+  int index = -1;
+  int64_t offset = 0;
+};
+
+// One output allocation (or aliased donated storage) per distinct output
+// buffer.
+struct OutputBuffer {
+  ValueType type;
+  // Donated parameter whose storage this output reuses, or -1 (allocate).
+  int aliased_parameter = -1;
+};
+
+// How program output i is produced.
+struct OutputSource {
+  enum class Kind : uint8_t {
+    kBuffer,     // index = output buffer
+    kParameter,  // index = parameter returned unchanged (same array)
+    kCopy,       // index = output buffer to fill with a copy of `value`
+  };
+  Kind kind = Kind::kBuffer;
+  int index = -1;
+  ValueId value = kNoValue;
+};
+
+struct BufferAssignment {
+  std::vector<BufferLocation> location;  // per ValueId
+  // Steps that need no work: a reshape sharing its operand's buffer.
+  std::vector<bool> step_is_noop;  // per step
+  std::vector<OutputBuffer> output_buffers;
+  std::vector<OutputSource> outputs;  // per program output
+  std::array<int64_t, kNumMemoryKinds> temp_arena_bytes{};
+  // Donated parameters whose storage no output uses (freed after the call).
+  std::vector<int> unusable_donations;
+  MemoryAnalysis analysis;
+};
+
+// Elements per fused tile, and the per-thread scratch a fused step needs.
+inline constexpr int64_t kFusionTileElements = 4096;
+int64_t FusionScratchBytes(const Program& program, const Step& step);
+
+// `donated[i]` says whether parameter i is donated. `num_threads` sizes the
+// fusion scratch reported in the analysis.
+BufferAssignment AssignBuffers(const Program& program, const StepPlan& plan,
+                               const std::vector<bool>& donated,
+                               int num_threads);
+
+}  // namespace baton::compiler

@@ -1,0 +1,88 @@
+#include "baton/compiler/op_attrs.h"
+
+namespace baton::compiler {
+
+std::string_view op_kind_name(OpKind kind) {
+  switch (kind) {
+    case OpKind::kParameter:
+      return "parameter";
+    case OpKind::kConstant:
+      return "constant";
+    case OpKind::kIota:
+      return "iota";
+    case OpKind::kConvert:
+      return "convert";
+    case OpKind::kUnary:
+      return "unary";
+    case OpKind::kBinary:
+      return "binary";
+    case OpKind::kCompare:
+      return "compare";
+    case OpKind::kSelect:
+      return "select";
+    case OpKind::kBroadcastInDim:
+      return "broadcast_in_dim";
+    case OpKind::kReshape:
+      return "reshape";
+    case OpKind::kTranspose:
+      return "transpose";
+    case OpKind::kSlice:
+      return "slice";
+    case OpKind::kDynamicSlice:
+      return "dynamic_slice";
+    case OpKind::kDynamicUpdateSlice:
+      return "dynamic_update_slice";
+    case OpKind::kConcatenate:
+      return "concatenate";
+    case OpKind::kPad:
+      return "pad";
+    case OpKind::kGather:
+      return "gather";
+    case OpKind::kScatter:
+      return "scatter";
+    case OpKind::kReduce:
+      return "reduce";
+    case OpKind::kDotGeneral:
+      return "dot_general";
+    case OpKind::kTransfer:
+      return "transfer";
+  }
+  return "?";
+}
+
+std::string_view scatter_mode_name(ScatterMode mode) {
+  switch (mode) {
+    case ScatterMode::kSet:
+      return "set";
+    case ScatterMode::kAdd:
+      return "add";
+    case ScatterMode::kMul:
+      return "mul";
+    case ScatterMode::kMin:
+      return "min";
+    case ScatterMode::kMax:
+      return "max";
+  }
+  return "?";
+}
+
+std::string OpDisplayName(const OpAttrs& attrs) {
+  if (auto* a = std::get_if<UnaryAttrs>(&attrs)) {
+    return std::string(op_name(a->op));
+  }
+  if (auto* a = std::get_if<BinaryAttrs>(&attrs)) {
+    return std::string(op_name(a->op));
+  }
+  if (auto* a = std::get_if<CompareAttrs>(&attrs)) {
+    return "compare " + std::string(op_name(a->op));
+  }
+  if (auto* a = std::get_if<ReduceAttrs>(&attrs)) {
+    return "reduce " + std::string(op_name(a->op));
+  }
+  if (auto* a = std::get_if<ScatterAttrs>(&attrs)) {
+    return "scatter " + std::string(scatter_mode_name(a->mode));
+  }
+  return std::string(op_kind_name(KindOf(attrs)));
+}
+
+}  // namespace baton::compiler

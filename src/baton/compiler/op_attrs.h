@@ -1,0 +1,257 @@
+// The operations of the IR and their attributes.
+//
+// Every op has one small attribute struct (empty for ops that have none);
+// OpAttrs is the variant of all of them, in the order of OpKind, so an
+// instruction's kind is always its attributes' variant index and the two
+// cannot disagree. Operand order is given beside each struct. Semantics
+// follow StableHLO unless said otherwise; all dimension lists are in the
+// operand's (or result's) dimension numbering, 0-based.
+//
+// All types here are plain values: copyable, comparable with ==, and safe to
+// share between threads once built.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <type_traits>
+#include <variant>
+#include <vector>
+
+#include "baton/compiler/literal.h"
+#include "baton/compiler/value_type.h"
+#include "baton/core/op_codes.h"
+
+namespace baton::compiler {
+
+enum class OpKind : uint8_t {
+  kParameter,
+  kConstant,
+  kIota,
+  kConvert,
+  kUnary,
+  kBinary,
+  kCompare,
+  kSelect,
+  kBroadcastInDim,
+  kReshape,
+  kTranspose,
+  kSlice,
+  kDynamicSlice,
+  kDynamicUpdateSlice,
+  kConcatenate,
+  kPad,
+  kGather,
+  kScatter,
+  kReduce,
+  kDotGeneral,
+  kTransfer,
+};
+inline constexpr int kNumOpKinds = 21;
+
+// StableHLO-style names: "parameter", "broadcast_in_dim", "dot_general", ...
+std::string_view op_kind_name(OpKind kind);
+
+// How scatter combines an update with the element it lands on.
+enum class ScatterMode : uint8_t { kSet, kAdd, kMul, kMin, kMax };
+// "set", "add", "mul", "min", "max".
+std::string_view scatter_mode_name(ScatterMode mode);
+
+// No operands. Parameter `index` of the program, with its declared type
+// (which keeps its own memory kind). Indices are dense, in program order.
+struct ParameterAttrs {
+  int index = 0;
+  ValueType type;
+  bool operator==(const ParameterAttrs&) const = default;
+};
+
+// No operands. A value known at compile time. The literal is immutable and
+// shared; == compares identity (content de-duplication is a pass's job).
+struct ConstantAttrs {
+  std::shared_ptr<const Literal> literal;
+  bool operator==(const ConstantAttrs&) const = default;
+};
+
+// No operands. Result[i...] = i[dimension], converted to dtype.
+struct IotaAttrs {
+  Shape shape;
+  DType dtype = DType::kInt32;
+  int64_t dimension = 0;
+  bool operator==(const IotaAttrs&) const = default;
+};
+
+// (operand). Elementwise type conversion (ConvertElement semantics).
+struct ConvertAttrs {
+  DType dtype = DType::kFloat32;
+  bool operator==(const ConvertAttrs&) const = default;
+};
+
+// (operand). Elementwise, per scalar_math.h.
+struct UnaryAttrs {
+  UnaryOp op = UnaryOp::kNeg;
+  bool operator==(const UnaryAttrs&) const = default;
+};
+
+// (lhs, rhs) of equal shape and dtype: the IR never broadcasts implicitly.
+struct BinaryAttrs {
+  BinaryOp op = BinaryOp::kAdd;
+  bool operator==(const BinaryAttrs&) const = default;
+};
+
+// (lhs, rhs) of equal shape and dtype; the result is bool.
+struct CompareAttrs {
+  CompareOp op = CompareOp::kEq;
+  bool operator==(const CompareAttrs&) const = default;
+};
+
+// (pred, on_true, on_false), all of one shape; pred is bool.
+struct SelectAttrs {
+  bool operator==(const SelectAttrs&) const = default;
+};
+
+// (operand). Operand dimension i becomes result dimension
+// broadcast_dimensions[i]; it must be 1 (repeated) or the result's size.
+struct BroadcastInDimAttrs {
+  Shape shape;
+  std::vector<int64_t> broadcast_dimensions;
+  bool operator==(const BroadcastInDimAttrs&) const = default;
+};
+
+// (operand). Same elements in row-major order, new shape.
+struct ReshapeAttrs {
+  Shape shape;
+  bool operator==(const ReshapeAttrs&) const = default;
+};
+
+// (operand). Result dimension i is operand dimension permutation[i].
+struct TransposeAttrs {
+  std::vector<int64_t> permutation;
+  bool operator==(const TransposeAttrs&) const = default;
+};
+
+// (operand). Static strided slice: per dimension, elements
+// start, start+stride, ... below limit.
+struct SliceAttrs {
+  std::vector<int64_t> start;
+  std::vector<int64_t> limit;
+  std::vector<int64_t> stride;
+  bool operator==(const SliceAttrs&) const = default;
+};
+
+// (operand, start_0, ..., start_{rank-1}): integer scalars. Each start is
+// clamped to [0, dim - slice_size] so the slice always fits.
+struct DynamicSliceAttrs {
+  std::vector<int64_t> slice_sizes;
+  bool operator==(const DynamicSliceAttrs&) const = default;
+};
+
+// (operand, update, start_0, ..., start_{rank-1}): starts clamped to
+// [0, dim - update_dim]. The result is the operand with the block replaced.
+struct DynamicUpdateSliceAttrs {
+  bool operator==(const DynamicUpdateSliceAttrs&) const = default;
+};
+
+// (operand_0, ..., operand_{n-1}), n >= 1, joined along `dimension`.
+struct ConcatenateAttrs {
+  int64_t dimension = 0;
+  bool operator==(const ConcatenateAttrs&) const = default;
+};
+
+// (operand, padding_value): padding_value is a scalar of the operand's dtype.
+// Per dimension: `low` before, `high` after (negative values crop) and
+// `interior` (>= 0) between neighbouring elements.
+struct PadAttrs {
+  std::vector<int64_t> low;
+  std::vector<int64_t> high;
+  std::vector<int64_t> interior;
+  bool operator==(const PadAttrs&) const = default;
+};
+
+// (operand, indices): numpy `take` along `axis` with indices clamped to
+// [0, dim - 1]. Result shape: operand[:axis] + indices + operand[axis+1:].
+struct GatherAttrs {
+  int64_t axis = 0;
+  bool operator==(const GatherAttrs&) const = default;
+};
+
+// (operand, indices, updates): the inverse of gather with the same axis;
+// updates are shaped like gather's result. Updates whose index is out of
+// range are dropped; repeated indices combine in row-major order of the
+// updates (for kSet the last one wins).
+struct ScatterAttrs {
+  int64_t axis = 0;
+  ScatterMode mode = ScatterMode::kSet;
+  bool operator==(const ScatterAttrs&) const = default;
+};
+
+// (operand). Reduces over `axes`, which disappear from the shape.
+struct ReduceAttrs {
+  ReduceOp op = ReduceOp::kSum;
+  std::vector<int64_t> axes;
+  bool operator==(const ReduceAttrs&) const = default;
+};
+
+// (lhs, rhs). Result dimensions: batch..., lhs free..., rhs free..., each
+// group in operand order (StableHLO dot_general).
+struct DotGeneralAttrs {
+  std::vector<int64_t> lhs_batch;
+  std::vector<int64_t> rhs_batch;
+  std::vector<int64_t> lhs_contracting;
+  std::vector<int64_t> rhs_contracting;
+  bool operator==(const DotGeneralAttrs&) const = default;
+};
+
+// (operand). The same value, moved to another memory kind (a copy).
+struct TransferAttrs {
+  MemoryKind memory_kind = MemoryKind::kDevice;
+  bool operator==(const TransferAttrs&) const = default;
+};
+
+// In OpKind order (checked below).
+using OpAttrs =
+    std::variant<ParameterAttrs, ConstantAttrs, IotaAttrs, ConvertAttrs,
+                 UnaryAttrs, BinaryAttrs, CompareAttrs, SelectAttrs,
+                 BroadcastInDimAttrs, ReshapeAttrs, TransposeAttrs, SliceAttrs,
+                 DynamicSliceAttrs, DynamicUpdateSliceAttrs, ConcatenateAttrs,
+                 PadAttrs, GatherAttrs, ScatterAttrs, ReduceAttrs,
+                 DotGeneralAttrs, TransferAttrs>;
+
+inline OpKind KindOf(const OpAttrs& attrs) {
+  return static_cast<OpKind>(attrs.index());
+}
+
+// The op's name as users see it in messages: "add", "compare LT",
+// "reduce sum", "scatter add", "broadcast_in_dim".
+std::string OpDisplayName(const OpAttrs& attrs);
+
+static_assert(std::variant_size_v<OpAttrs> == kNumOpKinds);
+#define BATON_CHECK_ATTRS_ORDER(kind, type)                           \
+  static_assert(                                                      \
+      std::is_same_v<std::variant_alternative_t<                      \
+                         static_cast<size_t>(OpKind::kind), OpAttrs>, \
+                     type>)
+BATON_CHECK_ATTRS_ORDER(kParameter, ParameterAttrs);
+BATON_CHECK_ATTRS_ORDER(kConstant, ConstantAttrs);
+BATON_CHECK_ATTRS_ORDER(kIota, IotaAttrs);
+BATON_CHECK_ATTRS_ORDER(kConvert, ConvertAttrs);
+BATON_CHECK_ATTRS_ORDER(kUnary, UnaryAttrs);
+BATON_CHECK_ATTRS_ORDER(kBinary, BinaryAttrs);
+BATON_CHECK_ATTRS_ORDER(kCompare, CompareAttrs);
+BATON_CHECK_ATTRS_ORDER(kSelect, SelectAttrs);
+BATON_CHECK_ATTRS_ORDER(kBroadcastInDim, BroadcastInDimAttrs);
+BATON_CHECK_ATTRS_ORDER(kReshape, ReshapeAttrs);
+BATON_CHECK_ATTRS_ORDER(kTranspose, TransposeAttrs);
+BATON_CHECK_ATTRS_ORDER(kSlice, SliceAttrs);
+BATON_CHECK_ATTRS_ORDER(kDynamicSlice, DynamicSliceAttrs);
+BATON_CHECK_ATTRS_ORDER(kDynamicUpdateSlice, DynamicUpdateSliceAttrs);
+BATON_CHECK_ATTRS_ORDER(kConcatenate, ConcatenateAttrs);
+BATON_CHECK_ATTRS_ORDER(kPad, PadAttrs);
+BATON_CHECK_ATTRS_ORDER(kGather, GatherAttrs);
+BATON_CHECK_ATTRS_ORDER(kScatter, ScatterAttrs);
+BATON_CHECK_ATTRS_ORDER(kReduce, ReduceAttrs);
+BATON_CHECK_ATTRS_ORDER(kDotGeneral, DotGeneralAttrs);
+BATON_CHECK_ATTRS_ORDER(kTransfer, TransferAttrs);
+#undef BATON_CHECK_ATTRS_ORDER
+
+}  // namespace baton::compiler

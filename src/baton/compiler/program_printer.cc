@@ -1,0 +1,132 @@
+#include "baton/compiler/program_printer.h"
+
+#include <vector>
+
+namespace baton::compiler {
+namespace {
+
+std::string List(const std::vector<int64_t>& values) {
+  std::string s = "[";
+  for (size_t i = 0; i < values.size(); ++i) {
+    if (i) s += ",";
+    s += std::to_string(values[i]);
+  }
+  return s + "]";
+}
+
+std::string ConstantText(const Literal& lit) {
+  if (lit.num_elements() <= kMaxPrintedConstantElements) {
+    return lit.ValuesToString();
+  }
+  return "<" + std::string(dtype_short_name(lit.dtype())) +
+         DimsToString(lit.shape()) + " " + std::to_string(lit.byte_size()) +
+         " bytes>";
+}
+
+// The op name shown before the operand list.
+std::string Mnemonic(const OpAttrs& attrs) {
+  if (auto* a = std::get_if<UnaryAttrs>(&attrs)) {
+    return std::string(op_name(a->op));
+  }
+  if (auto* a = std::get_if<BinaryAttrs>(&attrs)) {
+    return std::string(op_name(a->op));
+  }
+  return std::string(op_kind_name(KindOf(attrs)));
+}
+
+// Text after the operand list and before " : type", e.g. ", dims=[1]".
+std::string AttributeText(const Instruction& inst) {
+  switch (inst.kind()) {
+    case OpKind::kIota:
+      return ", dimension=" +
+             std::to_string(inst.attrs_as<IotaAttrs>().dimension);
+    case OpKind::kCompare:
+      return ", direction=" +
+             std::string(op_name(inst.attrs_as<CompareAttrs>().op));
+    case OpKind::kBroadcastInDim:
+      return ", dims=" +
+             List(inst.attrs_as<BroadcastInDimAttrs>().broadcast_dimensions);
+    case OpKind::kTranspose:
+      return ", permutation=" +
+             List(inst.attrs_as<TransposeAttrs>().permutation);
+    case OpKind::kSlice: {
+      const auto& a = inst.attrs_as<SliceAttrs>();
+      return ", start=" + List(a.start) + ", limit=" + List(a.limit) +
+             ", stride=" + List(a.stride);
+    }
+    case OpKind::kDynamicSlice:
+      return ", sizes=" + List(inst.attrs_as<DynamicSliceAttrs>().slice_sizes);
+    case OpKind::kConcatenate:
+      return ", dimension=" +
+             std::to_string(inst.attrs_as<ConcatenateAttrs>().dimension);
+    case OpKind::kPad: {
+      const auto& a = inst.attrs_as<PadAttrs>();
+      return ", low=" + List(a.low) + ", high=" + List(a.high) +
+             ", interior=" + List(a.interior);
+    }
+    case OpKind::kGather:
+      return ", axis=" + std::to_string(inst.attrs_as<GatherAttrs>().axis);
+    case OpKind::kScatter: {
+      const auto& a = inst.attrs_as<ScatterAttrs>();
+      return ", axis=" + std::to_string(a.axis) +
+             ", mode=" + std::string(scatter_mode_name(a.mode));
+    }
+    case OpKind::kReduce: {
+      const auto& a = inst.attrs_as<ReduceAttrs>();
+      return ", op=" + std::string(op_name(a.op)) + ", axes=" + List(a.axes);
+    }
+    case OpKind::kDotGeneral: {
+      const auto& a = inst.attrs_as<DotGeneralAttrs>();
+      return ", batching_dims=" + List(a.lhs_batch) + "x" + List(a.rhs_batch) +
+             ", contracting_dims=" + List(a.lhs_contracting) + "x" +
+             List(a.rhs_contracting);
+    }
+    case OpKind::kTransfer:
+      return ", memory_kind=" +
+             std::string(
+                 memory_kind_name(inst.attrs_as<TransferAttrs>().memory_kind));
+    default:
+      return "";
+  }
+}
+
+}  // namespace
+
+std::string InstructionToText(const Program& program, ValueId id) {
+  const Instruction& inst = program.instruction(id);
+  std::string s = "%" + std::to_string(id) + " = " + Mnemonic(inst.attrs) + "(";
+  if (auto* p = inst.attrs_if<ParameterAttrs>()) {
+    s += std::to_string(p->index);
+  } else if (auto* c = inst.attrs_if<ConstantAttrs>()) {
+    s += ConstantText(*c->literal);
+  } else {
+    for (int i = 0; i < inst.operands.size(); ++i) {
+      if (i) s += ", ";
+      s += "%" + std::to_string(inst.operands[i]);
+    }
+  }
+  return s + ")" + AttributeText(inst) + " : " + inst.type.ToString();
+}
+
+std::string ProgramToText(const Program& program) {
+  std::string s = "func(";
+  for (int i = 0; i < program.num_parameters(); ++i) {
+    if (i) s += ", ";
+    s += "%" + std::to_string(program.parameter(i)) + ": " +
+         program.parameter_type(i).ToString();
+  }
+  s += ") -> (";
+  for (size_t i = 0; i < program.outputs().size(); ++i) {
+    if (i) s += ", ";
+    s += "%" + std::to_string(program.outputs()[i]);
+  }
+  s += ") {\n";
+  for (ValueId id = 0; id < program.num_values(); ++id) {
+    // Parameters are declared in the header.
+    if (program.instruction(id).kind() == OpKind::kParameter) continue;
+    s += "  " + InstructionToText(program, id) + "\n";
+  }
+  return s + "}\n";
+}
+
+}  // namespace baton::compiler

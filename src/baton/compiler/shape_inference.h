@@ -1,0 +1,28 @@
+// Type inference for every IR op: the single place that decides whether an
+// op is well formed and what it produces.
+//
+// Program::Add calls it for each new instruction and the tracer surfaces its
+// errors at trace time, so a bad shape is reported where the user wrote it.
+// Stateless; safe to call from any thread.
+#pragma once
+
+#include <span>
+
+#include "baton/compiler/op_attrs.h"
+#include "baton/compiler/value_type.h"
+#include "baton/core/status.h"
+
+namespace baton::compiler {
+
+// The type of the value an op with these attributes produces from operands
+// of these types (the op kind is the attributes' variant index). Results
+// live in device memory, except a parameter (its declared kind) and a
+// transfer (its target kind).
+//
+// Errors: InvalidArgument naming the op and its operands and saying what to
+// do, e.g. "add: operand shapes (2, 3) and (3,) differ; broadcast one of
+// them first".
+Result<ValueType> InferType(const OpAttrs& attrs,
+                            std::span<const ValueType> operands);
+
+}  // namespace baton::compiler

@@ -1,0 +1,53 @@
+// StepPlan: how a Program's instructions become executable steps.
+//
+//  - A broadcast_in_dim of a one-element value whose users are all
+//    elementwise ops is never materialized: kernels read the scalar instead
+//    (a "virtual scalar").
+//  - Chains of elementwise ops (unary, binary, compare, select, convert) of
+//    one shape, where each inner value has a single user, form one fused step
+//    that runs tile by tile: inner values live in small per-thread tiles,
+//    never in whole-array temporaries, and memory is traversed once.
+//  - Every other instruction (except parameters and constants, which already
+//    have storage) is a step of its own.
+//
+// Ownership: a plain value; safe to share between threads once built.
+#pragma once
+
+#include <vector>
+
+#include "baton/compiler/ir.h"
+
+namespace baton::compiler {
+
+struct Step {
+  enum class Kind : uint8_t { kOp, kFusedElementwise };
+  Kind kind = Kind::kOp;
+  ValueId result = kNoValue;
+  // kFusedElementwise: the fused values in program order, `result` last.
+  // kOp: {result}.
+  std::vector<ValueId> members;
+  // Materialized values the step reads, in first-use order, without repeats
+  // (a virtual scalar is replaced by the value it broadcasts).
+  std::vector<ValueId> inputs;
+};
+
+struct StepPlan {
+  std::vector<Step> steps;  // program order
+  // Per value: the one-element value a virtual scalar broadcasts, else
+  // kNoValue.
+  std::vector<ValueId> scalar_source;
+  // Per value: index of the step whose result it is, else -1 (parameters,
+  // constants, virtual scalars, inner values of fused steps).
+  std::vector<int> step_of;
+  // Per value: whether it has storage of its own (parameters, constants, step
+  // results).
+  std::vector<bool> materialized;
+};
+
+// Plans the steps of `program` (which should have been through DCE).
+StepPlan PlanSteps(const Program& program);
+
+// Whether `kind` is computed element by element with no cross-element access.
+bool IsElementwise(OpKind kind);
+
+}  // namespace baton::compiler

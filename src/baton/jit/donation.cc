@@ -1,0 +1,18 @@
+#include "baton/jit/donation.h"
+
+#include "baton/core/error.h"
+
+namespace baton {
+
+Result<Donated> TryDonate(const Array& a) {
+  if (!a.valid()) return InvalidArgument("donate: the array handle is null");
+  BATON_ASSIGN_OR_RETURN(
+      ArrayImpl::Taken taken,
+      a.impl()->TakeExclusive({ConsumedReason::Kind::kDonated,
+                               "a donate() marker that no call used yet"}));
+  return Donated{a, std::move(taken)};
+}
+
+Donated donate(const Array& a) { return ValueOrThrow(TryDonate(a)); }
+
+}  // namespace baton

@@ -1,0 +1,27 @@
+// Call-site donation (DESIGN R4): `f(donate(x), y)`.
+//
+// donate(x) consumes x at once -- every reference sees IsDeleted() -- even
+// while other references exist, and takes x's storage for the next jitted
+// call it is passed to. With a live host view (or DLPack export) it is
+// refused with a DonationError naming the views, and x stays valid.
+//
+// Ownership: a Donated owns the taken storage until a call consumes it; a
+// Donated dropped unused frees the storage (after in-flight work).
+// Thread-safety: a Donated is a plain move-only value.
+#pragma once
+
+#include "baton/runtime/array.h"
+
+namespace baton {
+
+struct Donated {
+  Array array;              // the consumed handle: metadata and rollback
+  ArrayImpl::Taken taken;   // its storage and what writers must wait for
+};
+
+// Consumes `a` for a later call; the error names live views or says why.
+Result<Donated> TryDonate(const Array& a);
+// Throwing form: DonationError / DeletedArrayError.
+Donated donate(const Array& a);
+
+}  // namespace baton

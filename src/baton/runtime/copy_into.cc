@@ -1,0 +1,68 @@
+#include "baton/runtime/copy_into.h"
+
+#include "baton/runtime/device.h"
+#include "baton/runtime/parallel_copy.h"
+#include "baton/runtime/trace_recorder.h"
+
+namespace baton {
+
+Result<Array> CopyArrayInto(const Array& src, const Array& into) {
+  if (!src.valid() || !into.valid()) {
+    return InvalidArgument("device_put(into=...): null array");
+  }
+  if (src.shape() != into.shape() || src.dtype() != into.dtype()) {
+    return InvalidArgument(
+        "device_put(into=...): the new value is " + src.impl()->Describe() +
+        " but `into` is " + into.impl()->Describe() +
+        "; an in-place overwrite needs the same shape and dtype. Nothing was "
+        "consumed.");
+  }
+  const ConsumedReason reason{ConsumedReason::Kind::kOverwritten,
+                              "device_put(into=...)"};
+  ArrayImpl* old = into.impl();
+  if (src.Is(into)) {
+    BATON_ASSIGN_OR_RETURN(ArrayImpl::Taken taken, old->TakeExclusive(reason));
+    taken.buffer->ResetForNewOwner(JoinEvents(taken.wait_for));
+    return Array(ArrayImpl::Create(old->device(), old->memory_kind(),
+                                   old->shape(), old->dtype(),
+                                   std::move(taken.buffer)));
+  }
+  // Read hold first: a deleted source fails before `into` is consumed.
+  BATON_ASSIGN_OR_RETURN(UsageHold hold, src.impl()->AcquireRead());
+  BATON_ASSIGN_OR_RETURN(ArrayImpl::Taken taken, old->TakeExclusive(reason));
+  Device* device = old->device();
+  const MemoryKind kind = old->memory_kind();
+  WorkQueue& q =
+      (device == src.device() && kind == src.memory_kind())
+          ? device->queue(QueueKind::kCompute)
+          : (kind == MemoryKind::kDevice
+                 ? device->queue(QueueKind::kHostToDevice)
+                 : src.device()->queue(QueueKind::kDeviceToHost));
+  const size_t n = static_cast<size_t>(src.nbytes());
+  void* to = taken.buffer->data();
+  const void* from = hold.data();
+  const int device_id = device->id();
+  Event done = q.Enqueue(
+      hold.dependencies(),
+      [to, from, n, wait = std::move(taken.wait_for), device_id, kind]() {
+        // Order after the old value's users; their errors do not matter,
+        // the old value is being replaced.
+        (void)WaitAll(wait);
+        const int64_t begin = TraceRecorder::NowNs();
+        ParallelCopy(to, from, n);
+        auto& rec = TraceRecorder::Global();
+        if (rec.enabled()) {
+          rec.Record(TraceRecord{TraceRecord::Kind::kTransfer, begin,
+                                 TraceRecorder::NowNs(), device_id, kind,
+                                 static_cast<int64_t>(n), 0,
+                                 "device_put(into=)"});
+        }
+        return OkStatus();
+      });
+  hold.Finish(done);
+  taken.buffer->ResetForNewOwner(done);
+  return Array(ArrayImpl::Create(device, kind, old->shape(), old->dtype(),
+                                 std::move(taken.buffer)));
+}
+
+}  // namespace baton

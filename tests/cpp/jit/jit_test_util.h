@@ -1,0 +1,43 @@
+// Helpers for jit tests.
+#pragma once
+
+#include <gtest/gtest.h>
+
+#include <vector>
+
+#include "baton/core/error.h"
+#include "baton/jit/jit.h"
+#include "baton/runtime/client.h"
+#include "baton/runtime/transfer.h"
+
+namespace baton::testing {
+
+inline Device* Dev() { return Client::Default().devices()[0]; }
+
+inline Array Floats(const std::vector<float>& v, Shape shape = {},
+                    MemoryKind kind = MemoryKind::kDevice) {
+  if (shape.rank() == 0 && v.size() != 1) shape = Shape{int64_t(v.size())};
+  return ValueOrThrow(DevicePut(HostBuffer{v.data(), shape, DType::kFloat32},
+                                Dev(), kind));
+}
+
+inline Array Int32(int32_t v) {
+  return ValueOrThrow(
+      DevicePut(HostBuffer{&v, Shape{}, DType::kInt32}, Dev(), MemoryKind::kDevice));
+}
+
+inline std::vector<float> ToHost(const Array& a) {
+  std::vector<float> out(static_cast<size_t>(a.size()));
+  ThrowIfError(CopyToHost(a, out.data(), out.size() * sizeof(float)));
+  return out;
+}
+
+inline MemoryStats Stats(MemoryKind k = MemoryKind::kDevice) {
+  return Dev()->memory_space(k).stats();
+}
+
+inline ArgSpec Spec(Shape s, bool donated = false, DType d = DType::kFloat32) {
+  return ArgSpec{std::move(s), d, MemoryKind::kDevice, donated};
+}
+
+}  // namespace baton::testing

@@ -1,0 +1,216 @@
+// DotGeneral against a naive contraction: batch and contracting dims in
+// unusual positions, transposed operands, degenerate sizes, every dtype.
+#include "baton/backend/cpu/kernels/dot.h"
+
+#include <cblas.h>
+#include <gtest/gtest.h>
+
+#include "baton/core/scalar_math.h"
+#include "kernel_test_util.h"
+
+namespace baton::cpu {
+namespace {
+
+using testing::AllDTypes;
+using testing::BitEqual;
+using testing::FillOptions;
+using testing::HostArray;
+using testing::NearArray;
+using testing::RandomArray;
+using testing::Ravel;
+using testing::Unravel;
+
+std::vector<int64_t> FreeDimsOf(int rank, const std::vector<int64_t>& batch,
+                                const std::vector<int64_t>& contracting) {
+  std::vector<int64_t> free;
+  for (int d = 0; d < rank; ++d) {
+    if (std::find(batch.begin(), batch.end(), d) == batch.end() &&
+        std::find(contracting.begin(), contracting.end(), d) ==
+            contracting.end()) {
+      free.push_back(d);
+    }
+  }
+  return free;
+}
+
+// Naive contraction. Floats accumulate in double (and report sum |a*b| for
+// the tolerance); integers and bool wrap / or-and exactly like the kernel.
+struct Reference {
+  HostArray exact;              // integers and bool
+  std::vector<double> value;    // floats
+  std::vector<double> abs_sum;  // floats
+};
+
+Reference RefDot(const HostArray& lhs, const HostArray& rhs,
+                 const DotDimensions& dims) {
+  const Shape& ls = lhs.shape();
+  const Shape& rs = rhs.shape();
+  const Shape out_shape = DotGeneralShape(ls, rs, dims);
+  const auto lf = FreeDimsOf(ls.rank(), dims.lhs_batch, dims.lhs_contracting);
+  const auto rf = FreeDimsOf(rs.rank(), dims.rhs_batch, dims.rhs_contracting);
+  std::vector<int64_t> k_dims;
+  for (int64_t d : dims.lhs_contracting) k_dims.push_back(ls[d]);
+  int64_t k_total = 1;
+  for (int64_t k : k_dims) k_total *= k;
+  Reference ref{HostArray(lhs.dtype(), out_shape), {}, {}};
+  const int64_t n_out = out_shape.num_elements();
+  ref.value.assign(n_out, 0.0);
+  ref.abs_sum.assign(n_out, 0.0);
+  VisitDType(lhs.dtype(), [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    for (int64_t f = 0; f < n_out; ++f) {
+      const std::vector<int64_t> oi = Unravel(f, out_shape.dims());
+      std::vector<int64_t> li(ls.rank()), ri(rs.rank());
+      size_t p = 0;
+      for (size_t b = 0; b < dims.lhs_batch.size(); ++b, ++p) {
+        li[dims.lhs_batch[b]] = oi[p];
+        ri[dims.rhs_batch[b]] = oi[p];
+      }
+      for (int64_t d : lf) li[d] = oi[p++];
+      for (int64_t d : rf) ri[d] = oi[p++];
+      T acc = T(0);
+      for (int64_t k = 0; k < k_total; ++k) {
+        const std::vector<int64_t> ki = Unravel(k, k_dims);
+        for (size_t c = 0; c < ki.size(); ++c) {
+          li[dims.lhs_contracting[c]] = ki[c];
+          ri[dims.rhs_contracting[c]] = ki[c];
+        }
+        const int64_t lflat = Ravel(li, ls.dims()), rflat = Ravel(ri, rs.dims());
+        if constexpr (std::is_integral_v<T>) {
+          acc = scalar::Binary<BinaryOp::kAdd, T>(
+              acc, scalar::Binary<BinaryOp::kMul, T>(lhs.as<T>()[lflat],
+                                                     rhs.as<T>()[rflat]));
+        } else {
+          const double prod = lhs.At(lflat) * rhs.At(rflat);
+          ref.value[f] += prod;
+          ref.abs_sum[f] += std::abs(prod);
+        }
+      }
+      if constexpr (std::is_integral_v<T>) ref.exact.as<T>()[f] = acc;
+    }
+  });
+  return ref;
+}
+
+::testing::AssertionResult CheckDot(const HostArray& lhs, const HostArray& rhs,
+                                    const DotDimensions& dims) {
+  const DType t = lhs.dtype();
+  HostArray out(t, DotGeneralShape(lhs.shape(), rhs.shape(), dims));
+  DotGeneral(t, lhs.data(), lhs.shape(), rhs.data(), rhs.shape(), dims,
+             out.data());
+  Reference ref = RefDot(lhs, rhs, dims);
+  if (!is_floating(t)) return BitEqual(ref.exact, out);
+  // BLAS reassociates (float32 accumulation for float32 and 16-bit types);
+  // then the result is rounded to the output type.
+  // Worst case for a length-K sum: K units of roundoff of sum |a*b|.
+  int64_t k_total = 1;
+  for (int64_t d : dims.lhs_contracting) k_total *= lhs.shape()[d];
+  const double acc_eps =
+      static_cast<double>(k_total) * (t == DType::kFloat64 ? 1.2e-16 : 6e-8);
+  std::vector<double> tol(ref.value.size());
+  for (size_t i = 0; i < tol.size(); ++i) {
+    tol[i] = testing::StorageEpsilon(t) * std::abs(ref.value[i]) +
+             acc_eps * ref.abs_sum[i] + 1e-300;
+  }
+  return NearArray(ref.value, tol, out);
+}
+
+struct DotCase {
+  std::string name;
+  Shape lhs, rhs;
+  DotDimensions dims;
+};
+
+std::vector<DotCase> Cases() {
+  return {
+      {"matmul", Shape{5, 7}, Shape{7, 3}, {{}, {}, {1}, {0}}},
+      {"lhs transposed", Shape{7, 5}, Shape{7, 3}, {{}, {}, {0}, {0}}},
+      {"rhs transposed", Shape{5, 7}, Shape{3, 7}, {{}, {}, {1}, {1}}},
+      {"both transposed", Shape{7, 5}, Shape{3, 7}, {{}, {}, {0}, {1}}},
+      {"batched", Shape{4, 5, 6}, Shape{4, 6, 3}, {{0}, {0}, {2}, {1}}},
+      {"batch in the middle", Shape{5, 4, 6}, Shape{6, 4, 3},
+       {{1}, {1}, {2}, {0}}},
+      {"two batch dims swapped", Shape{2, 3, 4, 5}, Shape{3, 2, 5, 4},
+       {{1, 0}, {0, 1}, {3}, {2}}},
+      {"two contracting dims in odd order", Shape{3, 4, 5}, Shape{5, 2, 3},
+       {{}, {}, {0, 2}, {2, 0}}},
+      {"outer product", Shape{4}, Shape{3}, {{}, {}, {}, {}}},
+      {"vector dot", Shape{9}, Shape{9}, {{}, {}, {0}, {0}}},
+      {"matrix vector", Shape{4, 9}, Shape{9}, {{}, {}, {1}, {0}}},
+      {"vector matrix", Shape{9}, Shape{9, 4}, {{}, {}, {0}, {0}}},
+      {"size-1 dims", Shape{1, 5, 1, 6}, Shape{6, 1, 2},
+       {{}, {}, {3}, {0}}},
+      {"empty contraction", Shape{3, 0}, Shape{0, 4}, {{}, {}, {1}, {0}}},
+      {"empty output", Shape{0, 5}, Shape{5, 4}, {{}, {}, {1}, {0}}},
+      {"empty batch", Shape{0, 2, 3}, Shape{0, 3, 2}, {{0}, {0}, {2}, {1}}},
+      {"batched, free dims last", Shape{6, 2, 5}, Shape{2, 6, 3},
+       {{1}, {0}, {0}, {1}}},
+  };
+}
+
+TEST(DotGeneralTest, EveryLayoutAndDType) {
+  std::mt19937_64 rng(40);
+  for (const DotCase& c : Cases()) {
+    for (DType t : AllDTypes()) {
+      SCOPED_TRACE(c.name + " " + std::string(dtype_name(t)));
+      FillOptions opt;
+      opt.int_range = 50;
+      const HostArray lhs = RandomArray(t, c.lhs, rng, opt);
+      const HostArray rhs = RandomArray(t, c.rhs, rng, opt);
+      ASSERT_TRUE(CheckDot(lhs, rhs, c.dims));
+    }
+  }
+}
+
+TEST(DotGeneralTest, IntegersWrap) {
+  HostArray a(DType::kInt8, Shape{1, 2}), b(DType::kInt8, Shape{2, 1});
+  a.as<int8_t>()[0] = 100;
+  a.as<int8_t>()[1] = 100;
+  b.as<int8_t>()[0] = 2;
+  b.as<int8_t>()[1] = 1;
+  HostArray out(DType::kInt8, Shape{1, 1});
+  DotGeneral(DType::kInt8, a.data(), a.shape(), b.data(), b.shape(),
+             {{}, {}, {1}, {0}}, out.data());
+  EXPECT_EQ(out.as<int8_t>()[0], static_cast<int8_t>(300 & 0xff));
+}
+
+TEST(DotGeneralTest, LargerMatricesAndBatches) {
+  std::mt19937_64 rng(41);
+  const std::vector<DotCase> cases = {
+      {"300x250x200", Shape{300, 250}, Shape{250, 200}, {{}, {}, {1}, {0}}},
+      {"transposed 200x180x150", Shape{180, 200}, Shape{150, 180},
+       {{}, {}, {0}, {1}}},
+      {"batched 8x40x50x60 with permuted dims", Shape{50, 8, 40},
+       Shape{60, 50, 8}, {{1}, {2}, {0}, {1}}},
+  };
+  for (const DotCase& c : cases) {
+    for (DType t : {DType::kFloat32, DType::kFloat64, DType::kBFloat16,
+                    DType::kInt32}) {
+      SCOPED_TRACE(c.name + " " + std::string(dtype_name(t)));
+      FillOptions opt;
+      opt.int_range = 1000;
+      const HostArray lhs = RandomArray(t, c.lhs, rng, opt);
+      const HostArray rhs = RandomArray(t, c.rhs, rng, opt);
+      ASSERT_TRUE(CheckDot(lhs, rhs, c.dims));
+    }
+  }
+}
+
+// A canonical float32 matmul is exactly one sgemm: bit-identical to calling
+// BLAS directly (no extra copies or rounding on the way).
+TEST(DotGeneralTest, CanonicalFloat32IsExactlySgemm) {
+  std::mt19937_64 rng(42);
+  const int m = 256, k = 192, n = 160;
+  const HostArray a = RandomArray(DType::kFloat32, Shape{m, k}, rng);
+  const HostArray b = RandomArray(DType::kFloat32, Shape{n, k}, rng);
+  HostArray direct(DType::kFloat32, Shape{m, n});
+  cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, m, n, k, 1.0f,
+              a.as<float>(), k, b.as<float>(), k, 0.0f, direct.as<float>(), n);
+  HostArray out(DType::kFloat32, Shape{m, n});
+  DotGeneral(DType::kFloat32, a.data(), a.shape(), b.data(), b.shape(),
+             {{}, {}, {1}, {1}}, out.data());
+  EXPECT_TRUE(BitEqual(direct, out));
+}
+
+}  // namespace
+}  // namespace baton::cpu
