@@ -8,6 +8,7 @@ APT_PACKAGES=(
   libgtest-dev libgmock-dev libbenchmark-dev
   libopenblas-dev   # GEMM for dot_general (DESIGN: a well-kept BLAS, not a hand-written one)
   libxxhash-dev     # content hashes for constant de-duplication
+  python3-dev python3-pip  # the nanobind extension (Python headers) and pip
 )
 
 missing=()

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The whole test suite: installs dependencies, builds, runs every C++ test
-# (ctest) and every Python test (pytest, once the package exists).
+# (ctest) and every Python test (pytest, after installing the package).
 #   tools/run_tests.sh             release build
 #   tools/run_tests.sh --sanitizers  also the C++ tests under ASan+UBSan and TSan
 set -euo pipefail
@@ -8,6 +8,10 @@ cd "$(dirname "$0")/.."
 bash tools/install_deps.sh
 bash tools/build.sh release
 ctest --test-dir build/release --output-on-failure -j "$(nproc)"
+# The Python package (scikit-build-core reuses build/python between runs) and
+# its tests.
+python3 -m pip install --disable-pip-version-check --no-build-isolation -q .
+python3 -m pytest -q tests/python
 if [ "${1:-}" = "--sanitizers" ]; then
   for v in asan tsan; do
     bash tools/build.sh "$v"

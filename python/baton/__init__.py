@@ -11,7 +11,7 @@ hold lives exactly as long as the numpy array, and ``bt.memory_stats()``
 shows the effect of each.
 """
 
-from baton import _baton  # noqa: I001 -- the extension first
+from baton import _baton  # noqa: F401, I001 -- the extension first
 from baton import tree
 from baton._baton import (
     Array,
@@ -47,9 +47,9 @@ __version__ = "0.1.0"
 
 __all__ = [
     "Array",
+    "DeletedArrayError",
     "Device",
     "Donated",
-    "DeletedArrayError",
     "DonationError",
     "DonationWarning",
     "ResourceExhaustedError",

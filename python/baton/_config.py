@@ -5,12 +5,15 @@ no output can use does (DESIGN R4): warn with ``DonationWarning`` (default) or
 raise ``DonationError`` before anything runs. Read a setting as an attribute
 (``bt.config.donation``). Layers that keep their own copy of a setting (the
 C++ jit) subscribe with ``config.add_listener(fn)``; ``fn(name, value)`` runs
-on every update.
+on every update. The donation mode is pushed to the C++ runtime
+(baton/core/config.h) here.
 """
 
 from __future__ import annotations
 
 from typing import Any, Callable
+
+from baton import _baton
 
 _CHOICES: dict[str, tuple[Any, ...]] = {"donation": ("warn", "error")}
 _DEFAULTS: dict[str, Any] = {"donation": "warn"}
@@ -29,8 +32,7 @@ class Config:
             )
         if value not in _CHOICES[name]:
             raise ValueError(
-                f"config option {name!r} must be one of {_CHOICES[name]}, "
-                f"not {value!r}"
+                f"config option {name!r} must be one of {_CHOICES[name]}, not {value!r}"
             )
         self._values[name] = value
         for listener in list(self._listeners):
@@ -63,4 +65,11 @@ class Config:
         return f"baton.config({self._values})"
 
 
+def _push_to_runtime(name: str, value: Any) -> None:
+    if name == "donation":
+        _baton._set_donation_mode(value)
+
+
 config = Config()
+config.add_listener(_push_to_runtime)
+_push_to_runtime("donation", config.donation)

@@ -28,8 +28,7 @@ _PYTHON_TYPES: dict[type, np.dtype] = {
 
 def _unsupported(what: Any) -> TypeError:
     return TypeError(
-        f"baton does not support dtype {what}; supported dtypes: "
-        f"{', '.join(SUPPORTED)}"
+        f"baton does not support dtype {what}; supported dtypes: {', '.join(SUPPORTED)}"
     )
 
 

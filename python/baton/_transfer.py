@@ -36,7 +36,7 @@ def _check_kind(memory_kind: Any) -> None:
 class _Host:
     """A leaf on its way from host memory: a C-contiguous numpy array."""
 
-    __slots__ = ("array", "dtype_name", "weak", "fresh")
+    __slots__ = ("array", "dtype_name", "fresh", "weak")
 
     def __init__(self, array: np.ndarray, weak: bool, fresh: bool) -> None:
         self.array = array
@@ -79,9 +79,7 @@ def _prepare(leaf: Any, path: tuple[Any, ...]) -> Any:
     return _Host(a, weak=False, fresh=not isinstance(leaf, np.ndarray))
 
 
-def _put(
-    leaf: Any, device: Any, memory_kind: str | None, may_alias: bool
-) -> Array:
+def _put(leaf: Any, device: Any, memory_kind: str | None, may_alias: bool) -> Array:
     if isinstance(leaf, Array):
         dev = leaf.device if device is None else device
         kind = leaf.memory_kind if memory_kind is None else memory_kind
@@ -191,6 +189,15 @@ def _device_put_into(x: Any, device: Any, memory_kind: Any, into: Any) -> Any:
                 "into the lender's data. Nothing was consumed."
             )
         plan.append((src, dst))
+    into_at = {dst._id: i for i, (_, dst) in enumerate(plan)}
+    for i, (src, _) in enumerate(plan):
+        j = into_at.get(src._id, i) if isinstance(src, Array) else i
+        if j != i:
+            raise ValueError(
+                f"device_put(into=...): the value at x{tree.keystr(paths[i])} is "
+                f"also overwritten as `into` at x{tree.keystr(paths[j])}; pass a "
+                "copy of it (x.copy()). Nothing was consumed."
+            )
     if len(plan) > 1:
         # One leaf's refusal must not leave the others consumed.
         for path, (_, dst) in zip(paths, plan):

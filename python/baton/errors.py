@@ -42,9 +42,9 @@ for _cls in (
 del _cls
 
 __all__ = [
+    "DeletedArrayDonationError",
     "DeletedArrayError",
     "DonationError",
-    "ResourceExhaustedError",
     "DonationWarning",
-    "DeletedArrayDonationError",
+    "ResourceExhaustedError",
 ]

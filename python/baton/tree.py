@@ -10,7 +10,8 @@ into (or depend on) other libraries that use optree.
 from __future__ import annotations
 
 import dataclasses
-from typing import Any, Callable, Iterable, Sequence
+from collections.abc import Iterable, Sequence
+from typing import Any, Callable
 
 import optree
 
@@ -19,15 +20,15 @@ NAMESPACE = "baton"
 PyTreeDef = optree.PyTreeSpec
 
 __all__ = [
+    "PyTreeDef",
     "flatten",
-    "unflatten",
-    "leaves",
-    "map",
-    "structure",
     "flatten_with_path",
     "keystr",
+    "leaves",
+    "map",
     "register_dataclass",
-    "PyTreeDef",
+    "structure",
+    "unflatten",
 ]
 
 
@@ -50,12 +51,10 @@ def leaves(tree: Any, is_leaf: Callable[[Any], bool] | None = None) -> list[Any]
 
 def structure(tree: Any, is_leaf: Callable[[Any], bool] | None = None) -> PyTreeDef:
     """The treedef of ``tree``."""
-    return optree.tree_structure(
-        tree, is_leaf, none_is_leaf=False, namespace=NAMESPACE
-    )
+    return optree.tree_structure(tree, is_leaf, none_is_leaf=False, namespace=NAMESPACE)
 
 
-def map(  # noqa: A001 -- the name users expect (jax.tree.map)
+def map(
     f: Callable[..., Any],
     tree: Any,
     *rest: Any,
@@ -126,7 +125,9 @@ def register_dataclass(
         missing = [n for n in names if n not in data and n not in meta]
         data = data + tuple(missing)
 
-    def flatten_fn(obj: Any) -> tuple[tuple[Any, ...], tuple[Any, ...], tuple[str, ...]]:
+    def flatten_fn(
+        obj: Any,
+    ) -> tuple[tuple[Any, ...], tuple[Any, ...], tuple[str, ...]]:
         children = tuple(getattr(obj, n) for n in data)
         aux = tuple(getattr(obj, n) for n in meta)
         return children, aux, data

@@ -23,10 +23,14 @@ using baton::ArrayImpl;
 
 const char* ConsumedName(baton::ConsumedReason::Kind k) {
   switch (k) {
-    case baton::ConsumedReason::Kind::kLive: return "live";
-    case baton::ConsumedReason::Kind::kDeleted: return "deleted";
-    case baton::ConsumedReason::Kind::kDonated: return "donated";
-    case baton::ConsumedReason::Kind::kOverwritten: return "overwritten";
+    case baton::ConsumedReason::Kind::kLive:
+      return "live";
+    case baton::ConsumedReason::Kind::kDeleted:
+      return "deleted";
+    case baton::ConsumedReason::Kind::kDonated:
+      return "donated";
+    case baton::ConsumedReason::Kind::kOverwritten:
+      return "overwritten";
   }
   return "?";
 }

@@ -1,5 +1,7 @@
 #include "conversions.h"
 
+#include <nanobind/stl/string.h>
+
 #include <array>
 
 #include "baton/runtime/client.h"
@@ -40,17 +42,28 @@ DType DTypeFromName(const std::string& name) {
 
 const char* ArrayInterfaceTypestr(DType t) {
   switch (t) {
-    case DType::kBool: return "|b1";
-    case DType::kInt8: return "|i1";
-    case DType::kInt16: return "<i2";
-    case DType::kInt32: return "<i4";
-    case DType::kInt64: return "<i8";
-    case DType::kUInt8: return "|u1";
-    case DType::kUInt32: return "<u4";
-    case DType::kFloat16: return "<f2";
-    case DType::kBFloat16: return "<u2";
-    case DType::kFloat32: return "<f4";
-    case DType::kFloat64: return "<f8";
+    case DType::kBool:
+      return "|b1";
+    case DType::kInt8:
+      return "|i1";
+    case DType::kInt16:
+      return "<i2";
+    case DType::kInt32:
+      return "<i4";
+    case DType::kInt64:
+      return "<i8";
+    case DType::kUInt8:
+      return "|u1";
+    case DType::kUInt32:
+      return "<u4";
+    case DType::kFloat16:
+      return "<f2";
+    case DType::kBFloat16:
+      return "<u2";
+    case DType::kFloat32:
+      return "<f4";
+    case DType::kFloat64:
+      return "<f8";
   }
   return "|V1";
 }

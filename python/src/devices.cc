@@ -47,9 +47,8 @@ void init_devices(nb::module_& m) {
              Device* d = nullptr;
              return nb::try_cast<Device*>(b, d) && d == &a;
            })
-      .def("__hash__", [](const Device& d) {
-        return std::hash<const void*>()(&d);
-      });
+      .def("__hash__",
+           [](const Device& d) { return std::hash<const void*>()(&d); });
 
   nb::list objects;
   for (Device* d : baton::Client::Default().devices()) {
@@ -60,8 +59,7 @@ void init_devices(nb::module_& m) {
   static PyObject* device_objects = tuple.ptr();  // owned by the module
 
   m.def(
-      "devices",
-      []() { return nb::list(nb::handle(device_objects)); },
+      "devices", []() { return nb::list(nb::handle(device_objects)); },
       "The devices of baton's backend, as a list (device 0 first). The CPU "
       "backend has BATON_NUM_CPU_DEVICES devices (read at import; default "
       "1).");

@@ -46,14 +46,19 @@ constexpr const char* kUsedLegacyName = "used_dltensor";
 DLDataType ToDLDataType(DType t) {
   const auto bits = static_cast<uint8_t>(dtype_size(t) * 8);
   switch (t) {
-    case DType::kBool: return {kDLBool, 8, 1};
-    case DType::kBFloat16: return {kDLBfloat, 16, 1};
+    case DType::kBool:
+      return {kDLBool, 8, 1};
+    case DType::kBFloat16:
+      return {kDLBfloat, 16, 1};
     case DType::kFloat16:
     case DType::kFloat32:
-    case DType::kFloat64: return {kDLFloat, bits, 1};
+    case DType::kFloat64:
+      return {kDLFloat, bits, 1};
     case DType::kUInt8:
-    case DType::kUInt32: return {kDLUInt, bits, 1};
-    default: return {kDLInt, bits, 1};
+    case DType::kUInt32:
+      return {kDLUInt, bits, 1};
+    default:
+      return {kDLInt, bits, 1};
   }
 }
 
@@ -96,8 +101,8 @@ struct AlignedFree {
 
 // What an export keeps alive until its deleter runs.
 struct ExportContext {
-  HostView view;                                // zero-copy: the hold
-  std::unique_ptr<void, AlignedFree> copy;      // copy: the bytes
+  HostView view;                            // zero-copy: the hold
+  std::unique_ptr<void, AlignedFree> copy;  // copy: the bytes
   std::vector<int64_t> shape;
   std::vector<int64_t> strides;
 };
@@ -122,7 +127,8 @@ void CapsuleDestructor(PyObject* capsule) {
   PyErr_Restore(type, value, tb);
 }
 
-nb::object Export(const Array& a, std::optional<std::pair<int, int>> max_version,
+nb::object Export(const Array& a,
+                  std::optional<std::pair<int, int>> max_version,
                   std::optional<std::pair<int, int>> dl_device,
                   std::optional<bool> copy) {
   std::shared_ptr<TrackedBuffer> storage = ValueOrThrow(a.impl()->buffer());
@@ -204,8 +210,8 @@ nb::object Export(const Array& a, std::optional<std::pair<int, int>> max_version
     m->dl_tensor = t;
     m->manager_ctx = ctx.release();
     m->deleter = &DeleteManaged<DLManagedTensor>;
-    capsule = PyCapsule_New(m, kLegacyName,
-                            &CapsuleDestructor<DLManagedTensor>);
+    capsule =
+        PyCapsule_New(m, kLegacyName, &CapsuleDestructor<DLManagedTensor>);
     if (!capsule) {
       m->deleter(m);
       throw nb::python_error();
@@ -245,7 +251,8 @@ void GatherStrided(const DLTensor& t, const char* base, char* dst,
   }
 }
 
-Array Import(nb::handle capsule, nb::handle device_arg, std::optional<bool> copy) {
+Array Import(nb::handle capsule, nb::handle device_arg,
+             std::optional<bool> copy) {
   PyObject* cap = capsule.ptr();
   const bool versioned = PyCapsule_IsValid(cap, kVersionedName);
   if (!versioned && !PyCapsule_IsValid(cap, kLegacyName)) {
@@ -261,11 +268,11 @@ Array Import(nb::handle capsule, nb::handle device_arg, std::optional<bool> copy
     mv = static_cast<DLManagedTensorVersioned*>(
         PyCapsule_GetPointer(cap, kVersionedName));
     if (mv->version.major > kMajorVersion) {
-      throw nb::buffer_error(
-          ("from_dlpack: DLPack version " + std::to_string(mv->version.major) +
-           "." + std::to_string(mv->version.minor) +
-           " is newer than baton supports (1.x)")
-              .c_str());
+      throw nb::buffer_error(("from_dlpack: DLPack version " +
+                              std::to_string(mv->version.major) + "." +
+                              std::to_string(mv->version.minor) +
+                              " is newer than baton supports (1.x)")
+                                 .c_str());
     }
     t = &mv->dl_tensor;
   } else {
@@ -311,9 +318,9 @@ Array Import(nb::handle capsule, nb::handle device_arg, std::optional<bool> copy
   };
   const HostBuffer host{data, shape, *dtype};
   if (borrow) {
-    Result<Array> r = DevicePut(
-        host, device, MemoryKind::kDevice, HostBufferSemantics::kZeroCopy,
-        [release]() { WithGil(release); });
+    Result<Array> r = DevicePut(host, device, MemoryKind::kDevice,
+                                HostBufferSemantics::kZeroCopy,
+                                [release]() { WithGil(release); });
     if (!r.ok()) release();
     return ValueOrThrow(std::move(r));
   }
@@ -354,8 +361,8 @@ void init_dlpack(nb::module_& m) {
         }
         return Export(a, max_version, dl_device, copy);
       },
-      nb::scope(scope), nb::name("__dlpack__"), nb::is_method(),
-      nb::kw_only(), nb::arg("stream") = nb::none(),
+      nb::scope(scope), nb::name("__dlpack__"), nb::is_method(), nb::kw_only(),
+      nb::arg("stream") = nb::none(),
       nb::arg("max_version").none() = nb::none(),
       nb::arg("dl_device").none() = nb::none(),
       nb::arg("copy").none() = nb::none(),

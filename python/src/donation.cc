@@ -7,11 +7,12 @@
 // otherwise), jit (which moves the baton::Donated into its call) later. A
 // marker dropped unspent frees the storage once the work enqueued on it is
 // done. The jit bindings get the C++ object with nb::cast<baton::Donated&>.
+#include "baton/jit/donation.h"
+
 #include <nanobind/stl/string.h>
 
 #include "array_caster.h"
 #include "baton/core/error.h"
-#include "baton/jit/donation.h"
 #include "baton/runtime/copy_into.h"
 #include "baton/runtime/device.h"
 #include "baton/runtime/transfer.h"
@@ -34,7 +35,11 @@ Donated& Unspent(Donated& d) {
 }
 
 Donated DonateOne(const Array& array) {
-  Result<Donated> d = TryDonate(array);
+  Result<Donated> d = Status();
+  {
+    nb::gil_scoped_release release;  // waits for enqueues in progress
+    d = TryDonate(array);
+  }
   if (!d.ok()) ThrowDonationError(d.status());
   return std::move(d).value();
 }
@@ -123,8 +128,8 @@ Array PutInto(Donated& d, const Array& into) {
 
 std::string Repr(const Donated& d) {
   const Array& s = d.array;
-  return std::string("Donated(") + s.impl()->Describe() + ", memory_kind=" +
-         std::string(memory_kind_name(s.memory_kind())) +
+  return std::string("Donated(") + s.impl()->Describe() +
+         ", memory_kind=" + std::string(memory_kind_name(s.memory_kind())) +
          (Spent(d) ? ", used" : "") + ")";
 }
 
@@ -150,16 +155,15 @@ void init_donation(nb::module_& m) {
                    [](const Donated& d) {
                      return nb::borrow(NumpyDType(d.array.dtype()));
                    })
-      .def_prop_ro("nbytes",
-                   [](const Donated& d) { return d.array.nbytes(); })
+      .def_prop_ro("nbytes", [](const Donated& d) { return d.array.nbytes(); })
       .def_prop_ro(
           "device", [](const Donated& d) { return d.array.device(); },
           nb::rv_policy::reference)
-      .def_prop_ro("memory_kind",
-                   [](const Donated& d) {
-                     return std::string(
-                         baton::memory_kind_name(d.array.memory_kind()));
-                   })
+      .def_prop_ro(
+          "memory_kind",
+          [](const Donated& d) {
+            return std::string(baton::memory_kind_name(d.array.memory_kind()));
+          })
       .def_prop_ro("used", &Spent, "True once a call has taken the storage.")
       .def(
           "_set_target",

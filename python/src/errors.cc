@@ -13,9 +13,9 @@
 
 namespace baton::python {
 namespace {
-PyObject* deleted_array_error = nullptr;   // owned by the module
-PyObject* donation_error = nullptr;        // owned by the module
-PyObject* deleted_donation_error = nullptr;  // owned by the module
+PyObject* deleted_array_error = nullptr;       // owned by the module
+PyObject* donation_error = nullptr;            // owned by the module
+PyObject* deleted_donation_error = nullptr;    // owned by the module
 PyObject* resource_exhausted_error = nullptr;  // owned by the module
 }  // namespace
 
@@ -34,13 +34,26 @@ void ThrowDonationError(const Status& s) {
 void SetPythonError(const Status& s, PyObject* precondition) {
   PyObject* type = PyExc_RuntimeError;
   switch (s.code()) {
-    case ErrorCode::kInvalidArgument: type = PyExc_ValueError; break;
-    case ErrorCode::kIndex: type = PyExc_IndexError; break;
-    case ErrorCode::kDeletedArray: type = deleted_array_error; break;
-    case ErrorCode::kDonation: type = donation_error; break;
-    case ErrorCode::kResourceExhausted: type = resource_exhausted_error; break;
-    case ErrorCode::kFailedPrecondition: type = precondition; break;
-    default: break;
+    case ErrorCode::kInvalidArgument:
+      type = PyExc_ValueError;
+      break;
+    case ErrorCode::kIndex:
+      type = PyExc_IndexError;
+      break;
+    case ErrorCode::kDeletedArray:
+      type = deleted_array_error;
+      break;
+    case ErrorCode::kDonation:
+      type = donation_error;
+      break;
+    case ErrorCode::kResourceExhausted:
+      type = resource_exhausted_error;
+      break;
+    case ErrorCode::kFailedPrecondition:
+      type = precondition;
+      break;
+    default:
+      break;
   }
   PyErr_SetString(type, s.message().c_str());
 }
@@ -49,14 +62,14 @@ void SetPythonError(const Status& s, PyObject* precondition) {
 
 void init_errors(nb::module_& m) {
   using namespace baton::python;
-  auto deleted = nb::exception<baton::DeletedArrayError>(
-      m, "DeletedArrayError", PyExc_RuntimeError);
+  auto deleted = nb::exception<baton::DeletedArrayError>(m, "DeletedArrayError",
+                                                         PyExc_RuntimeError);
   deleted.attr("__doc__") =
       "A deleted, donated or overwritten array was used. The message says "
       "how it was consumed (deleted, donated to which function, overwritten "
       "by device_put(into=...)) and gives its shape and dtype.";
-  auto donation = nb::exception<baton::DonationError>(m, "DonationError",
-                                                      PyExc_ValueError);
+  auto donation =
+      nb::exception<baton::DonationError>(m, "DonationError", PyExc_ValueError);
   donation.attr("__doc__") =
       "A donation (or in-place overwrite) was refused, e.g. because the array "
       "has live host views, which the message names. Nothing was consumed.";
@@ -70,7 +83,8 @@ void init_errors(nb::module_& m) {
   donation_error = donation.ptr();
   resource_exhausted_error = exhausted.ptr();
 
-  nb::object bases = nb::make_tuple(deleted, donation);
+  nb::object bases =
+      nb::make_tuple(nb::handle(deleted.ptr()), nb::handle(donation.ptr()));
   deleted_donation_error = PyErr_NewExceptionWithDoc(
       "baton._baton.DeletedArrayDonationError",
       "A deleted or already donated array was donated. It is a "
@@ -81,14 +95,13 @@ void init_errors(nb::module_& m) {
   m.attr("DeletedArrayDonationError") =
       nb::steal(deleted_donation_error);  // the module owns it
 
-  nb::register_exception_translator(
-      [](const std::exception_ptr& p, void*) {
-        try {
-          std::rethrow_exception(p);
-        } catch (const baton::InvalidArgumentError& e) {
-          PyErr_SetString(PyExc_ValueError, e.what());
-        } catch (const baton::IndexOutOfRangeError& e) {
-          PyErr_SetString(PyExc_IndexError, e.what());
-        }
-      });
+  nb::register_exception_translator([](const std::exception_ptr& p, void*) {
+    try {
+      std::rethrow_exception(p);
+    } catch (const baton::InvalidArgumentError& e) {
+      PyErr_SetString(PyExc_ValueError, e.what());
+    } catch (const baton::IndexOutOfRangeError& e) {
+      PyErr_SetString(PyExc_IndexError, e.what());
+    }
+  });
 }

@@ -24,23 +24,34 @@ struct BufferExport {
 // struct-module format of each dtype; bfloat16 has none.
 const char* BufferFormat(DType t) {
   switch (t) {
-    case DType::kBool: return "?";
-    case DType::kInt8: return "b";
-    case DType::kInt16: return "h";
-    case DType::kInt32: return "i";
-    case DType::kInt64: return "q";
-    case DType::kUInt8: return "B";
-    case DType::kUInt32: return "I";
-    case DType::kFloat16: return "e";
-    case DType::kFloat32: return "f";
-    case DType::kFloat64: return "d";
-    case DType::kBFloat16: return nullptr;
+    case DType::kBool:
+      return "?";
+    case DType::kInt8:
+      return "b";
+    case DType::kInt16:
+      return "h";
+    case DType::kInt32:
+      return "i";
+    case DType::kInt64:
+      return "q";
+    case DType::kUInt8:
+      return "B";
+    case DType::kUInt32:
+      return "I";
+    case DType::kFloat16:
+      return "e";
+    case DType::kFloat32:
+      return "f";
+    case DType::kFloat64:
+      return "d";
+    case DType::kBFloat16:
+      return nullptr;
   }
   return nullptr;
 }
 
-Status AcquireView(const Array& array, bool writable,
-                   const std::string& holder, HostView* out) {
+Status AcquireView(const Array& array, bool writable, const std::string& holder,
+                   HostView* out) {
   Result<HostView> view = [&] {
     nb::gil_scoped_release release;  // waits for the value
     return HostView::Acquire(array, writable, holder);
@@ -142,8 +153,7 @@ std::unique_ptr<HostViewHold> AcquireHostViewHold(const Array& array,
                                                   const std::string& holder) {
   // The storage first (DeletedArrayError if consumed); the view then holds
   // the same buffer: an array's storage only ever changes to "none".
-  std::shared_ptr<TrackedBuffer> storage =
-      ValueOrThrow(array.impl()->buffer());
+  std::shared_ptr<TrackedBuffer> storage = ValueOrThrow(array.impl()->buffer());
   if (!HostAddressable(array.device(), array.memory_kind())) {
     throw nb::buffer_error(
         "this array's memory cannot be addressed by the host; copy it with "

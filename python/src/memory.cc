@@ -11,15 +11,20 @@ namespace {
 using baton::python::MemoryKindFromName;
 using baton::python::ResolveDevice;
 
-baton::MemorySpace& Space(nb::handle device, const std::string& kind) {
-  return ResolveDevice(device)->memory_space(MemoryKindFromName(kind));
+// device == nullptr (None): device 0.
+baton::Device* DeviceOrDefault(baton::Device* device) {
+  return device ? device : ResolveDevice(nb::none());
+}
+
+baton::MemorySpace& Space(baton::Device* device, const std::string& kind) {
+  return DeviceOrDefault(device)->memory_space(MemoryKindFromName(kind));
 }
 }  // namespace
 
 void init_memory(nb::module_& m) {
   m.def(
       "memory_stats",
-      [](nb::handle device, const std::string& memory_kind) {
+      [](baton::Device* device, const std::string& memory_kind) {
         const baton::MemoryStats s = Space(device, memory_kind).stats();
         nb::dict d;
         d["bytes_in_use"] = s.bytes_in_use;
@@ -30,7 +35,7 @@ void init_memory(nb::module_& m) {
         d["bytes_reserved"] = s.bytes_reserved;
         return d;
       },
-      nb::arg("device") = nb::none(), nb::arg("memory_kind") = "device",
+      nb::arg("device").none() = nb::none(), nb::arg("memory_kind") = "device",
       "Statistics of one memory space as a dict of ints: bytes_in_use (live "
       "buffers, and freed ones whose in-flight work has not finished; each "
       "rounded up to 256 bytes; borrowed memory is not counted), "
@@ -41,22 +46,23 @@ void init_memory(nb::module_& m) {
 
   m.def(
       "reset_peak_memory_stats",
-      [](nb::handle device, const std::string& memory_kind) {
+      [](baton::Device* device, const std::string& memory_kind) {
         Space(device, memory_kind).ResetPeak();
       },
-      nb::arg("device") = nb::none(), nb::arg("memory_kind") = "device",
+      nb::arg("device").none() = nb::none(), nb::arg("memory_kind") = "device",
       "Sets peak_bytes_in_use of one memory space to its bytes_in_use.");
 
   m.def(
       "set_memory_limit",
-      [](std::optional<int64_t> nbytes, nb::handle device,
+      [](std::optional<int64_t> nbytes, baton::Device* device,
          const std::string& memory_kind) {
         if (nbytes && *nbytes < 0) {
-          throw nb::value_error("set_memory_limit: nbytes must be >= 0 or None");
+          throw nb::value_error(
+              "set_memory_limit: nbytes must be >= 0 or None");
         }
         Space(device, memory_kind).SetLimit(nbytes);
       },
-      nb::arg("nbytes").none(), nb::arg("device") = nb::none(),
+      nb::arg("nbytes").none(), nb::arg("device").none() = nb::none(),
       nb::arg("memory_kind") = "device",
       "Limits one memory space to `nbytes` (None: no limit). An allocation "
       "that would exceed it raises ResourceExhaustedError listing the largest "
@@ -65,8 +71,10 @@ void init_memory(nb::module_& m) {
 
   m.def(
       "live_arrays",
-      [](nb::handle device) { return ResolveDevice(device)->LiveArrays(); },
-      nb::arg("device") = nb::none(),
+      [](baton::Device* device) {
+        return DeviceOrDefault(device)->LiveArrays();
+      },
+      nb::arg("device").none() = nb::none(),
       "The live (undeleted) arrays on a device, of every memory kind, oldest "
       "first. An array the program still holds is returned as the same "
       "Python object.");

@@ -1,6 +1,7 @@
 // baton._baton: the nanobind extension behind `import baton`.
-#include "conversions.h"
 #include "module.h"
+
+#include "conversions.h"
 
 NB_MODULE(_baton, m) {
   m.doc() = "baton's C++ runtime (use the `baton` package, not this module)";
@@ -13,4 +14,5 @@ NB_MODULE(_baton, m) {
   init_dlpack(m);
   init_transfers(m);
   init_donation(m);
+  init_config(m);
 }

@@ -78,11 +78,11 @@ Array PutNumpy(nb::handle array, const std::string& dtype_name,
     // The numpy object stays exported (and alive) until the borrowed buffer
     // is released -- possibly on a worker thread.
     Py_buffer* raw = buf.release();
-    Result<Array> r = DevicePut(host, device, kind,
-                                HostBufferSemantics::kZeroCopy, [raw]() {
-                                  WithGil([raw]() { PyBuffer_Release(raw); });
-                                  delete raw;
-                                });
+    Result<Array> r =
+        DevicePut(host, device, kind, HostBufferSemantics::kZeroCopy, [raw]() {
+          WithGil([raw]() { PyBuffer_Release(raw); });
+          delete raw;
+        });
     if (!r.ok()) BufferDeleter()(raw);  // never borrowed
     return ValueOrThrow(std::move(r));
   }
@@ -110,8 +110,8 @@ Array PutNumpyInto(nb::handle array, const std::string& dtype_name,
 
 Array CopyArrayTo(const Array& src, nb::handle device_arg,
                   const std::string& kind_name) {
-  return ValueOrThrow(CopyArray(src, ResolveDevice(device_arg),
-                                MemoryKindFromName(kind_name)));
+  return ValueOrThrow(
+      CopyArray(src, ResolveDevice(device_arg), MemoryKindFromName(kind_name)));
 }
 
 Array CopyInto(const Array& src, const Array& into) {
@@ -147,10 +147,9 @@ Array FullArray(const std::vector<int64_t>& dims, const std::string& dtype_name,
                 const std::string& kind_name) {
   const DType dtype = DTypeFromName(dtype_name);
   if (value.size() != dtype_size(dtype)) {
-    ThrowIfError(InvalidArgument("full: fill value has " +
-                                 std::to_string(value.size()) +
-                                 " bytes, expected one " +
-                                 std::string(dtype_name) + " element"));
+    ThrowIfError(InvalidArgument(
+        "full: fill value has " + std::to_string(value.size()) +
+        " bytes, expected one " + std::string(dtype_name) + " element"));
   }
   return ValueOrThrow(Full(ShapeFrom(dims), dtype, value.c_str(),
                            ResolveDevice(device_arg),

@@ -32,33 +32,31 @@ Result<Array> CopyArrayInto(const Array& src, const Array& into) {
   BATON_ASSIGN_OR_RETURN(ArrayImpl::Taken taken, old->TakeExclusive(reason));
   Device* device = old->device();
   const MemoryKind kind = old->memory_kind();
-  WorkQueue& q =
-      (device == src.device() && kind == src.memory_kind())
-          ? device->queue(QueueKind::kCompute)
-          : (kind == MemoryKind::kDevice
-                 ? device->queue(QueueKind::kHostToDevice)
-                 : src.device()->queue(QueueKind::kDeviceToHost));
+  WorkQueue& q = (device == src.device() && kind == src.memory_kind())
+                     ? device->queue(QueueKind::kCompute)
+                     : (kind == MemoryKind::kDevice
+                            ? device->queue(QueueKind::kHostToDevice)
+                            : src.device()->queue(QueueKind::kDeviceToHost));
   const size_t n = static_cast<size_t>(src.nbytes());
   void* to = taken.buffer->data();
   const void* from = hold.data();
   const int device_id = device->id();
-  Event done = q.Enqueue(
-      hold.dependencies(),
-      [to, from, n, wait = std::move(taken.wait_for), device_id, kind]() {
-        // Order after the old value's users; their errors do not matter,
-        // the old value is being replaced.
-        (void)WaitAll(wait);
-        const int64_t begin = TraceRecorder::NowNs();
-        ParallelCopy(to, from, n);
-        auto& rec = TraceRecorder::Global();
-        if (rec.enabled()) {
-          rec.Record(TraceRecord{TraceRecord::Kind::kTransfer, begin,
-                                 TraceRecorder::NowNs(), device_id, kind,
-                                 static_cast<int64_t>(n), 0,
-                                 "device_put(into=)"});
-        }
-        return OkStatus();
-      });
+  Event done = q.Enqueue(hold.dependencies(), [to, from, n,
+                                               wait = std::move(taken.wait_for),
+                                               device_id, kind]() {
+    // Order after the old value's users; their errors do not matter,
+    // the old value is being replaced.
+    (void)WaitAll(wait);
+    const int64_t begin = TraceRecorder::NowNs();
+    ParallelCopy(to, from, n);
+    auto& rec = TraceRecorder::Global();
+    if (rec.enabled()) {
+      rec.Record(TraceRecord{TraceRecord::Kind::kTransfer, begin,
+                             TraceRecorder::NowNs(), device_id, kind,
+                             static_cast<int64_t>(n), 0, "device_put(into=)"});
+    }
+    return OkStatus();
+  });
   hold.Finish(done);
   taken.buffer->ResetForNewOwner(done);
   return Array(ArrayImpl::Create(device, kind, old->shape(), old->dtype(),

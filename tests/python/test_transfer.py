@@ -1,0 +1,310 @@
+"""bt.device_put / device_get / block_until_ready (DESIGN R2, R6, R8)."""
+
+import collections
+import dataclasses
+import os
+import subprocess
+import sys
+import textwrap
+
+import ml_dtypes
+import numpy as np
+import pytest
+
+import baton as bt
+
+from _util import data_ptr, floats, in_use, num_allocs
+
+
+def test_device_put_snapshots_numpy(no_gc):
+    h = floats(1024)
+    before = in_use()
+    x = bt.device_put(h)
+    assert in_use() == before + 4096
+    h[:] = -1  # later mutation never changes the array
+    np.testing.assert_array_equal(np.asarray(x), floats(1024))
+    assert not x._is_borrowed
+
+
+@pytest.mark.parametrize(
+    "value, dtype",
+    [(True, np.bool_), (3, np.int32), (2.5, np.float32)],
+)
+def test_python_scalars_are_weakly_typed_defaults(value, dtype):
+    x = bt.device_put(value)
+    assert x.shape == () and x.dtype == dtype and x.item() == value
+
+
+def test_python_scalar_errors():
+    with pytest.raises(OverflowError):
+        bt.device_put(2**40)
+    with pytest.raises(TypeError, match="complex"):
+        bt.device_put(1j)
+    with pytest.raises(TypeError):
+        bt.device_put("text")
+
+
+@pytest.mark.parametrize(
+    "dtype",
+    [
+        np.bool_,
+        np.int8,
+        np.int16,
+        np.int32,
+        np.int64,
+        np.uint8,
+        np.uint32,
+        np.float16,
+        ml_dtypes.bfloat16,
+        np.float32,
+        np.float64,
+    ],
+)
+def test_numpy_dtypes_are_kept(dtype):
+    h = (np.arange(12) % 3).astype(dtype).reshape(3, 4)
+    x = bt.device_put(h)
+    assert x.dtype == np.dtype(dtype) and x.shape == (3, 4)
+    np.testing.assert_array_equal(bt.device_get(x), h)
+
+
+def test_unsupported_inputs_change_nothing():
+    before = in_use()
+    with pytest.raises(TypeError, match="object"):
+        bt.device_put(np.array([[1, 2], [3]], dtype=object))
+    with pytest.raises(TypeError, match="uint16"):
+        bt.device_put(np.zeros(3, np.uint16))
+    with pytest.raises(TypeError):
+        bt.device_put([floats(4), "oops"])  # validated before anything is put
+    assert in_use() == before
+
+
+def test_non_contiguous_numpy_is_copied():
+    h = np.arange(24, dtype=np.float32).reshape(4, 6)[:, ::2]
+    x = bt.device_put(h, may_alias=True)
+    assert not x._is_borrowed
+    np.testing.assert_array_equal(np.asarray(x), h)
+
+
+def test_may_alias_borrows_numpy_memory(no_gc):
+    h = floats(4096)
+    refs = sys.getrefcount(h)
+    before = in_use("pinned_host")
+    x = bt.device_put(h, memory_kind="pinned_host", may_alias=True)
+    assert x._is_borrowed
+    assert in_use("pinned_host") == before  # borrowed: not counted
+    assert np.shares_memory(np.asarray(x), h)
+    assert sys.getrefcount(h) == refs + 1  # kept alive by the baton buffer
+    del x
+    assert sys.getrefcount(h) == refs
+
+
+def test_may_alias_of_misaligned_memory_copies():
+    raw = np.zeros(4 * 64 + 4, np.uint8)
+    h = (
+        raw[4:].view(np.float32)
+        if raw[4:].ctypes.data % 16
+        else raw[8 : 8 + 256].view(np.float32)
+    )
+    if h.ctypes.data % 16 == 0:
+        pytest.skip("could not make a misaligned array")
+    x = bt.device_put(h, may_alias=True)
+    assert not x._is_borrowed
+
+
+def test_device_put_of_array_is_an_independent_copy():
+    x = bt.device_put(floats(256), memory_kind="unpinned_host")
+    y = bt.device_put(x)
+    assert y.memory_kind == "unpinned_host" and y.device == x.device
+    assert not np.shares_memory(np.asarray(x), np.asarray(y))
+    assert bt.device_put(x, may_alias=True) is x
+    z = bt.device_put(x, memory_kind="pinned_host", may_alias=True)
+    assert z is not x and z.memory_kind == "pinned_host"
+
+
+def test_memory_kinds_are_counted_separately():
+    stats = {k: in_use(k) for k in ("device", "pinned_host", "unpinned_host")}
+    x = bt.device_put(floats(1024), memory_kind="unpinned_host")
+    assert in_use("unpinned_host") == stats["unpinned_host"] + 4096
+    assert in_use("device") == stats["device"]
+    assert in_use("pinned_host") == stats["pinned_host"]
+    del x
+
+
+Pair = collections.namedtuple("Pair", "first second")
+
+
+@bt.tree.register_dataclass
+@dataclasses.dataclass
+class Params:
+    w: object
+    b: object
+
+
+def test_pytrees():
+    tree = {
+        "p": Params(w=floats(4), b=1.0),
+        "t": (np.int32(3), None),
+        "n": Pair(1, [2]),
+    }
+    out = bt.device_put(tree)
+    assert isinstance(out["p"], Params) and isinstance(out["p"].w, bt.Array)
+    assert out["t"][1] is None and isinstance(out["n"], Pair)
+    got = bt.device_get(out)
+    np.testing.assert_array_equal(got["p"].w, floats(4))
+    assert got["n"].second[0] == 2
+
+
+def test_into_overwrites_in_place(no_gc):
+    old = bt.device_put(floats(1024))
+    ptr = data_ptr(old)
+    before, allocs = in_use(), num_allocs()
+    new = bt.device_put(floats(1024, start=1), into=old)
+    assert old.is_deleted()
+    with pytest.raises(bt.DeletedArrayError, match="overwritten"):
+        np.asarray(old)
+    assert in_use() == before and num_allocs() == allocs
+    assert data_ptr(new) == ptr
+    np.testing.assert_array_equal(np.asarray(new), floats(1024, start=1))
+
+
+def test_into_from_an_array_of_another_kind(no_gc):
+    src = bt.device_put(floats(256, start=3))
+    dst = bt.zeros((256,), memory_kind="pinned_host")
+    ptr, pinned = data_ptr(dst), in_use("pinned_host")
+    out = bt.device_put(src, into=dst)
+    assert out.memory_kind == "pinned_host" and data_ptr(out) == ptr
+    assert in_use("pinned_host") == pinned and not src.is_deleted()
+    np.testing.assert_array_equal(np.asarray(out), floats(256, start=3))
+    same = bt.device_put(out, into=out)  # rebinds the same storage
+    assert out.is_deleted() and data_ptr(same) == ptr
+
+
+@pytest.mark.parametrize(
+    "value, kwargs",
+    [
+        (np.zeros(5, np.float32), {}),  # shape
+        (np.zeros(4, np.int32), {}),  # dtype
+        (np.zeros(4, np.float32), {"memory_kind": "pinned_host"}),  # kind
+    ],
+)
+def test_into_mismatch_consumes_nothing(value, kwargs):
+    into = bt.device_put(floats(4))
+    with pytest.raises(ValueError, match="Nothing was consumed"):
+        bt.device_put(value, into=into, **kwargs)
+    assert not into.is_deleted()
+    np.testing.assert_array_equal(np.asarray(into), floats(4))
+
+
+def test_into_structure_mismatch_and_duplicates():
+    a, b = bt.device_put(floats(4)), bt.device_put(floats(4))
+    with pytest.raises(ValueError, match="structure"):
+        bt.device_put([floats(4)], into=[a, b])
+    with pytest.raises(ValueError, match="twice"):
+        bt.device_put([floats(4), floats(4)], into=[a, a])
+    assert not a.is_deleted() and not b.is_deleted()
+
+
+def test_into_swap_is_refused_before_anything_moves():
+    a, b = bt.device_put(floats(4)), bt.device_put(floats(4, 1))
+    with pytest.raises(ValueError, match="copy"):
+        bt.device_put([a, b], into=[b, a])
+    assert not a.is_deleted() and not b.is_deleted()
+    out = bt.device_put([a.copy(), b.copy()], into=[b, a])
+    np.testing.assert_array_equal(np.asarray(out[0]), floats(4))
+
+
+def test_into_pytree_with_a_live_view_consumes_nothing(no_gc):
+    a, b = bt.device_put(floats(4)), bt.device_put(floats(4))
+    view = np.asarray(b)
+    with pytest.raises(bt.DonationError, match="Nothing was consumed"):
+        bt.device_put({"a": floats(4), "b": floats(4)}, into={"a": a, "b": b})
+    assert not a.is_deleted() and not b.is_deleted()
+    del view
+    out = bt.device_put({"a": floats(4, 1), "b": floats(4, 2)}, into={"a": a, "b": b})
+    assert a.is_deleted() and b.is_deleted()
+    np.testing.assert_array_equal(np.asarray(out["b"]), floats(4, 2))
+
+
+def test_into_single_live_view_names_it(no_gc):
+    a = bt.device_put(floats(4))
+    view = np.asarray(a)
+    with pytest.raises(bt.DonationError, match="view"):
+        bt.device_put(floats(4), into=a)
+    assert not a.is_deleted()
+    del view
+
+
+def test_into_deleted_or_borrowed():
+    a = bt.device_put(floats(4))
+    a.delete()
+    with pytest.raises(bt.DeletedArrayError):
+        bt.device_put(floats(4), into=a)
+    h = floats(4)
+    borrowed = bt.device_put(h, may_alias=True)
+    with pytest.raises(ValueError, match="borrows"):
+        bt.device_put(floats(4, 9), into=borrowed)
+    np.testing.assert_array_equal(h, floats(4))
+
+
+def test_into_python_scalar_takes_targets_dtype():
+    t = bt.device_put(np.float32(1))
+    out = bt.device_put(2, into=t)
+    assert out.dtype == np.float32 and out.item() == 2.0
+
+
+def test_device_put_of_deleted_array_raises():
+    x = bt.device_put(floats(4))
+    x.delete()
+    with pytest.raises(bt.DeletedArrayError, match=r"float32\(4,\)"):
+        bt.device_put(x, memory_kind="pinned_host")
+
+
+def test_device_get_returns_owned_copies(no_gc):
+    x = bt.device_put(floats(64).reshape(8, 8))
+    got = bt.device_get({"x": x, "n": 3})
+    assert got["n"] == 3
+    g = got["x"]
+    assert isinstance(g, np.ndarray) and g.flags.owndata and g.flags.writeable
+    assert x._external_references == 0
+    np.testing.assert_array_equal(g, floats(64).reshape(8, 8))
+
+
+def test_block_until_ready_on_trees():
+    tree = {"a": bt.device_put(floats(4)), "b": [bt.zeros((3,)), 1]}
+    assert bt.block_until_ready(tree) is tree
+    assert tree["a"].is_ready()
+
+
+def test_bad_device_and_kind_arguments():
+    with pytest.raises(TypeError, match="Device"):
+        bt.device_put(floats(4), device=0)
+    with pytest.raises(ValueError, match="memory kind"):
+        bt.device_put(floats(4), memory_kind="gpu")
+
+
+def test_several_cpu_devices():
+    code = textwrap.dedent(
+        """
+        import numpy as np, baton as bt
+        d0, d1 = bt.devices()
+        before = bt.memory_stats(d0)["bytes_in_use"]
+        x = bt.device_put(np.ones(1024, np.float32), d1)
+        assert x.device == d1 and x.device.id == 1
+        assert bt.memory_stats(d1)["bytes_in_use"] == 4096
+        assert bt.memory_stats(d0)["bytes_in_use"] == before
+        y = bt.device_put(x, d0)
+        assert y.device == d0 and float(np.asarray(y).sum()) == 1024
+        assert [a.device.id for a in bt.live_arrays(d1)] == [1]
+        print("ok")
+        """
+    )
+    env = dict(os.environ, BATON_NUM_CPU_DEVICES="2")
+    out = subprocess.run(
+        [sys.executable, "-c", code],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert out.returncode == 0, out.stderr
+    assert "ok" in out.stdout
