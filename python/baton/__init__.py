@@ -27,7 +27,7 @@ from baton._config import config
 from baton._creation import empty, full, ones, zeros
 from baton._dlpack import from_dlpack
 from baton._donation import donate
-from baton._transfer import block_until_ready, device_get, device_put
+from baton._transfer import block_until_ready, device_get
 from baton.errors import (
     DeletedArrayError,
     DonationError,
@@ -35,6 +35,9 @@ from baton.errors import (
     ResourceExhaustedError,
 )
 from baton import _array_methods  # noqa: F401 -- attaches Array's methods
+from baton import lax
+from baton._jit import clear_caches, device_put, jit  # device_put: traced form too
+from baton import _operators  # noqa: F401 -- operators, indexing, .at[] (uses jit)
 
 for _cls in (Array, Device, Donated):
     try:
@@ -54,6 +57,7 @@ __all__ = [
     "DonationWarning",
     "ResourceExhaustedError",
     "block_until_ready",
+    "clear_caches",
     "config",
     "device_get",
     "device_put",
@@ -62,6 +66,8 @@ __all__ = [
     "empty",
     "from_dlpack",
     "full",
+    "jit",
+    "lax",
     "live_arrays",
     "memory_stats",
     "ones",

@@ -15,4 +15,8 @@ NB_MODULE(_baton, m) {
   init_transfers(m);
   init_donation(m);
   init_config(m);
+  init_tracer(m);
+  init_lax(m);
+  init_compiled(m);
+  init_jit(m);
 }

@@ -77,10 +77,14 @@ class TraceFrame {
   std::vector<SnapshotEntry> snapshots_;
 };
 
-// One traced value as Python sees it.
+// One traced value as Python sees it. `weak`: it stands for a Python scalar
+// (a jit argument passed as a Python bool/int/float, or a value computed
+// only from such): like a scalar literal it takes the other operand's dtype
+// (JAX's weak types), so `step(params_bf16, 0.1)` stays bfloat16.
 struct PyTracer {
   std::shared_ptr<TraceFrame> frame;
   compiler::Tracer tracer;
+  bool weak = false;
 };
 
 // The innermost frame being traced on this thread, or null.
@@ -99,16 +103,24 @@ class FrameGuard {
 
 // A new Python Tracer.
 nb::object WrapTracer(const std::shared_ptr<TraceFrame>& frame,
-                      compiler::Tracer t);
+                      compiler::Tracer t, bool weak = false);
+// A Python bool, int or float (numpy scalars are not: they are typed).
+bool IsPythonScalar(nb::handle h);
+// A numpy array or numpy scalar.
+bool IsNumpyData(nb::handle h);
 // The C++ Tracer of a Python Tracer that belongs to an active trace; throws
 // (naming `op`) for an escaped one. Null if `h` is not a Tracer.
 const PyTracer* AsPyTracer(nb::handle h, const char* op);
 // Converts any operand to a Tracer in `frame`: Tracers as they are, baton
 // Arrays captured (hidden arguments), numpy data and Python scalars as
 // snapshotted constants. TypeError (naming `op`) otherwise.
-compiler::Tracer ToTracer(nb::handle h, const std::shared_ptr<TraceFrame>& frame,
+compiler::Tracer ToTracer(nb::handle h,
+                          const std::shared_ptr<TraceFrame>& frame,
                           const char* op);
 
-void InitTracing(nb::module_& m);  // tracer.cc: called by init_tracer
+// Throws (naming `op`) if `t`'s trace has finished.
+void CheckActive(const PyTracer& t, const char* op);
+// A user's dtype argument (numpy dtype, name, numpy type, bool/int/float).
+DType ToDType(nb::handle h, const char* op);
 
 }  // namespace baton::python

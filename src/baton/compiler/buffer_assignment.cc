@@ -142,7 +142,10 @@ BufferAssignment AssignBuffers(const Program& program, const StepPlan& plan,
     const Instruction& inst = program.instruction(v);
     if (inst.kind() == OpKind::kReshape) {
       const int c = class_of[inst.operands[0]];
-      if (c >= 0 && classes[c].writable()) {
+      // A reshape's result is in device memory even when its operand is
+      // not (only transfers change kinds): it shares only a same-kind buffer.
+      if (c >= 0 && classes[c].writable() &&
+          classes[c].type.memory_kind == vt.memory_kind) {
         join(v, c);
         out.step_is_noop[s] = true;
         continue;
@@ -165,9 +168,12 @@ BufferAssignment AssignBuffers(const Program& program, const StepPlan& plan,
           continue;
         }
         if (positional) {
-          bool shared = false;  // the update must not live in the target
-          for (size_t j = 1; j < step.inputs.size(); ++j) {
-            shared |= class_of[step.inputs[j]] == c;
+          // The updates and indices must not live in the target. Read the
+          // operands themselves: step.inputs lists a value once, so
+          // scatter(x, i, x) would show only x, at position 0.
+          bool shared = false;
+          for (int j = 1; j < inst.operands.size(); ++j) {
+            shared |= class_of[inst.operands[j]] == c;
           }
           if (shared) continue;
         }

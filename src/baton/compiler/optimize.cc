@@ -2,6 +2,10 @@
 
 namespace baton::compiler {
 
-Program Optimize(const Program& program) { return EliminateDeadCode(program); }
+Program Optimize(const Program& program) {
+  // CSE never leaves dead code behind (a dropped duplicate's operands are
+  // used by the copy that survives), so one DCE after it is enough.
+  return EliminateDeadCode(EliminateCommonSubexpressions(program));
+}
 
 }  // namespace baton::compiler

@@ -1,5 +1,11 @@
 // Program-to-program passes run before planning a compiled program.
 //
+// Each is a pure Program -> Program function that keeps the calling
+// convention: the same parameters, in order, and the same outputs (which may
+// come to name the same value more than once). None materializes new data:
+// no constant folding, so a program never grows a large constant it did not
+// capture.
+//
 // Thread-safety: pure functions of their arguments.
 #pragma once
 
@@ -11,7 +17,15 @@ namespace baton::compiler {
 // calling convention does not change).
 Program EliminateDeadCode(const Program& program);
 
-// The passes a program goes through before buffer assignment, in order.
+// Merges instructions that compute the same value: equal attributes and
+// equal operands (after merging), so equal chains collapse. Constants are
+// merged by content -- same dtype, shape and bytes, even in distinct Literal
+// objects -- so a host array captured many times is one constant. Parameters
+// are never merged. Operand order matters (a + b and b + a stay distinct).
+Program EliminateCommonSubexpressions(const Program& program);
+
+// The passes a program goes through before buffer assignment, in order:
+// common-subexpression elimination, then dead-code elimination.
 Program Optimize(const Program& program);
 
 }  // namespace baton::compiler

@@ -1,0 +1,177 @@
+"""baton's main job: a tour of explicit, predictable device memory.
+
+Four scenes from the user stories behind baton (../shared/seeds), each with
+the memory figures it measures, printed as a table at the end:
+
+  1. Serving a model while its parameters are swapped in place (seed 000):
+     device_put(new, into=old) writes into the old storage after in-flight
+     work, so the swap never holds two copies; dropping an array frees it at
+     once, with the garbage collector off.
+  2. A donated training loop at 1x memory next to the same loop without
+     donation at 2x (seeds 001, 002).
+  3. A large numpy constant captured by many uses and by two functions is
+     stored once (seed 003).
+  4. A host view blocks donation while it lives; once it is gone the array
+     can be donated (seed 004).
+
+Run: python examples/tour.py   (README's first command builds and runs it)
+"""
+
+from __future__ import annotations
+
+import gc
+import threading
+import time
+
+import numpy as np
+
+import baton as bt
+import baton.numpy as bnp
+
+MiB = 1 << 20
+ROWS: list[tuple[str, str, str]] = []
+
+
+def mib(n: int) -> str:
+    return f"{n / MiB:8.1f} MiB"
+
+
+def stats(kind: str = "device") -> dict:
+    return bt.memory_stats(memory_kind=kind)
+
+
+def row(scene: str, what: str, figure: str) -> None:
+    ROWS.append((scene, what, figure))
+    print(f"  {what:<58} {figure}")
+
+
+def scene_serving_swap() -> None:
+    print("1. serving while parameters are swapped in place")
+    n_params, size = 8, 16 * MiB
+    shape = (size // 4,)
+    empty = stats()["bytes_in_use"]
+    params = {f"w{i}": bt.device_put(np.full(shape, 0.0, np.float32))
+              for i in range(n_params)}
+    forward = bt.jit(lambda p, x: sum(bnp.sum(w[:1024]) for w in p.values()) + x)
+    lock = threading.Lock()
+    answers: list[float] = []
+    stop = threading.Event()
+
+    def serve() -> None:
+        while not stop.is_set():
+            with lock:
+                y = forward(params, 1.0)
+            answers.append(float(y))
+
+    bt.reset_peak_memory_stats()
+    server = threading.Thread(target=serve)
+    server.start()
+    time.sleep(0.05)
+    new_params = {k: np.full(shape, 1.0, np.float32) for k in params}
+    with lock:
+        params = bt.device_put(new_params, into=params)
+    time.sleep(0.05)
+    stop.set()
+    server.join()
+    bt.block_until_ready(params)
+    s = stats()
+    row("1", "parameters on the device", mib(n_params * size))
+    row("1", "peak device memory during the swap", mib(s["peak_bytes_in_use"]))
+    row("1", "answers served while swapping", f"{len(answers):8d}")
+    assert s["peak_bytes_in_use"] < 2 * n_params * size
+    gc.disable()
+    try:
+        del params
+        row("1", "in use right after `del params` (gc disabled)",
+            mib(stats()["bytes_in_use"] - empty))
+    finally:
+        gc.enable()
+
+
+def scene_donated_training() -> None:
+    print("2. training step with and without donation")
+    n, size = 8, 8 * MiB
+    shape = (size // 4,)
+
+    def step(params, grads):
+        return bt.tree.map(lambda p, g: p - 0.1 * g, params, grads)
+
+    results = {}
+    for donate in (False, True):
+        f = bt.jit(step, donate_argnums=(0,) if donate else ())
+        params = [bt.device_put(np.ones(shape, np.float32)) for _ in range(n)]
+        grads = [bt.device_put(np.ones(shape, np.float32)) for _ in range(n)]
+        bt.block_until_ready(params)
+        base = stats()["bytes_in_use"]
+        bt.reset_peak_memory_stats()
+        for _ in range(10):
+            params = f(params, grads)
+        bt.block_until_ready(params)
+        peak = stats()["peak_bytes_in_use"] - base
+        analysis = f.lower(params, grads).compile().memory_analysis()
+        results[donate] = peak
+        label = "donated" if donate else "not donated"
+        row("2", f"{label}: peak beyond params+grads over 10 steps", mib(peak))
+        row("2", f"{label}: alias bytes (memory_analysis)",
+            mib(analysis.alias_size_in_bytes))
+        del params, grads
+    assert results[True] <= MiB < results[False]
+
+
+def scene_captured_constant() -> None:
+    print("3. a large captured constant is stored once")
+    table = np.random.default_rng(0).standard_normal((4096, 1024)).astype(np.float32)  # 16 MiB
+    weights = [bt.device_put(np.full((1024, 8), i, np.float32)) for i in range(16)]
+
+    def apply(ws):
+        return sum(bnp.sum(bnp.dot(table, w)) for w in ws)
+
+    before = stats()["bytes_in_use"]
+    f = bt.jit(apply)
+    g = bt.jit(lambda ws: bnp.sum(bnp.dot(table, ws[0])))
+    analysis = f.lower(weights).compile().memory_analysis()
+    f(weights).block_until_ready()
+    g(weights).block_until_ready()
+    grew = stats()["bytes_in_use"] - before
+    row("3", "constant: 16 MiB numpy array, 16 uses in f, 1 in g", mib(table.nbytes))
+    row("3", "constant bytes in f (memory_analysis)",
+        mib(analysis.constant_size_in_bytes))
+    row("3", "device memory held for constants by f and g", mib(grew))
+    table[:] = 0  # mutating the host array later changes nothing
+    del f, g
+    row("3", "after dropping f and g", mib(stats()["bytes_in_use"] - before))
+
+
+def scene_host_view_then_donate() -> None:
+    print("4. a host view blocks donation until it is gone")
+    x = bt.device_put(np.arange(1 << 20, dtype=np.float32))
+    update = bt.jit(lambda a: a * 2, donate_argnums=0)
+    view = np.asarray(x)  # zero-copy, read-only
+    try:
+        update(x)
+        outcome = "donated (unexpected)"
+    except bt.DonationError as e:
+        names_view = "view" in str(e)
+        outcome = "DonationError" + (", names the view" if names_view else "")
+    row("4", "donate while np.asarray view lives", outcome)
+    del view
+    y = update(x)
+    row("4", "donate after the view is gone", "ok" if x.is_deleted() else "no")
+    row("4", "y[1] (x * 2)", f"{float(y[1]):8.1f}")
+
+
+def main() -> None:
+    start = time.perf_counter()
+    print(f"baton tour on {bt.devices()[0]}\n")
+    scene_serving_swap()
+    scene_donated_training()
+    scene_captured_constant()
+    scene_host_view_then_donate()
+    print(f"\n{'scene':<6}{'what':<60}figure")
+    for scene, what, figure in ROWS:
+        print(f"{scene:<6}{what:<60}{figure}")
+    print(f"\ndone in {time.perf_counter() - start:.1f} s")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,526 @@
+"""``bt.jit``: trace a Python function once per signature, compile it, call it.
+
+The call path is C++ (``baton._baton.JitFunction``, python/src/jit.cc): it
+splits static from dynamic arguments, flattens pytrees, looks up the compiled
+program and runs it. This module validates ``jit``'s options, and holds the
+helpers the C++ side calls on slow paths: tracing (rebuilding the argument
+pytrees with Tracers, flattening the outputs), inlining a jitted function
+called inside another trace, converting numpy / scalar leaves, naming leaves
+in messages and warning. It also provides the traced form of
+``bt.device_put`` and ``bt.clear_caches``.
+"""
+
+from __future__ import annotations
+
+import functools
+import inspect
+import types
+import warnings
+from collections.abc import Iterable
+from typing import Any, Callable
+
+import numpy as np
+import optree
+
+from baton import _baton, _dtypes, _transfer, tree
+from baton._baton import Array, Donated, JitFunction
+from baton._baton import lax as _lax
+from baton.errors import DonationWarning
+
+Tracer = _lax.Tracer
+
+__all__ = ["clear_caches", "device_put", "jit"]
+
+
+# ---- bt.jit ----
+
+
+def _ints(value: Any, what: str) -> tuple[int, ...]:
+    if value is None:
+        return ()
+    if isinstance(value, (int, np.integer)) and not isinstance(value, bool):
+        return (int(value),)
+    if isinstance(value, Iterable) and not isinstance(value, (str, bytes)):
+        out = []
+        for v in value:
+            if not isinstance(v, (int, np.integer)) or isinstance(v, bool):
+                raise TypeError(f"jit: {what} must contain ints, not {v!r}")
+            out.append(int(v))
+        return tuple(out)
+    raise TypeError(f"jit: {what} must be an int or a sequence of ints, not {value!r}")
+
+
+def _names(value: Any, what: str) -> tuple[str, ...]:
+    if value is None:
+        return ()
+    if isinstance(value, str):
+        return (value,)
+    if isinstance(value, Iterable):
+        out = []
+        for v in value:
+            if not isinstance(v, str):
+                raise TypeError(f"jit: {what} must contain strings, not {v!r}")
+            out.append(v)
+        return tuple(out)
+    raise TypeError(f"jit: {what} must be a str or a sequence of str, not {value!r}")
+
+
+class _Options:
+    """jit's argument options, validated against fn's signature and
+    cross-filled (an argnum also covers the parameter passed by keyword, an
+    argname the parameter passed by position)."""
+
+    def __init__(
+        self,
+        fn: Callable[..., Any],
+        name: str,
+        static_argnums: tuple[int, ...],
+        static_argnames: tuple[str, ...],
+        donate_argnums: tuple[int, ...],
+        donate_argnames: tuple[str, ...],
+    ) -> None:
+        try:
+            sig = inspect.signature(fn)
+        except (TypeError, ValueError):
+            sig = None
+        self.param_names: list[str] = []
+        self.var_positional: str | None = None
+        self.unverified: set[int] = set()
+        if sig is None:
+            # Validated at the call instead.
+            for n in static_argnums + donate_argnums:
+                if n < 0:
+                    raise ValueError(
+                        f"jit({name}): negative argnums ({n}) need a function "
+                        "whose signature can be inspected"
+                    )
+            self.unverified.update(static_argnums + donate_argnums)
+            self.static_nums = set(static_argnums)
+            self.donate_nums = set(donate_argnums)
+            self.static_names = set(static_argnames)
+            self.donate_names = set(donate_argnames)
+        else:
+            params = list(sig.parameters.values())
+            P = inspect.Parameter
+            positional = [
+                p
+                for p in params
+                if p.kind in (P.POSITIONAL_ONLY, P.POSITIONAL_OR_KEYWORD)
+            ]
+            self.param_names = [p.name for p in positional]
+            var_pos = [p for p in params if p.kind is P.VAR_POSITIONAL]
+            self.var_positional = var_pos[0].name if var_pos else None
+            has_var_kw = any(p.kind is P.VAR_KEYWORD for p in params)
+            by_name = {
+                p.name: p
+                for p in params
+                if p.kind in (P.POSITIONAL_OR_KEYWORD, P.KEYWORD_ONLY)
+            }
+            n_pos = len(positional)
+
+            def nums(values: tuple[int, ...], what: str) -> set[int]:
+                out = set()
+                for n in values:
+                    if self.var_positional is None:
+                        m = n + n_pos if n < 0 else n
+                        if not 0 <= m < n_pos:
+                            raise ValueError(
+                                f"jit({name}): {what} contains {n}, but {name} takes "
+                                f"{n_pos} positional argument(s)"
+                            )
+                        out.add(m)
+                    else:
+                        if n < 0:
+                            raise ValueError(
+                                f"jit({name}): {what} contains {n}; negative "
+                                f"argnums are ambiguous for a function with "
+                                f"*{self.var_positional}"
+                            )
+                        if n >= n_pos:
+                            self.unverified.add(n)
+                        out.add(n)
+                return out
+
+            def names(values: tuple[str, ...], what: str) -> set[str]:
+                for v in values:
+                    if v not in by_name and not has_var_kw:
+                        known = ", ".join(by_name) or "none"
+                        raise ValueError(
+                            f"jit({name}): {what} contains {v!r}, but {name} has "
+                            f"no parameter of that name that can be passed by "
+                            f"keyword (parameters: {known})"
+                        )
+                return set(values)
+
+            self.static_nums = nums(static_argnums, "static_argnums")
+            self.donate_nums = nums(donate_argnums, "donate_argnums")
+            self.static_names = names(static_argnames, "static_argnames")
+            self.donate_names = names(donate_argnames, "donate_argnames")
+            for nums_set, names_set in (
+                (self.static_nums, self.static_names),
+                (self.donate_nums, self.donate_names),
+            ):
+                for n in list(nums_set):
+                    if n < n_pos and positional[n].kind is P.POSITIONAL_OR_KEYWORD:
+                        names_set.add(positional[n].name)
+                for v in list(names_set):
+                    p = by_name.get(v)
+                    if p is not None and p.kind is P.POSITIONAL_OR_KEYWORD:
+                        nums_set.add(self.param_names.index(v))
+        both_nums = self.static_nums & self.donate_nums
+        both_names = self.static_names & self.donate_names
+        if both_nums or both_names:
+            what = ", ".join(
+                [f"argument {n}" for n in sorted(both_nums)]
+                + [repr(v) for v in sorted(both_names)]
+            )
+            raise ValueError(
+                f"jit({name}): {what} is both static and donated; a static "
+                "argument is hashed into the cache key, not passed as a buffer, "
+                "so it cannot be donated"
+            )
+
+
+class _Jitted(JitFunction):
+    """A function compiled by ``bt.jit`` (see :func:`jit`)."""
+
+    def __init__(
+        self,
+        fn: Callable[..., Any],
+        name: str,
+        options: _Options,
+    ) -> None:
+        super().__init__(
+            fn,
+            name,
+            sorted(options.static_nums),
+            sorted(options.static_names),
+            sorted(options.donate_nums),
+            sorted(options.donate_names),
+            sorted(options.unverified),
+        )
+        self._fun = fn
+        self._static_nums = frozenset(options.static_nums)
+        self._static_names = frozenset(options.static_names)
+        self._param_names = tuple(options.param_names)
+        self._var_positional = options.var_positional
+        functools.update_wrapper(self, fn, updated=())
+
+    def __get__(self, obj: Any, objtype: Any = None) -> Any:
+        # Jitted methods bind like functions.
+        if obj is None:
+            return self
+        return types.MethodType(self, obj)
+
+    def __repr__(self) -> str:
+        return f"<jitted function {getattr(self, '__qualname__', self._fun)}>"
+
+    def clear_cache(self) -> None:
+        """Drops this function's compiled programs (and their constants)."""
+        self._clear_cache()
+
+
+def jit(
+    fn: Callable[..., Any] | None = None,
+    *,
+    static_argnums: int | Iterable[int] = (),
+    static_argnames: str | Iterable[str] = (),
+    donate_argnums: int | Iterable[int] = (),
+    donate_argnames: str | Iterable[str] = (),
+) -> Any:
+    """Compiles ``fn`` for each distinct signature of its arguments.
+
+    ``fn`` takes and returns pytrees of arrays (dicts, lists, tuples,
+    namedtuples, None and dataclasses registered with
+    ``bt.tree.register_dataclass``). The first call with a new signature --
+    the pytree structure, the static arguments and each leaf's shape, dtype,
+    memory kind and donation -- traces ``fn`` with ``bt.lax.Tracer`` values
+    and compiles it; later calls with the same signature only run it.
+
+    - numpy and scalar leaves are copied to the device (a snapshot) at each
+      call. Python scalars become int32 / float32 / bool arrays that are
+      weakly typed inside ``fn`` (``Tracer.weak_type``): like a literal they
+      take the other operand's dtype, so ``step(params_bf16, 0.1)`` computes
+      in bfloat16.
+    - ``static_argnums`` / ``static_argnames``: arguments passed as Python
+      values (hashed into the cache key, so they must be hashable); ``fn``
+      sees them unchanged.
+    - ``donate_argnums`` / ``donate_argnames``: arguments whose storage the
+      call may reuse for outputs of the same byte size, dtype and memory
+      kind (every leaf of a donated pytree). An argnum also covers the
+      argument passed by keyword, an argname the argument passed by
+      position. ``f(bt.donate(x))`` donates at the call site. Donated arrays
+      are consumed (``is_deleted()``); a donated buffer that no output can
+      use is freed after the call and reported with ``DonationWarning``
+      naming the argument (``bt.config.update("donation", "error")`` raises
+      ``DonationError`` instead, before anything runs). Refused with
+      ``DonationError`` and nothing consumed: an array with live host views,
+      the same array donated twice or donated and also passed undonated (or
+      captured). A deleted argument raises ``DeletedArrayError``.
+    - An undonated argument returned unchanged is returned as the same
+      ``Array`` object. Arguments on different devices: ``ValueError``.
+    - Closures: a baton ``Array`` the function closes over becomes a hidden
+      argument (never copied into the program); a numpy array becomes a
+      constant, snapshotted at trace time and stored once however often it
+      is used. Compiled programs (and what they keep alive) live as long as
+      the jitted function, or until ``bt.clear_caches()``.
+    - Inside ``fn``, ``bt.device_put(t, memory_kind=...)`` moves a traced
+      value between memory kinds; outputs keep the kind their value has.
+    - A jitted function called while another is being traced is inlined
+      into it and consumes nothing.
+
+    Option errors (out-of-range argnums, unknown names, an argument both
+    static and donated) raise ``ValueError`` here when ``fn``'s signature
+    allows, else at the first call. ``f.lower(*args, **kwargs).compile()``
+    compiles without running or consuming anything and gives
+    ``memory_analysis()`` and ``as_text()``.
+    """
+    options = dict(
+        static_argnums=static_argnums,
+        static_argnames=static_argnames,
+        donate_argnums=donate_argnums,
+        donate_argnames=donate_argnames,
+    )
+    if fn is None:
+        return functools.partial(jit, **options)
+    if not callable(fn):
+        raise TypeError(f"jit: expected a function, not {type(fn).__name__}")
+    name = getattr(fn, "__qualname__", None) or getattr(fn, "__name__", None)
+    name = name or type(fn).__name__
+    opts = _Options(
+        fn,
+        name,
+        _ints(static_argnums, "static_argnums"),
+        _names(static_argnames, "static_argnames"),
+        _ints(donate_argnums, "donate_argnums"),
+        _names(donate_argnames, "donate_argnames"),
+    )
+    return _Jitted(fn, name, opts)
+
+
+# ---- Helpers called by the C++ call path ----
+
+
+def _substitute(arg: Any, tracers: Any) -> Any:
+    if isinstance(arg, (Array, Donated)):
+        return next(tracers)
+    leaves, treedef = tree.flatten(arg)
+    return tree.unflatten(treedef, [next(tracers) for _ in leaves])
+
+
+def _as_output(leaf: Any, jitted: _Jitted, treedef: Any) -> Any:
+    if isinstance(leaf, Tracer):
+        return leaf
+    if isinstance(leaf, Array):
+        return _lax.capture(leaf)  # returned unchanged: the same object
+    if _dtypes.is_python_scalar(leaf) or isinstance(leaf, (np.ndarray, np.generic)):
+        return _lax.constant(leaf)
+    raise TypeError(
+        f"{jitted.__qualname__}: the function returned a {type(leaf).__name__} "
+        f"in its output {treedef}; outputs must be arrays or pytrees of arrays "
+        "(return other values from a function that is not jitted)"
+    )
+
+
+def _trace(jitted: _Jitted, args: tuple, kwargs: dict, tracers: list) -> tuple:
+    """Calls the function with Tracers in place of the dynamic leaves."""
+    it = iter(tracers)
+    static_nums, static_names = jitted._static_nums, jitted._static_names
+    new_args = [
+        a if i in static_nums else _substitute(a, it) for i, a in enumerate(args)
+    ]
+    new_kwargs = {}
+    for k in sorted(kwargs):
+        v = kwargs[k]
+        new_kwargs[k] = v if k in static_names else _substitute(v, it)
+    out = jitted._fun(*new_args, **new_kwargs)
+    leaves, treedef = tree.flatten(out)
+    outs = [_as_output(leaf, jitted, treedef) for leaf in leaves]
+    try:
+        spec = _out_spec(out, iter(range(len(leaves))))
+    except _NotPlain:
+        spec = None
+    return outs, treedef, spec
+
+
+class _NotPlain(Exception):
+    pass
+
+
+def _out_spec(out: Any, index: Any) -> tuple:
+    """How the C++ call path rebuilds an output made of plain containers
+    (dicts with str keys, lists, tuples, None) without optree: leaves are
+    numbered in flattening order (dict keys sorted), dicts keep their key
+    order. Raises _NotPlain for anything else (optree rebuilds those)."""
+    if isinstance(out, (Tracer, Array, np.ndarray, np.generic)) or (
+        _dtypes.is_python_scalar(out)
+    ):
+        return ("*", next(index))
+    if out is None:
+        return ("n",)
+    if type(out) is tuple or type(out) is list:
+        return ("t" if type(out) is tuple else "l", [_out_spec(c, index) for c in out])
+    if type(out) is dict and all(type(k) is str for k in out):
+        specs = {k: _out_spec(out[k], index) for k in sorted(out)}
+        keys = tuple(out)
+        return ("d", keys, [specs[k] for k in keys])
+    raise _NotPlain
+
+
+def _inline_leaf(leaf: Any) -> Any:
+    if isinstance(leaf, Tracer):
+        return leaf
+    if isinstance(leaf, Donated):
+        leaf = _baton._jit_undonate(leaf)  # the outer array is not consumed
+    if isinstance(leaf, Array):
+        return _lax.capture(leaf)
+    if _dtypes.is_python_scalar(leaf):
+        return leaf  # weakly typed, as in a call
+    if isinstance(leaf, (str, bytes)):
+        raise TypeError(
+            f"a {type(leaf).__name__} is not an array; mark the argument static "
+            "(static_argnums / static_argnames)"
+        )
+    return _lax.constant(leaf)  # numpy data and scalars, as a call converts them
+
+
+def _inline(jitted: _Jitted, args: tuple, kwargs: dict) -> Any:
+    """A jitted function called while another is traced becomes part of that
+    trace: its dynamic leaves are Tracers of the outer trace (arrays
+    captured, host data as constants, markers giving their arrays back), so
+    nothing is consumed."""
+    static_nums, static_names = jitted._static_nums, jitted._static_names
+    new_args = [
+        a if i in static_nums else tree.map(_inline_leaf, a) for i, a in enumerate(args)
+    ]
+    new_kwargs = {
+        k: v if k in static_names else tree.map(_inline_leaf, v)
+        for k, v in kwargs.items()
+    }
+    return jitted._fun(*new_args, **new_kwargs)
+
+
+def _to_array(leaf: Any, device: Any) -> Array:
+    return _transfer.device_put(leaf, device)
+
+
+def _host_spec(leaf: Any) -> tuple[tuple[int, ...], str]:
+    if _dtypes.is_python_scalar(leaf):
+        return (), _dtypes.python_scalar_dtype(leaf).name
+    if isinstance(leaf, (str, bytes)):
+        raise TypeError(f"a {type(leaf).__name__} is not an array")
+    a = np.asarray(leaf)
+    return tuple(a.shape), _dtypes.name_of(a.dtype)
+
+
+def _leaf_names_of(arg: Any, root: str) -> list[str]:
+    if isinstance(arg, (Array, Donated)):
+        return [root]
+    accessors, _, _ = optree.tree_flatten_with_accessor(
+        arg, none_is_leaf=False, namespace=tree.NAMESPACE
+    )
+    return [a.codify(root) for a in accessors]
+
+
+def _leaf_names(jitted: _Jitted, args: tuple, kwargs: dict) -> list[str]:
+    """How the user would write each dynamic leaf: ``x``, ``state.u``,
+    ``params['w'][0]``, ``args[3]``."""
+    names: list[str] = []
+    params = jitted._param_names
+    for i, a in enumerate(args):
+        if i in jitted._static_nums:
+            continue
+        if i < len(params):
+            root = params[i]
+        elif jitted._var_positional is not None:
+            root = f"{jitted._var_positional}[{i - len(params)}]"
+        else:
+            root = f"args[{i}]"
+        names.extend(_leaf_names_of(a, root))
+    for k in sorted(kwargs):
+        if k not in jitted._static_names:
+            names.extend(_leaf_names_of(kwargs[k], k))
+    return names
+
+
+def _warn(message: str) -> None:
+    warnings.warn(message, DonationWarning, stacklevel=2)
+
+
+_baton._jit_set_helpers(
+    optree.tree_flatten,
+    _trace,
+    _inline,
+    _to_array,
+    _host_spec,
+    _leaf_names,
+    _warn,
+)
+
+
+# ---- bt.device_put inside a trace, bt.clear_caches ----
+
+
+def _put_traced(leaf: Any, memory_kind: str | None) -> Any:
+    if isinstance(leaf, Donated):
+        raise TypeError(
+            "device_put: a bt.donate() marker cannot be put inside a traced "
+            "function; donate at the jit call instead"
+        )
+    t = leaf if isinstance(leaf, Tracer) else _lax.as_tracer(leaf)
+    return t if memory_kind is None else _lax.to_memory_kind(t, memory_kind)
+
+
+def device_put(
+    x: Any,
+    device: Any = None,
+    *,
+    memory_kind: str | None = None,
+    may_alias: bool = False,
+    into: Any = None,
+) -> Any:
+    if not _lax.is_tracing():
+        return _transfer.device_put(
+            x, device, memory_kind=memory_kind, may_alias=may_alias, into=into
+        )
+    # Inside a function being traced: values of the program, not transfers.
+    if into is not None:
+        raise TypeError(
+            "device_put(into=...) cannot be used inside a traced function; "
+            "donate the argument instead and return the new value"
+        )
+    _transfer._check_device(device)
+    _transfer._check_kind(memory_kind)
+    if device is not None and device != _lax._trace_device():
+        raise ValueError(
+            f"device_put: cannot move a traced value to {device}; the function "
+            f"is compiled for {_lax._trace_device()}"
+        )
+    return tree.map(lambda leaf: _put_traced(leaf, memory_kind), x)
+
+
+device_put.__doc__ = (
+    (_transfer.device_put.__doc__ or "")
+    + """
+    Inside a function traced by ``bt.jit``: a Tracer is moved to
+    ``memory_kind`` by the program (``lax.to_memory_kind``), a baton Array is
+    captured (a hidden argument), host data becomes a constant (a snapshot,
+    stored once); ``into=`` is not allowed.
+    """
+)
+
+_CACHE_CLEARERS: list[Callable[[], None]] = []
+
+
+def register_cache_clearer(fn: Callable[[], None]) -> None:
+    """Calls ``fn()`` on every ``bt.clear_caches()`` (for layers that keep
+    their own compiled-program caches, e.g. eager operations)."""
+    _CACHE_CLEARERS.append(fn)
+
+
+def clear_caches() -> None:
+    """Drops every compiled program of every jitted function (and the
+    constants and captured arrays they keep alive). Later calls recompile."""
+    _baton._jit_clear_caches()
+    for fn in list(_CACHE_CLEARERS):
+        fn()

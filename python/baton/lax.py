@@ -1,0 +1,36 @@
+"""``bt.lax``: the operations traced functions are built from.
+
+These are thin bindings of baton's C++ tracer (``baton/compiler/tracer.h``),
+for code that runs inside ``bt.jit`` (``baton.numpy`` is built on them).
+Every function takes ``Tracer`` values, baton Arrays (captured as hidden
+arguments of the program, never copied into it), numpy data (a constant:
+snapshotted when captured, stored once however often it is used) or Python
+scalars (weakly typed: ``x * 2`` keeps x's dtype, bfloat16 included).
+Operands broadcast as in numpy and promote with numpy/JAX rules; shape and
+dtype errors raise ``ValueError`` (wrong argument types ``TypeError``) at
+trace time, naming the op. Outside a trace, a function with no Tracer
+operand raises ``TypeError``.
+
+Elementwise: ``add sub mul div rem mod pow maximum minimum bitwise_and
+bitwise_or bitwise_not eq ne lt le gt ge compare select where neg abs sign
+exp log tanh logistic sqrt rsqrt sin cos floor ceil round``;
+conversion: ``convert_element_type`` (``astype``), ``to_memory_kind``;
+shapes: ``reshape transpose broadcast_to broadcast_in_dim slice
+dynamic_slice dynamic_update_slice concatenate pad``; indexing: ``take``
+(``gather``), ``scatter`` (modes set, add, mul, min, max); reductions:
+``sum prod max min`` (``axes``, ``keepdims``); contractions: ``matmul
+dot_general``; creation: ``iota full zeros ones constant``; capture:
+``capture as_tracer is_tracing``.
+"""
+
+from baton._baton import lax as _lax
+
+__all__ = sorted(name for name in dir(_lax) if not name.startswith("_"))
+globals().update({name: getattr(_lax, name) for name in __all__})
+_trace_device = _lax._trace_device
+
+Tracer = _lax.Tracer
+try:
+    Tracer.__module__ = "baton.lax"
+except (AttributeError, TypeError):
+    pass

@@ -1,0 +1,43 @@
+"""``baton.numpy``: numpy's array functions on baton arrays.
+
+    import baton as bt, baton.numpy as bnp
+
+    x = bnp.arange(6, dtype=bnp.float32).reshape(2, 3)
+    y = bnp.exp(x) @ bnp.ones((3, 4)) + 1        # eager: each op compiled once
+
+    @bt.jit
+    def f(x):                                    # traced: one program
+        return bnp.tanh(x * 2).sum(axis=0)
+
+Mirrors numpy / jax.numpy for the common functions: creation, elementwise
+math, comparisons, ``where``, reductions, ``dot``/``matmul``/``einsum``,
+reshaping, ``concatenate``/``stack``/``split``, ``take``, dtype names.
+Every function works on baton Arrays, numpy data and Python scalars, and
+on Tracers inside ``bt.jit``. Outside a trace each call runs eagerly; the
+program for each function, static parameters and argument shapes/dtypes is
+compiled once and cached (``bt.clear_caches()`` drops them).
+
+Semantics are jax.numpy's where the two differ: dtype promotion (Python
+scalars weakly typed, integers with floats give the float type, no float64
+from Python floats), true division of integers gives float32, sums of
+small integers int32, arrays are immutable (``x.at[i].set(v)`` instead of
+``x[i] = v``; ``out=`` arguments are not supported). Indexing follows numpy
+for static indices and JAX for traced ones (see ``baton._indexing``).
+"""
+
+from baton._baton import Array as ndarray
+from baton.numpy import _creation, _dtypes, _elementwise, _linalg, _reductions, _shapes
+from baton.numpy._creation import *  # noqa: F403
+from baton.numpy._dtypes import *  # noqa: F403
+from baton.numpy._elementwise import *  # noqa: F403
+from baton.numpy._linalg import *  # noqa: F403
+from baton.numpy._reductions import *  # noqa: F403
+from baton.numpy._shapes import *  # noqa: F403
+
+__all__ = ["ndarray"]
+__all__ += _creation.__all__
+__all__ += _dtypes.__all__
+__all__ += _elementwise.__all__
+__all__ += _linalg.__all__
+__all__ += _reductions.__all__
+__all__ += _shapes.__all__

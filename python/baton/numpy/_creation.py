@@ -1,0 +1,287 @@
+"""Array creation of ``baton.numpy``.
+
+Outside a trace these make device arrays directly (no compilation): numpy
+data is copied (a snapshot), ``asarray`` of a baton Array returns it
+unchanged. Inside a function traced by ``bt.jit`` they make values of the
+program instead: fills and ranges become broadcast scalars or iotas, host
+data a constant (snapshotted, stored once).
+
+Default dtypes follow jax.numpy: Python ints int32, Python floats (and
+``linspace``) float32, ``zeros``/``ones``/``empty``/``eye`` float32.
+"""
+
+from __future__ import annotations
+
+import operator
+from typing import Any
+
+import numpy as np
+
+from baton import _creation, _dtypes, _ops, _transfer
+from baton._baton import Array, lax
+
+Tracer = lax.Tracer
+_F32 = np.dtype(np.float32)
+
+__all__ = [
+    "arange",
+    "array",
+    "asarray",
+    "copy",
+    "empty",
+    "empty_like",
+    "eye",
+    "full",
+    "full_like",
+    "identity",
+    "linspace",
+    "ones",
+    "ones_like",
+    "zeros",
+    "zeros_like",
+]
+
+
+def _dt(dtype: Any) -> np.dtype | None:
+    return None if dtype is None else _dtypes.canonicalize(dtype)
+
+
+def _shape(shape: Any) -> tuple[int, ...]:
+    return _creation._shape(shape)
+
+
+def _astype(x: Any, dtype: np.dtype) -> Any:
+    if x.dtype == dtype:
+        return x
+    return _ops.apply(_astype_impl, (x,), (("dtype", dtype),))
+
+
+def _astype_impl(x: Any, *, dtype: np.dtype) -> Any:
+    return lax.astype(x, dtype)
+
+
+def _contains_traced(obj: Any) -> bool:
+    if isinstance(obj, (Array, Tracer)):
+        return True
+    if isinstance(obj, (list, tuple)):
+        return any(_contains_traced(o) for o in obj)
+    return False
+
+
+def array(object: Any, dtype: Any = None, copy: bool = True, ndmin: int = 0) -> Any:
+    """A new array from ``object`` (numpy data, nested lists, scalars, a
+    baton Array): always a copy (a snapshot of numpy data). Python data
+    follows JAX's defaults (int -> int32, float -> float32)."""
+    d = _dt(dtype)
+    if isinstance(object, (Array, Tracer)):
+        out = object if d is None else _astype(object, d)
+        if out is object and copy and isinstance(out, Array):
+            out = out.copy()
+    elif isinstance(object, (list, tuple)) and _contains_traced(object):
+        from baton.numpy._shapes import stack
+
+        out = stack([array(o) for o in object])
+        if d is not None:
+            out = _astype(out, d)
+    else:
+        if _ops.is_scalar(object):
+            a = _dtypes.python_scalar_to_numpy(object, d)
+        else:
+            a = _ops.host_array(object)
+            if d is not None:
+                a = a.astype(d)
+        out = _put(np.array(a, copy=True))
+    if ndmin > len(out.shape):
+        from baton.numpy._shapes import reshape
+
+        out = reshape(out, (1,) * (ndmin - len(out.shape)) + tuple(out.shape))
+    return out
+
+
+def _put(a: np.ndarray) -> Any:
+    if _ops._is_tracing():
+        return lax.constant(a)
+    return _transfer.device_put(a)
+
+
+def asarray(a: Any, dtype: Any = None, copy: bool | None = None) -> Any:
+    """``a`` as an array: a baton Array (or Tracer) of the right dtype is
+    returned unchanged; numpy data is copied (a snapshot)."""
+    if isinstance(a, (Array, Tracer)):
+        d = _dt(dtype)
+        out = a if d is None else _astype(a, d)
+        if copy and out is a and isinstance(a, Array):
+            out = a.copy()
+        return out
+    return array(a, dtype)
+
+
+def copy(a: Any) -> Any:
+    """A copy of ``a``."""
+    return array(a, copy=True)
+
+
+def _traced_full(shape: tuple[int, ...], fill_value: Any, d: np.dtype) -> Any:
+    return lax.full(shape, fill_value, d)
+
+
+def full(shape: Any, fill_value: Any, dtype: Any = None, *, device: Any = None) -> Any:
+    """An array of ``shape`` filled with ``fill_value`` (a scalar or an
+    array broadcast to shape). dtype: the fill value's (Python scalars:
+    bool / int32 / float32)."""
+    dims = _shape(shape)
+    d = _dt(dtype)
+    if d is None:
+        d = _ops.result_dtype(fill_value)
+    if _ops._is_tracing() or isinstance(fill_value, (Array, Tracer)):
+        return _ops.apply(_fill_impl, (fill_value,), (("shape", dims), ("dtype", d)))
+    return _creation.full(dims, fill_value, d, device=device)
+
+
+def _fill_impl(v: Any, *, shape: tuple[int, ...], dtype: np.dtype) -> Any:
+    return lax.full(shape, v, dtype)
+
+
+def zeros(shape: Any, dtype: Any = None, *, device: Any = None) -> Any:
+    """An array of zeros (float32 by default)."""
+    return full(shape, 0, _F32 if dtype is None else dtype, device=device)
+
+
+def ones(shape: Any, dtype: Any = None, *, device: Any = None) -> Any:
+    """An array of ones (float32 by default)."""
+    return full(shape, 1, _F32 if dtype is None else dtype, device=device)
+
+
+def empty(shape: Any, dtype: Any = None, *, device: Any = None) -> Any:
+    """An array with unspecified contents (zeros inside a trace)."""
+    d = _F32 if dtype is None else _dt(dtype)
+    if _ops._is_tracing():
+        return zeros(shape, d)
+    return _creation.empty(_shape(shape), d, device=device)
+
+
+def _like(a: Any, dtype: Any, shape: Any) -> tuple[tuple[int, ...], np.dtype, Any]:
+    s = _ops.shape_of(a) if shape is None else _shape(shape)
+    d = _dt(dtype)
+    if d is None:
+        d = _ops.dtype_of(a)
+        if d is None:
+            d = _ops.weak_dtype(a, None)
+    device = a.device if isinstance(a, Array) else None
+    return s, d, device
+
+
+def zeros_like(a: Any, dtype: Any = None, shape: Any = None) -> Any:
+    """Zeros with a's shape and dtype (unless given)."""
+    s, d, dev = _like(a, dtype, shape)
+    return full(s, 0, d, device=dev)
+
+
+def ones_like(a: Any, dtype: Any = None, shape: Any = None) -> Any:
+    """Ones with a's shape and dtype (unless given)."""
+    s, d, dev = _like(a, dtype, shape)
+    return full(s, 1, d, device=dev)
+
+
+def full_like(a: Any, fill_value: Any, dtype: Any = None, shape: Any = None) -> Any:
+    """``fill_value`` with a's shape and dtype (unless given)."""
+    s, d, dev = _like(a, dtype, shape)
+    return full(s, fill_value, d, device=dev)
+
+
+def empty_like(a: Any, dtype: Any = None, shape: Any = None) -> Any:
+    """Unspecified contents with a's shape and dtype (unless given)."""
+    s, d, dev = _like(a, dtype, shape)
+    return empty(s, d, device=dev)
+
+
+def _host_or_traced(values: np.ndarray) -> Any:
+    return lax.constant(values) if _ops._is_tracing() else _transfer.device_put(values)
+
+
+def _static_number(x: Any, what: str) -> Any:
+    if isinstance(x, (Array, Tracer)):
+        raise TypeError(
+            f"{what} must be a static Python number (the result's shape depends on "
+            "it), not an array"
+        )
+    return x
+
+
+def arange(start: Any, stop: Any = None, step: Any = None, dtype: Any = None) -> Any:
+    """Evenly spaced values in [start, stop) (numpy's arange; ints give
+    int32 and floats float32 unless dtype is given)."""
+    start = _static_number(start, "arange: start")
+    if stop is None:
+        start, stop = 0, start
+    stop = _static_number(stop, "arange: stop")
+    step = 1 if step is None else _static_number(step, "arange: step")
+    if step == 0:
+        raise ValueError("arange: step must not be zero")
+    d = _dt(dtype)
+    if d is None:
+        d = _ops.result_dtype(
+            *(v if _ops.is_scalar(v) else np.asarray(v) for v in (start, stop, step))
+        )
+    if all(
+        isinstance(v, (int, np.integer)) for v in (start, stop, step)
+    ) and _ops.is_int(d):
+        n = max(0, -(-(int(stop) - int(start)) // int(step)))
+        if _ops._is_tracing():
+            t = lax.iota(d, (n,))
+            if step != 1:
+                t = lax.mul(t, int(step))
+            return t if start == 0 else lax.add(t, int(start))
+    values = np.arange(
+        start, stop, step, dtype=np.float64 if _ops.is_float(d) else None
+    )
+    return _host_or_traced(values.astype(d))
+
+
+def linspace(
+    start: Any,
+    stop: Any,
+    num: int = 50,
+    endpoint: bool = True,
+    retstep: bool = False,
+    dtype: Any = None,
+    axis: int = 0,
+) -> Any:
+    """``num`` evenly spaced values from start to stop (float32 unless
+    dtype is given), computed in float64 as numpy does."""
+    if axis != 0:
+        raise NotImplementedError("linspace: only axis=0 is supported")
+    start = _static_number(start, "linspace: start")
+    stop = _static_number(stop, "linspace: stop")
+    num = operator.index(num)
+    if num < 0:
+        raise ValueError(f"linspace: number of samples, {num}, must be non-negative")
+    d = _F32 if dtype is None else _dt(dtype)
+    values, step = np.linspace(
+        start, stop, num, endpoint=endpoint, retstep=True, dtype=np.float64
+    )
+    if _ops.is_int(d):
+        values = np.floor(values)
+    out = _host_or_traced(values.astype(d))
+    return (out, step) if retstep else out
+
+
+def _eye(*, n: int, m: int, k: int, dtype: np.dtype) -> Any:
+    rows = lax.iota(np.int32, (n, m), 0)
+    cols = lax.iota(np.int32, (n, m), 1)
+    return lax.astype(lax.eq(lax.add(rows, k), cols), dtype)
+
+
+def eye(N: int, M: int | None = None, k: int = 0, dtype: Any = None) -> Any:
+    """An N x M array with ones on the k-th diagonal (float32 by default)."""
+    n = operator.index(N)
+    m = n if M is None else operator.index(M)
+    d = _F32 if dtype is None else _dt(dtype)
+    if _ops._is_tracing():
+        return _eye(n=n, m=m, k=operator.index(k), dtype=d)
+    return _transfer.device_put(np.eye(n, m, operator.index(k), dtype=d))
+
+
+def identity(n: int, dtype: Any = None) -> Any:
+    """The n x n identity (float32 by default)."""
+    return eye(n, dtype=dtype)

@@ -1,0 +1,332 @@
+// Trace frames and operand conversion for baton._baton.lax and bt.jit
+// (declared in tracing.h and lax_internal.h).
+#include "tracing.h"
+
+#include <nanobind/stl/string.h>
+
+#include <cstring>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "array_caster.h"
+#include "baton/core/error.h"
+#include "conversions.h"
+#include "lax_internal.h"
+
+namespace baton::python {
+
+using compiler::Tracer;
+using compiler::WeakScalar;
+
+// ---- Frames ----
+
+namespace {
+thread_local std::vector<std::shared_ptr<TraceFrame>> t_frames;
+const std::shared_ptr<TraceFrame> kNoFrame;
+
+// numpy objects, owned by the lax module (attribute `_lax_numpy`).
+PyObject* np_ndarray = nullptr;
+PyObject* np_generic = nullptr;
+PyObject* np_asarray = nullptr;
+PyObject* np_dtype = nullptr;
+}  // namespace
+
+void InitNumpyTypes(nb::module_& lax) {
+  nb::module_ np = nb::module_::import_("numpy");
+  nb::object keep = nb::make_tuple(np.attr("ndarray"), np.attr("generic"),
+                                   np.attr("asarray"), np.attr("dtype"));
+  lax.attr("_lax_numpy") = keep;  // owns the borrowed pointers
+  np_ndarray = keep[0].ptr();
+  np_generic = keep[1].ptr();
+  np_asarray = keep[2].ptr();
+  np_dtype = keep[3].ptr();
+}
+
+void ThrowType(const std::string& msg) { throw nb::type_error(msg.c_str()); }
+void ThrowValue(const std::string& msg) { throw nb::value_error(msg.c_str()); }
+
+TraceFrame::TraceFrame(Device* device, std::string fn_name)
+    : scope_(std::make_unique<TraceScope>(&ctx_)),
+      device_(device),
+      fn_name_(std::move(fn_name)) {}
+
+compiler::Tracer TraceFrame::Capture(const Array& array) {
+  ThrowIfError(array.impl()->buffer().status());  // deleted: say so now
+  if (array.device() != device_) {
+    ThrowValue(fn_name_ + ": the captured array " + array.impl()->Describe() +
+               " is on " + array.device()->ToString() +
+               " but the function runs on " + device_->ToString() +
+               "; move it with bt.device_put first");
+  }
+  return scope_->Capture(array);
+}
+
+compiler::Tracer TraceFrame::Snapshot(const void* data, size_t nbytes,
+                                      Shape shape, DType dtype) {
+  // The same host memory captured again (a numpy array used in many ops)
+  // shares one snapshot -- if its bytes did not change in between.
+  for (SnapshotEntry& e : snapshots_) {
+    const compiler::Literal& lit = *e.literal;
+    if (e.data == data && e.nbytes == nbytes && lit.dtype() == dtype &&
+        lit.shape() == shape) {
+      if (nbytes == 0 || std::memcmp(lit.untyped_data(), data, nbytes) == 0) {
+        return compiler::constant(ctx_, e.literal);
+      }
+      e.literal = std::make_shared<const compiler::Literal>(
+          compiler::Literal::FromBytes(shape, dtype, data));
+      return compiler::constant(ctx_, e.literal);
+    }
+  }
+  auto lit = std::make_shared<const compiler::Literal>(
+      compiler::Literal::FromBytes(shape, dtype, data));
+  snapshots_.push_back({data, nbytes, lit});
+  return compiler::constant(ctx_, lit);
+}
+
+compiler::Program TraceFrame::Finish(
+    const std::vector<compiler::Tracer>& outputs,
+    std::vector<Array>* captured) {
+  compiler::Program p = ctx_.Finish(outputs);
+  *captured = scope_->captured();
+  Abandon();
+  return p;
+}
+
+void TraceFrame::Abandon() {
+  active_ = false;
+  scope_.reset();
+  snapshots_.clear();
+}
+
+const std::shared_ptr<TraceFrame>& CurrentFrame() {
+  return t_frames.empty() ? kNoFrame : t_frames.back();
+}
+bool IsTracing() { return !t_frames.empty(); }
+
+FrameGuard::FrameGuard(std::shared_ptr<TraceFrame> frame) {
+  t_frames.push_back(std::move(frame));
+}
+FrameGuard::~FrameGuard() {
+  if (t_frames.back()->active()) t_frames.back()->Abandon();  // it raised
+  t_frames.pop_back();
+}
+
+nb::object WrapTracer(const std::shared_ptr<TraceFrame>& frame,
+                      compiler::Tracer t, bool weak) {
+  return nb::cast(PyTracer{frame, std::move(t), weak});
+}
+
+const PyTracer* AsPyTracer(nb::handle h, const char* op) {
+  if (!nb::isinstance<PyTracer>(h)) return nullptr;
+  const PyTracer* t = nb::inst_ptr<PyTracer>(h);
+  CheckActive(*t, op);
+  return t;
+}
+
+void CheckActive(const PyTracer& tr, const char* op) {
+  const PyTracer* t = &tr;
+  if (!t->frame->active()) {
+    throw std::runtime_error(
+        std::string(op) + ": this Tracer belongs to a trace of " +
+        t->frame->fn_name() +
+        " that has finished: it escaped the traced function (through a "
+        "global, an attribute or a closure). Return traced values from the "
+        "function instead.");
+  }
+}
+
+bool IsPythonScalar(nb::handle h) {
+  PyObject* o = h.ptr();
+  if (PyObject_TypeCheck(o, reinterpret_cast<PyTypeObject*>(np_generic))) {
+    return false;  // numpy scalars are strongly typed
+  }
+  return PyBool_Check(o) || PyLong_Check(o) || PyFloat_Check(o);
+}
+
+WeakScalar ToWeakScalar(nb::handle h, const char* op) {
+  PyObject* o = h.ptr();
+  if (PyBool_Check(o)) return WeakScalar(o == Py_True);
+  if (PyLong_Check(o)) {
+    int overflow = 0;
+    const long long v = PyLong_AsLongLongAndOverflow(o, &overflow);
+    if (overflow != 0) {
+      PyErr_SetString(
+          PyExc_OverflowError,
+          (std::string(op) + ": the Python int " + nb::repr(h).c_str() +
+           " does not fit in 64 bits; use a numpy array with an "
+           "explicit dtype")
+              .c_str());
+      throw nb::python_error();
+    }
+    return WeakScalar(static_cast<int64_t>(v));
+  }
+  return WeakScalar(PyFloat_AsDouble(o));
+}
+
+namespace {
+
+std::string SupportedDTypes() {
+  std::string s;
+  for (int i = 0; i < kNumDTypes; ++i) {
+    if (i) s += ", ";
+    s += dtype_name(static_cast<DType>(i));
+  }
+  return s;
+}
+
+// The baton dtype of a numpy dtype object; TypeError naming `op` otherwise.
+DType FromNumpyDType(nb::handle dt, const char* op) {
+  const std::string name = nb::cast<std::string>(dt.attr("name"));
+  if (auto t = dtype_from_name(name)) {
+    if (PyObject_RichCompareBool(dt.ptr(), NumpyDType(*t).ptr(), Py_EQ) == 1) {
+      return *t;
+    }
+  }
+  ThrowType(std::string(op) + ": baton does not support dtype " +
+            nb::repr(dt).c_str() + "; supported dtypes: " + SupportedDTypes());
+}
+
+}  // namespace
+
+// A user's dtype argument: a numpy dtype, a name ("bfloat16"), a numpy
+// scalar type, or Python's bool / int / float (bool, int32, float32).
+DType ToDType(nb::handle h, const char* op) {
+  PyObject* o = h.ptr();
+  if (o == reinterpret_cast<PyObject*>(&PyBool_Type)) return DType::kBool;
+  if (o == reinterpret_cast<PyObject*>(&PyLong_Type)) return DType::kInt32;
+  if (o == reinterpret_cast<PyObject*>(&PyFloat_Type)) return DType::kFloat32;
+  if (nb::isinstance<nb::str>(h)) {
+    if (auto t = dtype_from_name(nb::cast<std::string>(h))) return *t;
+  }
+  nb::object dt;
+  try {
+    dt = nb::borrow(np_dtype)(h);
+  } catch (nb::python_error&) {
+    ThrowType(std::string(op) + ": " + nb::repr(h).c_str() + " is not a dtype");
+  }
+  return FromNumpyDType(dt, op);
+}
+
+std::vector<int64_t> ToDims(nb::handle h, const char* op, const char* what) {
+  std::vector<int64_t> dims;
+  if (PyLong_Check(h.ptr()) ||
+      PyObject_TypeCheck(h.ptr(),
+                         reinterpret_cast<PyTypeObject*>(np_generic))) {
+    PyObject* idx = PyNumber_Index(h.ptr());
+    if (idx == nullptr) throw nb::python_error();
+    dims.push_back(nb::cast<int64_t>(nb::steal(idx)));
+    return dims;
+  }
+  if (!PySequence_Check(h.ptr()) || nb::isinstance<nb::str>(h)) {
+    ThrowType(std::string(op) + ": " + what +
+              " must be an int or a sequence of ints, not " +
+              nb::type_name(h.type()).c_str());
+  }
+  for (nb::handle item : nb::iter(h)) {
+    PyObject* idx = PyNumber_Index(item.ptr());
+    if (idx == nullptr) {
+      PyErr_Clear();
+      ThrowType(std::string(op) + ": " + what + " must contain ints, not " +
+                nb::type_name(item.type()).c_str());
+    }
+    dims.push_back(nb::cast<int64_t>(nb::steal(idx)));
+  }
+  return dims;
+}
+
+// The frame an op runs in: its first Tracer operand's, else the innermost
+// trace on this thread.
+std::shared_ptr<TraceFrame> OpFrame(
+    const char* op, std::initializer_list<nb::handle> operands) {
+  for (nb::handle h : operands) {
+    if (const PyTracer* t = AsPyTracer(h, op)) return t->frame;
+  }
+  const auto& f = CurrentFrame();
+  if (!f) {
+    ThrowType(std::string("lax.") + op +
+              ": no Tracer operand and no function is being traced. lax "
+              "functions build programs: call them inside a function traced "
+              "by bt.jit (or wrap the computation in bt.jit)");
+  }
+  return f;
+}
+
+std::shared_ptr<TraceFrame> OpFrame(const char* op,
+                                    const std::vector<nb::handle>& operands) {
+  for (nb::handle h : operands) {
+    if (const PyTracer* t = AsPyTracer(h, op)) return t->frame;
+  }
+  return OpFrame(op, {});
+}
+
+Tracer HostConstant(nb::handle h, const std::shared_ptr<TraceFrame>& frame,
+                    const char* op, std::optional<DType> dtype) {
+  nb::object arr;
+  try {
+    arr = dtype ? nb::borrow(np_asarray)(h, NumpyDType(*dtype))
+                : nb::borrow(np_asarray)(h);
+  } catch (nb::python_error& e) {
+    ThrowType(std::string(op) + ": cannot use a " +
+              nb::type_name(h.type()).c_str() + " as an array (" +
+              nb::str(e.value()).c_str() + ")");
+  }
+  nb::object dt = arr.attr("dtype");
+  if (nb::cast<std::string>(dt.attr("kind")) == "O") {
+    ThrowType(std::string(op) + ": cannot use a " +
+              nb::type_name(h.type()).c_str() +
+              " as an array (it converts to a numpy object array)");
+  }
+  const DType t = FromNumpyDType(dt, op);
+  if (!nb::cast<bool>(arr.attr("flags").attr("c_contiguous"))) {
+    arr = arr.attr("copy")("C");
+  }
+  std::vector<int64_t> dims;
+  for (nb::handle d : nb::iter(arr.attr("shape"))) {
+    dims.push_back(nb::cast<int64_t>(d));
+  }
+  Py_buffer view;
+  if (PyObject_GetBuffer(arr.ptr(), &view, PyBUF_ND) != 0) {
+    throw nb::python_error();
+  }
+  struct Release {
+    Py_buffer* v;
+    ~Release() { PyBuffer_Release(v); }
+  } release{&view};
+  return frame->Snapshot(view.buf, static_cast<size_t>(view.len),
+                         Shape(std::move(dims)), t);
+}
+
+bool IsNumpyData(nb::handle h) {
+  return PyObject_TypeCheck(h.ptr(),
+                            reinterpret_cast<PyTypeObject*>(np_ndarray)) ||
+         PyObject_TypeCheck(h.ptr(),
+                            reinterpret_cast<PyTypeObject*>(np_generic));
+}
+
+Tracer ToTracer(nb::handle h, const std::shared_ptr<TraceFrame>& frame,
+                const char* op) {
+  if (const PyTracer* t = AsPyTracer(h, op)) return t->tracer;
+  if (nb::isinstance<ArrayImpl>(h)) {
+    return frame->Capture(nb::cast<Array>(h));
+  }
+  if (nb::isinstance<Donated>(h)) {
+    ThrowType(std::string(op) +
+              ": a bt.donate() marker is not an array; pass it directly to a "
+              "jit-compiled function (or bt.device_put)");
+  }
+  if (IsPythonScalar(h)) {
+    const WeakScalar s = ToWeakScalar(h, op);
+    return compiler::full(frame->context(), Shape{}, s);
+  }
+  if (h.is_none() || nb::isinstance<nb::str>(h) ||
+      nb::isinstance<nb::bytes>(h)) {
+    ThrowType(std::string(op) +
+              ": expected an array, a Tracer or a scalar, "
+              "not " +
+              nb::type_name(h.type()).c_str());
+  }
+  return HostConstant(h, frame, op);
+}
+
+}  // namespace baton::python

@@ -1,0 +1,798 @@
+// A generator of random traced programs for the random-programs test
+// (random_programs_test.cc; issue 3, acceptance 2).
+//
+// From a seed it builds one program with the tracer: parameters of random
+// shape (empty, rank-0, now and then one long dimension), dtype and memory
+// kind, some donated, one sometimes passed twice; then a random mix of
+// elementwise ops (with weakly typed scalars and promotion), data movement,
+// indexing (take/scatter with out-of-range indices), reductions, matmul,
+// transfers, duplicated instructions (for CSE) and constants. Ops the tracer
+// rejects are skipped.
+//
+// Each value carries whether it must equal the reference bitwise or within a
+// relative tolerance: floating-point reductions and dots may round in
+// another order, and such values only reach ops that keep a rounding error
+// relative (never comparisons, rounding, integer conversion or indices).
+//
+// Not thread-safe; one generator per program.
+#pragma once
+
+#include <algorithm>
+#include <cmath>
+#include <random>
+#include <vector>
+
+#include "baton/compiler/literal.h"
+#include "baton/compiler/tracer.h"
+#include "baton/core/error.h"
+
+namespace baton::testing {
+
+namespace c = compiler;
+using c::Literal;
+using c::ValueId;
+using c::ValueType;
+using c::WeakScalar;
+
+// Deterministic for a seed (on one standard library).
+class Rng {
+ public:
+  explicit Rng(uint64_t seed) : gen_(seed) {}
+  int Int(int lo, int hi) {
+    return std::uniform_int_distribution<int>(lo, hi)(gen_);
+  }
+  bool Chance(double p) {
+    return std::uniform_real_distribution<double>(0, 1)(gen_) < p;
+  }
+  template <typename T>
+  const T& Pick(const std::vector<T>& v) {
+    return v[static_cast<size_t>(Int(0, static_cast<int>(v.size()) - 1))];
+  }
+
+ private:
+  std::mt19937_64 gen_;
+};
+
+// Machine epsilon of a floating dtype (0 for the others).
+inline double Eps(DType d) {
+  switch (d) {
+    case DType::kFloat16:
+      return 9.77e-4;
+    case DType::kBFloat16:
+      return 7.82e-3;
+    case DType::kFloat32:
+      return 1.2e-7;
+    case DType::kFloat64:
+      return 2.3e-16;
+    default:
+      return 0;
+  }
+}
+
+// The relative error one rounding-order difference may cause in `d`: a few
+// ulps for 16-bit floats (computed in float, rounded once), more for float32
+// (accumulated in another order, sequentially in the reference).
+inline double BaseTolerance(DType d) {
+  return d == DType::kFloat16 || d == DType::kBFloat16 ? 8 * Eps(d)
+                                                       : 512 * Eps(d);
+}
+
+// A value of the program being built and how far it may be from the
+// reference: exact (bitwise), or within `rel` relative to the magnitude of
+// the output it reaches.
+struct Val {
+  Tracer t;
+  bool exact = true;
+  double rel = 0;
+};
+
+constexpr int64_t kMaxElements = 300000;  // per value, to keep programs quick
+
+enum class Donation { kNone, kByPosition, kAtCallSite };
+
+struct Generated {
+  c::Program program;  // as traced (not optimized)
+  std::vector<Literal> args;
+  std::vector<MemoryKind> arg_kinds;
+  std::vector<Donation> donation;
+  // Per parameter: the earlier parameter whose array is passed for it too,
+  // or -1 (an array of its own).
+  std::vector<int> same_array_as;
+  std::vector<Val> outputs;
+};
+
+// Builds one random program with the tracer. Ops the tracer rejects (an
+// invalid combination the generator did not rule out) are skipped.
+class ProgramGenerator {
+ public:
+  explicit ProgramGenerator(uint64_t seed) : rng_(seed) {}
+
+  Generated Generate() {
+    Generated g;
+    const int num_arrays = rng_.Int(1, 3);
+    for (int i = 0; i < num_arrays; ++i) {
+      if (i > 0 && rng_.Chance(0.1)) {
+        // The same array passed twice (when neither use is donated).
+        const int j = rng_.Int(0, i - 1);
+        AddParameter(g, g.args[j], g.arg_kinds[j]);
+        if (g.donation[j] == Donation::kNone) {
+          g.donation.back() = Donation::kNone;
+          g.same_array_as.back() = j;
+        }
+        continue;
+      }
+      const DType d = RandomDType();
+      const Shape s = RandomShape();
+      MemoryKind kind = MemoryKind::kDevice;
+      if (rng_.Chance(0.08)) {
+        kind = rng_.Chance(0.5) ? MemoryKind::kPinnedHost
+                                : MemoryKind::kUnpinnedHost;
+      }
+      AddParameter(g, RandomLiteral(d, s), kind);
+    }
+    if (rng_.Chance(0.5)) {
+      AddParameter(g, Literal::Scalar<int32_t>(rng_.Int(-3, 7)),
+                   MemoryKind::kDevice);
+      index_param_ = pool_.back().t;
+    }
+    const int num_ops = rng_.Int(3, 14);
+    for (int attempts = 0, done = 0; done < num_ops && attempts < 80;
+         ++attempts) {
+      const size_t before = pool_.size();
+      try {
+        Step();
+      } catch (const Error&) {
+        // Rejected by shape inference: try another op.
+      }
+      if (pool_.size() > before) ++done;
+    }
+    g.outputs.push_back(pool_.back());
+    for (int extra = rng_.Int(0, 2); extra > 0; --extra) {
+      g.outputs.push_back(Recent([](const Val&) { return true; }));
+    }
+    std::vector<Tracer> outs;
+    for (const Val& v : g.outputs) outs.push_back(v.t);
+    g.program = ctx_.Finish(outs);
+    return g;
+  }
+
+ private:
+  // ---- Random data ----
+
+  DType RandomDType() {
+    const int r = rng_.Int(0, 99);
+    if (r < 48) return DType::kFloat32;
+    if (r < 72) return DType::kInt32;
+    if (r < 81) return DType::kFloat16;
+    if (r < 90) return DType::kBFloat16;
+    return DType::kBool;
+  }
+
+  Shape RandomShape(int max_rank = 3) {
+    const int rank =
+        std::min(max_rank, rng_.Int(0, 99) < 12 ? 0 : rng_.Int(1, 3));
+    std::vector<int64_t> dims;
+    for (int i = 0; i < rank; ++i) dims.push_back(RandomDim());
+    // Now and then one long dimension, so that fused steps span several
+    // tiles and kernels split work across threads.
+    if (rank >= 1 && rank <= 2 && rng_.Chance(0.03)) {
+      dims[rng_.Int(0, rank - 1)] = rng_.Int(4000, 70000);
+    }
+    return Shape(std::move(dims));
+  }
+
+  int64_t RandomDim() {
+    const int r = rng_.Int(0, 99);
+    if (r < 5) return 0;
+    if (r < 25) return 1;
+    return rng_.Int(2, 5);
+  }
+
+  // Small dyadic values (exact in every float type), some negative, so that
+  // log, sqrt and pow also produce NaN and infinities now and then.
+  Literal RandomLiteral(DType d, const Shape& s) {
+    std::vector<double> v(static_cast<size_t>(s.num_elements()));
+    for (double& x : v) {
+      if (d == DType::kBool) {
+        x = rng_.Int(0, 1);
+      } else if (is_floating(d)) {
+        x = rng_.Int(-12, 12) / 4.0;
+      } else {
+        x = rng_.Int(-5, 9);
+      }
+    }
+    return Literal::FromDoubles(d, s, v);
+  }
+
+  WeakScalar RandomWeakScalar() {
+    switch (rng_.Int(0, 5)) {
+      case 0:
+        return WeakScalar(rng_.Int(-3, 4));
+      case 1:
+        return WeakScalar(rng_.Int(-8, 8) / 4.0);
+      case 2:
+        return WeakScalar(rng_.Chance(0.5));
+      case 3:
+        return WeakScalar(2);
+      case 4:
+        return WeakScalar(0.5f);
+      default:
+        return WeakScalar(1);
+    }
+  }
+
+  void AddParameter(Generated& g, Literal lit, MemoryKind kind) {
+    Tracer t = ctx_.AddParameter(ValueType{lit.shape(), lit.dtype(), kind});
+    const int r = rng_.Int(0, 99);
+    g.donation.push_back(r < 70   ? Donation::kNone
+                         : r < 85 ? Donation::kByPosition
+                                  : Donation::kAtCallSite);
+    g.args.push_back(std::move(lit));
+    g.arg_kinds.push_back(kind);
+    g.same_array_as.push_back(-1);
+    pool_.push_back(Val{t});
+  }
+
+  // ---- Picking operands ----
+
+  // A pool value satisfying `pred`, most often a recent one (so chains
+  // form); throws (skipping the op) when there is none.
+  template <typename Pred>
+  Val Recent(Pred pred) {
+    std::vector<size_t> ok;
+    for (size_t i = 0; i < pool_.size(); ++i) {
+      if (pred(pool_[i])) ok.push_back(i);
+    }
+    if (ok.empty())
+      throw InvalidArgumentError(InvalidArgument("no suitable operand"));
+    if (rng_.Chance(0.6)) {
+      const int back =
+          std::min<int>(rng_.Int(0, 2), static_cast<int>(ok.size()) - 1);
+      return pool_[ok[ok.size() - 1 - back]];
+    }
+    return pool_[rng_.Pick(ok)];
+  }
+  Val Any() {
+    return Recent([](const Val&) { return true; });
+  }
+  Val Exact() {
+    return Recent([](const Val& v) { return v.exact; });
+  }
+
+  // Records `t` as a new value whose inputs were `from`. `combined` > 0:
+  // this op adds up (or otherwise combines) that many elements per result
+  // element, in an order that may differ from the reference's. A value too
+  // large to keep the test quick is dropped (left dead, so neither side
+  // computes it).
+  void Push(Tracer t, std::initializer_list<const Val*> from,
+            int64_t combined = 0) {
+    if (t.type().num_elements() > kMaxElements) {
+      throw InvalidArgumentError(InvalidArgument("value too large"));
+    }
+    Val v{t};
+    for (const Val* f : from) {
+      if (!f->exact) {
+        v.exact = false;
+        v.rel = std::max(v.rel, f->rel);
+      }
+    }
+    double here = 0;
+    if (combined > 0 && is_floating(t.dtype())) {
+      v.exact = false;
+      here = BaseTolerance(t.dtype()) *
+             std::sqrt(static_cast<double>(std::max<int64_t>(combined, 1)));
+    }
+    if (!v.exact) v.rel = std::max({v.rel, here, BaseTolerance(t.dtype())});
+    pool_.push_back(v);
+  }
+
+  // A rank-0 integer tracer for a dynamic start.
+  Tracer IndexScalar() {
+    const int r = rng_.Int(0, 9);
+    if (r < 4 && index_param_.valid()) return index_param_;
+    if (r < 6) {
+      for (size_t i = pool_.size(); i-- > 0;) {
+        const Val& v = pool_[i];
+        if (v.exact && v.t.rank() == 0 && is_integer(v.t.dtype())) return v.t;
+      }
+    }
+    return full(ctx_, Shape{}, rng_.Int(-2, 6), DType::kInt32);
+  }
+
+  // Integer indices into a dimension of size `dim`, some out of range.
+  Tracer IndexArray(int64_t dim) {
+    if (rng_.Chance(0.2)) {
+      for (size_t i = pool_.size(); i-- > 0;) {
+        const Val& v = pool_[i];
+        if (v.exact && v.t.dtype() == DType::kInt32 && v.t.rank() <= 2) {
+          return v.t;
+        }
+      }
+    }
+    const Shape s = RandomShape(2);
+    std::vector<int32_t> v(static_cast<size_t>(s.num_elements()));
+    for (int32_t& x : v) x = rng_.Int(-2, static_cast<int>(dim) + 1);
+    return c::constant(ctx_, Literal::FromVector(v, s));
+  }
+
+  // ---- Ops ----
+
+  void Step() {
+    const int r = rng_.Int(0, 104);
+    if (r < 10) return UnaryOp_();
+    if (r < 26) return BinaryOp_();
+    if (r < 31) return CompareOp_();
+    if (r < 36) return Where();
+    if (r < 40) return Convert();
+    if (r < 45) return Reshape();
+    if (r < 49) return Transpose();
+    if (r < 54) return Slice();
+    if (r < 59) return Broadcast();
+    if (r < 63) return DynamicSlice();
+    if (r < 69) return DynamicUpdateSlice();
+    if (r < 73) return Concatenate();
+    if (r < 76) return Pad();
+    if (r < 80) return Take();
+    if (r < 86) return Scatter();
+    if (r < 92) return Reduce();
+    if (r < 97) return Matmul();
+    if (r < 99) return Transfer();
+    if (r < 101) return Duplicate();
+    if (r < 103) return Constant();
+    return Iota();
+  }
+
+  void UnaryOp_() {
+    using Fn = Tracer (*)(const Tracer&);
+    static const std::vector<Fn> kAll = {c::neg,
+                                         c::abs,
+                                         c::exp,
+                                         c::log,
+                                         c::tanh,
+                                         c::logistic,
+                                         c::sqrt,
+                                         c::rsqrt,
+                                         c::sin,
+                                         c::cos,
+                                         [](const Tracer& x) { return ~x; },
+                                         c::sign,
+                                         c::floor,
+                                         c::ceil,
+                                         c::round};
+    // Safe on values that may be off by a rounding error: they keep the
+    // error relative to the value (sin of a large, slightly-off sum would
+    // not).
+    static const std::vector<Fn> kSmooth = {c::neg, c::abs};
+    const Val x = Any();
+    Push(rng_.Pick(x.exact ? kAll : kSmooth)(x.t), {&x});
+  }
+
+  // A second operand for `a`: same shape, broadcast-compatible, or rank 0.
+  Val Partner(const Val& a, bool exact_only) {
+    return Recent([&](const Val& v) {
+      if (exact_only && !v.exact) return false;
+      const Shape& s = v.t.shape();
+      const Shape& as = a.t.shape();
+      if (s.rank() == 0 || s == as) return true;
+      const int rank = std::max(s.rank(), as.rank());
+      for (int i = 0; i < rank; ++i) {
+        const int is = s.rank() - rank + i, ia = as.rank() - rank + i;
+        const int64_t ds = is >= 0 ? s[is] : 1, da = ia >= 0 ? as[ia] : 1;
+        if (ds != da && ds != 1 && da != 1) return false;
+      }
+      return true;
+    });
+  }
+
+  // One binary function in its forms tracer-tracer, tracer-scalar and
+  // (where the tracer API has it) scalar-tracer, scalars weakly typed.
+  struct BinaryFn {
+    Tracer (*tt)(const Tracer&, const Tracer&);
+    Tracer (*ts)(const Tracer&, WeakScalar);
+    Tracer (*st)(WeakScalar, const Tracer&);  // may be null
+    bool smooth;  // keeps a rounding error relative: fine on inexact values
+  };
+#define BATON_TT_TS(expr)                                \
+  [](const Tracer& a, const Tracer& b) { return expr; }, \
+      [](const Tracer& a, WeakScalar b) { return expr; }
+#define BATON_ST(expr) [](WeakScalar a, const Tracer& b) { return expr; }
+
+  void BinaryOp_() {
+    static const std::vector<BinaryFn> kFns = {
+        {BATON_TT_TS(a + b), BATON_ST(a + b), true},
+        {BATON_TT_TS(a - b), BATON_ST(a - b), true},
+        {BATON_TT_TS(a * b), BATON_ST(a * b), true},
+        {BATON_TT_TS(maximum(a, b)), nullptr, true},
+        {BATON_TT_TS(minimum(a, b)), nullptr, true},
+        {BATON_TT_TS(a / b), BATON_ST(a / b), false},
+        {BATON_TT_TS(pow(a, b)), BATON_ST(pow(a, b)), false},
+        {BATON_TT_TS(a & b), nullptr, false},
+        {BATON_TT_TS(a | b), nullptr, false}};
+    const Val a = Any();
+    if (rng_.Chance(0.1)) {
+      // rem has no tracer wrapper: the IR op needs equal types.
+      const Val b = Recent([&](const Val& v) {
+        return v.exact && a.exact && v.t.type() == a.t.type() &&
+               v.t.dtype() != DType::kBool;
+      });
+      return Push(ctx_.Emit(c::BinaryAttrs{BinaryOp::kRem}, {a.t, b.t}),
+                  {&a, &b});
+    }
+    BinaryFn fn = rng_.Pick(kFns);
+    while (!a.exact && !fn.smooth) fn = rng_.Pick(kFns);
+    if (rng_.Chance(0.3)) {
+      const WeakScalar s = RandomWeakScalar();
+      const bool first = fn.st != nullptr && rng_.Chance(0.3);
+      return Push(first ? fn.st(s, a.t) : fn.ts(a.t, s), {&a});
+    }
+    const Val b = Partner(a, !fn.smooth);
+    Push(fn.tt(a.t, b.t), {&a, &b});
+  }
+#undef BATON_ST
+#define BATON_CMP(f) BATON_TT_TS(f(a, b)), nullptr, false
+
+  void CompareOp_() {
+    static const std::vector<BinaryFn> kFns = {
+        {BATON_CMP(eq)}, {BATON_CMP(ne)}, {BATON_CMP(lt)},
+        {BATON_CMP(le)}, {BATON_CMP(gt)}, {BATON_CMP(ge)}};
+    const BinaryFn fn = rng_.Pick(kFns);
+    const Val a = Exact();
+    if (rng_.Chance(0.4)) return Push(fn.ts(a.t, RandomWeakScalar()), {&a});
+    const Val b = Partner(a, true);
+    Push(fn.tt(a.t, b.t), {&a, &b});
+  }
+
+#undef BATON_CMP
+#undef BATON_TT_TS
+
+  void Where() {
+    const Val p = Exact();
+    const Val a = Partner(p, false);
+    if (rng_.Chance(0.3)) {
+      const WeakScalar s = RandomWeakScalar();
+      return Push(rng_.Chance(0.5) ? where(p.t, a.t, s) : where(p.t, s, a.t),
+                  {&p, &a});
+    }
+    const Val b = Partner(a, false);
+    Push(where(p.t, a.t, b.t), {&p, &a, &b});
+  }
+
+  void Convert() {
+    const Val x = Any();
+    static const std::vector<DType> kTargets = {
+        DType::kFloat32, DType::kInt32, DType::kFloat16, DType::kBFloat16,
+        DType::kBool,    DType::kInt8,  DType::kUInt8,   DType::kFloat64};
+    DType to = rng_.Pick(kTargets);
+    if (!x.exact && !is_floating(to)) to = DType::kFloat32;
+    Push(astype(x.t, to), {&x});
+  }
+
+  void Reshape() {
+    const Val x = Any();
+    const int64_t n = x.t.type().num_elements();
+    std::vector<int64_t> dims;
+    if (n == 0) {
+      const int rank = rng_.Int(1, 3);
+      for (int i = 0; i < rank; ++i) dims.push_back(rng_.Int(0, 3));
+      dims[rng_.Int(0, rank - 1)] = 0;
+    } else {
+      int rank = rng_.Int(0, 3);
+      if (rank == 0 && n != 1) rank = 1;
+      dims.assign(rank, 1);
+      int64_t m = n;
+      for (int64_t p = 2; p * p <= m; ++p) {
+        while (m % p == 0) {
+          dims[rng_.Int(0, rank - 1)] *= p;
+          m /= p;
+        }
+      }
+      if (m > 1) dims[rng_.Int(0, rank - 1)] *= m;
+      if (rank > 0 && rng_.Chance(0.2)) dims[rng_.Int(0, rank - 1)] = -1;
+    }
+    Push(reshape(x.t, dims), {&x});
+  }
+
+  std::vector<int64_t> Permutation(int rank) {
+    std::vector<int64_t> p(rank);
+    for (int i = 0; i < rank; ++i) p[i] = i;
+    for (int i = rank - 1; i > 0; --i) std::swap(p[i], p[rng_.Int(0, i)]);
+    return p;
+  }
+
+  void Transpose() {
+    const Val x = Recent([](const Val& v) { return v.t.rank() >= 2; });
+    Push(transpose(x.t, Permutation(x.t.rank())), {&x});
+  }
+
+  void Slice() {
+    const Val x = Recent([](const Val& v) { return v.t.rank() >= 1; });
+    std::vector<int64_t> start, limit, stride;
+    for (int64_t d : x.t.shape().dims()) {
+      start.push_back(rng_.Int(0, static_cast<int>(d)));
+      limit.push_back(
+          rng_.Int(static_cast<int>(start.back()), static_cast<int>(d)));
+      stride.push_back(rng_.Int(1, 3));
+    }
+    Push(slice(x.t, start, limit, stride), {&x});
+  }
+
+  void Broadcast() {
+    const Val x = Any();
+    std::vector<int64_t> dims;
+    for (int i = rng_.Int(0, 1); i > 0; --i)
+      dims.push_back(rng_.Int(0, 9) == 0 ? 0 : rng_.Int(1, 3));
+    for (int64_t d : x.t.shape().dims()) {
+      dims.push_back(d == 1 && rng_.Chance(0.6) ? rng_.Int(1, 4) : d);
+    }
+    if (dims.size() > 4) return;
+    Push(broadcast_to(x.t, Shape(dims)), {&x});
+  }
+
+  void DynamicSlice() {
+    const Val x = Recent([](const Val& v) { return v.t.rank() >= 1; });
+    std::vector<int64_t> sizes;
+    std::vector<Tracer> starts;
+    for (int64_t d : x.t.shape().dims()) {
+      sizes.push_back(rng_.Int(0, static_cast<int>(d)));
+      starts.push_back(IndexScalar());
+    }
+    Push(dynamic_slice(x.t, starts, sizes), {&x});
+  }
+
+  void DynamicUpdateSlice() {
+    const Val x = Any();
+    const int rank = x.t.rank();
+    const bool may_be_inexact = is_floating(x.t.dtype());
+    Val u;
+    const int r = rng_.Int(0, 2);
+    if (r == 0) {
+      u = Recent([&](const Val& v) {
+        if (!may_be_inexact && !v.exact) return false;
+        if (v.t.rank() != rank) return false;
+        for (int i = 0; i < rank; ++i) {
+          if (v.t.shape()[i] > x.t.shape()[i]) return false;
+        }
+        return true;
+      });
+    } else if (r == 1) {
+      // A block of x itself (all of it, sometimes): reading and writing the
+      // same buffer must still give the reference's result.
+      std::vector<int64_t> start, limit;
+      for (int64_t d : x.t.shape().dims()) {
+        const bool whole = rng_.Chance(0.3);
+        start.push_back(whole ? 0 : rng_.Int(0, static_cast<int>(d)));
+        limit.push_back(whole ? d
+                              : rng_.Int(static_cast<int>(start.back()),
+                                         static_cast<int>(d)));
+      }
+      u = x;
+      u.t = slice(x.t, start, limit);
+      if (rng_.Chance(0.5) && x.t.dtype() != DType::kBool) u.t = neg(u.t);
+    } else {
+      std::vector<int64_t> dims;
+      for (int64_t d : x.t.shape().dims())
+        dims.push_back(rng_.Int(0, static_cast<int>(d)));
+      u = Val{full(ctx_, Shape(dims), RandomWeakScalar(), x.t.dtype())};
+    }
+    std::vector<Tracer> starts;
+    for (int i = 0; i < rank; ++i) starts.push_back(IndexScalar());
+    Push(dynamic_update_slice(x.t, u.t, starts), {&x, &u});
+  }
+
+  void Concatenate() {
+    const Val x = Recent([](const Val& v) { return v.t.rank() >= 1; });
+    const int axis = rng_.Int(0, x.t.rank() - 1);
+    std::vector<Val> parts = {x};
+    for (int i = rng_.Int(1, 3); i > 0; --i) {
+      const int r = rng_.Int(0, 2);
+      if (r == 0) {
+        parts.push_back(Recent([&](const Val& v) {
+          if (v.t.rank() != x.t.rank()) return false;
+          for (int k = 0; k < x.t.rank(); ++k) {
+            if (k != axis && v.t.shape()[k] != x.t.shape()[k]) return false;
+          }
+          return true;
+        }));
+      } else if (r == 1) {
+        std::vector<int64_t> start(x.t.rank(), 0), limit = x.t.shape().dims();
+        const int d = static_cast<int>(limit[axis]);
+        start[axis] = rng_.Int(0, d);
+        limit[axis] = rng_.Int(static_cast<int>(start[axis]), d);
+        Val s = x;
+        s.t = slice(x.t, start, limit);
+        parts.push_back(s);
+      } else {
+        parts.push_back(x);
+      }
+    }
+    for (int i = static_cast<int>(parts.size()) - 1; i > 0; --i) {
+      std::swap(parts[i], parts[rng_.Int(0, i)]);
+    }
+    std::vector<Tracer> ts;
+    Val merged{Tracer()};
+    for (const Val& p : parts) {
+      ts.push_back(p.t);
+      if (!p.exact) {
+        merged.exact = false;
+        merged.rel = std::max(merged.rel, p.rel);
+      }
+    }
+    // Promotion may convert an inexact float part to a lower precision;
+    // Push records the result's tolerance.
+    Push(concatenate(ts, axis), {&merged});
+  }
+
+  void Pad() {
+    const Val x = Any();
+    std::vector<int64_t> lo, hi, in;
+    for (int i = 0; i < x.t.rank(); ++i) {
+      lo.push_back(rng_.Int(-1, 2));
+      hi.push_back(rng_.Int(-1, 2));
+      in.push_back(rng_.Int(0, 9) < 7 ? 0 : rng_.Int(1, 2));
+    }
+    if (rng_.Chance(0.5))
+      return Push(pad(x.t, RandomWeakScalar(), lo, hi, in), {&x});
+    const bool may_be_inexact = is_floating(x.t.dtype());
+    const Val v = Recent([&](const Val& v) {
+      return v.t.rank() == 0 && (v.exact || may_be_inexact);
+    });
+    Push(pad(x.t, v.t, lo, hi, in), {&x, &v});
+  }
+
+  void Take() {
+    const Val x = Recent([](const Val& v) { return v.t.rank() >= 1; });
+    const int axis = rng_.Int(0, x.t.rank() - 1);
+    Push(take(x.t, IndexArray(x.t.shape()[axis]),
+              axis - (rng_.Chance(0.2) ? x.t.rank() : 0)),
+         {&x});
+  }
+
+  void Scatter() {
+    const Val x = Recent([](const Val& v) { return v.t.rank() >= 1; });
+    const int axis = rng_.Int(0, x.t.rank() - 1);
+    const Tracer idx = IndexArray(x.t.shape()[axis]);
+    static const std::vector<c::ScatterMode> kModes = {
+        c::ScatterMode::kSet, c::ScatterMode::kAdd, c::ScatterMode::kMul,
+        c::ScatterMode::kMin, c::ScatterMode::kMax};
+    const c::ScatterMode mode = rng_.Pick(kModes);
+    const bool may_be_inexact = is_floating(x.t.dtype());
+    std::vector<int64_t> target(x.t.shape().dims().begin(),
+                                x.t.shape().dims().begin() + axis);
+    target.insert(target.end(), idx.shape().dims().begin(),
+                  idx.shape().dims().end());
+    target.insert(target.end(), x.t.shape().dims().begin() + axis + 1,
+                  x.t.shape().dims().end());
+    if (Shape(target).num_elements() > kMaxElements) return;
+    const int r = rng_.Int(0, 3);
+    if (r == 0) {
+      return Push(scatter(x.t, idx, RandomWeakScalar(), axis, mode), {&x});
+    }
+    Val u;
+    if (r == 1 && Shape(target) == x.t.shape()) {
+      u = x;  // the operand is also the updates
+    } else if (r <= 2) {
+      // Gathered from x itself, then changed.
+      u = x;
+      u.t = take(x.t, idx, axis);
+      if (x.t.dtype() != DType::kBool) u.t = u.t * 2 + 1;
+    } else {
+      u = Recent([&](const Val& v) {
+        if (!may_be_inexact && !v.exact) return false;
+        const Shape& s = v.t.shape();
+        if (s.rank() > static_cast<int>(target.size())) return false;
+        const int off = static_cast<int>(target.size()) - s.rank();
+        for (int i = 0; i < s.rank(); ++i) {
+          if (s[i] != 1 && s[i] != target[off + i]) return false;
+        }
+        return true;
+      });
+    }
+    Push(scatter(x.t, idx, u.t, axis, mode), {&x, &u});
+  }
+
+  void Reduce() {
+    const Val x = Any();
+    int which = rng_.Int(0, 3);
+    // A long product overflows in one order and hits 0 first in another
+    // (inf * 0 = NaN): keep products short.
+    if (which == 1 && x.t.type().num_elements() > 8) which = 0;
+    std::vector<int64_t> axes;
+    for (int i = 0; i < x.t.rank(); ++i) {
+      if (rng_.Chance(0.5))
+        axes.push_back(rng_.Chance(0.2) ? i - x.t.rank() : i);
+    }
+    const bool keepdims = rng_.Chance(0.3);
+    const bool all = rng_.Chance(0.25);
+    using All = Tracer (*)(const Tracer&);
+    using Axes = Tracer (*)(const Tracer&, std::vector<int64_t>, bool);
+    static const All kAll[] = {c::sum, c::prod, c::max, c::min};
+    static const Axes kAxes[] = {c::sum, c::prod, c::max, c::min};
+    const Tracer y = all ? kAll[which](x.t) : kAxes[which](x.t, axes, keepdims);
+    // Float sums and products may round in another order, and max/min
+    // may pick either of two equal zeros (+0 and -0), so all float
+    // reductions are compared within tolerance.
+    const int64_t n = y.type().num_elements();
+    Push(y, {&x}, n > 0 ? x.t.type().num_elements() / n : 1);
+  }
+
+  void Matmul() {
+    const Val a = Recent([](const Val& v) {
+      return v.t.rank() >= 1 && v.t.dtype() != DType::kBool;
+    });
+    const auto& ad = a.t.shape().dims();
+    const int64_t k = ad.back();
+    const int rank = rng_.Int(1, 3);
+    std::vector<int64_t> bd;
+    if (rank == 1) {
+      bd = {k};
+    } else {
+      if (rank == 3) {
+        bd.push_back(ad.size() == 3 && rng_.Chance(0.7) ? ad[0]
+                                                        : rng_.Int(1, 3));
+      }
+      bd.push_back(k);
+      bd.push_back(RandomDim());
+    }
+    const Shape bs(bd);
+    Val b;
+    if (rng_.Chance(0.4)) {
+      b = Recent([&](const Val& v) { return v.t.shape() == bs; });
+    } else {
+      const DType d = rng_.Chance(0.7) ? a.t.dtype() : DType::kFloat32;
+      b = Val{c::constant(ctx_, RandomLiteral(d, bs))};
+    }
+    Push(matmul(a.t, b.t), {&a, &b}, std::max<int64_t>(k, 1));
+  }
+
+  void Transfer() {
+    const Val x = Any();
+    static const std::vector<MemoryKind> kKinds = {MemoryKind::kPinnedHost,
+                                                   MemoryKind::kUnpinnedHost,
+                                                   MemoryKind::kDevice};
+    Push(to_memory_kind(x.t, rng_.Pick(kKinds)), {&x});
+  }
+
+  // Re-emits an earlier instruction: CSE must merge the two.
+  void Duplicate() {
+    const c::Program& p = ctx_.program();
+    const ValueId id = rng_.Int(0, p.num_values() - 1);
+    const c::Instruction& inst = p.instruction(id);
+    if (inst.kind() == c::OpKind::kParameter) return;
+    for (const Val& v : pool_) {
+      if (v.t.id() != id) continue;
+      std::vector<Tracer> ops;
+      for (ValueId o : inst.operands) {
+        const Val* found = nullptr;
+        for (const Val& w : pool_) {
+          if (w.t.id() == o) found = &w;
+        }
+        if (found == nullptr) return;  // an operand made inside a helper
+        ops.push_back(found->t);
+      }
+      Val copy = v;
+      copy.t = ctx_.Emit(inst.attrs, ops);
+      pool_.push_back(copy);
+      return;
+    }
+  }
+
+  void Constant() {
+    const DType d = RandomDType();
+    pool_.push_back(Val{c::constant(ctx_, RandomLiteral(d, RandomShape()))});
+  }
+
+  void Iota() {
+    const Shape s = RandomShape();
+    if (s.rank() == 0) return;
+    pool_.push_back(
+        Val{iota(ctx_, rng_.Chance(0.5) ? DType::kInt32 : DType::kFloat32, s,
+                 rng_.Int(0, s.rank() - 1))});
+  }
+
+  Rng rng_;
+  c::TraceContext ctx_;
+  std::vector<Val> pool_;
+  Tracer index_param_;
+};
+
+}  // namespace baton::testing
