@@ -5,6 +5,9 @@
 #include <cblas.h>
 #include <gtest/gtest.h>
 
+#include <atomic>
+#include <thread>
+
 #include "baton/core/scalar_math.h"
 #include "kernel_test_util.h"
 
@@ -75,7 +78,8 @@ Reference RefDot(const HostArray& lhs, const HostArray& rhs,
           li[dims.lhs_contracting[c]] = ki[c];
           ri[dims.rhs_contracting[c]] = ki[c];
         }
-        const int64_t lflat = Ravel(li, ls.dims()), rflat = Ravel(ri, rs.dims());
+        const int64_t lflat = Ravel(li, ls.dims()),
+                      rflat = Ravel(ri, rs.dims());
         if constexpr (std::is_integral_v<T>) {
           acc = scalar::Binary<BinaryOp::kAdd, T>(
               acc, scalar::Binary<BinaryOp::kMul, T>(lhs.as<T>()[lflat],
@@ -128,22 +132,29 @@ std::vector<DotCase> Cases() {
       {"rhs transposed", Shape{5, 7}, Shape{3, 7}, {{}, {}, {1}, {1}}},
       {"both transposed", Shape{7, 5}, Shape{3, 7}, {{}, {}, {0}, {1}}},
       {"batched", Shape{4, 5, 6}, Shape{4, 6, 3}, {{0}, {0}, {2}, {1}}},
-      {"batch in the middle", Shape{5, 4, 6}, Shape{6, 4, 3},
+      {"batch in the middle",
+       Shape{5, 4, 6},
+       Shape{6, 4, 3},
        {{1}, {1}, {2}, {0}}},
-      {"two batch dims swapped", Shape{2, 3, 4, 5}, Shape{3, 2, 5, 4},
+      {"two batch dims swapped",
+       Shape{2, 3, 4, 5},
+       Shape{3, 2, 5, 4},
        {{1, 0}, {0, 1}, {3}, {2}}},
-      {"two contracting dims in odd order", Shape{3, 4, 5}, Shape{5, 2, 3},
+      {"two contracting dims in odd order",
+       Shape{3, 4, 5},
+       Shape{5, 2, 3},
        {{}, {}, {0, 2}, {2, 0}}},
       {"outer product", Shape{4}, Shape{3}, {{}, {}, {}, {}}},
       {"vector dot", Shape{9}, Shape{9}, {{}, {}, {0}, {0}}},
       {"matrix vector", Shape{4, 9}, Shape{9}, {{}, {}, {1}, {0}}},
       {"vector matrix", Shape{9}, Shape{9, 4}, {{}, {}, {0}, {0}}},
-      {"size-1 dims", Shape{1, 5, 1, 6}, Shape{6, 1, 2},
-       {{}, {}, {3}, {0}}},
+      {"size-1 dims", Shape{1, 5, 1, 6}, Shape{6, 1, 2}, {{}, {}, {3}, {0}}},
       {"empty contraction", Shape{3, 0}, Shape{0, 4}, {{}, {}, {1}, {0}}},
       {"empty output", Shape{0, 5}, Shape{5, 4}, {{}, {}, {1}, {0}}},
       {"empty batch", Shape{0, 2, 3}, Shape{0, 3, 2}, {{0}, {0}, {2}, {1}}},
-      {"batched, free dims last", Shape{6, 2, 5}, Shape{2, 6, 3},
+      {"batched, free dims last",
+       Shape{6, 2, 5},
+       Shape{2, 6, 3},
        {{1}, {0}, {0}, {1}}},
   };
 }
@@ -178,14 +189,18 @@ TEST(DotGeneralTest, LargerMatricesAndBatches) {
   std::mt19937_64 rng(41);
   const std::vector<DotCase> cases = {
       {"300x250x200", Shape{300, 250}, Shape{250, 200}, {{}, {}, {1}, {0}}},
-      {"transposed 200x180x150", Shape{180, 200}, Shape{150, 180},
+      {"transposed 200x180x150",
+       Shape{180, 200},
+       Shape{150, 180},
        {{}, {}, {0}, {1}}},
-      {"batched 8x40x50x60 with permuted dims", Shape{50, 8, 40},
-       Shape{60, 50, 8}, {{1}, {2}, {0}, {1}}},
+      {"batched 8x40x50x60 with permuted dims",
+       Shape{50, 8, 40},
+       Shape{60, 50, 8},
+       {{1}, {2}, {0}, {1}}},
   };
   for (const DotCase& c : cases) {
-    for (DType t : {DType::kFloat32, DType::kFloat64, DType::kBFloat16,
-                    DType::kInt32}) {
+    for (DType t :
+         {DType::kFloat32, DType::kFloat64, DType::kBFloat16, DType::kInt32}) {
       SCOPED_TRACE(c.name + " " + std::string(dtype_name(t)));
       FillOptions opt;
       opt.int_range = 1000;
@@ -210,6 +225,33 @@ TEST(DotGeneralTest, CanonicalFloat32IsExactlySgemm) {
   DotGeneral(DType::kFloat32, a.data(), a.shape(), b.data(), b.shape(),
              {{}, {}, {1}, {1}}, out.data());
   EXPECT_TRUE(BitEqual(direct, out));
+}
+
+// Executors may run kernels from several threads at once: concurrent calls
+// (each using BLAS's threads) must not interfere.
+TEST(DotGeneralTest, ConcurrentCallsAgree) {
+  std::mt19937_64 rng(43);
+  const HostArray a = RandomArray(DType::kFloat32, Shape{4, 96, 80}, rng);
+  const HostArray b = RandomArray(DType::kFloat32, Shape{4, 80, 72}, rng);
+  const DotDimensions dims{{0}, {0}, {2}, {1}};
+  HostArray expected(DType::kFloat32,
+                     DotGeneralShape(a.shape(), b.shape(), dims));
+  DotGeneral(DType::kFloat32, a.data(), a.shape(), b.data(), b.shape(), dims,
+             expected.data());
+  std::vector<HostArray> outs(4, HostArray(DType::kFloat32, expected.shape()));
+  std::vector<std::thread> threads;
+  std::atomic<int> mismatches{0};
+  for (int t = 0; t < 4; ++t) {
+    threads.emplace_back([&, t] {
+      for (int rep = 0; rep < 20; ++rep) {
+        DotGeneral(DType::kFloat32, a.data(), a.shape(), b.data(), b.shape(),
+                   dims, outs[t].data());
+        if (!BitEqual(expected, outs[t])) ++mismatches;
+      }
+    });
+  }
+  for (std::thread& th : threads) th.join();
+  EXPECT_EQ(mismatches.load(), 0);
 }
 
 }  // namespace

@@ -39,10 +39,10 @@ const std::vector<WindowCase>& WindowCases() {
   static const std::vector<WindowCase> kCases = {
       {Shape{}, {}, {}},
       {Shape{10}, {3}, {4}},
-      {Shape{10}, {-5}, {4}},   // clamps to 0
-      {Shape{10}, {9}, {4}},    // clamps to 6
-      {Shape{10}, {2}, {10}},   // whole dim: start forced to 0
-      {Shape{10}, {5}, {0}},    // empty window
+      {Shape{10}, {-5}, {4}},  // clamps to 0
+      {Shape{10}, {9}, {4}},   // clamps to 6
+      {Shape{10}, {2}, {10}},  // whole dim: start forced to 0
+      {Shape{10}, {5}, {0}},   // empty window
       {Shape{4, 6}, {1, 100}, {2, 3}},
       {Shape{3, 4, 5}, {-1, 2, 1}, {2, 2, 5}},
       {Shape{2, 3, 4, 5}, {1, 1, 1, 1}, {1, 2, 3, 4}},
@@ -223,15 +223,21 @@ HostArray RefScatter(ScatterMode mode, const HostArray& operand, int axis,
       T& dst = out.as<T>()[Ravel(i, operand.shape().dims())];
       const C x = ToCompute(dst), u = ToCompute(upd.as<T>()[f]);
       switch (mode) {
-        case ScatterMode::kSet: dst = upd.as<T>()[f]; break;
+        case ScatterMode::kSet:
+          dst = upd.as<T>()[f];
+          break;
         case ScatterMode::kAdd:
-          dst = FromCompute<T>(scalar::Binary<BinaryOp::kAdd, C>(x, u)); break;
+          dst = FromCompute<T>(scalar::Binary<BinaryOp::kAdd, C>(x, u));
+          break;
         case ScatterMode::kMul:
-          dst = FromCompute<T>(scalar::Binary<BinaryOp::kMul, C>(x, u)); break;
+          dst = FromCompute<T>(scalar::Binary<BinaryOp::kMul, C>(x, u));
+          break;
         case ScatterMode::kMin:
-          dst = FromCompute<T>(scalar::Binary<BinaryOp::kMin, C>(x, u)); break;
+          dst = FromCompute<T>(scalar::Binary<BinaryOp::kMin, C>(x, u));
+          break;
         case ScatterMode::kMax:
-          dst = FromCompute<T>(scalar::Binary<BinaryOp::kMax, C>(x, u)); break;
+          dst = FromCompute<T>(scalar::Binary<BinaryOp::kMax, C>(x, u));
+          break;
       }
     }
   });
@@ -254,10 +260,11 @@ TEST(ScatterTest, DropsOutOfRangeAndAppliesDuplicatesInOrder) {
         opt.specials = true;
         opt.int_range = 100;
         const HostArray operand = RandomArray(t, c.operand, rng, opt);
-        const HostArray upd = RandomArray(
-            t,
-            TakeShape(c.operand, c.axis, static_cast<int64_t>(c.indices.size())),
-            rng, opt);
+        const HostArray upd =
+            RandomArray(t,
+                        TakeShape(c.operand, c.axis,
+                                  static_cast<int64_t>(c.indices.size())),
+                        rng, opt);
         const DType it = rng() % 2 ? DType::kInt32 : DType::kInt64;
         const HostArray idx = IndicesAs(it, c.indices);
         const HostArray expected =
@@ -280,7 +287,8 @@ TEST(ScatterTest, AddAccumulatesManyDuplicates) {
   HostArray operand(DType::kInt32, Shape{3, 4});
   for (int64_t i = 0; i < 12; ++i) operand.as<int32_t>()[i] = 0;
   std::vector<int64_t> rows(999);
-  for (size_t j = 0; j < rows.size(); ++j) rows[j] = static_cast<int64_t>(j % 3);
+  for (size_t j = 0; j < rows.size(); ++j)
+    rows[j] = static_cast<int64_t>(j % 3);
   HostArray upd(DType::kInt32, Shape{999, 4});
   for (int64_t i = 0; i < upd.size(); ++i) upd.as<int32_t>()[i] = 1;
   const HostArray idx = IndicesAs(DType::kInt64, rows);
@@ -298,10 +306,11 @@ TEST(ScatterTest, LargeInPlaceRowsAndColumns) {
       SCOPED_TRACE(shape.to_string());
       const HostArray operand = RandomArray(DType::kFloat32, shape, rng);
       std::vector<int64_t> idx(40);
-      for (auto& i : idx) i = static_cast<int64_t>(rng() % (shape[axis] + 8)) - 4;
+      for (auto& i : idx)
+        i = static_cast<int64_t>(rng() % (shape[axis] + 8)) - 4;
       const HostArray upd = RandomArray(
-          DType::kFloat32, TakeShape(shape, axis, static_cast<int64_t>(idx.size())),
-          rng);
+          DType::kFloat32,
+          TakeShape(shape, axis, static_cast<int64_t>(idx.size())), rng);
       const HostArray idx_arr = IndicesAs(DType::kInt32, idx);
       const HostArray expected = RefScatter(mode, operand, axis, idx, upd);
       HostArray inplace = operand;

@@ -22,8 +22,8 @@ namespace baton::cpu::testing {
 
 inline const std::vector<DType>& AllDTypes() {
   static const std::vector<DType> kAll = {
-      DType::kBool,    DType::kInt8,     DType::kInt16,   DType::kInt32,
-      DType::kInt64,   DType::kUInt8,    DType::kUInt32,  DType::kFloat16,
+      DType::kBool,     DType::kInt8,    DType::kInt16,  DType::kInt32,
+      DType::kInt64,    DType::kUInt8,   DType::kUInt32, DType::kFloat16,
       DType::kBFloat16, DType::kFloat32, DType::kFloat64};
   return kAll;
 }
@@ -35,7 +35,8 @@ class HostArray {
   HostArray(DType dtype, Shape shape)
       : dtype_(dtype),
         shape_(std::move(shape)),
-        bytes_(std::max<size_t>(1, shape_.num_elements() * dtype_size(dtype))) {}
+        bytes_(std::max<size_t>(1, shape_.num_elements() * dtype_size(dtype))) {
+  }
 
   DType dtype() const { return dtype_; }
   const Shape& shape() const { return shape_; }
@@ -44,9 +45,13 @@ class HostArray {
   void* data() { return bytes_.data(); }
   const void* data() const { return bytes_.data(); }
   template <typename T>
-  T* as() { return reinterpret_cast<T*>(bytes_.data()); }
+  T* as() {
+    return reinterpret_cast<T*>(bytes_.data());
+  }
   template <typename T>
-  const T* as() const { return reinterpret_cast<const T*>(bytes_.data()); }
+  const T* as() const {
+    return reinterpret_cast<const T*>(bytes_.data());
+  }
 
   // Element i converted to double (for tolerance checks and printing).
   double At(int64_t i) const {
@@ -69,9 +74,9 @@ class HostArray {
 
 // How FillRandom chooses values.
 struct FillOptions {
-  double lo = -4, hi = 4;      // float range
-  bool specials = false;       // sprinkle NaN, +-inf, +-0, huge, tiny
-  int64_t int_range = 0;       // integers in [-r, r] ([0, r] unsigned); 0: any
+  double lo = -4, hi = 4;  // float range
+  bool specials = false;   // sprinkle NaN, +-inf, +-0, huge, tiny
+  int64_t int_range = 0;   // integers in [-r, r] ([0, r] unsigned); 0: any
 };
 
 inline void FillRandom(HostArray& a, std::mt19937_64& rng,
@@ -86,8 +91,8 @@ inline void FillRandom(HostArray& a, std::mt19937_64& rng,
       } else if constexpr (std::is_integral_v<T>) {
         if (opt.int_range > 0) {
           const int64_t lo = std::is_signed_v<T> ? -opt.int_range : 0;
-          p[i] = static_cast<T>(std::uniform_int_distribution<int64_t>(
-              lo, opt.int_range)(rng));
+          p[i] = static_cast<T>(
+              std::uniform_int_distribution<int64_t>(lo, opt.int_range)(rng));
         } else {
           p[i] = static_cast<T>(rng());
         }
@@ -98,8 +103,14 @@ inline void FillRandom(HostArray& a, std::mt19937_64& rng,
           const C specials[] = {std::numeric_limits<C>::quiet_NaN(),
                                 std::numeric_limits<C>::infinity(),
                                 -std::numeric_limits<C>::infinity(),
-                                C(0), -C(0), C(1e30), C(-3e-39), C(0.5),
-                                C(-2.5), C(65504), C(1e5)};
+                                C(0),
+                                -C(0),
+                                C(1e30),
+                                C(-3e-39),
+                                C(0.5),
+                                C(-2.5),
+                                C(65504),
+                                C(1e5)};
           v = specials[rng() % std::size(specials)];
         }
         p[i] = FromCompute<T>(v);
@@ -148,8 +159,8 @@ inline ::testing::AssertionResult BitEqual(const HostArray& expected,
     if (std::memcmp(e + i * es, a + i * es, es) != 0) {
       return ::testing::AssertionFailure()
              << "element " << i << " of " << expected.size() << " ("
-             << dtype_name(expected.dtype()) << "): expected "
-             << expected.At(i) << ", got " << actual.At(i);
+             << dtype_name(expected.dtype()) << "): expected " << expected.At(i)
+             << ", got " << actual.At(i);
     }
   }
   return ::testing::AssertionSuccess();
@@ -165,7 +176,7 @@ inline ::testing::AssertionResult NearArray(const std::vector<double>& expected,
   }
   for (int64_t i = 0; i < actual.size(); ++i) {
     const double e = expected[i], a = actual.At(i);
-    const bool ok = std::isnan(e) ? std::isnan(a)
+    const bool ok = std::isnan(e)   ? std::isnan(a)
                     : std::isinf(e) ? a == e
                                     : std::abs(a - e) <= abs_tol[i];
     if (!ok) {
@@ -181,11 +192,16 @@ inline ::testing::AssertionResult NearArray(const std::vector<double>& expected,
 // Relative precision of a dtype's storage (half an ulp at 1.0).
 inline double StorageEpsilon(DType t) {
   switch (t) {
-    case DType::kFloat16: return 1.0 / 2048;
-    case DType::kBFloat16: return 1.0 / 256;
-    case DType::kFloat32: return 1.0 / (1 << 24);
-    case DType::kFloat64: return 1.0 / (1LL << 53);
-    default: return 0;
+    case DType::kFloat16:
+      return 1.0 / 2048;
+    case DType::kBFloat16:
+      return 1.0 / 256;
+    case DType::kFloat32:
+      return 1.0 / (1 << 24);
+    case DType::kFloat64:
+      return 1.0 / (1LL << 53);
+    default:
+      return 0;
   }
 }
 

@@ -74,7 +74,8 @@ std::vector<int64_t> OutputIndexOf(const Shape& in,
         VisitReduceOp(op, [&](auto op_c) {
           constexpr ReduceOp kOp = decltype(op_c)::value;
           T* e = expected.as<T>();
-          for (int64_t o = 0; o < n_out; ++o) e[o] = scalar::ReduceInit<kOp, T>();
+          for (int64_t o = 0; o < n_out; ++o)
+            e[o] = scalar::ReduceInit<kOp, T>();
           for (int64_t f = 0; f < in.size(); ++f) {
             e[map[f]] = scalar::ReduceCombine<kOp, T>(e[map[f]], in.as<T>()[f]);
           }
@@ -98,12 +99,19 @@ std::vector<int64_t> OutputIndexOf(const Shape& in,
     const double x = in.At(f);
     ++count[o];
     switch (op) {
-      case ReduceOp::kSum: ref[o] += x; scale[o] += std::abs(x); break;
-      case ReduceOp::kProd: ref[o] *= x; break;
+      case ReduceOp::kSum:
+        ref[o] += x;
+        scale[o] += std::abs(x);
+        break;
+      case ReduceOp::kProd:
+        ref[o] *= x;
+        break;
       case ReduceOp::kMax:
-        ref[o] = scalar::Binary<BinaryOp::kMax, double>(ref[o], x); break;
+        ref[o] = scalar::Binary<BinaryOp::kMax, double>(ref[o], x);
+        break;
       case ReduceOp::kMin:
-        ref[o] = scalar::Binary<BinaryOp::kMin, double>(ref[o], x); break;
+        ref[o] = scalar::Binary<BinaryOp::kMin, double>(ref[o], x);
+        break;
     }
   }
   // float32 sums accumulate in double, but outer-axis sums first add up to
@@ -118,7 +126,8 @@ std::vector<int64_t> OutputIndexOf(const Shape& in,
         break;
       case ReduceOp::kProd:
         tol[o] = (2 * out_eps + count[o] * (half ? 1.2e-7 : out_eps)) *
-                 std::abs(ref[o]) + 1e-300;
+                     std::abs(ref[o]) +
+                 1e-300;
         break;
       default:
         tol[o] = 0;  // max/min are exact (compared numerically: -0 == +0)
@@ -150,10 +159,9 @@ FillOptions OptionsFor(ReduceOp op) {
 }
 
 TEST(ReduceTest, EveryAxisSubsetOpAndDType) {
-  const std::vector<Shape> shapes = {Shape{},        Shape{7},
-                                     Shape{3, 5},    Shape{2, 3, 4},
-                                     Shape{2, 3, 4, 5}, Shape{3, 0, 2},
-                                     Shape{1, 6, 1, 4}, Shape{0}};
+  const std::vector<Shape> shapes = {
+      Shape{},           Shape{7},       Shape{3, 5},       Shape{2, 3, 4},
+      Shape{2, 3, 4, 5}, Shape{3, 0, 2}, Shape{1, 6, 1, 4}, Shape{0}};
   std::mt19937_64 rng(30);
   for (const Shape& s : shapes) {
     for (const std::vector<int64_t>& axes : AllSubsets(s.rank())) {
@@ -191,14 +199,10 @@ TEST(ReduceTest, LargeShapesTakeTheParallelPaths) {
     std::vector<int64_t> axes;
   };
   const std::vector<Case> cases = {
-      {Shape{1 << 21}, {0}},
-      {Shape{2048, 1024}, {1}},
-      {Shape{2048, 1024}, {0}},
-      {Shape{3, 1 << 20}, {1}},
-      {Shape{1 << 20, 3}, {0}},
-      {Shape{64, 1 << 15}, {0}},
-      {Shape{4, 512, 1024}, {0, 2}},
-      {Shape{512, 4, 1024}, {1}},
+      {Shape{1 << 21}, {0}},         {Shape{2048, 1024}, {1}},
+      {Shape{2048, 1024}, {0}},      {Shape{3, 1 << 20}, {1}},
+      {Shape{1 << 20, 3}, {0}},      {Shape{64, 1 << 15}, {0}},
+      {Shape{4, 512, 1024}, {0, 2}}, {Shape{512, 4, 1024}, {1}},
       {Shape{2048, 1024}, {0, 1}},
   };
   std::mt19937_64 rng(32);
@@ -207,8 +211,8 @@ TEST(ReduceTest, LargeShapesTakeTheParallelPaths) {
     // elements overflow, so none); one op on each other dtype.
     const std::vector<std::pair<DType, std::vector<ReduceOp>>> plan = {
         {DType::kFloat32, {ReduceOp::kSum, ReduceOp::kMax, ReduceOp::kMin}},
-        {DType::kInt32, {ReduceOp::kSum, ReduceOp::kProd, ReduceOp::kMax,
-                         ReduceOp::kMin}},
+        {DType::kInt32,
+         {ReduceOp::kSum, ReduceOp::kProd, ReduceOp::kMax, ReduceOp::kMin}},
         {DType::kFloat16, {ReduceOp::kSum}},
         {DType::kBFloat16, {ReduceOp::kMax}},
         {DType::kFloat64, {ReduceOp::kSum}},
@@ -228,7 +232,8 @@ TEST(ReduceTest, NaNAndInfinityPropagate) {
   for (DType t : {DType::kFloat32, DType::kFloat16, DType::kFloat64}) {
     for (ReduceOp op : kOps) {
       for (int64_t n : {int64_t{5}, int64_t{100000}}) {
-        SCOPED_TRACE(std::string(op_name(op)) + " " + std::string(dtype_name(t)));
+        SCOPED_TRACE(std::string(op_name(op)) + " " +
+                     std::string(dtype_name(t)));
         HostArray in(t, Shape{n});
         std::mt19937_64 rng(33);
         testing::FillOptions opt;
@@ -238,7 +243,8 @@ TEST(ReduceTest, NaNAndInfinityPropagate) {
         VisitDType(t, [&](auto tag) {
           using T = typename decltype(tag)::type;
           if constexpr (!std::is_integral_v<T>) {
-            in.as<T>()[n / 2] = FromCompute<T>(std::numeric_limits<float>::quiet_NaN());
+            in.as<T>()[n / 2] =
+                FromCompute<T>(std::numeric_limits<float>::quiet_NaN());
           }
         });
         HostArray out(t, Shape{});
@@ -248,7 +254,8 @@ TEST(ReduceTest, NaNAndInfinityPropagate) {
         VisitDType(t, [&](auto tag) {
           using T = typename decltype(tag)::type;
           if constexpr (!std::is_integral_v<T>) {
-            in.as<T>()[n / 2] = FromCompute<T>(std::numeric_limits<float>::infinity());
+            in.as<T>()[n / 2] =
+                FromCompute<T>(std::numeric_limits<float>::infinity());
           }
         });
         Reduce(op, t, in.data(), in.shape(), axes, out.data());
@@ -266,13 +273,16 @@ TEST(ReduceTest, EmptyAxisGivesTheIdentity) {
   HostArray in(DType::kFloat32, Shape{3, 0});
   HostArray out(DType::kFloat32, Shape{3});
   const int64_t axes[] = {1};
-  Reduce(ReduceOp::kMax, DType::kFloat32, in.data(), in.shape(), axes, out.data());
+  Reduce(ReduceOp::kMax, DType::kFloat32, in.data(), in.shape(), axes,
+         out.data());
   for (int i = 0; i < 3; ++i) EXPECT_EQ(out.as<float>()[i], -INFINITY);
-  Reduce(ReduceOp::kProd, DType::kFloat32, in.data(), in.shape(), axes, out.data());
+  Reduce(ReduceOp::kProd, DType::kFloat32, in.data(), in.shape(), axes,
+         out.data());
   for (int i = 0; i < 3; ++i) EXPECT_EQ(out.as<float>()[i], 1.0f);
   HostArray iout(DType::kInt8, Shape{3});
   HostArray iin(DType::kInt8, Shape{3, 0});
-  Reduce(ReduceOp::kMin, DType::kInt8, iin.data(), iin.shape(), axes, iout.data());
+  Reduce(ReduceOp::kMin, DType::kInt8, iin.data(), iin.shape(), axes,
+         iout.data());
   for (int i = 0; i < 3; ++i) EXPECT_EQ(iout.as<int8_t>()[i], 127);
 }
 

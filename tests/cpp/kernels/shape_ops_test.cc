@@ -95,8 +95,8 @@ TEST(TransposeTest, MatchesReference) {
       {Shape{}, {}},
       {Shape{7}, {0}},
       {Shape{3, 5}, {1, 0}},
-      {Shape{33, 70}, {1, 0}},    // tile edges
-      {Shape{130, 67}, {1, 0}},   // several tiles, ragged
+      {Shape{33, 70}, {1, 0}},   // tile edges
+      {Shape{130, 67}, {1, 0}},  // several tiles, ragged
       {Shape{2, 3, 4}, {2, 0, 1}},
       {Shape{9, 40, 50}, {0, 2, 1}},  // batched 2-D transposes
       {Shape{40, 9, 50}, {2, 1, 0}},
@@ -207,7 +207,8 @@ TEST(ConcatenateTest, MatchesReference) {
       for (int64_t f = 0; f < expected.size(); ++f) {
         std::vector<int64_t> idx = Unravel(f, out_dims);
         size_t k = 0;
-        while (idx[c.dim] >= c.shapes[k][c.dim]) idx[c.dim] -= c.shapes[k++][c.dim];
+        while (idx[c.dim] >= c.shapes[k][c.dim])
+          idx[c.dim] -= c.shapes[k++][c.dim];
         expected.CopyElement(f, ins[k], Ravel(idx, c.shapes[k].dims()));
       }
       HostArray out(t, Shape(out_dims));
@@ -234,6 +235,9 @@ TEST(PadTest, MatchesReferenceIncludingCropping) {
       {Shape{2, 3, 4}, {0, 1, -1}, {1, -1, 2}, {2, 0, 1}},
       {Shape{0, 3}, {2, 1}, {1, 0}, {3, 1}},
       {Shape{2, 2, 2, 2}, {1, 0, -1, 0}, {0, 1, 1, -1}, {0, 1, 0, 2}},
+      {Shape{3, 4, 5}, {1, 0, -1}, {2, -1, 3}, {0, 0, 0}},  // border fill
+      {Shape{4, 3, 2}, {0, 2, 0}, {0, 0, 1}, {0, 0, 0}},
+      {Shape{2, 3}, {0, 0}, {0, 0}, {0, 0}},         // no padding at all
       {Shape{1000, 1000}, {3, -2}, {5, 7}, {0, 0}},  // >1M
       {Shape{700, 800}, {0, 1}, {1, 0}, {1, 1}},
   };
@@ -284,9 +288,9 @@ TEST(PadTest, MatchesReferenceIncludingCropping) {
 }
 
 TEST(IotaTest, EveryDimensionAndDType) {
-  const std::vector<Shape> shapes = {Shape{}, Shape{0}, Shape{7},
-                                     Shape{3, 4}, Shape{2, 3, 4, 5},
-                                     Shape{4, 0, 3}, Shape{3, 1 << 19}};
+  const std::vector<Shape> shapes = {
+      Shape{},           Shape{0},       Shape{7},         Shape{3, 4},
+      Shape{2, 3, 4, 5}, Shape{4, 0, 3}, Shape{3, 1 << 19}};
   for (const Shape& s : shapes) {
     for (int dim = 0; dim < std::max(1, s.rank()); ++dim) {
       for (DType t : AllDTypes()) {

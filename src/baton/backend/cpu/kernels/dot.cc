@@ -30,7 +30,8 @@ std::vector<int64_t> FreeDims(int rank, const std::vector<int64_t>& batch,
   return free;
 }
 
-std::vector<int64_t> Concat(std::initializer_list<const std::vector<int64_t>*> parts) {
+std::vector<int64_t> Concat(
+    std::initializer_list<const std::vector<int64_t>*> parts) {
   std::vector<int64_t> out;
   for (const auto* p : parts) out.insert(out.end(), p->begin(), p->end());
   return out;
@@ -154,7 +155,8 @@ void LoopGemm(const T* a, const T* b, T* c, const GemmShape& g) {
 Shape DotGeneralShape(const Shape& lhs_shape, const Shape& rhs_shape,
                       const DotDimensions& dims) {
   std::vector<int64_t> out;
-  for (int64_t d : dims.lhs_batch) out.push_back(lhs_shape[static_cast<int>(d)]);
+  for (int64_t d : dims.lhs_batch)
+    out.push_back(lhs_shape[static_cast<int>(d)]);
   for (int64_t d :
        FreeDims(lhs_shape.rank(), dims.lhs_batch, dims.lhs_contracting)) {
     out.push_back(lhs_shape[static_cast<int>(d)]);

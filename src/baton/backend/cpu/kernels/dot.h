@@ -12,6 +12,7 @@
 // Scratch: up to the size of both operands (and the output, for 16-bit
 // floats) is allocated inside the call.
 // Aliasing: `out` must not overlap lhs or rhs.
+// Ownership: pointers are borrowed for the call only; nothing is kept.
 // Thread-safety: a pure function of its arguments; safe to call from several
 // threads (OpenBLAS serializes or threads internally).
 #pragma once

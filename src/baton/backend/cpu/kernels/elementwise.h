@@ -10,6 +10,7 @@
 // Aliasing: `out` may be the same pointer as any input (in-place execution
 // relies on it); it must not partially overlap one. A scalar operand (see
 // ScalarOperand) is read once before anything is written.
+// Ownership: pointers are borrowed for the call only; nothing is kept.
 // Thread-safety: pure functions of their arguments; calls over ~64K elements
 // (fewer for transcendental ops) are split across ThreadPool::Global().
 #pragma once

@@ -103,8 +103,8 @@ void DynamicSlice(DType dtype, const void* operand, const Shape& operand_shape,
   std::vector<int64_t> out_strides(sizes.size());
   int64_t offset = 0, acc = 1;
   for (int d = operand_shape.rank() - 1; d >= 0; --d) {
-    const int64_t s = std::clamp<int64_t>(starts[d], 0,
-                                          operand_shape[d] - sizes[d]);
+    const int64_t s =
+        std::clamp<int64_t>(starts[d], 0, operand_shape[d] - sizes[d]);
     offset += s * strides[d];
     out_strides[d] = acc;
     acc *= sizes[d];
@@ -125,8 +125,8 @@ void DynamicUpdateSlice(DType dtype, const void* operand,
   const std::vector<int64_t> strides = operand_shape.strides();
   int64_t offset = 0;
   for (int d = 0; d < operand_shape.rank(); ++d) {
-    const int64_t s = std::clamp<int64_t>(starts[d], 0,
-                                          operand_shape[d] - update_shape[d]);
+    const int64_t s =
+        std::clamp<int64_t>(starts[d], 0, operand_shape[d] - update_shape[d]);
     offset += s * strides[d];
   }
   StridedCopy(esize, update, update_shape.strides(),
@@ -159,17 +159,20 @@ void Gather(DType dtype, const void* operand, const Shape& operand_shape,
                    });
   };
   switch (esize) {
-    case 1: return run(static_cast<uint8_t*>(out));
-    case 2: return run(static_cast<uint16_t*>(out));
-    case 4: return run(static_cast<uint32_t*>(out));
-    default: return run(static_cast<uint64_t*>(out));
+    case 1:
+      return run(static_cast<uint8_t*>(out));
+    case 2:
+      return run(static_cast<uint16_t*>(out));
+    case 4:
+      return run(static_cast<uint32_t*>(out));
+    default:
+      return run(static_cast<uint64_t*>(out));
   }
 }
 
 void Scatter(ScatterMode mode, DType dtype, const void* operand,
-             const Shape& operand_shape, const void* indices,
-             DType index_dtype, int64_t num_indices, const void* updates,
-             int axis, void* out) {
+             const Shape& operand_shape, const void* indices, DType index_dtype,
+             int64_t num_indices, const void* updates, int axis, void* out) {
   const std::vector<int64_t>& dims = operand_shape.dims();
   const size_t esize = dtype_size(dtype);
   if (out != operand) {
@@ -186,15 +189,20 @@ void Scatter(ScatterMode mode, DType dtype, const void* operand,
     T* o = static_cast<T*>(out);
     switch (mode) {
       case ScatterMode::kSet:
-        return ScatterTyped<ScatterMode::kSet>(idx, upd, o, outer, dims[axis], inner);
+        return ScatterTyped<ScatterMode::kSet>(idx, upd, o, outer, dims[axis],
+                                               inner);
       case ScatterMode::kAdd:
-        return ScatterTyped<ScatterMode::kAdd>(idx, upd, o, outer, dims[axis], inner);
+        return ScatterTyped<ScatterMode::kAdd>(idx, upd, o, outer, dims[axis],
+                                               inner);
       case ScatterMode::kMul:
-        return ScatterTyped<ScatterMode::kMul>(idx, upd, o, outer, dims[axis], inner);
+        return ScatterTyped<ScatterMode::kMul>(idx, upd, o, outer, dims[axis],
+                                               inner);
       case ScatterMode::kMin:
-        return ScatterTyped<ScatterMode::kMin>(idx, upd, o, outer, dims[axis], inner);
+        return ScatterTyped<ScatterMode::kMin>(idx, upd, o, outer, dims[axis],
+                                               inner);
       case ScatterMode::kMax:
-        return ScatterTyped<ScatterMode::kMax>(idx, upd, o, outer, dims[axis], inner);
+        return ScatterTyped<ScatterMode::kMax>(idx, upd, o, outer, dims[axis],
+                                               inner);
     }
   });
 }

@@ -7,6 +7,7 @@
 // touch only the updated elements (O(update) work, not O(operand)); this is
 // what lets a donated or dead operand be updated without a copy. No other
 // overlap between out and an input is allowed.
+// Ownership: pointers are borrowed for the call only; nothing is kept.
 // Thread-safety: pure functions of their arguments; large calls are split
 // across ThreadPool::Global().
 #pragma once
@@ -56,8 +57,7 @@ enum class ScatterMode : uint8_t { kSet, kAdd, kMul, kMin, kMax };
 // order (so for kSet the last one wins, and adds accumulate). out == operand:
 // only the targets are touched.
 void Scatter(ScatterMode mode, DType dtype, const void* operand,
-             const Shape& operand_shape, const void* indices,
-             DType index_dtype, int64_t num_indices, const void* updates,
-             int axis, void* out);
+             const Shape& operand_shape, const void* indices, DType index_dtype,
+             int64_t num_indices, const void* updates, int axis, void* out);
 
 }  // namespace baton::cpu

@@ -17,9 +17,9 @@ namespace {
 // The accumulator: double for float32 sums (the error of a long float sum
 // grows with its length; a double one stays below float's rounding).
 template <ReduceOp op, typename T>
-using AccType = std::conditional_t<op == ReduceOp::kSum &&
-                                       std::is_same_v<T, float>,
-                                   double, ComputeType<T>>;
+using AccType =
+    std::conditional_t<op == ReduceOp::kSum && std::is_same_v<T, float>, double,
+                       ComputeType<T>>;
 
 // A set of dimensions walked as one flat index (outermost first).
 struct Odometer {
@@ -33,15 +33,23 @@ struct Odometer {
 };
 
 // Walks an Odometer from any flat position, tracking the input offset.
+// Walks are made per output element, so the index lives inline (no heap
+// allocation) for the usual few dimension groups.
 class OdometerWalk {
  public:
-  OdometerWalk(const Odometer& o, int64_t flat) : o_(o), idx_(o.sizes.size()) {
-    for (int d = static_cast<int>(o.sizes.size()) - 1; d >= 0; --d) {
+  OdometerWalk(const Odometer& o, int64_t flat) : o_(o) {
+    const size_t rank = o.sizes.size();
+    if (rank > kInline) heap_.resize(rank);
+    idx_ = rank > kInline ? heap_.data() : inline_;
+    for (int d = static_cast<int>(rank) - 1; d >= 0; --d) {
       idx_[d] = flat % o.sizes[d];
       flat /= o.sizes[d];
       offset_ += idx_[d] * o.strides[d];
     }
   }
+  OdometerWalk(const OdometerWalk&) = delete;
+  OdometerWalk& operator=(const OdometerWalk&) = delete;
+
   int64_t offset() const { return offset_; }
   void Next() {
     for (int d = static_cast<int>(o_.sizes.size()) - 1; d >= 0; --d) {
@@ -53,8 +61,11 @@ class OdometerWalk {
   }
 
  private:
+  static constexpr size_t kInline = 8;
   const Odometer& o_;
-  std::vector<int64_t> idx_;
+  int64_t inline_[kInline];
+  std::vector<int64_t> heap_;
+  int64_t* idx_;
   int64_t offset_ = 0;
 };
 
@@ -98,6 +109,10 @@ A ReduceRun(const T* p, int64_t n) {
   constexpr int kLanes = 16;
   constexpr int64_t kBlock = 4096;
   A acc = scalar::ReduceInit<op, A>();
+  if (n < 2 * kLanes) {  // short runs (softmax over a few classes, say)
+    for (int64_t i = 0; i < n; ++i) acc = Combine<op, A>(acc, ToAcc<A>(p[i]));
+    return acc;
+  }
   for (int64_t b = 0; b < n; b += kBlock) {
     const int64_t e = std::min(n, b + kBlock);
     A lanes[kLanes];
@@ -200,7 +215,8 @@ class Reducer {
           },
           1);
       A acc = partial[0];
-      for (int64_t t = 1; t < threads; ++t) acc = Combine<op, A>(acc, partial[t]);
+      for (int64_t t = 1; t < threads; ++t)
+        acc = Combine<op, A>(acc, partial[t]);
       out_[e] = Final(acc);
     }
   }

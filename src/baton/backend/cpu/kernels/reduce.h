@@ -9,6 +9,7 @@
 // as scalar::ReduceCombine does and are exact; max/min are exact and
 // propagate NaN.
 // Aliasing: `out` must not overlap `in`.
+// Ownership: pointers are borrowed for the call only; nothing is kept.
 // Thread-safety: a pure function of its arguments; large calls are split
 // across ThreadPool::Global() (over output rows, or over the reduced elements
 // when there are too few rows to keep every thread busy).

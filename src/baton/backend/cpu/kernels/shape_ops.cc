@@ -57,8 +57,8 @@ void Transpose(DType dtype, const void* in, const Shape& in_shape,
     out_dims[d] = in_shape[static_cast<int>(permutation[d])];
     in_strides[d] = in_row[permutation[d]];
   }
-  StridedCopy(dtype_size(dtype), in, in_strides, out,
-              RowMajorStrides(out_dims), out_dims);
+  StridedCopy(dtype_size(dtype), in, in_strides, out, RowMajorStrides(out_dims),
+              out_dims);
 }
 
 void Slice(DType dtype, const void* in, const Shape& in_shape,
@@ -108,7 +108,8 @@ void Pad(DType dtype, const void* in, const Shape& in_shape,
   std::vector<int64_t> out_dims(rank);
   for (int d = 0; d < rank; ++d) {
     const int64_t n = in_shape[d];
-    out_dims[d] = low[d] + high[d] + n + std::max<int64_t>(n - 1, 0) * interior[d];
+    out_dims[d] =
+        low[d] + high[d] + n + std::max<int64_t>(n - 1, 0) * interior[d];
   }
   const std::vector<int64_t> in_row = in_shape.strides();
   const std::vector<int64_t> out_row = RowMajorStrides(out_dims);
@@ -120,7 +121,8 @@ void Pad(DType dtype, const void* in, const Shape& in_shape,
     const int64_t step = interior[d] + 1;
     const int64_t i_lo = low[d] >= 0 ? 0 : CeilDiv(-low[d], step);
     const int64_t room = out_dims[d] - low[d];
-    const int64_t i_hi = room <= 0 ? 0 : std::min(in_shape[d], CeilDiv(room, step));
+    const int64_t i_hi =
+        room <= 0 ? 0 : std::min(in_shape[d], CeilDiv(room, step));
     counts[d] = std::max<int64_t>(0, i_hi - i_lo);
     in_strides[d] = in_row[d];
     out_strides[d] = out_row[d] * step;
@@ -130,7 +132,37 @@ void Pad(DType dtype, const void* in, const Shape& in_shape,
     total *= out_dims[d];
   }
   const size_t esize = dtype_size(dtype);
-  if (visible < total) Fill(esize, padding_value, out, total);
+  bool has_interior = false;
+  for (int d = 0; d < rank; ++d) has_interior |= interior[d] > 0;
+  if (visible == 0 || has_interior) {
+    if (visible < total) Fill(esize, padding_value, out, total);
+  } else if (visible < total) {
+    // The input is one box of the output: write the padding only around
+    // it, so each output element is written once (a full fill first would
+    // double the writes of a large pad).
+    std::vector<int64_t> dims(out_dims), box_start(rank);
+    for (int d = 0; d < rank; ++d) box_start[d] = std::max<int64_t>(low[d], 0);
+    const std::vector<int64_t> zeros(rank, 0);
+    int64_t prefix_off = 0;
+    for (int d = 0; d < rank; ++d) {
+      // Slabs before and after the box along d, inside the box along the
+      // dims before d, whole along the dims after it.
+      const int64_t before = box_start[d];
+      const int64_t after_start = box_start[d] + counts[d];
+      for (const auto& [start, len] :
+           {std::pair{int64_t{0}, before},
+            std::pair{after_start, out_dims[d] - after_start}}) {
+        if (len <= 0) continue;
+        dims[d] = len;
+        StridedCopy(
+            esize, padding_value, zeros,
+            static_cast<char*>(out) + (prefix_off + start * out_row[d]) * esize,
+            out_row, dims);
+      }
+      dims[d] = counts[d];
+      prefix_off += box_start[d] * out_row[d];
+    }
+  }
   if (visible == 0) return;
   StridedCopy(esize, static_cast<const char*>(in) + in_off * esize, in_strides,
               static_cast<char*>(out) + out_off * esize, out_strides, counts);

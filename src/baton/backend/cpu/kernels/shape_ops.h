@@ -7,6 +7,7 @@
 // Except for reshape (Copy, where in == out is allowed), `out` must not
 // overlap any input: these kernels read inputs in a different order than
 // they write.
+// Ownership: pointers are borrowed for the call only; nothing is kept.
 // Thread-safety: pure functions of their arguments; large calls are split
 // across ThreadPool::Global().
 #pragma once

@@ -181,10 +181,14 @@ void StridedCopy(size_t elem_size, const void* in,
   }
   const std::vector<Dim> simple = Simplify(in_strides, out_strides, dims);
   switch (elem_size) {
-    case 1: return StridedCopyTyped<uint8_t>(in, out, simple);
-    case 2: return StridedCopyTyped<uint16_t>(in, out, simple);
-    case 4: return StridedCopyTyped<uint32_t>(in, out, simple);
-    case 8: return StridedCopyTyped<uint64_t>(in, out, simple);
+    case 1:
+      return StridedCopyTyped<uint8_t>(in, out, simple);
+    case 2:
+      return StridedCopyTyped<uint16_t>(in, out, simple);
+    case 4:
+      return StridedCopyTyped<uint32_t>(in, out, simple);
+    case 8:
+      return StridedCopyTyped<uint64_t>(in, out, simple);
   }
   assert(false && "StridedCopy: element size must be 1, 2, 4 or 8");
 }

@@ -3,6 +3,7 @@
 //
 // It copies one strided view into another, element by element, knowing only
 // the element size, so every layout op is one routine for all dtypes.
+// Ownership: pointers are borrowed for the call only; nothing is kept.
 // Thread-safety: a pure function of its arguments; splits large copies across
 // ThreadPool::Global().
 #pragma once
