@@ -110,3 +110,36 @@ def test_writable_pinned_view_filled_with_copyto(no_gc):
     with target.host_view(writable=True) as buf:
         np.copyto(buf, np.arange(1024, dtype=np.float32))
     np.testing.assert_array_equal(np.asarray(target), np.arange(1024, dtype=np.float32))
+
+
+def test_seed_004_jitted_copy_to_pinned_with_donation_200_iterations(no_gc):
+    """The thread's repro on baton: a jitted device -> pinned_host copy with both
+    arguments donated, np.asarray + np.save of the pinned result every
+    iteration. The views die with their numpy objects, so donation keeps
+    working and pinned memory stays flat."""
+
+    def copy_weight_to_pinned_host(w, w_on_host_donate):
+        w_on_host = bt.device_put(w, memory_kind="pinned_host")
+        return w, w_on_host
+
+    copy_jitted = bt.jit(copy_weight_to_pinned_host, donate_argnums=(0, 1))
+    weight = bt.device_put(np.arange(1 << 18, dtype=np.float32))
+    weight_on_pinned_host = bt.device_put(
+        np.zeros(1 << 18, np.float32), memory_kind="pinned_host"
+    )
+    analysis = copy_jitted.lower(weight, weight_on_pinned_host).compile().memory_analysis()
+    assert analysis.alias_size_in_bytes == 2 * (1 << 20)  # both outputs reuse inputs
+    pinned_before = bt.memory_stats(memory_kind="pinned_host")["bytes_in_use"]
+    sink = io.BytesIO()
+    for _ in range(200):
+        weight, weight_on_pinned_host = copy_jitted(weight, weight_on_pinned_host)
+        a = np.asarray(weight_on_pinned_host)
+        np.save(sink, a)
+        sink.seek(0)
+        del a
+        assert (
+            bt.memory_stats(memory_kind="pinned_host")["bytes_in_use"] == pinned_before
+        )
+    np.testing.assert_array_equal(
+        np.asarray(weight_on_pinned_host), np.arange(1 << 18, dtype=np.float32)
+    )
