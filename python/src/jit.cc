@@ -34,6 +34,7 @@
 #include <algorithm>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <set>
 #include <string>
 #include <unordered_map>
@@ -371,7 +372,10 @@ nb::object JitFunction::Call(nb::handle self, PyObject* args,
   Result<std::vector<Array>> out = Status();
   int failed_take = -1;
   {
-    nb::gil_scoped_release release;
+    // A program that runs inline finishes in less time than handing the GIL
+    // over and back costs, and nothing on that path blocks; keep it.
+    std::optional<nb::gil_scoped_release> release;
+    if (!e.exe->runs_inline()) release.emplace();
     Status taken = OkStatus();
     for (size_t i = 0; i < n && taken.ok(); ++i) {
       const Leaf& l = p.leaves[i];

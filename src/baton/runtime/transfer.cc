@@ -10,6 +10,15 @@
 namespace baton {
 namespace {
 
+// Copies up to this size run on the caller when their queue is idle and the
+// source is ready: a thread hand-off costs more than the copy.
+constexpr size_t kInlineCopyBytes = size_t{64} << 10;
+
+WorkQueue::Dispatch DispatchForCopy(size_t bytes) {
+  return bytes <= kInlineCopyBytes ? WorkQueue::Dispatch::kInlineWhenIdle
+                                   : WorkQueue::Dispatch::kAsync;
+}
+
 std::string Label(const Shape& shape, DType dtype) {
   return std::string(dtype_name(dtype)) + shape.to_string();
 }
@@ -181,7 +190,8 @@ Result<Array> CopyArray(const Array& src, Device* device, MemoryKind kind) {
             ParallelCopy(to, from, n);
             return OkStatus();
           },
-          device->id(), kind, static_cast<int64_t>(n), "copy"));
+          device->id(), kind, static_cast<int64_t>(n), "copy"),
+      DispatchForCopy(n));
   hold.Finish(done);
   buffer->SetDefinitionEvent(done);
   return Array(ArrayImpl::Create(device, kind, src.shape(), src.dtype(),
@@ -207,7 +217,8 @@ Result<Event> CopyToHostAsync(const Array& src, void* dst, size_t dst_bytes) {
             return OkStatus();
           },
           src.device()->id(), src.memory_kind(), static_cast<int64_t>(n),
-          "device_get"));
+          "device_get"),
+      DispatchForCopy(n));
   hold.Finish(done);
   return done;
 }

@@ -7,6 +7,13 @@
 namespace baton {
 namespace {
 std::atomic<int> next_queue_id{0};
+
+bool AllDoneOk(const std::vector<Event>& deps) {
+  for (const Event& e : deps) {
+    if (e.valid() && !(e.IsReady() && e.status().ok())) return false;
+  }
+  return true;
+}
 }  // namespace
 
 WorkQueue::WorkQueue(std::string name)
@@ -21,26 +28,54 @@ WorkQueue::~WorkQueue() {
     std::lock_guard<std::mutex> lock(mu_);
     stopping_ = true;
   }
-  cv_.notify_all();
+  worker_cv_.notify_all();
   worker_.join();
 }
 
-Event WorkQueue::Enqueue(std::vector<Event> deps, std::function<Status()> fn) {
-  Event done;
+Event WorkQueue::Enqueue(std::vector<Event> deps, std::function<Status()> fn,
+                         Dispatch dispatch) {
+  Task task{std::move(deps), std::move(fn), Event()};
+  bool run_inline = false;
+  bool wake = false;
   {
     std::lock_guard<std::mutex> lock(mu_);
     // Created under the lock so sequence order is queue order.
-    done = Event::Create(id_, ++next_sequence_);
-    tasks_.push_back(Task{std::move(deps), std::move(fn), done});
+    task.done = Event::Create(id_, ++next_sequence_);
     ++in_flight_;
+    // in_flight_ was 0: nothing queued, nothing running (worker or inline).
+    if (dispatch == Dispatch::kInlineWhenIdle && in_flight_ == 1 &&
+        AllDoneOk(task.deps)) {
+      inline_running_ = true;
+      run_inline = true;
+    } else {
+      tasks_.push_back(Task{std::move(task.deps), std::move(task.fn), task.done});
+      // Only a sleeping worker needs the (costly) wake-up; a busy one finds
+      // the task when it looks for the next.
+      // (During an inline task the finisher wakes it instead.)
+      wake = worker_waiting_ && !inline_running_;
+    }
   }
-  cv_.notify_all();
+  Event done = task.done;
+  if (run_inline) {
+    RunTask(task);
+    std::lock_guard<std::mutex> lock(mu_);
+    inline_running_ = false;
+    OnTaskFinishedLocked();
+    // Tasks enqueued meanwhile waited for this one; the worker may go now.
+    if (worker_waiting_ && (!tasks_.empty() || stopping_)) {
+      worker_cv_.notify_one();
+    }
+  } else if (wake) {
+    worker_cv_.notify_one();
+  }
   return done;
 }
 
 void WorkQueue::Synchronize() {
   std::unique_lock<std::mutex> lock(mu_);
-  cv_.wait(lock, [&] { return in_flight_ == 0; });
+  ++idle_waiters_;
+  idle_cv_.wait(lock, [&] { return in_flight_ == 0; });
+  --idle_waiters_;
 }
 
 size_t WorkQueue::pending() const {
@@ -48,29 +83,41 @@ size_t WorkQueue::pending() const {
   return in_flight_;
 }
 
+void WorkQueue::RunTask(Task& task) {
+  // Dependencies come from other queues or from the host (e.g. a writable
+  // host view); waiting here keeps this queue in order. They were all
+  // enqueued before this task, so the waits cannot form a cycle.
+  Status status = WaitAll(task.deps);
+  if (status.ok()) status = task.fn();
+  task.fn = nullptr;  // drop captured state before signalling completion
+  task.deps.clear();
+  task.done.SetStatus(std::move(status));
+}
+
+void WorkQueue::OnTaskFinishedLocked() {
+  --in_flight_;
+  if (in_flight_ == 0 && idle_waiters_ > 0) idle_cv_.notify_all();
+}
+
 void WorkQueue::WorkerLoop() {
   for (;;) {
     Task task;
     {
       std::unique_lock<std::mutex> lock(mu_);
-      cv_.wait(lock, [&] { return stopping_ || !tasks_.empty(); });
+      // An inline task started while the queue was idle; whatever was
+      // enqueued after it waits until it is done.
+      while (inline_running_ || (!stopping_ && tasks_.empty())) {
+        worker_waiting_ = true;
+        worker_cv_.wait(lock);
+        worker_waiting_ = false;
+      }
       if (tasks_.empty()) return;  // stopping and drained
       task = std::move(tasks_.front());
       tasks_.pop_front();
     }
-    // Dependencies come from other queues or from the host (e.g. a writable
-    // host view); waiting here keeps this queue in order. They were all
-    // enqueued before this task, so the waits cannot form a cycle.
-    Status status = WaitAll(task.deps);
-    if (status.ok()) status = task.fn();
-    task.fn = nullptr;  // drop captured state before signalling completion
-    task.deps.clear();
-    task.done.SetStatus(std::move(status));
-    {
-      std::lock_guard<std::mutex> lock(mu_);
-      --in_flight_;
-    }
-    cv_.notify_all();
+    RunTask(task);
+    std::lock_guard<std::mutex> lock(mu_);
+    OnTaskFinishedLocked();
   }
 }
 

@@ -11,12 +11,6 @@ namespace {
 
 using namespace baton::testing;
 
-Jitted AddOne(std::vector<int> donate = {}) {
-  return Jitted([](TraceScope&, const std::vector<Tracer>& a) {
-    return std::vector<Tracer>{a[0] + 1};
-  }, {.name = "add_one", .donate_argnums = std::move(donate)});
-}
-
 class JitDonationTest : public ::testing::Test {
  protected:
   void SetUp() override {

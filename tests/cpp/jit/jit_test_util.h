@@ -40,4 +40,11 @@ inline ArgSpec Spec(Shape s, bool donated = false, DType d = DType::kFloat32) {
   return ArgSpec{std::move(s), d, MemoryKind::kDevice, donated};
 }
 
+// f(x) = x + 1, donating the listed arguments.
+inline Jitted AddOne(std::vector<int> donate = {}) {
+  return Jitted([](TraceScope&, const std::vector<Tracer>& a) {
+    return std::vector<Tracer>{a[0] + 1};
+  }, {.name = "add_one", .donate_argnums = std::move(donate)});
+}
+
 }  // namespace baton::testing

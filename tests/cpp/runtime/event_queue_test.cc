@@ -1,6 +1,7 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <thread>
 #include <vector>
 
 #include "baton/runtime/event.h"
@@ -86,6 +87,98 @@ TEST(WorkQueueTest, SynchronizeWaitsForAll) {
   }
   q.Synchronize();
   EXPECT_EQ(n.load(), 100);
+  EXPECT_EQ(q.pending(), 0u);
+}
+
+constexpr auto kInline = WorkQueue::Dispatch::kInlineWhenIdle;
+
+TEST(WorkQueueTest, InlineWhenIdleRunsOnTheCallerBeforeReturning) {
+  WorkQueue q("inline");
+  std::thread::id ran_on;
+  Event e = q.Enqueue({Event::Ready()}, [&] {
+    ran_on = std::this_thread::get_id();
+    return OkStatus();
+  }, kInline);
+  EXPECT_TRUE(e.IsReady());
+  EXPECT_EQ(ran_on, std::this_thread::get_id());
+  EXPECT_EQ(q.pending(), 0u);
+  // The status of an inline task reaches its event like any other.
+  EXPECT_EQ(q.Enqueue({}, [] { return Internal("inline failed"); }, kInline)
+                .Wait()
+                .message(),
+            "inline failed");
+}
+
+TEST(WorkQueueTest, InlineIsRefusedWhenTheQueueIsBusyOrADependencyIsPending) {
+  WorkQueue q("busy");
+  const std::thread::id caller = std::this_thread::get_id();
+  std::vector<int> order;
+  Event gate = Event::Create();
+  q.Enqueue({gate}, [&] {
+    order.push_back(1);
+    return OkStatus();
+  });
+  std::thread::id second_on;
+  Event e2 = q.Enqueue({}, [&] {
+    order.push_back(2);
+    second_on = std::this_thread::get_id();
+    return OkStatus();
+  }, kInline);
+  EXPECT_FALSE(e2.IsReady());  // queued behind the gated task, not inline
+  gate.SetReady();
+  ASSERT_TRUE(e2.Wait().ok());
+  EXPECT_EQ(order, (std::vector<int>{1, 2}));
+  EXPECT_NE(second_on, caller);
+
+  // Idle queue, but a dependency that is not done yet: handed to the worker.
+  Event dep = Event::Create();
+  std::thread::id third_on;
+  Event e3 = q.Enqueue({dep}, [&] {
+    third_on = std::this_thread::get_id();
+    return OkStatus();
+  }, kInline);
+  EXPECT_FALSE(e3.IsReady());
+  dep.SetReady();
+  ASSERT_TRUE(e3.Wait().ok());
+  EXPECT_NE(third_on, caller);
+
+  // A failed dependency: not run inline, and its error reaches the event.
+  bool ran = false;
+  Event e4 = q.Enqueue({Event::Failed(Internal("producer failed"))}, [&] {
+    ran = true;
+    return OkStatus();
+  }, kInline);
+  EXPECT_EQ(e4.Wait().message(), "producer failed");
+  EXPECT_FALSE(ran);
+}
+
+TEST(WorkQueueTest, TasksEnqueuedDuringAnInlineTaskRunAfterIt) {
+  WorkQueue q("order");
+  std::atomic<bool> inline_started{false};
+  std::vector<int> order;  // written by one task at a time (queue order)
+  Event later;
+  std::thread other([&] {
+    while (!inline_started.load()) std::this_thread::yield();
+    later = q.Enqueue({}, [&] {
+      order.push_back(2);
+      return OkStatus();
+    });
+    q.Synchronize();  // waits for the inline task too
+    EXPECT_TRUE(later.IsReady());
+  });
+  Event first = q.Enqueue({}, [&] {
+    inline_started.store(true);
+    // Give the other thread time to enqueue; the worker must not start it.
+    for (int i = 0; i < 50 && q.pending() < 2; ++i) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    }
+    EXPECT_EQ(q.pending(), 2u);
+    order.push_back(1);
+    return OkStatus();
+  }, kInline);
+  EXPECT_TRUE(first.IsReady());
+  other.join();
+  EXPECT_EQ(order, (std::vector<int>{1, 2}));
   EXPECT_EQ(q.pending(), 0u);
 }
 

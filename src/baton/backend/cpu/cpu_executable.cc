@@ -18,6 +18,30 @@ using compiler::OutputSource;
 using compiler::Step;
 using compiler::ValueId;
 
+namespace {
+
+// Element operations the program performs: each step's result size, times
+// the contraction size for a dot. An estimate for choosing inline execution.
+int64_t EstimateWork(const compiler::Program& p, const compiler::StepPlan& plan) {
+  int64_t work = 0;
+  for (const Step& step : plan.steps) {
+    for (ValueId v : step.members) {
+      int64_t w = p.type(v).num_elements();
+      const compiler::Instruction& inst = p.instruction(v);
+      if (const auto* dot = inst.attrs_if<compiler::DotGeneralAttrs>()) {
+        const Shape& lhs = p.type(inst.operands[0]).shape;
+        for (int64_t d : dot->lhs_contracting) w *= lhs[static_cast<int>(d)];
+      }
+      work += std::max<int64_t>(w, 1);
+    }
+  }
+  // Outputs copied at the end (an output that is also another output).
+  for (const auto& src : p.outputs()) work += p.type(src).num_elements();
+  return work;
+}
+
+}  // namespace
+
 Result<std::shared_ptr<CpuExecutable>> CpuExecutable::Compile(
     std::shared_ptr<const compiler::Program> program, std::vector<bool> donated,
     Device* device, std::string name) {
@@ -32,6 +56,12 @@ Result<std::shared_ptr<CpuExecutable>> CpuExecutable::Compile(
       *exe->program_, exe->plan_, exe->donated_,
       ThreadPool::Global().num_threads());
   const compiler::Program& p = *exe->program_;
+  exe->runs_inline_ = EstimateWork(p, exe->plan_) <= kInlineWorkLimit;
+  for (const auto& b : exe->assignment_.output_buffers) {
+    exe->output_labels_.push_back(std::string(dtype_name(b.type.dtype)) +
+                                  b.type.shape.to_string());
+  }
+  exe->temp_label_ = "temporaries of " + exe->name_;
   exe->constants_.resize(p.num_values());
   for (ValueId v = 0; v < p.num_values(); ++v) {
     const auto* c = p.instruction(v).attrs_if<ConstantAttrs>();
@@ -132,8 +162,7 @@ Result<std::vector<Array>> CpuExecutable::Execute(
     const compiler::ValueType& t = obufs[b].type;
     Result<std::shared_ptr<TrackedBuffer>> buf = TrackedBuffer::Allocate(
         &device_->memory_space(t.memory_kind),
-        static_cast<size_t>(t.byte_size()), queue.id(),
-        std::string(dtype_name(t.dtype)) + t.shape.to_string());
+        static_cast<size_t>(t.byte_size()), queue.id(), output_labels_[b]);
     if (!buf.ok()) {
       out_buffers.clear();  // freed at once: never used
       holds.clear();
@@ -151,7 +180,7 @@ Result<std::vector<Array>> CpuExecutable::Execute(
     if (bytes == 0) continue;
     Result<void*> arena = device_->memory_space(static_cast<MemoryKind>(k))
                               .Allocate(static_cast<size_t>(bytes), queue.id(),
-                                        "temporaries of " + name_);
+                                        temp_label_);
     if (!arena.ok()) {
       for (int j = 0; j < k; ++j) {
         if (arenas[j]) device_->memory_space(static_cast<MemoryKind>(j)).Free(arenas[j]);
@@ -205,7 +234,9 @@ Result<std::vector<Array>> CpuExecutable::Execute(
                                  MemoryKind::kDevice, 0, 0, self->name_});
         }
         return s;
-      });
+      },
+      runs_inline_ ? WorkQueue::Dispatch::kInlineWhenIdle
+                   : WorkQueue::Dispatch::kAsync);
 
   // 6. Release inputs and temporaries after the call, define outputs.
   for (UsageHold& h : holds) h.Finish(done);

@@ -4,7 +4,10 @@
 //
 // A call (Execute) validates and pins every input, allocates outputs and one
 // temporary arena per memory kind, and enqueues a single task; it returns at
-// once with output arrays defined by that task's event. Inputs are released
+// once with output arrays defined by that task's event. A program whose work
+// is smaller than a thread hand-off (runs_inline()) runs on the calling
+// thread when the compute queue is idle and its inputs are ready; the call
+// then returns with the work done, and nothing else differs. Inputs are released
 // (usage holds finished, unusable donated storage freed) by that same event,
 // before it reads as ready, so block_until_ready() on an output followed by
 // memory_stats() already shows them gone (DESIGN: completion order).
@@ -58,6 +61,10 @@ class CpuExecutable : public std::enable_shared_from_this<CpuExecutable> {
     return assignment_.unusable_donations;
   }
   const std::vector<bool>& donated() const { return donated_; }
+  // True when the program is cheap enough to run on the caller's thread (see
+  // the file comment): at most kInlineWorkLimit element operations.
+  bool runs_inline() const { return runs_inline_; }
+  static constexpr int64_t kInlineWorkLimit = int64_t{1} << 14;
   Device* device() const { return device_; }
   const std::string& name() const { return name_; }
   // The program after optimization, with each value's buffer and the memory
@@ -74,6 +81,11 @@ class CpuExecutable : public std::enable_shared_from_this<CpuExecutable> {
   std::string name_;
   compiler::StepPlan plan_;
   compiler::BufferAssignment assignment_;
+  bool runs_inline_ = false;
+  // Allocation labels (memory_stats, OOM reports), built once at compile time
+  // rather than on every call: per output buffer, and for the temporaries.
+  std::vector<std::string> output_labels_;
+  std::string temp_label_;
   // Per constant ValueId (others null).
   std::vector<std::shared_ptr<ConstantBuffer>> constants_;
 };

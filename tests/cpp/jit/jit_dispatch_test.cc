@@ -1,0 +1,72 @@
+// Inline execution of small programs (CpuExecutable::runs_inline): a call
+// whose work is smaller than a thread hand-off runs on the caller when the
+// compute queue is idle, and is queued like any other otherwise. Either way
+// values, donation and memory accounting are the same.
+#include <gtest/gtest.h>
+
+#include "jit/jit_test_util.h"
+
+namespace baton {
+namespace {
+
+using namespace baton::testing;
+
+TEST(JitDispatchTest, SmallProgramsRunInlineLargeOnesAreQueued) {
+  Jitted f = AddOne();
+  EXPECT_TRUE(ValueOrThrow(f.Lower({Spec(Shape{4})}, Dev()))->runs_inline());
+  const int64_t limit = cpu::CpuExecutable::kInlineWorkLimit;
+  EXPECT_TRUE(ValueOrThrow(f.Lower({Spec(Shape{limit / 2})}, Dev()))->runs_inline());
+  EXPECT_FALSE(ValueOrThrow(f.Lower({Spec(Shape{limit * 4})}, Dev()))->runs_inline());
+  // A small matmul still counts its contraction: 64x64x64 is queued.
+  Jitted mm([](TraceScope&, const std::vector<Tracer>& a) {
+    return std::vector<Tracer>{matmul(a[0], a[1])};
+  }, {.name = "mm"});
+  EXPECT_TRUE(ValueOrThrow(mm.Lower({Spec(Shape{2, 2}), Spec(Shape{2, 2})}, Dev()))
+                  ->runs_inline());
+  EXPECT_FALSE(ValueOrThrow(mm.Lower({Spec(Shape{64, 64}), Spec(Shape{64, 64})}, Dev()))
+                   ->runs_inline());
+}
+
+TEST(JitDispatchTest, InlineCallReturnsWithTheWorkDoneAndInputsReleased) {
+  Jitted f = AddOne();
+  Array x = Floats({1, 2, 3, 4});
+  f({x});  // compile: the constant 1 gets its device copy now
+  Dev()->Synchronize();
+  const int64_t before = Stats().bytes_in_use;
+  Array y = f({x})[0];
+  EXPECT_TRUE(y.IsReady());  // no BlockUntilReady needed
+  EXPECT_EQ(Stats().bytes_in_use - before, 256);  // one 256-byte block: y
+  EXPECT_EQ(ToHost(y), (std::vector<float>{2, 3, 4, 5}));
+  y = Array();
+  EXPECT_EQ(Stats().bytes_in_use, before);  // freed at once, no sync
+}
+
+TEST(JitDispatchTest, InlineDonationReusesTheBuffer) {
+  Jitted f = AddOne({0});
+  f({Floats({0, 0, 0, 0})});  // compile (and store the constant 1)
+  Array x = Floats({1, 2, 3, 4});
+  Dev()->Synchronize();
+  const void* storage = ValueOrThrow(x.impl()->AcquireRead()).data();
+  const int64_t before = Stats().bytes_in_use;
+  Array y = f({x})[0];
+  EXPECT_TRUE(x.IsDeleted());
+  EXPECT_TRUE(y.IsReady());
+  EXPECT_EQ(Stats().bytes_in_use, before);  // same storage, nothing new
+  EXPECT_EQ(ValueOrThrow(y.impl()->AcquireRead()).data(), storage);
+  EXPECT_EQ(ToHost(y), (std::vector<float>{2, 3, 4, 5}));
+}
+
+TEST(JitDispatchTest, SmallCallQueuesBehindBusyComputeQueue) {
+  Jitted f = AddOne();
+  Array x = Floats({1, 2, 3, 4});
+  Dev()->Synchronize();
+  Event gate = Event::Create();
+  Dev()->queue(QueueKind::kCompute).Enqueue({gate}, [] { return OkStatus(); });
+  Array y = f({x})[0];
+  EXPECT_FALSE(y.IsReady());  // behind the gated task, in queue order
+  gate.SetReady();
+  EXPECT_EQ(ToHost(y), (std::vector<float>{2, 3, 4, 5}));
+}
+
+}  // namespace
+}  // namespace baton
