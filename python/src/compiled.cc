@@ -44,6 +44,15 @@ void init_compiled(nb::module_& m) {
       .def(
           "as_text", [](const Compiled& c) { return c.entry->exe->as_text(); },
           "The optimized program with its memory analysis.")
+      .def(
+          "__call__",
+          [](const Compiled& c, nb::args args, nb::kwargs kwargs) {
+            return c.call(c.entry, std::move(args), std::move(kwargs));
+          },
+          "Runs this compiled program (as calling the jitted function "
+          "does: donation, outputs, errors). Arguments must have the "
+          "signature it was compiled for; other shapes or dtypes raise "
+          "TypeError instead of compiling again.")
       .def("__repr__",
            [](const Compiled& c) { return "<Compiled " + c.fn_name + ">"; });
 
@@ -53,7 +62,7 @@ void init_compiled(nb::module_& m) {
       .def(
           "compile",
           [](const Lowered& l) {
-            return Compiled{l.entry, l.fn_name};
+            return Compiled{l.entry, l.fn_name, l.call};
           },
           "The compiled program (compilation happened in lower(); this "
           "returns it).")

@@ -90,8 +90,10 @@ class JitFunction {
   JitFunction& operator=(const JitFunction&) = delete;
 
   nb::object Call(nb::handle self, PyObject* args, PyObject* kwargs);
+  // The entry for these arguments; compiled on a miss unless `compile` is
+  // false (then null on a miss).
   std::shared_ptr<const Entry> Lower(nb::handle self, PyObject* args,
-                                     PyObject* kwargs);
+                                     PyObject* kwargs, bool compile = true);
 
   using Cache = std::unordered_multimap<uint64_t, std::shared_ptr<const Entry>>;
 
@@ -236,10 +238,11 @@ std::shared_ptr<const Entry> JitFunction::Compile(nb::handle self,
 }
 
 std::shared_ptr<const Entry> JitFunction::Lower(nb::handle self, PyObject* args,
-                                                PyObject* kwargs) {
+                                                PyObject* kwargs, bool compile) {
   Parsed p;
   Parse(self, args, kwargs, /*for_call=*/false, p);
   if (auto e = Find(p.sig)) return e;
+  if (!compile) return nullptr;
   return Compile(self, args, kwargs, p);
 }
 
@@ -518,7 +521,23 @@ void init_jit(nb::module_& m) {
           "lower",
           [](nb::handle self, nb::args args, nb::kwargs kwargs) {
             JitFunction* f = nb::inst_ptr<JitFunction>(self);
-            return Lowered{f->Lower(self, args.ptr(), kwargs.ptr()), f->name()};
+            nb::object fn = nb::borrow(self);
+            CompiledCall call = [fn](const std::shared_ptr<const Entry>& entry,
+                                     nb::args a, nb::kwargs k) {
+              JitFunction* jf = nb::inst_ptr<JitFunction>(fn);
+              auto found = jf->Lower(fn, a.ptr(), k.ptr(), /*compile=*/false);
+              if (found != entry) {
+                throw nb::type_error(
+                    (jf->name() + ": this Compiled was compiled for other "
+                     "argument shapes, dtypes or static arguments than the "
+                     "ones given; call the jitted function itself to "
+                     "compile for them, or lower() it again.")
+                        .c_str());
+              }
+              return jf->Call(fn, a.ptr(), k.ptr());
+            };
+            return Lowered{f->Lower(self, args.ptr(), kwargs.ptr()), f->name(),
+                           std::move(call)};
           },
           "Traces and compiles for these arguments without running anything "
           "or consuming any array (donate markers stay unused). Returns a "

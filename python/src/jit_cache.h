@@ -11,6 +11,7 @@
 #include <nanobind/nanobind.h>
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -110,14 +111,22 @@ void ParseOutNodes(nb::handle spec, std::vector<OutNode>& nodes);
 nb::object BuildOutput(const std::vector<OutNode>& nodes, size_t* at,
                        std::vector<Array>& outs);
 
-// What lower() and compile() return: one compiled signature.
+// Calls the jitted function if (args, kwargs) have the signature of `entry`;
+// raises TypeError naming both signatures otherwise.
+using CompiledCall = std::function<nb::object(const std::shared_ptr<const Entry>&,
+                                              nb::args, nb::kwargs)>;
+
+// What lower() and compile() return: one compiled signature. `call` holds a
+// reference to the jitted function (no cycle: its cache does not hold these).
 struct Compiled {
   std::shared_ptr<const Entry> entry;
   std::string fn_name;
+  CompiledCall call;
 };
 struct Lowered {
   std::shared_ptr<const Entry> entry;
   std::string fn_name;
+  CompiledCall call;
 };
 
 }  // namespace baton::python

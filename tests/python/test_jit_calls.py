@@ -18,7 +18,7 @@ import pytest
 import baton as bt
 from baton import lax
 
-from _util import floats, in_use
+from _util import data_ptr, floats, in_use
 
 
 def arr(n=4, start=0.0, **kw):
@@ -290,6 +290,25 @@ def test_lower_compile_memory_analysis_and_text_consume_nothing(no_gc):
     out = f(d, y)
     assert f._cache_size() == n and d.used
     np.testing.assert_array_equal(np.asarray(out[0]), floats(1024) * 3)
+
+
+def test_compiled_is_callable_for_its_signature_only(no_gc):
+    x, y = arr(1024), arr(1024)
+    f = bt.jit(lambda x, y: x * 2 + y, donate_argnums=0)
+    compiled = f.lower(x, y).compile()
+    n = f._cache_size()
+    storage = data_ptr(x)
+    before = in_use()
+    out = compiled(x, y)
+    # Same program, same donation: the output took x's storage.
+    assert x.is_deleted() and data_ptr(out) == storage
+    assert in_use() == before and f._cache_size() == n
+    np.testing.assert_array_equal(np.asarray(out), floats(1024) * 3)
+    # Other shapes are refused, not compiled; nothing is consumed.
+    a, b = arr(16), arr(16)
+    with pytest.raises(TypeError, match="compiled for other argument"):
+        compiled(a, b)
+    assert not a.is_deleted() and f._cache_size() == n
 
 
 def test_lower_with_numpy_and_scalar_leaves():

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <numeric>
 
+#include "baton/compiler/fused_tiles.h"
+
 namespace baton::compiler {
 namespace {
 
@@ -73,11 +75,7 @@ int64_t PackArena(std::vector<BufferClass*>& classes,
 
 int64_t FusionScratchBytes(const Program& program, const Step& step) {
   if (step.kind != Step::Kind::kFusedElementwise) return 0;
-  int64_t per_element = 0;
-  for (ValueId m : step.members) {
-    if (m != step.result) per_element += dtype_size(program.type(m).dtype);
-  }
-  return per_element * kFusionTileElements;
+  return PlanFusedTiles(program, step).scratch_bytes();
 }
 
 std::string MemoryAnalysis::ToString() const {

@@ -90,8 +90,7 @@ struct BufferAssignment {
   MemoryAnalysis analysis;
 };
 
-// Elements per fused tile, and the per-thread scratch a fused step needs.
-inline constexpr int64_t kFusionTileElements = 4096;
+// The per-thread scratch a fused step needs (fused_tiles.h).
 int64_t FusionScratchBytes(const Program& program, const Step& step);
 
 // `donated[i]` says whether parameter i is donated. `num_threads` sizes the

@@ -50,22 +50,6 @@ std::string_view op_kind_name(OpKind kind) {
   return "?";
 }
 
-std::string_view scatter_mode_name(ScatterMode mode) {
-  switch (mode) {
-    case ScatterMode::kSet:
-      return "set";
-    case ScatterMode::kAdd:
-      return "add";
-    case ScatterMode::kMul:
-      return "mul";
-    case ScatterMode::kMin:
-      return "min";
-    case ScatterMode::kMax:
-      return "max";
-  }
-  return "?";
-}
-
 std::string OpDisplayName(const OpAttrs& attrs) {
   if (auto* a = std::get_if<UnaryAttrs>(&attrs)) {
     return std::string(op_name(a->op));
@@ -80,7 +64,7 @@ std::string OpDisplayName(const OpAttrs& attrs) {
     return "reduce " + std::string(op_name(a->op));
   }
   if (auto* a = std::get_if<ScatterAttrs>(&attrs)) {
-    return "scatter " + std::string(scatter_mode_name(a->mode));
+    return "scatter " + std::string(op_name(a->mode));
   }
   return std::string(op_kind_name(KindOf(attrs)));
 }

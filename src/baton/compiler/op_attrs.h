@@ -53,10 +53,9 @@ inline constexpr int kNumOpKinds = 21;
 // StableHLO-style names: "parameter", "broadcast_in_dim", "dot_general", ...
 std::string_view op_kind_name(OpKind kind);
 
-// How scatter combines an update with the element it lands on.
-enum class ScatterMode : uint8_t { kSet, kAdd, kMul, kMin, kMax };
-// "set", "add", "mul", "min", "max".
-std::string_view scatter_mode_name(ScatterMode mode);
+// How scatter combines an update with the element it lands on (shared with
+// the kernels; op_name(mode) gives "set", "add", ...).
+using baton::ScatterMode;
 
 // No operands. Parameter `index` of the program, with its declared type
 // (which keeps its own memory kind). Indices are dense, in program order.

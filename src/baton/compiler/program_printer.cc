@@ -69,7 +69,7 @@ std::string AttributeText(const Instruction& inst) {
     case OpKind::kScatter: {
       const auto& a = inst.attrs_as<ScatterAttrs>();
       return ", axis=" + std::to_string(a.axis) +
-             ", mode=" + std::string(scatter_mode_name(a.mode));
+             ", mode=" + std::string(op_name(a.mode));
     }
     case OpKind::kReduce: {
       const auto& a = inst.attrs_as<ReduceAttrs>();

@@ -128,7 +128,7 @@ Tracer take(const Tracer& x, const Tracer& indices, int64_t axis) {
 
 Tracer scatter(const Tracer& x, const Tracer& indices, const Tracer& updates,
                int64_t axis, ScatterMode mode) {
-  const std::string op = "scatter " + std::string(scatter_mode_name(mode));
+  const std::string op = "scatter " + std::string(op_name(mode));
   TraceContext& ctx = CommonContext(op, {&x, &indices, &updates});
   Tracer values = astype(updates, x.dtype());
   if (x.rank() > 0) {

@@ -61,4 +61,15 @@ std::string_view op_name(ReduceOp op) {
   return "?";
 }
 
+std::string_view op_name(ScatterMode mode) {
+  switch (mode) {
+    case ScatterMode::kSet: return "set";
+    case ScatterMode::kAdd: return "add";
+    case ScatterMode::kMul: return "mul";
+    case ScatterMode::kMin: return "min";
+    case ScatterMode::kMax: return "max";
+  }
+  return "?";
+}
+
 }  // namespace baton

@@ -21,9 +21,15 @@ enum class CompareOp : uint8_t { kEq, kNe, kLt, kLe, kGt, kGe };
 
 enum class ReduceOp : uint8_t { kSum, kProd, kMax, kMin };
 
+// How a scatter combines an update with the element it lands on. Add, mul,
+// min and max combine as scalar::Binary does (bool add is or, mul is and).
+enum class ScatterMode : uint8_t { kSet, kAdd, kMul, kMin, kMax };
+
 std::string_view op_name(UnaryOp op);
 std::string_view op_name(BinaryOp op);
 std::string_view op_name(CompareOp op);
 std::string_view op_name(ReduceOp op);
+// "set", "add", "mul", "min", "max".
+std::string_view op_name(ScatterMode mode);
 
 }  // namespace baton

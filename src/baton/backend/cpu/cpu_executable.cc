@@ -2,7 +2,6 @@
 
 #include <cstring>
 
-#include "baton/backend/cpu/fused_runner.h"
 #include "baton/backend/cpu/instruction_runner.h"
 #include "baton/compiler/program_printer.h"
 #include "baton/runtime/device.h"
@@ -57,6 +56,11 @@ Result<std::shared_ptr<CpuExecutable>> CpuExecutable::Compile(
       ThreadPool::Global().num_threads());
   const compiler::Program& p = *exe->program_;
   exe->runs_inline_ = EstimateWork(p, exe->plan_) <= kInlineWorkLimit;
+  for (const Step& step : exe->plan_.steps) {
+    exe->fused_.push_back(step.kind == Step::Kind::kFusedElementwise
+                              ? std::make_unique<FusedStep>(p, exe->plan_, step)
+                              : nullptr);
+  }
   for (const auto& b : exe->assignment_.output_buffers) {
     exe->output_labels_.push_back(std::string(dtype_name(b.type.dtype)) +
                                   b.type.shape.to_string());
@@ -86,7 +90,7 @@ Status CpuExecutable::Run(const std::vector<void*>& value_data) const {
     const Step& step = plan_.steps[s];
     void* out = value_data[step.result];
     if (step.kind == Step::Kind::kFusedElementwise) {
-      BATON_RETURN_IF_ERROR(RunFusedStep(p, plan_, step, value_data, out));
+      BATON_RETURN_IF_ERROR(fused_[s]->Run(value_data, out));
       continue;
     }
     const compiler::Instruction& inst = p.instruction(step.result);

@@ -23,6 +23,7 @@
 #include <vector>
 
 #include "baton/backend/cpu/constant_cache.h"
+#include "baton/backend/cpu/fused_runner.h"
 #include "baton/compiler/buffer_assignment.h"
 #include "baton/compiler/ir.h"
 #include "baton/compiler/step_plan.h"
@@ -81,6 +82,8 @@ class CpuExecutable : public std::enable_shared_from_this<CpuExecutable> {
   std::string name_;
   compiler::StepPlan plan_;
   compiler::BufferAssignment assignment_;
+  // Per step: its fused-tile plan, for kFusedElementwise steps (else null).
+  std::vector<std::unique_ptr<FusedStep>> fused_;
   bool runs_inline_ = false;
   // Allocation labels (memory_stats, OOM reports), built once at compile time
   // rather than on every call: per output buffer, and for the temporaries.

@@ -1,100 +1,81 @@
 #include "baton/backend/cpu/fused_runner.h"
 
 #include <algorithm>
-#include <atomic>
 #include <memory>
 #include <mutex>
 
-#include "baton/compiler/buffer_assignment.h"
 #include "baton/runtime/thread_pool.h"
 
 namespace baton::cpu {
 
-using compiler::kFusionTileElements;
 using compiler::kNoValue;
-using compiler::Program;
-using compiler::Step;
-using compiler::StepPlan;
 using compiler::ValueId;
 
-Status RunFusedStep(const Program& program, const StepPlan& plan,
-                    const Step& step, const std::vector<void*>& value_data,
-                    void* out) {
-  const int64_t total = program.type(step.result).num_elements();
-  const size_t num_members = step.members.size();
-  // Scratch layout: one tile per inner member.
-  std::vector<int64_t> scratch_offset(num_members, -1);
-  int64_t scratch_bytes = 0;
-  for (size_t i = 0; i + 1 < num_members; ++i) {
-    scratch_offset[i] = scratch_bytes;
-    scratch_bytes +=
-        kFusionTileElements *
-        static_cast<int64_t>(dtype_size(program.type(step.members[i]).dtype));
-  }
-  // Member index of each fused value (for operand lookup).
-  auto member_index = [&](ValueId v) -> int {
-    for (size_t i = 0; i < num_members; ++i) {
-      if (step.members[i] == v) return static_cast<int>(i);
-    }
-    return -1;
-  };
-  struct OperandSource {
-    int member = -1;          // inner member producing it, or
-    ValueId value = kNoValue; // a materialized value (full or scalar)
-    bool scalar = false;
-  };
-  std::vector<std::vector<OperandSource>> sources(num_members);
-  for (size_t i = 0; i < num_members; ++i) {
-    for (ValueId o : program.instruction(step.members[i]).operands) {
-      OperandSource src;
-      src.member = member_index(o);
-      if (src.member < 0) {
-        src.scalar = plan.scalar_source[o] != kNoValue;
-        src.value = src.scalar ? plan.scalar_source[o] : o;
+FusedStep::FusedStep(const compiler::Program& program,
+                     const compiler::StepPlan& plan, const compiler::Step& step)
+    : tiles_(compiler::PlanFusedTiles(program, step)),
+      total_elements_(program.type(step.result).num_elements()) {
+  for (size_t i = 0; i < step.members.size(); ++i) {
+    Member m;
+    m.inst = &program.instruction(step.members[i]);
+    m.slot = tiles_.slot[i];
+    m.element_bytes = static_cast<int64_t>(dtype_size(m.inst->type.dtype));
+    for (size_t k = 0; k < m.inst->operands.size(); ++k) {
+      const ValueId o = m.inst->operands[k];
+      Operand op;
+      op.type = &program.type(o);
+      op.element_bytes = static_cast<int64_t>(dtype_size(op.type->dtype));
+      const int producer = tiles_.operand_member[i][k];
+      if (producer >= 0) {
+        op.slot = tiles_.slot[producer];
+      } else {
+        op.scalar = plan.scalar_source[o] != kNoValue;
+        op.value = op.scalar ? plan.scalar_source[o] : o;
       }
-      sources[i].push_back(src);
+      m.operands.push_back(op);
     }
+    members_.push_back(std::move(m));
   }
+}
 
-  const int64_t num_tiles = (total + kFusionTileElements - 1) / kFusionTileElements;
+Status FusedStep::Run(const std::vector<void*>& value_data, void* out) const {
+  const int64_t tile = tiles_.tile_elements;
+  const int64_t num_tiles = (total_elements_ + tile - 1) / tile;
   std::mutex error_mu;
   Status error;
-  // Small arrays: one chunk; large ones: several tiles per chunk so each
-  // thread allocates its scratch once.
+  // Several tiles per chunk so each thread allocates its scratch once.
   ThreadPool::Global().ParallelFor(
-      num_tiles, std::max<int64_t>(1, (int64_t{1} << 16) / kFusionTileElements),
+      num_tiles, std::max<int64_t>(1, (int64_t{1} << 16) / tile),
       [&](int64_t tile_begin, int64_t tile_end) {
-        std::unique_ptr<char[]> scratch(new char[std::max<int64_t>(scratch_bytes, 1)]);
+        std::unique_ptr<char[]> scratch(
+            new char[std::max<int64_t>(tiles_.scratch_bytes(), 1)]);
+        auto slot_data = [&](int slot) {
+          return scratch.get() + slot * tiles_.slot_bytes;
+        };
         std::vector<OperandData> ops;
         for (int64_t t = tile_begin; t < tile_end; ++t) {
-          const int64_t begin = t * kFusionTileElements;
-          const int64_t count = std::min(kFusionTileElements, total - begin);
-          for (size_t i = 0; i < num_members; ++i) {
-            const auto& inst = program.instruction(step.members[i]);
+          const int64_t begin = t * tile;
+          const int64_t count = std::min(tile, total_elements_ - begin);
+          for (const Member& m : members_) {
             ops.clear();
-            for (size_t k = 0; k < sources[i].size(); ++k) {
-              const OperandSource& s = sources[i][k];
-              const ValueId operand = inst.operands[k];
+            for (const Operand& s : m.operands) {
               OperandData d;
-              d.type = &program.type(operand);
-              if (s.member >= 0) {
-                d.data = scratch.get() + scratch_offset[s.member];
+              d.type = s.type;
+              if (s.slot >= 0) {
+                d.data = slot_data(s.slot);
               } else if (s.scalar) {
                 d.data = value_data[s.value];
                 d.scalar = true;
               } else {
                 d.data = static_cast<const char*>(value_data[s.value]) +
-                         begin * static_cast<int64_t>(dtype_size(d.type->dtype));
+                         begin * s.element_bytes;
               }
               ops.push_back(d);
             }
-            void* dst =
-                i + 1 == num_members
-                    ? static_cast<char*>(out) +
-                          begin * static_cast<int64_t>(
-                                      dtype_size(inst.type.dtype))
-                    : static_cast<void*>(scratch.get() + scratch_offset[i]);
-            Status s = RunElementwise(inst, ops, dst, count);
+            void* dst = m.slot >= 0 ? static_cast<void*>(slot_data(m.slot))
+                                    : static_cast<char*>(out) +
+                                          begin * m.element_bytes;
+            Status s = RunElementwise(*m.inst, ops, dst, count);
             if (!s.ok()) {
               std::lock_guard<std::mutex> lock(error_mu);
               if (error.ok()) error = s;

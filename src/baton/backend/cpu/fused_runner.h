@@ -1,24 +1,52 @@
 // Runs a fused elementwise step tile by tile (step_plan.h): inner values live
-// in per-thread tiles of kFusionTileElements, the result is written straight
-// to its buffer, and memory is traversed once for the whole chain.
+// in per-thread scratch tiles (fused_tiles.h: slots reused along the chain),
+// the result is written straight to its buffer, and memory is traversed once
+// for the whole chain.
 //
 // In place is safe: every tile reads all of its inputs before the result of
 // that tile is written, and an aliased input is read at the same positions.
-// Thread-safety: pure function of its arguments; splits tiles across the
-// global ThreadPool.
+//
+// Ownership: a FusedStep is planned once per executable (it points into the
+// executable's Program, which must outlive it).
+// Thread-safety: Run is const and may run concurrently; it splits tiles
+// across the global ThreadPool.
 #pragma once
 
 #include <vector>
 
 #include "baton/backend/cpu/instruction_runner.h"
+#include "baton/compiler/fused_tiles.h"
 #include "baton/compiler/step_plan.h"
 
 namespace baton::cpu {
 
-// `value_data[v]` is the storage of every materialized value the step reads
-// (or, for a virtual scalar's source, its one element); `out` the result's.
-Status RunFusedStep(const compiler::Program& program,
-                    const compiler::StepPlan& plan, const compiler::Step& step,
-                    const std::vector<void*>& value_data, void* out);
+class FusedStep {
+ public:
+  // `step` must be a kFusedElementwise step of `program` planned by `plan`.
+  FusedStep(const compiler::Program& program, const compiler::StepPlan& plan,
+            const compiler::Step& step);
+
+  // `value_data[v]` is the storage of every materialized value the step reads
+  // (or, for a virtual scalar's source, its one element); `out` the result's.
+  Status Run(const std::vector<void*>& value_data, void* out) const;
+
+ private:
+  struct Operand {
+    const compiler::ValueType* type = nullptr;
+    int slot = -1;  // scratch slot of the inner member producing it, or
+    compiler::ValueId value = compiler::kNoValue;  // a materialized value
+    bool scalar = false;                           // one element, broadcast
+    int64_t element_bytes = 0;
+  };
+  struct Member {
+    const compiler::Instruction* inst = nullptr;
+    std::vector<Operand> operands;
+    int slot = -1;  // scratch slot written, or -1: the step's result
+    int64_t element_bytes = 0;
+  };
+  compiler::FusedTiles tiles_;
+  std::vector<Member> members_;
+  int64_t total_elements_ = 0;
+};
 
 }  // namespace baton::cpu

@@ -35,17 +35,6 @@ std::vector<int64_t> ReadIndices(std::span<const OperandData> ops,
   return starts;
 }
 
-ScatterMode KernelMode(c::ScatterMode m) {
-  switch (m) {
-    case c::ScatterMode::kSet: return ScatterMode::kSet;
-    case c::ScatterMode::kAdd: return ScatterMode::kAdd;
-    case c::ScatterMode::kMul: return ScatterMode::kMul;
-    case c::ScatterMode::kMin: return ScatterMode::kMin;
-    case c::ScatterMode::kMax: return ScatterMode::kMax;
-  }
-  return ScatterMode::kSet;
-}
-
 }  // namespace
 
 Status RunInstruction(const c::Instruction& inst,
@@ -124,7 +113,7 @@ Status RunInstruction(const c::Instruction& inst,
     }
     case c::OpKind::kScatter: {
       const auto& a = inst.attrs_as<c::ScatterAttrs>();
-      Scatter(KernelMode(a.mode), dt, ops[0].data, ops[0].type->shape,
+      Scatter(a.mode, dt, ops[0].data, ops[0].type->shape,
               ops[1].data, ops[1].type->dtype, ops[1].type->num_elements(),
               ops[2].data, static_cast<int>(a.axis), out);
       return OkStatus();

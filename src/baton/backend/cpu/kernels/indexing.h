@@ -16,6 +16,7 @@
 #include <span>
 
 #include "baton/core/dtype.h"
+#include "baton/core/op_codes.h"
 #include "baton/core/shape.h"
 
 namespace baton::cpu {
@@ -46,9 +47,8 @@ void Gather(DType dtype, const void* operand, const Shape& operand_shape,
             const void* indices, DType index_dtype, int64_t num_indices,
             int axis, void* out);
 
-// How a scatter combines an update with the element it lands on. Add, mul,
-// min and max combine as scalar::Binary does (bool add is or, mul is and).
-enum class ScatterMode : uint8_t { kSet, kAdd, kMul, kMin, kMax };
+// ScatterMode (core/op_codes.h): how an update combines with the element it
+// lands on.
 
 // out = operand, then for each update u[a, j, b] (updates has the shape
 // Gather would give) in row-major order:
