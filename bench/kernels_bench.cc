@@ -187,6 +187,57 @@ BENCHMARK(BM_TanhExpChain)
     ->UseRealTime()
     ->Unit(benchmark::kMillisecond);
 
+// One transcendental kernel per op over 64 MiB float32 (one read and one
+// write per element), on inputs spread over [-4, 4) (log: (0, 8)) so that
+// range-dependent libm paths are all exercised.
+struct TranscendentalOps {
+  std::unique_ptr<float[]> x = Spread(-4.f);
+  std::unique_ptr<float[]> pos = Spread(0.f);
+  std::unique_ptr<float[]> out = Floats(kFloats, 0.f);
+
+  static std::unique_ptr<float[]> Spread(float lo) {
+    auto p = Floats(kFloats, 0.f);
+    float* raw = p.get();
+    ParallelRanges(kFloats, kCheapGrain, [=](int64_t b, int64_t e) {
+      for (int64_t i = b; i < e; ++i) {
+        raw[i] = lo + 8.f * static_cast<float>((i * 7919) % 65536) / 65536.f +
+                 (lo == 0.f ? 1e-3f : 0.f);
+      }
+    });
+    return p;
+  }
+
+  std::vector<Op> Ops() {
+    const float* xp = x.get();
+    const float* pp = pos.get();
+    float* op = out.get();
+    auto unary = [=](const char* name, UnaryOp u, const float* in) {
+      return Op{name, 2.0 * kBytes,
+                [=] { Unary(u, DType::kFloat32, in, op, kFloats); }};
+    };
+    return {unary("exp", UnaryOp::kExp, xp), unary("log", UnaryOp::kLog, pp),
+            unary("tanh", UnaryOp::kTanh, xp),
+            unary("logistic", UnaryOp::kLogistic, xp)};
+  }
+};
+
+void BM_Transcendental(benchmark::State& state) {
+  TranscendentalOps buffers;
+  const std::vector<Op> ops = buffers.Ops();
+  RunSingle(state, ops[state.range(0)], false);
+  state.SetLabel(ops[state.range(0)].name);
+}
+BENCHMARK(BM_Transcendental)->DenseRange(0, 3)->UseRealTime();
+
+void BM_TranscendentalInterleaved(benchmark::State& state) {
+  TranscendentalOps buffers;
+  RunInterleaved(state, buffers.Ops());
+}
+BENCHMARK(BM_TranscendentalInterleaved)
+    ->Iterations(5)
+    ->UseRealTime()
+    ->Unit(benchmark::kMillisecond);
+
 struct MatmulOps {
   explicit MatmulOps(int64_t n)
       : n(n),
@@ -245,7 +296,8 @@ void PrintSummary() {
         ThreadPool::Global().num_threads(), bandwidth / 1e9);
     for (const char* k :
          {"memcpy", "parallel copy", "triad", "add", "add in place",
-          "tanh(exp(x)*2+1)", "reduce sum (all)", "reduce sum axis 1",
+          "tanh(exp(x)*2+1)", "exp", "log", "tanh", "logistic",
+          "reduce sum (all)", "reduce sum axis 1",
           "reduce sum axis 0"}) {
       if (get(k) > 0) {
         std::printf("  %-20s %7.2f GB/s  %.2fx bandwidth\n", k, get(k) / 1e9,

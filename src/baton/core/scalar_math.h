@@ -5,14 +5,19 @@
 // Semantics follow XLA: integer arithmetic wraps; integer x/0 == -1 and
 // x%0 == x; INT_MIN/-1 == INT_MIN; float max/min propagate NaN; integer pow
 // with a negative exponent is 0 unless the base is 1 or -1; bool add/max/or
-// are logical or, bool mul/min/and are logical and.
+// are logical or, bool mul/min/and are logical and. float32 (and so
+// float16/bfloat16) exp, log, tanh and logistic are fast_math.h's
+// vectorizable approximations (<= 2.4 ulp), not libm's bits; float64 keeps
+// libm.
 #pragma once
 
+#include <bit>
 #include <cmath>
 #include <cstdint>
 #include <limits>
 #include <type_traits>
 
+#include "baton/core/fast_math.h"
 #include "baton/core/op_codes.h"
 
 namespace baton::scalar {
@@ -53,10 +58,22 @@ inline C Unary(C x) {
   } else if constexpr (kIsFloat<C>) {
     if constexpr (op == UnaryOp::kNeg) return -x;
     else if constexpr (op == UnaryOp::kAbs) return std::abs(x);
-    else if constexpr (op == UnaryOp::kExp) return std::exp(x);
-    else if constexpr (op == UnaryOp::kLog) return std::log(x);
-    else if constexpr (op == UnaryOp::kTanh) return std::tanh(x);
-    else if constexpr (op == UnaryOp::kLogistic) return C(1) / (C(1) + std::exp(-x));
+    // float32 (and so float16/bfloat16) exp, log, tanh and logistic use the
+    // vectorizable approximations of fast_math.h (<= 2.4 ulp); float64 and
+    // sin/cos call libm.
+    else if constexpr (op == UnaryOp::kExp) {
+      if constexpr (std::is_same_v<C, float>) return fast_math::Exp(x);
+      else return std::exp(x);
+    } else if constexpr (op == UnaryOp::kLog) {
+      if constexpr (std::is_same_v<C, float>) return fast_math::Log(x);
+      else return std::log(x);
+    } else if constexpr (op == UnaryOp::kTanh) {
+      if constexpr (std::is_same_v<C, float>) return fast_math::Tanh(x);
+      else return std::tanh(x);
+    } else if constexpr (op == UnaryOp::kLogistic) {
+      if constexpr (std::is_same_v<C, float>) return fast_math::Logistic(x);
+      else return C(1) / (C(1) + std::exp(-x));
+    }
     else if constexpr (op == UnaryOp::kSqrt) return std::sqrt(x);
     else if constexpr (op == UnaryOp::kRsqrt) return C(1) / std::sqrt(x);
     else if constexpr (op == UnaryOp::kSin) return std::sin(x);
@@ -111,6 +128,25 @@ inline C IntPow(C base, C exp) {
   return result;
 }
 
+// IEEE arithmetic on two NaNs returns one of them, and which one depends on
+// the order the compiler put the operands in -- which differs between
+// scalar and vector code. So the NaN result is pinned down here: a's NaN if
+// a is one, else b's, quieted; else r (a NaN the operation made, e.g.
+// inf - inf, is the same everywhere). Branch-free, so loops still vectorize.
+template <typename C>
+inline C PinNaN(C a, C b, C r) {
+  using U = std::conditional_t<sizeof(C) == 4, uint32_t, uint64_t>;
+  constexpr int kMantissa = std::numeric_limits<C>::digits - 1;
+  constexpr U kSign = U(1) << (sizeof(C) * 8 - 1);
+  constexpr U kExp = ~kSign & ~((U(1) << kMantissa) - 1);
+  constexpr U kQuiet = U(1) << (kMantissa - 1);
+  const U ua = std::bit_cast<U>(a), ub = std::bit_cast<U>(b);
+  const U a_nan = U(0) - U((ua & ~kSign) > kExp);  // all ones if a is NaN
+  const U b_nan = U(0) - U((ub & ~kSign) > kExp);
+  const U from_b = (b_nan & (ub | kQuiet)) | (~b_nan & std::bit_cast<U>(r));
+  return std::bit_cast<C>((a_nan & (ua | kQuiet)) | (~a_nan & from_b));
+}
+
 template <BinaryOp op, typename C>
 inline C Binary(C a, C b) {
   if constexpr (std::is_same_v<C, bool>) {
@@ -125,10 +161,10 @@ inline C Binary(C a, C b) {
     else if constexpr (op == BinaryOp::kDiv) return a;
     else return false;  // kRem
   } else if constexpr (kIsFloat<C>) {
-    if constexpr (op == BinaryOp::kAdd) return a + b;
-    else if constexpr (op == BinaryOp::kSub) return a - b;
-    else if constexpr (op == BinaryOp::kMul) return a * b;
-    else if constexpr (op == BinaryOp::kDiv) return a / b;
+    if constexpr (op == BinaryOp::kAdd) return PinNaN(a, b, C(a + b));
+    else if constexpr (op == BinaryOp::kSub) return PinNaN(a, b, C(a - b));
+    else if constexpr (op == BinaryOp::kMul) return PinNaN(a, b, C(a * b));
+    else if constexpr (op == BinaryOp::kDiv) return PinNaN(a, b, C(a / b));
     else if constexpr (op == BinaryOp::kPow) return std::pow(a, b);
     else if constexpr (op == BinaryOp::kMax)
       return (a != a || b != b) ? std::numeric_limits<C>::quiet_NaN()

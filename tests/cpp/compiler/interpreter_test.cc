@@ -7,6 +7,7 @@
 
 #include "baton/compiler/reference_interpreter.h"
 #include "baton/compiler/tracer.h"
+#include "baton/core/fast_math.h"
 #include "interpreter_test_util.h"
 
 namespace baton::compiler {
@@ -73,7 +74,9 @@ TEST(InterpreterTest, TracedElementwiseChainIsBitwiseTheScalarMath) {
   Program p = ctx.Finish({tanh(exp(x) * 2 + 1)});
   const std::vector<float> xs = {-3.0f, -0.5f, 0.0f, 0.25f, 1.5f};
   std::vector<float> expected;
-  for (float v : xs) expected.push_back(std::tanh(std::exp(v) * 2.0f + 1.0f));
+  for (float v : xs) {
+    expected.push_back(fast_math::Tanh(fast_math::Exp(v) * 2.0f + 1.0f));
+  }
   EXPECT_EQ(Execute(p, {L<float>(xs)})[0], L<float>(expected));
 }
 

@@ -2,6 +2,7 @@
 #include <type_traits>
 
 #include "baton/backend/cpu/kernels/elementwise.h"
+#include "baton/backend/cpu/kernels/isa.h"
 #include "baton/backend/cpu/kernels/parallel.h"
 #include "baton/backend/cpu/kernels/vector_loop.h"
 #include "baton/core/dtype_dispatch.h"
@@ -53,6 +54,50 @@ void RunBinaryLike(const T* a, const T* b, R* out, int64_t n, ScalarOperand s,
       return;
     }
   }
+}
+
+// float32/float64 add, sub, mul and div: IEEE operations whose loops are
+// limited by arithmetic once data sits in cache (fused tiles), so they also
+// get an AVX2 variant (isa.h: no FMA, bitwise equal to the baseline and to
+// the interpreter). A scalar operand is read once, before any thread writes.
+template <BinaryOp op, typename T>
+constexpr bool kFloatArith =
+    (std::is_same_v<T, float> || std::is_same_v<T, double>) &&
+    (op == BinaryOp::kAdd || op == BinaryOp::kSub || op == BinaryOp::kMul ||
+     op == BinaryOp::kDiv);
+
+template <BinaryOp op, typename T, ScalarOperand s>
+__attribute__((always_inline)) inline void ArithLoop(const T* a, const T* b,
+                                                     T av, T bv, T* out,
+                                                     int64_t lo, int64_t hi) {
+  VectorLoop(lo, hi, [=](int64_t i) {
+    out[i] = scalar::Binary<op, T>(s == ScalarOperand::kLhs ? av : a[i],
+                                   s == ScalarOperand::kRhs ? bv : b[i]);
+  });
+}
+
+#if BATON_KERNELS_HAVE_AVX2
+template <BinaryOp op, typename T, ScalarOperand s>
+__attribute__((target("avx2"))) void ArithLoopAvx2(const T* a, const T* b,
+                                                   T av, T bv, T* out,
+                                                   int64_t lo, int64_t hi) {
+  ArithLoop<op, T, s>(a, b, av, bv, out, lo, hi);
+}
+#endif
+
+template <BinaryOp op, typename T, ScalarOperand s>
+void RunArith(const T* a, const T* b, T* out, int64_t n) {
+  const T av = s == ScalarOperand::kLhs ? a[0] : T(0);
+  const T bv = s == ScalarOperand::kRhs ? b[0] : T(0);
+  ParallelRanges(n, kCheapGrain, [=](int64_t lo, int64_t hi) {
+#if BATON_KERNELS_HAVE_AVX2
+    if (UseAvx2Kernels()) {
+      ArithLoopAvx2<op, T, s>(a, b, av, bv, out, lo, hi);
+      return;
+    }
+#endif
+    ArithLoop<op, T, s>(a, b, av, bv, out, lo, hi);
+  });
 }
 
 // Select moves bits, so it runs on unsigned integers of the element's size.
@@ -114,6 +159,19 @@ void Binary(BinaryOp op, DType dtype, const void* lhs, const void* rhs,
     using C = ComputeType<T>;
     VisitBinaryOp(op, [&](auto op_c) {
       constexpr BinaryOp kOp = decltype(op_c)::value;
+      const T* a = static_cast<const T*>(lhs);
+      const T* b = static_cast<const T*>(rhs);
+      T* o = static_cast<T*>(out);
+      if constexpr (kFloatArith<kOp, T>) {
+        switch (scalar) {
+          case ScalarOperand::kNone:
+            return RunArith<kOp, T, ScalarOperand::kNone>(a, b, o, n);
+          case ScalarOperand::kLhs:
+            return RunArith<kOp, T, ScalarOperand::kLhs>(a, b, o, n);
+          case ScalarOperand::kRhs:
+            return RunArith<kOp, T, ScalarOperand::kRhs>(a, b, o, n);
+        }
+      }
       RunBinaryLike<C>(static_cast<const T*>(lhs), static_cast<const T*>(rhs),
                        static_cast<T*>(out), n, scalar, BinaryGrain<kOp, T>(),
                        [](C a, C b) {

@@ -6,6 +6,7 @@
 #endif
 
 #include "baton/backend/cpu/kernels/elementwise.h"
+#include "baton/backend/cpu/kernels/isa.h"
 #include "baton/backend/cpu/kernels/parallel.h"
 #include "baton/backend/cpu/kernels/vector_loop.h"
 #include "baton/core/dtype_dispatch.h"
@@ -18,9 +19,9 @@ template <typename T>
 constexpr bool kIsHalf =
     std::is_same_v<T, float16> || std::is_same_v<T, bfloat16>;
 
-// Ops that call into libm (floor, ceil and round too, below SSE4.1) or
-// convert 16-bit floats cost nanoseconds an element, so they are worth
-// splitting at smaller sizes.
+// Ops that call into libm (sin, cos, float64 transcendentals; floor, ceil
+// and round too, below SSE4.1) or convert 16-bit floats cost nanoseconds an
+// element, so they are worth splitting at smaller sizes.
 template <UnaryOp op, typename T>
 constexpr int64_t UnaryGrain() {
   constexpr bool cheap = op == UnaryOp::kNeg || op == UnaryOp::kAbs ||
@@ -57,23 +58,60 @@ void SqrtRange(const double* in, double* out, int64_t lo, int64_t hi) {
 }
 #endif
 
+// exp, log, tanh and logistic on float32 (and 16-bit floats, which compute
+// in float32) are fast_math.h's branch-free approximations: arithmetic-bound
+// (~1 ns an element with SSE2), so they also get an AVX2 variant (isa.h).
+template <UnaryOp op, typename T>
+constexpr bool kVectorMath =
+    (op == UnaryOp::kExp || op == UnaryOp::kLog || op == UnaryOp::kTanh ||
+     op == UnaryOp::kLogistic) &&
+    (std::is_same_v<T, float> || kIsHalf<T>);
+
+template <UnaryOp op, typename T>
+__attribute__((always_inline)) inline void UnaryLoop(const T* in, T* out,
+                                                     int64_t lo, int64_t hi) {
+  using C = ComputeType<T>;
+  VectorLoop(lo, hi, [=](int64_t i) {
+    out[i] = FromCompute<T>(scalar::Unary<op, C>(ToCompute<T>(in[i])));
+  });
+}
+
+#if BATON_KERNELS_HAVE_AVX2
+// The same loop compiled for AVX2 (no FMA: isa.h); everything it calls is
+// inlined into it and so compiled for AVX2 too.
+template <UnaryOp op, typename T>
+__attribute__((target("avx2"))) void UnaryLoopAvx2(const T* in, T* out,
+                                                   int64_t lo, int64_t hi) {
+  UnaryLoop<op, T>(in, out, lo, hi);
+}
+#endif
+
 template <UnaryOp op, typename T>
 void RunUnary(const T* in, T* out, int64_t n) {
-  using C = ComputeType<T>;
+  if constexpr (kVectorMath<op, T>) {
+    ParallelRanges(n, std::is_same_v<T, float> ? kCheapGrain : kExpensiveGrain,
+                   [=](int64_t lo, int64_t hi) {
+#if BATON_KERNELS_HAVE_AVX2
+                     if (UseAvx2Kernels()) {
+                       UnaryLoopAvx2<op, T>(in, out, lo, hi);
+                       return;
+                     }
+#endif
+                     UnaryLoop<op, T>(in, out, lo, hi);
+                   });
 #if defined(__SSE2__)
-  if constexpr ((op == UnaryOp::kSqrt || op == UnaryOp::kRsqrt) &&
-                (std::is_same_v<T, float> || std::is_same_v<T, double>)) {
+  } else if constexpr ((op == UnaryOp::kSqrt || op == UnaryOp::kRsqrt) &&
+                       (std::is_same_v<T, float> ||
+                        std::is_same_v<T, double>)) {
     ParallelRanges(n, kCheapGrain, [=](int64_t lo, int64_t hi) {
       SqrtRange<op>(in, out, lo, hi);
     });
-    return;
-  }
 #endif
-  ParallelRanges(n, UnaryGrain<op, T>(), [=](int64_t lo, int64_t hi) {
-    VectorLoop(lo, hi, [=](int64_t i) {
-      out[i] = FromCompute<T>(scalar::Unary<op, C>(ToCompute<T>(in[i])));
+  } else {
+    ParallelRanges(n, UnaryGrain<op, T>(), [=](int64_t lo, int64_t hi) {
+      UnaryLoop<op, T>(in, out, lo, hi);
     });
-  });
+  }
 }
 
 template <typename To, typename From>
