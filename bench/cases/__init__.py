@@ -1,0 +1,39 @@
+"""The benchmark cases, in the order they run.
+
+A case is a name (what ``--cases`` matches) and a function ``run(ctx) ->
+list[Row]`` that measures baton and, when present, JAX on the same inputs,
+checks that their results agree with a numpy reference, and returns rows.
+Groups, one module each: dispatch (jit call overhead), transfer
+(device_put), inplace (donated update loops), elementwise, matmul, train.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Callable
+
+from _context import Context
+from _report import Row
+
+
+@dataclass(frozen=True)
+class Case:
+    """A named benchmark: `run(ctx)` returns its rows."""
+
+    name: str
+    run: Callable[[Context], list[Row]]
+    about: str
+
+
+def all_cases() -> list[Case]:
+    """Every case, in running order (cheap dispatch cases first)."""
+    from cases import dispatch, elementwise, inplace, matmul, train, transfer
+
+    return [
+        *dispatch.CASES,
+        *transfer.CASES,
+        *inplace.CASES,
+        *elementwise.CASES,
+        *matmul.CASES,
+        *train.CASES,
+    ]

@@ -1,0 +1,182 @@
+"""baton vs JAX, side by side, in one run: the single benchmark entry point.
+
+    python3 bench/run.py [--smoke] [--cases REGEX] [--repeat N] [--json PATH]
+                         [--no-jax] [--list]
+    bash tools/run_bench.sh [same options]      # installs jax first
+
+Runs every case (bench/cases/) for baton and for JAX in the same process,
+checks that both libraries compute the same values, prints a table to stdout
+(case | baton | JAX | baseline | ratio | target | met) and writes JSON.
+Progress goes to stderr. ``--smoke`` uses tiny sizes and few repetitions
+(CI: every case and every check still runs; no target is judged). The exit
+status is non-zero when a correctness check fails or a case raises; missed
+targets are reported, never fatal (the machines are shared and noisy).
+Without JAX the JAX column reads "n/a".
+"""
+
+from __future__ import annotations
+
+import argparse
+import gc
+import os
+import re
+import sys
+import time
+import traceback
+
+BENCH_DIR = os.path.dirname(os.path.abspath(__file__))
+if BENCH_DIR not in sys.path:
+    sys.path.insert(0, BENCH_DIR)
+
+
+def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
+    """The command line (the --child options are internal)."""
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument(
+        "--smoke",
+        action="store_true",
+        help="tiny sizes, few repetitions, no targets judged (CI)",
+    )
+    p.add_argument(
+        "--cases",
+        default=None,
+        metavar="REGEX",
+        help="run only cases whose name matches (re.search)",
+    )
+    p.add_argument(
+        "--repeat",
+        type=int,
+        default=None,
+        metavar="N",
+        help="timed repetitions per measurement (default: per case)",
+    )
+    p.add_argument(
+        "--json",
+        default=os.path.join(BENCH_DIR, "results.json"),
+        metavar="PATH",
+        help="where to write the results (JSON)",
+    )
+    p.add_argument(
+        "--no-jax",
+        action="store_true",
+        help="run without JAX even when it is installed",
+    )
+    p.add_argument("--list", action="store_true", help="list the cases and exit")
+    p.add_argument("--child", choices=["train"], help=argparse.SUPPRESS)
+    p.add_argument("--lib", choices=["baton", "jax"], help=argparse.SUPPRESS)
+    p.add_argument("--donate", type=int, default=0, help=argparse.SUPPRESS)
+    p.add_argument("--mib", type=int, default=1, help=argparse.SUPPRESS)
+    p.add_argument("--steps", type=int, default=5, help=argparse.SUPPRESS)
+    args = p.parse_args(argv)
+    if args.repeat is not None and args.repeat < 1:
+        p.error("--repeat must be >= 1")
+    return args
+
+
+def rss_line() -> str:
+    """This process's resident memory now and at its peak (for the log)."""
+    try:
+        with open("/proc/self/status") as f:
+            fields = dict(line.split(":", 1) for line in f if ":" in line)
+        return (
+            f"RSS {int(fields['VmRSS'].split()[0]) >> 10} MiB, "
+            f"peak {int(fields['VmHWM'].split()[0]) >> 10} MiB"
+        )
+    except (OSError, KeyError, ValueError):
+        return "RSS unknown"
+
+
+def run_cases(ctx, cases, judged: bool) -> tuple[list, list[str]]:
+    """Run each case, catching failures so that the others still run; return
+    (rows, failure messages)."""
+    from _report import Row, judge
+
+    rows, failures = [], []
+    for n, case in enumerate(cases, 1):
+        ctx.progress(f"({n}/{len(cases)}) {case.name}: {case.about}")
+        t0 = time.perf_counter()
+        try:
+            got = case.run(ctx)
+        except Exception as e:  # a wrong answer or a library error
+            kind = "correctness" if isinstance(e, AssertionError) else "error"
+            traceback.print_exc(file=sys.stderr)  # the full message
+            short = " ".join(str(e).split())[:300]  # one line for the summary
+            failures.append(f"{case.name}: {kind}: {type(e).__name__}: {short}")
+            ctx.progress(f"FAILED {case.name} ({kind}, see the traceback above)")
+            got = [Row(case=case.name, unit="", baton=None, note=f"FAILED {kind}")]
+        for row in got:
+            if not judged:
+                row.met = None
+            elif row.met is None:
+                row.met = judge(row.ratio, row.target)
+        rows.extend(got)
+        gc.collect()
+        ctx.progress(f"    done in {time.perf_counter() - t0:.1f} s; {rss_line()}")
+    return rows, failures
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run the selected cases, print the table, write the JSON; return the
+    exit status (1 if any check failed)."""
+    args = parse_args(argv)
+    if args.child == "train":  # a fresh process: import only the library
+        from _train_child import child_main
+
+        child_main(args.lib, args.donate, args.mib, args.steps)
+        return 0
+
+    from _context import Context, load_jax
+
+    jax, jnp, why_no_jax = load_jax(args.no_jax)
+
+    from _baselines import blas_name
+    from _report import machine_info, table, write_json
+    from cases import all_cases
+
+    cases = all_cases()
+    if args.cases:
+        pattern = re.compile(args.cases)
+        cases = [c for c in cases if pattern.search(c.name)]
+    if args.list or not cases:
+        for c in all_cases():
+            print(f"{c.name:28s} {c.about}")
+        return 0 if args.list else 2
+    ctx = Context(smoke=args.smoke, repeat=args.repeat, jax=jax, jnp=jnp)
+    machine = machine_info(blas_name())
+    ctx.progress(
+        f"{'smoke' if args.smoke else 'full'} run, {len(cases)} cases, "
+        f"{machine['cpu_model']} x{machine['nproc']}, baton {machine['baton']}, "
+        f"jax {machine['jax'] if jax else 'n/a (' + why_no_jax + ')'}, "
+        f"numpy {machine['numpy']} ({machine['numpy_blas']})"
+    )
+    start = time.perf_counter()
+    rows, failures = run_cases(ctx, cases, judged=not args.smoke)
+    wall = time.perf_counter() - start
+    try:
+        machine["loadavg_at_end"] = list(os.getloadavg())
+    except OSError:
+        pass
+    print(table(rows, judged=not args.smoke))
+    print(
+        f"\n{'smoke' if args.smoke else 'full'} run: {len(cases)} cases in "
+        f"{wall:.1f} s; ratio 'time/JAX': baton's time / JAX's (lower is better); "
+        f"'of X': baton's throughput / X's (higher is better)"
+    )
+    write_json(
+        args.json,
+        machine,
+        rows,
+        mode="smoke" if args.smoke else "full",
+        wall_s=wall,
+        jax_missing=why_no_jax,
+        failures=failures,
+    )
+    ctx.progress(f"wrote {args.json}")
+    if failures:
+        print(f"\n{len(failures)} case(s) FAILED:", *failures, sep="\n  ")
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
