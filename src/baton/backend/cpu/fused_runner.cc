@@ -1,6 +1,8 @@
 #include "baton/backend/cpu/fused_runner.h"
 
 #include <algorithm>
+#include <array>
+#include <span>
 #include <memory>
 #include <mutex>
 
@@ -20,6 +22,7 @@ FusedStep::FusedStep(const compiler::Program& program,
     m.inst = &program.instruction(step.members[i]);
     m.slot = tiles_.slot[i];
     m.element_bytes = static_cast<int64_t>(dtype_size(m.inst->type.dtype));
+    if (m.inst->operands.size() > kMaxOperands) too_many_operands_ = true;
     for (size_t k = 0; k < m.inst->operands.size(); ++k) {
       const ValueId o = m.inst->operands[k];
       Operand op;
@@ -39,6 +42,9 @@ FusedStep::FusedStep(const compiler::Program& program,
 }
 
 Status FusedStep::Run(const std::vector<void*>& value_data, void* out) const {
+  if (too_many_operands_) {
+    return Internal("fused step with an operation of more than 3 operands");
+  }
   const int64_t tile = tiles_.tile_elements;
   const int64_t num_tiles = (total_elements_ + tile - 1) / tile;
   std::mutex error_mu;
@@ -47,17 +53,24 @@ Status FusedStep::Run(const std::vector<void*>& value_data, void* out) const {
   ThreadPool::Global().ParallelFor(
       num_tiles, std::max<int64_t>(1, (int64_t{1} << 16) / tile),
       [&](int64_t tile_begin, int64_t tile_end) {
-        std::unique_ptr<char[]> scratch(
-            new char[std::max<int64_t>(tiles_.scratch_bytes(), 1)]);
+        // Small steps (the common case for small arrays) keep their scratch
+        // on the stack: no allocation on the dispatch path.
+        alignas(64) char local[kLocalScratchBytes];
+        std::unique_ptr<char[]> heap;
+        char* scratch = local;
+        if (tiles_.scratch_bytes() > kLocalScratchBytes) {
+          heap.reset(new char[tiles_.scratch_bytes()]);
+          scratch = heap.get();
+        }
         auto slot_data = [&](int slot) {
-          return scratch.get() + slot * tiles_.slot_bytes;
+          return scratch + slot * tiles_.slot_bytes;
         };
-        std::vector<OperandData> ops;
+        std::array<OperandData, kMaxOperands> ops;
         for (int64_t t = tile_begin; t < tile_end; ++t) {
           const int64_t begin = t * tile;
           const int64_t count = std::min(tile, total_elements_ - begin);
           for (const Member& m : members_) {
-            ops.clear();
+            size_t k = 0;
             for (const Operand& s : m.operands) {
               OperandData d;
               d.type = s.type;
@@ -70,12 +83,13 @@ Status FusedStep::Run(const std::vector<void*>& value_data, void* out) const {
                 d.data = static_cast<const char*>(value_data[s.value]) +
                          begin * s.element_bytes;
               }
-              ops.push_back(d);
+              ops[k++] = d;
             }
             void* dst = m.slot >= 0 ? static_cast<void*>(slot_data(m.slot))
                                     : static_cast<char*>(out) +
                                           begin * m.element_bytes;
-            Status s = RunElementwise(*m.inst, ops, dst, count);
+            Status s = RunElementwise(
+                *m.inst, std::span<const OperandData>(ops.data(), k), dst, count);
             if (!s.ok()) {
               std::lock_guard<std::mutex> lock(error_mu);
               if (error.ok()) error = s;

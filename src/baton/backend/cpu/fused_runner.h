@@ -31,6 +31,9 @@ class FusedStep {
   Status Run(const std::vector<void*>& value_data, void* out) const;
 
  private:
+  // Elementwise ops take at most three operands (select).
+  static constexpr size_t kMaxOperands = 3;
+  static constexpr int64_t kLocalScratchBytes = 2048;
   struct Operand {
     const compiler::ValueType* type = nullptr;
     int slot = -1;  // scratch slot of the inner member producing it, or
@@ -47,6 +50,7 @@ class FusedStep {
   compiler::FusedTiles tiles_;
   std::vector<Member> members_;
   int64_t total_elements_ = 0;
+  bool too_many_operands_ = false;  // never planned so; checked in Run
 };
 
 }  // namespace baton::cpu
