@@ -106,6 +106,7 @@ Result<void*> BestFitAllocator::Allocate(size_t bytes, int queue_id,
   Block* b = BestFit(free_, size);
   if (b != nullptr) {
     free_.erase({b->size, b});
+    b = ColorFront(b, size);
   } else {
     b = NewRegion(size);
     if (b == nullptr) {
@@ -263,11 +264,49 @@ void BestFitAllocator::MakeFree(Block* b) {
   free_.emplace(b->size, b);
 }
 
+size_t BestFitAllocator::NextColor(size_t size) {
+  if (size <= options_.min_region_bytes) return 0;
+  return (large_blocks_++ % 16) * 17 * options_.granularity;
+}
+
+BestFitAllocator::Block* BestFitAllocator::ColorFront(Block* b, size_t size) {
+  const size_t color = NextColor(size);
+  if (color == 0 || b->size < size + color) return b;
+  // b (free, out of the index) becomes [gap: free][b], the gap indexed.
+  Block* gap = new Block;
+  gap->ptr = b->ptr;
+  gap->size = color;
+  gap->prev = b->prev;
+  gap->next = b;
+  if (b->prev != nullptr) {
+    b->prev->next = gap;
+  } else {
+    for (auto& r : regions_) {
+      if (r->first == b) r->first = gap;
+    }
+  }
+  b->prev = gap;
+  b->ptr += color;
+  b->size -= color;
+  // The block before the gap is not free (b was free and coalesced).
+  free_.emplace(gap->size, gap);
+  return b;
+}
+
 BestFitAllocator::Block* BestFitAllocator::NewRegion(size_t size) {
+  // A large request starts `color` bytes into its own region, a different
+  // offset for each region (0, 17, 34, ... granules, under 64 KiB). Regions
+  // come back from mmap next to each other at 2 MiB multiples, so without it
+  // arrays that are used together (params[i] and grads[i]) sit a power of
+  // two apart and share cache sets: the donated update params - lr * grads
+  // over 8 x 32 MiB ran at 25 ms instead of 15. The gap in front is a free
+  // block like any other; the array's own accounting does not change.
+  const bool large = size > options_.min_region_bytes;
+  const size_t color = NextColor(size);
   const size_t region_bytes =
-      size <= options_.min_region_bytes
-          ? options_.min_region_bytes
-          : RoundUp(size, std::max(kLargeRegionAlign, options_.granularity));
+      !large ? options_.min_region_bytes
+             : RoundUp(size + color,
+                       std::max(kLargeRegionAlign, options_.granularity));
   // The provider is called under mu_: regions are rare and large, and keeping
   // the lock makes the limit check and the reservation one atomic step.
   void* base = provider_->AllocateRegion(region_bytes);
@@ -282,9 +321,18 @@ BestFitAllocator::Block* BestFitAllocator::NewRegion(size_t size) {
   region->base = static_cast<char*>(base);
   region->size = region_bytes;
   Block* b = new Block;
-  b->ptr = region->base;
-  b->size = region_bytes;
+  b->ptr = region->base + color;
+  b->size = region_bytes - color;
   region->first = b;
+  if (color > 0) {
+    Block* gap = new Block;
+    gap->ptr = region->base;
+    gap->size = color;
+    gap->next = b;
+    b->prev = gap;
+    region->first = gap;
+    free_.emplace(gap->size, gap);
+  }
   regions_.push_back(std::move(region));
   stats_.bytes_reserved += static_cast<int64_t>(region_bytes);
   return b;

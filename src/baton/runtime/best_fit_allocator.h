@@ -130,6 +130,11 @@ class BestFitAllocator {
   void UnindexPending(Block* b);
   void MakeFree(Block* b);        // b unindexed: free + coalesce + index
   Block* NewRegion(size_t size);  // an unindexed free block, or nullptr
+  // Cache coloring of large blocks (see NewRegion): the front offset for the
+  // next large block, and the split of a free block `b` (out of the index)
+  // that leaves such a gap in front of the returned block.
+  size_t NextColor(size_t size);
+  Block* ColorFront(Block* b, size_t size);
   size_t TrimLocked();
   void CountAlloc(const Block* b);
 
@@ -141,6 +146,7 @@ class BestFitAllocator {
   std::map<int, SizeIndex> pending_by_queue_;  // no empty entries
   std::unordered_map<PendingToken, std::set<Block*>> pending_tokens_;  // ditto
   std::unordered_map<const void*, Block*> live_;
+  uint64_t large_blocks_ = 0;  // guarded by mu_: counts colored blocks
   PendingToken next_token_ = 1;  // 0 is never issued
   AllocatorStats stats_;
 };

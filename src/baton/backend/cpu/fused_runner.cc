@@ -2,9 +2,9 @@
 
 #include <algorithm>
 #include <array>
-#include <span>
 #include <memory>
 #include <mutex>
+#include <span>
 
 #include "baton/runtime/thread_pool.h"
 
@@ -50,54 +50,59 @@ Status FusedStep::Run(const std::vector<void*>& value_data, void* out) const {
   std::mutex error_mu;
   Status error;
   // Several tiles per chunk so each thread allocates its scratch once.
-  ThreadPool::Global().ParallelFor(
-      num_tiles, std::max<int64_t>(1, (int64_t{1} << 16) / tile),
-      [&](int64_t tile_begin, int64_t tile_end) {
-        // Small steps (the common case for small arrays) keep their scratch
-        // on the stack: no allocation on the dispatch path.
-        alignas(64) char local[kLocalScratchBytes];
-        std::unique_ptr<char[]> heap;
-        char* scratch = local;
-        if (tiles_.scratch_bytes() > kLocalScratchBytes) {
-          heap.reset(new char[tiles_.scratch_bytes()]);
-          scratch = heap.get();
-        }
-        auto slot_data = [&](int slot) {
-          return scratch + slot * tiles_.slot_bytes;
-        };
-        std::array<OperandData, kMaxOperands> ops;
-        for (int64_t t = tile_begin; t < tile_end; ++t) {
-          const int64_t begin = t * tile;
-          const int64_t count = std::min(tile, total_elements_ - begin);
-          for (const Member& m : members_) {
-            size_t k = 0;
-            for (const Operand& s : m.operands) {
-              OperandData d;
-              d.type = s.type;
-              if (s.slot >= 0) {
-                d.data = slot_data(s.slot);
-              } else if (s.scalar) {
-                d.data = value_data[s.value];
-                d.scalar = true;
-              } else {
-                d.data = static_cast<const char*>(value_data[s.value]) +
-                         begin * s.element_bytes;
-              }
-              ops[k++] = d;
-            }
-            void* dst = m.slot >= 0 ? static_cast<void*>(slot_data(m.slot))
-                                    : static_cast<char*>(out) +
-                                          begin * m.element_bytes;
-            Status s = RunElementwise(
-                *m.inst, std::span<const OperandData>(ops.data(), k), dst, count);
-            if (!s.ok()) {
-              std::lock_guard<std::mutex> lock(error_mu);
-              if (error.ok()) error = s;
-              return;
-            }
+  auto run_tiles = [&](int64_t tile_begin, int64_t tile_end) {
+    // Small steps (the common case for small arrays) keep their scratch
+    // on the stack: no allocation on the dispatch path.
+    alignas(64) char local[kLocalScratchBytes];
+    std::unique_ptr<char[]> heap;
+    char* scratch = local;
+    if (tiles_.scratch_bytes() > kLocalScratchBytes) {
+      heap.reset(new char[tiles_.scratch_bytes()]);
+      scratch = heap.get();
+    }
+    auto slot_data = [&](int slot) {
+      return scratch + slot * tiles_.slot_bytes;
+    };
+    std::array<OperandData, kMaxOperands> ops;
+    for (int64_t t = tile_begin; t < tile_end; ++t) {
+      const int64_t begin = t * tile;
+      const int64_t count = std::min(tile, total_elements_ - begin);
+      for (const Member& m : members_) {
+        size_t k = 0;
+        for (const Operand& s : m.operands) {
+          OperandData d;
+          d.type = s.type;
+          if (s.slot >= 0) {
+            d.data = slot_data(s.slot);
+          } else if (s.scalar) {
+            d.data = value_data[s.value];
+            d.scalar = true;
+          } else {
+            d.data = static_cast<const char*>(value_data[s.value]) +
+                     begin * s.element_bytes;
           }
+          ops[k++] = d;
         }
-      });
+        void* dst = m.slot >= 0
+                        ? static_cast<void*>(slot_data(m.slot))
+                        : static_cast<char*>(out) + begin * m.element_bytes;
+        Status s = RunElementwise(
+            *m.inst, std::span<const OperandData>(ops.data(), k), dst, count);
+        if (!s.ok()) {
+          std::lock_guard<std::mutex> lock(error_mu);
+          if (error.ok()) error = s;
+          return;
+        }
+      }
+    }
+  };
+  // One tile (small arrays): run it here, without building a pool job.
+  if (num_tiles == 1) {
+    run_tiles(0, 1);
+  } else {
+    ThreadPool::Global().ParallelFor(
+        num_tiles, std::max<int64_t>(1, (int64_t{1} << 16) / tile), run_tiles);
+  }
   return error;
 }
 
