@@ -325,6 +325,12 @@ BestFitAllocator::Block* BestFitAllocator::NewRegion(size_t size) {
   b->size = region_bytes - color;
   region->first = b;
   if (color > 0) {
+    // The block spills `color` bytes into the region's last 2 MiB; huge pages
+    // there would make all 2 MiB resident for a few KiB of array.
+    if (region_bytes >= 2 * kLargeRegionAlign) {
+      provider_->AdviseSmallPages(region->base + region_bytes - kLargeRegionAlign,
+                                  kLargeRegionAlign);
+    }
     Block* gap = new Block;
     gap->ptr = region->base;
     gap->size = color;

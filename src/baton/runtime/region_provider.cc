@@ -25,6 +25,12 @@ void* HostRegionProvider::AllocateRegion(size_t bytes) {
   return p;
 }
 
+void HostRegionProvider::AdviseSmallPages(void* ptr, size_t bytes) {
+#ifdef MADV_NOHUGEPAGE
+  (void)madvise(ptr, bytes, MADV_NOHUGEPAGE);
+#endif
+}
+
 void HostRegionProvider::FreeRegion(void* ptr, size_t bytes) {
   if (ptr == nullptr) return;
   (void)munmap(ptr, bytes);

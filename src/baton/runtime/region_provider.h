@@ -18,6 +18,9 @@ class RegionProvider {
   virtual void* AllocateRegion(size_t bytes) = 0;
   // Gives back a region returned by AllocateRegion with the same `bytes`.
   virtual void FreeRegion(void* ptr, size_t bytes) = 0;
+  // Advice: [ptr, ptr + bytes) (inside a region) is only partly used, so it
+  // should not be backed by huge pages that would make all of it resident.
+  virtual void AdviseSmallPages(void* /*ptr*/, size_t /*bytes*/) {}
 };
 
 // Host memory from mmap (page aligned, zero pages until touched); large
@@ -26,6 +29,7 @@ class HostRegionProvider final : public RegionProvider {
  public:
   void* AllocateRegion(size_t bytes) override;
   void FreeRegion(void* ptr, size_t bytes) override;
+  void AdviseSmallPages(void* ptr, size_t bytes) override;
 };
 
 }  // namespace baton

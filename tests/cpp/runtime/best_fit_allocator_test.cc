@@ -57,6 +57,15 @@ class FakeRegionProvider final : public RegionProvider {
     std::free(ptr);
   }
 
+  void AdviseSmallPages(void* ptr, size_t bytes) override {
+    std::lock_guard<std::mutex> lock(mu_);
+    small_page_advice_.emplace_back(reinterpret_cast<uintptr_t>(ptr), bytes);
+  }
+  // (address, bytes) of every AdviseSmallPages call.
+  std::vector<std::pair<uintptr_t, size_t>> small_page_advice() const {
+    return Locked([&] { return small_page_advice_; });
+  }
+
   void FailNext(int n) {
     Locked([&] { fail_next_ = n; });
   }
@@ -91,6 +100,7 @@ class FakeRegionProvider final : public RegionProvider {
   std::map<void*, size_t> regions_;
   size_t bytes_ = 0;
   int fail_next_ = 0;
+  std::vector<std::pair<uintptr_t, size_t>> small_page_advice_;
   int allocate_calls_ = 0;
   int free_calls_ = 0;
 };
@@ -368,6 +378,16 @@ TEST_F(BestFitAllocatorTest, LargeRegionsAreColored) {
   }
   EXPECT_EQ(offsets.size(), 4u);
   EXPECT_EQ(a.stats().bytes_in_use, int64_t{4 * 8 * kMiB});  // no padding counted
+  // Each colored block spills into its region's last 2 MiB, which is advised
+  // to stay off huge pages (so the spill costs KiB of RSS, not 2 MiB).
+  const auto advice = provider_.small_page_advice();
+  ASSERT_EQ(advice.size(), 3u);  // the first block is not colored
+  for (size_t i = 0; i < advice.size(); ++i) {
+    const uintptr_t end = Addr(blocks[i + 1]) + 8 * kMiB;
+    EXPECT_EQ(advice[i].second, 2 * kMiB);
+    EXPECT_LT(advice[i].first, end);
+    EXPECT_GE(advice[i].first + advice[i].second, end);
+  }
   // A small allocation fits in a gap without a new region.
   const int regions = provider_.regions();
   void* small = MustAllocate(a, 1 * kKiB);
