@@ -245,6 +245,15 @@ def device_get(x: Any) -> Any:
 
 def block_until_ready(x: Any) -> Any:
     """Waits for every baton Array in pytree ``x``; returns ``x``."""
+    # Fast paths (a pytree flatten costs more than waiting for a ready array):
+    # one array, or a flat list/tuple of arrays.
+    if type(x) is Array:
+        x.block_until_ready()
+        return x
+    if type(x) in (list, tuple) and all(type(a) is Array for a in x):
+        for a in x:
+            a.block_until_ready()
+        return x
     for leaf in tree.leaves(x):
         if isinstance(leaf, Array):
             leaf.block_until_ready()

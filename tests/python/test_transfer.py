@@ -273,6 +273,19 @@ def test_block_until_ready_on_trees():
     tree = {"a": bt.device_put(floats(4)), "b": [bt.zeros((3,)), 1]}
     assert bt.block_until_ready(tree) is tree
     assert tree["a"].is_ready()
+    # The fast paths: one array, a flat list or tuple of arrays.
+    big = [bt.device_put(floats(1 << 20)) + 1 for _ in range(3)]
+    assert bt.block_until_ready(big) is big and all(a.is_ready() for a in big)
+    t = tuple(a * 2 for a in big)
+    assert bt.block_until_ready(t) is t and all(a.is_ready() for a in t)
+    one = big[0] - 1
+    assert bt.block_until_ready(one) is one and one.is_ready()
+    gone = bt.device_put(floats(4))
+    gone.delete()
+    with pytest.raises(bt.errors.DeletedArrayError):
+        bt.block_until_ready(gone)
+    with pytest.raises(bt.errors.DeletedArrayError):
+        bt.block_until_ready((one, gone))
 
 
 def test_bad_device_and_kind_arguments():
