@@ -130,21 +130,19 @@ inline C IntPow(C base, C exp) {
 
 // IEEE arithmetic on two NaNs returns one of them, and which one depends on
 // the order the compiler put the operands in -- which differs between
-// scalar and vector code. So the NaN result is pinned down here: a's NaN if
-// a is one, else b's, quieted; else r (a NaN the operation made, e.g.
-// inf - inf, is the same everywhere). Branch-free, so loops still vectorize.
+// scalar and vector code. So a NaN result is made canonical: the positive
+// quiet NaN, whatever the operands' payloads and signs (as XLA does not
+// promise NaN payloads either). One compare and one select, branch-free, so
+// loops still vectorize.
 template <typename C>
-inline C PinNaN(C a, C b, C r) {
+inline C PinNaN(C /*a*/, C /*b*/, C r) {
   using U = std::conditional_t<sizeof(C) == 4, uint32_t, uint64_t>;
   constexpr int kMantissa = std::numeric_limits<C>::digits - 1;
   constexpr U kSign = U(1) << (sizeof(C) * 8 - 1);
   constexpr U kExp = ~kSign & ~((U(1) << kMantissa) - 1);
-  constexpr U kQuiet = U(1) << (kMantissa - 1);
-  const U ua = std::bit_cast<U>(a), ub = std::bit_cast<U>(b);
-  const U a_nan = U(0) - U((ua & ~kSign) > kExp);  // all ones if a is NaN
-  const U b_nan = U(0) - U((ub & ~kSign) > kExp);
-  const U from_b = (b_nan & (ub | kQuiet)) | (~b_nan & std::bit_cast<U>(r));
-  return std::bit_cast<C>((a_nan & (ua | kQuiet)) | (~a_nan & from_b));
+  constexpr U kCanonical = kExp | (U(1) << (kMantissa - 1));
+  const U ur = std::bit_cast<U>(r);
+  return std::bit_cast<C>((ur & ~kSign) > kExp ? kCanonical : ur);
 }
 
 template <BinaryOp op, typename C>

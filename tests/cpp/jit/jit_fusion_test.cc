@@ -3,7 +3,12 @@
 // scalars needs a few bytes, and values stay exact.
 #include <gtest/gtest.h>
 
+#include <bit>
+#include <limits>
+
+#include "baton/backend/cpu/float_chain.h"
 #include "baton/compiler/fused_tiles.h"
+#include "baton/core/scalar_math.h"
 #include "jit/jit_test_util.h"
 
 namespace baton {
@@ -88,6 +93,85 @@ TEST(JitFusionTest, LongChainValuesAreExact) {
     for (int k = 0; k < n; ++k) e = e + static_cast<float>(k);
     EXPECT_EQ(s[0], e);
   }
+}
+
+// ((x * 2 + y) * x - 0.5) / 3 with y - x on the side: arrays and scalars on
+// either side of each op, all four ops.
+std::vector<Tracer> ArithChain(TraceScope&, const std::vector<Tracer>& a) {
+  Tracer x = a[0], y = a[1];
+  Tracer t = (x * 2.0f + y) * x;
+  Tracer u = 0.5f - t;  // scalar on the left
+  return std::vector<Tracer>{(u / 3.0f) + (y - x)};
+}
+
+float ArithChainScalar(float x, float y) {
+  using scalar::Binary;
+  const float t = Binary<BinaryOp::kMul, float>(
+      Binary<BinaryOp::kAdd, float>(Binary<BinaryOp::kMul, float>(x, 2.0f), y),
+      x);
+  const float u = Binary<BinaryOp::kSub, float>(0.5f, t);
+  return Binary<BinaryOp::kAdd, float>(Binary<BinaryOp::kDiv, float>(u, 3.0f),
+                                       Binary<BinaryOp::kSub, float>(y, x));
+}
+
+TEST(JitFusionTest, FloatArithmeticChainsRunBlockwiseAndBitwiseExact) {
+  Jitted f(ArithChain, {.name = "arith"});
+  auto exe = ValueOrThrow(f.Lower({Spec(Shape{300}), Spec(Shape{300})}, Dev()));
+  const compiler::StepPlan plan = compiler::PlanSteps(exe->program());
+  const compiler::Step& step = OnlyFusedStep(plan);
+  const compiler::FusedTiles tiles = compiler::PlanFusedTiles(exe->program(), step);
+  EXPECT_NE(cpu::FloatChain::TryPlan(exe->program(), plan, step,
+                                     tiles.operand_member),
+            nullptr);
+  const float nan = std::numeric_limits<float>::quiet_NaN();
+  const float inf = std::numeric_limits<float>::infinity();
+  // Lengths around the 256-element block and the 16-element vector loop,
+  // and one that the pool splits.
+  for (int64_t n : {1, 15, 255, 256, 257, 1000, 70001}) {
+    std::vector<float> x(n), y(n);
+    for (int64_t i = 0; i < n; ++i) {
+      x[i] = static_cast<float>((i * 37) % 101) * 0.25f - 12.0f;
+      y[i] = i % 97 == 0 ? nan : (i % 89 == 0 ? -inf : static_cast<float>(i % 13));
+    }
+    std::vector<float> out = ToHost(f({Floats(x), Floats(y)})[0]);
+    for (int64_t i = 0; i < n; ++i) {
+      ASSERT_EQ(std::bit_cast<uint32_t>(out[i]),
+                std::bit_cast<uint32_t>(ArithChainScalar(x[i], y[i])))
+          << "n=" << n << " i=" << i;
+    }
+  }
+}
+
+TEST(JitFusionTest, FloatChainInPlaceOverADonatedInput) {
+  Jitted f(ArithChain, {.name = "arith_donated", .donate_argnums = {0}});
+  const int64_t n = 100000;
+  std::vector<float> x(n), y(n);
+  for (int64_t i = 0; i < n; ++i) {
+    x[i] = static_cast<float>(i % 1000) * 0.5f;
+    y[i] = static_cast<float>(i % 7);
+  }
+  Array ax = Floats(x);
+  Dev()->Synchronize();
+  const void* storage = ValueOrThrow(ax.impl()->AcquireRead()).data();
+  Array out = f({ax, Floats(y)})[0];
+  EXPECT_EQ(ValueOrThrow(out.impl()->AcquireRead()).data(), storage);
+  std::vector<float> got = ToHost(out);
+  for (int64_t i = 0; i < n; ++i) {
+    ASSERT_EQ(got[i], ArithChainScalar(x[i], y[i])) << i;
+  }
+}
+
+TEST(JitFusionTest, ChainsWithOtherOpsUseTheTiledRunner) {
+  Jitted f([](TraceScope&, const std::vector<Tracer>& a) {
+    return std::vector<Tracer>{exp(a[0] * 2.0f) + 1.0f};
+  }, {.name = "not_arith"});
+  auto exe = ValueOrThrow(f.Lower({Spec(Shape{300})}, Dev()));
+  const compiler::StepPlan plan = compiler::PlanSteps(exe->program());
+  const compiler::Step& step = OnlyFusedStep(plan);
+  EXPECT_EQ(cpu::FloatChain::TryPlan(
+                exe->program(), plan, step,
+                compiler::PlanFusedTiles(exe->program(), step).operand_member),
+            nullptr);
 }
 
 }  // namespace

@@ -22,8 +22,10 @@ FusedStep::FusedStep(const compiler::Program& program,
     m.inst = &program.instruction(step.members[i]);
     m.slot = tiles_.slot[i];
     m.element_bytes = static_cast<int64_t>(dtype_size(m.inst->type.dtype));
-    if (m.inst->operands.size() > kMaxOperands) too_many_operands_ = true;
-    for (size_t k = 0; k < m.inst->operands.size(); ++k) {
+    if (static_cast<size_t>(m.inst->operands.size()) > kMaxOperands) {
+      too_many_operands_ = true;
+    }
+    for (size_t k = 0; k < static_cast<size_t>(m.inst->operands.size()); ++k) {
       const ValueId o = m.inst->operands[k];
       Operand op;
       op.type = &program.type(o);
@@ -39,11 +41,27 @@ FusedStep::FusedStep(const compiler::Program& program,
     }
     members_.push_back(std::move(m));
   }
+  chain_ = FloatChain::TryPlan(program, plan, step, tiles_.operand_member);
 }
 
 Status FusedStep::Run(const std::vector<void*>& value_data, void* out) const {
   if (too_many_operands_) {
     return Internal("fused step with an operation of more than 3 operands");
+  }
+  if (chain_ != nullptr) {
+    float* result = static_cast<float*>(out);
+    constexpr int64_t kGrain = int64_t{1} << 16;
+    if (total_elements_ <= kGrain) {
+      chain_->Run(value_data, result, 0, total_elements_);
+    } else {
+      ThreadPool::Global().ParallelFor(
+          (total_elements_ + kGrain - 1) / kGrain, 1,
+          [&](int64_t c0, int64_t c1) {
+            chain_->Run(value_data, result, c0 * kGrain,
+                        std::min(total_elements_, c1 * kGrain));
+          });
+    }
+    return OkStatus();
   }
   const int64_t tile = tiles_.tile_elements;
   const int64_t num_tiles = (total_elements_ + tile - 1) / tile;

@@ -12,8 +12,10 @@
 // across the global ThreadPool.
 #pragma once
 
+#include <memory>
 #include <vector>
 
+#include "baton/backend/cpu/float_chain.h"
 #include "baton/backend/cpu/instruction_runner.h"
 #include "baton/compiler/fused_tiles.h"
 #include "baton/compiler/step_plan.h"
@@ -51,6 +53,9 @@ class FusedStep {
   std::vector<Member> members_;
   int64_t total_elements_ = 0;
   bool too_many_operands_ = false;  // never planned so; checked in Run
+  // Set when the whole step is float32 arithmetic: run block by block in
+  // registers (float_chain.h) instead of tile by tile.
+  std::unique_ptr<FloatChain> chain_;
 };
 
 }  // namespace baton::cpu

@@ -1,0 +1,68 @@
+// FloatChain: a fused step made only of float32 add, sub, mul and div, run a
+// 256-element block at a time through every member, with the intermediates
+// in small L1 rows, instead of one pass per member over a larger tile.
+//
+// The general fused runner (fused_runner.h) stores each member's tile and
+// reloads it for the next member: for ((x*2+1)*x-0.5)/3 that is five
+// load/op/store passes an element. Here each block goes through all members
+// at once, so an element is loaded once and stored once. Every element still
+// goes through scalar::Binary in the same order, so results are bitwise equal
+// to the general runner and to the reference interpreter.
+//
+// Ownership: planned once per executable; points into its Program.
+// Thread-safety: Run is const; disjoint ranges may run concurrently.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include "baton/compiler/ir.h"
+#include "baton/compiler/step_plan.h"
+#include "baton/core/op_codes.h"
+
+namespace baton::cpu {
+
+class FloatChain {
+ public:
+  static constexpr int kMaxMembers = 16;
+  static constexpr int64_t kBlock = 256;
+
+  // A plan for `step` (a kFusedElementwise step of `program`), or null when
+  // it has a member that is not a float32 binary add/sub/mul/div, more than
+  // kMaxMembers members, or an operand that is neither an earlier member, a
+  // float32 array of the result's size nor a one-element scalar.
+  // `operand_member[i][k]`: the member producing operand k of member i, or -1.
+  static std::unique_ptr<FloatChain> TryPlan(
+      const compiler::Program& program, const compiler::StepPlan& plan,
+      const compiler::Step& step,
+      const std::vector<std::vector<int>>& operand_member);
+
+  // Computes result elements [begin, end) into `out`; `value_data` as for
+  // FusedStep::Run.
+  void Run(const std::vector<void*>& value_data, float* out, int64_t begin,
+           int64_t end) const;
+
+  struct Source {
+    enum class Kind : uint8_t { kMember, kArray, kScalar };
+    Kind kind = Kind::kArray;
+    int member = -1;                               // kMember
+    compiler::ValueId value = compiler::kNoValue;  // kArray, kScalar
+  };
+  // d[j] = a[j] op b[j] for j < n; a scalar side reads `as` / `bs` instead.
+  using BlockFn = void (*)(const float* a, const float* b, float as, float bs,
+                           float* d, int64_t n);
+  struct MicroOp {
+    BinaryOp op = BinaryOp::kAdd;
+    Source a, b;
+    BlockFn baseline = nullptr;  // the loop for this op and scalar pattern
+    BlockFn avx2 = nullptr;      // the same loop compiled for AVX2 (isa.h)
+  };
+
+ private:
+  static void BindLoops(MicroOp& m);  // sets baseline/avx2 for m's op and kinds
+  std::vector<MicroOp>
+      ops_;  // one per member, in order; the last is the result
+};
+
+}  // namespace baton::cpu
