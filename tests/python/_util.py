@@ -1,8 +1,33 @@
 """Helpers shared by the Python tests."""
 
+import os
+import subprocess
+import sys
+
+import ml_dtypes
 import numpy as np
 
 import baton as bt
+
+# Every dtype baton supports, as numpy dtypes (for parametrize).
+ALL_DTYPES = [
+    np.bool_,
+    np.int8,
+    np.int16,
+    np.int32,
+    np.int64,
+    np.uint8,
+    np.uint32,
+    np.float16,
+    ml_dtypes.bfloat16,
+    np.float32,
+    np.float64,
+]
+
+
+def dtype_name(d):
+    """A test id for dtype d ("float32", "bfloat16", ...)."""
+    return np.dtype(d).name
 
 
 def in_use(kind="device", device=None):
@@ -22,3 +47,19 @@ def data_ptr(x):
 def floats(n, start=0.0):
     """n float32 values (n * 4 bytes; use multiples of 64 for exact stats)."""
     return np.arange(start, start + n, dtype=np.float32)
+
+
+def run_with_two_devices(code):
+    """Runs Python `code` in a fresh process with two CPU devices
+    (BATON_NUM_CPU_DEVICES is read at start-up); asserts it exits 0 and
+    prints "ok"."""
+    env = dict(os.environ, BATON_NUM_CPU_DEVICES="2")
+    out = subprocess.run(
+        [sys.executable, "-c", code],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert out.returncode == 0, out.stderr
+    assert "ok" in out.stdout

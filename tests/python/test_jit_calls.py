@@ -5,9 +5,6 @@ import collections
 import dataclasses
 import functools
 import gc
-import os
-import subprocess
-import sys
 import textwrap
 import threading
 import warnings
@@ -18,7 +15,7 @@ import pytest
 import baton as bt
 from baton import lax
 
-from _util import data_ptr, floats, in_use
+from _util import data_ptr, floats, in_use, run_with_two_devices
 
 
 def arr(n=4, start=0.0, **kw):
@@ -544,16 +541,7 @@ def test_arguments_on_different_devices_are_refused():
         print("ok")
         """
     )
-    env = dict(os.environ, BATON_NUM_CPU_DEVICES="2")
-    out = subprocess.run(
-        [sys.executable, "-c", code],
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
-    assert out.returncode == 0, out.stderr
-    assert "ok" in out.stdout
+    run_with_two_devices(code)
 
 
 def test_calls_from_many_threads():

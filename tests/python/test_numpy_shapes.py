@@ -8,23 +8,8 @@ import pytest
 import baton as bt
 import baton.numpy as bnp
 
-ALL = [
-    np.bool_,
-    np.int8,
-    np.int16,
-    np.int32,
-    np.int64,
-    np.uint8,
-    np.uint32,
-    np.float16,
-    ml_dtypes.bfloat16,
-    np.float32,
-    np.float64,
-]
-
-
-def _name(d):
-    return np.dtype(d).name
+from _util import ALL_DTYPES as ALL
+from _util import dtype_name as _name
 
 
 def sample(dtype, shape=(2, 3, 4)):

@@ -2,18 +2,15 @@
 
 import collections
 import dataclasses
-import os
-import subprocess
 import sys
 import textwrap
 
-import ml_dtypes
 import numpy as np
 import pytest
 
 import baton as bt
 
-from _util import data_ptr, floats, in_use, num_allocs
+from _util import ALL_DTYPES, data_ptr, floats, in_use, num_allocs, run_with_two_devices
 
 
 def test_device_put_snapshots_numpy(no_gc):
@@ -46,19 +43,7 @@ def test_python_scalar_errors():
 
 @pytest.mark.parametrize(
     "dtype",
-    [
-        np.bool_,
-        np.int8,
-        np.int16,
-        np.int32,
-        np.int64,
-        np.uint8,
-        np.uint32,
-        np.float16,
-        ml_dtypes.bfloat16,
-        np.float32,
-        np.float64,
-    ],
+    ALL_DTYPES,
 )
 def test_numpy_dtypes_are_kept(dtype):
     h = (np.arange(12) % 3).astype(dtype).reshape(3, 4)
@@ -311,13 +296,4 @@ def test_several_cpu_devices():
         print("ok")
         """
     )
-    env = dict(os.environ, BATON_NUM_CPU_DEVICES="2")
-    out = subprocess.run(
-        [sys.executable, "-c", code],
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
-    assert out.returncode == 0, out.stderr
-    assert "ok" in out.stdout
+    run_with_two_devices(code)

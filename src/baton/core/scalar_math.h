@@ -135,7 +135,7 @@ inline C IntPow(C base, C exp) {
 // promise NaN payloads either). One compare and one select, branch-free, so
 // loops still vectorize.
 template <typename C>
-inline C PinNaN(C /*a*/, C /*b*/, C r) {
+inline C CanonicalNaN(C r) {
   using U = std::conditional_t<sizeof(C) == 4, uint32_t, uint64_t>;
   constexpr int kMantissa = std::numeric_limits<C>::digits - 1;
   constexpr U kSign = U(1) << (sizeof(C) * 8 - 1);
@@ -159,10 +159,10 @@ inline C Binary(C a, C b) {
     else if constexpr (op == BinaryOp::kDiv) return a;
     else return false;  // kRem
   } else if constexpr (kIsFloat<C>) {
-    if constexpr (op == BinaryOp::kAdd) return PinNaN(a, b, C(a + b));
-    else if constexpr (op == BinaryOp::kSub) return PinNaN(a, b, C(a - b));
-    else if constexpr (op == BinaryOp::kMul) return PinNaN(a, b, C(a * b));
-    else if constexpr (op == BinaryOp::kDiv) return PinNaN(a, b, C(a / b));
+    if constexpr (op == BinaryOp::kAdd) return CanonicalNaN(C(a + b));
+    else if constexpr (op == BinaryOp::kSub) return CanonicalNaN(C(a - b));
+    else if constexpr (op == BinaryOp::kMul) return CanonicalNaN(C(a * b));
+    else if constexpr (op == BinaryOp::kDiv) return CanonicalNaN(C(a / b));
     else if constexpr (op == BinaryOp::kPow) return std::pow(a, b);
     else if constexpr (op == BinaryOp::kMax)
       return (a != a || b != b) ? std::numeric_limits<C>::quiet_NaN()
