@@ -5,6 +5,7 @@ set -euo pipefail
 
 APT_PACKAGES=(
   cmake ninja-build g++ pkg-config
+  ccache            # shares unchanged objects between builds (CMakeLists.txt)
   libgtest-dev libgmock-dev libbenchmark-dev
   libopenblas-dev   # GEMM for dot_general (DESIGN: a well-kept BLAS, not a hand-written one)
   libxxhash-dev     # content hashes for constant de-duplication

@@ -46,6 +46,24 @@ std::string_view op_kind_name(OpKind kind) {
       return "dot_general";
     case OpKind::kTransfer:
       return "transfer";
+    case OpKind::kCall:
+      return "call";
+  }
+  return "?";
+}
+
+std::string_view call_kind_name(CallKind kind) {
+  switch (kind) {
+    case CallKind::kCheckpoint:
+      return "checkpoint";
+    case CallKind::kStopGradient:
+      return "stop_gradient";
+    case CallKind::kName:
+      return "checkpoint_name";
+    case CallKind::kCustomJvp:
+      return "custom_jvp";
+    case CallKind::kCustomVjp:
+      return "custom_vjp";
   }
   return "?";
 }

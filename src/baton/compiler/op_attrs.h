@@ -47,8 +47,9 @@ enum class OpKind : uint8_t {
   kReduce,
   kDotGeneral,
   kTransfer,
+  kCall,
 };
-inline constexpr int kNumOpKinds = 21;
+inline constexpr int kNumOpKinds = 22;
 
 // StableHLO-style names: "parameter", "broadcast_in_dim", "dot_general", ...
 std::string_view op_kind_name(OpKind kind);
@@ -207,6 +208,72 @@ struct TransferAttrs {
   bool operator==(const TransferAttrs&) const = default;
 };
 
+class Program;  // ir.h
+
+// What a call stands for. Calls exist for the transformations
+// (compiler/transforms/): each kind tells autodiff or batching something the
+// plain ops cannot. Before a program is planned or interpreted,
+// InlineCalls (passes.h) replaces every call by its body, so no backend ever
+// sees one.
+enum class CallKind : uint8_t {
+  // The body, differentiated by recomputing it in the backward pass from the
+  // call's operands (bt.checkpoint); `policy` says which of its values the
+  // forward pass may keep instead.
+  kCheckpoint,
+  // Identity on its single operand (no body) whose derivative is zero
+  // (lax.stop_gradient).
+  kStopGradient,
+  // Identity on its single operand (no body) that names the value for
+  // checkpoint policies (bt.ad_checkpoint.checkpoint_name); `name`.
+  kName,
+  // The body with a user's JVP rule (bt.custom_jvp): `rule` takes (primals...,
+  // tangents...) and returns (outputs..., output tangents...).
+  kCustomJvp,
+  // The body with a user's VJP rule (bt.custom_vjp): `rule` is the forward
+  // rule, (primals...) -> (outputs..., residuals...); `rule2` the backward
+  // rule, (residuals..., output cotangents...) -> (primal cotangents...).
+  kCustomVjp,
+};
+std::string_view call_kind_name(CallKind kind);
+
+// Which values of a checkpointed body the forward pass keeps for the
+// backward pass (bt.checkpoint_policies); everything else is recomputed.
+struct CheckpointPolicy {
+  enum class Kind : uint8_t {
+    kNothingSaveable,  // also the default of bt.checkpoint (policy=None)
+    kEverythingSaveable,
+    kDotsSaveable,
+    kDotsWithNoBatchDimsSaveable,
+    kSaveOnlyTheseNames,  // values named (kName calls) in `names`
+    // Like kDotsWithNoBatchDimsSaveable, but the kept values are moved to
+    // `offload_dst` for the time between the passes and back to
+    // `offload_src` when the backward pass needs them.
+    kOffloadDotsWithNoBatchDims,
+  };
+  Kind kind = Kind::kNothingSaveable;
+  std::vector<std::string> names;
+  MemoryKind offload_src = MemoryKind::kDevice;
+  MemoryKind offload_dst = MemoryKind::kPinnedHost;
+  bool operator==(const CheckpointPolicy&) const = default;
+};
+
+// (operands...): the body's parameters, in order. A call produces ONE value,
+// output `output_index` of its body: a body with n outputs is called by n
+// call instructions with equal attributes except output_index, emitted one
+// after the other (a "call group", see transforms/call_group.h), so the IR
+// keeps one value per instruction. Bodies and rules are immutable and
+// shared; == compares their identity.
+struct CallAttrs {
+  CallKind kind = CallKind::kCheckpoint;
+  int output_index = 0;
+  std::shared_ptr<const Program> body;   // null for kStopGradient and kName
+  std::shared_ptr<const Program> rule;   // kCustomJvp, kCustomVjp (forward)
+  std::shared_ptr<const Program> rule2;  // kCustomVjp (backward)
+  CheckpointPolicy policy;               // kCheckpoint
+  std::string name;  // kName: the value's name; others: the function's
+  bool operator==(const CallAttrs&) const = default;
+};
+
 // In OpKind order (checked below).
 using OpAttrs =
     std::variant<ParameterAttrs, ConstantAttrs, IotaAttrs, ConvertAttrs,
@@ -214,7 +281,7 @@ using OpAttrs =
                  BroadcastInDimAttrs, ReshapeAttrs, TransposeAttrs, SliceAttrs,
                  DynamicSliceAttrs, DynamicUpdateSliceAttrs, ConcatenateAttrs,
                  PadAttrs, GatherAttrs, ScatterAttrs, ReduceAttrs,
-                 DotGeneralAttrs, TransferAttrs>;
+                 DotGeneralAttrs, TransferAttrs, CallAttrs>;
 
 inline OpKind KindOf(const OpAttrs& attrs) {
   return static_cast<OpKind>(attrs.index());
@@ -251,6 +318,7 @@ BATON_CHECK_ATTRS_ORDER(kScatter, ScatterAttrs);
 BATON_CHECK_ATTRS_ORDER(kReduce, ReduceAttrs);
 BATON_CHECK_ATTRS_ORDER(kDotGeneral, DotGeneralAttrs);
 BATON_CHECK_ATTRS_ORDER(kTransfer, TransferAttrs);
+BATON_CHECK_ATTRS_ORDER(kCall, CallAttrs);
 #undef BATON_CHECK_ATTRS_ORDER
 
 }  // namespace baton::compiler

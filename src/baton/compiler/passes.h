@@ -24,8 +24,14 @@ Program EliminateDeadCode(const Program& program);
 // are never merged. Operand order matters (a + b and b + a stay distinct).
 Program EliminateCommonSubexpressions(const Program& program);
 
+// Replaces every call by its body (inline_program.h), recursively; the
+// custom rules and checkpoint policies of calls matter only to the
+// transformations, which run before this. A program without calls is
+// returned as it is.
+Program InlineCalls(const Program& program);
+
 // The passes a program goes through before buffer assignment, in order:
-// common-subexpression elimination, then dead-code elimination.
+// call inlining, common-subexpression elimination, dead-code elimination.
 Program Optimize(const Program& program);
 
 }  // namespace baton::compiler

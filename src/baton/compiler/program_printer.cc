@@ -85,6 +85,24 @@ std::string AttributeText(const Instruction& inst) {
       return ", memory_kind=" +
              std::string(
                  memory_kind_name(inst.attrs_as<TransferAttrs>().memory_kind));
+    case OpKind::kCall: {
+      const auto& a = inst.attrs_as<CallAttrs>();
+      std::string t = ", kind=" + std::string(call_kind_name(a.kind));
+      if (!a.name.empty()) t += ", name=\"" + a.name + "\"";
+      if (a.body) t += ", output=" + std::to_string(a.output_index);
+      // The first call of a group shows the body (indented).
+      if (a.body && a.output_index == 0) {
+        std::string body = ProgramToText(*a.body);
+        std::string indented;
+        for (char c : body) {
+          indented += c;
+          if (c == '\n') indented += "    ";
+        }
+        while (!indented.empty() && indented.back() == ' ') indented.pop_back();
+        t += ", body=" + indented.substr(0, indented.size() - 1);
+      }
+      return t;
+    }
     default:
       return "";
   }

@@ -3,6 +3,7 @@
 #include <string>
 
 #include "baton/compiler/interpreter_ops.h"
+#include "baton/core/error.h"
 
 namespace baton::compiler {
 namespace {
@@ -55,6 +56,17 @@ Literal Evaluate(const Instruction& inst, const Operands& in,
       return EvalReduce(inst, in);
     case OpKind::kDotGeneral:
       return EvalDotGeneral(inst, in);
+    case OpKind::kCall: {
+      // The body, run as a program of its own (plainest: once per member
+      // of a call group).
+      const auto& call = inst.attrs_as<CallAttrs>();
+      if (!call.body) return *in[0];
+      std::vector<Literal> body_args;
+      for (const Literal* l : in) body_args.push_back(*l);
+      Result<std::vector<Literal>> outs = Interpret(*call.body, body_args);
+      ThrowIfError(outs.status());
+      return std::move(outs).value()[call.output_index];
+    }
   }
   return Literal();
 }

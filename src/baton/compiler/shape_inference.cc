@@ -609,6 +609,8 @@ Result<ValueType> InferType(const OpAttrs& attrs,
       t.memory_kind = std::get<TransferAttrs>(attrs).memory_kind;
       return t;
     }
+    case OpKind::kCall:
+      return InferCallType(std::get<CallAttrs>(attrs), operands);
   }
   return Internal("InferType: unknown op kind");
 }

@@ -25,4 +25,11 @@ namespace baton::compiler {
 Result<ValueType> InferType(const OpAttrs& attrs,
                             std::span<const ValueType> operands);
 
+// The call op's rule (call_inference.cc): a call without a body has one
+// operand and its type; otherwise the operands must match the body's
+// parameters (shape and dtype) and the result is the body's output
+// `output_index`. Custom rules are checked against the body too.
+Result<ValueType> InferCallType(const CallAttrs& attrs,
+                                std::span<const ValueType> operands);
+
 }  // namespace baton::compiler

@@ -135,6 +135,9 @@ Status RunInstruction(const c::Instruction& inst,
     case c::OpKind::kConstant:
       return Internal("RunInstruction: parameters and constants have storage "
                       "already and never run");
+    case c::OpKind::kCall:
+      return Internal("RunInstruction: calls are inlined before planning "
+                      "(compiler::InlineCalls)");
   }
   return Unimplemented("RunInstruction: op " +
                        std::string(c::op_kind_name(inst.kind())) +
