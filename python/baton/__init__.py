@@ -38,6 +38,12 @@ from baton import _array_methods  # noqa: F401 -- attaches Array's methods
 from baton import lax
 from baton._jit import clear_caches, device_put, jit  # device_put: traced form too
 from baton import _operators  # noqa: F401 -- operators, indexing, .at[] (uses jit)
+from baton._autodiff import grad, jvp, value_and_grad, vjp
+from baton._vmap import vmap
+from baton._jacobians import hessian, jacfwd, jacobian, jacrev
+from baton._custom import custom_jvp, custom_vjp
+from baton._checkpoint import checkpoint, checkpoint_policies, remat, saved_residuals
+from baton import ad_checkpoint
 
 for _cls in (Array, Device, Donated):
     try:
@@ -56,9 +62,14 @@ __all__ = [
     "DonationError",
     "DonationWarning",
     "ResourceExhaustedError",
+    "ad_checkpoint",
     "block_until_ready",
+    "checkpoint",
+    "checkpoint_policies",
     "clear_caches",
     "config",
+    "custom_jvp",
+    "custom_vjp",
     "device_get",
     "device_put",
     "devices",
@@ -66,13 +77,24 @@ __all__ = [
     "empty",
     "from_dlpack",
     "full",
+    "grad",
+    "hessian",
+    "jacfwd",
+    "jacobian",
+    "jacrev",
     "jit",
+    "jvp",
     "lax",
     "live_arrays",
     "memory_stats",
     "ones",
+    "remat",
     "reset_peak_memory_stats",
+    "saved_residuals",
     "set_memory_limit",
     "tree",
+    "value_and_grad",
+    "vjp",
+    "vmap",
     "zeros",
 ]

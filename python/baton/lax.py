@@ -27,6 +27,11 @@ from baton._baton import lax as _lax
 
 __all__ = sorted(name for name in dir(_lax) if not name.startswith("_"))
 globals().update({name: getattr(_lax, name) for name in __all__})
+
+# Transformations' markers (baton/_checkpoint.py), as in jax.lax.
+from baton._checkpoint import stop_gradient  # noqa: E402, F401
+
+__all__ = sorted([*__all__, "stop_gradient"])
 _trace_device = _lax._trace_device
 
 Tracer = _lax.Tracer

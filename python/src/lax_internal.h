@@ -33,8 +33,9 @@ compiler::WeakScalar ToWeakScalar(nb::handle h, const char* op);
 // An int or a sequence of ints (numpy integers too); TypeError naming `op`
 // and `what` otherwise.
 std::vector<int64_t> ToDims(nb::handle h, const char* op, const char* what);
-// The frame an op runs in: its first Tracer operand's, else the innermost
-// trace on this thread; TypeError outside any trace.
+// The frame an op runs in: the innermost trace on this thread when every
+// Tracer operand belongs to it or to a frame enclosing it (ToTracer lifts
+// those), else the first Tracer operand's; TypeError outside any trace.
 std::shared_ptr<TraceFrame> OpFrame(const char* op,
                                     std::initializer_list<nb::handle> operands);
 std::shared_ptr<TraceFrame> OpFrame(const char* op,

@@ -19,4 +19,5 @@ NB_MODULE(_baton, m) {
   init_lax(m);
   init_compiled(m);
   init_jit(m);
+  init_transforms(m);
 }

@@ -19,3 +19,4 @@ void init_tracer(nb::module_& m);      // tracer.cc: `lax` and its Tracer
 void init_lax(nb::module_& m);         // lax.cc (after tracer)
 void init_compiled(nb::module_& m);    // compiled.cc: Lowered, Compiled
 void init_jit(nb::module_& m);         // jit.cc (after tracer, donation)
+void init_transforms(nb::module_& m);  // transforms.cc (after tracer)

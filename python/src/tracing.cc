@@ -51,6 +51,27 @@ TraceFrame::TraceFrame(Device* device, std::string fn_name)
       device_(device),
       fn_name_(std::move(fn_name)) {}
 
+TraceFrame::TraceFrame(std::shared_ptr<TraceFrame> parent, Device* device,
+                       std::string fn_name)
+    : parent_(std::move(parent)),
+      lifts_(true),
+      device_(device),
+      fn_name_(std::move(fn_name)) {}
+
+bool TraceFrame::IsWithin(const TraceFrame* outer) const {
+  for (const TraceFrame* f = this; f != nullptr; f = f->parent_.get()) {
+    if (f == outer) return true;
+  }
+  return false;
+}
+
+compiler::Tracer TraceFrame::AddLifted(const compiler::ValueType& type,
+                                       nb::object outer) {
+  compiler::Tracer t = ctx_.AddParameter(type);
+  lifted_.push_back(std::move(outer));
+  return t;
+}
+
 compiler::Tracer TraceFrame::Capture(const Array& array) {
   ThrowIfError(array.impl()->buffer().status());  // deleted: say so now
   if (array.device() != device_) {
@@ -59,7 +80,32 @@ compiler::Tracer TraceFrame::Capture(const Array& array) {
                " but the function runs on " + device_->ToString() +
                "; move it with bt.device_put first");
   }
-  return scope_->Capture(array);
+  if (!lifts_) return scope_->Capture(array);
+  auto it = lifted_arrays_.find(array.impl());
+  if (it != lifted_arrays_.end()) return it->second;
+  compiler::Tracer t = AddLifted(
+      compiler::ValueType{array.shape(), array.dtype(), array.memory_kind()},
+      nb::cast(array));
+  lifted_arrays_.emplace(array.impl(), t);
+  return t;
+}
+
+compiler::Tracer TraceFrame::Lift(const PyTracer& outer) {
+  if (outer.frame.get() == this) return outer.tracer;
+  const auto key = std::make_pair(outer.frame.get(), outer.tracer.id());
+  auto it = lifted_values_.find(key);
+  if (it != lifted_values_.end()) return it->second;
+  // The parent's own value for it first (lifting through every frame in
+  // between), so the caller can pass it when it applies this program.
+  nb::object in_parent;
+  if (parent_.get() == outer.frame.get()) {
+    in_parent = nb::cast(outer);
+  } else {
+    in_parent = nb::cast(PyTracer{parent_, parent_->Lift(outer), outer.weak});
+  }
+  compiler::Tracer t = AddLifted(outer.tracer.type(), std::move(in_parent));
+  lifted_values_.emplace(key, t);
+  return t;
 }
 
 compiler::Tracer TraceFrame::Snapshot(const void* data, size_t nbytes,
@@ -93,10 +139,23 @@ compiler::Program TraceFrame::Finish(
   return p;
 }
 
+compiler::Program TraceFrame::FinishSubtrace(
+    const std::vector<compiler::Tracer>& outputs,
+    std::vector<nb::object>* lifted) {
+  compiler::Program p = ctx_.Finish(outputs);
+  *lifted = std::move(lifted_);
+  Abandon();
+  return p;
+}
+
 void TraceFrame::Abandon() {
   active_ = false;
   scope_.reset();
   snapshots_.clear();
+  lifted_.clear();
+  lifted_values_.clear();
+  lifted_arrays_.clear();
+  parent_.reset();
 }
 
 const std::shared_ptr<TraceFrame>& CurrentFrame() {
@@ -235,13 +294,34 @@ std::vector<int64_t> ToDims(nb::handle h, const char* op, const char* what) {
   return dims;
 }
 
-// The frame an op runs in: its first Tracer operand's, else the innermost
-// trace on this thread.
+namespace {
+
+// The innermost trace when every Tracer operand belongs to it or to a frame
+// enclosing it (those are lifted, as JAX traces every op into the innermost
+// trace); otherwise the first Tracer operand's frame, where ToTracer reports
+// the foreign operand.
+template <typename Handles>
+std::shared_ptr<TraceFrame> FrameOfOperands(const char* op,
+                                            const Handles& operands) {
+  const auto& current = CurrentFrame();
+  const PyTracer* first = nullptr;
+  bool all_enclosing = true;
+  for (nb::handle h : operands) {
+    if (const PyTracer* t = AsPyTracer(h, op)) {
+      if (first == nullptr) first = t;
+      if (!current || !current->IsWithin(t->frame.get())) all_enclosing = false;
+    }
+  }
+  if (first == nullptr || all_enclosing) return current;
+  return first->frame;
+}
+
+}  // namespace
+
+// The frame an op runs in (lax_internal.h).
 std::shared_ptr<TraceFrame> OpFrame(
     const char* op, std::initializer_list<nb::handle> operands) {
-  for (nb::handle h : operands) {
-    if (const PyTracer* t = AsPyTracer(h, op)) return t->frame;
-  }
+  if (auto f = FrameOfOperands(op, operands)) return f;
   const auto& f = CurrentFrame();
   if (!f) {
     ThrowType(std::string("lax.") + op +
@@ -254,9 +334,7 @@ std::shared_ptr<TraceFrame> OpFrame(
 
 std::shared_ptr<TraceFrame> OpFrame(const char* op,
                                     const std::vector<nb::handle>& operands) {
-  for (nb::handle h : operands) {
-    if (const PyTracer* t = AsPyTracer(h, op)) return t->frame;
-  }
+  if (auto f = FrameOfOperands(op, operands)) return f;
   return OpFrame(op, {});
 }
 
@@ -306,7 +384,15 @@ bool IsNumpyData(nb::handle h) {
 
 Tracer ToTracer(nb::handle h, const std::shared_ptr<TraceFrame>& frame,
                 const char* op) {
-  if (const PyTracer* t = AsPyTracer(h, op)) return t->tracer;
+  if (const PyTracer* t = AsPyTracer(h, op)) {
+    if (t->frame == frame) return t->tracer;
+    if (frame->IsWithin(t->frame.get())) return frame->Lift(*t);
+    ThrowValue(std::string(op) + ": this Tracer belongs to a trace of " +
+               t->frame->fn_name() + ", not to the trace of " +
+               frame->fn_name() +
+               " (nor to one enclosing it); a traced value can only be used "
+               "in the function traced with it or in functions it calls");
+  }
   if (nb::isinstance<ArrayImpl>(h)) {
     return frame->Capture(nb::cast<Array>(h));
   }

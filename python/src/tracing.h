@@ -12,17 +12,29 @@
 // a global, returned through a side channel) keeps the frame's memory alive
 // but any use raises an error saying so, never touches a finished context.
 //
+// Sub-traces (bt.grad, bt.vmap, bt.checkpoint, custom rules: transforms.cc)
+// are frames nested in the frame that was innermost when they started (their
+// parent). They lift: a Tracer of an enclosing frame used inside becomes a
+// new parameter of the sub-program (through every frame in between), and so
+// does a baton Array; Finish returns those outer values in parameter order,
+// after the explicit parameters, so the caller passes them when it applies
+// the program. A jit trace is a root frame (no parent): arrays become hidden
+// arguments of the executable instead.
+//
 // Ownership: frames are shared by the thread's stack and the Tracers made in
-// them; captured arrays and snapshots are dropped when the trace finishes.
-// Thread-safety: a frame is used by the thread that traces it (with the GIL
-// held); the stack is thread-local.
+// them; a sub-frame holds its parent (and the outer values it lifted) until
+// it finishes; captured arrays and snapshots are dropped when the trace
+// finishes. Thread-safety: a frame is used by the thread that traces it (with
+// the GIL held); the stack is thread-local.
 #pragma once
 
 #include <nanobind/nanobind.h>
 
 #include <cstddef>
+#include <map>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "baton/compiler/literal.h"
@@ -34,11 +46,18 @@ namespace nb = nanobind;
 
 namespace baton::python {
 
+struct PyTracer;
+
 class TraceFrame {
  public:
-  // `device`: the device the program is compiled for (captured arrays must
-  // live there). `fn_name` names the traced function in messages.
+  // A root frame (bt.jit). `device`: the device the program is compiled for
+  // (captured arrays must live there). `fn_name` names the traced function
+  // in messages.
   TraceFrame(Device* device, std::string fn_name);
+  // A sub-trace nested in `parent` (null outside any trace: then it still
+  // lifts arrays into parameters), compiling for `device`.
+  TraceFrame(std::shared_ptr<TraceFrame> parent, Device* device,
+             std::string fn_name);
   TraceFrame(const TraceFrame&) = delete;
   TraceFrame& operator=(const TraceFrame&) = delete;
 
@@ -46,10 +65,20 @@ class TraceFrame {
   Device* device() const { return device_; }
   const std::string& fn_name() const { return fn_name_; }
   bool active() const { return active_; }
+  // The enclosing frame of a sub-trace (null for roots).
+  const std::shared_ptr<TraceFrame>& parent() const { return parent_; }
+  // True for sub-traces: outer values become parameters.
+  bool lifts() const { return lifts_; }
+  // True when `outer` is this frame or encloses it (through parents).
+  bool IsWithin(const TraceFrame* outer) const;
 
   // A baton Array used in the function: a hidden argument (never a
-  // constant). The same array captured twice is one argument.
+  // constant); in a sub-trace, a parameter. The same array captured twice
+  // is one argument.
   compiler::Tracer Capture(const Array& array);
+  // A Tracer of an enclosing frame (IsWithin(outer.frame)) as a value of
+  // this one: a parameter, added once per outer value.
+  compiler::Tracer Lift(const PyTracer& outer);
   // Host data (a C-contiguous buffer) used in the function: a snapshot taken
   // now. The same unchanged host memory captured again shares the snapshot.
   compiler::Tracer Snapshot(const void* data, size_t nbytes, Shape shape,
@@ -60,6 +89,11 @@ class TraceFrame {
   // arguments, in order) are returned.
   compiler::Program Finish(const std::vector<compiler::Tracer>& outputs,
                            std::vector<Array>* captured);
+  // Ends a sub-trace: the program with `outputs` as results; `lifted`
+  // receives the outer values (Python Tracers of the parent frame, or
+  // Arrays) that its parameters after the explicit ones stand for, in order.
+  compiler::Program FinishSubtrace(const std::vector<compiler::Tracer>& outputs,
+                                   std::vector<nb::object>* lifted);
   // Marks the frame finished without a program (the trace failed).
   void Abandon();
 
@@ -69,12 +103,22 @@ class TraceFrame {
     size_t nbytes;
     std::shared_ptr<const compiler::Literal> literal;
   };
+  compiler::Tracer AddLifted(const compiler::ValueType& type, nb::object outer);
+
   compiler::TraceContext ctx_;
-  std::unique_ptr<TraceScope> scope_;  // null once finished
-  Device* device_;                     // not owned
+  std::unique_ptr<TraceScope> scope_;   // roots only; null once finished
+  std::shared_ptr<TraceFrame> parent_;  // sub-traces; released at the end
+  bool lifts_ = false;
+  Device* device_;  // not owned
   std::string fn_name_;
   bool active_ = true;
   std::vector<SnapshotEntry> snapshots_;
+  // Sub-traces: the outer value of each lifted parameter, in order, and
+  // where each outer value (frame and ValueId, or array) was lifted to.
+  std::vector<nb::object> lifted_;
+  std::map<std::pair<const TraceFrame*, compiler::ValueId>, compiler::Tracer>
+      lifted_values_;
+  std::map<const void*, compiler::Tracer> lifted_arrays_;
 };
 
 // One traced value as Python sees it. `weak`: it stands for a Python scalar
@@ -111,9 +155,11 @@ bool IsNumpyData(nb::handle h);
 // The C++ Tracer of a Python Tracer that belongs to an active trace; throws
 // (naming `op`) for an escaped one. Null if `h` is not a Tracer.
 const PyTracer* AsPyTracer(nb::handle h, const char* op);
-// Converts any operand to a Tracer in `frame`: Tracers as they are, baton
-// Arrays captured (hidden arguments), numpy data and Python scalars as
-// snapshotted constants. TypeError (naming `op`) otherwise.
+// Converts any operand to a Tracer in `frame`: its Tracers as they are,
+// Tracers of enclosing frames lifted (TraceFrame::Lift), baton Arrays
+// captured (hidden arguments), numpy data and Python scalars as
+// snapshotted constants. TypeError (naming `op`) otherwise; ValueError for
+// a Tracer of an unrelated trace.
 compiler::Tracer ToTracer(nb::handle h,
                           const std::shared_ptr<TraceFrame>& frame,
                           const char* op);

@@ -1,0 +1,283 @@
+"""``bt.checkpoint`` (``bt.remat``), ``bt.checkpoint_policies``,
+``bt.ad_checkpoint.checkpoint_name``, ``bt.lax.stop_gradient`` and
+``bt.saved_residuals``: controlling what the backward pass keeps.
+
+``checkpoint(fun)`` traces ``fun`` into a call (``op_attrs.h`` CallAttrs
+kCheckpoint) carrying the policy: reverse-mode differentiation keeps the
+call's operands and what the policy saves, and recomputes the rest of the
+body in the backward pass (``compiler/transforms/vjp.h``). Outside a trace
+it just runs ``fun``.
+
+Policies are the values of ``checkpoint_policies``, not arbitrary
+functions: baton decides saveability in C++ from the policy's kind (JAX's
+policies are predicates over primitives; a custom predicate raises
+NotImplementedError).
+"""
+
+from __future__ import annotations
+
+import functools
+import types
+from typing import Any, Callable
+
+from baton import _dtypes, tree
+from baton._baton import Array
+from baton._subtrace import (
+    aval_of,
+    check_args,
+    fun_name,
+    is_tracing,
+    trace,
+    transforms,
+)
+
+__all__ = [
+    "checkpoint",
+    "checkpoint_name",
+    "checkpoint_policies",
+    "print_saved_residuals",
+    "remat",
+    "saved_residuals",
+    "stop_gradient",
+]
+
+_MEMORY_KINDS = ("device", "pinned_host", "unpinned_host")
+
+
+class CheckpointPolicy:
+    """One of ``bt.checkpoint_policies``: which values of a checkpointed
+    function the forward pass keeps for the backward pass."""
+
+    __slots__ = ("dst", "kind", "names", "src")
+
+    def __init__(
+        self,
+        kind: str,
+        names: tuple[str, ...] = (),
+        src: str | None = None,
+        dst: str | None = None,
+    ) -> None:
+        self.kind = kind
+        self.names = tuple(names)
+        self.src = src
+        self.dst = dst
+
+    def _spec(self) -> tuple:
+        return (self.kind, list(self.names), self.src, self.dst)
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        raise TypeError(
+            f"{self!r} is a baton checkpoint policy, applied by bt.checkpoint in "
+            "C++; it cannot be called as a predicate"
+        )
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, CheckpointPolicy) and self._spec() == other._spec()
+
+    def __hash__(self) -> int:
+        return hash((self.kind, self.names, self.src, self.dst))
+
+    def __repr__(self) -> str:
+        if self.kind == "save_only_these_names":
+            return f"save_only_these_names({', '.join(map(repr, self.names))})"
+        if self.kind == "offload_dot_with_no_batch_dims":
+            return f"offload_dot_with_no_batch_dims({self.src!r}, {self.dst!r})"
+        return self.kind
+
+
+def _save_only_these_names(*names: str) -> CheckpointPolicy:
+    """Saves only the values named with ``checkpoint_name`` in ``names``."""
+    for n in names:
+        if not isinstance(n, str):
+            raise TypeError(f"save_only_these_names: names must be str, not {n!r}")
+    return CheckpointPolicy("save_only_these_names", names)
+
+
+def _offload_dot_with_no_batch_dims(
+    offload_src: str, offload_dst: str
+) -> CheckpointPolicy:
+    """Like ``dots_with_no_batch_dims_saveable``, but the saved values are
+    moved to memory kind ``offload_dst`` (e.g. "pinned_host") between the
+    passes and back to ``offload_src`` for the backward pass."""
+    for k in (offload_src, offload_dst):
+        if k not in _MEMORY_KINDS:
+            raise ValueError(
+                f"offload_dot_with_no_batch_dims: unknown memory kind {k!r}; "
+                f"expected one of {', '.join(_MEMORY_KINDS)}"
+            )
+    return CheckpointPolicy(
+        "offload_dot_with_no_batch_dims", (), offload_src, offload_dst
+    )
+
+
+def _unsupported(name: str) -> Callable[..., Any]:
+    def policy(*args: Any, **kwargs: Any) -> Any:
+        raise NotImplementedError(
+            f"checkpoint_policies.{name} is not supported by baton; use one of "
+            "everything_saveable, nothing_saveable, dots_saveable, "
+            "dots_with_no_batch_dims_saveable, save_only_these_names, "
+            "offload_dot_with_no_batch_dims"
+        )
+
+    return policy
+
+
+checkpoint_policies = types.SimpleNamespace(
+    everything_saveable=CheckpointPolicy("everything_saveable"),
+    nothing_saveable=CheckpointPolicy("nothing_saveable"),
+    dots_saveable=CheckpointPolicy("dots_saveable"),
+    checkpoint_dots=CheckpointPolicy("dots_saveable"),
+    dots_with_no_batch_dims_saveable=CheckpointPolicy(
+        "dots_with_no_batch_dims_saveable"
+    ),
+    checkpoint_dots_with_no_batch_dims=CheckpointPolicy(
+        "dots_with_no_batch_dims_saveable"
+    ),
+    save_only_these_names=_save_only_these_names,
+    offload_dot_with_no_batch_dims=_offload_dot_with_no_batch_dims,
+    save_anything_except_these_names=_unsupported("save_anything_except_these_names"),
+    save_any_names_but_these=_unsupported("save_any_names_but_these"),
+    save_and_offload_only_these_names=_unsupported("save_and_offload_only_these_names"),
+    save_from_both_policies=_unsupported("save_from_both_policies"),
+)
+checkpoint_policies.__doc__ = "The policies bt.checkpoint accepts (as in JAX)."
+
+
+def _policy_spec(policy: Any) -> Any:
+    if policy is None:
+        return None
+    if isinstance(policy, CheckpointPolicy):
+        return policy._spec()
+    raise NotImplementedError(
+        f"checkpoint: policy {policy!r} is not one of bt.checkpoint_policies; "
+        "baton applies policies in C++ and does not support custom predicate "
+        "functions"
+    )
+
+
+def checkpoint(
+    fun: Callable[..., Any] | None = None,
+    *,
+    prevent_cse: bool = True,
+    policy: Any = None,
+    static_argnums: int | tuple[int, ...] = (),
+) -> Any:
+    """``fun`` whose intermediate values are recomputed in the backward pass
+    instead of kept (DESIGN.md 5.1): reverse-mode differentiation keeps the
+    arguments and what ``policy`` saves (default: nothing). Same values and
+    derivatives as ``fun``; less memory between the passes, more compute.
+    ``static_argnums``: arguments passed as Python values (not traced)."""
+    if fun is None:
+        return functools.partial(
+            checkpoint,
+            prevent_cse=prevent_cse,
+            policy=policy,
+            static_argnums=static_argnums,
+        )
+    spec = _policy_spec(policy)
+    statics = (
+        (static_argnums,) if isinstance(static_argnums, int) else tuple(static_argnums)
+    )
+    name = fun_name(fun)
+
+    @functools.wraps(fun)
+    def checkpointed(*args: Any, **kwargs: Any) -> Any:
+        if not is_tracing():
+            return fun(*args, **kwargs)
+        n = len(args)
+        static = {i + n if i < 0 else i for i in statics}
+        dyn_idx = [i for i in range(n) if i not in static]
+        leaves, in_tree = tree.flatten(([args[i] for i in dyn_idx], kwargs))
+        check_args(leaves, f"checkpoint({name})")
+        cell: dict = {}
+
+        def body_fn(*ts: Any) -> list:
+            dyn, kw = tree.unflatten(in_tree, list(ts))
+            full = list(args)
+            for i, v in zip(dyn_idx, dyn):
+                full[i] = v
+            out = fun(*full, **kw)
+            out_leaves, cell["tree"] = tree.flatten(out)
+            return out_leaves
+
+        body = trace(body_fn, [aval_of(x) for x in leaves], name)
+        outs = transforms.emit_call(
+            "checkpoint",
+            list(leaves) + list(body.lifted),
+            body=body.program,
+            policy=spec,
+            name=name,
+            weak=body.out_weak,
+        )
+        return tree.unflatten(cell["tree"], outs)
+
+    return checkpointed
+
+
+remat = checkpoint
+
+
+def _identity_call(kind: str, x: Any, name: str = "") -> Any:
+    if not is_tracing():
+        return x
+
+    def one(leaf: Any) -> Any:
+        weak = aval_of(leaf)[2]
+        return transforms.emit_call(kind, [leaf], name=name, weak=[weak])[0]
+
+    return tree.map(one, x)
+
+
+def checkpoint_name(x: Any, name: str) -> Any:
+    """``x`` (a pytree of arrays) named ``name`` for
+    ``checkpoint_policies.save_only_these_names`` (the identity otherwise)."""
+    if not isinstance(name, str):
+        raise TypeError(f"checkpoint_name: name must be a str, not {name!r}")
+    return _identity_call("name", x, name)
+
+
+def stop_gradient(x: Any) -> Any:
+    """``x`` (a pytree of arrays) with zero derivative: differentiation
+    treats it as a constant. The identity on values."""
+    return _identity_call("stop_gradient", x)
+
+
+def saved_residuals(fun: Callable[..., Any], *args: Any, **kwargs: Any) -> list:
+    """The values reverse-mode differentiation of ``fun`` at ``args`` keeps
+    from the forward pass for the backward pass, as ``(shape, dtype, what)``
+    tuples: ``what`` is "argument i" for an argument kept as it is, else the
+    op that computed it (and its ``checkpoint_name``). Differentiates with
+    respect to every floating-point argument; nothing runs."""
+    from baton._autodiff import _differentiable, _Flat
+
+    def f(*a: Any) -> Any:
+        return fun(*a, **kwargs)
+
+    flat = _Flat(f, args, False, f"saved_residuals({fun_name(fun)})")
+    wrt = _differentiable(flat.leaves, "saved_residuals", True)
+    wrt += [False] * len(flat.traced.lifted)
+    n = len(flat.leaves)
+    _, _, residuals = transforms.vjp(flat.main, wrt)
+    out = []
+    for shape, dtype, what in residuals:
+        if what.startswith("argument "):
+            try:
+                i = int(what.split()[1])
+            except (IndexError, ValueError):
+                i = -1
+            if i >= n:
+                v = flat.traced.lifted[i - n]
+                what = (
+                    "a closed-over array"
+                    if isinstance(v, Array)
+                    else "a closed-over traced value"
+                )
+        out.append((tuple(shape), _dtypes.SUPPORTED[dtype], what))
+    return out
+
+
+def print_saved_residuals(fun: Callable[..., Any], *args: Any, **kwargs: Any) -> None:
+    """Prints :func:`saved_residuals`, one per line."""
+    for shape, dtype, what in saved_residuals(fun, *args, **kwargs):
+        dims = ",".join(str(d) for d in shape)
+        print(f"{dtype.name}[{dims}] {what}")

@@ -1,0 +1,260 @@
+"""The machinery behind baton's transformations (grad, vjp, jvp, vmap,
+checkpoint, custom rules): trace a Python function into a program, transform
+the program in C++ (``baton._baton.transforms``), apply the result.
+
+- :func:`trace` runs a function on Tracers in a trace nested in the current
+  one (``python/src/tracing.h``). Values it uses from outside -- Tracers of
+  an enclosing trace, baton Arrays -- become extra parameters of the program
+  ("lifted"), returned with it so that whoever applies the program passes
+  them; numpy data stays a snapshot constant.
+- :func:`inline` re-emits a program into the current trace.
+- :func:`run_eagerly` is how a transformed function runs outside any trace:
+  through a fresh ``bt.jit`` of itself, so its inputs are traced there and
+  the function, its transformation and the use of the result become one
+  compiled program. A fresh jit per call means eager transformed functions
+  retrace (and recompile) at every call: nothing stale is ever reused, at
+  the cost of the compile; wrap them in ``bt.jit`` to compile once.
+
+Thread-safety: traces belong to the calling thread (as for ``bt.jit``).
+"""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import Sequence
+from typing import Any, Callable
+
+import numpy as np
+
+from baton import _baton, _dtypes, tree
+from baton._baton import Array, Donated
+from baton._baton import lax as _lax
+
+Tracer = _lax.Tracer
+transforms = _baton.transforms
+Program = transforms.Program
+
+is_tracing = _lax.is_tracing
+
+# An aval: (shape tuple, dtype name, weak, memory kind or None).
+Aval = tuple
+
+
+def is_python_scalar(x: Any) -> bool:
+    """bool / int / float (weakly typed); numpy scalars are not."""
+    return isinstance(x, (bool, int, float)) and not isinstance(x, np.generic)
+
+
+def is_array_like(x: Any) -> bool:
+    """A value a traced function can take as an array argument."""
+    return isinstance(
+        x, (Array, Tracer, Donated, np.ndarray, np.generic)
+    ) or is_python_scalar(x)
+
+
+def aval_of(x: Any) -> Aval:
+    """(shape, dtype name, weak, memory kind) of an array-like value."""
+    if isinstance(x, Tracer):
+        return (tuple(x.shape), _dtypes.name_of(x.dtype), x.weak_type, x.memory_kind)
+    if isinstance(x, Array):
+        return (tuple(x.shape), _dtypes.name_of(x.dtype), False, x.memory_kind)
+    if is_python_scalar(x):
+        return ((), _dtypes.python_scalar_dtype(x).name, True, None)
+    if isinstance(x, (np.ndarray, np.generic)):
+        return (tuple(np.shape(x)), _dtypes.name_of(np.asarray(x).dtype), False, None)
+    raise TypeError(
+        f"{type(x).__name__} is not a valid baton type: transformed functions "
+        "take arrays (baton Arrays, numpy arrays, Python scalars) and pytrees "
+        "of them"
+    )
+
+
+def dtype_of(x: Any) -> np.dtype:
+    if isinstance(x, (Tracer, Array, np.ndarray, np.generic)):
+        return np.dtype(x.dtype)
+    if is_python_scalar(x):
+        return np.dtype(_dtypes.python_scalar_dtype(x))
+    raise TypeError(f"{type(x).__name__} is not an array")
+
+
+def shape_of(x: Any) -> tuple[int, ...]:
+    if is_python_scalar(x):
+        return ()
+    return tuple(x.shape)
+
+
+def is_float(d: Any) -> bool:
+    d = np.dtype(d)
+    return d.kind == "f" or d == _dtypes.bfloat16
+
+
+def dtype_str(d: Any) -> str:
+    return _dtypes.name_of(np.dtype(d))
+
+
+def type_str(x: Any) -> str:
+    """``float32[3,4]``, as JAX prints avals in messages."""
+    shape = shape_of(x)
+    return f"{dtype_str(dtype_of(x))}[{','.join(str(d) for d in shape)}]"
+
+
+def fun_name(fun: Any) -> str:
+    return (
+        getattr(fun, "__qualname__", None)
+        or getattr(fun, "__name__", None)
+        or type(fun).__name__
+    )
+
+
+class Traced:
+    """A traced function: its program, the outer values its extra
+    parameters stand for, and which outputs are weakly typed."""
+
+    __slots__ = ("lifted", "out_weak", "program")
+
+    def __init__(self, program: Program, lifted: list, out_weak: list) -> None:
+        self.program = program
+        self.lifted = lifted
+        self.out_weak = out_weak
+
+    @property
+    def num_outputs(self) -> int:
+        return len(self.out_weak)
+
+
+def trace(fn: Callable[..., Sequence[Any]], avals: Sequence[Aval], name: str) -> Traced:
+    """Traces ``fn(*tracers)`` (one Tracer per aval; ``fn`` returns a flat
+    sequence of array-likes) in a trace nested in the current one."""
+    program, lifted, out_weak = transforms.subtrace(fn, list(avals), name)
+    return Traced(program, lifted, out_weak)
+
+
+def inline(program: Program, operands: Sequence[Any], weak: Any = None) -> list:
+    """``program`` applied to ``operands`` inside the current trace; its
+    outputs as Tracers (weakly typed where ``weak`` says)."""
+    return transforms.inline(program, list(operands), weak)
+
+
+def unique_lifted(*lists: Sequence[Any]) -> tuple[list, list[list[int]]]:
+    """The union of several lifted-value lists (by identity of the value)
+    and, for each list, where its entries are in the union."""
+    union: list = []
+    where: dict = {}
+    positions = []
+    for values in lists:
+        pos = []
+        for v in values:
+            k = transforms.value_key(v)
+            if k not in where:
+                where[k] = len(union)
+                union.append(v)
+            pos.append(where[k])
+        positions.append(pos)
+    return union, positions
+
+
+# ---- arguments ----
+
+
+def check_args(leaves: Sequence[Any], what: str) -> None:
+    for leaf in leaves:
+        if not is_array_like(leaf):
+            raise TypeError(
+                f"{what}: argument of type {type(leaf).__name__} is not a valid "
+                "baton type; pass arrays (baton Arrays, numpy arrays, Python "
+                "scalars) or pytrees of them"
+            )
+
+
+def normalize_argnums(
+    argnums: Any, nargs: int, what: str
+) -> tuple[tuple[int, ...], bool]:
+    """(positions, was_int)."""
+    if isinstance(argnums, (int, np.integer)) and not isinstance(argnums, bool):
+        nums = (int(argnums),)
+        was_int = True
+    elif isinstance(argnums, (tuple, list)):
+        nums = tuple(int(a) for a in argnums)
+        was_int = False
+    else:
+        raise TypeError(
+            f"{what}: argnums must be an int or a tuple of ints, not {argnums!r}"
+        )
+    out = []
+    for a in nums:
+        b = a + nargs if a < 0 else a
+        if not 0 <= b < nargs:
+            raise TypeError(
+                f"differentiating with respect to argnums={argnums} requires at "
+                f"least {max(a + 1, -a)} positional arguments to be passed by "
+                f"the caller, but got only {nargs} positional arguments."
+            )
+        out.append(b)
+    if len(set(out)) != len(out):
+        raise ValueError(f"{what}: argnums {argnums} contains duplicates")
+    return tuple(out), was_int
+
+
+def run_eagerly(fn: Callable[..., Any], args: tuple, kwargs: dict, name: str) -> Any:
+    """``fn(*args, **kwargs)`` through a fresh ``bt.jit`` (see the module
+    docstring). Leaves that are not arrays are passed through unchanged
+    (as static values)."""
+    from baton._jit import jit
+
+    leaves, treedef = tree.flatten((args, kwargs))
+    dynamic = [i for i, leaf in enumerate(leaves) if is_array_like(leaf)]
+
+    def run(*dyn: Any) -> Any:
+        full = list(leaves)
+        for i, d in zip(dynamic, dyn):
+            full[i] = d
+        a, k = tree.unflatten(treedef, full)
+        return fn(*a, **k)
+
+    run.__name__ = run.__qualname__ = name
+    return jit(run)(*[leaves[i] for i in dynamic])
+
+
+def argument_names(fun: Any, nargs: int) -> list[str]:
+    """How messages name positional argument i: its parameter name, else
+    ``args[i]``."""
+    names = []
+    try:
+        params = list(inspect.signature(fun).parameters.values())
+    except (TypeError, ValueError):
+        params = []
+    P = inspect.Parameter
+    positional = [
+        p.name for p in params if p.kind in (P.POSITIONAL_ONLY, P.POSITIONAL_OR_KEYWORD)
+    ]
+    var = next((p.name for p in params if p.kind is P.VAR_POSITIONAL), None)
+    for i in range(nargs):
+        if i < len(positional):
+            names.append(positional[i])
+        elif var is not None:
+            names.append(f"{var}[{i - len(positional)}]")
+        else:
+            names.append(f"args[{i}]")
+    return names
+
+
+def resolve_kwargs(fun: Any, args: tuple, kwargs: dict, what: str) -> tuple:
+    """Keyword arguments bound to positions (custom_jvp / custom_vjp take
+    positional arguments only, as in JAX)."""
+    if not kwargs:
+        return tuple(args)
+    try:
+        sig = inspect.signature(fun)
+    except (TypeError, ValueError):
+        raise TypeError(
+            f"{what}: keyword arguments need a function whose signature can be "
+            "inspected; pass them by position"
+        ) from None
+    ba = sig.bind(*args, **kwargs)
+    ba.apply_defaults()
+    if ba.kwargs:
+        raise TypeError(
+            f"{what}: keyword-only arguments ({', '.join(ba.kwargs)}) are not "
+            "supported; pass them by position"
+        )
+    return tuple(ba.args)
