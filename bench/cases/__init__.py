@@ -4,7 +4,8 @@ A case is a name (what ``--cases`` matches) and a function ``run(ctx) ->
 list[Row]`` that measures baton and, when present, JAX on the same inputs,
 checks that their results agree with a numpy reference, and returns rows.
 Groups, one module each: dispatch (jit call overhead), transfer
-(device_put), inplace (donated update loops), elementwise, matmul, train.
+(device_put), inplace (donated update loops), elementwise, matmul, train,
+grad_train (training steps with gradients).
 """
 
 from __future__ import annotations
@@ -27,7 +28,15 @@ class Case:
 
 def all_cases() -> list[Case]:
     """Every case, in running order (cheap dispatch cases first)."""
-    from cases import dispatch, elementwise, inplace, matmul, train, transfer
+    from cases import (
+        dispatch,
+        elementwise,
+        grad_train,
+        inplace,
+        matmul,
+        train,
+        transfer,
+    )
 
     return [
         *dispatch.CASES,
@@ -36,4 +45,5 @@ def all_cases() -> list[Case]:
         *elementwise.CASES,
         *matmul.CASES,
         *train.CASES,
+        *grad_train.CASES,
     ]

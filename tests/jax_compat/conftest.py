@@ -1,0 +1,34 @@
+"""Fixtures of the JAX comparison suite (tests/jax_compat).
+
+Every test here runs the same program, on the same numpy inputs, through JAX
+(jax/jaxlib from bench/requirements.txt, CPU, x64 off) and through baton, and
+compares the results to float32 rounding. JAX is a test-only dependency of
+this directory: without it every test here is skipped.
+
+Global state is restored after each test, as in tests/python (memory limits,
+bt.config).
+"""
+
+import os
+
+os.environ.setdefault("JAX_PLATFORMS", "cpu")  # no accelerator probing
+
+import pytest
+
+jax = pytest.importorskip("jax")
+jax.config.update("jax_enable_x64", False)
+
+import baton as bt  # noqa: E402
+
+KINDS = ("device", "pinned_host", "unpinned_host")
+
+
+@pytest.fixture(autouse=True)
+def restore_global_state():
+    saved_config = bt.config.values()
+    yield
+    for device in bt.devices():
+        for kind in KINDS:
+            bt.set_memory_limit(None, device, kind)
+    for name, value in saved_config.items():
+        bt.config.update(name, value)
