@@ -44,6 +44,7 @@ from baton._jacobians import hessian, jacfwd, jacobian, jacrev
 from baton._custom import custom_jvp, custom_vjp
 from baton._checkpoint import checkpoint, checkpoint_policies, remat, saved_residuals
 from baton import ad_checkpoint
+from baton import random  # noqa: E402 -- bt.random (uses lax, jit and tree)
 
 for _cls in (Array, Device, Donated):
     try:
@@ -88,6 +89,7 @@ __all__ = [
     "live_arrays",
     "memory_stats",
     "ones",
+    "random",
     "remat",
     "reset_peak_memory_stats",
     "saved_residuals",

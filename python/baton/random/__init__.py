@@ -1,0 +1,59 @@
+"""``bt.random``: JAX's random numbers (``jax.random``) on baton.
+
+    import baton as bt
+
+    key = bt.random.PRNGKey(0)            # uint32[2]; bt.random.key(0): typed
+    k1, k2 = bt.random.split(key)
+    x = bt.random.normal(k1, (3, 4))
+    i = bt.random.randint(k2, (5,), 0, 10)
+
+The generator is Threefry-2x32 (``_threefry``) with JAX's default
+conventions (threefry2x32, ``jax_threefry_partitionable=True``), so the
+same key gives the same numbers as JAX (jax 0.10.2, CPU): ``split``,
+``fold_in``, ``bits``, ``uniform``, ``randint``, ``bernoulli``,
+``permutation``, ``choice``, ``gumbel`` and ``categorical`` bit for bit;
+``normal`` and ``truncated_normal`` are promised within 2 ulp and are
+bitwise equal on everything tested, because XLA's float32 erf, erf_inv,
+log and log1p are evaluated with the same formulas and roundings
+(``_float_ops``). One known difference: float16 ``gumbel`` (XLA's float16
+log is not its float32 log rounded). Keys are values, never state: the
+same key always gives the same numbers, eagerly, under ``bt.jit``,
+``bt.vmap`` and inside traced functions.
+
+Not supported (baton lacks the dtypes): ``bits`` of uint16/uint64,
+``randint`` of 64-bit integers, float64 ``normal``/``truncated_normal``.
+"""
+
+from baton.random._gumbel import categorical, gumbel
+from baton.random._keys import (
+    PRNGKey,
+    PRNGKeyArray,
+    bits,
+    fold_in,
+    key,
+    key_data,
+    split,
+    wrap_key_data,
+)
+from baton.random._samplers import bernoulli, normal, randint, truncated_normal, uniform
+from baton.random._shuffle import choice, permutation
+
+__all__ = [
+    "PRNGKey",
+    "PRNGKeyArray",
+    "bernoulli",
+    "bits",
+    "categorical",
+    "choice",
+    "fold_in",
+    "gumbel",
+    "key",
+    "key_data",
+    "normal",
+    "permutation",
+    "randint",
+    "split",
+    "truncated_normal",
+    "uniform",
+    "wrap_key_data",
+]
