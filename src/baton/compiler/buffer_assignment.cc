@@ -1,8 +1,8 @@
 #include "baton/compiler/buffer_assignment.h"
 
 #include <algorithm>
-#include <numeric>
 
+#include "baton/compiler/arena_packing.h"
 #include "baton/compiler/fused_tiles.h"
 
 namespace baton::compiler {
@@ -32,46 +32,14 @@ bool InPlaceCapable(const Program& program, const Step& step) {
          k == OpKind::kScatter;
 }
 
-// Greedy offset packing of (size, [def, last]) intervals: largest first, each
-// at the lowest offset free of every placed interval alive at the same time.
-int64_t PackArena(std::vector<BufferClass*>& classes,
-                  std::vector<int64_t>& offsets) {
-  std::vector<size_t> order(classes.size());
-  std::iota(order.begin(), order.end(), 0);
-  std::sort(order.begin(), order.end(), [&](size_t a, size_t b) {
-    return classes[a]->type.byte_size() > classes[b]->type.byte_size();
-  });
-  offsets.assign(classes.size(), 0);
-  std::vector<size_t> placed;
-  int64_t arena = 0;
-  for (size_t i : order) {
-    const BufferClass& c = *classes[i];
-    const int64_t size =
-        AlignUp(std::max<int64_t>(c.type.byte_size(), 1), kArenaAlignment);
-    std::vector<std::pair<int64_t, int64_t>> busy;  // [begin, end) in bytes
-    for (size_t j : placed) {
-      const BufferClass& o = *classes[j];
-      if (c.def <= o.last_use && o.def <= c.last_use) {
-        busy.emplace_back(
-            offsets[j],
-            offsets[j] + AlignUp(std::max<int64_t>(o.type.byte_size(), 1),
-                                 kArenaAlignment));
-      }
-    }
-    std::sort(busy.begin(), busy.end());
-    int64_t offset = 0;
-    for (const auto& [b, e] : busy) {
-      if (offset + size <= b) break;
-      offset = std::max(offset, e);
-    }
-    offsets[i] = offset;
-    arena = std::max(arena, offset + size);
-    placed.push_back(i);
-  }
-  return arena;
-}
-
 }  // namespace
+
+bool IsSameKindTransfer(const Program& program, ValueId v) {
+  const Instruction& inst = program.instruction(v);
+  const auto* t = inst.attrs_if<TransferAttrs>();
+  return t != nullptr &&
+         program.type(inst.operands[0]).memory_kind == t->memory_kind;
+}
 
 int64_t FusionScratchBytes(const Program& program, const Step& step) {
   if (step.kind != Step::Kind::kFusedElementwise) return 0;
@@ -100,6 +68,9 @@ BufferAssignment AssignBuffers(const Program& program, const StepPlan& plan,
       last_use[v] = std::max(last_use[v], s);
   }
   for (ValueId o : program.outputs()) last_use[o] = num_steps;
+
+  std::vector<bool> is_output(n, false);
+  for (ValueId o : program.outputs()) is_output[o] = true;
 
   std::vector<BufferClass> classes;
   std::vector<int> class_of(n, -1);
@@ -144,6 +115,20 @@ BufferAssignment AssignBuffers(const Program& program, const StepPlan& plan,
       // not (only transfers change kinds): it shares only a same-kind buffer.
       if (c >= 0 && classes[c].writable() &&
           classes[c].type.memory_kind == vt.memory_kind) {
+        join(v, c);
+        out.step_is_noop[s] = true;
+        continue;
+      }
+    }
+    if (IsSameKindTransfer(program, v)) {
+      // An optimization barrier (a checkpoint's recomputation starts from
+      // one): it only had to keep CSE apart, its copy is never needed. Both
+      // values read the same bytes; nothing writes them while the class is
+      // alive (in place needs the whole class dead). Not for an output of
+      // a read-only buffer: that would return the parameter or constant
+      // itself.
+      const int c = class_of[inst.operands[0]];
+      if (c >= 0 && (classes[c].writable() || !is_output[v])) {
         join(v, c);
         out.step_is_noop[s] = true;
         continue;
@@ -278,10 +263,16 @@ BufferAssignment AssignBuffers(const Program& program, const StepPlan& plan,
   }
   std::vector<int64_t> class_offset(classes.size(), 0);
   for (int k = 0; k < kNumMemoryKinds; ++k) {
-    std::vector<int64_t> offsets;
-    out.temp_arena_bytes[k] = PackArena(temps[k], offsets);
-    for (size_t i = 0; i < offsets.size(); ++i) {
-      class_offset[temp_ids[k][i]] = offsets[i];
+    std::vector<ArenaInterval> intervals;
+    for (const BufferClass* c : temps[k]) {
+      intervals.push_back(ArenaInterval{
+          AlignUp(std::max<int64_t>(c->type.byte_size(), 1), kArenaAlignment),
+          c->def, c->last_use});
+    }
+    const ArenaPacking packing = PackArena(intervals);
+    out.temp_arena_bytes[k] = packing.arena_bytes;
+    for (size_t i = 0; i < packing.offsets.size(); ++i) {
+      class_offset[temp_ids[k][i]] = packing.offsets[i];
     }
     a.temp_size_in_bytes += out.temp_arena_bytes[k];
   }

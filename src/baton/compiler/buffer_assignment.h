@@ -3,6 +3,8 @@
 //
 // Values are grouped into buffers (union-find classes):
 //  - a reshape shares its operand's buffer when that buffer is writable;
+//  - a same-kind transfer (an optimization barrier) shares its operand's
+//    buffer, unless it is an output and that buffer is read only;
 //  - an in-place-capable step (fused elementwise, dynamic_update_slice,
 //    scatter) writes into the buffer of an operand that dies at that step
 //    when sizes and memory kinds match -- donated parameters first, so that
@@ -89,6 +91,10 @@ struct BufferAssignment {
   std::vector<int> unusable_donations;
   MemoryAnalysis analysis;
 };
+
+// Whether `v` is a transfer to its operand's own memory kind: an
+// optimization barrier, which shares its operand's buffer where it can.
+bool IsSameKindTransfer(const Program& program, ValueId v);
 
 // The per-thread scratch a fused step needs (fused_tiles.h).
 int64_t FusionScratchBytes(const Program& program, const Step& step);

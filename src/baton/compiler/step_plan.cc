@@ -17,6 +17,31 @@ bool IsElementwise(OpKind kind) {
   }
 }
 
+bool AsRegularBroadcast(const Program& program, ValueId v,
+                        RegularBroadcast* out) {
+  const Instruction& inst = program.instruction(v);
+  const auto* b = inst.attrs_if<BroadcastInDimAttrs>();
+  if (b == nullptr) return false;
+  const Shape& src = program.type(inst.operands[0]).shape;
+  const Shape& dst = inst.type.shape;
+  int64_t last = -1;  // result dimension of the previous non-unit operand dim
+  int64_t count = 1;
+  for (int i = 0; i < src.rank(); ++i) {
+    if (src[i] == 1) continue;
+    const int64_t d = b->broadcast_dimensions[i];
+    if ((last >= 0 && d != last + 1) || src[i] != dst[static_cast<int>(d)]) {
+      return false;
+    }
+    last = d;
+    count *= src[i];
+  }
+  if (last < 0) return false;  // one element: a virtual scalar's job
+  int64_t inner = 1;
+  for (int j = static_cast<int>(last) + 1; j < dst.rank(); ++j) inner *= dst[j];
+  *out = RegularBroadcast{inner, count};
+  return true;
+}
+
 StepPlan PlanSteps(const Program& program) {
   const int n = program.num_values();
   std::vector<std::vector<ValueId>> users(n);  // distinct users
@@ -55,7 +80,12 @@ StepPlan PlanSteps(const Program& program) {
   std::vector<ValueId> fused_into(n, kNoValue);
   for (ValueId v = 0; v < n; ++v) {
     const Instruction& inst = program.instruction(v);
-    if (!IsElementwise(inst.kind()) || is_output[v] || users[v].size() != 1) {
+    if (is_output[v] || users[v].size() != 1 || !plan.materialized[v]) {
+      continue;
+    }
+    RegularBroadcast pattern;
+    if (!IsElementwise(inst.kind()) &&
+        !AsRegularBroadcast(program, v, &pattern)) {
       continue;
     }
     const ValueId u = users[v][0];

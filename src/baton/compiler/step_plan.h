@@ -7,6 +7,12 @@
 //    one shape, where each inner value has a single user, form one fused step
 //    that runs tile by tile: inner values live in small per-thread tiles,
 //    never in whole-array temporaries, and memory is traversed once.
+//  - A broadcast_in_dim whose single user is such an elementwise op, and
+//    whose operand's elements repeat in one regular pattern (a "row" or
+//    "column" broadcast: a bias added to every row, a per-row statistic
+//    subtracted from every element) joins that fused step: the runner
+//    expands the operand one tile at a time, so the full-size broadcast is
+//    never materialized.
 //  - Every other instruction (except parameters and constants, which already
 //    have storage) is a step of its own.
 //
@@ -49,5 +55,16 @@ StepPlan PlanSteps(const Program& program);
 
 // Whether `kind` is computed element by element with no cross-element access.
 bool IsElementwise(OpKind kind);
+
+// A broadcast_in_dim whose result element i is operand element
+// (i / inner) % count: the operand's non-unit dimensions map onto
+// consecutive result dimensions.
+struct RegularBroadcast {
+  int64_t inner = 1;  // result elements per operand element, consecutively
+  int64_t count = 1;  // operand elements
+};
+// The pattern of broadcast `v`, or false when it has none.
+bool AsRegularBroadcast(const Program& program, ValueId v,
+                        RegularBroadcast* out);
 
 }  // namespace baton::compiler

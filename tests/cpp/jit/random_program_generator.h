@@ -19,6 +19,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <memory>
 #include <random>
 #include <vector>
 
@@ -318,7 +319,7 @@ class ProgramGenerator {
   // ---- Ops ----
 
   void Step() {
-    const int r = rng_.Int(0, 104);
+    const int r = rng_.Int(0, 106);
     if (r < 10) return UnaryOp_();
     if (r < 26) return BinaryOp_();
     if (r < 31) return CompareOp_();
@@ -339,7 +340,8 @@ class ProgramGenerator {
     if (r < 99) return Transfer();
     if (r < 101) return Duplicate();
     if (r < 103) return Constant();
-    return Iota();
+    if (r < 105) return Iota();
+    return Call();
   }
 
   void UnaryOp_() {
@@ -779,6 +781,34 @@ class ProgramGenerator {
   void Constant() {
     const DType d = RandomDType();
     pool_.push_back(Val{c::constant(ctx_, RandomLiteral(d, RandomShape()))});
+  }
+
+  // A call (checkpoint group with two outputs, stop_gradient or a name):
+  // expanded by InlineCalls before planning, so the executor must give the
+  // values the interpreter gives by running the body.
+  void Call() {
+    const Val x = Any();
+    c::CallAttrs attrs;
+    const int kind = rng_.Int(0, 2);
+    if (kind == 0) {
+      c::TraceContext body;
+      Tracer p = body.AddParameter(ValueType{x.t.shape(), x.t.dtype()});
+      attrs.body = std::make_shared<const c::Program>(
+          body.Finish({maximum(p, p), p}));
+      attrs.kind = c::CallKind::kCheckpoint;
+      for (int i = 0; i < 2; ++i) {
+        attrs.output_index = i;
+        Val v = x;
+        v.t = ctx_.Emit(attrs, {x.t});
+        pool_.push_back(v);
+      }
+      return;
+    }
+    attrs.kind = kind == 1 ? c::CallKind::kStopGradient : c::CallKind::kName;
+    attrs.name = "v";
+    Val v = x;
+    v.t = ctx_.Emit(attrs, {x.t});
+    pool_.push_back(v);
   }
 
   void Iota() {

@@ -3,6 +3,7 @@
 #include <cstring>
 
 #include "baton/backend/cpu/instruction_runner.h"
+#include "baton/compiler/memory_schedule.h"
 #include "baton/compiler/program_printer.h"
 #include "baton/runtime/device.h"
 #include "baton/runtime/thread_pool.h"
@@ -45,9 +46,11 @@ Result<std::shared_ptr<CpuExecutable>> CpuExecutable::Compile(
     std::shared_ptr<const compiler::Program> program, std::vector<bool> donated,
     Device* device, std::string name) {
   std::shared_ptr<CpuExecutable> exe(new CpuExecutable());
-  exe->program_ = std::move(program);
   exe->donated_ = std::move(donated);
-  exe->donated_.resize(exe->program_->num_parameters(), false);
+  exe->donated_.resize(program->num_parameters(), false);
+  // Before planning: the order of the steps decides what is alive at once.
+  exe->program_ = std::make_shared<const compiler::Program>(
+      compiler::ScheduleForMemory(*program, exe->donated_));
   exe->device_ = device;
   exe->name_ = std::move(name);
   exe->plan_ = compiler::PlanSteps(*exe->program_);

@@ -42,7 +42,8 @@ struct CallArgument {
 class CpuExecutable : public std::enable_shared_from_this<CpuExecutable> {
  public:
   // `donated[i]`: parameter i arrives as donated storage. `name` appears in
-  // traces and error messages.
+  // traces and error messages. The program is first reordered to need less
+  // memory (memory_schedule.h); program() is the reordered one.
   static Result<std::shared_ptr<CpuExecutable>> Compile(
       std::shared_ptr<const compiler::Program> program,
       std::vector<bool> donated, Device* device, std::string name);

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <array>
+#include <cstdint>
+#include <cstring>
 #include <memory>
 #include <mutex>
 #include <span>
@@ -22,6 +24,9 @@ FusedStep::FusedStep(const compiler::Program& program,
     m.inst = &program.instruction(step.members[i]);
     m.slot = tiles_.slot[i];
     m.element_bytes = static_cast<int64_t>(dtype_size(m.inst->type.dtype));
+    m.broadcast = m.inst->kind() == compiler::OpKind::kBroadcastInDim &&
+                  compiler::AsRegularBroadcast(program, step.members[i],
+                                               &m.pattern);
     if (static_cast<size_t>(m.inst->operands.size()) > kMaxOperands) {
       too_many_operands_ = true;
     }
@@ -42,6 +47,50 @@ FusedStep::FusedStep(const compiler::Program& program,
     members_.push_back(std::move(m));
   }
   chain_ = FloatChain::TryPlan(program, plan, step, tiles_.operand_member);
+}
+
+void FusedStep::ExpandBroadcast(const Member& m, const void* src,
+                                int64_t begin, int64_t count, void* dst) {
+  const int64_t inner = m.pattern.inner;
+  int64_t index = (begin / inner) % m.pattern.count;  // operand element
+  int64_t left = inner - begin % inner;  // result elements still from it
+  auto expand = [&](auto* d, const auto* s) {
+    for (int64_t j = 0; j < count;) {
+      const int64_t run = std::min(left, count - j);
+      std::fill(d + j, d + j + run, s[index]);
+      j += run;
+      left = inner;
+      if (++index == m.pattern.count) index = 0;
+    }
+  };
+  switch (m.element_bytes) {
+    case 1:
+      expand(static_cast<uint8_t*>(dst), static_cast<const uint8_t*>(src));
+      break;
+    case 2:
+      expand(static_cast<uint16_t*>(dst), static_cast<const uint16_t*>(src));
+      break;
+    case 4:
+      expand(static_cast<uint32_t*>(dst), static_cast<const uint32_t*>(src));
+      break;
+    case 8:
+      expand(static_cast<uint64_t*>(dst), static_cast<const uint64_t*>(src));
+      break;
+    default: {  // complex128 and the like: element by element
+      char* d = static_cast<char*>(dst);
+      const char* s = static_cast<const char*>(src);
+      const int64_t b = m.element_bytes;
+      for (int64_t j = 0; j < count;) {
+        const int64_t run = std::min(left, count - j);
+        for (int64_t r = 0; r < run; ++r) {
+          std::memcpy(d + (j + r) * b, s + index * b, static_cast<size_t>(b));
+        }
+        j += run;
+        left = inner;
+        if (++index == m.pattern.count) index = 0;
+      }
+    }
+  }
 }
 
 Status FusedStep::Run(const std::vector<void*>& value_data, void* out) const {
@@ -104,6 +153,11 @@ Status FusedStep::Run(const std::vector<void*>& value_data, void* out) const {
         void* dst = m.slot >= 0
                         ? static_cast<void*>(slot_data(m.slot))
                         : static_cast<char*>(out) + begin * m.element_bytes;
+        if (m.broadcast) {
+          ExpandBroadcast(m, value_data[m.operands[0].value], begin, count,
+                          dst);
+          continue;
+        }
         Status s = RunElementwise(
             *m.inst, std::span<const OperandData>(ops.data(), k), dst, count);
         if (!s.ok()) {

@@ -48,7 +48,14 @@ class FusedStep {
     std::vector<Operand> operands;
     int slot = -1;  // scratch slot written, or -1: the step's result
     int64_t element_bytes = 0;
+    // A regular broadcast (step_plan.h): its tile is expanded from operand
+    // 0 instead of computed elementwise.
+    bool broadcast = false;
+    compiler::RegularBroadcast pattern;
   };
+  // Writes result elements [begin, begin + count) of broadcast `m`.
+  static void ExpandBroadcast(const Member& m, const void* src, int64_t begin,
+                              int64_t count, void* dst);
   compiler::FusedTiles tiles_;
   std::vector<Member> members_;
   int64_t total_elements_ = 0;
