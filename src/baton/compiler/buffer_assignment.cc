@@ -276,9 +276,11 @@ BufferAssignment AssignBuffers(const Program& program, const StepPlan& plan,
     }
     a.temp_size_in_bytes += out.temp_arena_bytes[k];
   }
+  // Fusion scratch on the stack (fused_tiles.h) is not a temporary.
   int64_t scratch = 0;
   for (const Step& s : plan.steps) {
-    scratch = std::max(scratch, FusionScratchBytes(program, s));
+    const int64_t bytes = FusionScratchBytes(program, s);
+    if (bytes > kStackScratchBytes) scratch = std::max(scratch, bytes);
   }
   a.temp_size_in_bytes += scratch * std::max(1, num_threads);
 

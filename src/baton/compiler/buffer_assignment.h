@@ -40,6 +40,7 @@ struct MemoryAnalysis {
   int64_t output_size_in_bytes = 0;    // distinct outputs
   int64_t alias_size_in_bytes = 0;     // outputs written into donated inputs
   int64_t temp_size_in_bytes = 0;      // temporary arenas + fusion tiles
+                                       // too large for the stack
   int64_t constant_size_in_bytes = 0;  // distinct constants
   // arguments + outputs - aliases + temporaries + constants: the most the
   // call can hold at once.

@@ -25,6 +25,12 @@ namespace baton::compiler {
 // 64 MiB ran at 14 GB/s, at 1024 and 2048 at 30 GB/s (jit_bench, same run).
 inline constexpr int64_t kFusionTileElements = 1024;
 
+// Scratch of at most this many bytes lives on the running thread's stack
+// (a tile of float64 with four slots): no allocation per call, and, like any
+// kernel's locals, not a temporary the memory analysis counts. Larger
+// scratch (many slots of wide types) is allocated and counted.
+inline constexpr int64_t kStackScratchBytes = 32 * 1024;
+
 struct FusedTiles {
   int64_t tile_elements = 1;  // min(kFusionTileElements, result elements)
   int64_t slot_bytes = 0;     // tile_elements * widest inner element

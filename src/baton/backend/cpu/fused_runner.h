@@ -35,7 +35,7 @@ class FusedStep {
  private:
   // Elementwise ops take at most three operands (select).
   static constexpr size_t kMaxOperands = 3;
-  static constexpr int64_t kLocalScratchBytes = 2048;
+  static constexpr int64_t kLocalScratchBytes = compiler::kStackScratchBytes;
   struct Operand {
     const compiler::ValueType* type = nullptr;
     int slot = -1;  // scratch slot of the inner member producing it, or
