@@ -13,6 +13,7 @@ layer norms sum in orders that differ between the libraries).
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import numpy as np
@@ -80,7 +81,10 @@ def transformer_loss(np_, api, heads: int):
         q = qkv[:, :, :d].reshape(b, t, heads, dh).transpose(0, 2, 1, 3)
         k = qkv[:, :, d : 2 * d].reshape(b, t, heads, dh).transpose(0, 2, 1, 3)
         v = qkv[:, :, 2 * d :].reshape(b, t, heads, dh).transpose(0, 2, 1, 3)
-        s = np_.matmul(q, k.transpose(0, 1, 3, 2)) * (1.0 / np.sqrt(dh))
+        # A Python float (weakly typed in both libraries). A numpy float64
+        # scalar would make baton compute attention in float64: baton keeps
+        # 64-bit inputs until x64-off defaults land (issue 11).
+        s = np_.matmul(q, k.transpose(0, 1, 3, 2)) * (1.0 / math.sqrt(dh))
         causal = np.tril(np.ones((t, t), bool))
         s = np_.where(causal, s, -1e9)
         p = np_.exp(_log_softmax(np_, api, s))

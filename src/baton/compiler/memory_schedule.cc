@@ -26,6 +26,10 @@ struct Delta {
   int64_t device = 0;
   int64_t other = 0;
   ValueId join = kNoValue;  // class the result would share, if any
+  // The result is an output that could overwrite a donated parameter it
+  // reads, once that parameter's other readers have run: computed now, it
+  // would need storage of its own while the parameter's is freed unused.
+  bool waits_for_donation = false;
 };
 
 bool InPlaceCapable(const Program& p, const Step& step) {
@@ -125,6 +129,7 @@ class Scheduler {
     // checkpoint's recomputation: it must stay where the backward pass
     // needs it, never move up into the forward pass.
     if (IsSameKindTransfer(p_, plan_.steps[s].result)) return false;
+    if (d.waits_for_donation) return false;
     return d.device < 0 || (d.device == 0 && d.other <= 0);
   }
 
@@ -185,6 +190,16 @@ class Scheduler {
         }
         if (d.join == kNoValue || (!live_.temp[r] && live_.temp[d.join])) {
           d.join = r;  // prefer donated storage, as buffer assignment does
+        }
+      }
+      if (is_output_[v] && (d.join == kNoValue || live_.temp[d.join])) {
+        for (ValueId o : step.inputs) {
+          const ValueId r = live_.root[o];
+          if (live_.writable[r] && !live_.temp[r] && !dies(r) &&
+              p_.type(r).byte_size() == vt.byte_size() &&
+              p_.type(r).memory_kind == vt.memory_kind) {
+            d.waits_for_donation = true;
+          }
         }
       }
     }

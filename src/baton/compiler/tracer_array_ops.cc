@@ -233,6 +233,14 @@ Tracer matmul(const Tracer& a, const Tracer& b) {
     return ctx.Emit(DotGeneralAttrs{{}, {}, {ra - 1}, {rb == 1 ? 0 : rb - 2}},
                     {x, y});
   }
+  if (rb == 2) {
+    // A matrix on the right (`h @ w` with h of any rank): one dot_general
+    // with h's leading dimensions as free dimensions, as JAX emits it. Its
+    // output order (lhs free, then rhs free) is numpy's; broadcasting w to
+    // h's batch would materialize a copy of w per batch element and make
+    // its gradient a batched product summed afterwards.
+    return ctx.Emit(DotGeneralAttrs{{}, {}, {ra - 1}, {0}}, {x, y});
+  }
   // Leading dimensions are batch dimensions, broadcast numpy-style.
   const auto& da = a.shape().dims();
   const auto& db = b.shape().dims();

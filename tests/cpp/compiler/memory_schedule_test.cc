@@ -120,6 +120,33 @@ TEST(MemoryScheduleTest, UpdateRunsRightAfterItsGradient) {
                      Ramp({64, 64}, 0.03f)});
 }
 
+// An update ready before the last read of its donated parameter waits for
+// that read: run earlier, it could not overwrite the parameter (it would
+// take the gradient's buffer, and the donated storage would go unused).
+TEST(MemoryScheduleTest, UpdateWaitsForTheLastReadOfItsDonatedParameter) {
+  Program p;
+  const Shape w = {64, 64};
+  const ValueId wp = p.AddParameter(F32(w)).value();
+  const ValueId x = p.AddParameter(F32(w)).value();
+  const ValueId g = p.Add(MatMul(), {x, x}).value();  // independent of w
+  const ValueId r = p.Add(MatMul(), {x, wp}).value();  // last read of w
+  const ValueId lr = p.Add(ConstantAttrs{std::make_shared<const Literal>(
+                               Literal::Scalar(0.01f))},
+                           {})
+                         .value();
+  const ValueId lrb = p.Add(BroadcastInDimAttrs{w, {}}, {lr}).value();
+  const ValueId s = p.Add(BinaryAttrs{BinaryOp::kMul}, {lrb, g}).value();
+  const ValueId u = p.Add(BinaryAttrs{BinaryOp::kSub}, {wp, s}).value();
+  ASSERT_TRUE(p.SetOutputs({u, r}).ok());
+  const std::vector<bool> donated = {true, false};
+  const Program q = ScheduleForMemory(p, donated);
+  ASSERT_TRUE(q.Verify().ok()) << ProgramToText(q);
+  const BufferAssignment ba = AssignBuffers(q, PlanSteps(q), donated, 1);
+  EXPECT_EQ(ba.analysis.alias_size_in_bytes, 64 * 64 * 4) << ProgramToText(q);
+  EXPECT_TRUE(ba.unusable_donations.empty());
+  ExpectSameResults(p, q, {Ramp(w, 0.01f), Ramp(w, 0.02f)});
+}
+
 TEST(MemoryScheduleTest, KeepsTheCallingConvention) {
   const TrainStep t = MakeTrainStep();
   const Program q = ScheduleForMemory(t.program, {true, true, false});

@@ -334,6 +334,13 @@ TEST(TracerTest, Matmul) {
   EXPECT_EQ(batched.shape(), (Shape{5, 6, 2, 4}));
   EXPECT_EQ(ctx.program().instruction(batched.id()).attrs_as<DotGeneralAttrs>(),
             (DotGeneralAttrs{{0, 1}, {0, 1}, {3}, {2}}));
+  // A matrix on the right: one unbatched dot_general, no broadcast of b.
+  const int before = ctx.program().num_values();
+  Tracer hw = matmul(ba, b);
+  EXPECT_EQ(hw.shape(), (Shape{5, 1, 2, 4}));
+  EXPECT_EQ(ctx.program().num_values(), before + 1);
+  EXPECT_EQ(ctx.program().instruction(hw.id()).attrs_as<DotGeneralAttrs>(),
+            (DotGeneralAttrs{{}, {}, {3}, {0}}));
   Tracer h = ctx.AddParameter(T(DType::kInt8, {3, 4}));
   EXPECT_EQ(matmul(a, h).dtype(), DType::kFloat32);
   EXPECT_EQ(ThrownMessage([&] { matmul(a, a); }),
