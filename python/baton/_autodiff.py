@@ -21,7 +21,6 @@ Where baton differs from JAX:
 
 from __future__ import annotations
 
-import functools
 from typing import Any, Callable
 
 import numpy as np
@@ -30,8 +29,10 @@ from baton import tree
 from baton._baton import lax as _lax
 from baton._subtrace import (
     Tracer,
+    argnums_partial,
     aval_of,
     check_args,
+    check_outputs,
     dtype_of,
     dtype_str,
     fun_name,
@@ -41,9 +42,11 @@ from baton._subtrace import (
     is_python_scalar,
     is_tracing,
     normalize_argnums,
+    reject_holomorphic,
     run_eagerly,
     shape_of,
     trace,
+    transformation,
     transforms,
 )
 
@@ -53,21 +56,29 @@ __all__ = ["grad", "jvp", "value_and_grad", "vjp"]
 # ---- tracing a function for differentiation ----
 
 
+def _flat_args(primals: tuple, what: str) -> tuple[list, Any]:
+    """The leaves and structure of ``primals``, checked to be array-like."""
+    leaves, in_tree = tree.flatten(tuple(primals))
+    check_args(leaves, what)
+    return leaves, in_tree
+
+
 class _Flat:
-    """``fun`` traced on flat leaves: the program's outputs are the leaves
-    of ``fun``'s output, then (has_aux) those of its aux value."""
+    """``fun`` traced on the flat leaves of its arguments (from
+    :func:`_flat_args`): the program's outputs are the leaves of ``fun``'s
+    output, then (has_aux) those of its aux value."""
 
     def __init__(
         self,
         fun: Callable[..., Any],
-        primals: tuple,
+        leaves: list,
+        in_tree: Any,
         has_aux: bool,
         what: str,
         check_out: Callable[[Any], None] | None = None,
     ) -> None:
-        self.leaves, self.in_tree = tree.flatten(tuple(primals))
-        check_args(self.leaves, what)
-        self.avals = [aval_of(x) for x in self.leaves]
+        self.leaves, self.in_tree = leaves, in_tree
+        self.avals = [aval_of(x) for x in leaves]
         self.out_tree = None
         self.aux_tree = None
         self.n_out = 0
@@ -85,12 +96,12 @@ class _Flat:
             if check_out is not None:
                 check_out(r)
             out_leaves, self.out_tree = tree.flatten(r)
-            _check_outputs(out_leaves, what)
+            check_outputs(out_leaves, what)
             self.n_out = len(out_leaves)
             if not has_aux:
                 return out_leaves
             aux_leaves, self.aux_tree = tree.flatten(aux)
-            _check_outputs(aux_leaves, what + " (aux)")
+            check_outputs(aux_leaves, what + " (aux)")
             return out_leaves + aux_leaves
 
         self.traced = trace(flat_fn, self.avals, what)
@@ -107,7 +118,13 @@ class _Flat:
 
     @property
     def out_weak(self) -> list:
+        """Which of ``fun``'s output leaves (aux excluded) are weakly typed."""
         return self.traced.out_weak[: self.n_out]
+
+    def wrt(self, explicit: list[bool]) -> list[bool]:
+        """A mask over the arguments' leaves extended to the program's
+        parameters: closed-over values are never differentiated."""
+        return explicit + [False] * len(self.traced.lifted)
 
     def aux(self) -> Any:
         """The aux value, computed in the current trace (jit's common
@@ -119,15 +136,6 @@ class _Flat:
             self.aux_program, self.operands, self.traced.out_weak[self.n_out :]
         )
         return tree.unflatten(self.aux_tree, leaves)
-
-
-def _check_outputs(leaves: list, what: str) -> None:
-    for leaf in leaves:
-        if not is_array_like(leaf):
-            raise TypeError(
-                f"{what}: the function returned a {type(leaf).__name__}; outputs "
-                "must be arrays or pytrees of arrays"
-            )
 
 
 def _differentiable(leaves: list, what: str, allow_int: bool) -> list[bool]:
@@ -147,6 +155,11 @@ def _differentiable(leaves: list, what: str, allow_int: bool) -> list[bool]:
     return mask
 
 
+def _is_weak(x: Any) -> bool:
+    """Whether ``x`` takes the dtype of where it is used (JAX's weak type)."""
+    return is_python_scalar(x) or (isinstance(x, Tracer) and x.weak_type)
+
+
 def _as_value(x: Any, shape: tuple, dtype: np.dtype, what: str) -> Any:
     """A user's cotangent / tangent leaf as a Tracer of (shape, dtype):
     Python scalars and weak values take the dtype, as JAX's weak types do."""
@@ -157,9 +170,8 @@ def _as_value(x: Any, shape: tuple, dtype: np.dtype, what: str) -> Any:
             f"{what}: shape {shape_of(x)} must be the same as the shape of the "
             f"corresponding primal value {tuple(shape)}"
         )
-    weak = is_python_scalar(x) or (isinstance(x, Tracer) and x.weak_type)
     d = dtype_of(x)
-    if d != dtype and not weak and is_float(dtype):
+    if d != dtype and not _is_weak(x) and is_float(dtype):
         raise TypeError(
             f"{what}: dtype {dtype_str(d)} is not the expected dtype "
             f"{dtype_str(dtype)} of the corresponding primal value"
@@ -242,12 +254,13 @@ def _vjp_traced(
     allow_int: bool = True,
     check_out: Callable[[Any], None] | None = None,
 ) -> tuple[Any, _Pullback, Any]:
-    leaves = tree.leaves(tuple(primals))
-    check_args(leaves, what)
+    """``(out, pullback, aux)`` of ``fun`` at ``primals`` in the current
+    trace: the forward pass is inlined here, the pullback holds its
+    residuals."""
+    leaves, in_tree = _flat_args(primals, what)
     explicit = _differentiable(leaves, what, allow_int)  # before tracing, as JAX
-    flat = _Flat(fun, primals, has_aux, what, check_out)
-    wrt = explicit + [False] * len(flat.traced.lifted)
-    fwd, bwd, residuals = transforms.vjp(flat.main, wrt)
+    flat = _Flat(fun, leaves, in_tree, has_aux, what, check_out)
+    fwd, bwd, residuals = transforms.vjp(flat.main, flat.wrt(explicit))
     outs = inline(fwd, flat.operands, flat.out_weak + [False] * len(residuals))
     out = tree.unflatten(flat.out_tree, outs[: flat.n_out])
     pullback = _Pullback(_Backward(flat, explicit, bwd), outs[flat.n_out :])
@@ -284,6 +297,8 @@ def vjp(fun: Callable[..., Any], *primals: Any, has_aux: bool = False) -> tuple:
 
 
 def _scalar_output_check(what: str) -> Callable[[Any], None]:
+    """A check that ``fun``'s output is a float scalar (TypeError, as JAX)."""
+
     def check(out: Any) -> None:
         leaves = tree.leaves(out)
         if len(leaves) != 1 or not is_array_like(leaves[0]) or out is not leaves[0]:
@@ -324,12 +339,9 @@ def value_and_grad(
     ``fun`` must return a float scalar; differentiating with respect to an
     integer or bool argument raises TypeError unless ``allow_int`` (then its
     gradient is zeros of its dtype)."""
-    if holomorphic:
-        raise NotImplementedError("baton has no complex dtypes (holomorphic=True)")
-    if reduce_axes:
-        raise NotImplementedError("value_and_grad: reduce_axes is not supported")
-    name = f"value_and_grad({fun_name(fun)})"
-    return _grad_impl(fun, argnums, has_aux, allow_int, name, "grad", True)
+    return _grad_impl(
+        fun, argnums, has_aux, holomorphic, allow_int, reduce_axes, "value_and_grad"
+    )
 
 
 def grad(
@@ -344,50 +356,42 @@ def grad(
     positional arguments ``argnums`` (``(gradient, aux)`` with ``has_aux``);
     see :func:`value_and_grad`. Works eagerly (tracing ``fun`` at each
     call) and under ``bt.jit``; nests with every transformation."""
-    if holomorphic:
-        raise NotImplementedError("baton has no complex dtypes (holomorphic=True)")
-    if reduce_axes:
-        raise NotImplementedError("grad: reduce_axes is not supported")
-    name = f"grad({fun_name(fun)})"
-    return _grad_impl(fun, argnums, has_aux, allow_int, name, "grad", False)
+    return _grad_impl(
+        fun, argnums, has_aux, holomorphic, allow_int, reduce_axes, "grad"
+    )
 
 
 def _grad_impl(
     fun: Callable[..., Any],
     argnums: Any,
     has_aux: bool,
+    holomorphic: bool,
     allow_int: bool,
-    name: str,
-    what: str,
-    with_value: bool,
+    reduce_axes: tuple,
+    kind: str,
 ) -> Callable[..., Any]:
+    """``grad`` (kind "grad") or ``value_and_grad`` (kind
+    "value_and_grad"); messages about ``fun`` itself say "grad", as JAX."""
+    reject_holomorphic(holomorphic)
+    if reduce_axes:
+        raise NotImplementedError(f"{kind}: reduce_axes is not supported")
+    what = "grad"
     if not callable(fun):
         raise TypeError(f"{what}: expected a function, not {type(fun).__name__}")
     normalize_argnums(argnums, 1 << 30, what)  # type errors now, range at call
 
-    @functools.wraps(fun)
-    def transformed(*args: Any, **kwargs: Any) -> Any:
-        if not is_tracing():
-            return run_eagerly(transformed, args, kwargs, name)
-        nums, was_int = normalize_argnums(argnums, len(args), what)
-        dyn = tuple(args[i] for i in nums)
-
-        def partial(*dyn_args: Any) -> Any:
-            full = list(args)
-            for i, a in zip(nums, dyn_args):
-                full[i] = a
-            return fun(*full, **kwargs)
-
+    def traced_call(*args: Any, **kwargs: Any) -> Any:
+        f, dyn, was_int = argnums_partial(fun, args, kwargs, argnums, what)
         out, pb, aux = _vjp_traced(
-            partial, dyn, has_aux, what, allow_int, _scalar_output_check(what)
+            f, dyn, has_aux, what, allow_int, _scalar_output_check(what)
         )
         g = pb(_lax.full((), 1, out.dtype))
         g = g[0] if was_int else g
-        if with_value:
+        if kind == "value_and_grad":
             return ((out, aux), g) if has_aux else (out, g)
         return (g, aux) if has_aux else g
 
-    return transformed
+    return transformation(fun, f"{kind}({fun_name(fun)})", traced_call)
 
 
 # ---- jvp ----
@@ -400,6 +404,8 @@ def _jvp_traced(
     has_aux: bool,
     what: str,
 ) -> tuple:
+    """``(out, tangent_out, aux)`` of ``fun`` at ``primals`` along
+    ``tangents``, computed in the current trace."""
     p_leaves, p_tree = tree.flatten(tuple(primals))
     t_leaves, t_tree = tree.flatten(tuple(tangents))
     if p_tree != t_tree:
@@ -410,10 +416,10 @@ def _jvp_traced(
         )
     check_args(p_leaves, what)
     check_args(t_leaves, what)
-    flat = _Flat(fun, tuple(primals), has_aux, what)
-    has_tangent = [is_float(dtype_of(x)) for x in flat.leaves]
+    flat = _Flat(fun, p_leaves, p_tree, has_aux, what)
+    has_tangent = [is_float(dtype_of(x)) for x in p_leaves]
     tans = []
-    for p, t, m in zip(flat.leaves, t_leaves, has_tangent):
+    for p, t, m in zip(p_leaves, t_leaves, has_tangent):
         if shape_of(p) != shape_of(t):
             raise ValueError(
                 "jvp called with different primal and tangent shapes; got "
@@ -422,8 +428,7 @@ def _jvp_traced(
         if not m:
             continue  # no tangent for integer and bool primals
         d = dtype_of(p)
-        weak_t = is_python_scalar(t) or (isinstance(t, Tracer) and t.weak_type)
-        if dtype_of(t) != d and not weak_t:
+        if dtype_of(t) != d and not _is_weak(t):
             raise TypeError(
                 "primal and tangent arguments to jvp do not match; dtypes must "
                 f"be equal. Got primal dtype {dtype_str(d)} and so expected "
@@ -431,7 +436,7 @@ def _jvp_traced(
                 f"{dtype_str(dtype_of(t))} instead."
             )
         tans.append(_as_value(t, shape_of(p), d, what))
-    program = transforms.jvp(flat.main, has_tangent + [False] * len(flat.traced.lifted))
+    program = transforms.jvp(flat.main, flat.wrt(has_tangent))
     weak = flat.out_weak
     outs = inline(program, flat.operands + tans, weak + weak)
     n = flat.n_out
@@ -457,12 +462,10 @@ def jvp(
                 f"{type(v).__name__}."
             )
     name = f"jvp({fun_name(fun)})"
-    if not is_tracing():
 
-        def run(p: tuple, t: tuple) -> tuple:
-            return _jvp_traced(fun, p, t, has_aux, name)
+    def run(p: tuple, t: tuple) -> tuple:
+        return _jvp_traced(fun, p, t, has_aux, name)
 
-        out, tan, aux = run_eagerly(run, (tuple(primals), tuple(tangents)), {}, name)
-    else:
-        out, tan, aux = _jvp_traced(fun, tuple(primals), tuple(tangents), has_aux, name)
+    args = (tuple(primals), tuple(tangents))
+    out, tan, aux = run(*args) if is_tracing() else run_eagerly(run, args, {}, name)
     return (out, tan, aux) if has_aux else (out, tan)

@@ -21,12 +21,15 @@ import types
 from typing import Any, Callable
 
 from baton import _dtypes, tree
+from baton._autodiff import _differentiable, _Flat, _flat_args
 from baton._baton import Array
 from baton._subtrace import (
     aval_of,
     check_args,
     fun_name,
+    int_tuple,
     is_tracing,
+    replaced,
     trace,
     transforms,
 )
@@ -144,6 +147,7 @@ checkpoint_policies.__doc__ = "The policies bt.checkpoint accepts (as in JAX)."
 
 
 def _policy_spec(policy: Any) -> Any:
+    """What the C++ call carries for ``policy`` (None: nothing_saveable)."""
     if policy is None:
         return None
     if isinstance(policy, CheckpointPolicy):
@@ -175,9 +179,7 @@ def checkpoint(
             static_argnums=static_argnums,
         )
     spec = _policy_spec(policy)
-    statics = (
-        (static_argnums,) if isinstance(static_argnums, int) else tuple(static_argnums)
-    )
+    statics = int_tuple(static_argnums)
     name = fun_name(fun)
 
     @functools.wraps(fun)
@@ -193,11 +195,9 @@ def checkpoint(
 
         def body_fn(*ts: Any) -> list:
             dyn, kw = tree.unflatten(in_tree, list(ts))
-            full = list(args)
-            for i, v in zip(dyn_idx, dyn):
-                full[i] = v
-            out = fun(*full, **kw)
-            out_leaves, cell["tree"] = tree.flatten(out)
+            out_leaves, cell["tree"] = tree.flatten(
+                fun(*replaced(args, dyn_idx, dyn), **kw)
+            )
             return out_leaves
 
         body = trace(body_fn, [aval_of(x) for x in leaves], name)
@@ -218,6 +218,8 @@ remat = checkpoint
 
 
 def _identity_call(kind: str, x: Any, name: str = "") -> Any:
+    """``x`` (a pytree) with each leaf passed through a one-operand call of
+    ``kind`` in the current trace (outside a trace: ``x`` itself)."""
     if not is_tracing():
         return x
 
@@ -248,32 +250,36 @@ def saved_residuals(fun: Callable[..., Any], *args: Any, **kwargs: Any) -> list:
     tuples: ``what`` is "argument i" for an argument kept as it is, else the
     op that computed it (and its ``checkpoint_name``). Differentiates with
     respect to every floating-point argument; nothing runs."""
-    from baton._autodiff import _differentiable, _Flat
 
     def f(*a: Any) -> Any:
         return fun(*a, **kwargs)
 
-    flat = _Flat(f, args, False, f"saved_residuals({fun_name(fun)})")
-    wrt = _differentiable(flat.leaves, "saved_residuals", True)
-    wrt += [False] * len(flat.traced.lifted)
-    n = len(flat.leaves)
+    what = f"saved_residuals({fun_name(fun)})"
+    flat = _Flat(f, *_flat_args(args, what), False, what)
+    wrt = flat.wrt(_differentiable(flat.leaves, "saved_residuals", True))
     _, _, residuals = transforms.vjp(flat.main, wrt)
-    out = []
-    for shape, dtype, what in residuals:
-        if what.startswith("argument "):
-            try:
-                i = int(what.split()[1])
-            except (IndexError, ValueError):
-                i = -1
-            if i >= n:
-                v = flat.traced.lifted[i - n]
-                what = (
-                    "a closed-over array"
-                    if isinstance(v, Array)
-                    else "a closed-over traced value"
-                )
-        out.append((tuple(shape), _dtypes.SUPPORTED[dtype], what))
-    return out
+    return [
+        (tuple(shape), _dtypes.SUPPORTED[dtype], _describe(kept, flat))
+        for shape, dtype, kept in residuals
+    ]
+
+
+def _describe(kept: str, flat: _Flat) -> str:
+    """The C++ description of a residual, with "argument i" of a
+    closed-over value (a parameter past the arguments' leaves) said as
+    such."""
+    if not kept.startswith("argument "):
+        return kept
+    try:
+        i = int(kept.split()[1]) - len(flat.leaves)
+    except (IndexError, ValueError):
+        return kept
+    if i < 0:
+        return kept
+    v = flat.traced.lifted[i]
+    return (
+        "a closed-over array" if isinstance(v, Array) else "a closed-over traced value"
+    )
 
 
 def print_saved_residuals(fun: Callable[..., Any], *args: Any, **kwargs: Any) -> None:

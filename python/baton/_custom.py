@@ -19,24 +19,30 @@ body has an op without a derivative rule, they are zero.
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import threading
+from collections.abc import Iterator
 from typing import Any, Callable
 
 from baton import tree
 from baton._baton import lax as _lax
 from baton._subtrace import (
+    Traced,
     Tracer,
     aval_of,
     check_args,
+    check_outputs,
     dtype_of,
     dtype_str,
     fun_name,
     inline,
+    int_tuple,
     is_array_like,
     is_float,
     is_python_scalar,
     is_tracing,
+    replaced,
     resolve_kwargs,
     shape_of,
     trace,
@@ -55,27 +61,21 @@ _in_rules = threading.local()
 
 
 def _rules_active() -> set:
+    """The ids of the custom functions whose rules this thread is tracing."""
     s = getattr(_in_rules, "ids", None)
     if s is None:
         s = _in_rules.ids = set()
     return s
 
 
-class _TracingRules:
-    def __init__(self, f: Any) -> None:
-        self.key = id(f)
-
-    def __enter__(self) -> None:
-        _rules_active().add(self.key)
-
-    def __exit__(self, *exc: Any) -> None:
-        _rules_active().discard(self.key)
-
-
-def _nondiff(nondiff_argnums: Any) -> tuple[int, ...]:
-    if isinstance(nondiff_argnums, int):
-        return (nondiff_argnums,)
-    return tuple(int(i) for i in nondiff_argnums)
+@contextlib.contextmanager
+def _tracing_rules(f: Any) -> Iterator[None]:
+    """Marks ``f``'s rules as being traced (see ``_in_rules``)."""
+    _rules_active().add(id(f))
+    try:
+        yield
+    finally:
+        _rules_active().discard(id(f))
 
 
 class _Split:
@@ -99,26 +99,29 @@ class _Split:
         self.avals = [aval_of(x) for x in self.leaves]
 
     def nondiff_args(self) -> list:
+        """The nondiff_argnums arguments, in order."""
         return [self.args[i] for i in self.nondiff]
 
     def full(self, diff_values: Any) -> list:
-        full = list(self.args)
-        for i, v in zip(self.diff_idx, diff_values):
-            full[i] = v
-        return full
+        """All positional arguments, with ``diff_values`` for the
+        differentiated ones."""
+        return replaced(self.args, self.diff_idx, diff_values)
 
     def unflatten(self, leaves: Any) -> tuple:
+        """Flat leaves back in the structure of the differentiated arguments."""
         return tree.unflatten(self.in_tree, list(leaves))
+
+    def call(self, fn: Callable[..., Any], leaves: Any) -> Any:
+        """``fn`` on all the arguments, the differentiated ones from flat
+        ``leaves``."""
+        return fn(*self.full(self.unflatten(leaves)))
 
 
 def _out_leaves(out: Any, what: str) -> tuple[list, Any]:
+    """The leaves and structure of a function's or rule's output, checked to
+    be array-like."""
     leaves, treedef = tree.flatten(out)
-    for leaf in leaves:
-        if not is_array_like(leaf):
-            raise TypeError(
-                f"{what}: the function returned a {type(leaf).__name__}; outputs "
-                "must be arrays or pytrees of arrays"
-            )
+    check_outputs(leaves, what)
     return leaves, treedef
 
 
@@ -145,36 +148,110 @@ def _conform(x: Any, aval: tuple, what: str) -> Any:
     return t
 
 
-def _closure_mask(lifted: list) -> list[bool]:
-    """Closed-over values derivatives can flow into: float Tracers (Arrays
-    are never differentiated)."""
-    return [isinstance(v, Tracer) and is_float(dtype_of(v)) for v in lifted]
+class _CustomFunction:
+    """What ``custom_jvp`` and ``custom_vjp`` share: the wrapped function,
+    its ``nondiff_argnums``, method binding, and a call that runs ``fun``
+    outside a trace (or inside its own rules) and otherwise emits the custom
+    call (``_emit``, per subclass)."""
+
+    kind = ""  # "custom_jvp" / "custom_vjp": the call's kind, in messages
+
+    def __init__(self, fun: Callable[..., Any], nondiff_argnums: Any = ()) -> None:
+        functools.update_wrapper(self, fun)
+        self.fun = fun
+        self.nondiff_argnums = int_tuple(nondiff_argnums)
+
+    def _missing_rules(self, name: str) -> str | None:
+        """The AttributeError message if the rules are not defined yet, else
+        None."""
+        raise NotImplementedError
+
+    def _emit(self, s: _Split, body: Traced, out_tree: Any, name: str) -> list:
+        """The call's outputs in the current trace, given the traced body."""
+        raise NotImplementedError
+
+    def __get__(self, obj: Any, objtype: Any = None) -> Any:
+        if obj is None:
+            return self
+        return functools.partial(self, obj)
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        name = fun_name(self.fun)
+        missing = self._missing_rules(name)
+        if missing is not None:
+            raise AttributeError(missing)
+        what = f"{self.kind}({name})"
+        args = resolve_kwargs(self.fun, args, kwargs, what)
+        if not is_tracing() or id(self) in _rules_active():
+            return self.fun(*args)
+        s = _Split(args, self.nondiff_argnums, what)
+        cell: dict = {}
+
+        def body_fn(*ts: Any) -> list:
+            leaves, cell["out_tree"] = _out_leaves(s.call(self.fun, ts), what)
+            return leaves
+
+        body = trace(body_fn, s.avals, name)
+        out_tree = cell["out_tree"]
+        return tree.unflatten(out_tree, self._emit(s, body, out_tree, name))
 
 
-def _with_params(program: Any, avals: list, pick: list, name: str) -> Any:
-    def fn(*ps: Any) -> list:
-        return inline(program, [ps[i] for i in pick])
+class _Operands:
+    """A custom call's operands: the differentiated leaves, then the union of
+    the values the body and its rules close over (``lifted``, float Tracers
+    of them marked in ``mask``: derivatives can flow into those, never into
+    Arrays); and the body as a program over all of them."""
 
-    return trace(fn, avals, name).program
+    def __init__(self, s: _Split, body: Traced, rules: list[Traced], name: str) -> None:
+        self.lifted, (pb, *self.rule_pos) = unique_lifted(
+            body.lifted, *(r.lifted for r in rules)
+        )
+        self.n = n = len(s.leaves)
+        self.nl = len(self.lifted)
+        self.params = s.avals + [aval_of(v) for v in self.lifted]
+        self.values = list(s.leaves) + self.lifted
+        self.mask = [
+            isinstance(v, Tracer) and is_float(dtype_of(v)) for v in self.lifted
+        ]
+        pick = list(range(n)) + [n + p for p in pb]
+
+        def body_fn(*ps: Any) -> list:
+            return inline(body.program, [ps[i] for i in pick])
+
+        self.body = trace(body_fn, self.params, name).program
+
+    def closure_derivative(self, transform: Callable[..., Any]) -> Any:
+        """``transform`` (``transforms.jvp`` / ``vjp``) of the body with
+        respect to the closed-over values in ``mask``; None when there are
+        none, or the body has an op without a derivative rule (then their
+        derivatives are zero)."""
+        if not any(self.mask):
+            return None
+        try:
+            return transform(self.body, [False] * self.n + self.mask)
+        except NotImplementedError:
+            return None
 
 
 # ---- custom_jvp ----
 
 
-class custom_jvp:
+class custom_jvp(_CustomFunction):
     """A function with a custom JVP rule (``@bt.custom_jvp``, then
     ``@f.defjvp`` on ``jvp(primals, tangents) -> (out, tangent_out)``, or
     ``f.defjvps(*per_argument_rules)``). ``nondiff_argnums``: arguments
     passed to ``jvp`` first, as they are, and not differentiated. Reverse
     mode differentiates the rule (it must be linear in the tangents)."""
 
+    kind = "custom_jvp"
+
     def __init__(self, fun: Callable[..., Any], nondiff_argnums: Any = ()) -> None:
-        functools.update_wrapper(self, fun)
-        self.fun = fun
-        self.nondiff_argnums = _nondiff(nondiff_argnums)
+        super().__init__(fun, nondiff_argnums)
         self.jvp: Callable[..., Any] | None = None
 
     def defjvp(self, jvp: Callable[..., Any], symbolic_zeros: bool = False) -> Any:
+        """Sets the rule ``jvp(*nondiff, primals, tangents) -> (out,
+        tangent_out)`` and returns it (so it can be used as a decorator)."""
         if symbolic_zeros:
             raise NotImplementedError("custom_jvp: symbolic_zeros is not supported")
         self.jvp = jvp
@@ -188,128 +265,95 @@ class custom_jvp:
 
         def jvp(primals: tuple, tangents: tuple) -> tuple:
             out = self.fun(*primals)
-            total = None
-            for rule, t in zip(jvps, tangents):
-                if rule is None:
-                    continue
-                contrib = rule(t, out, *primals)
-                total = (
-                    contrib
-                    if total is None
-                    else tree.map(lambda a, b: a + b, total, contrib)
-                )
-            if total is None:
-                total = tree.map(lambda o: o * 0, out)
-            return out, total
+            contribs = [
+                rule(t, out, *primals)
+                for rule, t in zip(jvps, tangents)
+                if rule is not None
+            ]
+            if not contribs:
+                return out, tree.map(lambda o: o * 0, out)
+            return out, functools.reduce(
+                lambda a, b: tree.map(lambda x, y: x + y, a, b), contribs
+            )
 
         self.defjvp(jvp)
 
-    def __get__(self, obj: Any, objtype: Any = None) -> Any:
-        if obj is None:
-            return self
-        return functools.partial(self, obj)
+    def _missing_rules(self, name: str) -> str | None:
+        if self.jvp is not None:
+            return None
+        return f"No JVP defined for custom_jvp function {name} using defjvp."
 
-    def __call__(self, *args: Any, **kwargs: Any) -> Any:
-        name = fun_name(self.fun)
-        if self.jvp is None:
-            raise AttributeError(
-                f"No JVP defined for custom_jvp function {name} using defjvp."
-            )
-        args = resolve_kwargs(self.fun, args, kwargs, f"custom_jvp({name})")
-        if not is_tracing() or id(self) in _rules_active():
-            return self.fun(*args)
-        return _custom_jvp_call(self, args, name)
+    def _emit(self, s: _Split, body: Traced, out_tree: Any, name: str) -> list:
+        what = f"custom_jvp({name})"
+        n = len(s.leaves)
+        out_avals = body.program.output_avals
+        n_out = len(out_avals)
 
+        def rule_fn(*ts: Any) -> list:
+            primals, tangents = s.unflatten(ts[:n]), s.unflatten(ts[n:])
+            r = self.jvp(*s.nondiff_args(), primals, tangents)
+            if not isinstance(r, (tuple, list)) or len(r) != 2:
+                raise TypeError(
+                    f"Custom JVP rule {fun_name(self.jvp)} for function {name} must "
+                    "produce a pair (list or tuple of length two) representing "
+                    f"primal and tangent outputs, but got {r!r}."
+                )
+            out, tan = r
+            out_leaves, t1 = _out_leaves(out, what)
+            tan_leaves, t2 = _out_leaves(tan, what)
+            if t1 != out_tree or t2 != out_tree:
+                raise TypeError(
+                    f"Custom JVP rule {fun_name(self.jvp)} for function {name} must "
+                    "produce primal and tangent outputs with equal container "
+                    f"(pytree) structures and equal to the structure of the "
+                    f"function's output {out_tree}, but got {t1} and {t2}."
+                )
+            outs = [
+                _conform(x, a, what + " primal output")
+                for x, a in zip(out_leaves, out_avals)
+            ]
+            tans = [
+                _conform(x, a, what + " tangent output")
+                for x, a in zip(tan_leaves, out_avals)
+            ]
+            return outs + tans
 
-def _custom_jvp_call(f: custom_jvp, args: tuple, name: str) -> Any:
-    what = f"custom_jvp({name})"
-    s = _Split(args, f.nondiff_argnums, what)
-    n = len(s.leaves)
-    cell: dict = {}
+        with _tracing_rules(self):
+            rule = trace(rule_fn, s.avals + s.avals, f"{name} jvp rule")
+        ops = _Operands(s, body, [rule], name)
+        (pr,) = ops.rule_pos
+        nl = ops.nl
+        # Tangents of closed-over traced values: the body's own JVP with
+        # respect to them, added to the rule's output tangents.
+        closure_jvp = ops.closure_derivative(transforms.jvp)
 
-    def body_fn(*ts: Any) -> list:
-        leaves, cell["out_tree"] = _out_leaves(f.fun(*s.full(s.unflatten(ts))), what)
-        return leaves
+        def full_rule(*ps: Any) -> list:
+            prim, tan = list(ps[: n + nl]), list(ps[n + nl :])
+            r = inline(rule.program, prim[:n] + tan[:n] + [prim[n + p] for p in pr])
+            outs, tans = r[:n_out], r[n_out:]
+            if closure_jvp is not None:
+                lt = [t for t, m in zip(tan[n:], ops.mask) if m]
+                extra = inline(closure_jvp, prim + lt)[n_out:]
+                tans = [
+                    t + e if is_float(dtype_of(t)) else t for t, e in zip(tans, extra)
+                ]
+            return outs + tans
 
-    body = trace(body_fn, s.avals, name)
-    out_tree = cell["out_tree"]
-    out_avals = body.program.output_avals
-
-    def rule_fn(*ts: Any) -> list:
-        primals, tangents = s.unflatten(ts[:n]), s.unflatten(ts[n:])
-        r = f.jvp(*s.nondiff_args(), primals, tangents)
-        if not isinstance(r, (tuple, list)) or len(r) != 2:
-            raise TypeError(
-                f"Custom JVP rule {fun_name(f.jvp)} for function {name} must "
-                "produce a pair (list or tuple of length two) representing "
-                f"primal and tangent outputs, but got {r!r}."
-            )
-        out, tan = r
-        out_leaves, t1 = _out_leaves(out, what)
-        tan_leaves, t2 = _out_leaves(tan, what)
-        if t1 != out_tree or t2 != out_tree:
-            raise TypeError(
-                f"Custom JVP rule {fun_name(f.jvp)} for function {name} must "
-                "produce primal and tangent outputs with equal container "
-                f"(pytree) structures and equal to the structure of the "
-                f"function's output {out_tree}, but got {t1} and {t2}."
-            )
-        outs = [
-            _conform(x, a, what + " primal output")
-            for x, a in zip(out_leaves, out_avals)
-        ]
-        tans = [
-            _conform(x, a, what + " tangent output")
-            for x, a in zip(tan_leaves, out_avals)
-        ]
-        return outs + tans
-
-    with _TracingRules(f):
-        rule = trace(rule_fn, s.avals + s.avals, f"{name} jvp rule")
-    lifted, (pb, pr) = unique_lifted(body.lifted, rule.lifted)
-    nl = len(lifted)
-    l_avals = [aval_of(v) for v in lifted]
-    params = s.avals + l_avals
-    body2 = _with_params(
-        body.program, params, list(range(n)) + [n + p for p in pb], name
-    )
-    # Tangents of closed-over traced values: the body's own JVP with respect
-    # to them, added to the rule's output tangents.
-    mask = _closure_mask(lifted)
-    closure_jvp = None
-    if any(mask):
-        try:
-            closure_jvp = transforms.jvp(body2, [False] * n + mask)
-        except NotImplementedError:
-            closure_jvp = None
-    n_out = len(out_avals)
-
-    def full_rule(*ps: Any) -> list:
-        prim, tan = list(ps[: n + nl]), list(ps[n + nl :])
-        r = inline(rule.program, prim[:n] + tan[:n] + [prim[n + p] for p in pr])
-        outs, tans = r[:n_out], r[n_out:]
-        if closure_jvp is not None:
-            lt = [tan[n + i] for i in range(nl) if mask[i]]
-            extra = inline(closure_jvp, prim + lt)[n_out:]
-            tans = [t + e if is_float(dtype_of(t)) else t for t, e in zip(tans, extra)]
-        return outs + tans
-
-    rule2 = trace(full_rule, params + params, f"{name} jvp rule").program
-    outs = transforms.emit_call(
-        "custom_jvp",
-        list(s.leaves) + lifted,
-        body=body2,
-        rule=rule2,
-        name=name,
-        weak=body.out_weak,
-    )
-    return tree.unflatten(out_tree, outs)
+        rule2 = trace(full_rule, ops.params + ops.params, f"{name} jvp rule").program
+        return transforms.emit_call(
+            "custom_jvp",
+            ops.values,
+            body=ops.body,
+            rule=rule2,
+            name=name,
+            weak=body.out_weak,
+        )
 
 
 # ---- custom_vjp ----
 
 
-class custom_vjp:
+class custom_vjp(_CustomFunction):
     """A function with a custom VJP rule (``@bt.custom_vjp``, then
     ``f.defvjp(fwd, bwd)``): ``fwd(*args) -> (out, residuals)`` and
     ``bwd(residuals, cotangent) -> tuple`` with one cotangent per argument
@@ -317,10 +361,10 @@ class custom_vjp:
     passed to ``bwd`` first. Forward mode (``jvp``) of a custom_vjp function
     raises TypeError, as in JAX."""
 
+    kind = "custom_vjp"
+
     def __init__(self, fun: Callable[..., Any], nondiff_argnums: Any = ()) -> None:
-        functools.update_wrapper(self, fun)
-        self.fun = fun
-        self.nondiff_argnums = _nondiff(nondiff_argnums)
+        super().__init__(fun, nondiff_argnums)
         self.fwd: Callable[..., Any] | None = None
         self.bwd: Callable[..., Any] | None = None
 
@@ -331,163 +375,145 @@ class custom_vjp:
         symbolic_zeros: bool = False,
         optimize_remat: bool = False,
     ) -> None:
+        """Sets the rules ``fwd(*args) -> (out, residuals)`` and
+        ``bwd(*nondiff, residuals, cotangent) -> tuple`` of cotangents."""
         if symbolic_zeros:
             raise NotImplementedError("custom_vjp: symbolic_zeros is not supported")
         self.fwd = fwd
         self.bwd = bwd
 
-    def __get__(self, obj: Any, objtype: Any = None) -> Any:
-        if obj is None:
-            return self
-        return functools.partial(self, obj)
+    def _missing_rules(self, name: str) -> str | None:
+        if self.fwd is not None:
+            return None
+        return f"No VJP defined for custom_vjp function {name} using defvjp."
 
-    def __call__(self, *args: Any, **kwargs: Any) -> Any:
-        name = fun_name(self.fun)
-        if self.fwd is None:
-            raise AttributeError(
-                f"No VJP defined for custom_vjp function {name} using defvjp."
-            )
-        args = resolve_kwargs(self.fun, args, kwargs, f"custom_vjp({name})")
-        if not is_tracing() or id(self) in _rules_active():
-            return self.fun(*args)
-        return _custom_vjp_call(self, args, name)
+    def _emit(self, s: _Split, body: Traced, out_tree: Any, name: str) -> list:
+        what = f"custom_vjp({name})"
+        n = len(s.leaves)
+        out_avals = body.program.output_avals
+        n_out = len(out_avals)
+        cell: dict = {}
 
-
-def _custom_vjp_call(f: custom_vjp, args: tuple, name: str) -> Any:
-    what = f"custom_vjp({name})"
-    s = _Split(args, f.nondiff_argnums, what)
-    n = len(s.leaves)
-    cell: dict = {}
-
-    def body_fn(*ts: Any) -> list:
-        leaves, cell["out_tree"] = _out_leaves(f.fun(*s.full(s.unflatten(ts))), what)
-        return leaves
-
-    body = trace(body_fn, s.avals, name)
-    out_tree = cell["out_tree"]
-    out_avals = body.program.output_avals
-    n_out = len(out_avals)
-
-    def fwd_fn(*ts: Any) -> list:
-        r = f.fwd(*s.full(s.unflatten(ts)))
-        if not isinstance(r, (tuple, list)) or len(r) != 2:
-            raise TypeError(
-                f"Custom VJP fwd rule {fun_name(f.fwd)} for function {name} must "
-                "produce a pair (list or tuple of length two) where the first "
-                "element represents the primal output (equal to the output of "
-                "the custom_vjp-decorated function) and the second element "
-                f"represents residuals, but got {r!r}."
-            )
-        out, res = r
-        out_leaves, t = _out_leaves(out, what)
-        if t != out_tree:
-            raise TypeError(
-                f"Custom VJP fwd rule {fun_name(f.fwd)} for function {name} must "
-                "produce a pair where the first element has the same structure "
-                f"as the function's output {out_tree}, but got {t}."
-            )
-        res_leaves, cell["res_tree"] = _out_leaves(res, what + " residuals")
-        outs = [
-            _conform(x, a, what + " fwd output") for x, a in zip(out_leaves, out_avals)
-        ]
-        return outs + res_leaves
-
-    with _TracingRules(f):
-        fwd = trace(fwd_fn, s.avals, f"{name} fwd rule")
-    res_tree = cell["res_tree"]
-    res_avals = [
-        (tuple(a[0]), a[1], w, None)
-        for a, w in zip(fwd.program.output_avals[n_out:], fwd.out_weak[n_out:])
-    ]
-    ct_avals = [(tuple(a[0]), a[1], False, None) for a in out_avals]
-    r = len(res_avals)
-
-    def bwd_fn(*ts: Any) -> list:
-        res = tree.unflatten(res_tree, list(ts[:r]))
-        ct = tree.unflatten(out_tree, list(ts[r:]))
-        g = f.bwd(*s.nondiff_args(), res, ct)
-        if not isinstance(g, (tuple, list)) or len(g) != len(s.diff):
-            raise TypeError(
-                f"Custom VJP bwd rule {fun_name(f.bwd)} must produce an output "
-                "with the same container (pytree) structure as the args tuple "
-                "of the primal function, and in particular must produce a tuple "
-                "of length equal to the number of arguments to the primal "
-                f"function, but got bwd output {g!r} for {len(s.diff)} "
-                "differentiated argument(s)."
-            )
-        leaves = []
-        for gi, arg in zip(g, s.diff):
-            arg_leaves, arg_tree = tree.flatten(arg)
-            if gi is None:
-                leaves.extend(_lax.zeros(shape_of(x), dtype_of(x)) for x in arg_leaves)
-                continue
-            g_leaves, g_tree = tree.flatten(gi)
-            if g_tree != arg_tree:
+        def fwd_fn(*ts: Any) -> list:
+            r = s.call(self.fwd, ts)
+            if not isinstance(r, (tuple, list)) or len(r) != 2:
                 raise TypeError(
-                    f"Custom VJP bwd rule {fun_name(f.bwd)} must produce an output "
-                    "with the same container (pytree) structure as the args "
-                    f"tuple of the primal function, but got {g_tree} for an "
-                    f"argument of structure {arg_tree}."
+                    f"Custom VJP fwd rule {fun_name(self.fwd)} for function {name} "
+                    "must produce a pair (list or tuple of length two) where the "
+                    "first element represents the primal output (equal to the "
+                    "output of the custom_vjp-decorated function) and the second "
+                    f"element represents residuals, but got {r!r}."
                 )
-            leaves.extend(g_leaves)
-        return [_conform(x, a, what + " bwd output") for x, a in zip(leaves, s.avals)]
+            out, res = r
+            out_leaves, t = _out_leaves(out, what)
+            if t != out_tree:
+                raise TypeError(
+                    f"Custom VJP fwd rule {fun_name(self.fwd)} for function {name} "
+                    "must produce a pair where the first element has the same "
+                    f"structure as the function's output {out_tree}, but got {t}."
+                )
+            res_leaves, cell["res_tree"] = _out_leaves(res, what + " residuals")
+            outs = [
+                _conform(x, a, what + " fwd output")
+                for x, a in zip(out_leaves, out_avals)
+            ]
+            return outs + res_leaves
 
-    with _TracingRules(f):
-        bwd = trace(bwd_fn, res_avals + ct_avals, f"{name} bwd rule")
-    lifted, (pb, pf, pw) = unique_lifted(body.lifted, fwd.lifted, bwd.lifted)
-    nl = len(lifted)
-    l_avals = [aval_of(v) for v in lifted]
-    params = s.avals + l_avals
-    body2 = _with_params(
-        body.program, params, list(range(n)) + [n + p for p in pb], name
-    )
-    # Cotangents of closed-over traced values: the backward rule recomputes
-    # the body from the primal values (passed on as residuals) and takes its
-    # VJP with respect to them; unused, jit's dead-code elimination drops it.
-    mask = _closure_mask(lifted)
-    closure_vjp = None
-    if any(mask):
-        try:
-            closure_vjp = transforms.vjp(body2, [False] * n + mask)
-        except NotImplementedError:
-            closure_vjp = None
-    nw = len(pw)
-    n_prim = n + nl if closure_vjp is not None else 0
+        with _tracing_rules(self):
+            fwd = trace(fwd_fn, s.avals, f"{name} fwd rule")
+        res_tree = cell["res_tree"]
+        res_avals = [
+            (tuple(a[0]), a[1], w, None)
+            for a, w in zip(fwd.program.output_avals[n_out:], fwd.out_weak[n_out:])
+        ]
+        ct_avals = [(tuple(a[0]), a[1], False, None) for a in out_avals]
+        r = len(res_avals)
 
-    def fwd_rule(*ps: Any) -> list:
-        outs = inline(fwd.program, list(ps[:n]) + [ps[n + p] for p in pf])
-        extra = [ps[n + p] for p in pw]
-        if closure_vjp is not None:
-            extra += list(ps)
-        return list(outs) + extra
+        def bwd_fn(*ts: Any) -> list:
+            res = tree.unflatten(res_tree, list(ts[:r]))
+            ct = tree.unflatten(out_tree, list(ts[r:]))
+            g = self.bwd(*s.nondiff_args(), res, ct)
+            return [
+                _conform(x, a, what + " bwd output")
+                for x, a in zip(_bwd_leaves(g, s, fun_name(self.bwd)), s.avals)
+            ]
 
-    fwd_program = trace(fwd_rule, params, f"{name} fwd rule").program
-    bwd_in = [
-        (tuple(a[0]), a[1], False, None) for a in fwd_program.output_avals[n_out:]
-    ]
+        with _tracing_rules(self):
+            bwd = trace(bwd_fn, res_avals + ct_avals, f"{name} bwd rule")
+        ops = _Operands(s, body, [fwd, bwd], name)
+        pf, pw = ops.rule_pos
+        # Cotangents of closed-over traced values: the backward rule
+        # recomputes the body from the primal values (passed on as
+        # residuals) and takes its VJP with respect to them; unused, jit's
+        # dead-code elimination drops it.
+        closure_vjp = ops.closure_derivative(transforms.vjp)
+        nw = len(pw)
+        n_prim = n + ops.nl if closure_vjp is not None else 0
 
-    def bwd_rule(*ps: Any) -> list:
-        res = list(ps[:r])
-        w = list(ps[r : r + nw])
-        prim = list(ps[r + nw : r + nw + n_prim])
-        ct = list(ps[r + nw + n_prim :])
-        g = inline(bwd.program, res + ct + w)
-        lz = [_lax.zeros(a[0], a[1]) for a in l_avals]
-        if closure_vjp is not None:
-            cfwd, cbwd, _ = closure_vjp
-            fo = inline(cfwd, prim)
-            lg = iter(inline(cbwd, list(fo[n_out:]) + ct))
-            lz = [next(lg) if m else z for m, z in zip(mask, lz)]
-        return list(g) + lz
+        def fwd_rule(*ps: Any) -> list:
+            outs = inline(fwd.program, list(ps[:n]) + [ps[n + p] for p in pf])
+            extra = [ps[n + p] for p in pw]
+            if closure_vjp is not None:
+                extra += list(ps)
+            return list(outs) + extra
 
-    bwd_program = trace(bwd_rule, bwd_in + ct_avals, f"{name} bwd rule").program
-    outs = transforms.emit_call(
-        "custom_vjp",
-        list(s.leaves) + lifted,
-        body=body2,
-        rule=fwd_program,
-        rule2=bwd_program,
-        name=name,
-        weak=body.out_weak,
-    )
-    return tree.unflatten(out_tree, outs)
+        fwd_program = trace(fwd_rule, ops.params, f"{name} fwd rule").program
+        bwd_in = [
+            (tuple(a[0]), a[1], False, None) for a in fwd_program.output_avals[n_out:]
+        ]
+
+        def bwd_rule(*ps: Any) -> list:
+            res = list(ps[:r])
+            w = list(ps[r : r + nw])
+            prim = list(ps[r + nw : r + nw + n_prim])
+            ct = list(ps[r + nw + n_prim :])
+            g = inline(bwd.program, res + ct + w)
+            lz = [_lax.zeros(a[0], a[1]) for a in ops.params[n:]]
+            if closure_vjp is not None:
+                cfwd, cbwd, _ = closure_vjp
+                fo = inline(cfwd, prim)
+                lg = iter(inline(cbwd, list(fo[n_out:]) + ct))
+                lz = [next(lg) if m else z for m, z in zip(ops.mask, lz)]
+            return list(g) + lz
+
+        bwd_program = trace(bwd_rule, bwd_in + ct_avals, f"{name} bwd rule").program
+        return transforms.emit_call(
+            "custom_vjp",
+            ops.values,
+            body=ops.body,
+            rule=fwd_program,
+            rule2=bwd_program,
+            name=name,
+            weak=body.out_weak,
+        )
+
+
+def _bwd_leaves(g: Any, s: _Split, bwd_name: str) -> list:
+    """The leaves of a bwd rule's output ``g`` (one cotangent per
+    differentiated argument, None for zeros), checked against the arguments'
+    structure."""
+    if not isinstance(g, (tuple, list)) or len(g) != len(s.diff):
+        raise TypeError(
+            f"Custom VJP bwd rule {bwd_name} must produce an output "
+            "with the same container (pytree) structure as the args tuple "
+            "of the primal function, and in particular must produce a tuple "
+            "of length equal to the number of arguments to the primal "
+            f"function, but got bwd output {g!r} for {len(s.diff)} "
+            "differentiated argument(s)."
+        )
+    leaves = []
+    for gi, arg in zip(g, s.diff):
+        arg_leaves, arg_tree = tree.flatten(arg)
+        if gi is None:
+            leaves.extend(_lax.zeros(shape_of(x), dtype_of(x)) for x in arg_leaves)
+            continue
+        g_leaves, g_tree = tree.flatten(gi)
+        if g_tree != arg_tree:
+            raise TypeError(
+                f"Custom VJP bwd rule {bwd_name} must produce an output "
+                "with the same container (pytree) structure as the args "
+                f"tuple of the primal function, but got {g_tree} for an "
+                f"argument of structure {arg_tree}."
+            )
+        leaves.extend(g_leaves)
+    return leaves

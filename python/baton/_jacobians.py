@@ -9,7 +9,6 @@ structure outside, input structure inside).
 
 from __future__ import annotations
 
-import functools
 from typing import Any, Callable
 
 import numpy as np
@@ -18,14 +17,14 @@ from baton import tree
 from baton._autodiff import jvp, vjp
 from baton._baton import lax as _lax
 from baton._subtrace import (
+    argnums_partial,
     dtype_of,
     dtype_str,
     fun_name,
     is_float,
-    is_tracing,
-    normalize_argnums,
-    run_eagerly,
+    reject_holomorphic,
     shape_of,
+    transformation,
 )
 from baton._vmap import vmap
 
@@ -53,23 +52,24 @@ def _basis(leaves: list) -> tuple[list, list[int]]:
     return out, sizes
 
 
-def _dyn_args(args: tuple, argnums: Any, what: str) -> tuple:
-    nums, was_int = normalize_argnums(argnums, len(args), what)
-    dyn = tuple(args[i] for i in nums)
-
-    def partial_of(fun: Callable[..., Any], kwargs: dict) -> Callable[..., Any]:
-        def partial(*dyn_args: Any) -> Any:
-            full = list(args)
-            for i, a in zip(nums, dyn_args):
-                full[i] = a
-            return fun(*full, **kwargs)
-
-        return partial
-
-    return dyn, was_int, partial_of
+def _blocks(t: Any, axis: int, sizes: list[int], shapes: list[tuple]) -> list:
+    """``t`` cut along ``axis`` (0 or -1) into consecutive pieces of
+    ``sizes``, piece k reshaped to ``shapes[k]``."""
+    shape = list(shape_of(t))
+    axis = axis % len(shape)
+    blocks = []
+    at = 0
+    for size, block_shape in zip(sizes, shapes):
+        start = [0] * len(shape)
+        limit = list(shape)
+        start[axis], limit[axis] = at, at + size
+        blocks.append(_lax.reshape(_lax.slice(t, start, limit), tuple(block_shape)))
+        at += size
+    return blocks
 
 
 def _real_inputs(leaves: list, what: str) -> None:
+    """TypeError (as JAX) for an integer or bool input leaf."""
     for x in leaves:
         d = dtype_of(x)
         if not is_float(d):
@@ -91,16 +91,10 @@ def jacfwd(
     standard basis of the inputs): for an output leaf of shape S and an
     input leaf of shape T, a block of shape S + T, nested as JAX nests them
     (output structure, then input structure)."""
-    if holomorphic:
-        raise NotImplementedError("baton has no complex dtypes (holomorphic=True)")
-    name = f"jacfwd({fun_name(fun)})"
+    reject_holomorphic(holomorphic)
 
-    @functools.wraps(fun)
     def jac(*args: Any, **kwargs: Any) -> Any:
-        if not is_tracing():
-            return run_eagerly(jac, args, kwargs, name)
-        dyn, was_int, partial_of = _dyn_args(args, argnums, "jacfwd")
-        f = partial_of(fun, kwargs)
+        f, dyn, was_int = argnums_partial(fun, args, kwargs, argnums, "jacfwd")
         in_leaves, in_tree = tree.flatten(dyn)
         _real_inputs(in_leaves, "jacfwd")
         basis, sizes = _basis(in_leaves)
@@ -114,30 +108,19 @@ def jacfwd(
         pushed = vmap(push, out_axes=out_axes)(*basis)
         if has_aux:
             pushed, aux = pushed
-        y_jac = tree.map(
-            lambda t: _split_last(t, in_leaves, sizes, in_tree, was_int), pushed
-        )
+
+        def per_input(t: Any) -> Any:
+            # An output's stacked tangents, shape S + (N,): one block of
+            # shape S + T per input leaf.
+            out_shape = shape_of(t)[:-1]
+            shapes = [(*out_shape, *shape_of(x)) for x in in_leaves]
+            r = tree.unflatten(in_tree, _blocks(t, -1, sizes, shapes))
+            return r[0] if was_int else r
+
+        y_jac = tree.map(per_input, pushed)
         return (y_jac, aux) if has_aux else y_jac
 
-    return jac
-
-
-def _split_last(
-    t: Any, in_leaves: list, sizes: list, in_tree: Any, was_int: bool
-) -> Any:
-    """An output's stacked tangents (shape S + (N,)) split into one block of
-    shape S + T per input leaf."""
-    out_shape = shape_of(t)[:-1]
-    blocks = []
-    at = 0
-    for x, size in zip(in_leaves, sizes):
-        start = [0] * len(out_shape) + [at]
-        limit = [*out_shape, at + size]
-        b = _lax.slice(t, start, limit)
-        blocks.append(_lax.reshape(b, (*out_shape, *shape_of(x))))
-        at += size
-    r = tree.unflatten(in_tree, blocks)
-    return r[0] if was_int else r
+    return transformation(fun, f"jacfwd({fun_name(fun)})", jac)
 
 
 def jacrev(
@@ -150,16 +133,10 @@ def jacrev(
     """The Jacobian of ``fun`` by reverse mode (``vmap`` of the ``vjp``
     function over the standard basis of the outputs); shaped as
     :func:`jacfwd`'s."""
-    if holomorphic:
-        raise NotImplementedError("baton has no complex dtypes (holomorphic=True)")
-    name = f"jacrev({fun_name(fun)})"
+    reject_holomorphic(holomorphic)
 
-    @functools.wraps(fun)
     def jac(*args: Any, **kwargs: Any) -> Any:
-        if not is_tracing():
-            return run_eagerly(jac, args, kwargs, name)
-        dyn, was_int, partial_of = _dyn_args(args, argnums, "jacrev")
-        f = partial_of(fun, kwargs)
+        f, dyn, was_int = argnums_partial(fun, args, kwargs, argnums, "jacrev")
         in_leaves, in_tree = tree.flatten(dyn)
         if not allow_int:
             _real_inputs(in_leaves, "jacrev")
@@ -178,23 +155,20 @@ def jacrev(
             return pullback(tree.unflatten(out_tree, ct_leaves))
 
         pulled = vmap(pull)(*basis)  # tuple over dyn args, leaves (M,) + T
-        pulled_leaves = tree.leaves(pulled)
+        # Each input's stacked cotangents, shape (M,) + T: one block of
+        # shape S + T per output leaf.
+        per_in = [
+            _blocks(g, 0, sizes, [(*shape_of(o), *shape_of(x)) for o in out_leaves])
+            for x, g in zip(in_leaves, tree.leaves(pulled))
+        ]
         per_out = []
-        at = 0
-        for o, size in zip(out_leaves, sizes):
-            blocks = []
-            for x, g in zip(in_leaves, pulled_leaves):
-                start = [at] + [0] * len(shape_of(x))
-                limit = [at + size, *shape_of(x)]
-                b = _lax.slice(g, start, limit)
-                blocks.append(_lax.reshape(b, (*shape_of(o), *shape_of(x))))
-            rr = tree.unflatten(in_tree, blocks)
+        for k in range(len(out_leaves)):
+            rr = tree.unflatten(in_tree, [blocks[k] for blocks in per_in])
             per_out.append(rr[0] if was_int else rr)
-            at += size
         y_jac = tree.unflatten(out_tree, per_out)
         return (y_jac, r[2]) if has_aux else y_jac
 
-    return jac
+    return transformation(fun, f"jacrev({fun_name(fun)})", jac)
 
 
 jacobian = jacrev

@@ -20,6 +20,7 @@ Thread-safety: traces belong to the calling thread (as for ``bt.jit``).
 
 from __future__ import annotations
 
+import functools
 import inspect
 from collections.abc import Sequence
 from typing import Any, Callable
@@ -70,6 +71,7 @@ def aval_of(x: Any) -> Aval:
 
 
 def dtype_of(x: Any) -> np.dtype:
+    """The numpy dtype of an array-like value (TypeError for anything else)."""
     if isinstance(x, (Tracer, Array, np.ndarray, np.generic)):
         return np.dtype(x.dtype)
     if is_python_scalar(x):
@@ -78,17 +80,20 @@ def dtype_of(x: Any) -> np.dtype:
 
 
 def shape_of(x: Any) -> tuple[int, ...]:
+    """The shape of an array-like value (``()`` for a Python scalar)."""
     if is_python_scalar(x):
         return ()
     return tuple(x.shape)
 
 
 def is_float(d: Any) -> bool:
+    """Whether dtype ``d`` is a floating-point dtype (bfloat16 included)."""
     d = np.dtype(d)
     return d.kind == "f" or d == _dtypes.bfloat16
 
 
 def dtype_str(d: Any) -> str:
+    """baton's name of dtype ``d`` (``float32``, ``bfloat16``), for messages."""
     return _dtypes.name_of(np.dtype(d))
 
 
@@ -99,6 +104,7 @@ def type_str(x: Any) -> str:
 
 
 def fun_name(fun: Any) -> str:
+    """How programs and messages name ``fun``: its qualified name if it has one."""
     return (
         getattr(fun, "__qualname__", None)
         or getattr(fun, "__name__", None)
@@ -116,10 +122,6 @@ class Traced:
         self.program = program
         self.lifted = lifted
         self.out_weak = out_weak
-
-    @property
-    def num_outputs(self) -> int:
-        return len(self.out_weak)
 
 
 def trace(fn: Callable[..., Sequence[Any]], avals: Sequence[Aval], name: str) -> Traced:
@@ -157,6 +159,7 @@ def unique_lifted(*lists: Sequence[Any]) -> tuple[list, list[list[int]]]:
 
 
 def check_args(leaves: Sequence[Any], what: str) -> None:
+    """TypeError naming ``what`` unless every argument leaf is array-like."""
     for leaf in leaves:
         if not is_array_like(leaf):
             raise TypeError(
@@ -166,10 +169,38 @@ def check_args(leaves: Sequence[Any], what: str) -> None:
             )
 
 
+def check_outputs(leaves: Sequence[Any], what: str) -> None:
+    """TypeError naming ``what`` unless every output leaf is array-like."""
+    for leaf in leaves:
+        if not is_array_like(leaf):
+            raise TypeError(
+                f"{what}: the function returned a {type(leaf).__name__}; outputs "
+                "must be arrays or pytrees of arrays"
+            )
+
+
+def int_tuple(nums: Any) -> tuple[int, ...]:
+    """An int or a sequence of ints (``nondiff_argnums``, ``static_argnums``)
+    as a tuple of ints."""
+    if isinstance(nums, int):
+        return (nums,)
+    return tuple(int(i) for i in nums)
+
+
+def replaced(values: Sequence[Any], positions: Sequence[int], new: Any) -> list:
+    """``values`` as a list with ``values[positions[k]]`` replaced by
+    ``new[k]``."""
+    out = list(values)
+    for i, v in zip(positions, new):
+        out[i] = v
+    return out
+
+
 def normalize_argnums(
     argnums: Any, nargs: int, what: str
 ) -> tuple[tuple[int, ...], bool]:
-    """(positions, was_int)."""
+    """``argnums`` as non-negative positions among ``nargs`` arguments, and
+    whether it was a single int (TypeError / ValueError as JAX)."""
     if isinstance(argnums, (int, np.integer)) and not isinstance(argnums, bool):
         nums = (int(argnums),)
         was_int = True
@@ -195,6 +226,43 @@ def normalize_argnums(
     return tuple(out), was_int
 
 
+def argnums_partial(
+    fun: Callable[..., Any], args: tuple, kwargs: dict, argnums: Any, what: str
+) -> tuple[Callable[..., Any], tuple, bool]:
+    """``fun`` as a function of the arguments ``argnums`` only (the others
+    fixed to ``args`` / ``kwargs``), those arguments, and whether
+    ``argnums`` was a single int."""
+    nums, was_int = normalize_argnums(argnums, len(args), what)
+
+    def partial(*dyn_args: Any) -> Any:
+        return fun(*replaced(args, nums, dyn_args), **kwargs)
+
+    return partial, tuple(args[i] for i in nums), was_int
+
+
+def reject_holomorphic(holomorphic: bool) -> None:
+    """NotImplementedError for ``holomorphic=True`` (baton has no complex
+    dtypes)."""
+    if holomorphic:
+        raise NotImplementedError("baton has no complex dtypes (holomorphic=True)")
+
+
+def transformation(
+    fun: Callable[..., Any], name: str, traced_call: Callable[..., Any]
+) -> Callable[..., Any]:
+    """The function a transformation returns for ``fun``: inside a trace it
+    is ``traced_call``; outside any it runs itself through
+    :func:`run_eagerly`."""
+
+    @functools.wraps(fun)
+    def transformed(*args: Any, **kwargs: Any) -> Any:
+        if not is_tracing():
+            return run_eagerly(transformed, args, kwargs, name)
+        return traced_call(*args, **kwargs)
+
+    return transformed
+
+
 def run_eagerly(fn: Callable[..., Any], args: tuple, kwargs: dict, name: str) -> Any:
     """``fn(*args, **kwargs)`` through a fresh ``bt.jit`` (see the module
     docstring). Leaves that are not arrays are passed through unchanged
@@ -205,10 +273,7 @@ def run_eagerly(fn: Callable[..., Any], args: tuple, kwargs: dict, name: str) ->
     dynamic = [i for i, leaf in enumerate(leaves) if is_array_like(leaf)]
 
     def run(*dyn: Any) -> Any:
-        full = list(leaves)
-        for i, d in zip(dynamic, dyn):
-            full[i] = d
-        a, k = tree.unflatten(treedef, full)
+        a, k = tree.unflatten(treedef, replaced(leaves, dynamic, dyn))
         return fn(*a, **k)
 
     run.__name__ = run.__qualname__ = name
