@@ -6,11 +6,13 @@ the optimizers module's docstring shows (`jax.value_and_grad` of the loss,
 `opt_update(step, grads, opt_state)`), jitted. Ported to baton by changing
 the imports (lines marked `# JAX: ...` carry the original).
 
-Outside issue 9, and changed where marked: the `@optimizer` decorator maps
-the per-array functions over a pytree with `jax.tree_util` (issue 11); here
-`_over_list` maps them over the flat list of parameter arrays instead. The
+The `@optimizer` decorator and `OptimizerState` are optimizers.py's, over
+`jax.tree_util` (tree_flatten / tree_unflatten / register_pytree_node). The
 step index `i` is a traced int under jit, as in the original.
 """
+
+import functools
+from collections import namedtuple
 
 import numpy as np
 import numpy.random as npr
@@ -18,7 +20,8 @@ import numpy.random as npr
 import baton as jax  # JAX: import jax
 import baton.numpy as jnp  # JAX: import jax.numpy as jnp
 from baton import jit  # JAX: from jax import jit
-from _issue11 import logsumexp  # JAX: from jax.scipy.special import logsumexp
+from baton.scipy.special import logsumexp  # JAX: from jax.scipy.special import logsumexp
+from baton.tree_util import register_pytree_node, tree_flatten, tree_unflatten  # JAX: from jax.tree_util import register_pytree_node, tree_flatten, tree_unflatten
 import synthetic_datasets as datasets  # was: from examples import datasets
 
 
@@ -31,8 +34,69 @@ def make_schedule(scalar_or_schedule):
     raise TypeError(type(scalar_or_schedule))
 
 
+OptimizerState = namedtuple("OptimizerState",
+                            ["packed_state", "tree_def", "subtree_defs"])
+register_pytree_node(
+    OptimizerState,
+    lambda xs: ((xs.packed_state,), (xs.tree_def, xs.subtree_defs)),
+    lambda data, xs: OptimizerState(xs[0], data[0], data[1]))  # type: ignore[index]
+
+
+def unzip2(xys):
+  xs = []
+  ys = []
+  for x, y in xys:
+    xs.append(x)
+    ys.append(y)
+  return tuple(xs), tuple(ys)
+
+
+def optimizer(opt_maker):
+  """Decorator to make an optimizer defined for arrays generalize to containers."""
+  @functools.wraps(opt_maker)
+  def tree_opt_maker(*args, **kwargs):
+    init, update, get_params = opt_maker(*args, **kwargs)
+
+    @functools.wraps(init)
+    def tree_init(x0_tree):
+      x0_flat, tree = tree_flatten(x0_tree)
+      initial_states = [init(x0) for x0 in x0_flat]
+      states_flat, subtrees = unzip2(map(tree_flatten, initial_states))
+      return OptimizerState(states_flat, tree, subtrees)
+
+    @functools.wraps(update)
+    def tree_update(i, grad_tree, opt_state):
+      states_flat, tree, subtrees = opt_state
+      grad_flat, tree2 = tree_flatten(grad_tree)
+      if tree2 != tree:
+        msg = ("optimizer update function was passed a gradient tree that did "
+               "not match the parameter tree structure with which it was "
+               "initialized: parameter tree {} and grad tree {}.")
+        raise TypeError(msg.format(tree, tree2))
+      states = map(tree_unflatten, subtrees, states_flat)
+      new_states = map(functools.partial(update, i), grad_flat, states)
+      new_states_flat, subtrees2 = unzip2(map(tree_flatten, new_states))
+      for subtree, subtree2 in zip(subtrees, subtrees2):
+        if subtree2 != subtree:
+          msg = ("optimizer update function produced an output structure that "
+                 "did not match its input structure: input {} and output {}.")
+          raise TypeError(msg.format(subtree, subtree2))
+      return OptimizerState(new_states_flat, tree, subtrees)
+
+    @functools.wraps(get_params)
+    def tree_get_params(opt_state):
+      states_flat, tree, subtrees = opt_state
+      states = map(tree_unflatten, subtrees, states_flat)
+      params = map(get_params, states)
+      return tree_unflatten(tree, params)
+
+    return tree_init, tree_update, tree_get_params
+  return tree_opt_maker
+
+
+@optimizer
 def adam(step_size, b1=0.9, b2=0.999, eps=1e-8):
-  """Construct optimizer triple for Adam. (optimizers.py, without @optimizer)"""
+  """Construct optimizer triple for Adam."""
   step_size = make_schedule(step_size)
   def init(x0):
     m0 = jnp.zeros_like(x0)
@@ -52,21 +116,6 @@ def adam(step_size, b1=0.9, b2=0.999, eps=1e-8):
   return init, update, get_params
 
 
-def _over_list(opt_maker):
-  """Not in the original: @optimizer's job (issue 11: tree_util), for a flat
-  list of arrays."""
-  def make(*args, **kwargs):
-    init, update, get_params = opt_maker(*args, **kwargs)
-    def tree_init(xs):
-      return [init(x) for x in xs]
-    def tree_update(i, grads, states):
-      return [update(i, g, s) for g, s in zip(grads, states)]
-    def tree_get_params(states):
-      return [get_params(s) for s in states]
-    return tree_init, tree_update, tree_get_params
-  return make
-
-
 def init_random_params(scale, layer_sizes, rng=npr.RandomState(0)):
   return [(scale * rng.randn(m, n), scale * rng.randn(n))
           for m, n, in zip(layer_sizes[:-1], layer_sizes[1:])]
@@ -82,8 +131,7 @@ def predict(params, inputs):
   return logits - logsumexp(logits, axis=1, keepdims=True)
 
 
-def loss_fn(flat_params, batch):  # mnist's loss over the flat list of arrays
-  params = list(zip(flat_params[::2], flat_params[1::2]))
+def loss(params, batch):
   inputs, targets = batch
   preds = predict(params, inputs)
   return -jnp.mean(jnp.sum(preds * targets, axis=1))
@@ -92,15 +140,15 @@ def loss_fn(flat_params, batch):  # mnist's loss over the flat list of arrays
 def main(num_steps=3, layer_sizes=(784, 512, 512, 10), batch_size=128):
   train_images, train_labels, _, _ = datasets.mnist()
   params = init_random_params(0.1, list(layer_sizes))
-  # float32 as JAX makes them (issue 11, DESIGN 5.4); flattened (issue 11).
-  flat = [p.astype(np.float32) for wb in params for p in wb]
+  # Not in the original: float32 as JAX makes them (DESIGN 5.4, x64 off).
+  params = [(w.astype(np.float32), b.astype(np.float32)) for w, b in params]
 
-  opt_init, opt_update, get_params = _over_list(adam)(1e-3)
-  opt_state = opt_init(flat)
+  opt_init, opt_update, get_params = adam(1e-3)
+  opt_state = opt_init(params)
 
   @jit
   def step(step, opt_state, batch):
-    value, grads = jax.value_and_grad(loss_fn)(get_params(opt_state), batch)
+    value, grads = jax.value_and_grad(loss)(get_params(opt_state), batch)
     opt_state = opt_update(step, grads, opt_state)
     return value, opt_state
 
@@ -110,7 +158,8 @@ def main(num_steps=3, layer_sizes=(784, 512, 512, 10), batch_size=128):
              train_labels[i * batch_size:(i + 1) * batch_size])
     value, opt_state = step(i, opt_state, batch)
     values.append(value)
-  return {"values": values, "params": get_params(opt_state)}
+  # The parameter arrays in flattening order (the test compares them).
+  return {"values": values, "params": tree_flatten(get_params(opt_state))[0]}
 
 
 if __name__ == "__main__":

@@ -31,7 +31,7 @@ import time
 import numpy.random as npr
 
 from baton import jit, grad  # JAX: from jax import jit, grad
-from _issue11 import logsumexp  # JAX: from jax.scipy.special import logsumexp
+from baton.scipy.special import logsumexp  # JAX: from jax.scipy.special import logsumexp
 import baton.numpy as jnp  # JAX: import jax.numpy as jnp
 import synthetic_datasets as datasets  # was: from examples import datasets
 

@@ -44,7 +44,19 @@ from baton._jacobians import hessian, jacfwd, jacobian, jacrev
 from baton._custom import custom_jvp, custom_vjp
 from baton._checkpoint import checkpoint, checkpoint_policies, remat, saved_residuals
 from baton import ad_checkpoint
-from baton import random  # noqa: E402 -- bt.random (uses lax, jit and tree)
+from baton import random
+from baton import errors, sharding, tree_util  # JAX's surface (DESIGN 5.4)
+from baton import _device_queries  # noqa: F401 -- Array.devices(), .sharding
+from baton._device_queries import (
+    default_backend,
+    device_count,
+    local_device_count,
+    local_devices,
+    process_count,
+    process_index,
+)
+from baton._abstract_eval import ShapeDtypeStruct, eval_shape, make_jaxpr
+from baton import nn, scipy  # bt.nn, bt.scipy.special (over baton.numpy)
 
 for _cls in (Array, Device, Donated):
     try:
@@ -63,6 +75,7 @@ __all__ = [
     "DonationError",
     "DonationWarning",
     "ResourceExhaustedError",
+    "ShapeDtypeStruct",
     "ad_checkpoint",
     "block_until_ready",
     "checkpoint",
@@ -71,11 +84,15 @@ __all__ = [
     "config",
     "custom_jvp",
     "custom_vjp",
+    "default_backend",
+    "device_count",
     "device_get",
     "device_put",
     "devices",
     "donate",
     "empty",
+    "errors",
+    "eval_shape",
     "from_dlpack",
     "full",
     "grad",
@@ -87,14 +104,23 @@ __all__ = [
     "jvp",
     "lax",
     "live_arrays",
+    "local_device_count",
+    "local_devices",
+    "make_jaxpr",
     "memory_stats",
+    "nn",
     "ones",
+    "process_count",
+    "process_index",
     "random",
     "remat",
     "reset_peak_memory_stats",
     "saved_residuals",
+    "scipy",
     "set_memory_limit",
+    "sharding",
     "tree",
+    "tree_util",
     "value_and_grad",
     "vjp",
     "vmap",

@@ -23,7 +23,7 @@ from baton._baton import Array, Donated
 
 
 def donate(x: Any) -> Any:
-    paths, leaves, treedef = tree.flatten_with_path(x)
+    paths, leaves, treedef = tree.paths_and_leaves(x)
     out: list[Any] = []
     taken: list[Donated] = []
     seen: set[int] = set()

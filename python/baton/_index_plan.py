@@ -17,7 +17,9 @@ slices clip; negative static indices wrap) and splits it into:
   traced indices (Tracers, baton Arrays) left as they are.
 
 Boolean numpy masks (and baton Array masks outside a trace) become their
-``nonzero()`` index arrays; traced masks raise NotImplementedError.
+``nonzero()`` index arrays; traced masks raise
+``bt.errors.NonConcreteBooleanIndexError`` (an IndexError, as in JAX, and a
+NotImplementedError).
 """
 
 from __future__ import annotations
@@ -66,7 +68,9 @@ def _concrete_mask(k: Any) -> np.ndarray | None:
     """A boolean index as a numpy mask, or None if k is not boolean."""
     if isinstance(k, Tracer):
         if k.dtype == np.bool_:
-            raise NotImplementedError(
+            from baton.errors import NonConcreteBooleanIndexError
+
+            raise NonConcreteBooleanIndexError(
                 f"boolean mask indexing with a traced mask ({k!r}) is not "
                 "supported: the result's shape would depend on the mask's "
                 "values. Use bnp.where(mask, x, other) (or x.at[...] with integer "

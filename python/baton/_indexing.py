@@ -31,7 +31,8 @@ elementwise), so inside ``jit`` with the operand dead (donated) it writes
 into x's buffer.
 
 Not supported (NotImplementedError): boolean masks that are traced (their
-result shape depends on values), boolean scalars as indices.
+result shape depends on values; ``bt.errors.NonConcreteBooleanIndexError``,
+also an IndexError as in JAX), boolean scalars as indices.
 """
 
 from __future__ import annotations

@@ -129,14 +129,14 @@ def device_put(
     _check_kind(memory_kind)
     if into is not None:
         return _device_put_into(x, device, memory_kind, into)
-    paths, leaves, treedef = tree.flatten_with_path(x)
+    paths, leaves, treedef = tree.paths_and_leaves(x)
     prepared = [_prepare(leaf, p) for p, leaf in zip(paths, leaves)]
     out = [_put(p, device, memory_kind, may_alias) for p in prepared]
     return tree.unflatten(treedef, out)
 
 
 def _device_put_into(x: Any, device: Any, memory_kind: Any, into: Any) -> Any:
-    paths, leaves, treedef = tree.flatten_with_path(x)
+    paths, leaves, treedef = tree.paths_and_leaves(x)
     into_leaves, into_def = tree.flatten(into)
     if into_def != treedef:
         raise ValueError(

@@ -11,7 +11,6 @@ through a fresh ``bt.jit`` (see ``_subtrace``).
 
 from __future__ import annotations
 
-import functools
 from collections import Counter
 from typing import Any, Callable
 
@@ -26,10 +25,9 @@ from baton._subtrace import (
     check_args,
     fun_name,
     inline,
-    is_tracing,
-    run_eagerly,
     shape_of,
     trace,
+    transformation,
     transforms,
     type_str,
 )
@@ -37,14 +35,23 @@ from baton._subtrace import (
 __all__ = ["vmap"]
 
 
+# How in_axes / out_axes specs are read as pytrees: None is a leaf (not
+# mapped), not an empty subtree.
+_SPEC_TREE = {
+    "is_leaf": lambda x: x is None,
+    "none_is_leaf": False,
+    "namespace": tree.NAMESPACE,
+}
+
+
 def _is_axis(x: Any) -> bool:
+    """Whether ``x`` is a leaf of an axis spec: an int (not a bool) or None."""
     return x is None or (isinstance(x, (int, np.integer)) and not isinstance(x, bool))
 
 
 def _check_spec(spec: Any, what: str) -> None:
-    for leaf in optree.tree_leaves(
-        spec, is_leaf=lambda x: x is None, none_is_leaf=False, namespace=tree.NAMESPACE
-    ):
+    """TypeError (as JAX) unless every leaf of ``spec`` is an int or None."""
+    for leaf in optree.tree_leaves(spec, **_SPEC_TREE):
         if not _is_axis(leaf):
             raise TypeError(
                 f"vmap {what} must be an int, None, or (nested) container with "
@@ -58,20 +65,13 @@ def _broadcast_spec(spec: Any, value: Any, what: str) -> list:
     if _is_axis(spec):
         return [spec] * len(tree.leaves(value))
     try:
-        full = optree.broadcast_prefix(
-            spec,
-            value,
-            is_leaf=lambda x: x is None,
-            none_is_leaf=False,
-            namespace=tree.NAMESPACE,
-        )
+        return optree.broadcast_prefix(spec, value, **_SPEC_TREE)
     except ValueError:
         raise ValueError(
             f"vmap {what} specification must be a tree prefix of the "
             f"corresponding value, got specification {spec!r} for value tree "
             f"{tree.structure(value)}."
         ) from None
-    return full
 
 
 def vmap(
@@ -104,13 +104,10 @@ def vmap(
     _check_spec(out_axes, "out_axes")
     name = f"vmap({fun_name(fun)})"
 
-    @functools.wraps(fun)
     def batched(*args: Any, **kwargs: Any) -> Any:
-        if not is_tracing():
-            return run_eagerly(batched, args, kwargs, name)
         return _vmap_traced(fun, in_axes, out_axes, axis_size, args, kwargs, name)
 
-    return batched
+    return transformation(fun, name, batched)
 
 
 def _vmap_traced(
@@ -133,10 +130,41 @@ def _vmap_traced(
     axes = _broadcast_spec(in_axes, tuple(args), "in_axes") + [0] * len(
         tree.leaves(kwargs)
     )
-    names = _leaf_names(fun, args, kwargs)
-    # Normalize axes and find the batch size.
+    dims, sizes = _mapped_dims(leaves, axes, _leaf_names(fun, args, kwargs))
+    n = _batch_size(sizes, axis_size)
+
+    # One example: each mapped argument without its mapped axis.
+    avals = []
+    for leaf, d in zip(leaves, dims):
+        shape, dtype, weak, kind = aval_of(leaf)
+        if d >= 0:
+            shape = shape[:d] + shape[d + 1 :]
+        avals.append((shape, dtype, weak, kind))
+    cell: dict = {}
+
+    def flat_fn(*tracers: Any) -> list:
+        a, k = tree.unflatten(in_tree, tracers)
+        cell["out"] = fun(*a, **k)
+        out_leaves, cell["out_tree"] = tree.flatten(cell["out"])
+        return out_leaves
+
+    traced = trace(flat_fn, avals, name)
+    in_dims = dims + [-1] * len(traced.lifted)
+    program, out_batched = transforms.vmap(traced.program, in_dims, n)
+    outs = inline(program, list(leaves) + list(traced.lifted), traced.out_weak)
+    oaxes = _broadcast_spec(out_axes, cell["out"], "out_axes")
+    results = [_place_output(t, b, ax, n) for t, b, ax in zip(outs, out_batched, oaxes)]
+    return tree.unflatten(cell["out_tree"], results)
+
+
+def _mapped_dims(
+    leaves: list, axes: list, names: list[str]
+) -> tuple[list[int], list[tuple[int, str]]]:
+    """Each leaf's mapped dimension (non-negative; -1: not mapped), and for
+    each mapped leaf its size and how messages describe it (ValueError, as
+    JAX, for an axis beyond a leaf's rank)."""
     dims: list[int] = []
-    sizes: list[tuple[int, str, Any]] = []
+    sizes: list[tuple[int, str]] = []
     for leaf, ax, nm in zip(leaves, axes, names):
         if ax is None:
             dims.append(-1)
@@ -153,60 +181,38 @@ def _vmap_traced(
         ax = ax + len(shape) if ax < 0 else ax
         dims.append(ax)
         sizes.append(
-            (shape[ax], f"axis {ax} of argument {nm} of type {type_str(leaf)}", leaf)
+            (shape[ax], f"axis {ax} of argument {nm} of type {type_str(leaf)}")
         )
-    distinct = sorted({s for s, _, _ in sizes})
+    return dims, sizes
+
+
+def _batch_size(sizes: list[tuple[int, str]], axis_size: int | None) -> int:
+    """The size of the mapped axis: ``axis_size`` or the mapped leaves'
+    common size (ValueError, as JAX, when they disagree or there is none)."""
+    distinct = sorted({s for s, _ in sizes})
     if axis_size is not None:
         if distinct and distinct != [axis_size]:
             raise ValueError(
                 f"vmap got axis_size={axis_size} but the mapped axes have sizes "
                 f"{', '.join(str(s) for s in distinct)}: "
-                + "; ".join(d for _, d, _ in sizes)
+                + "; ".join(d for _, d in sizes)
             )
-        n = int(axis_size)
-    elif not sizes:
+        return int(axis_size)
+    if not sizes:
         raise ValueError("vmap must have at least one non-None value in in_axes")
-    elif len(distinct) > 1:
+    if len(distinct) > 1:
         raise ValueError(_inconsistent_sizes(sizes))
-    else:
-        n = distinct[0]
-
-    # One example: each mapped argument without its mapped axis.
-    avals = []
-    for leaf, d in zip(leaves, dims):
-        shape, dtype, weak, kind = aval_of(leaf)
-        if d >= 0:
-            shape = shape[:d] + shape[d + 1 :]
-        avals.append((shape, dtype, weak, kind))
-    out_tree_cell: list = []
-
-    def flat_fn(*tracers: Any) -> list:
-        a, k = tree.unflatten(in_tree, tracers)
-        out = fun(*a, **k)
-        out_leaves, out_tree = tree.flatten(out)
-        out_tree_cell.append((out, out_tree))
-        return out_leaves
-
-    traced = trace(flat_fn, avals, name)
-    in_dims = dims + [-1] * len(traced.lifted)
-    program, out_batched = transforms.vmap(traced.program, in_dims, n)
-    outs = inline(program, list(leaves) + list(traced.lifted), traced.out_weak)
-    out_value, out_tree = out_tree_cell[-1]
-    oaxes = _broadcast_spec(out_axes, out_value, "out_axes")
-    results = []
-    for t, batched_, ax in zip(outs, out_batched, oaxes):
-        results.append(_place_output(t, batched_, ax, n))
-    return tree.unflatten(out_tree, results)
+    return distinct[0]
 
 
 def _inconsistent_sizes(sizes: list) -> str:
     """JAX's message: the most common size first, then the others."""
-    counts = Counter(s for s, _, _ in sizes)
+    counts = Counter(s for s, _ in sizes)
     lines = []
     common = counts.most_common(1)[0][0]
     order = [common] + [s for s in counts if s != common]
     for s in order:
-        of = [d for sz, d, _ in sizes if sz == s]
+        of = [d for sz, d in sizes if sz == s]
         if len(of) == 1:
             lines.append(f"  * one axis had size {s}: {of[0]}")
         elif s == common:
@@ -244,8 +250,7 @@ def _place_output(t: Any, batched: bool, ax: Any, n: int) -> Any:
         shape = list(shape_of(t))
         new_shape = (*shape[:ax], n, *shape[ax:])
         dims = [i for i in range(rank) if i != ax]
-        r = _lax.broadcast_in_dim(t, new_shape, dims)
-        return r
+        return _lax.broadcast_in_dim(t, new_shape, dims)
     if ax == 0:
         return t
     perm = list(range(1, rank))
@@ -254,12 +259,12 @@ def _place_output(t: Any, batched: bool, ax: Any, n: int) -> Any:
 
 
 def _leaf_names(fun: Any, args: tuple, kwargs: dict) -> list[str]:
+    """How messages name each argument leaf, in flattening order: its
+    argument's name followed by the leaf's path in that argument."""
+    named = [*zip(argument_names(fun, len(args)), args)]
+    named += [(k, kwargs[k]) for k in sorted(kwargs)]
     names = []
-    roots = argument_names(fun, len(args))
-    for root, a in zip(roots, args):
-        paths, _, _ = tree.flatten_with_path(a)
+    for root, value in named:
+        paths, _, _ = tree.paths_and_leaves(value)
         names.extend(root + tree.keystr(p) for p in paths)
-    for k in sorted(kwargs):
-        paths, _, _ = tree.flatten_with_path(kwargs[k])
-        names.extend(k + tree.keystr(p) for p in paths)
     return names

@@ -11,14 +11,34 @@
   its limit; the message lists the largest live arrays. Nothing was allocated.
 - ``DonationWarning``: a donated buffer that no output could use.
 
-The first three are created by the C++ extension, which raises them.
+JAX's error classes, for the ``except`` clauses of ported programs
+(DESIGN 5.4); baton's messages say what was wrong and what to do:
+
+- ``ConcretizationTypeError`` (a ``TypeError``): a traced value was used
+  where a concrete one is needed (``int()``, ``float()`` of a Tracer).
+- ``TracerBoolConversionError`` (a ``ConcretizationTypeError``): ``bool()``
+  of a Tracer (``if x > 0:`` inside ``bt.jit``).
+- ``TracerIntegerConversionError`` (a ``TypeError``): a Tracer used as a
+  Python index (``__index__``).
+- ``TracerArrayConversionError`` (a ``TypeError``): a Tracer converted to
+  a numpy array.
+- ``NonConcreteBooleanIndexError`` (an ``IndexError``; also a
+  ``NotImplementedError``, which baton raised before): indexing with a
+  traced boolean mask.
+
+All but ``DonationWarning`` and ``NonConcreteBooleanIndexError`` are
+created by the C++ extension, which raises them.
 """
 
 from baton._baton import (
+    ConcretizationTypeError,
     DeletedArrayDonationError,
     DeletedArrayError,
     DonationError,
     ResourceExhaustedError,
+    TracerArrayConversionError,
+    TracerBoolConversionError,
+    TracerIntegerConversionError,
 )
 
 
@@ -31,6 +51,21 @@ class DonationWarning(UserWarning):
     """
 
 
+class NonConcreteBooleanIndexError(IndexError, NotImplementedError):
+    """An array was indexed with a traced boolean mask inside a trace: the
+    result's shape would depend on the mask's values. Use
+    ``bnp.where(mask, x, other)`` or integer indices instead."""
+
+
+for _cls in (
+    ConcretizationTypeError,
+    TracerArrayConversionError,
+    TracerBoolConversionError,
+    TracerIntegerConversionError,
+    NonConcreteBooleanIndexError,
+):
+    _cls.__module__ = "baton.errors"
+
 for _cls in (
     DeletedArrayError,
     DonationError,
@@ -42,9 +77,14 @@ for _cls in (
 del _cls
 
 __all__ = [
+    "ConcretizationTypeError",
     "DeletedArrayDonationError",
     "DeletedArrayError",
     "DonationError",
     "DonationWarning",
+    "NonConcreteBooleanIndexError",
     "ResourceExhaustedError",
+    "TracerArrayConversionError",
+    "TracerBoolConversionError",
+    "TracerIntegerConversionError",
 ]

@@ -1,19 +1,32 @@
 """Pytrees: nested containers of arrays (``bt.tree``), built on optree.
 
 Containers are dicts (flattened in sorted key order), lists, tuples,
-namedtuples, ``None`` (an empty subtree, never a leaf) and dataclasses
-registered with :func:`register_dataclass`. Everything else is a leaf.
+namedtuples, ``None`` (an empty subtree, never a leaf), dataclasses
+registered with :func:`register_dataclass` and classes registered with
+``bt.tree_util.register_pytree_node``. Everything else is a leaf.
 Registrations live in baton's own optree namespace, so they do not leak
 into (or depend on) other libraries that use optree.
+
+The names are ``jax.tree``'s: ``map leaves structure flatten unflatten
+flatten_with_path leaves_with_path map_with_path reduce transpose all``.
+Key paths are tuples of ``DictKey`` / ``SequenceKey`` / ``GetAttrKey`` /
+``FlattenedIndexKey`` (``bt.tree_util``), printed by :func:`keystr` as JAX
+prints them. A treedef is an ``optree.PyTreeSpec`` (``num_leaves``,
+``children()``, ``unflatten()``, ``flatten_up_to()`` as JAX's
+``PyTreeDef``; its repr differs).
 """
 
 from __future__ import annotations
 
+import builtins
 import dataclasses
+import functools
 from collections.abc import Iterable, Sequence
 from typing import Any, Callable
 
 import optree
+
+from baton._tree_keys import KeyPath, from_accessor, keystr
 
 NAMESPACE = "baton"
 
@@ -21,15 +34,22 @@ PyTreeDef = optree.PyTreeSpec
 
 __all__ = [
     "PyTreeDef",
+    "all",
     "flatten",
     "flatten_with_path",
     "keystr",
     "leaves",
+    "leaves_with_path",
     "map",
+    "map_with_path",
+    "reduce",
     "register_dataclass",
     "structure",
+    "transpose",
     "unflatten",
 ]
+
+_NO_INIT = object()
 
 
 def flatten(
@@ -68,47 +88,142 @@ def map(
 
 def flatten_with_path(
     tree: Any, is_leaf: Callable[[Any], bool] | None = None
+) -> tuple[list[tuple[KeyPath, Any]], PyTreeDef]:
+    """Returns ``([(key_path, leaf), ...], treedef)``, as JAX does.
+
+    A key path is a tuple of ``DictKey`` / ``SequenceKey`` / ``GetAttrKey``
+    / ``FlattenedIndexKey``; ``keystr(path)`` prints it (``['a'][0]``).
+    """
+    accessors, leaves_, treedef = optree.tree_flatten_with_accessor(
+        tree, is_leaf, none_is_leaf=False, namespace=NAMESPACE
+    )
+    return [(from_accessor(a), x) for a, x in zip(accessors, leaves_)], treedef
+
+
+def leaves_with_path(
+    tree: Any, is_leaf: Callable[[Any], bool] | None = None
+) -> list[tuple[KeyPath, Any]]:
+    """``[(key_path, leaf), ...]``: the first half of :func:`flatten_with_path`."""
+    return flatten_with_path(tree, is_leaf)[0]
+
+
+def map_with_path(
+    f: Callable[..., Any],
+    tree: Any,
+    *rest: Any,
+    is_leaf: Callable[[Any], bool] | None = None,
+) -> Any:
+    """``f(key_path, leaf, *rest_leaves)`` applied leaf by leaf; ``rest``
+    have ``tree``'s structure."""
+    pairs, treedef = flatten_with_path(tree, is_leaf)
+    others = [treedef.flatten_up_to(r) for r in rest]
+    return treedef.unflatten(
+        f(path, x, *(o[i] for o in others)) for i, (path, x) in enumerate(pairs)
+    )
+
+
+def reduce(
+    function: Callable[[Any, Any], Any],
+    tree: Any,
+    initializer: Any = _NO_INIT,
+    is_leaf: Callable[[Any], bool] | None = None,
+) -> Any:
+    """``functools.reduce(function, leaves(tree)[, initializer])``; an empty
+    tree without ``initializer`` raises TypeError (as functools does)."""
+    xs = leaves(tree, is_leaf)
+    if initializer is _NO_INIT:
+        return functools.reduce(function, xs)
+    return functools.reduce(function, xs, initializer)
+
+
+def all(tree: Any, *, is_leaf: Callable[[Any], bool] | None = None) -> bool:
+    """Whether every leaf is truthy (True for an empty tree)."""
+    return builtins.all(leaves(tree, is_leaf))
+
+
+def transpose(
+    outer_treedef: PyTreeDef, inner_treedef: PyTreeDef | None, pytree_to_transpose: Any
+) -> Any:
+    """Turns an outer tree of inner trees into an inner tree of outer trees.
+
+    ``pytree_to_transpose`` has structure ``outer_treedef`` with each leaf
+    replaced by a tree of structure ``inner_treedef`` (``None``: that of
+    the first one). Raises TypeError naming both structures when they do
+    not compose.
+    """
+    inners = outer_treedef.flatten_up_to(pytree_to_transpose)
+    if inner_treedef is None:
+        if not inners:
+            raise ValueError(
+                "transpose: inner_treedef=None needs a non-empty outer tree to "
+                "infer the inner structure from; pass inner_treedef"
+            )
+        inner_treedef = structure(inners[0])
+    expected = outer_treedef.compose(inner_treedef)
+    got = structure(pytree_to_transpose)
+    if got != expected:
+        raise TypeError(
+            f"transpose: the tree's structure\n{got}\n!= the composition of "
+            f"outer and inner treedefs\n{expected}\n(pass the outer and inner "
+            "structures the tree was built from)"
+        )
+    grid = [inner_treedef.flatten_up_to(x) for x in inners]
+    columns = [outer_treedef.unflatten(col) for col in zip(*grid)]
+    if not grid:  # an empty outer tree: one empty outer tree per inner leaf
+        columns = [outer_treedef.unflatten([])] * inner_treedef.num_leaves
+    return inner_treedef.unflatten(columns)
+
+
+def paths_and_leaves(
+    tree: Any, is_leaf: Callable[[Any], bool] | None = None
 ) -> tuple[list[tuple[Any, ...]], list[Any], PyTreeDef]:
-    """Returns ``(paths, leaves, treedef)``; a path is a tuple of keys/indices."""
+    """``(raw_paths, leaves, treedef)`` with optree's raw paths (dict keys,
+    indices; fast), for baton's own messages: ``keystr`` prints them."""
     return optree.tree_flatten_with_path(
         tree, is_leaf, none_is_leaf=False, namespace=NAMESPACE
     )
 
 
-def keystr(path: Sequence[Any]) -> str:
-    """``('a', 0)`` -> ``"['a'][0]"`` (for error messages)."""
-    return "".join(f"[{k!r}]" if isinstance(k, str) else f"[{k}]" for k in path)
-
-
 def register_dataclass(
     cls: type | None = None,
-    *,
-    meta_fields: Sequence[str] = (),
     data_fields: Sequence[str] | None = None,
+    meta_fields: Sequence[str] | None = None,
+    drop_fields: Sequence[str] = (),
 ) -> Any:
-    """Registers dataclass ``cls`` as a pytree node and returns it.
+    """Registers dataclass ``cls`` as a pytree node and returns it (JAX's
+    ``register_dataclass``).
 
-    Every field is data (a subtree) unless named in ``meta_fields`` (static
-    values, compared with ``==`` and hashed by jit). ``data_fields`` may list
-    the data fields explicitly (as in JAX); fields in neither list are
-    data. Usable as a decorator: ``@bt.tree.register_dataclass`` or
-    ``@functools.partial(bt.tree.register_dataclass, meta_fields=("n",))``.
+    Every field is data (a subtree) unless named in ``meta_fields`` or
+    declared ``dataclasses.field(metadata=dict(static=True))`` (static
+    values, compared with ``==`` and hashed by jit); ``drop_fields`` are
+    neither. ``data_fields`` may list the data fields explicitly; fields in
+    no list are data. Usable as a decorator: ``@bt.tree.register_dataclass``
+    or ``@functools.partial(bt.tree.register_dataclass, meta_fields=("n",))``.
     Unflattening does not call ``__init__`` / ``__post_init__`` (fields are
     set directly, which works for frozen dataclasses too).
     """
     if cls is None:
         return lambda c: register_dataclass(
-            c, meta_fields=meta_fields, data_fields=data_fields
+            c, data_fields=data_fields, meta_fields=meta_fields, drop_fields=drop_fields
         )
     if not dataclasses.is_dataclass(cls) or not isinstance(cls, type):
         raise TypeError(f"register_dataclass: {cls!r} is not a dataclass type")
-    names = [f.name for f in dataclasses.fields(cls)]
-    meta = tuple(meta_fields)
-    for n in meta:
+    fields = dataclasses.fields(cls)
+    names = [f.name for f in fields]
+    dropped = tuple(drop_fields)
+    if meta_fields is None:
+        meta = tuple(
+            f.name
+            for f in fields
+            if f.metadata.get("static", False) and f.name not in dropped
+        )
+    else:
+        meta = tuple(meta_fields)
+    for n in (*meta, *dropped):
         if n not in names:
             raise ValueError(f"register_dataclass: {cls.__name__} has no field {n!r}")
     if data_fields is None:
-        data = tuple(n for n in names if n not in meta)
+        data = tuple(n for n in names if n not in meta and n not in dropped)
     else:
         data = tuple(data_fields)
         for n in data:
@@ -122,7 +237,9 @@ def register_dataclass(
                 f"register_dataclass: fields {sorted(overlap)} are listed as both "
                 "data and meta"
             )
-        missing = [n for n in names if n not in data and n not in meta]
+        missing = [
+            n for n in names if n not in data and n not in meta and n not in dropped
+        ]
         data = data + tuple(missing)
 
     def flatten_fn(

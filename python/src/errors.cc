@@ -5,7 +5,12 @@
 //   baton::InvalidArgumentError   -> ValueError
 //   baton::IndexOutOfRangeError   -> IndexError
 //   any other baton::Error        -> RuntimeError
-// bt.DonationWarning is defined in Python (baton/errors.py).
+// Tracer concretization errors (JAX's classes, all TypeError):
+//   ConcretizationTypeError, TracerBoolConversionError (a
+//   ConcretizationTypeError), TracerIntegerConversionError,
+//   TracerArrayConversionError; raised by python/src/tracer.cc.
+// bt.DonationWarning and NonConcreteBooleanIndexError are defined in Python
+// (baton/errors.py).
 #include "errors.h"
 
 #include "baton/core/error.h"
@@ -17,7 +22,34 @@ PyObject* deleted_array_error = nullptr;       // owned by the module
 PyObject* donation_error = nullptr;            // owned by the module
 PyObject* deleted_donation_error = nullptr;    // owned by the module
 PyObject* resource_exhausted_error = nullptr;  // owned by the module
+PyObject* concretization_error = nullptr;      // owned by the module
+PyObject* bool_conversion_error = nullptr;     // owned by the module
+PyObject* integer_conversion_error = nullptr;  // owned by the module
+PyObject* array_conversion_error = nullptr;    // owned by the module
+
+// Creates baton._baton.<name> (a subclass of `base`), owned by the module.
+PyObject* NewError(nb::module_& m, const char* name, const char* doc,
+                   PyObject* base) {
+  std::string qualified = std::string("baton._baton.") + name;
+  PyObject* type =
+      PyErr_NewExceptionWithDoc(qualified.c_str(), doc, base, nullptr);
+  if (!type) throw nb::python_error();
+  m.attr(name) = nb::steal(type);
+  return type;
+}
 }  // namespace
+
+PyObject* ConcretizationTypeErrorType() { return concretization_error; }
+PyObject* TracerBoolConversionErrorType() { return bool_conversion_error; }
+PyObject* TracerIntegerConversionErrorType() {
+  return integer_conversion_error;
+}
+PyObject* TracerArrayConversionErrorType() { return array_conversion_error; }
+
+void ThrowPythonError(PyObject* type, const std::string& msg) {
+  PyErr_SetString(type, msg.c_str());
+  throw nb::python_error();
+}
 
 PyObject* DeletedArrayErrorType() { return deleted_array_error; }
 PyObject* DonationErrorType() { return donation_error; }
@@ -94,6 +126,27 @@ void init_errors(nb::module_& m) {
   if (!deleted_donation_error) throw nb::python_error();
   m.attr("DeletedArrayDonationError") =
       nb::steal(deleted_donation_error);  // the module owns it
+
+  concretization_error = NewError(
+      m, "ConcretizationTypeError",
+      "A traced value was used where a concrete Python value is needed "
+      "(int(), float(), a shape, a Python branch). A TypeError, as in JAX.",
+      PyExc_TypeError);
+  bool_conversion_error = NewError(
+      m, "TracerBoolConversionError",
+      "A traced value was converted to a Python bool (`if`, `and`, `while` "
+      "on a Tracer). A ConcretizationTypeError, as in JAX.",
+      concretization_error);
+  integer_conversion_error = NewError(
+      m, "TracerIntegerConversionError",
+      "A traced value was used as a Python index (__index__: list indexing, "
+      "range()). A TypeError, as in JAX.",
+      PyExc_TypeError);
+  array_conversion_error = NewError(
+      m, "TracerArrayConversionError",
+      "A traced value was converted to a numpy array. A TypeError, as in "
+      "JAX.",
+      PyExc_TypeError);
 
   nb::register_exception_translator([](const std::exception_ptr& p, void*) {
     try {

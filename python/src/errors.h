@@ -4,6 +4,8 @@
 
 #include <nanobind/nanobind.h>
 
+#include <string>
+
 #include "baton/core/status.h"
 
 namespace baton::python {
@@ -15,6 +17,19 @@ PyObject* DonationErrorType();
 // array is consumed) and a DonationError (a donation refused, nothing
 // consumed), so that either `except` clause catches it.
 PyObject* DeletedArrayDonationErrorType();
+
+// The JAX error classes for a Tracer used where a concrete value is needed
+// (bt.errors; DESIGN 5.4), all TypeErrors: ConcretizationTypeError (int(),
+// float()), its subclass TracerBoolConversionError (bool()),
+// TracerIntegerConversionError (__index__), TracerArrayConversionError
+// (numpy conversion). Owned by the module.
+PyObject* ConcretizationTypeErrorType();
+PyObject* TracerBoolConversionErrorType();
+PyObject* TracerIntegerConversionErrorType();
+PyObject* TracerArrayConversionErrorType();
+
+// Raises `type` (a Python exception class) with `msg`.
+[[noreturn]] void ThrowPythonError(PyObject* type, const std::string& msg);
 
 // Throws the Python exception for a failed donation status: a deleted array
 // raises DeletedArrayDonationError, everything else as ThrowIfError does.

@@ -10,6 +10,7 @@
 #include "array_caster.h"
 #include "baton/core/error.h"
 #include "conversions.h"
+#include "errors.h"
 #include "lax_internal.h"
 #include "module.h"
 #include "tracing.h"
@@ -37,12 +38,15 @@ std::string TracerRepr(const PyTracer& t) {
   return s + ")";
 }
 
-[[noreturn]] void Concretization(const PyTracer& t, const char* what) {
-  ThrowType(std::string("a traced value (") + TracerRepr(t) +
-            ") has no concrete value while " + t.frame->fn_name() +
-            " is being traced, so it cannot be used as " + what +
-            ". Use lax.where for data-dependent choices, or mark the "
-            "argument static (static_argnums / static_argnames).");
+// Raises `type` (a ConcretizationTypeError or a sibling; errors.h).
+[[noreturn]] void Concretization(const PyTracer& t, const char* what,
+                                 PyObject* type) {
+  ThrowPythonError(
+      type, std::string("a traced value (") + TracerRepr(t) +
+                ") has no concrete value while " + t.frame->fn_name() +
+                " is being traced, so it cannot be used as " + what +
+                ". Use lax.where for data-dependent choices, or mark the "
+                "argument static (static_argnums / static_argnames).");
 }
 
 // Operands a Tracer operator accepts; anything else gives NotImplemented.
@@ -148,20 +152,27 @@ void init_tracer(nb::module_& m) {
              }
              return t.tracer.shape()[0];
            })
-      .def(
-          "__bool__",
-          [](const PyTracer& t) -> bool { Concretization(t, "a Python bool"); })
+      .def("__bool__",
+           [](const PyTracer& t) -> bool {
+             Concretization(t, "a Python bool",
+                            TracerBoolConversionErrorType());
+           })
       .def("__int__",
-           [](const PyTracer& t) -> int { Concretization(t, "a Python int"); })
+           [](const PyTracer& t) -> int {
+             Concretization(t, "a Python int", ConcretizationTypeErrorType());
+           })
       .def("__float__",
            [](const PyTracer& t) -> double {
-             Concretization(t, "a Python float");
+             Concretization(t, "a Python float", ConcretizationTypeErrorType());
            })
       .def("__index__",
-           [](const PyTracer& t) -> int { Concretization(t, "an index"); })
+           [](const PyTracer& t) -> int {
+             Concretization(t, "an index", TracerIntegerConversionErrorType());
+           })
       .def("__array__",
            [](const PyTracer& t, nb::args, nb::kwargs) -> nb::object {
-             Concretization(t, "a numpy array");
+             Concretization(t, "a numpy array",
+                            TracerArrayConversionErrorType());
            })
       .def("__neg__",
            [](nb::handle self) { return ApplyUnary(FindUnary("neg"), self); })
@@ -203,8 +214,21 @@ void init_tracer(nb::module_& m) {
   }
   auto matmul = [](nb::handle a, nb::handle b) {
     auto frame = OpFrame("matmul", {a, b});
-    return WrapTracer(frame, compiler::matmul(ToTracer(a, frame, "matmul"),
-                                              ToTracer(b, frame, "matmul")));
+    Tracer x = ToTracer(a, frame, "matmul");
+    Tracer y = ToTracer(b, frame, "matmul");
+    // A contraction size mismatch is a TypeError, as in JAX (DESIGN 5.4).
+    if (x.rank() > 0 && y.rank() > 0) {
+      const int64_t ka = x.shape()[x.rank() - 1];
+      const int64_t kb = y.rank() == 1 ? y.shape()[0] : y.shape()[y.rank() - 2];
+      if (ka != kb) {
+        ThrowType("matmul: contracting dimensions differ (" +
+                  std::to_string(ka) + " vs " + std::to_string(kb) + ") in " +
+                  x.shape().to_string() + " @ " + y.shape().to_string() +
+                  "; the last axis of the left operand must match the "
+                  "second-to-last (or only) axis of the right one");
+      }
+    }
+    return WrapTracer(frame, compiler::matmul(x, y));
   };
   cls.def(
       "__matmul__",

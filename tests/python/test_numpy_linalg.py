@@ -147,9 +147,9 @@ def test_products_promote():
 
 
 def test_product_errors():
-    with pytest.raises(ValueError, match="matmul"):
+    with pytest.raises(TypeError, match="matmul"):  # TypeError as in JAX
         bnp.matmul(np.ones((2, 3)), np.ones((2, 3)))
-    with pytest.raises(ValueError, match="not aligned"):
+    with pytest.raises(TypeError, match="not aligned"):
         bnp.dot(np.ones((2, 3)), np.ones((2, 3)))
     with pytest.raises(ValueError, match="sizes"):
         bnp.einsum("ij,jk->ik", np.ones((2, 3)), np.ones((4, 2)))

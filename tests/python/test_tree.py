@@ -56,5 +56,6 @@ def test_register_dataclass_errors():
 
 
 def test_paths_and_keystr():
-    paths, _, _ = bt.tree.flatten_with_path({"a": [1, {"b": 2}]})
-    assert [bt.tree.keystr(p) for p in paths] == ["['a'][0]", "['a'][1]['b']"]
+    pairs, _ = bt.tree.flatten_with_path({"a": [1, {"b": 2}]})  # JAX's shape
+    assert [bt.tree.keystr(p) for p, _ in pairs] == ["['a'][0]", "['a'][1]['b']"]
+    assert [x for _, x in pairs] == [1, 2]

@@ -377,7 +377,11 @@ def _log1p(x: Any) -> Any:
     t, d = _float_operand(x)
     u = lax.add(t, 1)
     # Goldberg's trick for small |x|: exact where 1 + x rounds to 1.
-    small = lax.select(lax.eq(u, 1), t, lax.div(lax.mul(lax.log(u), t), lax.sub(u, 1)))
+    one = lax.eq(u, 1)
+    # The divisor is kept nonzero where the other branch is taken, so that
+    # the gradient of the unused branch is 0, not NaN (0 / 0).
+    den = lax.select(one, u, lax.sub(u, 1))
+    small = lax.select(one, t, lax.div(lax.mul(lax.log(u), t), den))
     return _down(lax.select(lax.lt(lax.abs(t), 1), small, lax.log(u)), d)
 
 
@@ -386,7 +390,9 @@ def _expm1(x: Any) -> Any:
     u = lax.exp(t)
     um1 = lax.sub(u, 1)
     # Kahan's trick for small |x|: (u - 1) * x / log(u) corrects u's rounding.
-    small = lax.select(lax.eq(u, 1), t, lax.div(lax.mul(um1, t), lax.log(u)))
+    one = lax.eq(u, 1)
+    den = lax.select(one, u, lax.log(u))  # nonzero: a finite unused gradient
+    small = lax.select(one, t, lax.div(lax.mul(um1, t), den))
     return _down(lax.select(lax.lt(lax.abs(t), 1), small, um1), d)
 
 

@@ -1,6 +1,8 @@
 """Products of ``baton.numpy``: matmul, dot, vdot, inner, outer,
 tensordot, einsum. All become ``lax.dot_general`` (after promoting the
-operands to a common dtype), plus transposes and reshapes.
+operands to a common dtype), plus transposes and reshapes. A contracted
+size mismatch in matmul / dot / tensordot / inner is a TypeError (as in
+JAX); einsum's is a ValueError (as in JAX).
 
 einsum supports explicit and implicit (no ``->``) subscripts over any
 number of operands, contracted left to right; not supported
@@ -33,8 +35,10 @@ def matmul(a: Any, b: Any, /) -> Any:
     ka = sa[-1]
     kb = sb[0] if len(sb) == 1 else sb[-2]
     if ka != kb:
-        raise ValueError(
-            f"matmul: contracted dimensions differ: {sa} @ {sb} ({ka} != {kb})"
+        raise TypeError(  # a TypeError, as in JAX
+            f"matmul: contracted dimensions differ: {sa} @ {sb} ({ka} != {kb}); "
+            "the last axis of the first operand must match the second-to-last "
+            "(or only) axis of the second"
         )
     return _ops.apply(_matmul, (a, b))
 
@@ -49,9 +53,9 @@ def _contract(a: Any, b: Any, ca: tuple[int, ...], cb: tuple[int, ...]) -> Any:
     sa, sb = _ops.shape_of(a), _ops.shape_of(b)
     for i, j in zip(ca, cb):
         if sa[i] != sb[j]:
-            raise ValueError(
+            raise TypeError(  # a TypeError, as in JAX
                 f"shapes {sa} and {sb} not aligned: dimension {i} ({sa[i]}) != "
-                f"dimension {j} ({sb[j]})"
+                f"dimension {j} ({sb[j]}); the contracted axes must have equal sizes"
             )
     dims = ((tuple(ca), tuple(cb)), ((), ()))
     return _ops.apply(_dot_general, (a, b), (("dims", dims), ("perm", None)))

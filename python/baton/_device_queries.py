@@ -1,0 +1,90 @@
+"""JAX's device queries: ``bt.local_devices()``, ``bt.device_count()``,
+``bt.local_device_count()``, ``bt.default_backend()``,
+``bt.process_index()``, ``bt.process_count()``, and ``Array.devices()`` /
+``Array.sharding``.
+
+baton is one process; every device it has is local. The backend is the
+platform of its devices (``"cpu"`` for the CPU backend).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from baton import _array_methods
+from baton._baton import devices
+from baton.sharding import SingleDeviceSharding
+
+__all__ = [
+    "default_backend",
+    "device_count",
+    "local_device_count",
+    "local_devices",
+    "process_count",
+    "process_index",
+]
+
+
+def local_devices(process_index: int | None = None, backend: str | None = None) -> list:
+    """The devices of this process (all of baton's devices)."""
+    if process_index not in (None, 0):
+        raise ValueError(
+            f"local_devices: process_index={process_index}, but baton runs as one "
+            "process (index 0)"
+        )
+    return _devices(backend)
+
+
+def _devices(backend: str | None) -> list:
+    ds = list(devices())
+    if backend is None:
+        return ds
+    out = [d for d in ds if d.platform == backend]
+    if not out:
+        raise RuntimeError(
+            f"backend {backend!r} is not available; baton has "
+            f"{sorted({d.platform for d in ds})}"
+        )
+    return out
+
+
+def device_count(backend: str | None = None) -> int:
+    """How many devices baton has (``BATON_NUM_CPU_DEVICES`` on the CPU
+    backend)."""
+    return len(_devices(backend))
+
+
+def local_device_count(backend: str | None = None) -> int:
+    """How many devices this process has (= :func:`device_count`)."""
+    return len(_devices(backend))
+
+
+def default_backend() -> str:
+    """The platform of the default device: ``"cpu"`` or ``"cuda"``."""
+    return devices()[0].platform
+
+
+def process_index() -> int:
+    """This process's index: 0 (baton runs as one process)."""
+    return 0
+
+
+def process_count() -> int:
+    """The number of processes: 1."""
+    return 1
+
+
+def _array_devices(self: Any) -> set:
+    """``{self.device}``: the devices holding this array."""
+    return {self.device}
+
+
+def _array_sharding(self: Any) -> SingleDeviceSharding:
+    return SingleDeviceSharding(self.device, memory_kind=self.memory_kind)
+
+
+_array_methods.attach("devices", _array_devices)
+_array_methods.attach(
+    "sharding",
+    property(_array_sharding, doc="Where the array lives: a SingleDeviceSharding."),
+)
