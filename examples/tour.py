@@ -13,6 +13,9 @@ the memory figures it measures, printed as a table at the end:
      stored once (seed 003).
   4. A host view blocks donation while it lives; once it is gone the array
      can be donated (seed 004).
+  5. A training step with gradients, jit(value_and_grad) with the parameters
+     donated: the update overwrites them, the backward pass keeps only the
+     residuals saved_residuals lists, and checkpointing lowers them (seed 002).
 
 Run: python examples/tour.py   (README's first command builds and runs it)
 """
@@ -160,6 +163,70 @@ def scene_host_view_then_donate() -> None:
     row("4", "y[1] (x * 2)", f"{float(y[1]):8.1f}")
 
 
+def scene_gradient_training() -> None:
+    print("5. a training step with gradients (grad under jit, donated)")
+    # Residual blocks h + tanh(h @ w1) @ w2 with a 4x wider hidden layer.
+    d, hidden, blocks, batch = 256, 1024, 4, 512
+
+    def init():
+        rng = np.random.default_rng(0)
+        return [
+            (bt.device_put((rng.standard_normal((d, hidden)) / 16).astype(np.float32)),
+             bt.device_put((rng.standard_normal((hidden, d)) / 32).astype(np.float32)))
+            for _ in range(blocks)
+        ]
+
+    rng = np.random.default_rng(1)
+    x = bt.device_put(rng.standard_normal((batch, d)).astype(np.float32))
+    y = bt.device_put(rng.standard_normal((batch, d)).astype(np.float32))
+
+    def block(w, h):
+        return h + bnp.tanh(h @ w[0]) @ w[1]
+
+    def make_loss(block_fn):
+        def loss(params, x, y):
+            h = x
+            for w in params:
+                h = block_fn(w, h)
+            return bnp.mean((h - y) ** 2)
+
+        return loss
+
+    def make_step(loss):
+        def step(params, x, y):
+            value, grads = bt.value_and_grad(loss)(params, x, y)
+            return value, bt.tree.map(lambda p, g: p - 0.01 * g, params, grads)
+
+        return step
+
+    remat = bt.checkpoint(block, policy=bt.checkpoint_policies.nothing_saveable)
+    for label, block_fn in (("plain", block), ("checkpointed blocks", remat)):
+        params = init()
+        param_bytes = sum(w.nbytes for w in bt.tree.leaves(params))
+        loss = make_loss(block_fn)
+        kept = sum(int(np.prod(s)) * np.dtype(t).itemsize
+                   for s, t, what in bt.saved_residuals(loss, params, x, y)
+                   if not what.startswith("argument"))
+        step = bt.jit(make_step(loss), donate_argnums=0)
+        a = step.lower(params, x, y).compile().memory_analysis()
+        row("5", f"{label}: residuals the backward pass keeps", mib(kept))
+        row("5", f"{label}: temp bytes of the compiled step", mib(a.temp_size_in_bytes))
+        row("5", f"{label}: alias bytes (params: {mib(param_bytes).strip()})",
+            mib(a.alias_size_in_bytes))
+        bt.block_until_ready(params)
+        base = stats()["bytes_in_use"]
+        for _ in range(5):
+            value, params = step(params, x, y)
+        loss_value = float(value)
+        del value
+        bt.block_until_ready(params)
+        row("5", f"{label}: bytes_in_use growth after 5 steps",
+            mib(stats()["bytes_in_use"] - base))
+        row("5", f"{label}: loss after 5 steps", f"{loss_value:12.6f}")
+        assert a.alias_size_in_bytes == param_bytes
+        del params
+
+
 def main() -> None:
     start = time.perf_counter()
     print(f"baton tour on {bt.devices()[0]}\n")
@@ -167,6 +234,7 @@ def main() -> None:
     scene_donated_training()
     scene_captured_constant()
     scene_host_view_then_donate()
+    scene_gradient_training()
     print(f"\n{'scene':<6}{'what':<60}figure")
     for scene, what, figure in ROWS:
         print(f"{scene:<6}{what:<60}{figure}")
