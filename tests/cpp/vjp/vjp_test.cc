@@ -3,6 +3,8 @@
 // rules, stop_gradient, second derivatives and errors.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 #include "baton/compiler/passes.h"
 #include "vjp/vjp_test_util.h"
 
@@ -81,6 +83,32 @@ TEST(VjpTest, ConstantsAreRecomputedNotSaved) {
   const VjpPrograms v = MustVjp(p, {true});
   EXPECT_TRUE(v.residuals.empty());
   ExpectGradients(p, {true}, {Random(F64(kS), 10)});
+}
+
+TEST(VjpTest, CheapElementwiseValuesAreRecomputedNotSaved) {
+  // GELU's tanh approximation on u = x W: the multiplies and adds around
+  // tanh are cheap functions of residuals saved anyway (u, read by the
+  // rule of pow, and tanh's output, read by its own rule), so the backward
+  // program recomputes them: only u, tanh's output and the arguments the
+  // dot's rule reads are saved.
+  const Program gelu = Build(
+      {F64(Shape{4, 3}), F64(Shape{3, 5})},
+      [](TraceContext&, const std::vector<Tracer>& q) {
+        const Tracer u = matmul(q[0], q[1]);
+        const Tracer t = tanh((u + pow(u, 3.0) * 0.044715) * 0.7978845608);
+        const Tracer y = u * 0.5 * (t + 1.0);
+        return std::vector<Tracer>{sum(y * y)};
+      });
+  const VjpPrograms v = MustVjp(gelu, {true, true});
+  std::vector<std::string> what;
+  for (const auto& r : v.residuals) what.push_back(r.what);
+  std::sort(what.begin(), what.end());
+  EXPECT_EQ(what, (std::vector<std::string>{"argument 0", "argument 1",
+                                            "output of dot_general",
+                                            "output of tanh"}))
+      << ::testing::PrintToString(what);
+  ExpectGradients(gelu, {true, true},
+                  {Random(F64(Shape{4, 3}), 11), Random(F64(Shape{3, 5}), 12)});
 }
 
 TEST(VjpTest, IntegerWrtIsAnError) {

@@ -356,7 +356,8 @@ void VjpBuilder::BackpropCustomVjp(CustomVjpGroup& g) {
 }
 
 VjpPrograms VjpBuilder::Run(const Program& program,
-                            const std::vector<bool>& wrt) {
+                            const std::vector<bool>& wrt,
+                            std::vector<bool> recompute) {
   if (static_cast<int>(wrt.size()) != program.num_parameters()) {
     throw Error(InvalidArgument("vjp: wrt has " + std::to_string(wrt.size()) +
                                 " entries but the program has " +
@@ -387,6 +388,8 @@ VjpPrograms VjpBuilder::Run(const Program& program,
   // and moved in front at the end.
   memo_.resize(nodes_.size());
   ct_.resize(nodes_.size());
+  recompute_ = std::move(recompute);
+  recompute_.resize(nodes_.size(), false);
   num_ct_params_ = static_cast<int>(outs.size());
   std::vector<Tracer> ct_params;
   for (int o : outs) ct_params.push_back(bwd_.AddParameter(nodes_[o].type));
@@ -416,12 +419,14 @@ VjpPrograms VjpBuilder::Run(const Program& program,
   // Residuals no surviving instruction reads are dropped from both sides.
   const std::vector<bool> used = UsedParameters(scratch);
   std::vector<int> order;
+  saved_.assign(nodes_.size(), false);
   VjpPrograms result;
   std::vector<Tracer> fwd_outs;
   for (int o : outs) fwd_outs.push_back(nodes_[o].fwd);
   for (size_t r = 0; r < residuals_.size(); ++r) {
     if (!used[num_ct_params_ + r]) continue;
     order.push_back(num_ct_params_ + static_cast<int>(r));
+    if (residual_node_[r] >= 0) saved_[residual_node_[r]] = true;
     fwd_outs.push_back(residual_fwd_[r]);
     result.residuals.push_back(residuals_[r]);
   }
@@ -435,8 +440,17 @@ VjpPrograms VjpBuilder::Run(const Program& program,
 
 Result<VjpPrograms> Vjp(const Program& program, const std::vector<bool>& wrt) {
   try {
-    vjp_internal::VjpBuilder builder;
-    return builder.Run(program, wrt);
+    // Twice when the first run saves values that are cheap elementwise
+    // functions of other residuals: the second recomputes those in the
+    // backward program, from residuals saved anyway.
+    vjp_internal::VjpBuilder first;
+    VjpPrograms result = first.Run(program, wrt);
+    std::vector<bool> recompute = first.RecomputableResiduals();
+    bool any = false;
+    for (bool r : recompute) any |= r;
+    if (!any) return result;
+    vjp_internal::VjpBuilder second;
+    return second.Run(program, wrt, std::move(recompute));
   } catch (const Error& e) {
     return Status(e.code(), e.what());
   }

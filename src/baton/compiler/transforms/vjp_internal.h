@@ -95,7 +95,15 @@ class VjpBuilder {
   VjpBuilder& operator=(const VjpBuilder&) = delete;
 
   // Throws baton::Error on failure (Vjp turns it back into a Status).
-  VjpPrograms Run(const Program& program, const std::vector<bool>& wrt);
+  // `recompute`, indexed by node (the tape is the same for every run on one
+  // program), marks saved values to recompute in the backward program
+  // instead (from a previous run's RecomputableResiduals); empty: none.
+  VjpPrograms Run(const Program& program, const std::vector<bool>& wrt,
+                  std::vector<bool> recompute = {});
+  // After Run: the residuals it saved that are cheap elementwise functions
+  // (vjp_residuals.cc) of other residuals, parameters and constants, so a
+  // second run with them marked saves fewer values. Indexed by node.
+  std::vector<bool> RecomputableResiduals() const;
 
   // ---- used by the rules (vjp_rules.cc, vjp_indexing_rules.cc) ----
   TraceContext& bwd() { return bwd_; }
@@ -158,6 +166,9 @@ class VjpBuilder {
   int num_ct_params_ = 0;             // backward parameters made for cotangents
   std::vector<Tracer> residual_fwd_;  // forward values of the residuals
   std::vector<Residual> residuals_;
+  std::vector<int> residual_node_;  // per residual: its node, -1 offloaded
+  std::vector<bool> saved_;         // per node: a residual the result reads
+  std::vector<bool> recompute_;     // per node: saved in a previous run
 };
 
 // Throws baton::Error(Unimplemented(...)) naming the op.

@@ -1,6 +1,7 @@
 // What the backward program reads from the forward one (vjp_internal.h):
 // residuals, values re-emitted because they are cheap, and values inside a
 // checkpoint recomputed from what its policy saved.
+#include <algorithm>
 #include <string>
 
 #include "baton/compiler/transforms/vjp_internal.h"
@@ -42,8 +43,9 @@ Tracer VjpBuilder::GetFor(int n, int asker_region) {
       continue;
     }
     const Region* offload = nullptr;
-    if (!nd.remat && (nd.kind == NodeKind::kParameter ||
-                      Saveable(it.node, it.asker, &offload))) {
+    if (!nd.remat && !recompute_[it.node] &&
+        (nd.kind == NodeKind::kParameter ||
+         Saveable(it.node, it.asker, &offload))) {
       memo.value = SaveResidual(it.node, offload);
       memo.source = offload ? Source::kOffloaded : Source::kSaved;
       stack.pop_back();
@@ -162,9 +164,97 @@ Tracer VjpBuilder::SaveResidual(int n, const Region* offload) {
   }
   residual_fwd_.push_back(f);
   residuals_.push_back(Residual{f.type(), Describe(n)});
+  residual_node_.push_back(offload ? -1 : n);
   Tracer p = bwd_.AddParameter(f.type());
   if (offload) p = bwd_.Emit(TransferAttrs{offload->policy.offload_src}, {p});
   return p;
+}
+
+namespace {
+
+// Elementwise ops (and broadcasts) cheap enough to recompute in the
+// backward program, where they fuse into its elementwise steps. Not the
+// transcendental ones (exp, log, tanh, pow, ...): those cost more than the
+// memory their result takes between the passes is worth here.
+bool IsCheapElementwise(const OpAttrs& attrs) {
+  switch (KindOf(attrs)) {
+    case OpKind::kConvert:
+    case OpKind::kCompare:
+    case OpKind::kSelect:
+    case OpKind::kBroadcastInDim:
+      return true;
+    case OpKind::kUnary:
+      switch (std::get<UnaryAttrs>(attrs).op) {
+        case UnaryOp::kNeg:
+        case UnaryOp::kAbs:
+        case UnaryOp::kNot:
+        case UnaryOp::kSign:
+        case UnaryOp::kFloor:
+        case UnaryOp::kCeil:
+        case UnaryOp::kRound:
+          return true;
+        default:
+          return false;
+      }
+    case OpKind::kBinary:
+      switch (std::get<BinaryAttrs>(attrs).op) {
+        case BinaryOp::kAdd:
+        case BinaryOp::kSub:
+        case BinaryOp::kMul:
+        case BinaryOp::kDiv:
+        case BinaryOp::kMax:
+        case BinaryOp::kMin:
+        case BinaryOp::kAnd:
+        case BinaryOp::kOr:
+          return true;
+        default:
+          return false;
+      }
+    default:
+      return false;
+  }
+}
+
+// At most this many recomputed ops on any chain from saved values.
+constexpr int kMaxRecomputeDepth = 4;
+
+}  // namespace
+
+// A top-level residual (outside every checkpoint, with no checkpoint_name)
+// computed by a cheap elementwise op from operands that are residuals
+// themselves (or parameters, or constants, or recomputed in turn, up to
+// kMaxRecomputeDepth ops deep) need not be saved: the operands stay alive
+// for the backward pass anyway, so recomputing it keeps nothing larger
+// alive in its place (no operand is larger than the value either). Nodes
+// are visited in tape order, operands first.
+std::vector<bool> VjpBuilder::RecomputableResiduals() const {
+  std::vector<bool> out(nodes_.size(), false);
+  std::vector<int> depth(nodes_.size(), 0);
+  for (size_t n = 0; n < nodes_.size(); ++n) {
+    const Node& nd = nodes_[n];
+    if (!saved_[n] || nd.kind != NodeKind::kOp || nd.region >= 0 ||
+        !nd.names.empty() || nd.value_of >= 0 ||
+        !IsCheapElementwise(nd.attrs)) {
+      continue;
+    }
+    bool ok = true;
+    int d = 1;
+    for (int operand : nd.operands) {
+      const int o = Resolve(operand);
+      const Node& od = nodes_[o];
+      if (od.type.byte_size() > nd.type.byte_size()) ok = false;
+      if (od.remat || (saved_[o] && !out[o])) continue;
+      if (out[o] && depth[o] < kMaxRecomputeDepth) {
+        d = std::max(d, depth[o] + 1);
+        continue;
+      }
+      ok = false;
+    }
+    if (!ok) continue;
+    out[n] = true;
+    depth[n] = d;
+  }
+  return out;
 }
 
 std::string VjpBuilder::Describe(int n) const {
