@@ -120,9 +120,9 @@ std::vector<Tracer> InlineProgram(TraceContext& ctx, const Program& src,
       auto key = std::make_pair(call->body.get(), key_ops);
       auto it = groups.find(key);
       if (it == groups.end()) {
-        it = groups
-                 .emplace(key, InlineProgram(ctx, *call->body, operands, true))
-                 .first;
+        it =
+            groups.emplace(key, InlineProgram(ctx, *call->body, operands, true))
+                .first;
       }
       values[id] = it->second[call->output_index];
       continue;

@@ -359,6 +359,27 @@ Tracer pow(const Tracer& a, const Tracer& b) {
   return Binary(BinaryOp::kPow, a, b);
 }
 Tracer pow(const Tracer& a, WeakScalar b) {
+  // A floating value to a Python integer power (x ** 3) is a chain of
+  // multiplications by repeated squaring, as JAX's integer_pow: a few
+  // vectorized multiplies (fused with their neighbours) instead of a pow
+  // per element, and derivatives through plain products.
+  if (b.kind() == WeakScalar::Kind::kInt && is_floating(a.dtype())) {
+    int64_t n = b.int_value();
+    const bool reciprocal = n < 0;
+    // -n would overflow for INT64_MIN; such a power is 0, 1 or inf anyway.
+    if (n == std::numeric_limits<int64_t>::min()) {
+      return Binary(BinaryOp::kPow, a, b);
+    }
+    if (reciprocal) n = -n;
+    if (n == 0) return full(*a.context(), a.shape(), 1, a.dtype());
+    Tracer acc, x = a;
+    while (n > 0) {
+      if (n & 1) acc = acc.valid() ? acc * x : x;
+      n >>= 1;
+      if (n > 0) x = x * x;
+    }
+    return reciprocal ? 1 / acc : acc;
+  }
   return Binary(BinaryOp::kPow, a, b);
 }
 Tracer pow(WeakScalar a, const Tracer& b) {

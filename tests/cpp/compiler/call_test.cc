@@ -20,7 +20,9 @@ using transforms::AddCallGroup;
 using transforms::CallGroupOf;
 using transforms::IsCallGroupLeader;
 
-ValueType F32(Shape shape) { return ValueType{std::move(shape), DType::kFloat32}; }
+ValueType F32(Shape shape) {
+  return ValueType{std::move(shape), DType::kFloat32};
+}
 
 int CountKind(const Program& p, OpKind kind) {
   int n = 0;
@@ -86,13 +88,11 @@ TEST(CallTest, InlineCallsExpandsEachGroupOnceAndKeepsValues) {
   Program p;
   const ValueId x = p.AddParameter(F32({3})).value();
   const ValueId y = p.AddParameter(F32({3})).value();
-  auto outs = AddCallGroup(
-      p, Call(CallKind::kCheckpoint, TwoOutputBody()),
-      {x, y});
+  auto outs =
+      AddCallGroup(p, Call(CallKind::kCheckpoint, TwoOutputBody()), {x, y});
   ASSERT_TRUE(outs.ok());
   const ValueId sg =
-      p.Add(Call(CallKind::kStopGradient), {outs.value()[1]})
-          .value();
+      p.Add(Call(CallKind::kStopGradient), {outs.value()[1]}).value();
   const ValueId sum =
       p.Add(BinaryAttrs{BinaryOp::kAdd}, {outs.value()[0], sg}).value();
   ASSERT_TRUE(p.SetOutputs({sum, outs.value()[0]}).ok());
@@ -135,17 +135,15 @@ TEST(CallTest, PrinterShowsKindNameAndBodyOnce) {
   Program p;
   const ValueId x = p.AddParameter(F32({3})).value();
   auto outs = AddCallGroup(
-      p,
-      Call(CallKind::kCheckpoint, TwoOutputBody(), "block"),
-      {x, x});
+      p, Call(CallKind::kCheckpoint, TwoOutputBody(), "block"), {x, x});
   const ValueId named =
-      p.Add(Call(CallKind::kName, nullptr, "h"), {outs.value()[0]})
-          .value();
+      p.Add(Call(CallKind::kName, nullptr, "h"), {outs.value()[0]}).value();
   ASSERT_TRUE(p.SetOutputs({named, outs.value()[1]}).ok());
   const std::string text = ProgramToText(p);
-  EXPECT_NE(text.find("call(%0, %0), kind=checkpoint, name=\"block\", output=0, "
-                      "body=func("),
-            std::string::npos)
+  EXPECT_NE(
+      text.find("call(%0, %0), kind=checkpoint, name=\"block\", output=0, "
+                "body=func("),
+      std::string::npos)
       << text;
   EXPECT_NE(text.find("kind=checkpoint_name, name=\"h\""), std::string::npos)
       << text;

@@ -28,8 +28,7 @@ Literal Ramp(Shape shape, float scale) {
 DotGeneralAttrs MatMul() { return DotGeneralAttrs{{}, {}, {1}, {0}}; }
 
 int64_t TempBytes(const Program& p, const std::vector<bool>& donated) {
-  return AssignBuffers(p, PlanSteps(p), donated, 1)
-      .analysis.temp_size_in_bytes;
+  return AssignBuffers(p, PlanSteps(p), donated, 1).analysis.temp_size_in_bytes;
 }
 
 int CountFused(const Program& p) {
@@ -107,17 +106,16 @@ TEST(MemoryScheduleTest, UpdateRunsRightAfterItsGradient) {
   ASSERT_GE(g0, 0);
   EXPECT_LT(update_w1, g0) << ProgramToText(q);
   // One gradient fewer alive at once: 16 KiB less temp.
-  EXPECT_EQ(TempBytes(t.program, donated) - TempBytes(q, donated),
-            64 * 64 * 4)
+  EXPECT_EQ(TempBytes(t.program, donated) - TempBytes(q, donated), 64 * 64 * 4)
       << ProgramToText(q);
   EXPECT_EQ(CountFused(q), CountFused(t.program));
   EXPECT_EQ(CountFused(q), 2);  // each update is still one fused step
   // Both updates still overwrite their donated parameters.
   const BufferAssignment ba = AssignBuffers(q, PlanSteps(q), donated, 1);
   EXPECT_EQ(ba.analysis.alias_size_in_bytes, 2 * 64 * 64 * 4);
-  ExpectSameResults(t.program, q,
-                    {Ramp({64, 64}, 0.01f), Ramp({64, 64}, 0.02f),
-                     Ramp({64, 64}, 0.03f)});
+  ExpectSameResults(
+      t.program, q,
+      {Ramp({64, 64}, 0.01f), Ramp({64, 64}, 0.02f), Ramp({64, 64}, 0.03f)});
 }
 
 // An update ready before the last read of its donated parameter waits for
@@ -128,7 +126,7 @@ TEST(MemoryScheduleTest, UpdateWaitsForTheLastReadOfItsDonatedParameter) {
   const Shape w = {64, 64};
   const ValueId wp = p.AddParameter(F32(w)).value();
   const ValueId x = p.AddParameter(F32(w)).value();
-  const ValueId g = p.Add(MatMul(), {x, x}).value();  // independent of w
+  const ValueId g = p.Add(MatMul(), {x, x}).value();   // independent of w
   const ValueId r = p.Add(MatMul(), {x, wp}).value();  // last read of w
   const ValueId lr = p.Add(ConstantAttrs{std::make_shared<const Literal>(
                                Literal::Scalar(0.01f))},

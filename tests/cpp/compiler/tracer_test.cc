@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include "baton/compiler/program_printer.h"
+#include "baton/compiler/reference_interpreter.h"
 #include "baton/core/error.h"
 
 namespace baton::compiler {
@@ -316,6 +317,36 @@ TEST(TracerTest, Reductions) {
                 sum(x, {1, -2});
               }),
               HasSubstr("reduce sum: axes [1, 1] repeats dimension 1"));
+}
+
+TEST(TracerTest, IntegerPowerOfAFloatIsAChainOfMultiplies) {
+  TraceContext ctx;
+  Tracer x = ctx.AddParameter(T(DType::kFloat32, {5}));
+  const int before = ctx.program().num_values();
+  Tracer cube = pow(x, 3);  // x * (x * x), no pow per element
+  EXPECT_EQ(ctx.program().num_values(), before + 2);
+  EXPECT_EQ(ctx.program().instruction(cube.id()).attrs_as<BinaryAttrs>().op,
+            BinaryOp::kMul);
+  Tracer inv = pow(x, -2);  // 1 / (x * x)
+  EXPECT_EQ(ctx.program().instruction(inv.id()).attrs_as<BinaryAttrs>().op,
+            BinaryOp::kDiv);
+  Tracer one = pow(x, 0);
+  EXPECT_EQ(one.shape(), x.shape());
+  Tracer real = pow(x, 3.0);  // a float exponent stays a pow
+  EXPECT_EQ(ctx.program().instruction(real.id()).attrs_as<BinaryAttrs>().op,
+            BinaryOp::kPow);
+  Tracer i = ctx.AddParameter(T(DType::kInt32, {5}));
+  Tracer ipow = pow(i, 3);  // integers keep integer pow semantics
+  EXPECT_EQ(ctx.program().instruction(ipow.id()).attrs_as<BinaryAttrs>().op,
+            BinaryOp::kPow);
+  Program p = ctx.Finish({cube, inv, one});
+  auto r = Interpret(
+      p, {Literal::FromVector(std::vector<float>{1, 2, -3, 0.5f, 4}, Shape{5}),
+          Literal::FromVector(std::vector<int32_t>{1, 2, 3, 4, 5}, Shape{5})});
+  ASSERT_TRUE(r.ok()) << r.status().to_string();
+  EXPECT_EQ(r.value()[0].data<float>()[2], -27.f);
+  EXPECT_EQ(r.value()[1].data<float>()[1], 0.25f);
+  EXPECT_EQ(r.value()[2].data<float>()[4], 1.f);
 }
 
 TEST(TracerTest, Matmul) {

@@ -793,8 +793,8 @@ class ProgramGenerator {
     if (kind == 0) {
       c::TraceContext body;
       Tracer p = body.AddParameter(ValueType{x.t.shape(), x.t.dtype()});
-      attrs.body = std::make_shared<const c::Program>(
-          body.Finish({maximum(p, p), p}));
+      attrs.body =
+          std::make_shared<const c::Program>(body.Finish({maximum(p, p), p}));
       attrs.kind = c::CallKind::kCheckpoint;
       for (int i = 0; i < 2; ++i) {
         attrs.output_index = i;

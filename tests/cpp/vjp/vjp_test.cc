@@ -111,6 +111,25 @@ TEST(VjpTest, CheapElementwiseValuesAreRecomputedNotSaved) {
                   {Random(F64(Shape{4, 3}), 11), Random(F64(Shape{3, 5}), 12)});
 }
 
+TEST(VjpTest, BroadcastOfAnArgumentIsRecomputedNotSaved) {
+  // A layer norm's scale: h * broadcast(g). The rule for the product with
+  // respect to h reads the broadcast; it is recomputed from g (an argument,
+  // alive anyway) instead of keeping its full-size result.
+  const Program p =
+      Build({F64(Shape{6, 4}), F64(Shape{4})},
+            [](TraceContext&, const std::vector<Tracer>& q) {
+              const Tracer h = tanh(q[0]);
+              const Tracer y = h * broadcast_in_dim(q[1], Shape{6, 4}, {1});
+              return std::vector<Tracer>{sum(y * y)};
+            });
+  const VjpPrograms v = MustVjp(p, {true, true});
+  for (const auto& r : v.residuals) {
+    EXPECT_NE(r.what, "output of broadcast_in_dim") << r.what;
+  }
+  ExpectGradients(p, {true, true},
+                  {Random(F64(Shape{6, 4}), 21), Random(F64(Shape{4}), 22)});
+}
+
 TEST(VjpTest, IntegerWrtIsAnError) {
   const Program p =
       Build({I32(kS)}, [](TraceContext&, const std::vector<Tracer>& q) {
@@ -277,47 +296,55 @@ TEST(VjpTest, VjpOfAVjpBackwardProgram) {
 }
 
 TEST(VjpTest, CustomVjpWithTwoOutputsOneUnused) {
-  const auto body = Body({F64(kS)}, [](TraceContext&, const std::vector<Tracer>& q) {
-    return std::vector<Tracer>{q[0] * 2, q[0] * 3};
-  });
-  const auto fwd = Body({F64(kS)}, [](TraceContext&, const std::vector<Tracer>& q) {
-    return std::vector<Tracer>{q[0] * 2, q[0] * 3};
-  });
+  const auto body =
+      Body({F64(kS)}, [](TraceContext&, const std::vector<Tracer>& q) {
+        return std::vector<Tracer>{q[0] * 2, q[0] * 3};
+      });
+  const auto fwd =
+      Body({F64(kS)}, [](TraceContext&, const std::vector<Tracer>& q) {
+        return std::vector<Tracer>{q[0] * 2, q[0] * 3};
+      });
   // (ct0, ct1) -> 2 ct0 + 3 ct1; no residuals.
-  const auto bwd = Body({F64(kS), F64(kS)}, [](TraceContext&, const std::vector<Tracer>& q) {
-    return std::vector<Tracer>{q[0] * 2 + q[1] * 3};
-  });
-  const Program p = Build({F64(kS)}, [&](TraceContext& ctx, const std::vector<Tracer>& q) {
-    CallAttrs c;
-    c.kind = CallKind::kCustomVjp;
-    c.body = body;
-    c.rule = fwd;
-    c.rule2 = bwd;
-    return std::vector<Tracer>{EmitCall(ctx, c, {q[0]})[1]};
-  });
+  const auto bwd =
+      Body({F64(kS), F64(kS)}, [](TraceContext&, const std::vector<Tracer>& q) {
+        return std::vector<Tracer>{q[0] * 2 + q[1] * 3};
+      });
+  const Program p =
+      Build({F64(kS)}, [&](TraceContext& ctx, const std::vector<Tracer>& q) {
+        CallAttrs c;
+        c.kind = CallKind::kCustomVjp;
+        c.body = body;
+        c.rule = fwd;
+        c.rule2 = bwd;
+        return std::vector<Tracer>{EmitCall(ctx, c, {q[0]})[1]};
+      });
   ExpectGradients(p, {true}, {Random(F64(kS), 30)});
   EXPECT_TRUE(MustVjp(p, {true}).residuals.empty());
 }
 
 TEST(VjpTest, CustomVjpBackwardRuleOfTheWrongTypeIsAnError) {
-  const auto body = Body({F64(kS)}, [](TraceContext&, const std::vector<Tracer>& q) {
-    return std::vector<Tracer>{q[0] * 2};
-  });
-  const auto bwd = Body({F64(kS)}, [](TraceContext&, const std::vector<Tracer>& q) {
-    return std::vector<Tracer>{sum(q[0])};
-  });
-  const Program p = Build({F64(kS)}, [&](TraceContext& ctx, const std::vector<Tracer>& q) {
-    CallAttrs c;
-    c.kind = CallKind::kCustomVjp;
-    c.body = body;
-    c.rule = body;
-    c.rule2 = bwd;
-    return std::vector<Tracer>{EmitCall(ctx, c, {q[0]})[0]};
-  });
+  const auto body =
+      Body({F64(kS)}, [](TraceContext&, const std::vector<Tracer>& q) {
+        return std::vector<Tracer>{q[0] * 2};
+      });
+  const auto bwd =
+      Body({F64(kS)}, [](TraceContext&, const std::vector<Tracer>& q) {
+        return std::vector<Tracer>{sum(q[0])};
+      });
+  const Program p =
+      Build({F64(kS)}, [&](TraceContext& ctx, const std::vector<Tracer>& q) {
+        CallAttrs c;
+        c.kind = CallKind::kCustomVjp;
+        c.body = body;
+        c.rule = body;
+        c.rule2 = bwd;
+        return std::vector<Tracer>{EmitCall(ctx, c, {q[0]})[0]};
+      });
   Result<VjpPrograms> r = Vjp(p, {true});
   ASSERT_FALSE(r.ok());
   EXPECT_EQ(r.status().code(), ErrorCode::kInvalidArgument);
-  EXPECT_NE(r.status().message().find("custom_vjp"), std::string::npos) << r.status().message();
+  EXPECT_NE(r.status().message().find("custom_vjp"), std::string::npos)
+      << r.status().message();
 }
 
 }  // namespace

@@ -39,8 +39,8 @@ bool IsCallGroupLeader(const Program& program, ValueId id) {
   return call && (!call->body || CallGroupOf(program, id).front() == id);
 }
 
-Result<std::vector<ValueId>> AddCallGroup(Program& dst, CallAttrs attrs,
-                                          const std::vector<ValueId>& operands) {
+Result<std::vector<ValueId>> AddCallGroup(
+    Program& dst, CallAttrs attrs, const std::vector<ValueId>& operands) {
   std::vector<ValueId> outs;
   const int n = attrs.body ? static_cast<int>(attrs.body->outputs().size()) : 1;
   for (int i = 0; i < n; ++i) {

@@ -244,6 +244,13 @@ std::vector<bool> VjpBuilder::RecomputableResiduals() const {
       const Node& od = nodes_[o];
       if (od.type.byte_size() > nd.type.byte_size()) ok = false;
       if (od.remat || (saved_[o] && !out[o])) continue;
+      // A broadcast of an argument (a layer norm's scale, a bias) is
+      // recomputed from the argument, which stays alive for the caller
+      // anyway, instead of keeping the broadcast's full-size result.
+      if (od.kind == NodeKind::kParameter &&
+          std::holds_alternative<BroadcastInDimAttrs>(nd.attrs)) {
+        continue;
+      }
       if (out[o] && depth[o] < kMaxRecomputeDepth) {
         d = std::max(d, depth[o] + 1);
         continue;
