@@ -60,6 +60,7 @@ inline Literal TakeExample(const Literal& lit, int dim, int64_t b) {
   Literal out(Shape(out_dims), lit.dtype());
   auto* dst = static_cast<uint8_t*>(out.untyped_mutable_data());
   const auto* src = static_cast<const uint8_t*>(lit.untyped_data());
+  if (inner == 0) return out;  // no elements: empty buffers may be null
   for (int64_t o = 0; o < outer; ++o) {
     std::memcpy(dst + o * inner, src + (o * n + b) * inner,
                 static_cast<size_t>(inner));
