@@ -19,7 +19,8 @@ shapes: ``reshape transpose broadcast_to broadcast_in_dim slice
 dynamic_slice dynamic_update_slice concatenate pad``; indexing: ``take``
 (``gather``), ``scatter`` (modes set, add, mul, min, max); reductions:
 ``sum prod max min`` (``axes``, ``keepdims``); contractions: ``matmul
-dot_general``; creation: ``iota full zeros ones constant``; capture:
+dot_general``; control flow: ``fori_loop while_loop scan cond switch map``
+(baton/_control_flow.py); creation: ``iota full zeros ones constant``; capture:
 ``capture as_tracer is_tracing``.
 """
 
@@ -31,7 +32,20 @@ globals().update({name: getattr(_lax, name) for name in __all__})
 # Transformations' markers (baton/_checkpoint.py), as in jax.lax.
 from baton._checkpoint import stop_gradient  # noqa: E402, F401
 
-__all__ = sorted([*__all__, "stop_gradient"])
+# Control flow (baton/_control_flow.py), as in jax.lax.
+from baton._control_flow import (  # noqa: E402, F401
+    cond,
+    fori_loop,
+    map,
+    scan,
+    switch,
+    while_loop,
+)
+
+__all__ = sorted(
+    [*__all__, "stop_gradient", "cond", "fori_loop", "map", "scan", "switch",
+     "while_loop"]
+)
 _trace_device = _lax._trace_device
 
 Tracer = _lax.Tracer

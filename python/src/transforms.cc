@@ -28,6 +28,7 @@
 #include <vector>
 
 #include "array_caster.h"
+#include "baton/compiler/control_flow.h"
 #include "baton/compiler/inline_program.h"
 #include "baton/compiler/passes.h"
 #include "baton/compiler/program_printer.h"
@@ -252,6 +253,37 @@ nb::list EmitCall(const std::string& kind, std::vector<nb::handle> operands,
   return Wrap(frame, outs, weak);
 }
 
+// One control-flow instruction per result (a region group, adjacent:
+// compiler/control_flow.h). kind: "while" (programs = cond, body), "scan"
+// (programs = body), "case" (programs = branches; operand 0 the index).
+nb::list EmitControlFlow(const std::string& kind,
+                         std::vector<nb::handle> operands, nb::list programs,
+                         int num_carries, int num_xs, int64_t length,
+                         bool reverse, nb::handle weak) {
+  std::vector<std::shared_ptr<const Program>> progs;
+  for (nb::handle h : programs) progs.push_back(OptProgram(h));
+  compiler::OpAttrs attrs;
+  if (kind == "while") {
+    if (progs.size() != 2) ThrowValue("emit_control_flow: while takes cond, body");
+    attrs = compiler::WhileAttrs{0, num_carries, progs[0], progs[1]};
+  } else if (kind == "scan") {
+    if (progs.size() != 1) ThrowValue("emit_control_flow: scan takes a body");
+    attrs = compiler::ScanAttrs{0, num_carries, num_xs, length, reverse, progs[0]};
+  } else if (kind == "case") {
+    attrs = compiler::CaseAttrs{0, progs};
+  } else {
+    ThrowValue("emit_control_flow: unknown kind '" + kind + "'");
+  }
+  auto frame = InnermostFrame(kind.c_str(), operands);
+  std::vector<Tracer> args = Operands(frame, operands, kind.c_str());
+  const int n = compiler::ControlFlowNumResults(attrs);
+  std::vector<Tracer> outs;
+  for (int i = 0; i < n; ++i) {
+    outs.push_back(frame->context().Emit(compiler::WithOutputIndex(attrs, i), args));
+  }
+  return Wrap(frame, outs, weak);
+}
+
 std::vector<bool> Bools(nb::handle h) {
   std::vector<bool> v;
   for (nb::handle b : nb::iter(h)) v.push_back(nb::cast<bool>(b));
@@ -398,6 +430,12 @@ void init_transforms(nb::module_& m) {
       nb::arg("x"),
       "A hashable identity of a traced value (equal for two Python Tracers "
       "of the same value) or of any other object (its identity).");
+  t.def("emit_control_flow", &EmitControlFlow, nb::arg("kind"),
+        nb::arg("operands"), nb::arg("programs"), nb::arg("num_carries") = 0,
+        nb::arg("num_xs") = 0, nb::arg("length") = 0,
+        nb::arg("reverse") = false, nb::arg("weak") = nb::none(),
+        "Emits a control-flow op (while, scan, case; compiler/op_attrs.h) "
+        "into the current trace; returns one Tracer per result.");
   t.def("emit_call", &EmitCall, nb::arg("kind"), nb::arg("operands"),
         nb::arg("body") = nb::none(), nb::arg("rule") = nb::none(),
         nb::arg("rule2") = nb::none(), nb::arg("policy") = nb::none(),

@@ -1,6 +1,7 @@
 #include "baton/compiler/buffer_assignment.h"
 
 #include <algorithm>
+#include <string>
 
 #include "baton/compiler/arena_packing.h"
 #include "baton/compiler/fused_tiles.h"
@@ -32,6 +33,30 @@ bool InPlaceCapable(const Program& program, const Step& step) {
          k == OpKind::kScatter;
 }
 
+// Why `cls` (the buffer of operand %o) cannot take an update written at
+// step s, or "" when it can.
+std::string WhyNotInPlace(const Program& program, const BufferClass& cls,
+                          ValueId o, int s, int num_steps,
+                          const std::vector<int>& last_use) {
+  if (cls.constant) return "its operand %" + std::to_string(o) + " is a constant";
+  if (cls.parameter >= 0 && !cls.donated) {
+    return "its operand is argument " + std::to_string(cls.parameter) +
+           ", which is not donated";
+  }
+  if (cls.last_use > s) {
+    for (ValueId v : cls.values) {
+      if (last_use[v] >= num_steps) {
+        return "its operand %" + std::to_string(o) +
+               " is returned as an output as well";
+      }
+    }
+    return "its operand %" + std::to_string(o) +
+           " is read again after the update";
+  }
+  (void)program;
+  return "";
+}
+
 }  // namespace
 
 bool IsSameKindTransfer(const Program& program, ValueId v) {
@@ -57,7 +82,8 @@ std::string MemoryAnalysis::ToString() const {
 
 BufferAssignment AssignBuffers(const Program& program, const StepPlan& plan,
                                const std::vector<bool>& donated,
-                               int num_threads) {
+                               int num_threads,
+                               const std::vector<int64_t>& step_scratch_bytes) {
   const int n = program.num_values();
   const int num_steps = static_cast<int>(plan.steps.size());
 
@@ -109,6 +135,53 @@ BufferAssignment AssignBuffers(const Program& program, const StepPlan& plan,
     const ValueId v = step.result;
     const ValueType& vt = program.type(v);
     const Instruction& inst = program.instruction(v);
+    if (step.kind == Step::Kind::kRegion) {
+      // Carry k (while: every result; scan: the first num_carries) is
+      // written over operand k where that operand's storage dies here and
+      // nothing else the step reads lives in it; other results are fresh.
+      int num_carries = 0;
+      if (const auto* w = inst.attrs_if<WhileAttrs>()) num_carries = w->num_carries;
+      if (const auto* sc = inst.attrs_if<ScanAttrs>()) num_carries = sc->num_carries;
+      std::vector<int> taken;
+      for (size_t k = 0; k < step.members.size(); ++k) {
+        const ValueId m = step.members[k];
+        if (static_cast<int>(k) >= num_carries) {
+          new_class(m, s);
+          continue;
+        }
+        const ValueId o = inst.operands[static_cast<int>(k)];
+        const int c = class_of[o];
+        std::string why =
+            WhyNotInPlace(program, classes[c], o, s, num_steps, last_use);
+        if (why.empty()) {
+          for (int j = 0; j < inst.operands.size(); ++j) {
+            if (j != static_cast<int>(k) && class_of[inst.operands[j]] == c) {
+              why = "its initial value %" + std::to_string(o) +
+                    " is also operand " + std::to_string(j) + " of the loop";
+            }
+          }
+          if (std::find(taken.begin(), taken.end(), c) != taken.end()) {
+            why = "its initial value's storage is already another carry's";
+          }
+          if (classes[c].type.memory_kind != program.type(m).memory_kind) {
+            why = "its initial value is in another memory kind";
+          }
+        }
+        if (why.empty()) {
+          join(m, c);
+          taken.push_back(c);
+          continue;
+        }
+        new_class(m, s);
+        out.in_place_misses.push_back(InPlaceMiss{
+            m,
+            "loop carry " + std::to_string(k) + " of " +
+                std::string(op_kind_name(inst.kind())) + " %" +
+                std::to_string(v),
+            why + " (the loop starts from a copy)"});
+      }
+      continue;
+    }
     if (inst.kind() == OpKind::kReshape) {
       const int c = class_of[inst.operands[0]];
       // A reshape's result is in device memory even when its operand is
@@ -168,6 +241,19 @@ BufferAssignment AssignBuffers(const Program& program, const StepPlan& plan,
       join(v, chosen);
     } else {
       new_class(v, s);
+      if (step.kind == Step::Kind::kOp &&
+          (inst.kind() == OpKind::kDynamicUpdateSlice ||
+           inst.kind() == OpKind::kScatter)) {
+        const ValueId o = inst.operands[0];
+        const int c = class_of[o];
+        std::string why = WhyNotInPlace(program, classes[c], o, s, num_steps,
+                                        last_use);
+        if (why.empty()) {
+          why = "its updates or indices share the operand's storage";
+        }
+        out.in_place_misses.push_back(InPlaceMiss{
+            v, OpDisplayName(inst.attrs) + " %" + std::to_string(v), why});
+      }
     }
   }
   for (ValueId o : program.outputs()) classes[class_of[o]].output = true;
@@ -262,6 +348,7 @@ BufferAssignment AssignBuffers(const Program& program, const StepPlan& plan,
     temp_ids[k].push_back(static_cast<int>(c));
   }
   std::vector<int64_t> class_offset(classes.size(), 0);
+  out.step_scratch_offset.assign(num_steps, -1);
   for (int k = 0; k < kNumMemoryKinds; ++k) {
     std::vector<ArenaInterval> intervals;
     for (const BufferClass* c : temps[k]) {
@@ -269,10 +356,26 @@ BufferAssignment AssignBuffers(const Program& program, const StepPlan& plan,
           AlignUp(std::max<int64_t>(c->type.byte_size(), 1), kArenaAlignment),
           c->def, c->last_use});
     }
+    // Region steps' scratch: device memory alive during the step only.
+    std::vector<int> scratch_steps;
+    if (k == static_cast<int>(MemoryKind::kDevice)) {
+      for (int st = 0; st < num_steps &&
+                       st < static_cast<int>(step_scratch_bytes.size());
+           ++st) {
+        if (step_scratch_bytes[st] <= 0) continue;
+        intervals.push_back(ArenaInterval{
+            AlignUp(step_scratch_bytes[st], kArenaAlignment), st, st});
+        scratch_steps.push_back(st);
+      }
+    }
     const ArenaPacking packing = PackArena(intervals);
     out.temp_arena_bytes[k] = packing.arena_bytes;
-    for (size_t i = 0; i < packing.offsets.size(); ++i) {
+    for (size_t i = 0; i < temp_ids[k].size(); ++i) {
       class_offset[temp_ids[k][i]] = packing.offsets[i];
+    }
+    for (size_t i = 0; i < scratch_steps.size(); ++i) {
+      out.step_scratch_offset[scratch_steps[i]] =
+          packing.offsets[temp_ids[k].size() + i];
     }
     a.temp_size_in_bytes += out.temp_arena_bytes[k];
   }

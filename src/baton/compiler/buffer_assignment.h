@@ -31,6 +31,7 @@
 
 #include "baton/compiler/ir.h"
 #include "baton/compiler/step_plan.h"
+#include "baton/compiler/control_flow.h"
 
 namespace baton::compiler {
 
@@ -81,6 +82,14 @@ struct OutputSource {
   ValueId value = kNoValue;
 };
 
+// An update that could not be written over its operand and copies it
+// instead (bt.jit(require_in_place=True) turns these into InPlaceError).
+struct InPlaceMiss {
+  ValueId value = kNoValue;  // the update's result
+  std::string what;          // "dynamic_update_slice %7", "loop carry 0 of while %9"
+  std::string why;           // "its operand, argument 0, is not donated"
+};
+
 struct BufferAssignment {
   std::vector<BufferLocation> location;  // per ValueId
   // Steps that need no work: a reshape sharing its operand's buffer.
@@ -90,6 +99,11 @@ struct BufferAssignment {
   std::array<int64_t, kNumMemoryKinds> temp_arena_bytes{};
   // Donated parameters whose storage no output uses (freed after the call).
   std::vector<int> unusable_donations;
+  // Per step: offset in the device arena of the scratch a region step
+  // needs while it runs (step_scratch_bytes), else -1.
+  std::vector<int64_t> step_scratch_offset;
+  // Updates (dynamic_update_slice, scatter, loop carries) that copy.
+  std::vector<InPlaceMiss> in_place_misses;
   MemoryAnalysis analysis;
 };
 
@@ -101,9 +115,17 @@ bool IsSameKindTransfer(const Program& program, ValueId v);
 int64_t FusionScratchBytes(const Program& program, const Step& step);
 
 // `donated[i]` says whether parameter i is donated. `num_threads` sizes the
-// fusion scratch reported in the analysis.
+// fusion scratch reported in the analysis. `step_scratch_bytes` (per step,
+// or empty): device scratch a region step needs while it runs -- its
+// regions' temporaries and spare carry buffers (backend-defined) -- placed
+// in the arena like a temporary that lives for that step only.
+//
+// A region step's loop carries are written over their initial values when
+// those die at the loop (and are writable, and no other operand of the
+// step shares their storage); otherwise the loop starts from a copy.
 BufferAssignment AssignBuffers(const Program& program, const StepPlan& plan,
                                const std::vector<bool>& donated,
-                               int num_threads);
+                               int num_threads,
+                               const std::vector<int64_t>& step_scratch_bytes = {});
 
 }  // namespace baton::compiler

@@ -1,5 +1,7 @@
 #include "baton/compiler/passes.h"
 
+#include "baton/compiler/control_flow.h"
+
 namespace baton::compiler {
 
 Program EliminateDeadCode(const Program& program) {
@@ -11,6 +13,10 @@ Program EliminateDeadCode(const Program& program) {
     if (inst.kind() == OpKind::kParameter) live[v] = true;
     if (!live[v]) continue;
     for (ValueId o : inst.operands) live[o] = true;
+    // A region group runs whole: one live result keeps all of them.
+    if (IsControlFlow(inst.kind())) {
+      for (ValueId m : RegionGroupOf(program, v)) live[m] = true;
+    }
   }
   Program out;
   std::vector<ValueId> remap(n, kNoValue);

@@ -41,6 +41,11 @@ Literal EvalScatter(const Instruction& inst, const Operands& in);
 Literal EvalReduce(const Instruction& inst, const Operands& in);
 Literal EvalDotGeneral(const Instruction& inst, const Operands& in);
 
+// interpreter_control_flow.cc: every result of the instruction's region
+// group, in output order.
+std::vector<Literal> EvalControlFlow(const Instruction& inst,
+                                     const Operands& in);
+
 // A fresh, zero-filled literal of the instruction's result type.
 inline Literal NewResult(const Instruction& inst) {
   return Literal(inst.type.shape, inst.type.dtype);

@@ -1,5 +1,7 @@
 #include "baton/compiler/ir.h"
 
+#include "baton/compiler/control_flow.h"
+
 #include <string>
 
 #include "baton/compiler/shape_inference.h"
@@ -92,6 +94,13 @@ Status Program::Verify() const {
                         " is out of order or not listed");
       }
       ++next_parameter;
+    }
+    if (IsControlFlow(inst.kind()) &&
+        static_cast<int>(RegionGroupOf(*this, id).size()) !=
+            ControlFlowNumResults(inst.attrs)) {
+      return Internal(where +
+                      "a control-flow op's results must be adjacent "
+                      "instructions, in output order, with equal operands");
     }
     Result<ValueType> inferred =
         InferType(inst.attrs, OperandTypes(instructions_, inst.operands));

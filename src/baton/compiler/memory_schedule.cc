@@ -129,6 +129,9 @@ class Scheduler {
     // checkpoint's recomputation: it must stay where the backward pass
     // needs it, never move up into the forward pass.
     if (IsSameKindTransfer(p_, plan_.steps[s].result)) return false;
+    // A region step stays in program order (its regions' own memory is not
+    // modelled here).
+    if (plan_.steps[s].kind == Step::Kind::kRegion) return false;
     if (d.waits_for_donation) return false;
     return d.device < 0 || (d.device == 0 && d.other <= 0);
   }
@@ -211,6 +214,10 @@ class Scheduler {
         add(p_.type(r), -p_.type(r).byte_size());
       }
     }
+    if (step.kind == Step::Kind::kRegion) {
+      for (ValueId m : step.members) add(p_.type(m), p_.type(m).byte_size());
+      return d;
+    }
     if (d.join == kNoValue) add(vt, vt.byte_size());
     return d;
   }
@@ -219,6 +226,12 @@ class Scheduler {
     const Delta d = Evaluate(s);
     const Step& step = plan_.steps[s];
     for (ValueId m : step.inputs) --live_.remaining[live_.root[m]];
+    if (step.kind == Step::Kind::kRegion) {
+      for (ValueId m : step.members) {
+        NewClass(m, /*temp=*/true, /*writable=*/true);
+      }
+      return;
+    }
     const ValueId v = step.result;
     if (d.join == kNoValue) {
       NewClass(v, /*temp=*/true, /*writable=*/true);

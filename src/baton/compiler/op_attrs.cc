@@ -48,6 +48,12 @@ std::string_view op_kind_name(OpKind kind) {
       return "transfer";
     case OpKind::kCall:
       return "call";
+    case OpKind::kWhile:
+      return "while";
+    case OpKind::kScan:
+      return "scan";
+    case OpKind::kCase:
+      return "case";
   }
   return "?";
 }

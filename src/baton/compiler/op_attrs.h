@@ -48,8 +48,11 @@ enum class OpKind : uint8_t {
   kDotGeneral,
   kTransfer,
   kCall,
+  kWhile,
+  kScan,
+  kCase,
 };
-inline constexpr int kNumOpKinds = 22;
+inline constexpr int kNumOpKinds = 25;
 
 // StableHLO-style names: "parameter", "broadcast_in_dim", "dot_general", ...
 std::string_view op_kind_name(OpKind kind);
@@ -274,6 +277,52 @@ struct CallAttrs {
   bool operator==(const CallAttrs&) const = default;
 };
 
+// Control flow (control_flow.h has the helpers passes use). Like calls, a
+// control-flow op with n results is n instructions with equal attributes
+// except output_index, emitted one after the other (a "region group"); the
+// group runs once. Unlike calls they stay in the program down to the
+// executor, which runs their regions (nested programs) repeatedly or
+// conditionally. Regions are immutable and shared; == compares identity.
+
+// (carries..., invariants...): `num_carries` initial loop values, then the
+// values the regions read that do not change. `cond`: (carries...,
+// invariants...) -> bool[]; `body`: (carries..., invariants...) ->
+// (carries...), each of its carry's type. Result i: carry i when `cond`
+// first returns false (lax.while_loop).
+struct WhileAttrs {
+  int output_index = 0;
+  int num_carries = 0;
+  std::shared_ptr<const Program> cond;
+  std::shared_ptr<const Program> body;
+  bool operator==(const WhileAttrs&) const = default;
+};
+
+// (carries..., xs..., invariants...): `num_carries` initial carries, then
+// `num_xs` arrays with leading dimension `length`, then invariants.
+// `body`: (carries..., x slices..., invariants...) -> (carries..., y
+// slices...). Iteration t (t = length-1 .. 0 when `reverse`) reads slice t
+// of each x and writes slice t of each stacked y. Results: the final
+// carries, then the ys stacked to [length, ...] (lax.scan).
+struct ScanAttrs {
+  int output_index = 0;
+  int num_carries = 0;
+  int num_xs = 0;
+  int64_t length = 0;
+  bool reverse = false;
+  std::shared_ptr<const Program> body;
+  bool operator==(const ScanAttrs&) const = default;
+};
+
+// (index, operands...): index is an int32 scalar, clamped to
+// [0, branches - 1]; the chosen branch, (operands...) -> (results...), runs
+// (lax.switch; lax.cond is a case of two branches, false first). All
+// branches have the same result types.
+struct CaseAttrs {
+  int output_index = 0;
+  std::vector<std::shared_ptr<const Program>> branches;
+  bool operator==(const CaseAttrs&) const = default;
+};
+
 // In OpKind order (checked below).
 using OpAttrs =
     std::variant<ParameterAttrs, ConstantAttrs, IotaAttrs, ConvertAttrs,
@@ -281,7 +330,8 @@ using OpAttrs =
                  BroadcastInDimAttrs, ReshapeAttrs, TransposeAttrs, SliceAttrs,
                  DynamicSliceAttrs, DynamicUpdateSliceAttrs, ConcatenateAttrs,
                  PadAttrs, GatherAttrs, ScatterAttrs, ReduceAttrs,
-                 DotGeneralAttrs, TransferAttrs, CallAttrs>;
+                 DotGeneralAttrs, TransferAttrs, CallAttrs, WhileAttrs,
+                 ScanAttrs, CaseAttrs>;
 
 inline OpKind KindOf(const OpAttrs& attrs) {
   return static_cast<OpKind>(attrs.index());
@@ -319,6 +369,9 @@ BATON_CHECK_ATTRS_ORDER(kReduce, ReduceAttrs);
 BATON_CHECK_ATTRS_ORDER(kDotGeneral, DotGeneralAttrs);
 BATON_CHECK_ATTRS_ORDER(kTransfer, TransferAttrs);
 BATON_CHECK_ATTRS_ORDER(kCall, CallAttrs);
+BATON_CHECK_ATTRS_ORDER(kWhile, WhileAttrs);
+BATON_CHECK_ATTRS_ORDER(kScan, ScanAttrs);
+BATON_CHECK_ATTRS_ORDER(kCase, CaseAttrs);
 #undef BATON_CHECK_ATTRS_ORDER
 
 }  // namespace baton::compiler

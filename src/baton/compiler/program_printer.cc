@@ -23,6 +23,18 @@ std::string ConstantText(const Literal& lit) {
          " bytes>";
 }
 
+// `program` as text, indented to sit inside an instruction.
+std::string Indented(const Program& program) {
+  std::string body = ProgramToText(program);
+  std::string indented;
+  for (char c : body) {
+    indented += c;
+    if (c == '\n') indented += "    ";
+  }
+  while (!indented.empty() && indented.back() == ' ') indented.pop_back();
+  return indented.substr(0, indented.size() - 1);
+}
+
 // The op name shown before the operand list.
 std::string Mnemonic(const OpAttrs& attrs) {
   if (auto* a = std::get_if<UnaryAttrs>(&attrs)) {
@@ -91,15 +103,36 @@ std::string AttributeText(const Instruction& inst) {
       if (!a.name.empty()) t += ", name=\"" + a.name + "\"";
       if (a.body) t += ", output=" + std::to_string(a.output_index);
       // The first call of a group shows the body (indented).
-      if (a.body && a.output_index == 0) {
-        std::string body = ProgramToText(*a.body);
-        std::string indented;
-        for (char c : body) {
-          indented += c;
-          if (c == '\n') indented += "    ";
+      if (a.body && a.output_index == 0) t += ", body=" + Indented(*a.body);
+      return t;
+    }
+    // The first member of a region group shows the regions.
+    case OpKind::kWhile: {
+      const auto& a = inst.attrs_as<WhileAttrs>();
+      std::string t = ", carries=" + std::to_string(a.num_carries) +
+                      ", output=" + std::to_string(a.output_index);
+      if (a.output_index == 0) {
+        t += ", cond=" + Indented(*a.cond) + ", body=" + Indented(*a.body);
+      }
+      return t;
+    }
+    case OpKind::kScan: {
+      const auto& a = inst.attrs_as<ScanAttrs>();
+      std::string t = ", carries=" + std::to_string(a.num_carries) +
+                      ", xs=" + std::to_string(a.num_xs) +
+                      ", length=" + std::to_string(a.length) +
+                      (a.reverse ? ", reverse" : "") +
+                      ", output=" + std::to_string(a.output_index);
+      if (a.output_index == 0) t += ", body=" + Indented(*a.body);
+      return t;
+    }
+    case OpKind::kCase: {
+      const auto& a = inst.attrs_as<CaseAttrs>();
+      std::string t = ", output=" + std::to_string(a.output_index);
+      if (a.output_index == 0) {
+        for (size_t b = 0; b < a.branches.size(); ++b) {
+          t += ", branch" + std::to_string(b) + "=" + Indented(*a.branches[b]);
         }
-        while (!indented.empty() && indented.back() == ' ') indented.pop_back();
-        t += ", body=" + indented.substr(0, indented.size() - 1);
       }
       return t;
     }

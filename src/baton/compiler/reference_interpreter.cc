@@ -2,6 +2,7 @@
 
 #include <string>
 
+#include "baton/compiler/control_flow.h"
 #include "baton/compiler/interpreter_ops.h"
 #include "baton/core/error.h"
 
@@ -67,6 +68,10 @@ Literal Evaluate(const Instruction& inst, const Operands& in,
       ThrowIfError(outs.status());
       return std::move(outs).value()[call.output_index];
     }
+    case OpKind::kWhile:
+    case OpKind::kScan:
+    case OpKind::kCase:
+      break;  // a region group: evaluated once, in Interpret
   }
   return Literal();
 }
@@ -94,9 +99,16 @@ Result<std::vector<Literal>> Interpret(const Program& program,
   }
   std::vector<Literal> values;
   values.reserve(program.num_values());
+  std::vector<Literal> group;  // results of the region group being read
   for (const Instruction& inst : program.instructions()) {
     Operands in;
     for (ValueId id : inst.operands) in.push_back(&values[id]);
+    if (IsControlFlow(inst.kind())) {
+      const int index = ControlFlowOutputIndex(inst.attrs);
+      if (index == 0) group = interpreter::EvalControlFlow(inst, in);
+      values.push_back(std::move(group[index]));
+      continue;
+    }
     values.push_back(Evaluate(inst, in, args));
   }
   std::vector<Literal> outputs;

@@ -611,6 +611,12 @@ Result<ValueType> InferType(const OpAttrs& attrs,
     }
     case OpKind::kCall:
       return InferCallType(std::get<CallAttrs>(attrs), operands);
+    case OpKind::kWhile:
+      return InferWhileType(std::get<WhileAttrs>(attrs), operands);
+    case OpKind::kScan:
+      return InferScanType(std::get<ScanAttrs>(attrs), operands);
+    case OpKind::kCase:
+      return InferCaseType(std::get<CaseAttrs>(attrs), operands);
   }
   return Internal("InferType: unknown op kind");
 }

@@ -32,4 +32,15 @@ Result<ValueType> InferType(const OpAttrs& attrs,
 Result<ValueType> InferCallType(const CallAttrs& attrs,
                                 std::span<const ValueType> operands);
 
+// The control-flow rules (control_flow_inference.cc): each region's
+// parameters and results must match the operands and the carries (shape and
+// dtype) as op_attrs.h describes; errors name the region, the position and
+// both types.
+Result<ValueType> InferWhileType(const WhileAttrs& attrs,
+                                 std::span<const ValueType> operands);
+Result<ValueType> InferScanType(const ScanAttrs& attrs,
+                                std::span<const ValueType> operands);
+Result<ValueType> InferCaseType(const CaseAttrs& attrs,
+                                std::span<const ValueType> operands);
+
 }  // namespace baton::compiler

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "baton/compiler/control_flow.h"
+
 namespace baton::compiler {
 
 bool IsElementwise(OpKind kind) {
@@ -121,6 +123,17 @@ StepPlan PlanSteps(const Program& program) {
     if (!plan.materialized[v]) continue;  // virtual or inner fused value
     Step step;
     step.result = v;
+    if (IsControlFlow(kind)) {
+      if (ControlFlowOutputIndex(program.instruction(v).attrs) != 0) continue;
+      step.kind = Step::Kind::kRegion;
+      step.members = RegionGroupOf(program, v);
+      for (ValueId o : program.instruction(v).operands) add_input(step, o);
+      for (ValueId m : step.members) {
+        plan.step_of[m] = static_cast<int>(plan.steps.size());
+      }
+      plan.steps.push_back(std::move(step));
+      continue;
+    }
     if (!group[v].empty()) {
       step.kind = Step::Kind::kFusedElementwise;
       step.members = group[v];

@@ -13,6 +13,8 @@
 //    subtracted from every element) joins that fused step: the runner
 //    expands the operand one tile at a time, so the full-size broadcast is
 //    never materialized.
+//  - A control-flow op's region group (control_flow.h) is one kRegion step
+//    whose members are the group's results; it runs at once.
 //  - Every other instruction (except parameters and constants, which already
 //    have storage) is a step of its own.
 //
@@ -26,11 +28,11 @@
 namespace baton::compiler {
 
 struct Step {
-  enum class Kind : uint8_t { kOp, kFusedElementwise };
+  enum class Kind : uint8_t { kOp, kFusedElementwise, kRegion };
   Kind kind = Kind::kOp;
-  ValueId result = kNoValue;
+  ValueId result = kNoValue;  // kRegion: the group's first member
   // kFusedElementwise: the fused values in program order, `result` last.
-  // kOp: {result}.
+  // kRegion: the group's results in output order. kOp: {result}.
   std::vector<ValueId> members;
   // Materialized values the step reads, in first-use order, without repeats
   // (a virtual scalar is replaced by the value it broadcasts).

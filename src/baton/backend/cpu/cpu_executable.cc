@@ -3,6 +3,7 @@
 #include <cstring>
 
 #include "baton/backend/cpu/instruction_runner.h"
+#include "baton/backend/cpu/region_step.h"
 #include "baton/compiler/memory_schedule.h"
 #include "baton/compiler/program_printer.h"
 #include "baton/runtime/device.h"
@@ -22,9 +23,16 @@ namespace {
 
 // Element operations the program performs: each step's result size, times
 // the contraction size for a dot. An estimate for choosing inline execution.
-int64_t EstimateWork(const compiler::Program& p, const compiler::StepPlan& plan) {
+int64_t EstimateWork(
+    const compiler::Program& p, const compiler::StepPlan& plan,
+    const std::vector<std::unique_ptr<RegionStep>>& regions) {
   int64_t work = 0;
-  for (const Step& step : plan.steps) {
+  for (size_t s = 0; s < plan.steps.size(); ++s) {
+    const Step& step = plan.steps[s];
+    if (regions[s]) {
+      work += regions[s]->work();
+      continue;
+    }
     for (ValueId v : step.members) {
       int64_t w = p.type(v).num_elements();
       const compiler::Instruction& inst = p.instruction(v);
@@ -42,6 +50,9 @@ int64_t EstimateWork(const compiler::Program& p, const compiler::StepPlan& plan)
 
 }  // namespace
 
+CpuExecutable::CpuExecutable() = default;
+CpuExecutable::~CpuExecutable() = default;
+
 Result<std::shared_ptr<CpuExecutable>> CpuExecutable::Compile(
     std::shared_ptr<const compiler::Program> program, std::vector<bool> donated,
     Device* device, std::string name) {
@@ -54,11 +65,22 @@ Result<std::shared_ptr<CpuExecutable>> CpuExecutable::Compile(
   exe->device_ = device;
   exe->name_ = std::move(name);
   exe->plan_ = compiler::PlanSteps(*exe->program_);
-  exe->assignment_ = compiler::AssignBuffers(
-      *exe->program_, exe->plan_, exe->donated_,
-      ThreadPool::Global().num_threads());
   const compiler::Program& p = *exe->program_;
-  exe->runs_inline_ = EstimateWork(p, exe->plan_) <= kInlineWorkLimit;
+  // Control-flow steps first: their regions' scratch is part of the arena.
+  std::vector<int64_t> scratch(exe->plan_.steps.size(), 0);
+  exe->regions_.resize(exe->plan_.steps.size());
+  for (size_t s = 0; s < exe->plan_.steps.size(); ++s) {
+    const Step& step = exe->plan_.steps[s];
+    if (step.kind != Step::Kind::kRegion) continue;
+    BATON_ASSIGN_OR_RETURN(exe->regions_[s],
+                           RegionStep::Compile(p, step, device, exe->name_));
+    scratch[s] = exe->regions_[s]->scratch_bytes();
+  }
+  exe->assignment_ = compiler::AssignBuffers(
+      p, exe->plan_, exe->donated_, ThreadPool::Global().num_threads(),
+      scratch);
+  exe->work_ = EstimateWork(p, exe->plan_, exe->regions_);
+  exe->runs_inline_ = exe->work_ <= kInlineWorkLimit;
   for (const Step& step : exe->plan_.steps) {
     exe->fused_.push_back(step.kind == Step::Kind::kFusedElementwise
                               ? std::make_unique<FusedStep>(p, exe->plan_, step)
@@ -82,15 +104,68 @@ Result<std::shared_ptr<CpuExecutable>> CpuExecutable::Compile(
 std::string CpuExecutable::as_text() const {
   std::string text = "// " + name_ + "\n" + compiler::ProgramToText(*program_);
   text += "// memory: " + assignment_.analysis.ToString() + "\n";
+  for (const auto& r : regions_) {
+    if (r) text += r->RegionsText();
+  }
   return text;
 }
 
-Status CpuExecutable::Run(const std::vector<void*>& value_data) const {
+std::vector<compiler::InPlaceMiss> CpuExecutable::in_place_misses() const {
+  std::vector<compiler::InPlaceMiss> misses = assignment_.in_place_misses;
+  for (const auto& r : regions_) {
+    if (r) {
+      misses.insert(misses.end(), r->in_place_misses().begin(),
+                    r->in_place_misses().end());
+    }
+  }
+  return misses;
+}
+
+Status CpuExecutable::RunOnCaller(const std::vector<void*>& params,
+                                  const std::vector<void*>& out_buffers,
+                                  void* device_arena,
+                                  std::vector<void*>& value_data) const {
+  const compiler::Program& p = *program_;
+  const size_t n = static_cast<size_t>(p.num_values());
+  value_data.resize(n + out_buffers.size());
+  for (ValueId v = 0; v < p.num_values(); ++v) {
+    const BufferLocation& loc = assignment_.location[v];
+    void* at = nullptr;
+    switch (loc.kind) {
+      case BufferLocation::Kind::kParameter:
+        at = params[loc.index];
+        break;
+      case BufferLocation::Kind::kConstant:
+        at = const_cast<void*>(constants_[loc.index]->data());
+        break;
+      case BufferLocation::Kind::kOutput:
+        at = out_buffers[loc.index];
+        break;
+      case BufferLocation::Kind::kTemp:
+        at = static_cast<char*>(device_arena) + loc.offset;
+        break;
+      case BufferLocation::Kind::kNone:
+        break;
+    }
+    value_data[v] = at;
+  }
+  for (size_t b = 0; b < out_buffers.size(); ++b) value_data[n + b] = out_buffers[b];
+  return Run(value_data, device_arena);
+}
+
+Status CpuExecutable::Run(const std::vector<void*>& value_data,
+                          void* device_arena) const {
   const compiler::Program& p = *program_;
   std::vector<OperandData> ops;
   for (size_t s = 0; s < plan_.steps.size(); ++s) {
     if (assignment_.step_is_noop[s]) continue;
     const Step& step = plan_.steps[s];
+    if (regions_[s]) {
+      BATON_RETURN_IF_ERROR(regions_[s]->Run(
+          value_data, static_cast<char*>(device_arena) +
+                          assignment_.step_scratch_offset[s]));
+      continue;
+    }
     void* out = value_data[step.result];
     if (step.kind == Step::Kind::kFusedElementwise) {
       BATON_RETURN_IF_ERROR(fused_[s]->Run(value_data, out));
@@ -230,11 +305,13 @@ Result<std::vector<Array>> CpuExecutable::Execute(
   // 5. Enqueue the whole call as one task.
   std::shared_ptr<const CpuExecutable> self = shared_from_this();
   const int device_id = device_->id();
+  void* device_arena = arenas[static_cast<int>(MemoryKind::kDevice)];
   Event done = queue.Enqueue(
-      std::move(deps), [self, value_data = std::move(value_data), device_id] {
+      std::move(deps),
+      [self, value_data = std::move(value_data), device_id, device_arena] {
         auto& rec = TraceRecorder::Global();
         const int64_t begin = rec.enabled() ? TraceRecorder::NowNs() : 0;
-        Status s = self->Run(value_data);
+        Status s = self->Run(value_data, device_arena);
         if (rec.enabled()) {
           rec.Record(TraceRecord{TraceRecord::Kind::kExecute, begin,
                                  TraceRecorder::NowNs(), device_id,

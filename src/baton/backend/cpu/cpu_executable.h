@@ -31,6 +31,8 @@
 
 namespace baton::cpu {
 
+class RegionStep;  // region_step.h
+
 // One argument of a call: an array read in place, or donated storage taken
 // from `array` (already consumed; given back if the call fails to start).
 struct CallArgument {
@@ -41,6 +43,7 @@ struct CallArgument {
 
 class CpuExecutable : public std::enable_shared_from_this<CpuExecutable> {
  public:
+  ~CpuExecutable();
   // `donated[i]`: parameter i arrives as donated storage. `name` appears in
   // traces and error messages. The program is first reordered to need less
   // memory (memory_schedule.h); program() is the reordered one.
@@ -63,6 +66,20 @@ class CpuExecutable : public std::enable_shared_from_this<CpuExecutable> {
     return assignment_.unusable_donations;
   }
   const std::vector<bool>& donated() const { return donated_; }
+  // Updates that copy their operand instead of writing over it, here and in
+  // the regions of control-flow steps (bt.jit(require_in_place=True)).
+  std::vector<compiler::InPlaceMiss> in_place_misses() const;
+  const compiler::BufferAssignment& assignment() const { return assignment_; }
+  // Element operations of one call (see runs_inline()).
+  int64_t work() const { return work_; }
+  // Runs the program synchronously on the calling thread over storage the
+  // caller provides: params per parameter, out_buffers per output buffer
+  // (aliased ones included), device_arena of temp_arena_bytes (other kinds
+  // must need none). value_data is reused scratch. For control-flow
+  // regions (region_step.h).
+  Status RunOnCaller(const std::vector<void*>& params,
+                     const std::vector<void*>& out_buffers, void* device_arena,
+                     std::vector<void*>& value_data) const;
   // True when the program is cheap enough to run on the caller's thread (see
   // the file comment): at most kInlineWorkLimit element operations.
   bool runs_inline() const { return runs_inline_; }
@@ -74,8 +91,8 @@ class CpuExecutable : public std::enable_shared_from_this<CpuExecutable> {
   std::string as_text() const;
 
  private:
-  CpuExecutable() = default;
-  Status Run(const std::vector<void*>& value_data) const;
+  CpuExecutable();
+  Status Run(const std::vector<void*>& value_data, void* device_arena) const;
 
   std::shared_ptr<const compiler::Program> program_;
   std::vector<bool> donated_;
@@ -85,7 +102,10 @@ class CpuExecutable : public std::enable_shared_from_this<CpuExecutable> {
   compiler::BufferAssignment assignment_;
   // Per step: its fused-tile plan, for kFusedElementwise steps (else null).
   std::vector<std::unique_ptr<FusedStep>> fused_;
+  // Per step: how a kRegion step runs (else null).
+  std::vector<std::unique_ptr<RegionStep>> regions_;
   bool runs_inline_ = false;
+  int64_t work_ = 0;
   // Allocation labels (memory_stats, OOM reports), built once at compile time
   // rather than on every call: per output buffer, and for the temporaries.
   std::vector<std::string> output_labels_;

@@ -138,6 +138,11 @@ Status RunInstruction(const c::Instruction& inst,
     case c::OpKind::kCall:
       return Internal("RunInstruction: calls are inlined before planning "
                       "(compiler::InlineCalls)");
+    case c::OpKind::kWhile:
+    case c::OpKind::kScan:
+    case c::OpKind::kCase:
+      return Internal("RunInstruction: control flow runs as a region step "
+                      "(region_step.h)");
   }
   return Unimplemented("RunInstruction: op " +
                        std::string(c::op_kind_name(inst.kind())) +

@@ -170,6 +170,11 @@ BatchedProgram VmapImpl(const Program& src, const std::vector<int>& in_dims,
         BatchCallGroup(e, src, id, operands, map, cache);
         for (ValueId member : CallGroupOf(src, id)) done[member] = true;
         break;
+      case OpKind::kWhile:
+      case OpKind::kScan:
+      case OpKind::kCase:
+        throw BatchingError{Unimplemented(
+            "vmap: " + OpDisplayName(inst.attrs) + " has no batching rule yet")};
       case OpKind::kParameter:  // handled above
       case OpKind::kConstant:   // no operands: never batched
       case OpKind::kIota:

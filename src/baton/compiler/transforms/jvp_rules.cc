@@ -58,6 +58,9 @@ Tracer OpTangent(const Instruction& inst, const std::vector<Tracer>& operands,
       return ArrayOpTangent(inst, operands, result, tangents);
     case OpKind::kParameter:
     case OpKind::kCall:
+    case OpKind::kWhile:
+    case OpKind::kScan:
+    case OpKind::kCase:
       break;  // the caller's (jvp.cc)
   }
   ThrowUnimplemented(inst.attrs);

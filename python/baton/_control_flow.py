@@ -1,0 +1,549 @@
+"""``bt.lax`` control flow: ``fori_loop``, ``while_loop``, ``scan``, ``cond``,
+``switch`` and ``map`` (DESIGN.md section 5.2), as in ``jax.lax``.
+
+Each traces its functions once, into programs nested in the current trace
+(``_subtrace``), and emits one control-flow op (``compiler/op_attrs.h``
+WhileAttrs, ScanAttrs, CaseAttrs) that the executor runs without leaving
+the compiled program. Values the functions close over (outer Tracers,
+baton Arrays) become operands of the op that do not change from one
+iteration to the next. Carries may be any pytree of arrays; they keep their
+structure, shapes and dtypes, or tracing fails with ``TypeError`` naming
+both types, as in JAX.
+
+Memory: a loop's carries are updated in place. The executor keeps each
+carry in one buffer for the whole loop (the initial value's own, when it
+dies at the loop -- donate it to a jitted function to make that so), and
+the body writes each new carry over the old one where its ops can
+(``region_step.h``). ``scan`` writes its stacked outputs straight into
+their final buffers. ``bt.jit(fun, require_in_place=True)`` turns any carry
+or update that would need a copy into ``bt.InPlaceError`` at compile time.
+
+``fori_loop`` with bounds known when tracing (Python or numpy ints) is a
+``scan`` (so it can be differentiated in reverse mode, as in JAX); with
+traced bounds, a ``while_loop``. ``unroll`` is accepted for compatibility
+and does not change what runs.
+
+Outside a trace each function runs through a fresh ``bt.jit`` of itself
+(``_subtrace.run_eagerly``); the functions and static arguments are closed
+over, the arrays traced.
+"""
+
+from __future__ import annotations
+
+import builtins
+import operator
+from typing import Any, Callable, Sequence
+
+import numpy as np
+
+from baton import tree
+from baton._baton import lax as _lax
+from baton._subtrace import (
+    Tracer,
+    aval_of,
+    fun_name,
+    inline,
+    is_python_scalar,
+    is_tracing,
+    trace,
+    transforms,
+    unique_lifted,
+)
+
+__all__ = ["cond", "fori_loop", "map", "scan", "switch", "while_loop"]
+
+
+# ---- helpers ----
+
+
+def _eager(fn: Callable[..., Any], name: str, *dynamic: Any) -> Any:
+    """``fn(*dynamic)`` through a fresh ``bt.jit`` (outside any trace)."""
+    from baton._jit import jit
+
+    leaves, treedef = tree.flatten(dynamic)
+
+    def run(*ls: Any) -> Any:
+        return fn(*tree.unflatten(treedef, list(ls)))
+
+    run.__name__ = run.__qualname__ = name
+    return jit(run)(*leaves)
+
+
+def _as_tracers(leaves: Sequence[Any]) -> list:
+    return [x if isinstance(x, Tracer) else _lax.as_tracer(x) for x in leaves]
+
+
+def _type_str(aval: tuple) -> str:
+    shape, dtype, weak = aval[0], aval[1], aval[2]
+    s = f"{dtype}[{','.join(str(d) for d in shape)}]"
+    return s + "{weak_type=True}" if weak else s
+
+
+def _check_carry(what: str, in_tree: Any, out_tree: Any, in_avals: list,
+                 out_leaves: Sequence[Any]) -> None:
+    """TypeError unless the new carry has the initial one's structure and
+    types (weak types may differ: the carry's type is the strong one)."""
+    if in_tree != out_tree:
+        raise TypeError(
+            f"{what} must have the same pytree structure as its input, got "
+            f"{out_tree} for input {in_tree}"
+        )
+    for i, (a, x) in enumerate(zip(in_avals, out_leaves)):
+        b = aval_of(x)
+        if tuple(a[0]) != tuple(b[0]) or a[1] != b[1]:
+            raise TypeError(
+                f"{what} must have identical types to its input, but carry "
+                f"leaf {i} ({_keystr(_path(in_tree, i))}) is {_type_str(b)} "
+                f"and enters as {_type_str(a)}"
+            )
+
+
+def _path(treedef: Any, i: int) -> tuple:
+    """The key path of leaf ``i`` of ``treedef`` (for messages)."""
+    try:
+        dummy = tree.unflatten(treedef, list(range(treedef.num_leaves)))
+        for path, leaf in tree.flatten_with_path(dummy)[0]:
+            if leaf == i:
+                return path
+    except Exception:  # noqa: BLE001 - a message detail only
+        pass
+    return ()
+
+
+def _keystr(path: tuple) -> str:
+    from baton.tree_util import keystr
+
+    return keystr(path) or "the carry"
+
+
+
+def _promote_weak(init: list, init_avals: list, out_leaves: Sequence[Any]) -> bool:
+    """Where a weakly typed initial carry meets a new carry of another dtype
+    of the same shape, casts the initial value to that dtype (as JAX does);
+    True when anything changed (the body is traced again)."""
+    changed = False
+    for i, (a, x) in enumerate(zip(init_avals, out_leaves)):
+        b = aval_of(x)
+        if a[2] and tuple(a[0]) == tuple(b[0]) and a[1] != b[1]:
+            init[i] = _lax.convert_element_type(init[i], b[1])
+            changed = True
+    return changed
+
+
+def _over_union(traced: Any, n: int, positions: list, params: list, name: str) -> Any:
+    """``traced``'s program taking (its n explicit values, then every value
+    of a union of closed-over values) instead of its own closed-over ones."""
+
+    def fn(*ps: Any) -> list:
+        return inline(traced.program, list(ps[:n]) + [ps[n + p] for p in positions])
+
+    return trace(fn, params, name).program
+
+
+def _weak_flags(leaves: Sequence[Any]) -> list:
+    return [aval_of(x)[2] for x in leaves]
+
+
+# ---- scan ----
+
+
+def scan(
+    f: Callable[[Any, Any], tuple[Any, Any]],
+    init: Any,
+    xs: Any = None,
+    length: int | None = None,
+    reverse: bool = False,
+    unroll: int | bool = 1,
+    _split_transpose: bool = False,
+) -> tuple[Any, Any]:
+    """Loops ``f(carry, x) -> (carry, y)`` over the leading axis of ``xs``,
+    as ``jax.lax.scan``: returns the final carry and the ``y``s stacked
+    along a new leading axis (iteration t writes slice t, also when
+    ``reverse`` runs t from the end).
+
+    >>> def step(c, x):
+    ...     return c + x, c * x
+    >>> bt.lax.scan(step, 0.0, bt.numpy.arange(4.0))   # (6.0, [0, 1, 3, 6] * x)
+
+    ``xs`` may be None (then ``length`` gives the trip count) or a pytree
+    of arrays with equal leading dimensions. The carry keeps its pytree
+    structure, shapes and dtypes (``TypeError`` otherwise). The stacked
+    outputs are written into their final buffers as the loop runs; the carry
+    is updated in place (module docstring).
+    """
+    del unroll, _split_transpose
+    if not callable(f):
+        raise TypeError(f"scan: f must be callable, got {type(f).__name__}")
+    if not is_tracing():
+        return _eager(
+            lambda i, x: scan(f, i, x, length=length, reverse=reverse),
+            f"scan({fun_name(f)})",
+            init,
+            xs,
+        )
+    init_leaves, init_tree = tree.flatten(init)
+    x_leaves, x_tree = tree.flatten(xs)
+    x_leaves = _as_tracers(x_leaves)
+    lengths = {int(x.shape[0]) if x.ndim else None for x in x_leaves}
+    if None in lengths:
+        raise ValueError(
+            "scan got value with no leading axis to scan over: every leaf of "
+            "xs must be an array with a leading dimension"
+        )
+    if length is not None:
+        length = operator.index(length)
+        if lengths and lengths != {length}:
+            raise ValueError(
+                f"scan got `length` argument of {length} which disagrees with "
+                f"leading axis sizes {sorted(lengths)}"
+            )
+    elif len(lengths) > 1:
+        raise ValueError(
+            f"scan got values with different leading axis sizes: {sorted(lengths)}"
+        )
+    elif not lengths:
+        raise ValueError("scan got no values to scan over and `length` not provided")
+    else:
+        length = lengths.pop()
+    carries = _as_tracers(init_leaves)
+    x_avals = [((tuple(x.shape[1:])), *aval_of(x)[1:]) for x in x_leaves]
+    nc = len(carries)
+    name = f"scan({fun_name(f)})"
+    cell: dict = {}
+
+    def body_fn(*ts: Any) -> list:
+        c = tree.unflatten(init_tree, list(ts[:nc]))
+        x = tree.unflatten(x_tree, list(ts[nc:]))
+        out = f(c, x)
+        if not isinstance(out, (tuple, list)) or len(out) != 2:
+            raise TypeError(
+                "scan body output must be a pair (carry, y), got "
+                f"{type(out).__name__}"
+            )
+        c_leaves, c_tree = tree.flatten(out[0])
+        y_leaves, cell["y_tree"] = tree.flatten(out[1])
+        cell["c_tree"], cell["c_leaves"] = c_tree, c_leaves
+        return list(c_leaves) + list(y_leaves)
+
+    for _ in range(2):
+        c_avals = [aval_of(c) for c in carries]
+        body = trace(body_fn, c_avals + x_avals, name)
+        if cell["c_tree"] != init_tree or not _promote_weak(
+            carries, c_avals, cell["c_leaves"]
+        ):
+            break
+    _check_carry(
+        "scan body function carry output", init_tree, cell["c_tree"], c_avals,
+        cell["c_leaves"],
+    )
+    out_weak = [
+        a[2] and w for a, w in zip(c_avals, body.out_weak[:nc])
+    ] + list(body.out_weak[nc:])
+    outs = transforms.emit_control_flow(
+        "scan",
+        carries + x_leaves + list(body.lifted),
+        [body.program],
+        num_carries=nc,
+        num_xs=len(x_leaves),
+        length=length,
+        reverse=bool(reverse),
+        weak=out_weak,
+    )
+    return (
+        tree.unflatten(init_tree, outs[:nc]),
+        tree.unflatten(cell["y_tree"], outs[nc:]),
+    )
+
+
+# ---- while_loop / fori_loop ----
+
+
+def while_loop(cond_fun: Callable[[Any], Any], body_fun: Callable[[Any], Any],
+               init_val: Any) -> Any:
+    """``val = body_fun(val)`` while ``cond_fun(val)`` is true, as
+    ``jax.lax.while_loop``; returns the last ``val``.
+
+    >>> bt.lax.while_loop(lambda x: x < 100, lambda x: x * 2, 1)   # 128
+
+    ``cond_fun`` returns a boolean scalar; ``body_fun`` returns a value of
+    ``init_val``'s pytree structure, shapes and dtypes (``TypeError``
+    otherwise). The carry is updated in place (module docstring). Not
+    differentiable in reverse mode (the trip count is not known when
+    tracing), as in JAX; ``fori_loop`` with static bounds is.
+    """
+    if not is_tracing():
+        return _eager(
+            lambda v: while_loop(cond_fun, body_fun, v),
+            f"while_loop({fun_name(body_fun)})",
+            init_val,
+        )
+    init_leaves, init_tree = tree.flatten(init_val)
+    carries = _as_tracers(init_leaves)
+    n = len(carries)
+    cell: dict = {}
+
+    def cond_fn(*ts: Any) -> list:
+        p = cond_fun(tree.unflatten(init_tree, list(ts)))
+        leaves = tree.leaves(p)
+        if len(leaves) != 1 or aval_of(leaves[0])[0] != () or str(
+            aval_of(leaves[0])[1]
+        ) != "bool":
+            got = ", ".join(_type_str(aval_of(x)) for x in leaves) if all(
+                hasattr(x, "shape") or is_python_scalar(x) for x in leaves
+            ) else type(p).__name__
+            raise TypeError(
+                "cond_fun must return a boolean scalar, but got output type(s) "
+                f"[{got}]"
+            )
+        return leaves
+
+    def body_fn(*ts: Any) -> list:
+        out = body_fun(tree.unflatten(init_tree, list(ts)))
+        leaves, cell["tree"] = tree.flatten(out)
+        cell["leaves"] = leaves
+        return leaves
+
+    name = fun_name(body_fun)
+    for _ in range(2):
+        avals = [aval_of(c) for c in carries]
+        body = trace(body_fn, avals, f"while_loop body({name})")
+        if cell["tree"] != init_tree or not _promote_weak(
+            carries, avals, cell["leaves"]
+        ):
+            break
+    _check_carry("body_fun output", init_tree, cell["tree"], avals, cell["leaves"])
+    cond = trace(cond_fn, avals, f"while_loop cond({fun_name(cond_fun)})")
+    lifted, (pc, pb) = unique_lifted(cond.lifted, body.lifted)
+    params = avals + [aval_of(v) for v in lifted]
+    cond_p = _over_union(cond, n, pc, params, "while_loop cond")
+    body_p = _over_union(body, n, pb, params, f"while_loop body({name})")
+    weak = [a[2] and w for a, w in zip(avals, body.out_weak)]
+    outs = transforms.emit_control_flow(
+        "while", carries + lifted, [cond_p, body_p], num_carries=n, weak=weak
+    )
+    return tree.unflatten(init_tree, outs)
+
+
+def _static_int(x: Any) -> int | None:
+    """x as a Python int when it is known while tracing, else None."""
+    if isinstance(x, Tracer) or hasattr(x, "__jax_array__"):
+        return None
+    if isinstance(x, (bool, int, np.integer)) or (
+        isinstance(x, np.ndarray) and x.shape == () and x.dtype.kind in "iu"
+    ):
+        return int(x)
+    return None
+
+
+def fori_loop(lower: Any, upper: Any, body_fun: Callable[[Any, Any], Any],
+              init_val: Any, *, unroll: int | bool | None = None) -> Any:
+    """``val = body_fun(i, val)`` for ``i`` in ``range(lower, upper)``, as
+    ``jax.lax.fori_loop``; returns the last ``val``.
+
+    >>> bt.lax.fori_loop(0, 10, lambda i, x: x + i, 0)   # 45
+
+    Bounds known when tracing make it a ``scan`` (differentiable in reverse
+    mode); traced bounds a ``while_loop``. The carry is updated in place: a
+    jitted loop over a donated 64 MiB carry needs no second copy.
+    """
+    del unroll
+    lo, hi = _static_int(lower), _static_int(upper)
+    if not is_tracing():
+        if lo is not None and hi is not None:
+            return _eager(
+                lambda v: fori_loop(lo, hi, body_fun, v),
+                f"fori_loop({fun_name(body_fun)})",
+                init_val,
+            )
+        return _eager(
+            lambda a, b, v: fori_loop(a, b, body_fun, v),
+            f"fori_loop({fun_name(body_fun)})",
+            lower,
+            upper,
+            init_val,
+        )
+    if lo is not None and hi is not None:
+        dtype = np.result_type(
+            *[np.asarray(b).dtype if isinstance(b, (np.integer, np.ndarray)) else np.int32
+              for b in (lower, upper)]
+        )
+        if dtype == np.int64:
+            dtype = np.dtype(np.int32)
+        i0 = _lax.convert_element_type(_lax.as_tracer(lo), dtype.name)
+
+        def step(carry: Any, _: Any) -> tuple:
+            i, v = carry
+            return (i + 1, body_fun(i, v)), None
+
+        (_, out), _ = scan(step, (i0, init_val), None, length=builtins.max(hi - lo, 0))
+        return out
+    lo_t, hi_t = _as_tracers([lower, upper])
+    dtype = np.result_type(np.dtype(lo_t.dtype), np.dtype(hi_t.dtype))
+    lo_t = _lax.convert_element_type(lo_t, dtype.name)
+    hi_t = _lax.convert_element_type(hi_t, dtype.name)
+
+    def w_cond(c: Any) -> Any:
+        return c[0] < c[1]
+
+    def w_body(c: Any) -> Any:
+        i, h, v = c
+        return (i + 1, h, body_fun(i, v))
+
+    return while_loop(w_cond, w_body, (lo_t, hi_t, init_val))[2]
+
+
+# ---- cond / switch ----
+
+
+def _branches_program(branches: Sequence[Callable[..., Any]], operands: tuple,
+                      what: str) -> tuple[list, list, Any, list]:
+    """Traces every branch over ``operands``; returns (programs over the
+    operand leaves + the union of closed-over values, operand values, output
+    tree, output weak flags). TypeError unless all return one structure of
+    one set of types."""
+    op_leaves, op_tree = tree.flatten(operands)
+    op_leaves = _as_tracers(op_leaves)
+    avals = [aval_of(x) for x in op_leaves]
+    n = len(op_leaves)
+    traced, trees, leaves_of = [], [], []
+    for k, br in enumerate(branches):
+        cell: dict = {}
+
+        def fn(*ts: Any, br: Any = br, cell: dict = cell) -> list:
+            out = br(*tree.unflatten(op_tree, list(ts)))
+            leaves, cell["tree"] = tree.flatten(out)
+            cell["leaves"] = leaves
+            return leaves
+
+        traced.append(trace(fn, avals, f"{what} branch {k}({fun_name(br)})"))
+        trees.append(cell["tree"])
+        leaves_of.append(cell["leaves"])
+    names = "true_fun and false_fun" if what == "cond" else "branches"
+    for k in range(1, len(branches)):
+        if trees[k] != trees[0]:
+            raise TypeError(
+                f"{names} output must have same type structure, got {trees[0]} "
+                f"and {trees[k]}"
+            )
+    # Types: equal, or differing only where weakly typed values can follow.
+    out_avals = [[aval_of(x) for x in ls] for ls in leaves_of]
+    targets = []
+    for i in range(len(out_avals[0])):
+        col = [a[i] for a in out_avals]
+        shapes = {tuple(a[0]) for a in col}
+        strong = {a[1] for a in col if not a[2]}
+        dtypes = {a[1] for a in col}
+        if len(shapes) > 1 or len(strong) > 1:
+            raise TypeError(
+                f"{names} output must have identical types, got "
+                + " and ".join(_type_str(a) for a in col)
+            )
+        targets.append(strong.pop() if strong else (
+            dtypes.pop() if len(dtypes) == 1 else str(np.result_type(*dtypes))))
+    needs_cast = [
+        [a[i][1] != targets[i] for i in range(len(targets))] for a in out_avals
+    ]
+    lifted, positions = unique_lifted(*(t.lifted for t in traced))
+    params = avals + [aval_of(v) for v in lifted]
+    programs = []
+    for k, t in enumerate(traced):
+        cast = needs_cast[k]
+
+        def fn(*ps: Any, t: Any = t, pos: list = positions[k], cast: list = cast) -> list:
+            outs = inline(t.program, list(ps[:n]) + [ps[n + p] for p in pos], t.out_weak)
+            return [
+                _lax.convert_element_type(o, targets[i]) if cast[i] else o
+                for i, o in enumerate(outs)
+            ]
+
+        programs.append(trace(fn, params, f"{what} branch {k}").program)
+    weak = [all(a[i][2] for a in out_avals) for i in range(len(targets))]
+    return programs, op_leaves + lifted, trees[0], weak
+
+
+def _index_tracer(index: Any, what: str) -> Any:
+    t = _lax.as_tracer(index)
+    if tuple(t.shape) != ():
+        raise TypeError(
+            f"{what} must be a scalar, got an array of shape {tuple(t.shape)}"
+        )
+    return t
+
+
+def cond(pred: Any, true_fun: Callable[..., Any], false_fun: Callable[..., Any],
+         *operands: Any, operand: Any = None) -> Any:
+    """``true_fun(*operands)`` if ``pred`` else ``false_fun(*operands)``, as
+    ``jax.lax.cond``: both branches are traced, one runs. ``pred`` is a
+    scalar boolean (or number: nonzero is true).
+
+    >>> bt.lax.cond(x.sum() > 0, lambda v: v * 2, lambda v: -v, x)
+
+    Both branches return the same pytree structure and types (``TypeError``
+    otherwise; weakly typed Python scalars follow the other branch's dtype).
+    """
+    if operand is not None:
+        operands = (*operands, operand)
+    if not (callable(true_fun) and callable(false_fun)):
+        raise TypeError("cond: true_fun and false_fun must be callable")
+    if not is_tracing():
+        return _eager(
+            lambda p, ops: cond(p, true_fun, false_fun, *ops),
+            "cond",
+            pred,
+            operands,
+        )
+    p = _index_tracer(pred, "Pred")
+    if str(p.dtype) != "bool":
+        p = _lax.ne(p, _lax.zeros((), str(p.dtype)))
+    index = _lax.convert_element_type(p, "int32")
+    return _switch(index, [false_fun, true_fun], operands, "cond")
+
+
+def switch(index: Any, branches: Sequence[Callable[..., Any]], *operands: Any,
+           operand: Any = None) -> Any:
+    """``branches[index](*operands)``, as ``jax.lax.switch``: every branch
+    is traced, one runs; ``index`` is clamped to ``[0, len(branches) - 1]``.
+
+    >>> bt.lax.switch(k, [lambda v: v, lambda v: v * 2, jnp.sin], x)
+    """
+    if operand is not None:
+        operands = (*operands, operand)
+    branches = list(branches)
+    if not branches:
+        raise ValueError("Empty branch sequence")
+    if not all(callable(b) for b in branches):
+        raise TypeError("switch: every branch must be callable")
+    if not is_tracing():
+        return _eager(
+            lambda i, ops: switch(i, branches, *ops), "switch", index, operands
+        )
+    i = _index_tracer(index, "Branch index")
+    kind = np.dtype(i.dtype).kind if str(i.dtype) != "bool" else "b"
+    if kind not in "iu":
+        raise TypeError(
+            f"Branch index must be an integer scalar, got {i.dtype}"
+        )
+    i = _lax.convert_element_type(i, "int32")
+    if len(branches) == 1:
+        return branches[0](*operands)
+    return _switch(i, branches, operands, "switch")
+
+
+def _switch(index: Any, branches: list, operands: tuple, what: str) -> Any:
+    programs, values, out_tree, weak = _branches_program(branches, operands, what)
+    outs = transforms.emit_control_flow("case", [index, *values], programs, weak=weak)
+    return tree.unflatten(out_tree, outs)
+
+
+# ---- map ----
+
+
+def map(f: Callable[[Any], Any], xs: Any, *, batch_size: int | None = None) -> Any:  # noqa: A001
+    """``f`` applied to each slice of ``xs`` along its leading axis, the
+    results stacked, as ``jax.lax.map`` (a ``scan`` without a carry: each
+    result is written into its slice of the final buffer).
+    """
+    if batch_size is not None:
+        raise NotImplementedError("lax.map: batch_size is not supported")
+    _, ys = scan(lambda c, x: (c, f(x)), (), xs)
+    return ys

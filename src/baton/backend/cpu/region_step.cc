@@ -1,0 +1,422 @@
+#include "baton/backend/cpu/region_step.h"
+
+#include <algorithm>
+#include <cstring>
+
+#include "baton/backend/cpu/cpu_executable.h"
+#include "baton/compiler/control_flow.h"
+#include "baton/compiler/passes.h"
+
+namespace baton::cpu {
+
+using compiler::BufferAssignment;
+using compiler::InPlaceMiss;
+using compiler::OpKind;
+using compiler::OutputSource;
+using compiler::Program;
+using compiler::ValueId;
+
+namespace {
+
+constexpr int64_t kAlign = 64;
+int64_t AlignUp(int64_t x) { return (x + kAlign - 1) / kAlign * kAlign; }
+
+// Spare buffers of a running loop: (pointer, bytes), taken by exact size.
+class Spares {
+ public:
+  void Add(void* p, int64_t bytes) { free_.push_back({p, bytes}); }
+  void* Take(int64_t bytes) {
+    for (size_t i = 0; i < free_.size(); ++i) {
+      if (free_[i].second == bytes) {
+        void* p = free_[i].first;
+        free_[i] = free_.back();
+        free_.pop_back();
+        return p;
+      }
+    }
+    return nullptr;  // cannot happen: the pool is sized at compile time
+  }
+
+ private:
+  std::vector<std::pair<void*, int64_t>> free_;
+};
+
+}  // namespace
+
+// One compiled region and, per output buffer, the first output written to
+// it.
+struct RegionStep::Region {
+  std::shared_ptr<CpuExecutable> exe;
+  std::vector<int> first_output;  // per output buffer
+  const BufferAssignment& assignment() const { return exe->assignment(); }
+};
+
+RegionStep::~RegionStep() = default;
+
+Result<std::unique_ptr<RegionStep>> RegionStep::Compile(
+    const Program& program, const compiler::Step& step, Device* device,
+    const std::string& name) {
+  std::unique_ptr<RegionStep> r(new RegionStep());
+  const compiler::Instruction& inst = program.instruction(step.result);
+  r->kind_ = inst.kind();
+  for (ValueId o : inst.operands) r->operands_.push_back(o);
+  r->results_ = step.members;
+  const std::string op = std::string(compiler::op_kind_name(r->kind_)) + " %" +
+                         std::to_string(step.result);
+  std::vector<std::pair<const Program*, std::string>> regions;
+  if (const auto* w = inst.attrs_if<compiler::WhileAttrs>()) {
+    r->num_carries_ = w->num_carries;
+    regions = {{w->cond.get(), "condition"}, {w->body.get(), "body"}};
+  } else if (const auto* s = inst.attrs_if<compiler::ScanAttrs>()) {
+    r->num_carries_ = s->num_carries;
+    r->num_xs_ = s->num_xs;
+    r->length_ = s->length;
+    r->reverse_ = s->reverse;
+    regions = {{s->body.get(), "body"}};
+  } else {
+    const auto& c = inst.attrs_as<compiler::CaseAttrs>();
+    for (size_t b = 0; b < c.branches.size(); ++b) {
+      regions.push_back({c.branches[b].get(), "branch " + std::to_string(b)});
+    }
+  }
+  const int n = r->num_carries_;
+  for (int k = 0; k < n; ++k) {
+    r->carry_bytes_.push_back(program.type(inst.operands[k]).byte_size());
+  }
+  const bool is_loop = r->kind_ != OpKind::kCase;
+  int64_t arena = 0;
+  int64_t region_work = 0;
+  std::vector<int64_t> spares;
+  bool positional = true;
+  for (const auto& [region, what] : regions) {
+    auto optimized = std::make_shared<const Program>(compiler::Optimize(*region));
+    // Loop bodies get their carries donated: new carries may overwrite old.
+    std::vector<bool> donated(optimized->num_parameters(), false);
+    const bool body = is_loop && what == "body";
+    for (int k = 0; body && k < n; ++k) donated[k] = true;
+    BATON_ASSIGN_OR_RETURN(
+        auto exe, CpuExecutable::Compile(optimized, donated, device,
+                                         name + "/" + op + " " + what));
+    const BufferAssignment& a = exe->assignment();
+    for (int k = 0; k < kNumMemoryKinds; ++k) {
+      if (k != static_cast<int>(MemoryKind::kDevice) && a.temp_arena_bytes[k]) {
+        return Unimplemented(
+            name + ": the " + what + " of " + op +
+            " keeps temporaries in another memory kind; move values between "
+            "memory kinds outside control flow");
+      }
+    }
+    arena = std::max(arena, a.temp_arena_bytes[static_cast<int>(MemoryKind::kDevice)]);
+    region_work = r->kind_ == OpKind::kCase
+                      ? std::max(region_work, exe->work())
+                      : region_work + exe->work();
+    auto region_ptr = std::make_unique<Region>();
+    region_ptr->first_output.assign(a.output_buffers.size(), -1);
+    for (size_t i = 0; i < a.outputs.size(); ++i) {
+      const OutputSource& src = a.outputs[i];
+      if (src.kind != OutputSource::Kind::kParameter &&
+          region_ptr->first_output[src.index] < 0) {
+        region_ptr->first_output[src.index] = static_cast<int>(i);
+      }
+    }
+    for (const InPlaceMiss& m : a.in_place_misses) {
+      r->misses_.push_back(InPlaceMiss{m.value, m.what + " in the " + what +
+                                                    " of " + op, m.why});
+    }
+    if (body) {
+      // Spares: one per new carry that needs storage of its own.
+      for (int k = 0; k < n; ++k) {
+        const OutputSource& src = a.outputs[k];
+        // A parameter returned as it is, a value returned twice (its second
+        // carry needs a copy) or a new buffer.
+        const bool fresh =
+            src.kind == OutputSource::Kind::kParameter ||
+            region_ptr->first_output[src.index] != k ||
+            a.output_buffers[src.index].aliased_parameter < 0;
+        if (fresh) {
+          spares.push_back(r->carry_bytes_[k]);
+          const ValueId v = optimized->outputs()[k];
+          r->misses_.push_back(InPlaceMiss{
+              v, "loop carry " + std::to_string(k) + " of " + op,
+              "the body computes the new value (%" + std::to_string(v) + " = " +
+                  compiler::OpDisplayName(optimized->instruction(v).attrs) +
+                  ") into storage of its own: the old value is read after it "
+                  "is computed, or that op cannot write over it (each "
+                  "iteration then needs a spare buffer)"});
+        }
+        if (fresh || a.output_buffers[src.index].aliased_parameter != k) {
+          positional = false;
+        }
+      }
+    }
+    region_ptr->exe = std::move(exe);
+    r->regions_.push_back(std::move(region_ptr));
+  }
+  // Scratch: spares, the regions' arena (they run one after another), the
+  // condition's result and a buffer for the final moves.
+  int64_t offset = 0;
+  for (int64_t bytes : spares) {
+    r->spare_offsets_.push_back(offset);
+    r->spare_sizes_.push_back(bytes);
+    offset += AlignUp(std::max<int64_t>(bytes, 1));
+  }
+  r->arena_offset_ = offset;
+  offset += AlignUp(arena);
+  r->cond_result_offset_ = offset;
+  if (r->kind_ == OpKind::kWhile) offset += kAlign;
+  if (!positional && n > 0) {
+    r->fixup_offset_ = offset;
+    offset += AlignUp(*std::max_element(r->carry_bytes_.begin(),
+                                        r->carry_bytes_.end()));
+  }
+  r->scratch_bytes_ = offset;
+  const int64_t trips = r->kind_ == OpKind::kWhile ? kUnknownTrips
+                        : r->kind_ == OpKind::kScan ? r->length_
+                                                    : 1;
+  r->work_ = std::max<int64_t>(1, trips) * std::max<int64_t>(region_work, 1);
+  return r;
+}
+
+std::string RegionStep::RegionsText() const {
+  std::string s;
+  for (const auto& region : regions_) s += region->exe->as_text();
+  return s;
+}
+
+Status RegionStep::Run(const std::vector<void*>& value_data,
+                       void* scratch) const {
+  char* base = static_cast<char*>(scratch);
+  switch (kind_) {
+    case OpKind::kWhile:
+      return RunWhile(value_data, base);
+    case OpKind::kScan:
+      return RunScan(value_data, base);
+    default:
+      return RunCase(value_data, base);
+  }
+}
+
+namespace {
+
+// The state of one running loop: where each carry is now, the spares, and
+// the storage reused from iteration to iteration.
+struct LoopState {
+  std::vector<void*> carries;   // current storage of each carry
+  std::vector<void*> params;    // the body's parameters
+  Spares spares;
+  std::vector<void*> out_buffers;
+  std::vector<void*> value_data;  // the region's, reused
+  std::vector<void*> next;
+};
+
+}  // namespace
+
+// Carries start in their final buffers (results_), from a copy of the
+// initial value unless the parent placed them over it.
+static void StartCarries(const std::vector<ValueId>& operands,
+                         const std::vector<ValueId>& results,
+                         const std::vector<int64_t>& bytes,
+                         const std::vector<void*>& vd, LoopState& st) {
+  const size_t n = bytes.size();
+  st.carries.resize(n);
+  for (size_t k = 0; k < n; ++k) {
+    st.carries[k] = vd[results[k]];
+    const void* init = vd[operands[k]];
+    if (init != st.carries[k]) {
+      std::memcpy(st.carries[k], init, static_cast<size_t>(bytes[k]));
+    }
+  }
+}
+
+// Moves every carry into its final buffer (a parallel move: a cycle goes
+// through `fixup`).
+static void FinishCarries(const std::vector<ValueId>& results,
+                          const std::vector<int64_t>& bytes,
+                          const std::vector<void*>& vd, void* fixup,
+                          LoopState& st) {
+  const size_t n = bytes.size();
+  std::vector<size_t> pending;
+  for (size_t k = 0; k < n; ++k) {
+    if (st.carries[k] != vd[results[k]]) pending.push_back(k);
+  }
+  while (!pending.empty()) {
+    bool progress = false;
+    for (size_t i = 0; i < pending.size(); ++i) {
+      const size_t k = pending[i];
+      void* target = vd[results[k]];
+      bool busy = false;
+      for (size_t j : pending) busy |= j != k && st.carries[j] == target;
+      if (busy) continue;
+      std::memcpy(target, st.carries[k], static_cast<size_t>(bytes[k]));
+      st.carries[k] = target;
+      pending[i] = pending.back();
+      pending.pop_back();
+      progress = true;
+      break;
+    }
+    if (!progress) {  // a cycle: park one carry in the fixup buffer
+      const size_t k = pending.front();
+      std::memcpy(fixup, st.carries[k], static_cast<size_t>(bytes[k]));
+      st.carries[k] = fixup;
+    }
+  }
+}
+
+// One iteration of a loop body: runs it over the current carries and
+// moves on to its new ones. ys[j] (scan) is where stacked output j's slice
+// of this iteration goes.
+static Status Iterate(const CpuExecutable& exe,
+                      const std::vector<int>& first_output, int n,
+                      const std::vector<int64_t>& carry_bytes,
+                      const std::vector<void*>& ys,
+                      const std::vector<int64_t>& y_bytes, void* arena,
+                      LoopState& st) {
+  const BufferAssignment& a = exe.assignment();
+  for (int k = 0; k < n; ++k) st.params[k] = st.carries[k];
+  st.out_buffers.resize(a.output_buffers.size());
+  for (size_t b = 0; b < a.output_buffers.size(); ++b) {
+    const int p = a.output_buffers[b].aliased_parameter;
+    const int first = first_output[b];
+    if (p >= 0) {
+      st.out_buffers[b] = st.params[p];
+    } else if (first >= n) {
+      st.out_buffers[b] = ys[first - n];
+    } else {
+      st.out_buffers[b] = st.spares.Take(a.output_buffers[b].type.byte_size());
+    }
+  }
+  BATON_RETURN_IF_ERROR(
+      exe.RunOnCaller(st.params, st.out_buffers, arena, st.value_data));
+  st.next.resize(n);
+  for (int k = 0; k < n; ++k) {
+    const OutputSource& src = a.outputs[k];
+    if (src.kind == OutputSource::Kind::kParameter ||
+        first_output[src.index] != k) {
+      const void* from = src.kind == OutputSource::Kind::kParameter
+                             ? st.params[src.index]
+                             : st.out_buffers[src.index];
+      void* spare = st.spares.Take(carry_bytes[k]);
+      std::memcpy(spare, from, static_cast<size_t>(carry_bytes[k]));
+      st.next[k] = spare;
+    } else {
+      st.next[k] = st.out_buffers[src.index];
+    }
+  }
+  for (size_t j = 0; j < ys.size(); ++j) {
+    const OutputSource& src = a.outputs[n + j];
+    const void* at = src.kind == OutputSource::Kind::kParameter
+                         ? st.params[src.index]
+                         : st.out_buffers[src.index];
+    if (at != ys[j]) std::memcpy(ys[j], at, static_cast<size_t>(y_bytes[j]));
+  }
+  // Old carry storage no new carry uses becomes a spare.
+  for (int k = 0; k < n; ++k) {
+    void* old = st.carries[k];
+    if (std::find(st.next.begin(), st.next.end(), old) == st.next.end()) {
+      st.spares.Add(old, carry_bytes[k]);
+    }
+  }
+  st.carries.swap(st.next);
+  return OkStatus();
+}
+
+Status RegionStep::RunWhile(const std::vector<void*>& vd, char* scratch) const {
+  const Region& cond = *regions_[0];
+  const Region& body = *regions_[1];
+  const int n = num_carries_;
+  LoopState st;
+  StartCarries(operands_, results_, carry_bytes_, vd, st);
+  st.params.resize(operands_.size());
+  for (size_t j = n; j < operands_.size(); ++j) st.params[j] = vd[operands_[j]];
+  for (size_t i = 0; i < spare_offsets_.size(); ++i) {
+    st.spares.Add(scratch + spare_offsets_[i], spare_sizes_[i]);
+  }
+  void* arena = scratch + arena_offset_;
+  std::vector<void*> cond_out(cond.assignment().output_buffers.size(),
+                              scratch + cond_result_offset_);
+  std::vector<void*> cond_vd;
+  const OutputSource& cond_src = cond.assignment().outputs[0];
+  while (true) {
+    for (int k = 0; k < n; ++k) st.params[k] = st.carries[k];
+    BATON_RETURN_IF_ERROR(
+        cond.exe->RunOnCaller(st.params, cond_out, arena, cond_vd));
+    const void* flag = cond_src.kind == OutputSource::Kind::kParameter
+                           ? st.params[cond_src.index]
+                           : cond_out[cond_src.index];
+    if (!*static_cast<const bool*>(flag)) break;
+    BATON_RETURN_IF_ERROR(Iterate(*body.exe, body.first_output, n,
+                                  carry_bytes_, {}, {}, arena, st));
+  }
+  FinishCarries(results_, carry_bytes_, vd,
+                fixup_offset_ >= 0 ? scratch + fixup_offset_ : nullptr, st);
+  return OkStatus();
+}
+
+Status RegionStep::RunScan(const std::vector<void*>& vd, char* scratch) const {
+  const Region& body = *regions_[0];
+  const int n = num_carries_;
+  const CpuExecutable& exe = *body.exe;
+  const Program& p = exe.program();
+  LoopState st;
+  StartCarries(operands_, results_, carry_bytes_, vd, st);
+  st.params.resize(operands_.size());
+  for (size_t j = n; j < operands_.size(); ++j) st.params[j] = vd[operands_[j]];
+  for (size_t i = 0; i < spare_offsets_.size(); ++i) {
+    st.spares.Add(scratch + spare_offsets_[i], spare_sizes_[i]);
+  }
+  std::vector<char*> xs_base(num_xs_);
+  std::vector<int64_t> x_bytes(num_xs_);
+  for (int j = 0; j < num_xs_; ++j) {
+    xs_base[j] = static_cast<char*>(vd[operands_[n + j]]);
+    x_bytes[j] = p.parameter_type(n + j).byte_size();
+  }
+  const int num_ys = static_cast<int>(results_.size()) - n;
+  std::vector<char*> ys_base(num_ys);
+  std::vector<int64_t> y_bytes(num_ys);
+  for (int j = 0; j < num_ys; ++j) {
+    ys_base[j] = static_cast<char*>(vd[results_[n + j]]);
+    y_bytes[j] = p.type(p.outputs()[n + j]).byte_size();
+  }
+  std::vector<void*> ys(num_ys);
+  void* arena = scratch + arena_offset_;
+  for (int64_t i = 0; i < length_; ++i) {
+    const int64_t t = reverse_ ? length_ - 1 - i : i;
+    for (int j = 0; j < num_xs_; ++j) st.params[n + j] = xs_base[j] + t * x_bytes[j];
+    for (int j = 0; j < num_ys; ++j) ys[j] = ys_base[j] + t * y_bytes[j];
+    BATON_RETURN_IF_ERROR(Iterate(exe, body.first_output, n, carry_bytes_, ys,
+                                  y_bytes, arena, st));
+  }
+  FinishCarries(results_, carry_bytes_, vd,
+                fixup_offset_ >= 0 ? scratch + fixup_offset_ : nullptr, st);
+  return OkStatus();
+}
+
+Status RegionStep::RunCase(const std::vector<void*>& vd, char* scratch) const {
+  const int64_t count = static_cast<int64_t>(regions_.size());
+  int64_t index = *static_cast<const int32_t*>(vd[operands_[0]]);
+  index = std::clamp<int64_t>(index, 0, count - 1);
+  const Region& branch = *regions_[index];
+  const BufferAssignment& a = branch.assignment();
+  std::vector<void*> params;
+  for (size_t j = 1; j < operands_.size(); ++j) params.push_back(vd[operands_[j]]);
+  std::vector<void*> outs(a.output_buffers.size());
+  for (size_t b = 0; b < outs.size(); ++b) {
+    outs[b] = vd[results_[branch.first_output[b]]];
+  }
+  std::vector<void*> branch_vd;
+  BATON_RETURN_IF_ERROR(branch.exe->RunOnCaller(params, outs,
+                                                scratch + arena_offset_, branch_vd));
+  const Program& p = branch.exe->program();
+  for (size_t i = 0; i < a.outputs.size(); ++i) {
+    const OutputSource& src = a.outputs[i];
+    const size_t bytes = static_cast<size_t>(p.type(p.outputs()[i]).byte_size());
+    if (src.kind == OutputSource::Kind::kParameter) {
+      std::memcpy(vd[results_[i]], params[src.index], bytes);
+    } else if (branch.first_output[src.index] != static_cast<int>(i)) {
+      std::memcpy(vd[results_[i]], outs[src.index], bytes);  // returned twice
+    }
+  }
+  return OkStatus();
+}
+
+}  // namespace baton::cpu
