@@ -32,6 +32,7 @@ from baton.errors import (
     DeletedArrayError,
     DonationError,
     DonationWarning,
+    InPlaceError,
     ResourceExhaustedError,
 )
 from baton import _array_methods  # noqa: F401 -- attaches Array's methods
@@ -74,6 +75,7 @@ __all__ = [
     "Donated",
     "DonationError",
     "DonationWarning",
+    "InPlaceError",
     "ResourceExhaustedError",
     "ShapeDtypeStruct",
     "ad_checkpoint",

@@ -373,7 +373,8 @@ def fori_loop(lower: Any, upper: Any, body_fun: Callable[[Any, Any], Any],
 
         def step(carry: Any, _: Any) -> tuple:
             i, v = carry
-            return (i + 1, body_fun(i, v)), None
+            v = body_fun(i, v)  # first: the body's reads of i come before i + 1
+            return (i + 1, v), None
 
         (_, out), _ = scan(step, (i0, init_val), None, length=builtins.max(hi - lo, 0))
         return out
@@ -387,7 +388,8 @@ def fori_loop(lower: Any, upper: Any, body_fun: Callable[[Any, Any], Any],
 
     def w_body(c: Any) -> Any:
         i, h, v = c
-        return (i + 1, h, body_fun(i, v))
+        v = body_fun(i, v)
+        return (i + 1, h, v)
 
     return while_loop(w_cond, w_body, (lo_t, hi_t, init_val))[2]
 

@@ -79,6 +79,7 @@ class _Options:
         donate_argnums: tuple[int, ...],
         donate_argnames: tuple[str, ...],
     ) -> None:
+        self.require_in_place = False
         try:
             sig = inspect.signature(fn)
         except (TypeError, ValueError):
@@ -198,6 +199,7 @@ class _Jitted(JitFunction):
             sorted(options.donate_nums),
             sorted(options.donate_names),
             sorted(options.unverified),
+            options.require_in_place,
         )
         self._fun = fn
         self._static_nums = frozenset(options.static_nums)
@@ -227,6 +229,7 @@ def jit(
     static_argnames: str | Iterable[str] = (),
     donate_argnums: int | Iterable[int] = (),
     donate_argnames: str | Iterable[str] = (),
+    require_in_place: bool = False,
 ) -> Any:
     """Compiles ``fn`` for each distinct signature of its arguments.
 
@@ -268,6 +271,12 @@ def jit(
       value between memory kinds; outputs keep the kind their value has.
     - A jitted function called while another is being traced is inlined
       into it and consumes nothing.
+    - ``require_in_place=True`` (beyond JAX): compiling fails with
+      ``bt.InPlaceError`` (a ``ValueError``) when an update -- ``.at[]``,
+      ``dynamic_update_slice``, a loop carry (``bt.lax.fori_loop`` ...) --
+      would copy its operand instead of writing over it; the message names
+      each such update and why (its operand is an argument that is not
+      donated, or is read again after the update).
 
     Option errors (out-of-range argnums, unknown names, an argument both
     static and donated) raise ``ValueError`` here when ``fn``'s signature
@@ -280,6 +289,7 @@ def jit(
         static_argnames=static_argnames,
         donate_argnums=donate_argnums,
         donate_argnames=donate_argnames,
+        require_in_place=require_in_place,
     )
     if fn is None:
         return functools.partial(jit, **options)
@@ -295,6 +305,7 @@ def jit(
         _ints(donate_argnums, "donate_argnums"),
         _names(donate_argnames, "donate_argnames"),
     )
+    opts.require_in_place = bool(require_in_place)
     return _Jitted(fn, name, opts)
 
 

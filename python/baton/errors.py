@@ -10,6 +10,9 @@
 - ``ResourceExhaustedError`` (a ``MemoryError``): a memory space ran out or hit
   its limit; the message lists the largest live arrays. Nothing was allocated.
 - ``DonationWarning``: a donated buffer that no output could use.
+- ``InPlaceError`` (a ``ValueError``): ``bt.jit(fun, require_in_place=True)``
+  found an update (``.at[]``, ``dynamic_update_slice``, a loop carry) that
+  would copy its operand; the message names each and why.
 
 JAX's error classes, for the ``except`` clauses of ported programs
 (DESIGN 5.4); baton's messages say what was wrong and what to do:
@@ -35,6 +38,7 @@ from baton._baton import (
     DeletedArrayDonationError,
     DeletedArrayError,
     DonationError,
+    InPlaceError,
     ResourceExhaustedError,
     TracerArrayConversionError,
     TracerBoolConversionError,
@@ -69,6 +73,7 @@ for _cls in (
 for _cls in (
     DeletedArrayError,
     DonationError,
+    InPlaceError,
     ResourceExhaustedError,
     DeletedArrayDonationError,
     DonationWarning,
@@ -82,6 +87,7 @@ __all__ = [
     "DeletedArrayError",
     "DonationError",
     "DonationWarning",
+    "InPlaceError",
     "NonConcreteBooleanIndexError",
     "ResourceExhaustedError",
     "TracerArrayConversionError",

@@ -26,6 +26,7 @@ PyObject* concretization_error = nullptr;      // owned by the module
 PyObject* bool_conversion_error = nullptr;     // owned by the module
 PyObject* integer_conversion_error = nullptr;  // owned by the module
 PyObject* array_conversion_error = nullptr;    // owned by the module
+PyObject* in_place_error = nullptr;            // owned by the module
 
 // Creates baton._baton.<name> (a subclass of `base`), owned by the module.
 PyObject* NewError(nb::module_& m, const char* name, const char* doc,
@@ -52,6 +53,7 @@ void ThrowPythonError(PyObject* type, const std::string& msg) {
 }
 
 PyObject* DeletedArrayErrorType() { return deleted_array_error; }
+PyObject* InPlaceErrorType() { return in_place_error; }
 PyObject* DonationErrorType() { return donation_error; }
 PyObject* DeletedArrayDonationErrorType() { return deleted_donation_error; }
 
@@ -142,6 +144,13 @@ void init_errors(nb::module_& m) {
       "A traced value was used as a Python index (__index__: list indexing, "
       "range()). A TypeError, as in JAX.",
       PyExc_TypeError);
+  in_place_error = NewError(
+      m, "InPlaceError",
+      "bt.jit(fun, require_in_place=True) found an update (.at[], "
+      "dynamic_update_slice, a loop carry) that would need a copy of its "
+      "operand; the message names each and why (not donated, read again "
+      "afterwards). A ValueError.",
+      PyExc_ValueError);
   array_conversion_error = NewError(
       m, "TracerArrayConversionError",
       "A traced value was converted to a numpy array. A TypeError, as in "

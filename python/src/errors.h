@@ -25,6 +25,9 @@ PyObject* DeletedArrayDonationErrorType();
 // (numpy conversion). Owned by the module.
 PyObject* ConcretizationTypeErrorType();
 PyObject* TracerBoolConversionErrorType();
+// bt.InPlaceError (ValueError): bt.jit(require_in_place=True) refused a
+// program with an update that copies.
+PyObject* InPlaceErrorType();
 PyObject* TracerIntegerConversionErrorType();
 PyObject* TracerArrayConversionErrorType();
 

@@ -68,8 +68,10 @@ class JitFunction {
               std::vector<std::string> static_argnames,
               std::vector<int> donate_argnums,
               std::vector<std::string> donate_argnames,
-              std::vector<int> unverified_argnums)
-      : fn_(std::move(fn)), name_(std::move(name)) {
+              std::vector<int> unverified_argnums, bool require_in_place)
+      : fn_(std::move(fn)),
+        name_(std::move(name)),
+        require_in_place_(require_in_place) {
     rules_.name = name_;
     rules_.static_names = {static_argnames.begin(), static_argnames.end()};
     rules_.donate_names = {donate_argnames.begin(), donate_argnames.end()};
@@ -147,6 +149,8 @@ class JitFunction {
 
   nb::object fn_;
   std::string name_;
+  bool require_in_place_ = false;  // bt.jit(require_in_place=True)
+  void CheckInPlace(const cpu::CpuExecutable& exe) const;
   ArgumentRules rules_;
   mutable std::mutex mu_;
   Cache cache_;  // guarded by mu_
@@ -176,6 +180,23 @@ std::shared_ptr<const Entry> JitFunction::Find(const Signature& sig) {
     if (c->sig.PyEqual(sig)) return c;
   }
   return nullptr;
+}
+
+// InPlaceError listing every update of `exe` that copies its operand.
+void JitFunction::CheckInPlace(const cpu::CpuExecutable& exe) const {
+  const std::vector<compiler::InPlaceMiss> misses = exe.in_place_misses();
+  if (misses.empty()) return;
+  std::string msg = name_ + ": require_in_place=True, but " +
+                    std::to_string(misses.size()) +
+                    (misses.size() == 1 ? " update needs a copy of its operand:"
+                                        : " updates need a copy of their operand:");
+  for (const compiler::InPlaceMiss& m : misses) {
+    msg += "\n  - " + m.what + ": " + m.why;
+  }
+  msg +=
+      "\nDonate the arguments that are updated (donate_argnums or "
+      "bt.donate), and read an old value before its update, not after.";
+  ThrowPythonError(InPlaceErrorType(), msg);
 }
 
 std::shared_ptr<const Entry> JitFunction::Compile(nb::handle self,
@@ -225,6 +246,7 @@ std::shared_ptr<const Entry> JitFunction::Compile(nb::handle self,
     exe = cpu::CpuExecutable::Compile(program, donated, p.device, name_);
   }
   ThrowIfError(exe.status());
+  if (require_in_place_) CheckInPlace(*exe.value());
   entry->exe = std::move(exe).value();
   // Another thread may have compiled the same signature meanwhile (tracing
   // runs Python code, which lets other threads in): keep the first.
@@ -513,10 +535,11 @@ void init_jit(nb::module_& m) {
       "What bt.jit returns (see bt.jit). Calls run through a C++ fast path.")
       .def(nb::init<nb::object, std::string, std::vector<int>,
                     std::vector<std::string>, std::vector<int>,
-                    std::vector<std::string>, std::vector<int>>(),
+                    std::vector<std::string>, std::vector<int>, bool>(),
            nb::arg("fn"), nb::arg("name"), nb::arg("static_argnums"),
            nb::arg("static_argnames"), nb::arg("donate_argnums"),
-           nb::arg("donate_argnames"), nb::arg("unverified_argnums"))
+           nb::arg("donate_argnames"), nb::arg("unverified_argnums"),
+           nb::arg("require_in_place") = false)
       .def(
           "lower",
           [](nb::handle self, nb::args args, nb::kwargs kwargs) {

@@ -153,6 +153,9 @@ BufferAssignment AssignBuffers(const Program& program, const StepPlan& plan,
         const int c = class_of[o];
         std::string why =
             WhyNotInPlace(program, classes[c], o, s, num_steps, last_use);
+        // A constant initial value has nothing to overwrite: the loop's
+        // buffer is where the carry first materializes, not a copy of data.
+        const bool from_constant = classes[c].constant;
         if (why.empty()) {
           for (int j = 0; j < inst.operands.size(); ++j) {
             if (j != static_cast<int>(k) && class_of[inst.operands[j]] == c) {
@@ -173,6 +176,7 @@ BufferAssignment AssignBuffers(const Program& program, const StepPlan& plan,
           continue;
         }
         new_class(m, s);
+        if (from_constant) continue;
         out.in_place_misses.push_back(InPlaceMiss{
             m,
             "loop carry " + std::to_string(k) + " of " +

@@ -88,10 +88,17 @@ class Scheduler {
     order.reserve(num_steps);
     while (!ready.empty()) {
       // The pullable step that frees the most (device bytes first), the
-      // earliest of equals; else the next one in the original order.
+      // earliest of equals; else the next one in the original order that
+      // does not wait for a donated buffer's other readers (else the next).
       int next = *ready.begin();
       Delta best;
       bool found = false;
+      for (int s : ready) {
+        if (!Evaluate(s).waits_for_donation) {
+          next = s;
+          break;
+        }
+      }
       for (int s : ready) {
         const Delta d = Evaluate(s);
         if (!Pullable(s, d)) continue;
