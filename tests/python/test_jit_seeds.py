@@ -159,6 +159,40 @@ def test_seed_002_fixed_point_iteration_at_1x_memory(no_gc):
     assert grew >= 2 * state  # 2x: the old state lives until the new one exists
 
 
+def test_seed_002_fixed_point_iteration_inside_one_program(no_gc):
+    # The whole iteration as one compiled loop: the carry stays in the
+    # donated buffer for all 50 steps, checked at compile time.
+    n = 2 * MiB  # 8 MiB state
+    state = 4 * n
+
+    @functools.partial(bt.jit, donate_argnums=0, require_in_place=True)
+    def iterate(x):
+        return lax.fori_loop(0, 50, lambda i, v: v * 0.5 + 1.0, x)
+
+    x = bt.device_put(np.zeros(n, np.float32))
+    compiled = iterate.lower(x).compile()
+    m = compiled.memory_analysis()
+    assert m.alias_size_in_bytes == state
+    assert m.temp_size_in_bytes <= 64 * 1024
+    ptr = data_ptr(x)
+    out, grew = peak_growth(lambda: iterate(x))
+    assert grew <= 64 * 1024  # no second copy of the state, ever
+    assert data_ptr(out) == ptr  # the result is the donated buffer
+    assert x.is_deleted()
+    np.testing.assert_allclose(np.asarray(out)[:4], 2.0, rtol=1e-6)
+
+
+def test_seed_002_undonated_loop_is_refused_by_require_in_place():
+    @functools.partial(bt.jit, require_in_place=True)
+    def iterate(x):
+        return lax.fori_loop(0, 50, lambda i, v: v * 0.5 + 1.0, x)
+
+    x = bt.device_put(np.zeros(16, np.float32))
+    with pytest.raises(bt.InPlaceError, match=r"loop carry 1 of scan.*not donated"):
+        iterate(x)
+    assert not x.is_deleted()  # nothing consumed, nothing ran
+
+
 # ---- Seed 003: numpy constants used many times; transfers keep order ----
 
 
