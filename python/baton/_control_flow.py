@@ -379,7 +379,17 @@ def fori_loop(lower: Any, upper: Any, body_fun: Callable[[Any, Any], Any],
         (_, out), _ = scan(step, (i0, init_val), None, length=builtins.max(hi - lo, 0))
         return out
     lo_t, hi_t = _as_tracers([lower, upper])
-    dtype = np.result_type(np.dtype(lo_t.dtype), np.dtype(hi_t.dtype))
+    lo_a, hi_a = aval_of(lo_t), aval_of(hi_t)
+    if lo_a[1] != hi_a[1] and not (lo_a[2] or hi_a[2]):
+        raise TypeError(
+            "lower and upper arguments to fori_loop must have equal types, got "
+            f"{lo_a[1]} and {hi_a[1]}"
+        )
+    dtype = np.dtype(hi_a[1] if lo_a[2] else lo_a[1])
+    if dtype.kind not in "iu":
+        raise TypeError(
+            f"fori_loop: lower and upper must be integers, got {dtype.name}"
+        )
     lo_t = _lax.convert_element_type(lo_t, dtype.name)
     hi_t = _lax.convert_element_type(hi_t, dtype.name)
 
@@ -421,45 +431,35 @@ def _branches_program(branches: Sequence[Callable[..., Any]], operands: tuple,
         trees.append(cell["tree"])
         leaves_of.append(cell["leaves"])
     names = "true_fun and false_fun" if what == "cond" else "branches"
-    for k in range(1, len(branches)):
-        if trees[k] != trees[0]:
+    # Messages list cond's branches true first (they are traced false first,
+    # index 0 being false).
+    shown = [1, 0] if what == "cond" else list(range(len(branches)))
+    for k in shown[1:]:
+        if trees[k] != trees[shown[0]]:
             raise TypeError(
-                f"{names} output must have same type structure, got {trees[0]} "
-                f"and {trees[k]}"
+                f"{names} output must have same type structure, got "
+                f"{trees[shown[0]]} and {trees[k]}"
             )
-    # Types: equal, or differing only where weakly typed values can follow.
+    # Types: equal shapes and dtypes (weak types may differ: the result is
+    # weak only where every branch's is), as JAX.
     out_avals = [[aval_of(x) for x in ls] for ls in leaves_of]
-    targets = []
     for i in range(len(out_avals[0])):
-        col = [a[i] for a in out_avals]
-        shapes = {tuple(a[0]) for a in col}
-        strong = {a[1] for a in col if not a[2]}
-        dtypes = {a[1] for a in col}
-        if len(shapes) > 1 or len(strong) > 1:
+        col = [out_avals[k][i] for k in shown]
+        if len({(tuple(a[0]), a[1]) for a in col}) > 1:
             raise TypeError(
                 f"{names} output must have identical types, got "
                 + " and ".join(_type_str(a) for a in col)
             )
-        targets.append(strong.pop() if strong else (
-            dtypes.pop() if len(dtypes) == 1 else str(np.result_type(*dtypes))))
-    needs_cast = [
-        [a[i][1] != targets[i] for i in range(len(targets))] for a in out_avals
-    ]
     lifted, positions = unique_lifted(*(t.lifted for t in traced))
     params = avals + [aval_of(v) for v in lifted]
     programs = []
     for k, t in enumerate(traced):
-        cast = needs_cast[k]
 
-        def fn(*ps: Any, t: Any = t, pos: list = positions[k], cast: list = cast) -> list:
-            outs = inline(t.program, list(ps[:n]) + [ps[n + p] for p in pos], t.out_weak)
-            return [
-                _lax.convert_element_type(o, targets[i]) if cast[i] else o
-                for i, o in enumerate(outs)
-            ]
+        def fn(*ps: Any, t: Any = t, pos: list = positions[k]) -> list:
+            return inline(t.program, list(ps[:n]) + [ps[n + p] for p in pos])
 
         programs.append(trace(fn, params, f"{what} branch {k}").program)
-    weak = [all(a[i][2] for a in out_avals) for i in range(len(targets))]
+    weak = [all(a[i][2] for a in out_avals) for i in range(len(out_avals[0]))]
     return programs, op_leaves + lifted, trees[0], weak
 
 
@@ -480,8 +480,8 @@ def cond(pred: Any, true_fun: Callable[..., Any], false_fun: Callable[..., Any],
 
     >>> bt.lax.cond(x.sum() > 0, lambda v: v * 2, lambda v: -v, x)
 
-    Both branches return the same pytree structure and types (``TypeError``
-    otherwise; weakly typed Python scalars follow the other branch's dtype).
+    Both branches return the same pytree structure, shapes and dtypes
+    (``TypeError`` otherwise, as JAX; weak types may differ).
     """
     if operand is not None:
         operands = (*operands, operand)

@@ -501,12 +501,13 @@ void init_lax(nb::module_& m) {
       "as_tracer",
       [](nb::handle x) {
         auto f = OpFrame("as_tracer", {x});
-        return WrapTracer(f, ToTracer(x, f, "as_tracer"));
+        // A Python scalar (or a weak Tracer) stays weakly typed.
+        return WrapTracer(f, ToTracer(x, f, "as_tracer"), IsWeak(x));
       },
       nb::arg("x"),
       "Any operand as a Tracer of the current trace: a Tracer itself, an "
       "Array captured, host data as a constant, a Python scalar as a 0-d "
-      "constant of its default dtype.");
+      "constant of its default dtype, weakly typed.");
   lax.def(
       "_trace_device",
       []() -> Device* {

@@ -59,6 +59,22 @@ std::string WhyNotInPlace(const Program& program, const BufferClass& cls,
 
 }  // namespace
 
+std::vector<bool> FreshValues(const Program& program,
+                              const std::vector<bool>& fresh_outputs) {
+  std::vector<bool> fresh(program.num_values(), false);
+  if (fresh_outputs.empty()) return fresh;
+  const auto& outs = program.outputs();
+  for (size_t i = 0; i < outs.size(); ++i) {
+    if (i < fresh_outputs.size() && fresh_outputs[i]) fresh[outs[i]] = true;
+  }
+  for (size_t i = 0; i < outs.size(); ++i) {
+    if (i >= fresh_outputs.size() || !fresh_outputs[i]) fresh[outs[i]] = false;
+  }
+  // A parameter returned as it is stays what it is.
+  for (ValueId p : program.parameters()) fresh[p] = false;
+  return fresh;
+}
+
 bool IsSameKindTransfer(const Program& program, ValueId v) {
   const Instruction& inst = program.instruction(v);
   const auto* t = inst.attrs_if<TransferAttrs>();
@@ -83,7 +99,9 @@ std::string MemoryAnalysis::ToString() const {
 BufferAssignment AssignBuffers(const Program& program, const StepPlan& plan,
                                const std::vector<bool>& donated,
                                int num_threads,
-                               const std::vector<int64_t>& step_scratch_bytes) {
+                               const std::vector<int64_t>& step_scratch_bytes,
+                               const std::vector<bool>& fresh_outputs) {
+  const std::vector<bool> fresh = FreshValues(program, fresh_outputs);
   const int n = program.num_values();
   const int num_steps = static_cast<int>(plan.steps.size());
 
@@ -191,7 +209,8 @@ BufferAssignment AssignBuffers(const Program& program, const StepPlan& plan,
       // A reshape's result is in device memory even when its operand is
       // not (only transfers change kinds): it shares only a same-kind buffer.
       if (c >= 0 && classes[c].writable() &&
-          classes[c].type.memory_kind == vt.memory_kind) {
+          classes[c].type.memory_kind == vt.memory_kind &&
+          !(fresh[v] && classes[c].parameter >= 0)) {
         join(v, c);
         out.step_is_noop[s] = true;
         continue;
@@ -205,7 +224,8 @@ BufferAssignment AssignBuffers(const Program& program, const StepPlan& plan,
       // a read-only buffer: that would return the parameter or constant
       // itself.
       const int c = class_of[inst.operands[0]];
-      if (c >= 0 && (classes[c].writable() || !is_output[v])) {
+      if (c >= 0 && (classes[c].writable() || !is_output[v]) &&
+          !(fresh[v] && classes[c].parameter >= 0)) {
         join(v, c);
         out.step_is_noop[s] = true;
         continue;
@@ -221,6 +241,7 @@ BufferAssignment AssignBuffers(const Program& program, const StepPlan& plan,
         const int c = class_of[o];
         if (c < 0) continue;
         const BufferClass& cls = classes[c];
+        if (fresh[v] && cls.parameter >= 0) continue;
         if (!cls.writable() || cls.last_use != s ||
             cls.type.byte_size() != vt.byte_size() ||
             cls.type.memory_kind != vt.memory_kind ||
@@ -320,6 +341,9 @@ BufferAssignment AssignBuffers(const Program& program, const StepPlan& plan,
       const int b = class_output_buffer[k];
       if (b < 0 || out.output_buffers[b].aliased_parameter >= 0) continue;
       const BufferClass& target = classes[k];
+      bool target_fresh = false;
+      for (ValueId tv : target.values) target_fresh |= fresh[tv];
+      if (target_fresh) continue;
       if (target.type.byte_size() == d.type.byte_size() &&
           target.type.dtype == d.type.dtype &&
           target.type.memory_kind == d.type.memory_kind &&

@@ -123,9 +123,19 @@ int64_t FusionScratchBytes(const Program& program, const Step& step);
 // A region step's loop carries are written over their initial values when
 // those die at the loop (and are writable, and no other operand of the
 // step shares their storage); otherwise the loop starts from a copy.
+//
+// `fresh_outputs[i]` (per program output, or empty): output i must not be
+// stored in a donated parameter's storage -- the caller gives it storage of
+// its own (a scan body's stacked outputs go straight into their slice).
 BufferAssignment AssignBuffers(const Program& program, const StepPlan& plan,
                                const std::vector<bool>& donated,
                                int num_threads,
-                               const std::vector<int64_t>& step_scratch_bytes = {});
+                               const std::vector<int64_t>& step_scratch_bytes = {},
+                               const std::vector<bool>& fresh_outputs = {});
+
+// Per value: whether it is only returned as outputs marked in
+// `fresh_outputs` (and so must not take a donated parameter's storage).
+std::vector<bool> FreshValues(const Program& program,
+                              const std::vector<bool>& fresh_outputs);
 
 }  // namespace baton::compiler

@@ -41,8 +41,11 @@ bool InPlaceCapable(const Program& p, const Step& step) {
 
 class Scheduler {
  public:
-  Scheduler(const Program& program, const std::vector<bool>& donated)
-      : p_(program), plan_(PlanSteps(program)) {
+  Scheduler(const Program& program, const std::vector<bool>& donated,
+            const std::vector<bool>& fresh_outputs)
+      : p_(program),
+        plan_(PlanSteps(program)),
+        fresh_(FreshValues(program, fresh_outputs)) {
     const int n = p_.num_values();
     readers_.assign(n, 0);
     for (const Step& s : plan_.steps) {
@@ -168,14 +171,17 @@ class Scheduler {
     };
     Delta d;
     // Views that share their operand's buffer (buffer_assignment.h).
+    // A fresh output never shares a parameter's (donated) storage.
+    auto allowed = [&](ValueId r) { return !fresh_[v] || live_.temp[r]; };
     if (inst.kind() == OpKind::kReshape) {
       const ValueId r = live_.root[inst.operands[0]];
-      if (live_.writable[r] && p_.type(r).memory_kind == vt.memory_kind) {
+      if (live_.writable[r] && p_.type(r).memory_kind == vt.memory_kind &&
+          allowed(r)) {
         d.join = r;
       }
     } else if (IsSameKindTransfer(p_, v)) {
       const ValueId r = live_.root[inst.operands[0]];
-      if (live_.writable[r] || !is_output_[v]) d.join = r;
+      if ((live_.writable[r] || !is_output_[v]) && allowed(r)) d.join = r;
     }
     if (d.join == kNoValue && InPlaceCapable(p_, step)) {
       // As buffer assignment chooses (buffer_assignment.cc).
@@ -185,7 +191,7 @@ class Scheduler {
       for (size_t i = 0; i < candidates; ++i) {
         const ValueId o = step.inputs[i];
         const ValueId r = live_.root[o];
-        if (!live_.writable[r] || !dies(r) ||
+        if (!allowed(r) || !live_.writable[r] || !dies(r) ||
             p_.type(r).byte_size() != vt.byte_size() ||
             p_.type(r).memory_kind != vt.memory_kind ||
             p_.type(o).num_elements() != vt.num_elements()) {
@@ -202,7 +208,8 @@ class Scheduler {
           d.join = r;  // prefer donated storage, as buffer assignment does
         }
       }
-      if (is_output_[v] && (d.join == kNoValue || live_.temp[d.join])) {
+      if (is_output_[v] && !fresh_[v] &&
+          (d.join == kNoValue || live_.temp[d.join])) {
         for (ValueId o : step.inputs) {
           const ValueId r = live_.root[o];
           if (live_.writable[r] && !live_.temp[r] && !dies(r) &&
@@ -251,6 +258,7 @@ class Scheduler {
 
   const Program& p_;
   const StepPlan plan_;
+  const std::vector<bool> fresh_;  // per value (FreshValues)
   std::vector<int> readers_;  // per value: steps that read it
   std::vector<bool> is_output_;
   LiveBuffers live_;
@@ -293,8 +301,9 @@ Program Emit(const Program& p, const StepPlan& plan,
 }  // namespace
 
 Program ScheduleForMemory(const Program& program,
-                          const std::vector<bool>& donated) {
-  Scheduler scheduler(program, donated);
+                          const std::vector<bool>& donated,
+                          const std::vector<bool>& fresh_outputs) {
+  Scheduler scheduler(program, donated, fresh_outputs);
   const std::vector<int> order = scheduler.Order();
   bool unchanged = true;
   for (size_t i = 0; i < order.size(); ++i) {

@@ -39,7 +39,10 @@
 namespace baton::compiler {
 
 // `donated[i]` says whether parameter i is donated (missing: not donated).
+// `fresh_outputs` as for AssignBuffers: such outputs never take a donated
+// parameter's storage, so they never wait for its other readers.
 Program ScheduleForMemory(const Program& program,
-                          const std::vector<bool>& donated);
+                          const std::vector<bool>& donated,
+                          const std::vector<bool>& fresh_outputs = {});
 
 }  // namespace baton::compiler

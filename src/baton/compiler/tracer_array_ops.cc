@@ -69,6 +69,14 @@ Tracer slice(const Tracer& x, std::vector<int64_t> start,
              std::vector<int64_t> limit, std::vector<int64_t> stride) {
   TraceContext& ctx = CommonContext("slice", {&x});
   if (stride.empty()) stride.assign(start.size(), 1);
+  // The whole array (x[::-1] is traced as this then a gather): x itself,
+  // not a copy.
+  bool whole = static_cast<int>(start.size()) == x.rank() &&
+               limit.size() == start.size() && stride.size() == start.size();
+  for (int d = 0; whole && d < x.rank(); ++d) {
+    whole = start[d] == 0 && limit[d] == x.shape()[d] && stride[d] == 1;
+  }
+  if (whole) return x;
   return ctx.Emit(
       SliceAttrs{std::move(start), std::move(limit), std::move(stride)}, {x});
 }

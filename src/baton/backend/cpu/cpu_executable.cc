@@ -55,13 +55,13 @@ CpuExecutable::~CpuExecutable() = default;
 
 Result<std::shared_ptr<CpuExecutable>> CpuExecutable::Compile(
     std::shared_ptr<const compiler::Program> program, std::vector<bool> donated,
-    Device* device, std::string name) {
+    Device* device, std::string name, std::vector<bool> fresh_outputs) {
   std::shared_ptr<CpuExecutable> exe(new CpuExecutable());
   exe->donated_ = std::move(donated);
   exe->donated_.resize(program->num_parameters(), false);
   // Before planning: the order of the steps decides what is alive at once.
   exe->program_ = std::make_shared<const compiler::Program>(
-      compiler::ScheduleForMemory(*program, exe->donated_));
+      compiler::ScheduleForMemory(*program, exe->donated_, fresh_outputs));
   exe->device_ = device;
   exe->name_ = std::move(name);
   exe->plan_ = compiler::PlanSteps(*exe->program_);
@@ -78,7 +78,7 @@ Result<std::shared_ptr<CpuExecutable>> CpuExecutable::Compile(
   }
   exe->assignment_ = compiler::AssignBuffers(
       p, exe->plan_, exe->donated_, ThreadPool::Global().num_threads(),
-      scratch);
+      scratch, fresh_outputs);
   exe->work_ = EstimateWork(p, exe->plan_, exe->regions_);
   exe->runs_inline_ = exe->work_ <= kInlineWorkLimit;
   for (const Step& step : exe->plan_.steps) {
@@ -156,7 +156,10 @@ Status CpuExecutable::RunOnCaller(const std::vector<void*>& params,
 Status CpuExecutable::Run(const std::vector<void*>& value_data,
                           void* device_arena) const {
   const compiler::Program& p = *program_;
-  std::vector<OperandData> ops;
+  // Reused across calls on this thread (a loop body runs once per
+  // iteration: no allocation there). A region step's nested Run reuses it
+  // too, which is safe: `ops` is only live within one non-region step.
+  thread_local std::vector<OperandData> ops;
   for (size_t s = 0; s < plan_.steps.size(); ++s) {
     if (assignment_.step_is_noop[s]) continue;
     const Step& step = plan_.steps[s];

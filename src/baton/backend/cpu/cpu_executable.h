@@ -47,9 +47,12 @@ class CpuExecutable : public std::enable_shared_from_this<CpuExecutable> {
   // `donated[i]`: parameter i arrives as donated storage. `name` appears in
   // traces and error messages. The program is first reordered to need less
   // memory (memory_schedule.h); program() is the reordered one.
+  // `fresh_outputs` (per output, may be empty): outputs the caller gives
+  // storage of their own, never a donated parameter's (AssignBuffers).
   static Result<std::shared_ptr<CpuExecutable>> Compile(
       std::shared_ptr<const compiler::Program> program,
-      std::vector<bool> donated, Device* device, std::string name);
+      std::vector<bool> donated, Device* device, std::string name,
+      std::vector<bool> fresh_outputs = {});
 
   // Runs asynchronously. Arguments must match the program's parameter types
   // and live on this executable's device (the jit layer checks that with a

@@ -94,9 +94,16 @@ Result<std::unique_ptr<RegionStep>> RegionStep::Compile(
     std::vector<bool> donated(optimized->num_parameters(), false);
     const bool body = is_loop && what == "body";
     for (int k = 0; body && k < n; ++k) donated[k] = true;
+    // A scan body's stacked outputs go straight into their slices: never
+    // into a carry's storage (which would cost a copy per iteration).
+    std::vector<bool> slice_outputs(optimized->outputs().size(), false);
+    for (size_t i = n; body && i < slice_outputs.size(); ++i) {
+      slice_outputs[i] = true;
+    }
     BATON_ASSIGN_OR_RETURN(
         auto exe, CpuExecutable::Compile(optimized, donated, device,
-                                         name + "/" + op + " " + what));
+                                         name + "/" + op + " " + what,
+                                         slice_outputs));
     const BufferAssignment& a = exe->assignment();
     for (int k = 0; k < kNumMemoryKinds; ++k) {
       if (k != static_cast<int>(MemoryKind::kDevice) && a.temp_arena_bytes[k]) {
@@ -144,7 +151,10 @@ Result<std::unique_ptr<RegionStep>> RegionStep::Compile(
                   "is computed, or that op cannot write over it (each "
                   "iteration then needs a spare buffer)"});
         }
-        if (fresh || a.output_buffers[src.index].aliased_parameter != k) {
+        // Carries that take each other's storage may end in a cycle the
+        // final moves break through a buffer of their own; fresh ones
+        // through a spare (there is always one of their size).
+        if (!fresh && a.output_buffers[src.index].aliased_parameter != k) {
           positional = false;
         }
       }
@@ -254,10 +264,12 @@ static void FinishCarries(const std::vector<ValueId>& results,
       progress = true;
       break;
     }
-    if (!progress) {  // a cycle: park one carry in the fixup buffer
+    if (!progress) {  // a cycle: park one carry in a spare or the fixup buffer
       const size_t k = pending.front();
-      std::memcpy(fixup, st.carries[k], static_cast<size_t>(bytes[k]));
-      st.carries[k] = fixup;
+      void* park = st.spares.Take(bytes[k]);
+      if (park == nullptr) park = fixup;
+      std::memcpy(park, st.carries[k], static_cast<size_t>(bytes[k]));
+      st.carries[k] = park;
     }
   }
 }
