@@ -91,6 +91,16 @@ Result<std::shared_ptr<CpuExecutable>> CpuExecutable::Compile(
                                   b.type.shape.to_string());
   }
   exe->temp_label_ = "temporaries of " + exe->name_;
+  exe->parameter_values_.resize(p.num_parameters());
+  exe->output_values_.resize(exe->assignment_.output_buffers.size());
+  for (ValueId v = 0; v < p.num_values(); ++v) {
+    const BufferLocation& loc = exe->assignment_.location[v];
+    if (loc.kind == BufferLocation::Kind::kParameter) {
+      exe->parameter_values_[loc.index].push_back(v);
+    } else if (loc.kind == BufferLocation::Kind::kOutput) {
+      exe->output_values_[loc.index].push_back(v);
+    }
+  }
   exe->constants_.resize(p.num_values());
   for (ValueId v = 0; v < p.num_values(); ++v) {
     const auto* c = p.instruction(v).attrs_if<ConstantAttrs>();
@@ -127,7 +137,21 @@ Status CpuExecutable::RunOnCaller(const std::vector<void*>& params,
                                   std::vector<void*>& value_data) const {
   const compiler::Program& p = *program_;
   const size_t n = static_cast<size_t>(p.num_values());
-  value_data.resize(n + out_buffers.size());
+  // The last entry remembers the arena the constant and temporary entries
+  // were bound for.
+  const size_t size = n + out_buffers.size() + 1;
+  if (value_data.size() == size && value_data.back() == device_arena) {
+    for (size_t i = 0; i < parameter_values_.size(); ++i) {
+      for (ValueId v : parameter_values_[i]) value_data[v] = params[i];
+    }
+    for (size_t b = 0; b < output_values_.size(); ++b) {
+      for (ValueId v : output_values_[b]) value_data[v] = out_buffers[b];
+      value_data[n + b] = out_buffers[b];
+    }
+    return Run(value_data, device_arena);
+  }
+  value_data.assign(size, nullptr);
+  value_data.back() = device_arena;
   for (ValueId v = 0; v < p.num_values(); ++v) {
     const BufferLocation& loc = assignment_.location[v];
     void* at = nullptr;

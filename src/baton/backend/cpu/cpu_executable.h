@@ -78,8 +78,10 @@ class CpuExecutable : public std::enable_shared_from_this<CpuExecutable> {
   // Runs the program synchronously on the calling thread over storage the
   // caller provides: params per parameter, out_buffers per output buffer
   // (aliased ones included), device_arena of temp_arena_bytes (other kinds
-  // must need none). value_data is reused scratch. For control-flow
-  // regions (region_step.h).
+  // must need none). value_data is reused scratch: passed again with the
+  // same arena (a loop's next iteration), only the parameters' and
+  // outputs' entries are bound anew. For control-flow regions
+  // (region_step.h).
   Status RunOnCaller(const std::vector<void*>& params,
                      const std::vector<void*>& out_buffers, void* device_arena,
                      std::vector<void*>& value_data) const;
@@ -113,6 +115,9 @@ class CpuExecutable : public std::enable_shared_from_this<CpuExecutable> {
   // rather than on every call: per output buffer, and for the temporaries.
   std::vector<std::string> output_labels_;
   std::string temp_label_;
+  // Per parameter / output buffer: the values stored there (RunOnCaller).
+  std::vector<std::vector<compiler::ValueId>> parameter_values_;
+  std::vector<std::vector<compiler::ValueId>> output_values_;
   // Per constant ValueId (others null).
   std::vector<std::shared_ptr<ConstantBuffer>> constants_;
 };
