@@ -5,7 +5,8 @@ list[Row]`` that measures baton and, when present, JAX on the same inputs,
 checks that their results agree with a numpy reference, and returns rows.
 Groups, one module each: dispatch (jit call overhead), transfer
 (device_put), inplace (donated update loops), elementwise, matmul, train,
-grad_train (training steps with gradients).
+grad_train (training steps with gradients), control_flow (fori_loop and scan
+inside jit).
 """
 
 from __future__ import annotations
@@ -29,6 +30,7 @@ class Case:
 def all_cases() -> list[Case]:
     """Every case, in running order (cheap dispatch cases first)."""
     from cases import (
+        control_flow,
         dispatch,
         elementwise,
         grad_train,
@@ -46,4 +48,5 @@ def all_cases() -> list[Case]:
         *matmul.CASES,
         *train.CASES,
         *grad_train.CASES,
+        *control_flow.CASES,
     ]

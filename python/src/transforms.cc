@@ -277,6 +277,11 @@ nb::list EmitControlFlow(const std::string& kind,
   auto frame = InnermostFrame(kind.c_str(), operands);
   std::vector<Tracer> args = Operands(frame, operands, kind.c_str());
   const int n = compiler::ControlFlowNumResults(attrs);
+  if (n == 0) {
+    ThrowValue("emit_control_flow: " + kind +
+               " needs at least one result (a loop or branch that returns "
+               "nothing has nothing to compute)");
+  }
   std::vector<Tracer> outs;
   for (int i = 0; i < n; ++i) {
     outs.push_back(frame->context().Emit(compiler::WithOutputIndex(attrs, i), args));

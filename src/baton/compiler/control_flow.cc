@@ -1,5 +1,9 @@
 #include "baton/compiler/control_flow.h"
 
+#include <string>
+
+#include "baton/compiler/shape_inference.h"
+
 namespace baton::compiler {
 
 bool IsControlFlow(OpKind kind) {
@@ -70,6 +74,15 @@ Result<std::vector<ValueId>> AddRegionGroup(
     Program& dst, OpAttrs attrs, const std::vector<ValueId>& operands) {
   std::vector<ValueId> outs;
   const int n = ControlFlowNumResults(attrs);
+  if (n == 0) {
+    // Nothing to add, but the op must still be well formed; a group
+    // without results is not (it would compute nothing anyone can see).
+    std::vector<ValueType> types;
+    for (ValueId v : operands) types.push_back(dst.type(v));
+    BATON_RETURN_IF_ERROR(InferType(attrs, types).status());
+    return InvalidArgument(std::string(op_kind_name(KindOf(attrs))) +
+                           ": a control-flow op needs at least one result");
+  }
   for (int i = 0; i < n; ++i) {
     OperandList list;
     for (ValueId v : operands) list.push_back(v);

@@ -15,8 +15,10 @@
 // rounding difference (comparisons, rounding, integer conversion, indices).
 //
 // After each program, while its outputs are alive, each memory kind holds
-// exactly the live arguments, distinct outputs and constants (temporaries
-// and unusable donations are freed) -- as soon as a computed output is
+// exactly the live arguments, distinct outputs and constants -- the
+// program's and those of its control-flow regions, which the executable's
+// region steps hold, shared by content -- (temporaries and unusable
+// donations are freed) -- as soon as a computed output is
 // ready (DESIGN's completion order) and again after synchronizing; once
 // everything is dropped, bytes_in_use is back to where it started.
 //
@@ -99,6 +101,26 @@ std::string Mismatch(const Literal& want, const Literal& got, const Val& v) {
     return os.str();
   }
   return "";
+}
+
+// The distinct constants (by content, as ConstantCache shares them) of `p`
+// and, recursively, of its control-flow regions, each optimized as the
+// executor's region steps compile them.
+void CollectConstants(const c::Program& p,
+                      std::vector<std::shared_ptr<const Literal>>& out) {
+  for (const c::Instruction& inst : p.instructions()) {
+    if (const auto* k = inst.attrs_if<c::ConstantAttrs>()) {
+      bool seen = false;
+      for (const auto& l : out) seen |= *l == *k->literal;
+      if (!seen) out.push_back(k->literal);
+    }
+    if (c::IsControlFlow(inst.kind()) &&
+        c::ControlFlowOutputIndex(inst.attrs) == 0) {
+      for (const c::Program* r : c::Regions(inst.attrs)) {
+        CollectConstants(c::Optimize(*r), out);
+      }
+    }
+  }
 }
 
 int64_t Granule() {
@@ -255,11 +277,11 @@ std::string RunOne(uint64_t seed, Coverage& cov) {
     };
     for (const Array& a : arrays) count(a);
     for (const Array& a : got.value()) count(a);
-    for (const c::Instruction& inst : exe->program().instructions()) {
-      if (const auto* k = inst.attrs_if<c::ConstantAttrs>()) {
-        expected[static_cast<int>(MemoryKind::kDevice)] +=
-            Rounded(k->literal->byte_size());
-      }
+    std::vector<std::shared_ptr<const Literal>> constants;
+    CollectConstants(exe->program(), constants);
+    for (const auto& k : constants) {
+      expected[static_cast<int>(MemoryKind::kDevice)] +=
+          Rounded(k->byte_size());
     }
     bool computed_output = false;
     for (const Array& o : got.value()) {
