@@ -512,7 +512,173 @@ def test_same_error_class(name, build, exc):
 
 
 # ---- grad / vmap through control flow ----
-# (Written with those transformations: grad of fori_loop with static bounds,
-# scan, cond and switch against jax.grad; vmap of every construct, a batched
-# while_loop predicate running until every lane is done. Not compared here
-# yet.)
+# grad of fori_loop with static bounds, scan (forward and reverse), cond and
+# switch against jax.grad; vmap of every construct, including a batched
+# while_loop predicate that runs until every lane is done and a batched
+# switch index.
+
+
+def g_fori(L):
+    def f(x):
+        return L.lax.fori_loop(0, 5, lambda i, c: L.np.sin(c) * c + 0.1 * i, x).sum()
+
+    return L.api.grad(f)
+
+
+def g_scan_rnn(L):
+    def f(W, xs):
+        h, hs = L.lax.scan(
+            lambda h, x: (L.np.tanh(W @ h + x), h.sum()), L.np.zeros(4, "float32"), xs
+        )
+        return (h * h).sum() + hs.sum()
+
+    return L.api.grad(f, argnums=(0, 1))
+
+
+def g_scan_reverse(L):
+    def f(x, xs):
+        c, ys = L.lax.scan(lambda c, v: (c * v + 1.0, c * c), x, xs, reverse=True)
+        return c.sum() + ys.sum()
+
+    return L.api.grad(f, argnums=(0, 1))
+
+
+def g_cond(L):
+    def f(p, x):
+        return L.lax.cond(p > 0, lambda v: (v * v).sum(), lambda v: L.np.sin(v).sum(), x)
+
+    return lambda p, x: (L.api.grad(f, argnums=1)(p, x),)
+
+
+def g_switch(L):
+    def f(k, x):
+        return L.lax.switch(
+            k, [lambda v: v.sum(), lambda v: (v * v).sum(), lambda v: L.np.exp(v).sum()], x
+        )
+
+    return lambda k, x: L.api.grad(f, argnums=1)(k, x)
+
+
+def g_value_and_grad_fori_pytree(L):
+    def f(p):
+        def body(i, c):
+            return {"w": c["w"] * 0.9 + c["b"], "b": c["b"] * 1.1}
+
+        out = L.lax.fori_loop(0, 4, body, p)
+        return (out["w"] ** 2).sum() + out["b"].sum()
+
+    return L.api.value_and_grad(f)
+
+
+GRADS = [
+    ("fori", g_fori, lambda: (rng_floats(1, (3,)),)),
+    ("scan-rnn", g_scan_rnn, lambda: (rng_floats(2, (4, 4)) * 0.5, rng_floats(3, (6, 4)))),
+    ("scan-reverse", g_scan_reverse, lambda: (rng_floats(4, (3,)), rng_floats(5, (5, 3)))),
+    ("cond-true", g_cond, lambda: (np.float32(1.0), rng_floats(6, (3,)))),
+    ("cond-false", g_cond, lambda: (np.float32(-1.0), rng_floats(6, (3,)))),
+    ("switch-1", g_switch, lambda: (np.int32(1), rng_floats(7, (3,)))),
+    ("switch-clamped", g_switch, lambda: (np.int32(9), rng_floats(7, (3,)))),
+    ("fori-pytree", g_value_and_grad_fori_pytree,
+     lambda: ({"w": rng_floats(8, (3,)), "b": rng_floats(9, (3,))},)),
+]
+
+
+@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize("name, build, inputs", GRADS, ids=[g[0] for g in GRADS])
+def test_grad_through_control_flow(name, build, inputs, mode):
+    args = inputs()
+
+    def run(L):
+        conv = [jax.tree_util.tree_map(L.np.asarray, a) for a in args]
+        fn = build(L)
+        return to_host(fn(*conv) if mode == "eager" else L.api.jit(fn)(*conv))
+
+    assert_same(run(BATON), run(JAX), name)
+
+
+def test_grad_of_while_loop_is_refused_as_in_jax():
+    def build(L):
+        return L.api.grad(
+            lambda x: L.lax.while_loop(lambda c: c < 10.0, lambda c: c * 2.0, x)
+        )
+
+    with pytest.raises(ValueError, match="Reverse-mode differentiation does not work"):
+        build(JAX)(np.float32(1.0))
+    with pytest.raises((TypeError, ValueError), match="Reverse-mode differentiation"):
+        build(BATON)(np.float32(1.0))
+
+
+def v_while_batched_pred(L):
+    # Each lane doubles until it passes 100: lanes stop at different trips.
+    return L.api.vmap(lambda x: L.lax.while_loop(lambda c: c < 100.0, lambda c: c * 2.0, x))
+
+
+def v_fori(L):
+    return L.api.vmap(lambda x: L.lax.fori_loop(0, 4, lambda i, c: c * c * 0.5 + i, x))
+
+
+def v_scan(L):
+    return L.api.vmap(
+        lambda c0, xs: L.lax.scan(lambda c, x: (c + x, c * x), c0, xs), in_axes=(0, 0)
+    )
+
+
+def v_scan_unbatched_xs(L):
+    return L.api.vmap(
+        lambda c0, xs: L.lax.scan(lambda c, x: (c * x + 1.0, c), c0, xs), in_axes=(0, None)
+    )
+
+
+def v_cond(L):
+    return L.api.vmap(lambda p, x: L.lax.cond(p > 0, lambda v: v * 2.0, lambda v: -v, x))
+
+
+def v_switch(L):
+    return L.api.vmap(
+        lambda k, x: L.lax.switch(k, [lambda v: v + 1.0, lambda v: v * 3.0, L.np.cos], x)
+    )
+
+
+def v_map(L):
+    return L.api.vmap(lambda xs: L.lax.map(lambda r: r.sum() * r, xs))
+
+
+VMAPS = [
+    ("while-batched-pred", v_while_batched_pred,
+     lambda: (np.array([1.0, 7.0, 50.0, 200.0, 0.5], np.float32),)),
+    ("fori", v_fori, lambda: (rng_floats(10, (4, 3)),)),
+    ("scan", v_scan, lambda: (rng_floats(11, (3, 2)), rng_floats(12, (3, 5, 2)))),
+    ("scan-unbatched-xs", v_scan_unbatched_xs,
+     lambda: (rng_floats(13, (4, 2)), rng_floats(14, (5, 2)))),
+    ("cond-batched-pred", v_cond,
+     lambda: (np.array([1.0, -1.0, 2.0], np.float32), rng_floats(15, (3, 4)))),
+    ("switch-batched-index", v_switch,
+     lambda: (np.array([0, 1, 2, 7, -3], np.int32), rng_floats(16, (5, 2)))),
+    ("map", v_map, lambda: (rng_floats(17, (2, 3, 4)),)),
+]
+
+
+@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize("name, build, inputs", VMAPS, ids=[v[0] for v in VMAPS])
+def test_vmap_through_control_flow(name, build, inputs, mode):
+    assert_same(
+        call(BATON, mode, build(BATON), inputs()),
+        call(JAX, mode, build(JAX), inputs()),
+        name,
+    )
+
+
+def test_vmap_of_grad_of_scan():
+    def build(L):
+        def loss(w, xs):
+            c, _ = L.lax.scan(lambda c, x: (L.np.tanh(c * w + x), None), 0.0, xs)
+            return c
+
+        return L.api.vmap(L.api.grad(loss), in_axes=(0, None))
+
+    w = rng_floats(18, (4,))
+    xs = rng_floats(19, (6,))
+    assert_same(
+        call(BATON, "jit", build(BATON), (w, xs)), call(JAX, "jit", build(JAX), (w, xs)),
+        "vmap(grad(scan))",
+    )

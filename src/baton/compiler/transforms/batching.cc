@@ -1,5 +1,6 @@
 // Vmap (batching.h): the driver that walks the program and the rules for
-// parameters and calls; the op rules are in batching_rules_*.cc.
+// parameters and calls; the op rules are in batching_rules_*.cc, the
+// control-flow rules in control_flow_batching.cc.
 #include "baton/compiler/transforms/batching.h"
 
 #include <map>
@@ -7,8 +8,10 @@
 #include <string>
 #include <utility>
 
+#include "baton/compiler/control_flow.h"
 #include "baton/compiler/transforms/batching_rules.h"
 #include "baton/compiler/transforms/call_group.h"
+#include "baton/compiler/transforms/control_flow_rules.h"
 
 namespace baton::compiler::transforms {
 namespace {
@@ -172,9 +175,16 @@ BatchedProgram VmapImpl(const Program& src, const std::vector<int>& in_dims,
         break;
       case OpKind::kWhile:
       case OpKind::kScan:
-      case OpKind::kCase:
-        throw BatchingError{Unimplemented(
-            "vmap: " + OpDisplayName(inst.attrs) + " has no batching rule yet")};
+      case OpKind::kCase: {  // control_flow_batching.cc, a group at once
+        const std::vector<BatchedValue> outs =
+            control_flow::BatchRegionGroup(e, inst.attrs, operands);
+        for (ValueId member : RegionGroupOf(src, id)) {
+          map[member] =
+              outs[ControlFlowOutputIndex(src.instruction(member).attrs)];
+          done[member] = true;
+        }
+        break;
+      }
       case OpKind::kParameter:  // handled above
       case OpKind::kConstant:   // no operands: never batched
       case OpKind::kIota:

@@ -1,7 +1,8 @@
 // Forward-mode differentiation (jvp.h): one walk over the program in order,
 // copying each instruction and, where an operand has a tangent, emitting
 // the op's tangent rule (jvp_rules.h) right after it. Calls are handled
-// here, a call group at a time, since their rules are programs themselves.
+// here, a call group at a time, since their rules are programs themselves;
+// control-flow groups likewise, by control_flow_jvp.cc.
 //
 // The result is built with a TraceContext so rules can use the tracer's
 // numpy-style functions; the tracer throws on a bad op, so the walk runs in
@@ -13,9 +14,11 @@
 #include <string>
 #include <utility>
 
+#include "baton/compiler/control_flow.h"
 #include "baton/compiler/inline_program.h"
 #include "baton/compiler/tracer.h"
 #include "baton/compiler/transforms/call_group.h"
+#include "baton/compiler/transforms/control_flow_rules.h"
 #include "baton/compiler/transforms/jvp_rules.h"
 #include "baton/core/error.h"
 
@@ -66,6 +69,8 @@ class JvpBuilder {
       if (primal_[id].valid()) continue;  // a parameter or a call group member
       if (src_.instruction(id).kind() == OpKind::kCall) {
         VisitCallGroup(id);
+      } else if (IsControlFlow(src_.instruction(id).kind())) {
+        VisitRegionGroup(id);
       } else {
         VisitOp(id);
       }
@@ -164,6 +169,22 @@ class JvpBuilder {
             "jacrev)"));
       case CallKind::kStopGradient:
         break;  // handled above
+    }
+  }
+
+  // A while, scan or case group (control_flow_jvp.cc).
+  void VisitRegionGroup(ValueId id) {
+    const Instruction& inst = src_.instruction(id);
+    std::vector<Tracer> primals, tangents;
+    control_flow::JvpRegionGroup(
+        ctx_, inst.attrs, Mapped(primal_, inst.operands),
+        Mapped(tangent_, inst.operands), &primals, &tangents);
+    for (ValueId m : RegionGroupOf(src_, id)) {
+      const int k = ControlFlowOutputIndex(src_.instruction(m).attrs);
+      primal_[m] = primals[k];
+      if (is_floating(src_.type(m).dtype)) {
+        SetTangent(m, tangents[k], OpDisplayName(inst.attrs));
+      }
     }
   }
 

@@ -8,6 +8,7 @@
 #include <tuple>
 #include <utility>
 
+#include "baton/compiler/control_flow.h"
 #include "baton/compiler/inline_program.h"
 #include "baton/compiler/passes.h"
 #include "baton/compiler/transforms/vjp_internal.h"
@@ -193,6 +194,14 @@ std::vector<int> VjpBuilder::Record(const Program& src,
     std::vector<int> ops;
     ops.reserve(inst.operands.size());
     for (ValueId o : inst.operands) ops.push_back(map[o]);
+    if (IsControlFlow(inst.kind())) {  // a group at once, at its first member
+      if (map[id] >= 0) continue;
+      const std::vector<int> outs = RecordControlFlow(inst.attrs, ops);
+      for (ValueId m : RegionGroupOf(src, id)) {
+        map[m] = outs[ControlFlowOutputIndex(src.instruction(m).attrs)];
+      }
+      continue;
+    }
     const auto* call = inst.attrs_if<CallAttrs>();
     if (!call) {
       map[id] = AddOpNode(inst.attrs, ops, region);
@@ -326,6 +335,12 @@ void VjpBuilder::Backprop(int n, const Tracer& ct) {
     case NodeKind::kCustomVjpOut: {
       CustomVjpGroup& g = groups_[nd.group];
       if (!g.done) BackpropCustomVjp(g);
+      return;
+    }
+    case NodeKind::kControlFlowOut: {
+      if (nd.group < 0) return;
+      ControlFlowGroup& g = cf_groups_[nd.group];
+      if (!g.done) BackpropControlFlow(g);
       return;
     }
   }

@@ -9,7 +9,10 @@
 // into a tape of Nodes while the forward program is emitted; calls are
 // flattened on the way (checkpoint bodies and custom rules are recorded in
 // place, checkpoint bodies inside a Region that carries their policy), so
-// one reverse sweep over the tape handles everything. Each node knows its
+// one reverse sweep over the tape handles everything. Control-flow groups
+// are recorded as one node per result; their rule (control_flow_vjp.cc)
+// differentiates the regions with Vjp itself and runs the whole group's
+// backward op when the sweep reaches it. Each node knows its
 // value in the forward program; the backward program reads such a value only
 // through Get(), which decides, per value, whether it is a residual (a
 // parameter of the backward program, returned by the forward one), a cheap
@@ -55,6 +58,10 @@ enum class NodeKind : uint8_t {
   // custom_vjp: output `out_index` of group `group`; value of the forward
   // rule's output (value_of).
   kCustomVjpOut,
+  // A result of a control-flow op (or a residual it stacks): output
+  // `out_index` of control-flow group `group` (-1: never differentiated).
+  // Always top-level (region -1), so it is saved, never recomputed.
+  kControlFlowOut,
 };
 
 struct Node {
@@ -85,6 +92,28 @@ struct CustomVjpGroup {
   std::vector<int> operands;   // the call's operand nodes
   std::vector<int> residuals;  // forward-rule outputs after the primal ones
   std::vector<int> outputs;    // the kCustomVjpOut nodes, in output order
+  bool done = false;
+};
+
+// A differentiated while, scan or case (control_flow_vjp.cc): its backward
+// op, decided when it is recorded, and where that op's operands come from
+// and its results go.
+struct ControlFlowGroup {
+  // Refused (a while loop): the message of the error, once reached.
+  std::string refused;
+  OpAttrs backward;  // a scan or case, output_index 0
+  struct Operand {
+    enum class Kind : uint8_t {
+      kForward,    // Get(node)
+      kCotangent,  // node's cotangent (zeros if it has none)
+      kZeros,      // zeros of node's type
+    };
+    Kind kind = Kind::kForward;
+    int node = -1;
+  };
+  std::vector<Operand> operands;
+  std::vector<int> targets;  // per backward result: the node it is the
+                             // cotangent contribution of (-1: none)
   bool done = false;
 };
 
@@ -123,10 +152,14 @@ class VjpBuilder {
   int AddOpNode(const OpAttrs& attrs, const std::vector<int>& operands,
                 int region);
   int AddView(int target, int region);
+  // A control-flow group (control_flow_vjp.cc): its result nodes.
+  std::vector<int> RecordControlFlow(const OpAttrs& attrs,
+                                     const std::vector<int>& operands);
 
   // The reverse sweep (vjp.cc) and the rules (vjp_rules.cc).
   void Backprop(int n, const Tracer& ct);
   void BackpropCustomVjp(CustomVjpGroup& group);
+  void BackpropControlFlow(ControlFlowGroup& group);  // control_flow_vjp.cc
   void ApplyRule(int n, const Tracer& ct);
   void ApplyElementwiseRule(int n, const Tracer& ct);
   void ApplyLayoutRule(int n, const Tracer& ct);
@@ -160,6 +193,7 @@ class VjpBuilder {
   std::vector<Node> nodes_;
   std::vector<Region> regions_;
   std::vector<CustomVjpGroup> groups_;
+  std::vector<ControlFlowGroup> cf_groups_;
   std::vector<Memo> memo_;            // per node, filled by Get
   std::vector<Tracer> ct_;            // per node: its cotangent so far
   int current_region_ = -1;           // region of the node whose rule runs
