@@ -1,6 +1,8 @@
 #include "baton/backend/cpu/cpu_executable.h"
 
+#include <array>
 #include <cstring>
+#include <span>
 
 #include "baton/backend/cpu/instruction_runner.h"
 #include "baton/backend/cpu/region_step.h"
@@ -180,10 +182,11 @@ Status CpuExecutable::RunOnCaller(const std::vector<void*>& params,
 Status CpuExecutable::Run(const std::vector<void*>& value_data,
                           void* device_arena) const {
   const compiler::Program& p = *program_;
-  // Reused across calls on this thread (a loop body runs once per
-  // iteration: no allocation there). A region step's nested Run reuses it
-  // too, which is safe: `ops` is only live within one non-region step.
-  thread_local std::vector<OperandData> ops;
+  // Operands on the stack for the common case (a loop body runs once per
+  // iteration: no allocation there); more than kInline go to the heap.
+  constexpr size_t kInline = 8;
+  std::array<OperandData, kInline> inline_ops;
+  std::vector<OperandData> heap_ops;
   for (size_t s = 0; s < plan_.steps.size(); ++s) {
     if (assignment_.step_is_noop[s]) continue;
     const Step& step = plan_.steps[s];
@@ -199,16 +202,22 @@ Status CpuExecutable::Run(const std::vector<void*>& value_data,
       continue;
     }
     const compiler::Instruction& inst = p.instruction(step.result);
-    ops.clear();
-    for (ValueId o : inst.operands) {
-      OperandData d;
+    const size_t num_ops = static_cast<size_t>(inst.operands.size());
+    OperandData* ops = inline_ops.data();
+    if (num_ops > kInline) {
+      heap_ops.resize(num_ops);
+      ops = heap_ops.data();
+    }
+    for (size_t k = 0; k < num_ops; ++k) {
+      const ValueId o = inst.operands[static_cast<int>(k)];
+      OperandData& d = ops[k];
       d.type = &p.type(o);
       const ValueId src = plan_.scalar_source[o];
       d.scalar = src != compiler::kNoValue;
       d.data = value_data[d.scalar ? src : o];
-      ops.push_back(d);
     }
-    BATON_RETURN_IF_ERROR(RunInstruction(inst, ops, out));
+    BATON_RETURN_IF_ERROR(RunInstruction(
+        inst, std::span<const OperandData>(ops, num_ops), out));
   }
   for (size_t i = 0; i < assignment_.outputs.size(); ++i) {
     const OutputSource& src = assignment_.outputs[i];

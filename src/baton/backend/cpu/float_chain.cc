@@ -62,6 +62,18 @@ std::unique_ptr<FloatChain> FloatChain::TryPlan(
     BindLoops(m);
     chain->ops_.push_back(m);
   }
+  // Pairs: member i feeds only member i + 1, both with one scalar side.
+  for (size_t i = 0; i + 1 < chain->ops_.size(); ++i) {
+    int readers = 0;
+    for (size_t j = i + 1; j < chain->ops_.size(); ++j) {
+      const MicroOp& m = chain->ops_[j];
+      readers += (m.a.kind == Kind::kMember && m.a.member == static_cast<int>(i)) +
+                 (m.b.kind == Kind::kMember && m.b.member == static_cast<int>(i));
+    }
+    if (readers != 1) continue;
+    BindPair(chain->ops_[i], chain->ops_[i + 1], static_cast<int>(i));
+    if (chain->ops_[i].pair_baseline != nullptr) ++i;  // i + 1 is taken
+  }
   return chain;
 }
 
@@ -116,7 +128,96 @@ void Bind(Pattern p, FloatChain::MicroOp& m) {
   }
 }
 
+// Pair loops: Op1 with its scalar on the left when L1, then Op2 likewise.
+template <BinaryOp op1, bool l1, BinaryOp op2, bool l2>
+__attribute__((always_inline)) inline void PairBody(const float* a, float s1,
+                                                    float s2, float* d,
+                                                    int64_t n) {
+  VectorLoop(0, n, [=](int64_t j) {
+    const float t = l1 ? scalar::Binary<op1, float>(s1, a[j])
+                       : scalar::Binary<op1, float>(a[j], s1);
+    d[j] = l2 ? scalar::Binary<op2, float>(s2, t)
+              : scalar::Binary<op2, float>(t, s2);
+  });
+}
+
+template <BinaryOp op1, bool l1, BinaryOp op2, bool l2>
+void PairBaseline(const float* a, float s1, float s2, float* d, int64_t n) {
+  PairBody<op1, l1, op2, l2>(a, s1, s2, d, n);
+}
+
+#if BATON_KERNELS_HAVE_AVX2
+template <BinaryOp op1, bool l1, BinaryOp op2, bool l2>
+__attribute__((target("avx2"))) void PairAvx2(const float* a, float s1,
+                                              float s2, float* d, int64_t n) {
+  PairBody<op1, l1, op2, l2>(a, s1, s2, d, n);
+}
+#endif
+
+template <BinaryOp op1, bool l1, BinaryOp op2, bool l2>
+void BindPairLoops(FloatChain::MicroOp& m) {
+  m.pair_baseline = &PairBaseline<op1, l1, op2, l2>;
+#if BATON_KERNELS_HAVE_AVX2
+  m.pair_avx2 = &PairAvx2<op1, l1, op2, l2>;
+#endif
+}
+
+template <BinaryOp op1, bool l1, BinaryOp op2>
+void BindPairSecond(bool l2, FloatChain::MicroOp& m) {
+  if (l2) return BindPairLoops<op1, l1, op2, true>(m);
+  return BindPairLoops<op1, l1, op2, false>(m);
+}
+
+template <BinaryOp op1, bool l1>
+void BindPairOp2(BinaryOp op2, bool l2, FloatChain::MicroOp& m) {
+  switch (op2) {
+    case BinaryOp::kAdd:
+      return BindPairSecond<op1, l1, BinaryOp::kAdd>(l2, m);
+    case BinaryOp::kSub:
+      return BindPairSecond<op1, l1, BinaryOp::kSub>(l2, m);
+    case BinaryOp::kMul:
+      return BindPairSecond<op1, l1, BinaryOp::kMul>(l2, m);
+    default:
+      return BindPairSecond<op1, l1, BinaryOp::kDiv>(l2, m);
+  }
+}
+
+template <BinaryOp op1>
+void BindPairOp1(bool l1, BinaryOp op2, bool l2, FloatChain::MicroOp& m) {
+  if (l1) return BindPairOp2<op1, true>(op2, l2, m);
+  return BindPairOp2<op1, false>(op2, l2, m);
+}
+
 }  // namespace
+
+void FloatChain::BindPair(MicroOp& first, const MicroOp& second,
+                          int first_index) {
+  // first: one array or member side, one scalar side.
+  const bool l1 = first.a.kind == Kind::kScalar;
+  const Source& a1 = l1 ? first.b : first.a;
+  if ((first.a.kind == Kind::kScalar) == (first.b.kind == Kind::kScalar) ||
+      a1.kind == Kind::kScalar) {
+    return;
+  }
+  // second: first's result on one side, a scalar on the other.
+  const bool l2 = second.a.kind == Kind::kScalar;
+  const Source& from = l2 ? second.b : second.a;
+  const Source& other = l2 ? second.a : second.b;
+  if (other.kind != Kind::kScalar || from.kind != Kind::kMember ||
+      from.member != first_index) {
+    return;
+  }
+  switch (first.op) {
+    case BinaryOp::kAdd:
+      return BindPairOp1<BinaryOp::kAdd>(l1, second.op, l2, first);
+    case BinaryOp::kSub:
+      return BindPairOp1<BinaryOp::kSub>(l1, second.op, l2, first);
+    case BinaryOp::kMul:
+      return BindPairOp1<BinaryOp::kMul>(l1, second.op, l2, first);
+    default:
+      return BindPairOp1<BinaryOp::kDiv>(l1, second.op, l2, first);
+  }
+}
 
 void FloatChain::BindLoops(MicroOp& m) {
   const bool lhs = m.a.kind == Kind::kScalar, rhs = m.b.kind == Kind::kScalar;
@@ -142,35 +243,65 @@ void FloatChain::Run(const std::vector<void*>& value_data, float* out,
   // An op whose operands are both scalars reads its rhs from a splat row.
   alignas(64) float splat[kMaxMembers][kBlock];
   const size_t n_ops = ops_.size();
+  // Everything but the block offset, resolved once per call (a loop body
+  // runs this once per iteration, so per-block lookups would add up): each
+  // side's base pointer, whether it advances with the block, its scalar.
+  struct Resolved {
+    BlockFn fn;
+    PairFn pair;  // set: this member and the next run as one pass
+    const float* a;
+    const float* b;
+    bool a_moves, b_moves;
+    float as, bs;
+  };
+  Resolved r[kMaxMembers];
   for (size_t i = 0; i < n_ops; ++i) {
     const MicroOp& m = ops_[i];
+    Resolved& x = r[i];
+    x.fn = avx2 ? m.avx2 : m.baseline;
+    x.pair = avx2 && m.pair_avx2 ? m.pair_avx2 : m.pair_baseline;
+    auto side = [&](const Source& src, const float** p, bool* moves,
+                    float* scalar) {
+      *moves = false;
+      *scalar = 0.0f;
+      *p = splat[i];
+      if (src.kind == Kind::kMember) {
+        *p = rows[src.member];
+      } else if (src.kind == Kind::kArray) {
+        *p = static_cast<const float*>(value_data[src.value]);
+        *moves = true;
+      } else {
+        *scalar = *static_cast<const float*>(value_data[src.value]);
+      }
+    };
+    side(m.a, &x.a, &x.a_moves, &x.as);
+    side(m.b, &x.b, &x.b_moves, &x.bs);
     if (m.a.kind == Kind::kScalar && m.b.kind == Kind::kScalar) {
-      const float v = *static_cast<const float*>(value_data[m.b.value]);
-      std::fill(splat[i], splat[i] + kBlock, v);
+      std::fill(splat[i], splat[i] + kBlock, x.bs);
     }
   }
-  auto scalar_value = [&](const Source& s) {
-    return s.kind == Kind::kScalar
-               ? *static_cast<const float*>(value_data[s.value])
-               : 0.0f;
-  };
   for (int64_t at = begin; at < end; at += kBlock) {
     const int64_t n = std::min(kBlock, end - at);
     for (size_t i = 0; i < n_ops; ++i) {
-      const MicroOp& m = ops_[i];
-      auto pointer = [&](const Source& s) -> const float* {
-        if (s.kind == Kind::kMember) return rows[s.member];
-        if (s.kind == Kind::kArray) {
-          return static_cast<const float*>(value_data[s.value]) + at;
-        }
-        return splat[i];
-      };
+      const Resolved& x = r[i];
+      if (x.pair != nullptr) {
+        // This member's array side, its scalar, the next member's scalar.
+        const Resolved& y = r[i + 1];
+        const bool l1 = ops_[i].a.kind == Kind::kScalar;
+        const float* a = l1 ? (x.b_moves ? x.b + at : x.b)
+                            : (x.a_moves ? x.a + at : x.a);
+        const bool l2 = ops_[i + 1].a.kind == Kind::kScalar;
+        ++i;
+        float* d = i + 1 == n_ops ? out + at : rows[i];
+        x.pair(a, l1 ? x.as : x.bs, l2 ? y.as : y.bs, d, n);
+        continue;
+      }
       // The last member writes the result directly: every member has read
       // this block's inputs by then, and an input that is the output itself
       // (in place) is read at the same index it is written.
       float* d = i + 1 == n_ops ? out + at : rows[i];
-      (avx2 ? m.avx2 : m.baseline)(pointer(m.a), pointer(m.b),
-                                   scalar_value(m.a), scalar_value(m.b), d, n);
+      x.fn(x.a_moves ? x.a + at : x.a, x.b_moves ? x.b + at : x.b, x.as, x.bs,
+           d, n);
     }
   }
 }

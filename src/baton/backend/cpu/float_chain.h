@@ -52,15 +52,26 @@ class FloatChain {
   // d[j] = a[j] op b[j] for j < n; a scalar side reads `as` / `bs` instead.
   using BlockFn = void (*)(const float* a, const float* b, float as, float bs,
                            float* d, int64_t n);
+  // d[j] = op2(op1(a[j], s1), s2) with each scalar on the side the ops
+  // have it: two members in one pass (x * 0.99 + 0.01, p - lr * g's
+  // scalar forms), bitwise equal to running them one after the other.
+  using PairFn = void (*)(const float* a, float s1, float s2, float* d,
+                          int64_t n);
   struct MicroOp {
     BinaryOp op = BinaryOp::kAdd;
     Source a, b;
     BlockFn baseline = nullptr;  // the loop for this op and scalar pattern
     BlockFn avx2 = nullptr;      // the same loop compiled for AVX2 (isa.h)
+    // Set on the first of two members run as one pass (the next member
+    // reads only this one's result and a scalar; nothing else reads it).
+    PairFn pair_baseline = nullptr;
+    PairFn pair_avx2 = nullptr;
   };
 
  private:
   static void BindLoops(MicroOp& m);  // sets baseline/avx2 for m's op and kinds
+  // Sets first's pair loops when `first` and `second` can run as one pass.
+  static void BindPair(MicroOp& first, const MicroOp& second, int first_index);
   std::vector<MicroOp>
       ops_;  // one per member, in order; the last is the result
 };

@@ -108,6 +108,28 @@ void BlasGemm(const MatrixOperand& a, const MatrixOperand& b, F* c,
     const F* bi = bp + i * g.k * g.n;
     F* ci = c + i * g.m * g.n;
     if constexpr (std::is_same_v<F, float>) {
+      // A matrix-vector product (an RNN step, a layer on one example): gemv
+      // reads the matrix once, where gemm would pack it first.
+      if (g.n == 1) {
+        if (a.transposed) {
+          cblas_sgemv(CblasRowMajor, CblasTrans, static_cast<int>(g.k),
+                      static_cast<int>(g.m), 1.0f, ai, lda, bi, 1, 0.0f, ci, 1);
+        } else {
+          cblas_sgemv(CblasRowMajor, CblasNoTrans, static_cast<int>(g.m),
+                      static_cast<int>(g.k), 1.0f, ai, lda, bi, 1, 0.0f, ci, 1);
+        }
+        continue;
+      }
+      if (g.m == 1) {
+        if (b.transposed) {
+          cblas_sgemv(CblasRowMajor, CblasNoTrans, static_cast<int>(g.n),
+                      static_cast<int>(g.k), 1.0f, bi, ldb, ai, 1, 0.0f, ci, 1);
+        } else {
+          cblas_sgemv(CblasRowMajor, CblasTrans, static_cast<int>(g.k),
+                      static_cast<int>(g.n), 1.0f, bi, ldb, ai, 1, 0.0f, ci, 1);
+        }
+        continue;
+      }
       cblas_sgemm(CblasRowMajor, ta, tb, g.m, g.n, g.k, 1.0f, ai, lda, bi, ldb,
                   0.0f, ci, static_cast<int>(g.n));
     } else {
