@@ -133,7 +133,8 @@ inline C IntPow(C base, C exp) {
 // scalar and vector code. So a NaN result is made canonical: the positive
 // quiet NaN, whatever the operands' payloads and signs (as XLA does not
 // promise NaN payloads either). One compare and one select, branch-free, so
-// loops still vectorize.
+// loops still vectorize. The test is r != r (an unordered compare: true
+// exactly for NaN), which vectorizes to one compare and one blend.
 template <typename C>
 inline C CanonicalNaN(C r) {
   using U = std::conditional_t<sizeof(C) == 4, uint32_t, uint64_t>;
@@ -141,8 +142,7 @@ inline C CanonicalNaN(C r) {
   constexpr U kSign = U(1) << (sizeof(C) * 8 - 1);
   constexpr U kExp = ~kSign & ~((U(1) << kMantissa) - 1);
   constexpr U kCanonical = kExp | (U(1) << (kMantissa - 1));
-  const U ur = std::bit_cast<U>(r);
-  return std::bit_cast<C>((ur & ~kSign) > kExp ? kCanonical : ur);
+  return r != r ? std::bit_cast<C>(kCanonical) : r;  // NOLINT: NaN test
 }
 
 template <BinaryOp op, typename C>

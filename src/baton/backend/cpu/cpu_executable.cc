@@ -1,6 +1,7 @@
 #include "baton/backend/cpu/cpu_executable.h"
 
-#include <array>
+#include <cstddef>
+#include <new>
 #include <cstring>
 #include <span>
 
@@ -184,8 +185,10 @@ Status CpuExecutable::Run(const std::vector<void*>& value_data,
   const compiler::Program& p = *program_;
   // Operands on the stack for the common case (a loop body runs once per
   // iteration: no allocation there); more than kInline go to the heap.
+  // Uninitialized (zeroing it would cost more than the step it serves in
+  // a small loop body); each entry used is constructed below.
   constexpr size_t kInline = 8;
-  std::array<OperandData, kInline> inline_ops;
+  alignas(OperandData) std::byte inline_ops[kInline * sizeof(OperandData)];
   std::vector<OperandData> heap_ops;
   for (size_t s = 0; s < plan_.steps.size(); ++s) {
     if (assignment_.step_is_noop[s]) continue;
@@ -203,18 +206,16 @@ Status CpuExecutable::Run(const std::vector<void*>& value_data,
     }
     const compiler::Instruction& inst = p.instruction(step.result);
     const size_t num_ops = static_cast<size_t>(inst.operands.size());
-    OperandData* ops = inline_ops.data();
+    OperandData* ops = reinterpret_cast<OperandData*>(inline_ops);
     if (num_ops > kInline) {
       heap_ops.resize(num_ops);
       ops = heap_ops.data();
     }
     for (size_t k = 0; k < num_ops; ++k) {
       const ValueId o = inst.operands[static_cast<int>(k)];
-      OperandData& d = ops[k];
-      d.type = &p.type(o);
       const ValueId src = plan_.scalar_source[o];
-      d.scalar = src != compiler::kNoValue;
-      d.data = value_data[d.scalar ? src : o];
+      const bool scalar = src != compiler::kNoValue;
+      new (&ops[k]) OperandData{value_data[scalar ? src : o], &p.type(o), scalar};
     }
     BATON_RETURN_IF_ERROR(RunInstruction(
         inst, std::span<const OperandData>(ops, num_ops), out));

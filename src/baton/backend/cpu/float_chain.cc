@@ -128,16 +128,26 @@ void Bind(Pattern p, FloatChain::MicroOp& m) {
   }
 }
 
+// The IEEE operation alone, without scalar::Binary's NaN canonicalization.
+template <BinaryOp op>
+__attribute__((always_inline)) inline float Raw(float a, float b) {
+  if constexpr (op == BinaryOp::kAdd) return a + b;
+  if constexpr (op == BinaryOp::kSub) return a - b;
+  if constexpr (op == BinaryOp::kMul) return a * b;
+  return a / b;
+}
+
 // Pair loops: Op1 with its scalar on the left when L1, then Op2 likewise.
+// Only the result is made a canonical NaN: add, sub, mul and div return a
+// NaN for any NaN operand, so a NaN between the two ops ends as the
+// canonical NaN either way -- the same bits as canonicalizing both.
 template <BinaryOp op1, bool l1, BinaryOp op2, bool l2>
 __attribute__((always_inline)) inline void PairBody(const float* a, float s1,
                                                     float s2, float* d,
                                                     int64_t n) {
   VectorLoop(0, n, [=](int64_t j) {
-    const float t = l1 ? scalar::Binary<op1, float>(s1, a[j])
-                       : scalar::Binary<op1, float>(a[j], s1);
-    d[j] = l2 ? scalar::Binary<op2, float>(s2, t)
-              : scalar::Binary<op2, float>(t, s2);
+    const float t = l1 ? Raw<op1>(s1, a[j]) : Raw<op1>(a[j], s1);
+    d[j] = scalar::CanonicalNaN(l2 ? Raw<op2>(s2, t) : Raw<op2>(t, s2));
   });
 }
 

@@ -29,36 +29,11 @@
 #include "baton/compiler/transforms/control_flow_rules.h"
 #include "baton/compiler/transforms/jvp.h"
 #include "baton/compiler/transforms/jvp_rules.h"
+#include "baton/compiler/transforms/program_facts.h"
 
 namespace baton::compiler::transforms::control_flow {
 namespace {
 
-// Ops whose floating-point result has a zero derivative whatever the
-// operands (as the JVP and VJP rules treat them).
-bool MayHaveDerivative(const OpAttrs& attrs) {
-  switch (KindOf(attrs)) {
-    case OpKind::kParameter:
-    case OpKind::kConstant:
-    case OpKind::kIota:
-    case OpKind::kCompare:
-      return false;
-    case OpKind::kUnary:
-      switch (std::get<UnaryAttrs>(attrs).op) {
-        case UnaryOp::kFloor:
-        case UnaryOp::kCeil:
-        case UnaryOp::kRound:
-        case UnaryOp::kSign:
-        case UnaryOp::kNot:
-          return false;
-        default:
-          return true;
-      }
-    case OpKind::kCall:
-      return std::get<CallAttrs>(attrs).kind != CallKind::kStopGradient;
-    default:
-      return true;
-  }
-}
 
 std::vector<Tracer> Pick(const std::vector<Tracer>& v, size_t begin,
                          size_t end) {
@@ -289,7 +264,7 @@ std::vector<bool> DependentOutputs(const Program& program,
     for (ValueId o : inst.operands) any = any || dep[o];
     if (differentiable) {
       any =
-          any && is_floating(inst.type.dtype) && MayHaveDerivative(inst.attrs);
+          any && is_floating(inst.type.dtype) && IsDifferentiable(inst.attrs);
     }
     dep[id] = any;
   }

@@ -49,6 +49,7 @@
 #include "baton/compiler/inline_program.h"
 #include "baton/compiler/passes.h"
 #include "baton/compiler/transforms/control_flow_rules.h"
+#include "baton/compiler/transforms/program_facts.h"
 #include "baton/compiler/transforms/vjp_internal.h"
 #include "baton/core/error.h"
 
@@ -96,19 +97,6 @@ Program ResidualProgram(const VjpPrograms& v, size_t num_outputs) {
   return EliminateDeadCode(r);
 }
 
-std::vector<bool> UsedParameters(const Program& program) {
-  std::vector<bool> used(program.num_parameters(), false);
-  auto mark = [&](ValueId v) {
-    if (const auto* p = program.instruction(v).attrs_if<ParameterAttrs>()) {
-      used[p->index] = true;
-    }
-  };
-  for (const Instruction& inst : program.instructions()) {
-    for (ValueId o : inst.operands) mark(o);
-  }
-  for (ValueId o : program.outputs()) mark(o);
-  return used;
-}
 
 bool Any(const std::vector<bool>& v) {
   for (bool b : v) {

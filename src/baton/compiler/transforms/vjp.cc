@@ -12,38 +12,13 @@
 #include "baton/compiler/inline_program.h"
 #include "baton/compiler/passes.h"
 #include "baton/compiler/transforms/vjp_internal.h"
+#include "baton/compiler/transforms/program_facts.h"
 #include "baton/core/error.h"
 
 namespace baton::compiler::transforms {
 namespace vjp_internal {
 namespace {
 
-// Ops whose result never carries a cotangent although it may be floating
-// point: constants, piecewise-constant functions, stop_gradient.
-bool IsDifferentiable(const OpAttrs& attrs) {
-  switch (KindOf(attrs)) {
-    case OpKind::kParameter:
-    case OpKind::kConstant:
-    case OpKind::kIota:
-    case OpKind::kCompare:
-      return false;
-    case OpKind::kUnary:
-      switch (std::get<UnaryAttrs>(attrs).op) {
-        case UnaryOp::kFloor:
-        case UnaryOp::kCeil:
-        case UnaryOp::kRound:
-        case UnaryOp::kSign:
-        case UnaryOp::kNot:
-          return false;
-        default:
-          return true;
-      }
-    case OpKind::kCall:
-      return std::get<CallAttrs>(attrs).kind != CallKind::kStopGradient;
-    default:
-      return true;
-  }
-}
 
 // Ops cheap enough to run again in the backward program when all their
 // operands are themselves such values (so a constant broadcast to a large
@@ -94,20 +69,6 @@ Program ReorderParameters(const Program& src, const std::vector<int>& order) {
   return out;
 }
 
-// Which parameters of `program` some instruction or output reads.
-std::vector<bool> UsedParameters(const Program& program) {
-  std::vector<bool> used(program.num_parameters(), false);
-  auto mark = [&](ValueId v) {
-    if (const auto* p = program.instruction(v).attrs_if<ParameterAttrs>()) {
-      used[p->index] = true;
-    }
-  };
-  for (const Instruction& inst : program.instructions()) {
-    for (ValueId o : inst.operands) mark(o);
-  }
-  for (ValueId o : program.outputs()) mark(o);
-  return used;
-}
 
 }  // namespace
 
