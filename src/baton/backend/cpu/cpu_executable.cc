@@ -8,6 +8,7 @@
 #include "baton/backend/cpu/instruction_runner.h"
 #include "baton/backend/cpu/region_step.h"
 #include "baton/compiler/memory_schedule.h"
+#include "baton/core/scalar_math.h"
 #include "baton/compiler/program_printer.h"
 #include "baton/runtime/device.h"
 #include "baton/runtime/thread_pool.h"
@@ -51,6 +52,41 @@ int64_t EstimateWork(
   return work;
 }
 
+template <typename T>
+void ScalarBinary(BinaryOp op, const void* a, const void* b, void* out) {
+  const T x = *static_cast<const T*>(a);
+  const T y = *static_cast<const T*>(b);
+  T r{};
+  switch (op) {
+    case BinaryOp::kAdd: r = scalar::Binary<BinaryOp::kAdd, T>(x, y); break;
+    case BinaryOp::kSub: r = scalar::Binary<BinaryOp::kSub, T>(x, y); break;
+    case BinaryOp::kMul: r = scalar::Binary<BinaryOp::kMul, T>(x, y); break;
+    case BinaryOp::kDiv: r = scalar::Binary<BinaryOp::kDiv, T>(x, y); break;
+    case BinaryOp::kPow: r = scalar::Binary<BinaryOp::kPow, T>(x, y); break;
+    case BinaryOp::kMax: r = scalar::Binary<BinaryOp::kMax, T>(x, y); break;
+    case BinaryOp::kMin: r = scalar::Binary<BinaryOp::kMin, T>(x, y); break;
+    case BinaryOp::kAnd: r = scalar::Binary<BinaryOp::kAnd, T>(x, y); break;
+    case BinaryOp::kOr: r = scalar::Binary<BinaryOp::kOr, T>(x, y); break;
+    case BinaryOp::kRem: r = scalar::Binary<BinaryOp::kRem, T>(x, y); break;
+  }
+  *static_cast<T*>(out) = r;
+}
+
+// Whether step `s` is a binary op on one int32 element (a loop counter's
+// i + 1): run directly, without the kernel dispatch.
+bool IsScalarInt32Binary(const compiler::Program& p, const Step& step) {
+  if (step.kind != Step::Kind::kOp) return false;
+  const compiler::Instruction& inst = p.instruction(step.result);
+  if (inst.kind() != OpKind::kBinary || inst.type.dtype != DType::kInt32 ||
+      inst.type.num_elements() != 1) {
+    return false;
+  }
+  for (ValueId o : inst.operands) {
+    if (p.type(o).num_elements() != 1) return false;
+  }
+  return true;
+}
+
 }  // namespace
 
 CpuExecutable::CpuExecutable() = default;
@@ -85,6 +121,7 @@ Result<std::shared_ptr<CpuExecutable>> CpuExecutable::Compile(
   exe->work_ = EstimateWork(p, exe->plan_, exe->regions_);
   exe->runs_inline_ = exe->work_ <= kInlineWorkLimit;
   for (const Step& step : exe->plan_.steps) {
+    exe->scalar_int32_binary_.push_back(IsScalarInt32Binary(p, step));
     exe->fused_.push_back(step.kind == Step::Kind::kFusedElementwise
                               ? std::make_unique<FusedStep>(p, exe->plan_, step)
                               : nullptr);
@@ -94,15 +131,17 @@ Result<std::shared_ptr<CpuExecutable>> CpuExecutable::Compile(
                                   b.type.shape.to_string());
   }
   exe->temp_label_ = "temporaries of " + exe->name_;
-  exe->parameter_values_.resize(p.num_parameters());
-  exe->output_values_.resize(exe->assignment_.output_buffers.size());
   for (ValueId v = 0; v < p.num_values(); ++v) {
     const BufferLocation& loc = exe->assignment_.location[v];
     if (loc.kind == BufferLocation::Kind::kParameter) {
-      exe->parameter_values_[loc.index].push_back(v);
+      exe->parameter_rebinds_.push_back({v, loc.index});
     } else if (loc.kind == BufferLocation::Kind::kOutput) {
-      exe->output_values_[loc.index].push_back(v);
+      exe->output_rebinds_.push_back({v, loc.index});
     }
+  }
+  for (size_t b = 0; b < exe->assignment_.output_buffers.size(); ++b) {
+    exe->output_rebinds_.push_back(
+        {p.num_values() + static_cast<int>(b), static_cast<int>(b)});
   }
   exe->constants_.resize(p.num_values());
   for (ValueId v = 0; v < p.num_values(); ++v) {
@@ -144,13 +183,9 @@ Status CpuExecutable::RunOnCaller(const std::vector<void*>& params,
   // were bound for.
   const size_t size = n + out_buffers.size() + 1;
   if (value_data.size() == size && value_data.back() == device_arena) {
-    for (size_t i = 0; i < parameter_values_.size(); ++i) {
-      for (ValueId v : parameter_values_[i]) value_data[v] = params[i];
-    }
-    for (size_t b = 0; b < output_values_.size(); ++b) {
-      for (ValueId v : output_values_[b]) value_data[v] = out_buffers[b];
-      value_data[n + b] = out_buffers[b];
-    }
+    void** slots = value_data.data();
+    for (const Rebind& r : parameter_rebinds_) slots[r.slot] = params[r.index];
+    for (const Rebind& r : output_rebinds_) slots[r.slot] = out_buffers[r.index];
     return Run(value_data, device_arena);
   }
   value_data.assign(size, nullptr);
@@ -205,6 +240,15 @@ Status CpuExecutable::Run(const std::vector<void*>& value_data,
       continue;
     }
     const compiler::Instruction& inst = p.instruction(step.result);
+    if (scalar_int32_binary_[s]) {
+      auto at = [&](ValueId o) {
+        const ValueId src = plan_.scalar_source[o];
+        return value_data[src != compiler::kNoValue ? src : o];
+      };
+      ScalarBinary<int32_t>(inst.attrs_as<compiler::BinaryAttrs>().op,
+                            at(inst.operands[0]), at(inst.operands[1]), out);
+      continue;
+    }
     const size_t num_ops = static_cast<size_t>(inst.operands.size());
     OperandData* ops = reinterpret_cast<OperandData*>(inline_ops);
     if (num_ops > kInline) {

@@ -107,6 +107,8 @@ class CpuExecutable : public std::enable_shared_from_this<CpuExecutable> {
   compiler::BufferAssignment assignment_;
   // Per step: its fused-tile plan, for kFusedElementwise steps (else null).
   std::vector<std::unique_ptr<FusedStep>> fused_;
+  // Per step: a binary op on one int32 element, run without kernel dispatch.
+  std::vector<bool> scalar_int32_binary_;
   // Per step: how a kRegion step runs (else null).
   std::vector<std::unique_ptr<RegionStep>> regions_;
   bool runs_inline_ = false;
@@ -115,9 +117,15 @@ class CpuExecutable : public std::enable_shared_from_this<CpuExecutable> {
   // rather than on every call: per output buffer, and for the temporaries.
   std::vector<std::string> output_labels_;
   std::string temp_label_;
-  // Per parameter / output buffer: the values stored there (RunOnCaller).
-  std::vector<std::vector<compiler::ValueId>> parameter_values_;
-  std::vector<std::vector<compiler::ValueId>> output_values_;
+  // What RunOnCaller binds again at each call: (value_data slot, index)
+  // for every value stored in a parameter, then in an output buffer (whose
+  // own slot after the values is included).
+  struct Rebind {
+    int slot;
+    int index;
+  };
+  std::vector<Rebind> parameter_rebinds_;
+  std::vector<Rebind> output_rebinds_;
   // Per constant ValueId (others null).
   std::vector<std::shared_ptr<ConstantBuffer>> constants_;
 };

@@ -74,7 +74,39 @@ std::unique_ptr<FloatChain> FloatChain::TryPlan(
     BindPair(chain->ops_[i], chain->ops_[i + 1], static_cast<int>(i));
     if (chain->ops_[i].pair_baseline != nullptr) ++i;  // i + 1 is taken
   }
+  const auto& ops = chain->ops_;
+  chain->whole_range_ =
+      (ops.size() == 1 &&
+       !(ops[0].a.kind == Kind::kScalar && ops[0].b.kind == Kind::kScalar)) ||
+      (ops.size() == 2 && ops[0].pair_baseline != nullptr);
   return chain;
+}
+
+void FloatChain::RunWhole(const std::vector<void*>& value_data, float* out,
+                          int64_t begin, int64_t end) const {
+  const bool avx2 = UseAvx2Kernels() && ops_.front().avx2 != nullptr;
+  const MicroOp& m = ops_[0];
+  auto array = [&](const Source& s) {
+    return static_cast<const float*>(value_data[s.value]) + begin;
+  };
+  auto scalar = [&](const Source& s) {
+    return *static_cast<const float*>(value_data[s.value]);
+  };
+  const bool l1 = m.a.kind == Kind::kScalar;
+  if (ops_.size() == 1) {
+    const bool r1 = m.b.kind == Kind::kScalar;
+    (avx2 ? m.avx2 : m.baseline)(l1 ? nullptr : array(m.a),
+                                 r1 ? nullptr : array(m.b),
+                                 l1 ? scalar(m.a) : 0.0f,
+                                 r1 ? scalar(m.b) : 0.0f, out + begin,
+                                 end - begin);
+    return;
+  }
+  const MicroOp& m2 = ops_[1];
+  const bool l2 = m2.a.kind == Kind::kScalar;
+  (avx2 && m.pair_avx2 ? m.pair_avx2 : m.pair_baseline)(
+      array(l1 ? m.b : m.a), scalar(l1 ? m.a : m.b), scalar(l2 ? m2.a : m2.b),
+      out + begin, end - begin);
 }
 
 namespace {
@@ -248,6 +280,7 @@ void FloatChain::BindLoops(MicroOp& m) {
 
 void FloatChain::Run(const std::vector<void*>& value_data, float* out,
                      int64_t begin, int64_t end) const {
+  if (whole_range_) return RunWhole(value_data, out, begin, end);
   const bool avx2 = UseAvx2Kernels() && ops_.front().avx2 != nullptr;
   alignas(64) float rows[kMaxMembers][kBlock];
   // An op whose operands are both scalars reads its rhs from a splat row.

@@ -69,6 +69,11 @@ class FloatChain {
   };
 
  private:
+  // One op (not both sides scalar) or one pair: runs as one loop over the
+  // whole range, with no intermediate rows (RunWhole).
+  bool whole_range_ = false;
+  void RunWhole(const std::vector<void*>& value_data, float* out,
+                int64_t begin, int64_t end) const;
   static void BindLoops(MicroOp& m);  // sets baseline/avx2 for m's op and kinds
   // Sets first's pair loops when `first` and `second` can run as one pass.
   static void BindPair(MicroOp& first, const MicroOp& second, int first_index);
