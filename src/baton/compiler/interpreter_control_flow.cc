@@ -63,6 +63,7 @@ std::vector<Literal> EvalScan(const ScanAttrs& a, const Operands& in,
     for (int i = 0; i < a.num_carries; ++i) results[i] = std::move(outs[i]);
     for (int j = a.num_carries; j < n_out; ++j) {
       const Literal& y = outs[j];
+      if (y.byte_size() == 0) continue;  // empty slices: nothing to copy
       std::memcpy(static_cast<uint8_t*>(results[j].untyped_mutable_data()) +
                       t * y.byte_size(),
                   y.untyped_data(), static_cast<size_t>(y.byte_size()));

@@ -229,9 +229,10 @@ Status CpuExecutable::Run(const std::vector<void*>& value_data,
     if (assignment_.step_is_noop[s]) continue;
     const Step& step = plan_.steps[s];
     if (regions_[s]) {
+      const int64_t offset = assignment_.step_scratch_offset[s];
       BATON_RETURN_IF_ERROR(regions_[s]->Run(
-          value_data, static_cast<char*>(device_arena) +
-                          assignment_.step_scratch_offset[s]));
+          value_data,
+          offset < 0 ? nullptr : static_cast<char*>(device_arena) + offset));
       continue;
     }
     void* out = value_data[step.result];

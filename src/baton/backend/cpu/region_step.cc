@@ -19,6 +19,11 @@ using compiler::ValueId;
 namespace {
 
 constexpr int64_t kAlign = 64;
+
+// memcpy that accepts empty copies of values without storage (null).
+void CopyBytes(void* dst, const void* src, int64_t bytes) {
+  if (bytes > 0) std::memcpy(dst, src, static_cast<size_t>(bytes));
+}
 int64_t AlignUp(int64_t x) { return (x + kAlign - 1) / kAlign * kAlign; }
 
 // Spare buffers of a running loop: (pointer, bytes), taken by exact size.
@@ -233,7 +238,7 @@ static void StartCarries(const std::vector<ValueId>& operands,
     st.carries[k] = vd[results[k]];
     const void* init = vd[operands[k]];
     if (init != st.carries[k]) {
-      std::memcpy(st.carries[k], init, static_cast<size_t>(bytes[k]));
+      CopyBytes(st.carries[k], init, bytes[k]);
     }
   }
 }
@@ -257,7 +262,7 @@ static void FinishCarries(const std::vector<ValueId>& results,
       bool busy = false;
       for (size_t j : pending) busy |= j != k && st.carries[j] == target;
       if (busy) continue;
-      std::memcpy(target, st.carries[k], static_cast<size_t>(bytes[k]));
+      CopyBytes(target, st.carries[k], bytes[k]);
       st.carries[k] = target;
       pending[i] = pending.back();
       pending.pop_back();
@@ -268,7 +273,7 @@ static void FinishCarries(const std::vector<ValueId>& results,
       const size_t k = pending.front();
       void* park = st.spares.Take(bytes[k]);
       if (park == nullptr) park = fixup;
-      std::memcpy(park, st.carries[k], static_cast<size_t>(bytes[k]));
+      CopyBytes(park, st.carries[k], bytes[k]);
       st.carries[k] = park;
     }
   }
@@ -308,7 +313,7 @@ static Status Iterate(const CpuExecutable& exe,
                              ? st.params[src.index]
                              : st.out_buffers[src.index];
       void* spare = st.spares.Take(carry_bytes[k]);
-      std::memcpy(spare, from, static_cast<size_t>(carry_bytes[k]));
+      CopyBytes(spare, from, carry_bytes[k]);
       st.next[k] = spare;
     } else {
       st.next[k] = st.out_buffers[src.index];
@@ -319,7 +324,7 @@ static Status Iterate(const CpuExecutable& exe,
     const void* at = src.kind == OutputSource::Kind::kParameter
                          ? st.params[src.index]
                          : st.out_buffers[src.index];
-    if (at != ys[j]) std::memcpy(ys[j], at, static_cast<size_t>(y_bytes[j]));
+    if (at != ys[j]) CopyBytes(ys[j], at, y_bytes[j]);
   }
   // Old carry storage no new carry uses becomes a spare.
   for (int k = 0; k < n; ++k) {
@@ -421,11 +426,11 @@ Status RegionStep::RunCase(const std::vector<void*>& vd, char* scratch) const {
   const Program& p = branch.exe->program();
   for (size_t i = 0; i < a.outputs.size(); ++i) {
     const OutputSource& src = a.outputs[i];
-    const size_t bytes = static_cast<size_t>(p.type(p.outputs()[i]).byte_size());
+    const int64_t bytes = p.type(p.outputs()[i]).byte_size();
     if (src.kind == OutputSource::Kind::kParameter) {
-      std::memcpy(vd[results_[i]], params[src.index], bytes);
+      CopyBytes(vd[results_[i]], params[src.index], bytes);
     } else if (branch.first_output[src.index] != static_cast<int>(i)) {
-      std::memcpy(vd[results_[i]], outs[src.index], bytes);  // returned twice
+      CopyBytes(vd[results_[i]], outs[src.index], bytes);  // returned twice
     }
   }
   return OkStatus();
