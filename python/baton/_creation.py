@@ -12,6 +12,9 @@ from baton._baton import Array, Device
 from baton._transfer import _check_device, _check_kind
 
 
+_INT64_MAX = 2**63 - 1
+
+
 def _shape(shape: Any) -> tuple[int, ...]:
     if isinstance(shape, (int, np.integer)):
         shape = (shape,)
@@ -21,8 +24,18 @@ def _shape(shape: Any) -> tuple[int, ...]:
         raise TypeError(
             f"shape must be an int or a sequence of ints, not {shape!r}"
         ) from None
-    if any(d < 0 for d in dims):
-        raise ValueError(f"negative dimension in shape {dims}")
+    for i, d in enumerate(dims):
+        if d < 0:
+            raise ValueError(
+                f"shape {dims} has a negative dimension ({d} at position {i})"
+            )
+        if d > _INT64_MAX:
+            raise ValueError(
+                f"shape {dims} is too large: dimension {d} at position {i} "
+                "does not fit in 64 bits"
+            )
+    # The size limit (elements and bytes within 64 bits) is checked once, in
+    # C++ (Shape::Check), for every way a shape enters baton.
     return dims
 
 
@@ -69,12 +82,26 @@ def full(
     if value.ndim == 0:
         return _baton._full(dims, d.name, value.tobytes(), device, kind)
     try:
-        filled = np.ascontiguousarray(np.broadcast_to(value, dims))
+        np.broadcast_shapes(value.shape, dims)
     except ValueError:
         raise ValueError(
             f"full: fill value of shape {value.shape} cannot be broadcast to {dims}"
         ) from None
-    return _baton._put_numpy(filled, d.name, device, kind, False)
+    return fill_from_host(dims, d, device, kind, lambda: np.broadcast_to(value, dims))
+
+
+def fill_from_host(
+    dims: tuple[int, ...], d: np.dtype, device: Any, kind: str, make: Any
+) -> Array:
+    """An array of dims / d whose values ``make()`` computes on the host.
+    The device buffer is allocated first, so a request over the memory
+    limit raises ResourceExhaustedError before any host memory is used."""
+    out = _baton._empty(dims, d.name, device, kind)
+    values = np.ascontiguousarray(make(), dtype=d)
+    if values.shape != dims:  # the caller's size estimate was off: no overwrite
+        del out
+        return _baton._put_numpy(values, d.name, device, kind, False)
+    return _baton._put_numpy_into(values, d.name, out)
 
 
 def zeros(

@@ -102,7 +102,7 @@ def reshape(
         raise TypeError("reshape: a new shape is required")
     new = _new_shape(_ops.shape_of(a), _ints(target, "shape"))
     if isinstance(a, Array) and tuple(a.shape) == new:
-        return a
+        return _ops.unchanged(a)
     return _ops.apply(_reshape, (a,), (("shape", new),))
 
 
@@ -132,7 +132,7 @@ def transpose(a: Any, axes: Any = None) -> Any:
 def asarray_like(a: Any) -> Any:
     """a as a baton Array (or Tracer) without changing it."""
     if isinstance(a, (Array, Tracer)):
-        return a
+        return _ops.unchanged(a)
     from baton.numpy._creation import asarray
 
     return asarray(a)
@@ -210,10 +210,12 @@ def broadcast_to(array: Any, shape: Any) -> Any:
     """``array`` broadcast to ``shape`` (numpy's rules)."""
     target = _ints(shape, "shape")
     old = _ops.shape_of(array)
-    try:
-        ok = np.broadcast_shapes(old, target) == target and len(old) <= len(target)
-    except ValueError:
-        ok = False
+    # numpy's rule, checked here rather than by np.broadcast_shapes, which
+    # also refuses shapes too large for numpy: those reach baton's one size
+    # check (Shape::Check), which says so.
+    ok = len(old) <= len(target) and all(
+        o == 1 or o == t for o, t in zip(old[::-1], target[::-1])
+    )
     if not ok:
         raise ValueError(f"cannot broadcast an array of shape {old} to shape {target}")
     return _ops.apply(_broadcast_to, (array,), (("shape", target),))
@@ -226,7 +228,7 @@ def broadcast_arrays(*args: Any) -> list[Any]:
 
 
 def atleast_1d(*arys: Any) -> Any:
-    out = [a if ndim(a) >= 1 else reshape(a, (1,)) for a in arys]
+    out = [_ops.unchanged(a) if ndim(a) >= 1 else reshape(a, (1,)) for a in arys]
     return out[0] if len(out) == 1 else out
 
 
@@ -234,7 +236,9 @@ def atleast_2d(*arys: Any) -> Any:
     out = []
     for a in arys:
         s = _ops.shape_of(a)
-        out.append(a if len(s) >= 2 else reshape(a, (1,) * (2 - len(s)) + s))
+        out.append(
+            _ops.unchanged(a) if len(s) >= 2 else reshape(a, (1,) * (2 - len(s)) + s)
+        )
     return out[0] if len(out) == 1 else out
 
 

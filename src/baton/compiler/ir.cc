@@ -48,6 +48,11 @@ Result<ValueId> Program::Add(OpAttrs attrs, OperandList operands) {
   }
   BATON_ASSIGN_OR_RETURN(
       ValueType type, InferType(attrs, OperandTypes(instructions_, operands)));
+  // Every value's shape passes the one shape check, so nothing downstream
+  // (buffer sizes, strides, loops over elements) can overflow.
+  if (Status s = type.shape.Check(); !s.ok()) {
+    return InvalidArgument(OpDisplayName(attrs) + ": result " + s.message());
+  }
   const ValueId id = num_values();
   if (KindOf(attrs) == OpKind::kParameter) parameters_.push_back(id);
   instructions_.push_back(
@@ -101,6 +106,23 @@ Status Program::Verify() const {
       return Internal(where +
                       "a control-flow op's results must be adjacent "
                       "instructions, in output order, with equal operands");
+    }
+    // Nested programs (regions, call bodies and rules) are part of this
+    // one: a region with a broken group would otherwise surface only when
+    // an executor runs it.
+    // (Once per group: its members share them.)
+    const auto* call = inst.attrs_if<CallAttrs>();
+    if (ControlFlowOutputIndex(inst.attrs) == 0 &&
+        (call == nullptr || call->output_index == 0)) {
+      std::vector<const Program*> nested = Regions(inst.attrs);
+      if (call) nested = {call->body.get(), call->rule.get(), call->rule2.get()};
+      for (size_t r = 0; r < nested.size(); ++r) {
+        if (nested[r] == nullptr) continue;  // inference says if one is needed
+        if (Status s = nested[r]->Verify(); !s.ok()) {
+          return Internal(where + "nested program " + std::to_string(r) +
+                          ": " + s.message());
+        }
+      }
     }
     Result<ValueType> inferred =
         InferType(inst.attrs, OperandTypes(instructions_, inst.operands));

@@ -49,14 +49,10 @@ ValueType OnDevice(Shape shape, DType dtype) {
   return ValueType{std::move(shape), dtype, MemoryKind::kDevice};
 }
 
+// `role` ("", "result ") prefixes the check's message, "shape (2, -1) ...".
 Status CheckShape(const OpContext& op, const Shape& shape,
-                  const std::string& what) {
-  for (int64_t d : shape.dims()) {
-    if (d < 0) {
-      return op.Fail(what + " " + shape.to_string() +
-                     " has a negative dimension");
-    }
-  }
+                  const std::string& role) {
+  if (Status s = shape.Check(); !s.ok()) return op.Fail(role + s.message());
   return OkStatus();
 }
 
@@ -136,7 +132,7 @@ Status CheckSameShapeAndDType(const OpContext& op, const ValueType& a,
 Result<ValueType> InferParameter(const OpContext& op, const ParameterAttrs& a) {
   BATON_RETURN_IF_ERROR(op.CheckArity(0));
   if (a.index < 0) return op.Fail("negative index " + std::to_string(a.index));
-  BATON_RETURN_IF_ERROR(CheckShape(op, a.type.shape, "shape"));
+  BATON_RETURN_IF_ERROR(CheckShape(op, a.type.shape, ""));
   return a.type;
 }
 
@@ -148,7 +144,7 @@ Result<ValueType> InferConstant(const OpContext& op, const ConstantAttrs& a) {
 
 Result<ValueType> InferIota(const OpContext& op, const IotaAttrs& a) {
   BATON_RETURN_IF_ERROR(op.CheckArity(0));
-  BATON_RETURN_IF_ERROR(CheckShape(op, a.shape, "shape"));
+  BATON_RETURN_IF_ERROR(CheckShape(op, a.shape, ""));
   if (a.dtype == DType::kBool) return op.Fail("dtype bool is not supported");
   if (a.dimension < 0 || a.dimension >= a.shape.rank()) {
     return op.Fail("dimension " + std::to_string(a.dimension) +
@@ -225,7 +221,7 @@ Result<ValueType> InferBroadcastInDim(const OpContext& op,
                                       const BroadcastInDimAttrs& a) {
   BATON_RETURN_IF_ERROR(op.CheckArity(1));
   const ValueType& x = op.operand(0);
-  BATON_RETURN_IF_ERROR(CheckShape(op, a.shape, "result shape"));
+  BATON_RETURN_IF_ERROR(CheckShape(op, a.shape, "result "));
   BATON_RETURN_IF_ERROR(
       CheckListLength(op, a.broadcast_dimensions, "broadcast_dimensions", x));
   BATON_RETURN_IF_ERROR(CheckDimList(
@@ -248,7 +244,7 @@ Result<ValueType> InferBroadcastInDim(const OpContext& op,
 Result<ValueType> InferReshape(const OpContext& op, const ReshapeAttrs& a) {
   BATON_RETURN_IF_ERROR(op.CheckArity(1));
   const ValueType& x = op.operand(0);
-  BATON_RETURN_IF_ERROR(CheckShape(op, a.shape, "result shape"));
+  BATON_RETURN_IF_ERROR(CheckShape(op, a.shape, "result "));
   if (a.shape.num_elements() != x.num_elements()) {
     return op.Fail("cannot reshape " + Str(x) + " (" +
                    std::to_string(x.num_elements()) + " elements) to " +
@@ -287,7 +283,10 @@ Result<ValueType> InferSlice(const OpContext& op, const SliceAttrs& a) {
                      " do not fit (need 0 <= start <= limit <= " +
                      std::to_string(x.shape[i]) + " and stride >= 1)");
     }
-    dims.push_back((limit - start + stride - 1) / stride);
+    // ceil((limit - start) / stride) without the overflow of the usual
+    // (n + stride - 1) / stride for huge strides.
+    const int64_t n = limit - start;  // >= 0, checked above
+    dims.push_back(n == 0 ? 0 : 1 + (n - 1) / stride);
   }
   return OnDevice(Shape(std::move(dims)), x.dtype);
 }
@@ -406,8 +405,20 @@ Result<ValueType> InferPad(const OpContext& op, const PadAttrs& a) {
                      " has a negative entry");
     }
     const int64_t d = x.shape[i];
-    const int64_t size =
-        a.low[i] + a.high[i] + d + std::max<int64_t>(d - 1, 0) * a.interior[i];
+    // low + high + d + (d - 1) * interior, refused rather than wrapped when
+    // hostile attributes take it beyond int64.
+    int64_t size = 0, gaps = 0;
+    if (__builtin_mul_overflow(std::max<int64_t>(d - 1, 0), a.interior[i],
+                               &gaps) ||
+        __builtin_add_overflow(d, gaps, &size) ||
+        __builtin_add_overflow(size, a.low[i], &size) ||
+        __builtin_add_overflow(size, a.high[i], &size)) {
+      return op.Fail("dimension " + std::to_string(i) + " of " + Str(x) +
+                     " would have a size beyond 64 bits (low " +
+                     std::to_string(a.low[i]) + ", high " +
+                     std::to_string(a.high[i]) + ", interior " +
+                     std::to_string(a.interior[i]) + ")");
+    }
     if (size < 0) {
       return op.Fail("dimension " + std::to_string(i) + " of " + Str(x) +
                      " would have negative size " + std::to_string(size) +

@@ -41,12 +41,7 @@ std::function<Status()> Traced(std::function<Status()> fn, int device_id,
 }
 
 Status CheckHostBuffer(const HostBuffer& host) {
-  for (int64_t d : host.shape.dims()) {
-    if (d < 0) {
-      return InvalidArgument("device_put: negative dimension in shape " +
-                             host.shape.to_string());
-    }
-  }
+  BATON_RETURN_IF_ERROR(host.shape.Check());
   if (host.data == nullptr && host.nbytes() > 0) {
     return InvalidArgument("device_put: host data pointer is null");
   }
