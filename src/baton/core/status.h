@@ -21,6 +21,7 @@ enum class ErrorCode {
   kDonation,           // a donation was refused; nothing was consumed
   kResourceExhausted,  // a memory limit or the system ran out of memory
   kFailedPrecondition, // the operation is not allowed in this state
+  kWouldDeadlock,      // a wait for work that waits for the waiting thread
   kUnimplemented,
   kInternal,
 };
@@ -61,6 +62,9 @@ inline Status ResourceExhausted(std::string m) {
 }
 inline Status FailedPrecondition(std::string m) {
   return Status(ErrorCode::kFailedPrecondition, std::move(m));
+}
+inline Status WouldDeadlock(std::string m) {
+  return Status(ErrorCode::kWouldDeadlock, std::move(m));
 }
 inline Status Unimplemented(std::string m) {
   return Status(ErrorCode::kUnimplemented, std::move(m));

@@ -3,13 +3,27 @@
 #include <atomic>
 #include <condition_variable>
 #include <mutex>
+#include <optional>
+#include <thread>
+#include <unordered_set>
 
 namespace baton {
+
+namespace {
+// Pending host-write events, process-wide (see Event::CreateHostWrite).
+std::atomic<int> live_host_writes{0};
+}  // namespace
 
 struct Event::State {
   State(int q, uint64_t seq) : queue_id(q), sequence(seq) {}
   const int queue_id;
   const uint64_t sequence;
+  // A host write: the thread holding it and what it is (set before the
+  // event is shared, immutable after).
+  bool host_write = false;
+  std::thread::id holder;
+  std::string holder_what;
+  std::vector<Event> waits_on;  // guarded by mu; dropped on completion
   mutable std::mutex mu;
   std::condition_variable cv;
   bool ready = false;       // guarded by mu
@@ -47,7 +61,33 @@ Status Event::status() const {
   return state_->status;
 }
 
+Event Event::CreateHostWrite(std::string what) {
+  Event e = Create();
+  e.state_->host_write = true;
+  e.state_->holder = std::this_thread::get_id();
+  e.state_->holder_what = std::move(what);
+  live_host_writes.fetch_add(1);
+  return e;
+}
+
+bool Event::HostWritesLive() { return live_host_writes.load() > 0; }
+
+void Event::SetWaitsOn(std::vector<Event> events) const {
+  std::lock_guard<std::mutex> lock(state_->mu);
+  if (!state_->ready && !state_->completing) state_->waits_on = std::move(events);
+}
+
 Status Event::Wait() const {
+  if (live_host_writes.load(std::memory_order_relaxed) > 0) {
+    if (std::optional<std::string> what = OwnHostWriteWaitedFor()) {
+      return WouldDeadlock(
+          "this wait would never end: the work it waits for reads an array "
+          "whose writable host view (" + *what + ") this thread holds, and "
+          "that work runs only once the view is released. Release the view "
+          "first (leave its `with x.host_view(writable=True)` block), then "
+          "wait for results.");
+    }
+  }
   std::unique_lock<std::mutex> lock(state_->mu);
   state_->cv.wait(lock, [&] { return state_->ready; });
   return state_->status;
@@ -73,12 +113,15 @@ void Event::SetStatus(Status status) const {
   // ready (Wait, IsReady) also observes their effects -- in particular the
   // frees of buffers this work was the last user of (DESIGN: completion
   // order). Callbacks added meanwhile are queued and run here too.
+  std::vector<Event> waited_on;  // released outside the lock
   {
     std::lock_guard<std::mutex> lock(state_->mu);
     if (state_->ready || state_->completing) return;  // first completion wins
     state_->completing = true;
     state_->status = std::move(status);
+    waited_on.swap(state_->waits_on);
   }
+  if (state_->host_write) live_host_writes.fetch_sub(1);
   for (;;) {
     std::vector<std::function<void(const Status&)>> callbacks;
     {
@@ -92,6 +135,24 @@ void Event::SetStatus(Status status) const {
     for (auto& cb : callbacks) cb(state_->status);
   }
   state_->cv.notify_all();
+}
+
+std::optional<std::string> Event::OwnHostWriteWaitedFor() const {
+  const std::thread::id me = std::this_thread::get_id();
+  std::vector<std::shared_ptr<State>> stack{state_};
+  std::unordered_set<const State*> seen;
+  while (!stack.empty()) {
+    std::shared_ptr<State> s = std::move(stack.back());
+    stack.pop_back();
+    if (!seen.insert(s.get()).second) continue;
+    std::lock_guard<std::mutex> lock(s->mu);
+    if (s->ready || s->completing) continue;
+    if (s->host_write && s->holder == me) return s->holder_what;
+    for (const Event& e : s->waits_on) {
+      if (e.valid()) stack.push_back(e.state_);
+    }
+  }
+  return std::nullopt;
 }
 
 Status WaitAll(const std::vector<Event>& events) {
@@ -120,6 +181,7 @@ Event JoinEvents(const std::vector<Event>& events) {
   auto join = std::make_shared<Join>();
   join->remaining = pending.size();
   Event done = join->done;
+  if (Event::HostWritesLive()) done.SetWaitsOn(pending);
   for (const Event& e : pending) {
     e.OnReady([join](const Status& s) {
       if (!s.ok()) {

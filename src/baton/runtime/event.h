@@ -16,6 +16,8 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
+#include <string>
 #include <vector>
 
 #include "baton/core/status.h"
@@ -42,13 +44,32 @@ class Event {
   bool IsReady() const;
   // The final status; only meaningful once IsReady().
   Status status() const;
-  // Blocks until ready; returns the final status.
+  // Blocks until ready; returns the final status -- or, without blocking,
+  // WouldDeadlock if it depends on a host write this thread holds.
   Status Wait() const;
   // The queue whose in-order work completes this event, or kNoQueue.
   int queue_id() const;
   // Position of the completing task in its queue: of two events of the same
   // queue, the one with the larger sequence completes last.
   uint64_t sequence() const;
+
+  // --- waits that could never end ------------------------------------------
+  // A host write (a writable host view, see TrackedBuffer) is the one event
+  // a user thread itself completes: work reading the array waits for it. If
+  // that thread then waits for such work, it waits for itself. To see this
+  // coming, the host write's event names its holder, and while any host
+  // write is live, queued work records what it waits for (SetWaitsOn). Wait()
+  // then refuses, with WouldDeadlock naming the view, when the event
+  // depends on a host write held by the waiting thread.
+  //
+  // A pending event completed by the calling thread's host write `what`
+  // ("host view #3 of float32(4,)").
+  static Event CreateHostWrite(std::string what);
+  // Records the events the work completing this one waits for (only
+  // meaningful while HostWritesLive()).
+  void SetWaitsOn(std::vector<Event> events) const;
+  // True while any host-write event is pending, anywhere.
+  static bool HostWritesLive();
 
   // Runs `callback(status)` once the event is ready (see class comment).
   void OnReady(std::function<void(const Status&)> callback) const;
@@ -64,6 +85,10 @@ class Event {
 
  private:
   struct State;
+  // The description of a pending host write held by the calling thread that
+  // this event depends on through recorded waits. Only pending events are
+  // followed, so the search is bounded by the work in flight.
+  std::optional<std::string> OwnHostWriteWaitedFor() const;
   explicit Event(std::shared_ptr<State> s) : state_(std::move(s)) {}
   std::shared_ptr<State> state_;
 };

@@ -158,7 +158,7 @@ Result<std::vector<Event>> TrackedBuffer::BeginHostWrite(
   // Enqueues in progress must have recorded their usage before we collect it.
   cv_.wait(lock, [&] { return enqueues_in_progress_ == 0; });
   holders_.push_back(holder);
-  host_write_ = Event::Create();
+  host_write_ = Event::CreateHostWrite(holder);  // held by this thread
   std::vector<Event> wait = usage_;
   wait.push_back(definition_);
   return wait;
@@ -171,8 +171,8 @@ void TrackedBuffer::EndHostWrite(const std::string& holder) {
     auto it = std::find(holders_.begin(), holders_.end(), holder);
     if (it != holders_.end()) holders_.erase(it);
     done = host_write_;
-    // Keep the event as a usage event so a free still orders after readers
-    // that waited on it; it is ready now anyway.
+    // Dropped: readers that waited on it hold usage events of their own,
+    // which a free still orders after.
     host_write_ = Event();
   }
   if (done.valid()) done.SetReady();

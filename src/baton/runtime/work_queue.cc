@@ -41,6 +41,17 @@ Event WorkQueue::Enqueue(std::vector<Event> deps, std::function<Status()> fn,
     std::lock_guard<std::mutex> lock(mu_);
     // Created under the lock so sequence order is queue order.
     task.done = Event::Create(id_, ++next_sequence_);
+    // While a writable host view is live, record what this task waits for
+    // (its dependencies and, the queue being in order, the task before it)
+    // so a wait on the view's own thread can see it would never end.
+    if (Event::HostWritesLive()) {
+      std::vector<Event> waits = task.deps;
+      if (last_recorded_.valid()) waits.push_back(last_recorded_);
+      task.done.SetWaitsOn(std::move(waits));
+      last_recorded_ = task.done;
+    } else if (last_recorded_.valid()) {
+      last_recorded_ = Event();
+    }
     ++in_flight_;
     // in_flight_ was 0: nothing queued, nothing running (worker or inline).
     if (dispatch == Dispatch::kInlineWhenIdle && in_flight_ == 1 &&

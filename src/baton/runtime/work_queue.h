@@ -87,6 +87,9 @@ class WorkQueue {
   int idle_waiters_ = 0;         // guarded by mu_: threads in Synchronize
   bool stopping_ = false;   // guarded by mu_
   uint64_t next_sequence_ = 0;  // guarded by mu_
+  // guarded by mu_: the last task enqueued while a host write was live
+  // (see Event::SetWaitsOn); invalid otherwise.
+  Event last_recorded_;
   std::thread worker_;
 };
 
