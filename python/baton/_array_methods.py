@@ -94,7 +94,14 @@ def _len(self: Any) -> int:
 
 
 def _format(self: Any, spec: str) -> str:
-    if self.ndim == 0 and not self.is_deleted():
+    """``format(x, spec)``: a 0-d array formats as its value (``f"{x:.2f}"``);
+    an empty spec is ``str(x)``, which also describes a deleted array. A
+    format spec applied to a deleted array raises DeletedArrayError rather
+    than formatting its description."""
+    if not spec:
+        return str(self)
+    self._check_live()  # DeletedArrayError, saying how it was consumed
+    if self.ndim == 0:
         return format(_numpy_interop.item(self), spec)
     return format(str(self), spec)
 

@@ -4,13 +4,14 @@
 
 #include "jit_cache.h"
 #include "module.h"
+#include "not_constructible.h"
 
 void init_compiled(nb::module_& m) {
   using namespace baton;
   using namespace baton::python;
 
   nb::class_<compiler::MemoryAnalysis>(
-      m, "MemoryAnalysis",
+      m, "MemoryAnalysis", nb::type_slots(baton::python::kNotConstructibleSlots),
       "What one call of a compiled function holds, in bytes (DESIGN R3).")
       .def_ro("argument_size_in_bytes",
               &compiler::MemoryAnalysis::argument_size_in_bytes,
@@ -33,7 +34,7 @@ void init_compiled(nb::module_& m) {
         return "MemoryAnalysis(" + a.ToString() + ")";
       });
 
-  nb::class_<Compiled>(m, "Compiled",
+  nb::class_<Compiled>(m, "Compiled", nb::type_slots(baton::python::kNotConstructibleSlots),
                        "A compiled signature of a jitted function "
                        "(f.lower(...).compile()).")
       .def(
@@ -56,7 +57,7 @@ void init_compiled(nb::module_& m) {
       .def("__repr__",
            [](const Compiled& c) { return "<Compiled " + c.fn_name + ">"; });
 
-  nb::class_<Lowered>(m, "Lowered",
+  nb::class_<Lowered>(m, "Lowered", nb::type_slots(baton::python::kNotConstructibleSlots),
                       "A jitted function traced for one signature "
                       "(f.lower(...)); nothing was run or consumed.")
       .def(

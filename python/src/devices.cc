@@ -10,6 +10,7 @@
 #include "baton/runtime/client.h"
 #include "conversions.h"
 #include "module.h"
+#include "not_constructible.h"
 
 namespace {
 
@@ -23,7 +24,7 @@ std::string DeviceRepr(const baton::Device& d) {
 
 void init_devices(nb::module_& m) {
   using baton::Device;
-  nb::class_<Device>(m, "Device",
+  nb::class_<Device>(m, "Device", nb::type_slots(baton::python::kNotConstructibleSlots),
                      "One device of baton's backend (on the CPU backend, a "
                      "logical CPU device). Each has three separately counted "
                      "memory spaces: 'device', 'pinned_host' and "

@@ -7,7 +7,7 @@
 // otherwise), jit (which moves the baton::Donated into its call) later. A
 // marker dropped unspent frees the storage once the work enqueued on it is
 // done. The jit bindings get the C++ object with nb::cast<baton::Donated&>.
-#include "baton/jit/donation.h"
+#include "donation.h"
 
 #include <nanobind/stl/string.h>
 
@@ -19,18 +19,27 @@
 #include "conversions.h"
 #include "errors.h"
 #include "module.h"
+#include "not_constructible.h"
 
 namespace baton::python {
+
+std::string UnusableMarkerMessage(const Donated& d) {
+  if (!d.array.IsDeleted()) {
+    return "this bt.donate() marker was given back: the call it was passed "
+           "to failed before running (or the donation was undone), and its "
+           "array " + d.array.impl()->Describe() +
+           " is live again with its values. Donate that array again: "
+           "bt.donate(x)";
+  }
+  return "this bt.donate() marker was already used by a call (a donated "
+         "array can be passed to one call only, also when several threads "
+         "call at once); donate the array that call returned";
+}
+
 namespace {
 
-bool Spent(const Donated& d) { return d.taken.buffer == nullptr; }
-
 Donated& Unspent(Donated& d) {
-  if (Spent(d)) {
-    ThrowIfError(InvalidArgument(
-        "this donate() marker was already used (a donated array can be "
-        "passed to one call only); donate the array that call returned"));
-  }
+  if (!Holds(d)) ThrowIfError(InvalidArgument(UnusableMarkerMessage(d)));
   return d;
 }
 
@@ -130,7 +139,7 @@ std::string Repr(const Donated& d) {
   const Array& s = d.array;
   return std::string("Donated(") + s.impl()->Describe() +
          ", memory_kind=" + std::string(memory_kind_name(s.memory_kind())) +
-         (Spent(d) ? ", used" : "") + ")";
+         (Holds(d) ? "" : d.array.IsDeleted() ? ", used" : ", given back") + ")";
 }
 
 }  // namespace
@@ -140,7 +149,7 @@ void init_donation(nb::module_& m) {
   using baton::Donated;
   using namespace baton::python;
   nb::class_<Donated>(
-      m, "Donated",
+      m, "Donated", nb::type_slots(baton::python::kNotConstructibleSlots),
       "What bt.donate(x) returns: x's storage on its way to the next call "
       "that receives this marker (jit or device_put), which may reuse it for "
       "its result. x itself is already consumed (is_deleted() is True for "
@@ -164,7 +173,10 @@ void init_donation(nb::module_& m) {
           [](const Donated& d) {
             return std::string(baton::memory_kind_name(d.array.memory_kind()));
           })
-      .def_prop_ro("used", &Spent, "True once a call has taken the storage.")
+      .def_prop_ro(
+          "used", [](const Donated& d) { return !Holds(d); },
+          "True once the marker can no longer be passed: a call took its "
+          "storage, or a failed call gave it back to the array.")
       .def(
           "_set_target",
           [](Donated& d, std::string name) {

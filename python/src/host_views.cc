@@ -9,6 +9,7 @@
 #include "conversions.h"
 #include "errors.h"
 #include "module.h"
+#include "not_constructible.h"
 
 namespace baton::python {
 namespace {
@@ -129,6 +130,7 @@ void ArrayReleaseBuffer(PyObject*, Py_buffer* view) {
 PyType_Slot kArrayBufferSlots[] = {
     {Py_bf_getbuffer, reinterpret_cast<void*>(ArrayGetBuffer)},
     {Py_bf_releasebuffer, reinterpret_cast<void*>(ArrayReleaseBuffer)},
+    BATON_REFUSE_NEW_SLOT,
     {0, nullptr}};
 
 nb::dict HostViewHold::ArrayInterface() const {
@@ -183,7 +185,7 @@ std::unique_ptr<HostViewHold> AcquireHostViewHold(const Array& array,
 void init_host_views(nb::module_& m) {
   using baton::python::HostViewHold;
   nb::class_<HostViewHold>(
-      m, "_HostViewHold",
+      m, "_HostViewHold", nb::type_slots(baton::python::kNotConstructibleSlots),
       "The owner of a host view of a baton array (the `base` of the numpy "
       "array np.asarray(x) returns). The view's hold lives as long as this "
       "object; release() ends it early.")

@@ -292,6 +292,7 @@ nb::object JitFunction::Call(nb::handle self, PyObject* args,
   const size_t n = p.leaves.size();
 
   // Refusals, before anything is taken (markers give their storage back).
+  std::string unusable_warning;
   bool any_donated = false;
   for (const Leaf& l : p.leaves) any_donated |= l.donated;
   if (any_donated) {
@@ -347,8 +348,9 @@ nb::object JitFunction::Call(nb::handle self, PyObject* args,
       }
       const std::string msg =
           name_ +
-          ": donated buffers that no output can reuse (no output of "
-          "the same byte size, dtype and memory kind): " +
+          ": donated buffers that no output can reuse (reuse needs an "
+          "output of the same byte size, dtype and memory kind, computed "
+          "after the program's last read of the buffer): " +
           what + ".";
       if (donation_mode() == DonationMode::kError) {
         RestoreMarkers(p);
@@ -357,13 +359,10 @@ nb::object JitFunction::Call(nb::handle self, PyObject* args,
                   " Nothing was consumed (bt.config donation mode is "
                   "\"error\"; \"warn\" frees them after the call instead).");
       }
-      try {
-        nb::borrow(Helpers().warn)(msg +
-                                   " They are freed when the call is done.");
-      } catch (...) {
-        RestoreMarkers(p);  // warnings turned into errors: nothing consumed
-        throw;
-      }
+      // Warned once every donated buffer is taken (below): a donation
+      // refused for another reason (a live view) must not first announce
+      // frees that do not happen.
+      unusable_warning = msg + " They are freed when the call is done.";
     }
   }
   for (const Array& c : e.captured) {
@@ -388,19 +387,31 @@ nb::object JitFunction::Call(nb::handle self, PyObject* args,
     call[i].array = l.array;
     if (l.kind == Leaf::Kind::kMarker) {
       call[i].donated = true;
-      call[i].taken = std::move(l.marker->taken);
-      l.marker->taken = ArrayImpl::Taken{};
+      call[i].taken = std::move(l.taken);  // claimed when parsed
+      l.taken = ArrayImpl::Taken{};
     }
   }
   for (size_t k = 0; k < e.captured.size(); ++k)
     call[n + k].array = e.captured[k];
   Result<std::vector<Array>> out = Status();
   int failed_take = -1;
+  // A program that runs inline finishes in less time than handing the GIL
+  // over and back costs, and nothing on that path blocks; keep it.
+  const bool keep_gil = e.exe->runs_inline();
+  auto give_back = [&] {  // every taken buffer, markers' included
+    for (cpu::CallArgument& a : call) {
+      if (a.donated && a.taken.buffer) a.array.impl()->Untake(std::move(a.taken));
+    }
+  };
+  auto name_markers = [&] {  // their arrays' errors name this function
+    for (const Leaf& l : p.leaves) {
+      if (l.kind == Leaf::Kind::kMarker) l.array.impl()->SetDonationTarget(name_);
+    }
+  };
+  bool executed = false;
   {
-    // A program that runs inline finishes in less time than handing the GIL
-    // over and back costs, and nothing on that path blocks; keep it.
     std::optional<nb::gil_scoped_release> release;
-    if (!e.exe->runs_inline()) release.emplace();
+    if (!keep_gil) release.emplace();
     Status taken = OkStatus();
     for (size_t i = 0; i < n && taken.ok(); ++i) {
       const Leaf& l = p.leaves[i];
@@ -416,19 +427,26 @@ nb::object JitFunction::Call(nb::handle self, PyObject* args,
       call[i].taken = std::move(t).value();
     }
     if (!taken.ok()) {
-      for (cpu::CallArgument& a : call) {
-        if (a.donated && a.taken.buffer) {
-          a.array.impl()->Untake(std::move(a.taken));
-        }
-      }
+      give_back();
       out = taken;
-    } else {
-      for (const Leaf& l : p.leaves) {
-        if (l.kind == Leaf::Kind::kMarker)
-          l.array.impl()->SetDonationTarget(name_);
-      }
+    } else if (unusable_warning.empty()) {
+      name_markers();
       out = e.exe->Execute(call);  // on failure gives every donation back
+      executed = true;
     }
+  }
+  if (!executed && failed_take < 0) {
+    // Every donation is taken, so the warning about freeing them is true.
+    try {
+      nb::borrow(Helpers().warn)(unusable_warning);
+    } catch (...) {
+      give_back();  // warnings turned into errors: nothing consumed
+      throw;
+    }
+    name_markers();
+    std::optional<nb::gil_scoped_release> release;
+    if (!keep_gil) release.emplace();
+    out = e.exe->Execute(call);
   }
   if (!out.ok()) {
     if (failed_take >= 0) {

@@ -15,6 +15,7 @@
 #include "baton/runtime/client.h"
 #include "baton/runtime/transfer.h"
 #include "conversions.h"
+#include "donation.h"
 #include "errors.h"
 #include "tracing.h"
 
@@ -36,9 +37,9 @@ void Raise(PyObject* type, const std::string& msg) {
 
 void RestoreMarkers(Parsed& p) {
   for (Leaf& l : p.leaves) {
-    if (l.kind == Leaf::Kind::kMarker && l.marker->taken.buffer) {
-      l.array.impl()->Untake(std::move(l.marker->taken));
-      l.marker->taken = ArrayImpl::Taken{};
+    if (l.kind == Leaf::Kind::kMarker && l.taken.buffer) {
+      l.array.impl()->Untake(std::move(l.taken));
+      l.taken = ArrayImpl::Taken{};
     }
   }
 }
@@ -229,12 +230,28 @@ void CheckLeaves(const ArgumentRules& rules, nb::handle self, PyObject* args,
   for (size_t i = 0; i < p.leaves.size(); ++i) {
     Leaf& l = p.leaves[i];
     if (l.kind == Leaf::Kind::kHost) continue;
-    if (l.kind == Leaf::Kind::kMarker && !l.marker->taken.buffer) {
-      Raise(PyExc_ValueError,
-            fname + ": argument " + LeafNames(self, args, kwargs)[i] +
-                " is a bt.donate() marker that was already used (a donated "
-                "array can be passed to one call only); donate the array "
-                "that call returned");
+    if (l.kind == Leaf::Kind::kMarker) {
+      for (size_t j = 0; j < i; ++j) {
+        if (p.leaves[j].kind == Leaf::Kind::kMarker &&
+            p.leaves[j].marker == l.marker) {
+          auto names = LeafNames(self, args, kwargs);
+          Raise(PyExc_ValueError,
+                fname + ": arguments " + names[j] + " and " + names[i] +
+                    " are the same bt.donate() marker; a donated array can "
+                    "be passed once. Nothing was consumed.");
+        }
+      }
+      if (!Holds(*l.marker)) {
+        Raise(PyExc_ValueError, fname + ": argument " +
+                                    LeafNames(self, args, kwargs)[i] + ": " +
+                                    UnusableMarkerMessage(*l.marker));
+      }
+      if (for_call) {
+        // The claim: check and move in one step under the GIL, so of
+        // several calls receiving this marker at once exactly one gets it.
+        l.taken = std::move(l.marker->taken);
+        l.marker->taken = ArrayImpl::Taken{};
+      }
     }
     if (for_call && l.kind == Leaf::Kind::kArray && l.array.IsDeleted()) {
       const Status s = l.array.impl()->DeletedError();

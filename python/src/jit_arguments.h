@@ -62,6 +62,9 @@ struct Leaf {
   bool donated = false;
   Array array;                // kArray; kMarker: its array; kHost: converted
   Donated* marker = nullptr;  // kMarker
+  // kMarker, parsed for a call: the storage this call claimed from the
+  // marker (see donation.h); given back to the array if the call fails.
+  ArrayImpl::Taken taken;
 };
 
 struct Parsed {
@@ -82,7 +85,8 @@ void ParseArguments(const ArgumentRules& rules, nb::handle self, PyObject* args,
 std::vector<std::string> LeafNames(nb::handle self, PyObject* args,
                                    PyObject* kwargs);
 
-// Gives call-site markers' storage back to their arrays (nothing consumed).
+// Gives the storage call-site markers handed to this call back to their
+// arrays (nothing consumed; the markers stay used).
 void RestoreMarkers(Parsed& p);
 
 }  // namespace baton::python

@@ -14,6 +14,7 @@
 #include "lax_internal.h"
 #include "module.h"
 #include "tracing.h"
+#include "not_constructible.h"
 
 namespace baton::python {
 namespace {
@@ -78,7 +79,7 @@ void init_tracer(nb::module_& m) {
 
   // ---- Tracer ----
   nb::class_<PyTracer> cls(
-      lax, "Tracer",
+      lax, "Tracer", nb::type_slots(baton::python::kNotConstructibleSlots),
       "A value inside a function being traced by bt.jit: it has a shape, a "
       "dtype and a memory kind but no values. Operators (+ - * / ** % @, "
       "comparisons, & | ~, unary -) follow numpy broadcasting with weakly "

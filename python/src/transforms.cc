@@ -41,6 +41,7 @@
 #include "lax_internal.h"
 #include "module.h"
 #include "tracing.h"
+#include "not_constructible.h"
 
 namespace baton::python {
 namespace {
@@ -307,7 +308,7 @@ void init_transforms(nb::module_& m) {
       "bt.checkpoint and custom rules (use those, not this module).");
 
   nb::class_<ProgramHandle>(
-      t, "Program",
+      t, "Program", nb::type_slots(baton::python::kNotConstructibleSlots),
       "A traced program (immutable): parameters, instructions, outputs.")
       .def(
           "as_text",

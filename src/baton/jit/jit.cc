@@ -146,8 +146,9 @@ Result<std::vector<Array>> Jitted::CallImpl(std::vector<Arg>& args) {
       what += DescribeArg(static_cast<size_t>(p), args[p].array());
     }
     const std::string msg =
-        fname + ": donated buffers no output can reuse (no output of the "
-                "same byte size, dtype and memory kind): " +
+        fname + ": donated buffers no output can reuse (reuse needs an "
+                "output of the same byte size, dtype and memory kind, computed "
+                "after the program's last read of the buffer): " +
         what + ". They are freed when the call is done.";
     if (donation_mode() == DonationMode::kError) {
       return DonationRefused(msg + " Nothing was consumed (donation mode is "
