@@ -83,8 +83,11 @@ Result<void*> BestFitAllocator::Allocate(size_t bytes, int queue_id,
     auto q = pending_by_queue_.find(queue_id);
     if (q != pending_by_queue_.end()) {
       if (Block* b = BestFit(q->second, size)) {
+        const PendingToken from = b->token;
         UnindexPending(b);
         Block* live = SplitLive(b, size);
+        live->reused_from = from;
+        live->reused_queue = queue_id;
         stats_.bytes_pending -= static_cast<int64_t>(live->size);
         CountAlloc(live);
         return static_cast<void*>(live->ptr);
@@ -133,6 +136,20 @@ void BestFitAllocator::Free(void* ptr) {
   }
   Block* b = it->second;
   live_.erase(it);
+  if (b->reused_from != 0 && outstanding_tokens_.count(b->reused_from) != 0) {
+    // Taken over by stream-ordered reuse and given up before the work of the
+    // pending free it came from finished (its new owner ordered nothing
+    // after that work): that work may still use the bytes, so the block goes
+    // back to that pending free (class comment).
+    b->state = Block::State::kPending;
+    b->queue_id = b->reused_queue;
+    b->token = b->reused_from;
+    b->reused_from = 0;
+    b->reused_queue = kNoQueue;
+    IndexPending(b);
+    stats_.bytes_pending += static_cast<int64_t>(b->size);
+    return;
+  }
   stats_.bytes_in_use -= static_cast<int64_t>(b->size);
   MakeFree(b);
 }
@@ -150,6 +167,9 @@ BestFitAllocator::PendingToken BestFitAllocator::FreeWhenDone(void* ptr,
   b->state = Block::State::kPending;
   b->queue_id = queue_id;
   b->token = next_token_++;
+  b->reused_from = 0;
+  b->reused_queue = kNoQueue;
+  outstanding_tokens_.insert(b->token);
   IndexPending(b);
   stats_.bytes_pending += static_cast<int64_t>(b->size);
   return b->token;
@@ -157,6 +177,7 @@ BestFitAllocator::PendingToken BestFitAllocator::FreeWhenDone(void* ptr,
 
 void BestFitAllocator::CompletePending(PendingToken token) {
   std::lock_guard<std::mutex> lock(mu_);
+  outstanding_tokens_.erase(token);
   // UnindexPending drops the entry once its last block leaves, which ends the
   // loop; blocks already reused by the same queue are no longer in it.
   for (auto it = pending_tokens_.find(token); it != pending_tokens_.end();
@@ -243,6 +264,8 @@ void BestFitAllocator::MakeFree(Block* b) {
   b->state = Block::State::kFree;
   b->queue_id = kNoQueue;
   b->token = 0;
+  b->reused_from = 0;
+  b->reused_queue = kNoQueue;
   // Gives the block after `keep` to `keep`. The absorbed block always has a
   // predecessor, so region->first never changes here.
   auto absorb_next = [](Block* keep) {

@@ -16,7 +16,12 @@
 // move from pending to live without bytes_in_use growing. CompletePending(
 // token) is called when the old work has finished: whatever of the block is
 // still pending becomes free. Pending blocks with queue_id == kNoQueue are
-// never reused before completion.
+// never reused before completion. A block taken over that way and then freed
+// with Free before its token completes (its new owner gave up before
+// enqueueing any work, e.g. a call that failed to allocate its next output)
+// goes back to that pending free rather than to the free list: the old work
+// may still be using its bytes, so no other queue, and no host write, may get
+// it before CompletePending.
 //
 // Statistics: bytes_in_use = live + pending block bytes (sizes rounded to the
 // granularity); peak_bytes_in_use; num_allocs (successful Allocate calls,
@@ -42,6 +47,7 @@
 #include <mutex>
 #include <set>
 #include <unordered_map>
+#include <unordered_set>
 #include <vector>
 
 #include "baton/core/status.h"
@@ -81,7 +87,8 @@ class BestFitAllocator {
   // preferred. `limit` caps bytes_in_use (see class comment).
   Result<void*> Allocate(size_t bytes, int queue_id, int64_t limit = kNoLimit);
 
-  // Frees a live block now.
+  // Frees a live block now (for a block taken over from a pending free that
+  // has not completed yet: returns it to that pending free; class comment).
   void Free(void* ptr);
 
   // Marks a live block pending (see class comment); returns the token to pass
@@ -113,6 +120,10 @@ class BestFitAllocator {
     State state = State::kFree;
     int queue_id = kNoQueue;  // kPending only
     PendingToken token = 0;   // kPending only
+    // kLive only: the pending free (token, queue) this block was taken from
+    // by stream-ordered reuse, 0 if it came from the free list.
+    PendingToken reused_from = 0;
+    int reused_queue = kNoQueue;
     Block* prev = nullptr;    // address-ordered neighbours in the region
     Block* next = nullptr;
   };
@@ -145,6 +156,9 @@ class BestFitAllocator {
   SizeIndex free_;
   std::map<int, SizeIndex> pending_by_queue_;  // no empty entries
   std::unordered_map<PendingToken, std::set<Block*>> pending_tokens_;  // ditto
+  // Tokens issued by FreeWhenDone and not completed yet (even when all their
+  // blocks were reused).
+  std::unordered_set<PendingToken> outstanding_tokens_;
   std::unordered_map<const void*, Block*> live_;
   uint64_t large_blocks_ = 0;  // guarded by mu_: counts colored blocks
   PendingToken next_token_ = 1;  // 0 is never issued

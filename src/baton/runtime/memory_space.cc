@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cstdio>
 
+#include "baton/runtime/allocation_faults.h"
 #include "baton/runtime/trace_recorder.h"
 
 namespace baton {
@@ -53,6 +54,11 @@ MemorySpace::MemorySpace(std::string device_name, int device_id,
 
 Result<void*> MemorySpace::Allocate(size_t bytes, int queue_id,
                                     std::string label) {
+  if (AllocationFaults::ShouldFailThisAllocation()) {
+    return ResourceExhausted(OutOfMemoryMessage(bytes, label) +
+                             " (failure injected by the AllocationFaults "
+                             "test hook)");
+  }
   Result<void*> r = allocator_.Allocate(bytes, queue_id, limit_.load());
   if (!r.ok()) {
     return ResourceExhausted(OutOfMemoryMessage(bytes, label) +

@@ -3,7 +3,8 @@
 //
 // Every buffer baton allocates goes through a MemorySpace. Allocate checks the
 // limit and, on a breach, fails with a ResourceExhausted status that lists the
-// largest live allocations by label, changing nothing. FreeAfter releases a
+// largest live allocations by label, changing nothing. Tests can make any
+// chosen Allocate fail the same way (allocation_faults.h). FreeAfter releases a
 // buffer once the work using it is done; when all that work is on one in-order
 // queue, the bytes can be reused at once by later work on that queue
 // (stream-ordered reuse, see BestFitAllocator).

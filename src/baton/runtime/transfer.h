@@ -13,7 +13,9 @@
 //    `on_done` runs, which happens once the array and all work on it are
 //    gone. Borrowed bytes are not counted in memory statistics.
 //
-// All functions validate their arguments first and change nothing on error.
+// All functions validate their arguments first and change nothing on error;
+// a DevicePut that fails (e.g. out of memory) never calls `on_done`, so the
+// caller still owns its memory and releases it itself.
 // Thread-safety: all functions may be called from any thread.
 #pragma once
 

@@ -52,8 +52,9 @@ Result<std::shared_ptr<ConstantBuffer>> ConstantCache::Get(
     const compiler::Literal& literal, Device* device) {
   const size_t bytes = static_cast<size_t>(literal.byte_size());
   const uint64_t hash = XXH3_64bits(literal.untyped_data(), bytes);
-  ConstantBuffer::Key key{device->id(), static_cast<int>(literal.dtype()),
+  ConstantBuffer::Key key{device, static_cast<int>(literal.dtype()),
                           literal.shape().dims(), hash};
+  bool cacheable = true;
   // Declared before the lock so that, if it holds the last reference, the
   // destructor (which takes the lock) runs after the lock is released.
   std::shared_ptr<ConstantBuffer> existing;
@@ -65,7 +66,7 @@ Result<std::shared_ptr<ConstantBuffer>> ConstantCache::Get(
         return existing;
       }
       // A hash collision: serve this literal uncached rather than wrongly.
-      key = ConstantBuffer::Key{-1 - device->id(), 0, {}, 0};
+      cacheable = false;
     }
   }
   BATON_ASSIGN_OR_RETURN(
@@ -78,7 +79,7 @@ Result<std::shared_ptr<ConstantBuffer>> ConstantCache::Get(
   ParallelCopy(buffer->data(), literal.untyped_data(), bytes);
   auto constant = std::shared_ptr<ConstantBuffer>(new ConstantBuffer());
   constant->buffer_ = std::move(buffer);
-  if (std::get<0>(key) >= 0) {
+  if (cacheable) {
     constant->cache_ = this;
     constant->key_ = key;
     entries_[key] = constant;

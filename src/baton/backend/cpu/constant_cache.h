@@ -36,7 +36,9 @@ class ConstantBuffer {
 
  private:
   friend class ConstantCache;
-  using Key = std::tuple<int, int, std::vector<int64_t>, uint64_t>;
+  // (device, dtype, dims, hash of the bytes). The device itself, not its
+  // id: two Clients (tests make their own) both have a device 0.
+  using Key = std::tuple<const Device*, int, std::vector<int64_t>, uint64_t>;
   ConstantCache* cache_ = nullptr;  // not owned; process lifetime
   Key key_;
   std::shared_ptr<TrackedBuffer> buffer_;
