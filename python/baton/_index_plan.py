@@ -130,8 +130,13 @@ def _expand(key: Any, ndim: int) -> list[Any]:
     if ellipsis_at is None:
         entries.extend(fill)
     else:
-        entries[ellipsis_at : ellipsis_at + 1] = fill
+        # An Ellipsis standing for no dimension still separates the advanced
+        # indices around it (numpy: x[:, [0], ..., 0] puts them first).
+        entries[ellipsis_at : ellipsis_at + 1] = fill or [_EMPTY_ELLIPSIS]
     return entries
+
+
+_EMPTY_ELLIPSIS = object()  # an Ellipsis that expanded to no dimension
 
 
 class _Parsed:
@@ -147,17 +152,25 @@ def parse(key: Any, shape: tuple[int, ...]) -> _Parsed:
     entries = _expand(key, ndim)
     axes: list[tuple[Any, ...]] = []  # per consumed axis
     values: list[Any] = []
-    layout: list[Any] = []  # key order: ("none",) | ("axis", k) | ("group", k)
+    # key order: ("none",) | ("ellipsis",) | ("axis", k) | ("group", k)
+    layout: list[Any] = []
     adv_shapes: list[tuple[int, ...]] = []
     dim = 0
     for e in entries:
         if e is None:
             layout.append(("none",))
             continue
+        if e is _EMPTY_ELLIPSIS:
+            layout.append(("ellipsis",))
+            continue
         if isinstance(e, tuple) and len(e) == 2 and e[0] == "mask":
             mask = e[1]
             sub = shape[dim : dim + mask.ndim]
-            if tuple(mask.shape) != tuple(sub):
+            # numpy accepts a mask dimension of 0 along an axis of any size
+            # (the mask selects nothing there).
+            if len(sub) != mask.ndim or any(
+                m != d and m != 0 for m, d in zip(mask.shape, sub)
+            ):
                 raise IndexError(
                     f"boolean index did not match indexed array along axis {dim}; "
                     f"size of axis is {shape[dim] if sub else 0} but size of "
@@ -232,7 +245,13 @@ def parse(key: Any, shape: tuple[int, ...]) -> _Parsed:
         dim += 1
     p = _Parsed()
     p.has_adv = bool(adv_shapes)
-    b_shape = tuple(np.broadcast_shapes(*adv_shapes)) if adv_shapes else ()
+    try:
+        b_shape = tuple(np.broadcast_shapes(*adv_shapes)) if adv_shapes else ()
+    except ValueError:
+        raise IndexError(
+            "shape mismatch: indexing arrays could not be broadcast together with "
+            f"shapes {' '.join(str(tuple(s)) for s in adv_shapes)}"
+        ) from None
     # Without advanced indices, integers are basic: they drop their dims.
     # Where the advanced dimensions go (numpy): in place of the group when
     # its entries are adjacent in the key, else first.
@@ -253,7 +272,7 @@ def parse(key: Any, shape: tuple[int, ...]) -> _Parsed:
             sp = axes[t[1]]
             out.append(shape[t[1]] if sp[0] == "full" else sp[2])
             out_axes.append(t[1])
-        elif p.has_adv and not placed:
+        elif t[0] == "group" and p.has_adv and not placed:
             out.extend(b_shape)
             out_axes.extend([-2] * len(b_shape))
             placed = True

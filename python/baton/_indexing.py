@@ -420,7 +420,7 @@ def _eager_values(values: list[Any], shape: tuple[int, ...]) -> list[Any]:
 def getitem(x: Any, key: Any) -> Any:
     """``x[key]`` (see the module docstring)."""
     if key is Ellipsis or (isinstance(key, tuple) and not key):
-        return x
+        return _ops.unchanged(x)
     p = parse(key, tuple(x.shape))
     values = p.values if _ops._is_tracing() else _eager_values(p.values, x.shape)
     return _ops.apply(gather_impl, (x, *values), (("plan", p.plan),), weak_ref=(0,))

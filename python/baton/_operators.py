@@ -224,7 +224,7 @@ _METHODS: dict[str, Any] = {
     "__divmod__": _divmod,
     "__rdivmod__": _rdivmod,
     "__neg__": lambda self: bnp.negative(self),
-    "__pos__": lambda self: self,
+    "__pos__": lambda self: _ops.unchanged(self),
     "__abs__": lambda self: bnp.absolute(self),
     "__invert__": lambda self: bnp.invert(self),
 }

@@ -367,6 +367,15 @@ _register_clearer()
 # ---- helpers for implementations (they run on Tracers) ----
 
 
+def unchanged(x: Any) -> Any:
+    """x as the result of an op that leaves it as it is (a reshape to its
+    own shape, x[...], astype to its dtype): a deleted or donated Array
+    raises DeletedArrayError there, as every other use of it does."""
+    if isinstance(x, Array):
+        x._check_live()
+    return x
+
+
 def as_tracer(x: Any, dtype: np.dtype | None = None) -> Any:
     """x as a Tracer of the current trace; a Python scalar takes ``dtype``
     (its weak type's result) instead of its default."""

@@ -3,13 +3,50 @@
 Every test runs with global state restored afterwards (memory limits of every
 device and memory kind, bt.config, the garbage collector). Tests of release
 timing use `no_gc`: baton must release storage by reference counting alone.
+
+The hypothesis profiles of the property-based tests (test_property_*.py,
+docs/testing_robustness.md) are registered here: "ci" (the default: bounded,
+derandomized, no example database) and "long" (25x the examples, random,
+failures kept in tests/python/.hypothesis, which git ignores), chosen with
+BATON_HYPOTHESIS_PROFILE=long.
 """
 
 import gc
+import os
 
 import pytest
 
 import baton as bt
+
+try:
+    from hypothesis import HealthCheck, settings
+    from hypothesis.database import DirectoryBasedExampleDatabase
+except ImportError:  # requirements-dev.txt pins it; only the property tests need it
+    settings = None
+
+if settings is not None:
+    _health = [HealthCheck.too_slow, HealthCheck.data_too_large]
+    settings.register_profile(
+        "ci",
+        max_examples=50,
+        deadline=None,
+        derandomize=True,
+        database=None,
+        print_blob=True,
+        suppress_health_check=_health,
+    )
+    settings.register_profile(
+        "long",
+        max_examples=1250,
+        deadline=None,
+        derandomize=False,
+        database=DirectoryBasedExampleDatabase(
+            os.path.join(os.path.dirname(__file__), ".hypothesis", "examples")
+        ),
+        print_blob=True,
+        suppress_health_check=_health,
+    )
+    settings.load_profile(os.environ.get("BATON_HYPOTHESIS_PROFILE", "ci"))
 
 KINDS = ("device", "pinned_host", "unpinned_host")
 

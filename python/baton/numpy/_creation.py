@@ -52,7 +52,7 @@ def _shape(shape: Any) -> tuple[int, ...]:
 
 def _astype(x: Any, dtype: np.dtype) -> Any:
     if x.dtype == dtype:
-        return x
+        return _ops.unchanged(x)
     return _ops.apply(_astype_impl, (x,), (("dtype", dtype),))
 
 
@@ -74,7 +74,7 @@ def array(object: Any, dtype: Any = None, copy: bool = True, ndmin: int = 0) -> 
     follows JAX's defaults (int -> int32, float -> float32)."""
     d = _dt(dtype)
     if isinstance(object, (Array, Tracer)):
-        out = object if d is None else _astype(object, d)
+        out = _ops.unchanged(object) if d is None else _astype(object, d)
         if out is object and copy and isinstance(out, Array):
             out = out.copy()
     elif isinstance(object, (list, tuple)) and _contains_traced(object):
@@ -109,7 +109,7 @@ def asarray(a: Any, dtype: Any = None, copy: bool | None = None) -> Any:
     returned unchanged; numpy data is copied (a snapshot)."""
     if isinstance(a, (Array, Tracer)):
         d = _dt(dtype)
-        out = a if d is None else _astype(a, d)
+        out = _ops.unchanged(a) if d is None else _astype(a, d)
         if copy and out is a and isinstance(a, Array):
             out = a.copy()
         return out
@@ -232,10 +232,23 @@ def arange(start: Any, stop: Any = None, step: Any = None, dtype: Any = None) ->
             if step != 1:
                 t = lax.mul(t, int(step))
             return t if start == 0 else lax.add(t, int(start))
-    values = np.arange(
-        start, stop, step, dtype=np.float64 if _ops.is_float(d) else None
-    )
-    return _host_or_traced(values.astype(d))
+
+    def values() -> np.ndarray:
+        return np.arange(
+            start, stop, step, dtype=np.float64 if _ops.is_float(d) else None
+        ).astype(d)
+
+    if _ops._is_tracing():
+        return lax.constant(values())
+    n = len(range(0, _arange_count(start, stop, step)))
+    return _creation.fill_from_host((n,), d, None, "device", values)
+
+
+def _arange_count(start: Any, stop: Any, step: Any) -> int:
+    """numpy's arange length: ceil((stop - start) / step), at least 0."""
+    if all(isinstance(v, (int, np.integer)) for v in (start, stop, step)):
+        return max(0, -(-(int(stop) - int(start)) // int(step)))
+    return max(0, int(np.ceil((float(stop) - float(start)) / float(step))))
 
 
 def linspace(
@@ -257,13 +270,22 @@ def linspace(
     if num < 0:
         raise ValueError(f"linspace: number of samples, {num}, must be non-negative")
     d = _F32 if dtype is None else _dt(dtype)
-    values, step = np.linspace(
-        start, stop, num, endpoint=endpoint, retstep=True, dtype=np.float64
+
+    def values() -> np.ndarray:
+        v = np.linspace(start, stop, num, endpoint=endpoint, dtype=np.float64)
+        return (np.floor(v) if _ops.is_int(d) else v).astype(d)
+
+    if _ops._is_tracing():
+        out = lax.constant(values())
+    else:
+        out = _creation.fill_from_host((num,), d, None, "device", values)
+    if not retstep:
+        return out
+    div = (num - 1) if endpoint else num
+    step = (
+        (np.float64(stop) - np.float64(start)) / div if div > 0 else np.float64("nan")
     )
-    if _ops.is_int(d):
-        values = np.floor(values)
-    out = _host_or_traced(values.astype(d))
-    return (out, step) if retstep else out
+    return out, step
 
 
 def _eye(*, n: int, m: int, k: int, dtype: np.dtype) -> Any:
@@ -277,9 +299,14 @@ def eye(N: int, M: int | None = None, k: int = 0, dtype: Any = None) -> Any:
     n = operator.index(N)
     m = n if M is None else operator.index(M)
     d = _F32 if dtype is None else _dt(dtype)
+    k = operator.index(k)
     if _ops._is_tracing():
-        return _eye(n=n, m=m, k=operator.index(k), dtype=d)
-    return _transfer.device_put(np.eye(n, m, operator.index(k), dtype=d))
+        return _eye(n=n, m=m, k=k, dtype=d)
+    if n < 0 or m < 0:
+        raise ValueError(f"eye: negative dimensions are not allowed: ({n}, {m})")
+    return _creation.fill_from_host(
+        (n, m), d, None, "device", lambda: np.eye(n, m, k, dtype=d)
+    )
 
 
 def identity(n: int, dtype: Any = None) -> Any:

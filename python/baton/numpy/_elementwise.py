@@ -80,8 +80,31 @@ def _binary(
     return fn
 
 
+def _refusing_bool(name: str, lax_fn: Callable[..., Any], instead: str) -> Callable[..., Any]:
+    """lax_fn, but a TypeError (as numpy and JAX raise) when the promoted
+    operands are bool, saying what to use instead."""
+
+    def checked(*xs: Any) -> Any:
+        ts = _ops.promote(*xs) if len(xs) > 1 else (_ops.as_tracer(xs[0]),)
+        if ts[0].dtype == _BOOL:
+            raise TypeError(
+                f"{name}: not defined for bool operands (numpy and JAX refuse "
+                f"it too); use {instead}, or convert to an integer dtype first"
+            )
+        return lax_fn(*ts)
+
+    return checked
+
+
 _export(_binary("add", lax.add, "x1 + x2, elementwise."), "add")
-_export(_binary("subtract", lax.sub, "x1 - x2, elementwise."), "subtract")
+_export(
+    _binary(
+        "subtract",
+        _refusing_bool("subtract", lax.sub, "logical_xor (the ^ operator)"),
+        "x1 - x2, elementwise.",
+    ),
+    "subtract",
+)
 _export(_binary("multiply", lax.mul, "x1 * x2, elementwise."), "multiply")
 _export(
     _binary(
@@ -184,7 +207,9 @@ def _floor_divide(x1: Any, x2: Any) -> Any:
         m = lax.mod(a, b)
         f64 = np.float64
         q = lax.div(lax.sub(lax.astype(a, f64), lax.astype(m, f64)), lax.astype(b, f64))
-        q = lax.astype(lax.round(q), d)
+        # Through int64, which wraps to d as numpy does: INT_MIN // -1 is
+        # INT_MIN (a float -> int conversion would saturate to INT_MAX).
+        q = lax.astype(lax.astype(lax.round(q), np.int64), d)
         return lax.select(lax.eq(b, 0), lax.full((), 0, d), q)
     return _down(_float_divmod(a, b, d)[0], d)
 
@@ -321,9 +346,8 @@ def _lax_unary(lax_fn: Callable[[Any], Any]) -> Callable[[Any], Any]:
 
 
 for _name, _fn, _doc, _aliases in (
-    ("negative", lax.neg, "-x.", ()),
-    ("absolute", lax.abs, "|x|.", ("abs",)),
-    ("sign", lax.sign, "-1, 0 or 1 (NaN stays NaN).", ()),
+    ("negative", _refusing_bool("negative", lax.neg, "logical_not (the ~ operator)"), "-x.", ()),
+    ("sign", _refusing_bool("sign", lax.sign, "the array itself"), "-1, 0 or 1 (NaN stays NaN).", ()),
     ("exp", lax.exp, "e**x (integers give float32).", ()),
     ("log", lax.log, "Natural logarithm (integers give float32).", ()),
     ("sqrt", lax.sqrt, "Square root (integers give float32).", ()),
@@ -332,11 +356,39 @@ for _name, _fn, _doc, _aliases in (
     ("sin", lax.sin, "Sine.", ()),
     ("cos", lax.cos, "Cosine.", ()),
     ("sigmoid", lax.logistic, "1 / (1 + e**-x) (jax.nn.sigmoid).", ()),
-    ("floor", lax.floor, "Round down (integers give float32).", ()),
-    ("ceil", lax.ceil, "Round up.", ()),
-    ("rint", lax.round, "Round half to even.", ()),
+    ("rint", lax.round, "Round half to even (integers give float32).", ()),
 ):
     _export(_unary(_name, _lax_unary(_fn), _doc), _name, *_aliases)
+
+
+def _absolute(x: Any) -> Any:
+    t = _ops.as_tracer(x)
+    if t.dtype == _BOOL:
+        return t  # |x| of a bool is x (numpy, JAX)
+    return lax.abs(t)
+
+
+_export(_unary("absolute", _absolute, "|x| (bool: x itself)."), "absolute", "abs")
+
+
+def _rounding(lax_fn: Callable[[Any], Any]) -> Callable[[Any], Any]:
+    """floor / ceil: integers and bool are returned unchanged, with their
+    dtype (jax.numpy since 0.4.31, numpy 2)."""
+
+    def impl(x: Any) -> Any:
+        t = _ops.as_tracer(x)
+        if not _ops.is_float(np.dtype(t.dtype)):
+            return t
+        return lax_fn(t)
+
+    return impl
+
+
+for _name, _fn, _doc in (
+    ("floor", lax.floor, "Round down (integers and bool keep their dtype)."),
+    ("ceil", lax.ceil, "Round up (integers and bool keep their dtype)."),
+):
+    _export(_unary(_name, _rounding(_fn), _doc), _name)
 
 
 def _positive(x: Any) -> Any:
