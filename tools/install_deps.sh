@@ -10,6 +10,10 @@ APT_PACKAGES=(
   libopenblas-dev   # GEMM for dot_general (DESIGN: a well-kept BLAS, not a hand-written one)
   libxxhash-dev     # content hashes for constant de-duplication
   python3-dev python3-pip  # the nanobind extension (Python headers) and pip
+  # libFuzzer (tests/fuzz, tools/run_fuzz.sh): clang, and its runtime
+  # (libclang_rt.fuzzer, ASan, UBSan), which Debian only recommends (through
+  # libclang-common-14-dev), so --no-install-recommends would leave it out.
+  clang libclang-rt-14-dev
 )
 
 missing=()

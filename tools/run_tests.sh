@@ -2,7 +2,8 @@
 # The whole test suite: installs dependencies, builds, runs every C++ test
 # (ctest) and every Python test (pytest, after installing the package).
 #   tools/run_tests.sh             release build
-#   tools/run_tests.sh --sanitizers  also the C++ tests under ASan+UBSan and TSan
+#   tools/run_tests.sh --sanitizers  also the C++ tests under ASan+UBSan and TSan,
+#                                    and the fuzzers for a bounded time
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash tools/install_deps.sh
@@ -25,4 +26,7 @@ if [ "${1:-}" = "--sanitizers" ]; then
     OPENBLAS_NUM_THREADS=1 \
       ctest --test-dir "build/$v" --output-on-failure -j "$(nproc)"
   done
+  # libFuzzer targets (clang, ASan+UBSan): replay the committed corpus, then
+  # fuzz each target for a bounded time (docs/fuzzing.md runs them longer).
+  bash tools/run_fuzz.sh 30
 fi

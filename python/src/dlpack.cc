@@ -43,53 +43,6 @@ constexpr const char* kUsedVersionedName = "used_dltensor_versioned";
 constexpr const char* kLegacyName = "dltensor";
 constexpr const char* kUsedLegacyName = "used_dltensor";
 
-DLDataType ToDLDataType(DType t) {
-  const auto bits = static_cast<uint8_t>(dtype_size(t) * 8);
-  switch (t) {
-    case DType::kBool:
-      return {kDLBool, 8, 1};
-    case DType::kBFloat16:
-      return {kDLBfloat, 16, 1};
-    case DType::kFloat16:
-    case DType::kFloat32:
-    case DType::kFloat64:
-      return {kDLFloat, bits, 1};
-    case DType::kUInt8:
-    case DType::kUInt32:
-      return {kDLUInt, bits, 1};
-    default:
-      return {kDLInt, bits, 1};
-  }
-}
-
-std::optional<DType> FromDLDataType(DLDataType t) {
-  if (t.lanes != 1) return std::nullopt;
-  switch (t.code) {
-    case kDLBool:
-      if (t.bits == 8) return DType::kBool;
-      break;
-    case kDLInt:
-      if (t.bits == 8) return DType::kInt8;
-      if (t.bits == 16) return DType::kInt16;
-      if (t.bits == 32) return DType::kInt32;
-      if (t.bits == 64) return DType::kInt64;
-      break;
-    case kDLUInt:
-      if (t.bits == 8) return DType::kUInt8;
-      if (t.bits == 32) return DType::kUInt32;
-      break;
-    case kDLFloat:
-      if (t.bits == 16) return DType::kFloat16;
-      if (t.bits == 32) return DType::kFloat32;
-      if (t.bits == 64) return DType::kFloat64;
-      break;
-    case kDLBfloat:
-      if (t.bits == 16) return DType::kBFloat16;
-      break;
-  }
-  return std::nullopt;
-}
-
 DLDevice DeviceOf(const Array& a) {
   if (HostAddressable(a.device(), a.memory_kind())) return {kDLCPU, 0};
   return {kDLCUDA, a.device()->id()};
@@ -220,37 +173,6 @@ nb::object Export(const Array& a,
   return nb::steal(capsule);
 }
 
-// True if `t` is C-contiguous (dimensions of size 1 may have any stride).
-bool IsCContiguous(const DLTensor& t) {
-  if (t.strides == nullptr) return true;
-  int64_t expected = 1;
-  for (int i = t.ndim - 1; i >= 0; --i) {
-    if (t.shape[i] == 0) return true;
-    if (t.shape[i] != 1 && t.strides[i] != expected) return false;
-    expected *= t.shape[i];
-  }
-  return true;
-}
-
-// Copies a strided tensor into dense row-major `dst`.
-void GatherStrided(const DLTensor& t, const char* base, char* dst,
-                   size_t itemsize) {
-  const int nd = t.ndim;
-  std::vector<int64_t> idx(nd, 0);
-  int64_t total = 1;
-  for (int i = 0; i < nd; ++i) total *= t.shape[i];
-  for (int64_t n = 0; n < total; ++n) {
-    int64_t off = 0;
-    for (int i = 0; i < nd; ++i) off += idx[i] * t.strides[i];
-    std::memcpy(dst + n * itemsize, base + off * static_cast<int64_t>(itemsize),
-                itemsize);
-    for (int i = nd - 1; i >= 0; --i) {
-      if (++idx[i] < t.shape[i]) break;
-      idx[i] = 0;
-    }
-  }
-}
-
 Array Import(nb::handle capsule, nb::handle device_arg,
              std::optional<bool> copy) {
   PyObject* cap = capsule.ptr();
@@ -280,29 +202,24 @@ Array Import(nb::handle capsule, nb::handle device_arg,
     t = &ml->dl_tensor;
   }
   // Validate before taking ownership: on error the capsule stays unused.
-  const std::optional<DType> dtype = FromDLDataType(t->dtype);
-  if (!dtype) {
-    throw nb::type_error(
-        ("from_dlpack: baton has no dtype for DLPack type (code " +
-         std::to_string(t->dtype.code) + ", bits " +
-         std::to_string(t->dtype.bits) + ", lanes " +
-         std::to_string(t->dtype.lanes) + ")")
-            .c_str());
+  // Everything the producer says is checked (dlpack_abi.h): dtype
+  // (TypeError), device (BufferError), then shape, strides and byte offset
+  // (ValueError), with arithmetic that cannot overflow.
+  Result<StridedPlan> planned = PlanDLTensorImport(*t);
+  if (!planned.ok()) {
+    const std::string& message = planned.status().message();
+    if (!FromDLDataType(t->dtype)) throw nb::type_error(message.c_str());
+    if (!HostReadable(t->device)) throw nb::buffer_error(message.c_str());
+    ThrowIfError(planned.status());
   }
-  if (t->device.device_type != kDLCPU && t->device.device_type != kDLCUDAHost) {
-    throw nb::buffer_error(
-        ("from_dlpack: the producer's memory is on DLPack device type " +
-         std::to_string(t->device.device_type) +
-         ", which this backend cannot read; copy it to the host first")
-            .c_str());
-  }
+  const StridedPlan plan = std::move(planned).value();
+  const DType dtype = plan.dtype;
   Device* device = ResolveDevice(device_arg);
-  std::vector<int64_t> dims(t->shape, t->shape + t->ndim);
-  const Shape shape(dims);
-  const char* data = static_cast<const char*>(t->data) + t->byte_offset;
-  const bool contiguous = IsCContiguous(*t);
+  const Shape& shape = plan.shape;
+  const char* data = reinterpret_cast<const char*>(plan.first);
+  const bool contiguous = plan.contiguous;
   const bool borrow = !(copy.has_value() && *copy) && contiguous &&
-                      BorrowableAddress(data, *dtype) &&
+                      BorrowableAddress(data, dtype) &&
                       HostAddressable(device, MemoryKind::kDevice);
   if (copy.has_value() && !*copy && !borrow) {
     throw nb::buffer_error(
@@ -316,7 +233,7 @@ Array Import(nb::handle capsule, nb::handle device_arg,
     if (mv && mv->deleter) mv->deleter(mv);
     if (ml && ml->deleter) ml->deleter(ml);
   };
-  const HostBuffer host{data, shape, *dtype};
+  const HostBuffer host{data, shape, dtype};
   if (borrow) {
     Result<Array> r = DevicePut(host, device, MemoryKind::kDevice,
                                 HostBufferSemantics::kZeroCopy,
@@ -330,12 +247,12 @@ Array Import(nb::handle capsule, nb::handle device_arg,
     if (contiguous) {
       r = DevicePut(host, device, MemoryKind::kDevice);
     } else {
-      r = Empty(shape, *dtype, device, MemoryKind::kDevice);
+      r = Empty(shape, dtype, device, MemoryKind::kDevice);
       if (r.ok()) {
-        // A fresh array nobody else can see yet: fill its storage directly.
+        // A fresh array nobody else can see yet: fill its storage directly,
+        // reading only the bytes the plan checked.
         auto storage = r.value().impl()->buffer();
-        GatherStrided(*t, data, static_cast<char*>(storage.value()->data()),
-                      dtype_size(*dtype));
+        CopyStridedToDense(plan, storage.value()->data());
       }
     }
   }

@@ -11,6 +11,7 @@
 
 #include "array_caster.h"
 #include "baton/core/error.h"
+#include "baton/runtime/strided_import.h"
 #include "conversions.h"
 #include "lax_internal.h"
 
@@ -267,6 +268,19 @@ DType ToDType(nb::handle h, const char* op) {
   return FromNumpyDType(dt, op);
 }
 
+// A Python int (already through __index__) as int64, or a ValueError naming
+// the op when it does not fit.
+static int64_t DimFromIndex(nb::object idx, const char* op, const char* what) {
+  int overflow = 0;
+  const long long v = PyLong_AsLongLongAndOverflow(idx.ptr(), &overflow);
+  if (overflow != 0) {
+    ThrowValue(std::string(op) + ": " + what + " entry " +
+               nb::str(idx).c_str() + " does not fit in 64 bits");
+  }
+  if (v == -1 && PyErr_Occurred()) throw nb::python_error();
+  return static_cast<int64_t>(v);
+}
+
 std::vector<int64_t> ToDims(nb::handle h, const char* op, const char* what) {
   std::vector<int64_t> dims;
   if (PyLong_Check(h.ptr()) ||
@@ -274,7 +288,7 @@ std::vector<int64_t> ToDims(nb::handle h, const char* op, const char* what) {
                          reinterpret_cast<PyTypeObject*>(np_generic))) {
     PyObject* idx = PyNumber_Index(h.ptr());
     if (idx == nullptr) throw nb::python_error();
-    dims.push_back(nb::cast<int64_t>(nb::steal(idx)));
+    dims.push_back(DimFromIndex(nb::steal(idx), op, what));
     return dims;
   }
   if (!PySequence_Check(h.ptr()) || nb::isinstance<nb::str>(h)) {
@@ -289,7 +303,7 @@ std::vector<int64_t> ToDims(nb::handle h, const char* op, const char* what) {
       ThrowType(std::string(op) + ": " + what + " must contain ints, not " +
                 nb::type_name(item.type()).c_str());
     }
-    dims.push_back(nb::cast<int64_t>(nb::steal(idx)));
+    dims.push_back(DimFromIndex(nb::steal(idx), op, what));
   }
   return dims;
 }
@@ -359,10 +373,6 @@ Tracer HostConstant(nb::handle h, const std::shared_ptr<TraceFrame>& frame,
   if (!nb::cast<bool>(arr.attr("flags").attr("c_contiguous"))) {
     arr = arr.attr("copy")("C");
   }
-  std::vector<int64_t> dims;
-  for (nb::handle d : nb::iter(arr.attr("shape"))) {
-    dims.push_back(nb::cast<int64_t>(d));
-  }
   Py_buffer view;
   if (PyObject_GetBuffer(arr.ptr(), &view, PyBUF_ND) != 0) {
     throw nb::python_error();
@@ -371,8 +381,23 @@ Tracer HostConstant(nb::handle h, const std::shared_ptr<TraceFrame>& frame,
     Py_buffer* v;
     ~Release() { PyBuffer_Release(v); }
   } release{&view};
+  // The exporter's shape and length, checked (strided_import.h) before the
+  // snapshot reads the bytes.
+  static_assert(sizeof(Py_ssize_t) == sizeof(int64_t));
+  BufferView bv;
+  bv.buf = view.buf;
+  bv.len = static_cast<int64_t>(view.len);
+  bv.itemsize = static_cast<int64_t>(view.itemsize);
+  bv.ndim = view.ndim;
+  bv.shape = reinterpret_cast<const int64_t*>(view.shape);
+  bv.strides = reinterpret_cast<const int64_t*>(view.strides);
+  StridedPlan plan = ValueOrThrow(PlanBufferImport(bv, t, std::nullopt, op));
+  if (!plan.contiguous) {
+    ThrowType(std::string(op) + ": numpy gave a strided buffer for a "
+              "C-contiguous array");
+  }
   return frame->Snapshot(view.buf, static_cast<size_t>(view.len),
-                         Shape(std::move(dims)), t);
+                         std::move(plan.shape), t);
 }
 
 bool IsNumpyData(nb::handle h) {

@@ -14,6 +14,7 @@
 #include "baton/core/error.h"
 #include "baton/runtime/copy_into.h"
 #include "baton/runtime/device.h"
+#include "baton/runtime/strided_import.h"
 #include "baton/runtime/transfer.h"
 #include "conversions.h"
 #include "gil.h"
@@ -40,17 +41,26 @@ ScopedBuffer GetBuffer(nb::handle obj, int flags) {
   return ScopedBuffer(b);
 }
 
-// Shape of a C-contiguous buffer, checked against `dtype`'s element size.
+// Shape of a C-contiguous buffer, checked against `dtype`'s element size:
+// the exporter's shape must pass Shape::Check() and its length must be the
+// elements' bytes (strided_import.h; PyBUF_ND exports have no strides).
 Shape BufferShape(const Py_buffer& b, DType dtype) {
-  std::vector<int64_t> dims(b.shape, b.shape + b.ndim);
-  Shape shape(std::move(dims));
-  if (static_cast<size_t>(b.len) !=
-      static_cast<size_t>(shape.num_elements()) * dtype_size(dtype)) {
+  static_assert(sizeof(Py_ssize_t) == sizeof(int64_t));
+  BufferView view;
+  view.buf = b.buf;
+  view.len = static_cast<int64_t>(b.len);
+  view.itemsize = static_cast<int64_t>(b.itemsize);
+  view.ndim = b.ndim;
+  view.shape = reinterpret_cast<const int64_t*>(b.shape);
+  view.strides = reinterpret_cast<const int64_t*>(b.strides);
+  Result<StridedPlan> plan = PlanBufferImport(view, dtype);
+  ThrowIfError(plan.status());
+  if (!plan.value().contiguous) {
     ThrowIfError(InvalidArgument(
-        "host buffer of " + std::to_string(b.len) + " bytes does not match " +
-        std::string(dtype_name(dtype)) + shape.to_string()));
+        "host buffer: the exporter gave a strided buffer for a C-contiguous "
+        "request"));
   }
-  return shape;
+  return std::move(plan).value().shape;
 }
 
 void CheckOwnedStorage(const Array& into) {
@@ -125,13 +135,9 @@ Array CopyInto(const Array& src, const Array& into) {
 }
 
 Shape ShapeFrom(const std::vector<int64_t>& dims) {
-  for (int64_t d : dims) {
-    if (d < 0) {
-      ThrowIfError(InvalidArgument("negative dimension in shape " +
-                                   Shape(dims).to_string()));
-    }
-  }
-  return Shape(dims);
+  Shape shape(dims);
+  ThrowIfError(shape.Check());
+  return shape;
 }
 
 Array EmptyArray(const std::vector<int64_t>& dims,

@@ -72,23 +72,46 @@ std::vector<ValueId> RegionGroupOf(const Program& program, ValueId id) {
 
 Result<std::vector<ValueId>> AddRegionGroup(
     Program& dst, OpAttrs attrs, const std::vector<ValueId>& operands) {
-  std::vector<ValueId> outs;
-  const int n = ControlFlowNumResults(attrs);
-  if (n == 0) {
-    // Nothing to add, but the op must still be well formed; a group
-    // without results is not (it would compute nothing anyone can see).
-    std::vector<ValueType> types;
-    for (ValueId v : operands) types.push_back(dst.type(v));
-    BATON_RETURN_IF_ERROR(InferType(attrs, types).status());
-    return InvalidArgument(std::string(op_kind_name(KindOf(attrs))) +
-                           ": a control-flow op needs at least one result");
+  const std::string op(op_kind_name(KindOf(attrs)));
+  std::vector<ValueType> types;
+  for (size_t i = 0; i < operands.size(); ++i) {
+    const ValueId v = operands[i];
+    if (v < 0 || v >= dst.num_values()) {
+      return InvalidArgument(op + ": operand " + std::to_string(i) + " is %" +
+                             std::to_string(v) +
+                             ", which is not defined before this instruction");
+    }
+    types.push_back(dst.type(v));
   }
+  const int n = ControlFlowNumResults(attrs);
+  if (n <= 0) {
+    // Nothing to add, but the op must still be well formed; a group
+    // without results is not (it would compute nothing anyone can see),
+    // nor is one with a negative count (a while loop's num_carries).
+    BATON_RETURN_IF_ERROR(InferType(attrs, types).status());
+    return InvalidArgument(op + ": a control-flow op needs at least one result");
+  }
+  // Every member is checked as Program::Add will check it before any is
+  // added: a refused group leaves `dst` unchanged, never a partial group
+  // (a scan whose carries fit but whose stacked outputs are too large).
+  for (int i = 0; i < n; ++i) {
+    const OpAttrs member = WithOutputIndex(attrs, i);
+    BATON_ASSIGN_OR_RETURN(ValueType t, InferType(member, types));
+    if (Status s = t.shape.Check(); !s.ok()) {
+      return InvalidArgument(OpDisplayName(member) + ": result " + s.message());
+    }
+  }
+  std::vector<ValueId> outs;
   for (int i = 0; i < n; ++i) {
     OperandList list;
     for (ValueId v : operands) list.push_back(v);
-    BATON_ASSIGN_OR_RETURN(ValueId v,
-                           dst.Add(WithOutputIndex(attrs, i), std::move(list)));
-    outs.push_back(v);
+    Result<ValueId> v = dst.Add(WithOutputIndex(attrs, i), std::move(list));
+    if (!v.ok()) {
+      return Internal(op + ": member " + std::to_string(i) +
+                      " of a checked region group was refused: " +
+                      v.status().message());
+    }
+    outs.push_back(v.value());
   }
   return outs;
 }

@@ -34,7 +34,8 @@ std::vector<const Program*> Regions(const OpAttrs& attrs);
 std::vector<ValueId> RegionGroupOf(const Program& program, ValueId id);
 
 // Emits a whole region group into `dst` (attrs' output_index is ignored)
-// and returns its values in output order. Errors: the inference error.
+// and returns its values in output order. Errors: the inference error (or
+// an operand that is not a value of `dst`); a refused group adds nothing.
 Result<std::vector<ValueId>> AddRegionGroup(Program& dst, OpAttrs attrs,
                                             const std::vector<ValueId>& operands);
 

@@ -359,6 +359,10 @@ Tracer pow(const Tracer& a, const Tracer& b) {
   return Binary(BinaryOp::kPow, a, b);
 }
 Tracer pow(const Tracer& a, WeakScalar b) {
+  // An empty Tracer throws here like everywhere (its default type is
+  // float32, which would otherwise take the integer-power path below and
+  // return it as is, or dereference its null context for x ** 0).
+  CommonContext("pow", {&a});
   // A floating value to a Python integer power (x ** 3) is a chain of
   // multiplications by repeated squaring, as JAX's integer_pow: a few
   // vectorized multiplies (fused with their neighbours) instead of a pow

@@ -24,6 +24,7 @@ Tracer reshape(const Tracer& x, std::vector<int64_t> dims) {
   TraceContext& ctx = CommonContext(kOp, {&x});
   int inferred = -1;
   int64_t known = 1;
+  bool overflow = false;  // the known sizes multiply beyond int64
   for (size_t i = 0; i < dims.size(); ++i) {
     if (dims[i] == -1) {
       if (inferred >= 0) {
@@ -32,11 +33,13 @@ Tracer reshape(const Tracer& x, std::vector<int64_t> dims) {
       }
       inferred = static_cast<int>(i);
     } else {
-      known *= dims[i];  // negative sizes other than -1: inference says so
+      // Negative sizes other than -1: inference says so. Hostile sizes
+      // must not overflow here (they cannot fit any array anyway).
+      overflow |= __builtin_mul_overflow(known, dims[i], &known);
     }
   }
   if (inferred >= 0) {
-    if (known <= 0 || x.type().num_elements() % known != 0) {
+    if (overflow || known <= 0 || x.type().num_elements() % known != 0) {
       Fail(kOp, "cannot reshape " + TypeForMessage(x.type()) + " (" +
                     std::to_string(x.type().num_elements()) + " elements) to " +
                     ListToString(dims));

@@ -95,6 +95,12 @@ CpuExecutable::~CpuExecutable() = default;
 Result<std::shared_ptr<CpuExecutable>> CpuExecutable::Compile(
     std::shared_ptr<const compiler::Program> program, std::vector<bool> donated,
     Device* device, std::string name, std::vector<bool> fresh_outputs) {
+  // The planner, buffer assignment and kernels index by the recorded types
+  // and region groups: a program that breaks them is refused here, not
+  // run (Internal: programs from the tracer always verify).
+  if (Status s = program->Verify(); !s.ok()) {
+    return Internal(name + ": cannot compile a malformed program: " + s.message());
+  }
   std::shared_ptr<CpuExecutable> exe(new CpuExecutable());
   exe->donated_ = std::move(donated);
   exe->donated_.resize(program->num_parameters(), false);
