@@ -23,7 +23,9 @@ struct Event::State {
   bool host_write = false;
   std::thread::id holder;
   std::string holder_what;
-  std::vector<Event> waits_on;  // guarded by mu; dropped on completion
+  // guarded by mu; dropped on completion. Weak: a join's event waiting on
+  // an event that never completes must not keep it (and the join) alive.
+  std::vector<std::weak_ptr<State>> waits_on;
   mutable std::mutex mu;
   std::condition_variable cv;
   bool ready = false;       // guarded by mu
@@ -73,8 +75,13 @@ Event Event::CreateHostWrite(std::string what) {
 bool Event::HostWritesLive() { return live_host_writes.load() > 0; }
 
 void Event::SetWaitsOn(std::vector<Event> events) const {
+  std::vector<std::weak_ptr<State>> weak;
+  weak.reserve(events.size());
+  for (const Event& e : events) {
+    if (e.valid()) weak.push_back(e.state_);
+  }
   std::lock_guard<std::mutex> lock(state_->mu);
-  if (!state_->ready && !state_->completing) state_->waits_on = std::move(events);
+  if (!state_->ready && !state_->completing) state_->waits_on = std::move(weak);
 }
 
 Status Event::Wait() const {
@@ -113,7 +120,7 @@ void Event::SetStatus(Status status) const {
   // ready (Wait, IsReady) also observes their effects -- in particular the
   // frees of buffers this work was the last user of (DESIGN: completion
   // order). Callbacks added meanwhile are queued and run here too.
-  std::vector<Event> waited_on;  // released outside the lock
+  std::vector<std::weak_ptr<State>> waited_on;  // released outside the lock
   {
     std::lock_guard<std::mutex> lock(state_->mu);
     if (state_->ready || state_->completing) return;  // first completion wins
@@ -148,8 +155,8 @@ std::optional<std::string> Event::OwnHostWriteWaitedFor() const {
     std::lock_guard<std::mutex> lock(s->mu);
     if (s->ready || s->completing) continue;
     if (s->host_write && s->holder == me) return s->holder_what;
-    for (const Event& e : s->waits_on) {
-      if (e.valid()) stack.push_back(e.state_);
+    for (const std::weak_ptr<State>& w : s->waits_on) {
+      if (std::shared_ptr<State> next = w.lock()) stack.push_back(std::move(next));
     }
   }
   return std::nullopt;
