@@ -10,7 +10,13 @@
 // Import: memory the host can address, C-contiguous and aligned, is borrowed
 // (zero-copy; not counted in memory_stats) until the baton array and the work
 // on it are gone, then given back through the producer's deleter. Otherwise,
-// or with copy=True, the values are copied into baton memory at once.
+// or with copy=True, the values are copied into baton memory at once. The
+// producer's tensor is validated first, without Python, by the runtime
+// (baton/runtime/dlpack_abi.h, strided_import.h; fuzzed by
+// tests/fuzz/fuzz_dlpack_import.cc): an unknown dtype raises TypeError, a
+// device the host cannot read BufferError, and a bad ndim, shape, stride or
+// byte offset (overflowing, or reaching outside the address space) ValueError,
+// all before the capsule is consumed.
 #include "dlpack.h"
 
 #include <nanobind/stl/optional.h>

@@ -89,7 +89,8 @@ Result<std::vector<ValueId>> AddRegionGroup(
     // without results is not (it would compute nothing anyone can see),
     // nor is one with a negative count (a while loop's num_carries).
     BATON_RETURN_IF_ERROR(InferType(attrs, types).status());
-    return InvalidArgument(op + ": a control-flow op needs at least one result");
+    return InvalidArgument(op +
+                           ": a control-flow op needs at least one result");
   }
   // Every member is checked as Program::Add will check it before any is
   // added: a refused group leaves `dst` unchanged, never a partial group

@@ -115,7 +115,9 @@ Status Program::Verify() const {
     if (ControlFlowOutputIndex(inst.attrs) == 0 &&
         (call == nullptr || call->output_index == 0)) {
       std::vector<const Program*> nested = Regions(inst.attrs);
-      if (call) nested = {call->body.get(), call->rule.get(), call->rule2.get()};
+      if (call) {
+        nested = {call->body.get(), call->rule.get(), call->rule2.get()};
+      }
       for (size_t r = 0; r < nested.size(); ++r) {
         if (nested[r] == nullptr) continue;  // inference says if one is needed
         if (Status s = nested[r]->Verify(); !s.ok()) {

@@ -381,7 +381,15 @@ Result<ValueType> InferConcatenate(const OpContext& op,
                      " must have equal shapes except in dimension " +
                      std::to_string(a.dimension));
     }
-    dims[a.dimension] += t.shape[static_cast<int>(a.dimension)];
+    // Each size passed Shape::Check, but enough of them can still sum
+    // beyond int64 (17 operands near kMaxElements).
+    if (__builtin_add_overflow(dims[a.dimension],
+                               t.shape[static_cast<int>(a.dimension)],
+                               &dims[a.dimension])) {
+      return op.Fail("the operands' sizes along dimension " +
+                     std::to_string(a.dimension) +
+                     " add up to more than 64 bits can hold");
+    }
   }
   return OnDevice(Shape(std::move(dims)), first.dtype);
 }
@@ -403,6 +411,19 @@ Result<ValueType> InferPad(const OpContext& op, const PadAttrs& a) {
     if (a.interior[i] < 0) {
       return op.Fail("interior " + ListToString(a.interior) +
                      " has a negative entry");
+    }
+    // No padding can be larger than an array: beyond that the attributes
+    // are garbage, and executors computing positions from them (low +
+    // i * (interior + 1)) would overflow.
+    if (a.interior[i] > kMaxElements || a.low[i] > kMaxElements ||
+        a.low[i] < -kMaxElements || a.high[i] > kMaxElements ||
+        a.high[i] < -kMaxElements) {
+      return op.Fail("dimension " + std::to_string(i) + " of " + Str(x) +
+                     ": low " + std::to_string(a.low[i]) + ", high " +
+                     std::to_string(a.high[i]) + " or interior " +
+                     std::to_string(a.interior[i]) + " is beyond " +
+                     std::to_string(kMaxElements) +
+                     ", the largest size an array can have");
     }
     const int64_t d = x.shape[i];
     // low + high + d + (d - 1) * interior, refused rather than wrapped when
@@ -458,6 +479,9 @@ Result<ValueType> InferGather(const OpContext& op, const GatherAttrs& a) {
   BATON_RETURN_IF_ERROR(op.CheckArity(2));
   const ValueType &x = op.operand(0), &indices = op.operand(1);
   BATON_ASSIGN_OR_RETURN(Shape shape, GatherShape(op, x, indices, a.axis));
+  // The result joins two shapes' dimensions: check it before counting its
+  // elements (the product may not fit int64).
+  BATON_RETURN_IF_ERROR(CheckShape(op, shape, "result "));
   // Clamping into an empty axis has no element to return.
   if (x.shape[static_cast<int>(a.axis)] == 0 && shape.num_elements() > 0) {
     return op.Fail("cannot take from axis " + std::to_string(a.axis) + " of " +

@@ -107,7 +107,8 @@ Result<StridedPlan> PlanStridedImport(const StridedSource& src) {
   plan.end = end;
 
   // Addresses [first + lowest, first + end) must exist.
-  const uint64_t below = static_cast<uint64_t>(0) - static_cast<uint64_t>(lowest);
+  const uint64_t below =
+      static_cast<uint64_t>(0) - static_cast<uint64_t>(lowest);
   if (below > first || static_cast<uint64_t>(end) > UINTPTR_MAX - first) {
     return Fail(what, "strides reach outside the address space (element 0 at " +
                           U(first) + ", bytes " + N(lowest) + " to " + N(end) +
@@ -208,10 +209,18 @@ void CopyStridedToDense(const StridedPlan& plan, void* dst_void) {
       std::memcpy(dst, src, static_cast<size_t>(run_bytes));
     } else {
       switch (itemsize) {
-        case 1: CopyElements<1>(src, inner.stride, inner.size, dst); break;
-        case 2: CopyElements<2>(src, inner.stride, inner.size, dst); break;
-        case 4: CopyElements<4>(src, inner.stride, inner.size, dst); break;
-        default: CopyElements<8>(src, inner.stride, inner.size, dst); break;
+        case 1:
+          CopyElements<1>(src, inner.stride, inner.size, dst);
+          break;
+        case 2:
+          CopyElements<2>(src, inner.stride, inner.size, dst);
+          break;
+        case 4:
+          CopyElements<4>(src, inner.stride, inner.size, dst);
+          break;
+        default:
+          CopyElements<8>(src, inner.stride, inner.size, dst);
+          break;
       }
     }
     dst += run_bytes;
@@ -254,10 +263,9 @@ Result<StridedPlan> PlanBufferImport(const BufferView& view, DType dtype,
       checked.num_elements() * static_cast<int64_t>(dtype_size(dtype));
   if (view.strides == nullptr) {
     if (view.len != nbytes) {
-      return InvalidArgument("host buffer of " + N(view.len) +
-                             " bytes does not match " +
-                             std::string(dtype_name(dtype)) +
-                             checked.to_string());
+      return InvalidArgument(
+          "host buffer of " + N(view.len) + " bytes does not match " +
+          std::string(dtype_name(dtype)) + checked.to_string());
     }
     src.extent = MemoryExtent{view.buf, static_cast<uint64_t>(view.len)};
   } else {
@@ -271,8 +279,8 @@ Result<StridedPlan> PlanBufferImport(const BufferView& view, DType dtype,
                             " bytes of " + std::string(dtype_name(dtype)) +
                             checked.to_string());
     }
-    src.strides = std::span<const int64_t>(view.strides,
-                                           static_cast<size_t>(view.ndim));
+    src.strides =
+        std::span<const int64_t>(view.strides, static_cast<size_t>(view.ndim));
     src.extent = extent;
   }
   return PlanStridedImport(src);

@@ -3,6 +3,8 @@
 // (2**62, 4) used to give an array of size 0 that crashed its first use).
 #include <gtest/gtest.h>
 
+#include <limits>
+
 #include <gmock/gmock.h>
 
 #include "baton/compiler/ir.h"
@@ -75,6 +77,65 @@ TEST(ShapeCheckTest, EveryInstructionsResultShapeIsChecked) {
   ASSERT_EQ(b.status().code(), ErrorCode::kInvalidArgument);
   EXPECT_THAT(b.status().message(), HasSubstr("is too large"));
   EXPECT_EQ(p.num_values(), 1);  // nothing added
+}
+
+// Shape inference computes sizes from operands and attributes that each
+// pass their own checks; the arithmetic joining them is checked too, so a
+// hostile op is refused by name instead of wrapping (cases libFuzzer found:
+// tests/fuzz/corpus/fuzz_program_builder/crash-*).
+class ShapeArithmeticTest : public ::testing::Test {
+ protected:
+  compiler::ValueId Param(Shape shape) {
+    auto v = p.AddParameter(
+        compiler::ValueType{std::move(shape), DType::kFloat32,
+                            MemoryKind::kDevice});
+    EXPECT_TRUE(v.ok());
+    return *v;
+  }
+  compiler::Program p;
+};
+
+TEST_F(ShapeArithmeticTest, ConcatenatedSizesBeyondInt64AreRefused) {
+  std::vector<compiler::ValueId> parts;
+  for (int i = 0; i < 17; ++i) parts.push_back(Param(Shape{kMaxElements}));
+  const int before = p.num_values();
+  auto c = p.Add(compiler::ConcatenateAttrs{0}, compiler::OperandList(parts));
+  ASSERT_EQ(c.status().code(), ErrorCode::kInvalidArgument);
+  EXPECT_THAT(c.status().message(), HasSubstr("more than 64 bits"));
+  EXPECT_EQ(p.num_values(), before);
+}
+
+TEST_F(ShapeArithmeticTest, PaddingBeyondTheLargestArrayIsRefused) {
+  compiler::ValueId x = Param(Shape{3});
+  compiler::ValueId zero = Param(Shape{});
+  for (compiler::PadAttrs attrs :
+       {compiler::PadAttrs{{0}, {0}, {kMaxElements + 1}},
+        compiler::PadAttrs{{std::numeric_limits<int64_t>::min()}, {0}, {0}},
+        compiler::PadAttrs{{0}, {std::numeric_limits<int64_t>::max()}, {0}}}) {
+    auto r = p.Add(attrs, {x, zero});
+    ASSERT_EQ(r.status().code(), ErrorCode::kInvalidArgument);
+    EXPECT_THAT(r.status().message(), HasSubstr("the largest size"));
+  }
+}
+
+TEST_F(ShapeArithmeticTest, SliceStridesNearInt64MaxTakeOneElement) {
+  compiler::ValueId x = Param(Shape{4});
+  auto s = p.Add(compiler::SliceAttrs{{1}, {4},
+                                      {std::numeric_limits<int64_t>::max()}},
+                 {x});
+  ASSERT_TRUE(s.ok()) << s.status().message();
+  EXPECT_EQ(p.type(*s).shape, Shape{1});
+}
+
+TEST_F(ShapeArithmeticTest, GatherResultIsCheckedBeforeItsElementsAreCounted) {
+  // Each shape is valid; the result (2^40, 2^40) has 2^80 elements.
+  compiler::ValueId x = Param(Shape{0, int64_t{1} << 40});
+  auto idx = p.AddParameter(compiler::ValueType{
+      Shape{int64_t{1} << 40}, DType::kInt32, MemoryKind::kDevice});
+  ASSERT_TRUE(idx.ok());
+  auto g = p.Add(compiler::GatherAttrs{0}, {x, *idx});
+  ASSERT_EQ(g.status().code(), ErrorCode::kInvalidArgument);
+  EXPECT_THAT(g.status().message(), HasSubstr("too large"));
 }
 
 }  // namespace

@@ -4,6 +4,8 @@
 // exactly their elements. tests/fuzz/fuzz_dlpack_import.cc and
 // fuzz_buffer_import.cc search the same space at random; these are the
 // cases worth naming.
+#include "baton/runtime/strided_import.h"
+
 #include <gtest/gtest.h>
 
 #include <cstdint>
@@ -13,7 +15,6 @@
 #include <vector>
 
 #include "baton/runtime/dlpack_abi.h"
-#include "baton/runtime/strided_import.h"
 
 namespace baton {
 namespace {
@@ -109,10 +110,10 @@ TEST(StridedImport, TransposedReversedAndBroadcastViewsCopyTheirElements) {
     std::vector<int64_t> shape, strides;
     uint64_t byte_offset;
   } cases[] = {
-      {{4, 6}, {1, 4}, 0},          // transposed 6x4
-      {{6}, {-1}, 5 * 4},           // reversed
-      {{2, 3, 4}, {12, 0, 1}, 0},   // a broadcast middle dimension
-      {{3, 2, 2}, {8, 4, 1}, 0},    // merges into runs of 2, then 8
+      {{4, 6}, {1, 4}, 0},         // transposed 6x4
+      {{6}, {-1}, 5 * 4},          // reversed
+      {{2, 3, 4}, {12, 0, 1}, 0},  // a broadcast middle dimension
+      {{3, 2, 2}, {8, 4, 1}, 0},   // merges into runs of 2, then 8
       {{2, 2, 3}, {-12, 3, -1}, 20 * 4},
   };
   for (Case& c : cases) {
@@ -140,9 +141,11 @@ TEST(StridedImport, TransposedReversedAndBroadcastViewsCopyTheirElements) {
 
 TEST(StridedImport, OverflowingShapesAreRefused) {
   std::vector<float> buf(1);
-  for (std::vector<int64_t> shape :
-       {std::vector<int64_t>{kI64Max, 2}, {1 << 20, 1 << 20, 1 << 20},
-        {kMaxElements, 2}, {0, kI64Max}, {kI64Max}}) {
+  for (std::vector<int64_t> shape : {std::vector<int64_t>{kI64Max, 2},
+                                     {1 << 20, 1 << 20, 1 << 20},
+                                     {kMaxElements, 2},
+                                     {0, kI64Max},
+                                     {kI64Max}}) {
     auto r = dlpack::PlanDLTensorImport(Tensor(buf.data(), shape));
     EXPECT_NE(Error(r).find("too large"), std::string::npos) << Error(r);
   }
@@ -197,16 +200,16 @@ TEST(StridedImport, StrideArithmeticThatWouldOverflowIsRefused) {
   std::vector<float> buf(1);
   // stride * itemsize overflows.
   std::vector<int64_t> shape{2}, strides{kI64Max / 2};
-  EXPECT_NE(Error(dlpack::PlanDLTensorImport(
-                      Tensor(buf.data(), shape, &strides)))
-                .find("overflows 64 bits"),
-            std::string::npos);
+  EXPECT_NE(
+      Error(dlpack::PlanDLTensorImport(Tensor(buf.data(), shape, &strides)))
+          .find("overflows 64 bits"),
+      std::string::npos);
   // stride * (dim - 1) overflows.
   std::vector<int64_t> shape2{1 << 30, 2}, strides2{int64_t{1} << 40, 1};
-  EXPECT_NE(Error(dlpack::PlanDLTensorImport(
-                      Tensor(buf.data(), shape2, &strides2)))
-                .find("64-bit address range"),
-            std::string::npos);
+  EXPECT_NE(
+      Error(dlpack::PlanDLTensorImport(Tensor(buf.data(), shape2, &strides2)))
+          .find("64-bit address range"),
+      std::string::npos);
   // The sum of the spans overflows although each one fits.
   std::vector<int64_t> shape3{2, 2, 2},
       strides3{int64_t{1} << 60, int64_t{1} << 60, int64_t{1} << 60};
@@ -214,17 +217,17 @@ TEST(StridedImport, StrideArithmeticThatWouldOverflowIsRefused) {
       dlpack::PlanDLTensorImport(Tensor(buf.data(), shape3, &strides3)).ok());
   // The span fits int64 but not the address space above the data.
   std::vector<int64_t> shape4{2}, strides4{int64_t{1} << 60};
-  EXPECT_NE(Error(dlpack::PlanDLTensorImport(Tensor(
-                      reinterpret_cast<void*>(~uintptr_t{0} - (1 << 20)),
-                      shape4, &strides4)))
+  EXPECT_NE(Error(dlpack::PlanDLTensorImport(
+                      Tensor(reinterpret_cast<void*>(~uintptr_t{0} - (1 << 20)),
+                             shape4, &strides4)))
                 .find("outside the address space"),
             std::string::npos);
 }
 
 TEST(StridedImport, ByteOffsetOverflowIsRefused) {
   std::vector<int64_t> shape{1};
-  for (uint64_t offset : {~uint64_t{0}, uint64_t{1} << 63,
-                          ~uint64_t{0} - 4096}) {
+  for (uint64_t offset :
+       {~uint64_t{0}, uint64_t{1} << 63, ~uint64_t{0} - 4096}) {
     DLTensor t = Tensor(reinterpret_cast<void*>(uintptr_t{4096}), shape);
     t.byte_offset = offset;
     EXPECT_NE(Error(dlpack::PlanDLTensorImport(t)).find("byte_offset"),
@@ -240,7 +243,8 @@ TEST(StridedImport, DTypesBatonLacksAreRefusedWithTheirDLPackCode) {
   std::vector<float> buf(4);
   std::vector<int64_t> shape{1};
   auto msg = [&](dlpack::DLDataType dt) {
-    return Error(dlpack::PlanDLTensorImport(Tensor(buf.data(), shape, nullptr, dt)));
+    return Error(
+        dlpack::PlanDLTensorImport(Tensor(buf.data(), shape, nullptr, dt)));
   };
   EXPECT_EQ(msg({dlpack::kDLFloat, 32, 4}),
             "from_dlpack: baton has no dtype for DLPack type (code 2, bits "
@@ -347,8 +351,8 @@ TEST(StridedImport, StridedBuffersUseByteStrides) {
 TEST(StridedImport, EveryElementSizeCopiesThroughTheStridedPath) {
   std::vector<uint8_t> bytes(256);
   std::iota(bytes.begin(), bytes.end(), uint8_t{0});
-  for (DType d : {DType::kInt8, DType::kInt16, DType::kFloat32,
-                  DType::kFloat64}) {
+  for (DType d :
+       {DType::kInt8, DType::kInt16, DType::kFloat32, DType::kFloat64}) {
     const int64_t size = static_cast<int64_t>(dtype_size(d));
     int64_t shape[] = {3, 4}, strides[] = {-size * 9, size * 2};
     BufferView v{bytes.data() + 200, 12 * size, size, 2, shape, strides};

@@ -99,7 +99,8 @@ Result<std::shared_ptr<CpuExecutable>> CpuExecutable::Compile(
   // and region groups: a program that breaks them is refused here, not
   // run (Internal: programs from the tracer always verify).
   if (Status s = program->Verify(); !s.ok()) {
-    return Internal(name + ": cannot compile a malformed program: " + s.message());
+    return Internal(name + ": cannot compile a malformed program: " +
+                    s.message());
   }
   std::shared_ptr<CpuExecutable> exe(new CpuExecutable());
   exe->donated_ = std::move(donated);

@@ -25,7 +25,10 @@ int64_t Product(std::span<const int64_t> dims, size_t begin, size_t end) {
   return p;
 }
 
-int64_t CeilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
+// ceil(a / b) for a >= 0, b >= 1, without the overflow of (a + b - 1) / b
+// for huge b (a slice's or a pad's step may be anything shape inference
+// accepts; a negative a gives 0, as the callers want).
+int64_t CeilDiv(int64_t a, int64_t b) { return a <= 0 ? 0 : 1 + (a - 1) / b; }
 
 // Writes the one element at `value` to all n elements of out.
 void Fill(size_t elem_size, const void* value, void* out, int64_t n) {
@@ -69,8 +72,10 @@ void Slice(DType dtype, const void* in, const Shape& in_shape,
   std::vector<int64_t> out_dims(rank), in_strides(rank);
   int64_t offset = 0;
   for (int d = 0; d < rank; ++d) {
-    out_dims[d] = std::max<int64_t>(0, CeilDiv(limit[d] - start[d], stride[d]));
-    in_strides[d] = in_row[d] * stride[d];
+    out_dims[d] = CeilDiv(limit[d] - start[d], stride[d]);
+    // A stride taken at most once is never used, and may be too large to
+    // multiply; otherwise stride * in_row < dim * in_row fits.
+    in_strides[d] = out_dims[d] > 1 ? in_row[d] * stride[d] : 0;
     offset += start[d] * in_row[d];
   }
   const size_t esize = dtype_size(dtype);
@@ -124,12 +129,18 @@ void Pad(DType dtype, const void* in, const Shape& in_shape,
     const int64_t i_hi =
         room <= 0 ? 0 : std::min(in_shape[d], CeilDiv(room, step));
     counts[d] = std::max<int64_t>(0, i_hi - i_lo);
+    total *= out_dims[d];
+    if (counts[d] == 0) {  // nothing lands: the offsets below may not fit
+      visible = 0;
+      continue;
+    }
+    // A step taken at most once is never used (and out_row * step may not
+    // fit); otherwise (counts - 1) * step < out_dims keeps it in range.
     in_strides[d] = in_row[d];
-    out_strides[d] = out_row[d] * step;
+    out_strides[d] = counts[d] > 1 ? out_row[d] * step : 0;
     in_off += i_lo * in_row[d];
     out_off += (low[d] + i_lo * step) * out_row[d];
     visible *= counts[d];
-    total *= out_dims[d];
   }
   const size_t esize = dtype_size(dtype);
   bool has_interior = false;
