@@ -9,11 +9,16 @@
 # timeout, out-of-memory), printing the input that caused it and the commands
 # that reproduce and minimise it.
 #
-#   tools/run_fuzz.sh                 45 s per target (about 3 minutes for
-#                                     the four targets on 2 cores; CI)
+#   tools/run_fuzz.sh ci              CI: a fixed number of inputs per target
+#                                     from a fixed seed (-seed, -runs), so a
+#                                     run is reproducible and a finding in CI
+#                                     is the same on any machine (about 3
+#                                     minutes for the four targets on 2 cores)
+#   tools/run_fuzz.sh                 45 s per target, random seed
 #   tools/run_fuzz.sh 3600            an hour per target
 #   tools/run_fuzz.sh 600 fuzz_tracer one target
 # Environment: BATON_FUZZ_BUILD (build folder, default build/fuzz),
+# BATON_FUZZ_SEED (the seed of ci mode, default 1),
 # BATON_FUZZ_KEEP=1 keeps the temporary folder (new corpus entries) and
 # prints where it is.
 set -euo pipefail
@@ -21,7 +26,10 @@ cd "$(dirname "$0")/.."
 root=$(pwd)
 seconds=${1:-45}
 shift || true
+ci=0
+if [ "$seconds" = ci ]; then ci=1; fi
 build=${BATON_FUZZ_BUILD:-build/fuzz}
+case "$build" in /*) ;; *) build=$root/$build ;; esac
 
 CC=clang CXX=clang++ cmake -S . -B "$build" -G Ninja \
   -DBATON_BUILD_FUZZERS=ON -DBATON_BUILD_TESTS=OFF -DBATON_BUILD_BENCH=OFF \
@@ -49,20 +57,48 @@ export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}
 export OPENBLAS_NUM_THREADS=1
 common=(-rss_limit_mb=2048 -timeout=10 -print_final_stats=1)
 
-max_len() {
+# Per target: the longest input, and for the compiler fuzzers inputs of any
+# length from the start (-len_control=0: a program needs a few hundred bytes
+# of choices before hostile attributes meet well-typed operands).
+flags() {
   case "$1" in
-    fuzz_program_builder | fuzz_tracer) echo 4096 ;;
-    *) echo 512 ;;
+    fuzz_program_builder | fuzz_tracer) echo "-max_len=4096 -len_control=0" ;;
+    *) echo "-max_len=512" ;;
   esac
 }
 
+# ci mode: inputs per target, sized to about 40 s each on a 2-core CI
+# machine (the import fuzzers run thousands of inputs a second, the compiler
+# fuzzers about a hundred: each input compiles and runs a program twice).
+ci_runs() {
+  case "$1" in
+    fuzz_buffer_import) echo 400000 ;;
+    fuzz_dlpack_import) echo 150000 ;;
+    fuzz_program_builder) echo 3000 ;;
+    fuzz_tracer) echo 10000 ;;
+    *) echo 10000 ;;
+  esac
+}
+
+# How long, or how many inputs, for target $1.
+budget() {
+  if [ "$ci" = 1 ]; then
+    echo "-seed=${BATON_FUZZ_SEED:-1} -runs=$(ci_runs "$1")"
+  else
+    echo "-max_total_time=$seconds"
+  fi
+}
+
 report() {  # target, file
-  local t=$1 f=$2 bin=$root/$build/tests/fuzz/$1
+  local t=$1 f=$2 bin=$build/tests/fuzz/$1
   echo
   echo "run_fuzz: $t FAILED on input $f"
   echo "  reproduce: $bin $f"
+  if [ "$ci" = 1 ]; then
+    echo "  the whole run: BATON_FUZZ_SEED=${BATON_FUZZ_SEED:-1} tools/run_fuzz.sh ci $t"
+  fi
   echo "  minimise:  $bin -minimize_crash=1 -runs=100000 -exact_artifact_path=/tmp/min-$t $f"
-  echo "  keep it:   cp <minimised input> tests/fuzz/corpus/$t/crash-\$(sha1sum <it> | cut -c1-16)"
+  echo "  keep it:   cp /tmp/min-$t tests/fuzz/corpus/$t/crash-<what-it-found>"
   echo "  (docs/fuzzing.md: fix the root cause, then commit the input with the fix)"
 }
 
@@ -74,16 +110,19 @@ for t in "${targets[@]}"; do
   mkdir -p "$work/corpus/$t" "$work/artifacts/$t"
   if [ -d "$corpus" ] && [ -n "$(ls -A "$corpus")" ]; then
     echo "== $t: replaying $(ls "$corpus" | wc -l) corpus inputs"
-    for f in "$corpus"/*; do
-      if ! "$bin" "${common[@]}" "$f" >"$work/replay.log" 2>&1; then
-        tail -n 60 "$work/replay.log"
-        report "$t" "$f"
-        failed=1
-      fi
-    done
+    # One process runs each file once ("Running: <file>"), stopping at the
+    # first failure.
+    if ! "$bin" "${common[@]}" -artifact_prefix="$work/artifacts/$t/replay-" \
+        "$corpus"/* >"$work/replay.log" 2>&1; then
+      tail -n 60 "$work/replay.log"
+      report "$t" "$(grep '^Running: ' "$work/replay.log" | tail -n 1 | cut -c10-)"
+      failed=1
+      continue
+    fi
   fi
-  echo "== $t: fuzzing for ${seconds}s"
-  if ! "$bin" "${common[@]}" -max_len="$(max_len "$t")" -max_total_time="$seconds" \
+  echo "== $t: fuzzing ($(budget "$t"))"
+  # shellcheck disable=SC2046  # flags() and budget() give several words
+  if ! "$bin" "${common[@]}" $(flags "$t") $(budget "$t") \
       -artifact_prefix="$work/artifacts/$t/" "$work/corpus/$t" \
       $( [ -d "$corpus" ] && echo "$corpus" ) >"$work/$t.log" 2>&1; then
     tail -n 80 "$work/$t.log"
@@ -105,4 +144,8 @@ if [ "$failed" -ne 0 ]; then
   echo "run_fuzz: FAILED (inputs saved under build/fuzz-findings/)"
   exit 1
 fi
-echo "run_fuzz: all fuzzers clean (${seconds}s each)"
+if [ "$ci" = 1 ]; then
+  echo "run_fuzz: all fuzzers clean (seed ${BATON_FUZZ_SEED:-1}, fixed runs)"
+else
+  echo "run_fuzz: all fuzzers clean (${seconds}s each)"
+fi

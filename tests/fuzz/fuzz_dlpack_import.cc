@@ -48,8 +48,8 @@ int64_t StrideFor(FuzzInput& in, int64_t row_major) {
   return in.Hostile();
 }
 
-void CheckPlan(const StridedPlan& p, const std::vector<int64_t>& dims, DType dtype,
-               const OracleRange& r, bool contiguous) {
+void CheckPlan(const StridedPlan& p, const std::vector<int64_t>& dims,
+               DType dtype, const OracleRange& r, bool contiguous) {
   if (p.shape != Shape(dims) || p.dtype != dtype) Fail("plan shape or dtype");
   if (static_cast<i128>(reinterpret_cast<uintptr_t>(p.first)) != r.first) {
     Fail("plan's element 0 is not at data + byte_offset");
@@ -62,8 +62,10 @@ void CheckPlan(const StridedPlan& p, const std::vector<int64_t>& dims, DType dty
          std::to_string(static_cast<int64_t>(lowest)) + ", " +
          std::to_string(static_cast<int64_t>(end)) + ")");
   }
-  if (p.contiguous != contiguous) Fail("plan's contiguity differs from the model's");
-  if (p.nbytes() != p.num_elements() * static_cast<int64_t>(dtype_size(dtype))) {
+  if (p.contiguous != contiguous)
+    Fail("plan's contiguity differs from the model's");
+  if (p.nbytes() !=
+      p.num_elements() * static_cast<int64_t>(dtype_size(dtype))) {
     Fail("nbytes");
   }
 }
@@ -79,21 +81,30 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   // The producer's memory: exactly `buffer_size` bytes on the heap.
   const size_t buffer_size = static_cast<size_t>(in.Int(0, 2048));
   auto buffer = std::make_unique<uint8_t[]>(buffer_size);
-  for (size_t i = 0; i < buffer_size; ++i) buffer[i] = static_cast<uint8_t>(i * 31 + 7);
+  for (size_t i = 0; i < buffer_size; ++i)
+    buffer[i] = static_cast<uint8_t>(i * 31 + 7);
 
   DLTensor t{};
   switch (in.Int(0, 7)) {
-    case 0: t.data = nullptr; break;
-    case 1: t.data = reinterpret_cast<void*>(static_cast<uintptr_t>(in.U64())); break;
-    default: t.data = buffer.get() + in.Int(0, static_cast<int>(buffer_size)); break;
+    case 0:
+      t.data = nullptr;
+      break;
+    case 1:
+      t.data = reinterpret_cast<void*>(static_cast<uintptr_t>(in.U64()));
+      break;
+    default:
+      t.data = buffer.get() + in.Int(0, static_cast<int>(buffer_size));
+      break;
   }
-  static constexpr int32_t kOddRanks[] = {-1, 64, 65, 1000, INT32_MIN, INT32_MAX};
+  static constexpr int32_t kOddRanks[] = {-1,   64,        65,
+                                          1000, INT32_MIN, INT32_MAX};
   t.ndim = in.Byte() < 235 ? in.Int(0, 5) : kOddRanks[in.Pick(6)];
   static constexpr uint8_t kBits[] = {8, 16, 32, 64, 1, 128, 0, 24};
   static constexpr uint8_t kCodes[] = {0, 1, 2, 4, 6, 3, 5, 7, 255};
   t.dtype.code = in.Byte() < 230 ? kCodes[in.Pick(5)] : kCodes[in.Pick(9)];
   t.dtype.bits = in.Byte() < 230 ? kBits[in.Pick(4)] : kBits[in.Pick(8)];
-  t.dtype.lanes = in.Byte() < 235 ? 1 : static_cast<uint16_t>(in.Int(0, 4) * 7919);
+  t.dtype.lanes =
+      in.Byte() < 235 ? 1 : static_cast<uint16_t>(in.Int(0, 4) * 7919);
   t.device.device_type = in.Byte() < 235 ? dlpack::kDLCPU : in.Int(-1, 16);
   t.device.device_id = in.Int(0, 3);
   const std::optional<DType> dtype = dlpack::FromDLDataType(t.dtype);
@@ -111,13 +122,15 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const bool has_strides = in.Byte() >= 80;
   for (size_t i = alloc; i-- > 0;) {
     strides[i] = StrideFor(in, row_major);
-    if (shape[i] > 0 && shape[i] < 4096 && row_major < (int64_t{1} << 40)) row_major *= shape[i];
+    if (shape[i] > 0 && shape[i] < 4096 && row_major < (int64_t{1} << 40))
+      row_major *= shape[i];
   }
   t.shape = in.Byte() < 250 || t.ndim == 0 ? shape.get() : nullptr;
   t.strides = has_strides ? strides.get() : nullptr;
   const uint8_t ob = in.Byte();
-  t.byte_offset = ob < 150 ? 0 : ob < 230 ? static_cast<uint64_t>(in.Int(0, 256))
-                                          : static_cast<uint64_t>(in.Hostile());
+  t.byte_offset = ob < 150   ? 0
+                  : ob < 230 ? static_cast<uint64_t>(in.Int(0, 256))
+                             : static_cast<uint64_t>(in.Hostile());
 
   const MemoryExtent extent{buffer.get(), buffer_size};
   const Result<StridedPlan> with = dlpack::PlanDLTensorImport(t, extent);
@@ -128,11 +141,14 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
       (t.ndim > 0 && t.shape == nullptr)) {
     if (with.ok() || without.ok()) Fail("accepted a bad dtype, device or rank");
     const std::string& m = with.status().message();
-    if (!dtype && m.rfind("from_dlpack: baton has no dtype for DLPack type (code ", 0) != 0) {
+    if (!dtype &&
+        m.rfind("from_dlpack: baton has no dtype for DLPack type (code ", 0) !=
+            0) {
       Fail("dtype message: " + m);
     }
     if (dtype && !dlpack::HostReadable(t.device) &&
-        m.rfind("from_dlpack: the producer's memory is on DLPack device type ", 0) != 0) {
+        m.rfind("from_dlpack: the producer's memory is on DLPack device type ",
+                0) != 0) {
       Fail("device message: " + m);
     }
     return 0;
@@ -152,7 +168,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   {
     i128 acc = itemsize;
     for (size_t i = dims.size(); i-- > 0;) {
-      bstrides[i] = t.strides ? static_cast<i128>(t.strides[i]) * itemsize : acc;
+      bstrides[i] =
+          t.strides ? static_cast<i128>(t.strides[i]) * itemsize : acc;
       acc *= dims[i];
     }
   }
@@ -160,15 +177,18 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
                      static_cast<i128>(t.byte_offset);
   const OracleRange r = ExactRange(dims, bstrides, first, itemsize);
   const i128 kI64Max = INT64_MAX, kI64Min = INT64_MIN, kUMax = UINTPTR_MAX;
-  const bool offset_ok = t.byte_offset <= static_cast<uint64_t>(INT64_MAX) && first <= kUMax;
-  const i128 base = static_cast<i128>(reinterpret_cast<uintptr_t>(buffer.get()));
+  const bool offset_ok =
+      t.byte_offset <= static_cast<uint64_t>(INT64_MAX) && first <= kUMax;
+  const i128 base =
+      static_cast<i128>(reinterpret_cast<uintptr_t>(buffer.get()));
   const bool ok_with =
-      offset_ok && (r.empty || (t.data != nullptr &&
-                                Inside(r, base, base + static_cast<i128>(buffer_size))));
+      offset_ok &&
+      (r.empty || (t.data != nullptr &&
+                   Inside(r, base, base + static_cast<i128>(buffer_size))));
   const bool ok_without =
-      offset_ok && (r.empty || (t.data != nullptr && r.lo - first >= kI64Min &&
-                                r.hi - first <= kI64Max &&
-                                r.lo >= 0 && r.hi <= kUMax));
+      offset_ok &&
+      (r.empty || (t.data != nullptr && r.lo - first >= kI64Min &&
+                   r.hi - first <= kI64Max && r.lo >= 0 && r.hi <= kUMax));
   if (with.ok() != ok_with) {
     Fail(std::string(ok_with ? "refused" : "accepted") +
          " a tensor whose bytes lie " + (ok_with ? "inside" : "outside") +
@@ -176,8 +196,9 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   }
   if (without.ok() != ok_without) {
     Fail(std::string(ok_without ? "refused" : "accepted") +
-         " a tensor (no extent) the model says is " + (ok_without ? "fine" : "not") +
-         ": " + (without.ok() ? "" : without.status().message()));
+         " a tensor (no extent) the model says is " +
+         (ok_without ? "fine" : "not") + ": " +
+         (without.ok() ? "" : without.status().message()));
   }
   bool contiguous = true;
   {
@@ -200,8 +221,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   CopyStridedToDense(plan, dst.data());
   if (dst.back() != 0xAB) Fail("the copy wrote past nbytes");
   if (!r.empty) {
-    const std::vector<uint8_t> want =
-        ReadNaive(dims, bstrides, reinterpret_cast<const uint8_t*>(plan.first), itemsize);
+    const std::vector<uint8_t> want = ReadNaive(
+        dims, bstrides, reinterpret_cast<const uint8_t*>(plan.first), itemsize);
     if (std::memcmp(want.data(), dst.data(), want.size()) != 0) {
       Fail("the strided copy differs from reading each element");
     }

@@ -46,7 +46,9 @@ class FuzzInput {
     return v;
   }
   // Picks one of `n` options.
-  size_t Pick(size_t n) { return n <= 1 ? 0 : static_cast<size_t>(Int(0, static_cast<int>(n) - 1)); }
+  size_t Pick(size_t n) {
+    return n <= 1 ? 0 : static_cast<size_t>(Int(0, static_cast<int>(n) - 1));
+  }
   template <typename T>
   const T& PickFrom(const std::vector<T>& v) {
     return v[Pick(v.size())];
@@ -62,29 +64,54 @@ class FuzzInput {
     constexpr int64_t kMax = std::numeric_limits<int64_t>::max();
     constexpr int64_t kMin = std::numeric_limits<int64_t>::min();
     switch (Byte() % 16) {
-      case 0: return -1;
-      case 1: return kMin;
-      case 2: return kMax;
-      case 3: return kMax - 1;
-      case 4: return kMaxElements;
-      case 5: return kMaxElements + 1;
-      case 6: return int64_t{1} << 31;
-      case 7: return int64_t{1} << 32;
-      case 8: return (int64_t{1} << 32) - 1;
-      case 9: return int64_t{1} << 62;
-      case 10: return -(int64_t{1} << 62);
-      case 11: return kMaxElements / 2 + 1;
-      case 12: return 3037000500;  // about sqrt(INT64_MAX)
-      case 13: return std::numeric_limits<int32_t>::max();
-      case 14: return -2;
-      default: return static_cast<int64_t>(U64());
+      case 0:
+        return -1;
+      case 1:
+        return kMin;
+      case 2:
+        return kMax;
+      case 3:
+        return kMax - 1;
+      case 4:
+        return kMaxElements;
+      case 5:
+        return kMaxElements + 1;
+      case 6:
+        return int64_t{1} << 31;
+      case 7:
+        return int64_t{1} << 32;
+      case 8:
+        return (int64_t{1} << 32) - 1;
+      case 9:
+        return int64_t{1} << 62;
+      case 10:
+        return -(int64_t{1} << 62);
+      case 11:
+        return kMaxElements / 2 + 1;
+      case 12:
+        return 3037000500;  // about sqrt(INT64_MAX)
+      case 13:
+        return std::numeric_limits<int32_t>::max();
+      case 14:
+        return -2;
+      default:
+        return static_cast<int64_t>(U64());
     }
   }
-  // A dimension size: mostly 0..5, sometimes up to 64, rarely hostile.
+  // A dimension size: mostly 0..5, sometimes up to 64, rarely large but
+  // valid on its own (near kMaxElements: products and sums of a few of them
+  // overflow) or hostile.
   int64_t Dim() {
     const uint8_t b = Byte();
     if (b < 200) return b % 6;
-    if (b < 240) return b % 65;
+    if (b < 228) return b % 65;
+    if (b < 242) {
+      static constexpr int64_t kLarge[] = {
+          kMaxElements,     kMaxElements / 2 + 1, kMaxElements / 17 + 1,
+          int64_t{1} << 40, int64_t{1} << 31,     3037000500,
+          1 << 20};
+      return kLarge[Byte() % 7];
+    }
     return Hostile();
   }
   // An index into something of size `n`: mostly in [0, n), sometimes just

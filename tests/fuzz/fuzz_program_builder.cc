@@ -23,183 +23,34 @@
 #include <vector>
 
 #include "baton/compiler/control_flow.h"
-#include "fuzz_input.h"
-#include "program_checks.h"
+#include "program_builder_base.h"
 
 namespace baton::fuzz {
 namespace {
 
-using c::OpAttrs;
-using c::OperandList;
-using c::Program;
-using c::ValueId;
-using c::ValueType;
-
 constexpr int kMaxDepth = 2;
 
-// a + b with two's-complement wrap-around (the fuzzer's own arithmetic on
-// hostile values must not be UB itself).
-int64_t WrappingAdd(int64_t a, int64_t b) {
-  return static_cast<int64_t>(static_cast<uint64_t>(a) + static_cast<uint64_t>(b));
-}
-
-// Shared by a program and its regions.
-struct Session {
-  int budget = 96;             // instructions left, all regions included
-  bool whole_groups = true;    // every region group was emitted whole
-  int64_t while_trips = 0;     // most iterations of any while; -1 unbounded
-};
-
-class Builder {
+class Builder : public BuilderBase {
  public:
-  Builder(FuzzInput& in, Session& s, int depth) : in_(in), s_(s), depth_(depth) {}
-
-  Program& program() { return p_; }
+  using BuilderBase::BuilderBase;
 
   // A program with these parameters and `steps` random instructions.
   void Build(const std::vector<ValueType>& params, int steps) {
     for (const ValueType& t : params) {
-      if (!p_.AddParameter(t).ok()) FuzzFail("AddParameter of a valid type failed");
+      if (!p_.AddParameter(t).ok())
+        FuzzFail("AddParameter of a valid type failed");
     }
     for (int i = 0; i < steps && s_.budget > 0 && !in_.empty(); ++i) Step();
-  }
-
-  // One value of each type in `types` (the latest match, or any value when
-  // none matches, which the consumer then rejects).
-  std::vector<ValueId> OutputsOfTypes(const std::vector<ValueType>& types) {
-    std::vector<ValueId> outs;
-    for (const ValueType& t : types) {
-      ValueId v = Find([&](const ValueType& u) {
-        return u.shape == t.shape && u.dtype == t.dtype;
-      });
-      outs.push_back(v != c::kNoValue ? v : Any());
-    }
-    return outs;
-  }
-  std::vector<ValueId> SomeOutputs(int lo, int hi) {
-    std::vector<ValueId> outs;
-    const int n = in_.Int(lo, hi);
-    for (int i = 0; i < n; ++i) outs.push_back(Any());
-    return outs;
-  }
-  void SetOutputs(std::vector<ValueId> outs) {
-    std::vector<ValueId> before = p_.outputs();
-    if (!p_.SetOutputs(outs).ok() && p_.outputs() != before) {
-      FuzzFail("a refused SetOutputs changed the outputs");
-    }
   }
 
   void Step() {
     --s_.budget;
     Result<ValueId> r = Emit(in_.Int(0, c::kNumOpKinds + 3));
-    if (!r.ok() && r.status().message().empty()) FuzzFail("an error without a message");
+    if (!r.ok() && r.status().message().empty())
+      FuzzFail("an error without a message");
   }
 
  private:
-  // By value: adding instructions moves the program's storage.
-  ValueType T(ValueId v) const { return p_.type(v); }
-
-  // A random existing value, now and then an id that does not exist.
-  ValueId Any() {
-    const int n = p_.num_values();
-    if (n == 0 || in_.Byte() >= 250) {
-      static constexpr ValueId kBad[] = {-1, 0, 1, 1 << 30, -(1 << 30)};
-      return n == 0 ? c::kNoValue : kBad[in_.Pick(5)] + (in_.Bool() ? n : 0);
-    }
-    // Biased towards recent values, so chains grow deep.
-    const int back = in_.Int(0, std::min(n - 1, 15));
-    return in_.Bool() ? n - 1 - back : static_cast<ValueId>(in_.Pick(n));
-  }
-  // The latest value of a matching type (kNoValue if none).
-  template <typename Pred>
-  ValueId Find(Pred pred) {
-    for (ValueId v = p_.num_values() - 1; v >= 0; --v) {
-      if (pred(T(v)) && in_.Byte() < 200) return v;
-    }
-    return c::kNoValue;
-  }
-  template <typename Pred>
-  ValueId FindOr(Pred pred) {
-    ValueId v = Find(pred);
-    return v == c::kNoValue ? Any() : v;
-  }
-  bool Valid(ValueId v) const { return v >= 0 && v < p_.num_values(); }
-
-  DType RandomDType() { return static_cast<DType>(in_.Int(0, kNumDTypes - 1)); }
-  Shape RandomShape() {
-    const int rank = in_.Byte() < 240 ? in_.Int(0, 4) : in_.Int(0, 9);
-    std::vector<int64_t> dims;
-    for (int i = 0; i < rank; ++i) dims.push_back(in_.Dim());
-    return Shape(std::move(dims));
-  }
-  ValueType RandomType() {
-    return ValueType{RandomShape(), RandomDType(),
-                     static_cast<MemoryKind>(in_.Int(0, kNumMemoryKinds - 1))};
-  }
-  // An axis list of length `n` for rank `rank`: valid or random.
-  std::vector<int64_t> Axes(int n, int rank) {
-    std::vector<int64_t> v;
-    for (int i = 0; i < n; ++i) v.push_back(in_.Index(rank));
-    return v;
-  }
-  std::vector<int64_t> Permutation(int rank) {
-    std::vector<int64_t> perm(rank);
-    std::iota(perm.begin(), perm.end(), 0);
-    for (int i = rank - 1; i > 0; --i) std::swap(perm[i], perm[in_.Int(0, i)]);
-    if (in_.Byte() >= 240) perm = Axes(in_.Int(0, rank + 1), rank);
-    return perm;
-  }
-  std::vector<int64_t> Smalls(int n) {
-    std::vector<int64_t> v;
-    for (int i = 0; i < n; ++i) v.push_back(in_.Small());
-    return v;
-  }
-  // Usually the rank, sometimes off by one.
-  int ListLength(int rank) {
-    const uint8_t b = in_.Byte();
-    return b < 235 ? rank : std::max(0, rank + (b % 2 ? 1 : -1));
-  }
-
-  // Program::Add's promises: a refused op leaves the program unchanged; an
-  // accepted value's shape passes Shape::Check().
-  Result<ValueId> Checked(int before, Result<ValueId> r) {
-    if (!r.ok()) {
-      if (p_.num_values() != before) {
-        FuzzFail("a refused op changed the program: " + r.status().message(), &p_);
-      }
-      return r;
-    }
-    if (r.value() < before || r.value() >= p_.num_values()) FuzzFail("bad ValueId");
-    for (ValueId id = before; id < p_.num_values(); ++id) {
-      if (Status s = p_.type(id).shape.Check(); !s.ok()) {
-        FuzzFail("Add accepted a value whose shape fails Check: " + s.message(), &p_);
-      }
-    }
-    return r;
-  }
-  Result<ValueId> Add(OpAttrs attrs, OperandList ops) {
-    const int before = p_.num_values();
-    return Checked(before, p_.Add(std::move(attrs), std::move(ops)));
-  }
-  // A new scalar constant of `dtype` holding `value` (for indices).
-  Result<ValueId> ScalarInt(DType dtype, int64_t value) {
-    c::Literal lit(Shape{}, dtype);
-    std::memcpy(lit.untyped_mutable_data(), &value,
-                std::min<size_t>(sizeof value, dtype_size(dtype)));
-    if (dtype == DType::kBool) lit.Set<bool>(0, value & 1);
-    return Add(c::ConstantAttrs{std::make_shared<const c::Literal>(lit)}, {});
-  }
-  ValueId IndexScalar() {
-    ValueId v = Find([](const ValueType& t) {
-      return t.shape.rank() == 0 && is_integer(t.dtype);
-    });
-    if (v != c::kNoValue && in_.Bool()) return v;
-    const DType d = in_.Bool() ? DType::kInt32 : DType::kInt64;
-    const int64_t value = in_.Byte() < 200 ? in_.Small() : in_.Hostile();
-    Result<ValueId> r = ScalarInt(d, value);
-    return r.ok() ? r.value() : Any();
-  }
-
   Result<ValueId> Constant() {
     if (in_.Byte() >= 250) return Add(c::ConstantAttrs{nullptr}, {});
     std::vector<int64_t> dims(in_.Int(0, 2));
@@ -211,7 +62,9 @@ class Builder {
     if (dtype == DType::kBool) {
       for (int64_t i = 0; i < lit.byte_size(); ++i) b[i] &= 1;
     }
-    return Add(c::ConstantAttrs{std::make_shared<const c::Literal>(std::move(lit))}, {});
+    return Add(
+        c::ConstantAttrs{std::make_shared<const c::Literal>(std::move(lit))},
+        {});
   }
 
   Result<ValueId> BroadcastInDim() {
@@ -225,7 +78,8 @@ class Builder {
     const int rank = xs.rank() + extra;
     std::vector<int64_t> positions(rank);
     std::iota(positions.begin(), positions.end(), 0);
-    for (int i = 0; i < extra; ++i) positions.erase(positions.begin() + in_.Pick(positions.size()));
+    for (int i = 0; i < extra; ++i)
+      positions.erase(positions.begin() + in_.Pick(positions.size()));
     std::vector<int64_t> out(rank);
     for (int64_t& d : out) d = in_.Dim();
     for (int i = 0; i < xs.rank(); ++i) {
@@ -236,13 +90,17 @@ class Builder {
 
   Result<ValueId> Reshape() {
     const ValueId x = Any();
-    if (!Valid(x) || in_.Byte() >= 230) return Add(c::ReshapeAttrs{RandomShape()}, {x});
+    if (!Valid(x) || in_.Byte() >= 230)
+      return Add(c::ReshapeAttrs{RandomShape()}, {x});
     std::vector<int64_t> d = T(x).shape.dims();
     for (int k = in_.Int(0, 2); k > 0; --k) {
       const int op = in_.Int(0, 3);
       const size_t i = in_.Pick(d.size() + 1);
       if (op == 0) d.insert(d.begin() + i, 1);
-      if (op == 1 && i + 1 < d.size()) { d[i] *= d[i + 1]; d.erase(d.begin() + i + 1); }
+      if (op == 1 && i + 1 < d.size()) {
+        d[i] *= d[i + 1];
+        d.erase(d.begin() + i + 1);
+      }
       if (op == 2 && i < d.size() && d[i] % 2 == 0 && d[i] > 0) {
         d[i] /= 2;
         d.insert(d.begin() + i, 2);
@@ -294,14 +152,25 @@ class Builder {
   }
 
   Result<ValueId> Concatenate() {
-    const ValueId x = Any();
+    // Many copies of one value, usually a large one, stress the summed
+    // dimension.
+    const bool many = in_.Byte() >= 240;
+    const ValueId x = !many ? Any() : FindOr([](const ValueType& t) {
+      for (int64_t d : t.shape.dims()) {
+        if (d > kMaxElements / 17) return true;
+      }
+      return false;
+    });
     OperandList ops{x};
-    // Many copies of one value stress the summed dimension.
-    const int n = in_.Byte() < 240 ? in_.Int(0, 3) : in_.Int(16, 40);
+    const int n = many ? in_.Int(16, 40) : in_.Int(0, 3);
     for (int i = 0; i < n; ++i) {
-      ops.push_back(in_.Bool() || !Valid(x) ? FindOr([&](const ValueType& t) {
-        return Valid(x) && t.shape.rank() == T(x).shape.rank() && t.dtype == T(x).dtype;
-      }) : x);
+      ops.push_back(!many && (in_.Bool() || !Valid(x))
+                        ? FindOr([&](const ValueType& t) {
+                            return Valid(x) &&
+                                   t.shape.rank() == T(x).shape.rank() &&
+                                   t.dtype == T(x).dtype;
+                          })
+                        : x);
     }
     const int rank = Valid(x) ? T(x).shape.rank() : 1;
     return Add(c::ConcatenateAttrs{in_.Index(rank)}, ops);
@@ -354,7 +223,9 @@ class Builder {
       for (int k = 0; k < pairs; ++k) {
         for (int i = 0; i < T(l).shape.rank(); ++i) {
           for (int j = 0; j < T(r).shape.rank(); ++j) {
-            if (lu[i] || ru[j] || T(l).shape[i] != T(r).shape[j] || in_.Byte() < 128) continue;
+            if (lu[i] || ru[j] || T(l).shape[i] != T(r).shape[j] ||
+                in_.Byte() < 128)
+              continue;
             lu[i] = ru[j] = true;
             const bool batch = in_.Bool() && a.lhs_contracting.empty();
             (batch ? a.lhs_batch : a.lhs_contracting).push_back(i);
@@ -365,9 +236,10 @@ class Builder {
         }
       }
     } else {
-      const int rl = Valid(l) ? T(l).shape.rank() : 1, rr = Valid(r) ? T(r).shape.rank() : 1;
-      a = {Axes(in_.Int(0, 2), rl), Axes(in_.Int(0, 2), rr), Axes(in_.Int(0, 2), rl),
-           Axes(in_.Int(0, 2), rr)};
+      const int rl = Valid(l) ? T(l).shape.rank() : 1,
+                rr = Valid(r) ? T(r).shape.rank() : 1;
+      a = {Axes(in_.Int(0, 2), rl), Axes(in_.Int(0, 2), rr),
+           Axes(in_.Int(0, 2), rl), Axes(in_.Int(0, 2), rr)};
     }
     return Add(std::move(a), {l, r});
   }
@@ -377,7 +249,8 @@ class Builder {
   std::vector<ValueId> RegionOperands(int n) {
     std::vector<ValueId> ops;
     for (int i = 0; i < n && p_.num_values() > 0; ++i) {
-      ops.push_back(static_cast<ValueId>(p_.num_values() - 1 - in_.Pick(std::min(p_.num_values(), 12))));
+      ops.push_back(static_cast<ValueId>(
+          p_.num_values() - 1 - in_.Pick(std::min(p_.num_values(), 12))));
     }
     return ops;
   }
@@ -392,9 +265,9 @@ class Builder {
     b->SetOutputs(b->SomeOutputs(0, 3));
     return std::make_shared<const Program>(std::move(b->program()));
   }
-  std::shared_ptr<const Program> RegionReturning(const std::vector<ValueType>& params,
-                                                 const std::vector<ValueType>& results,
-                                                 std::vector<ValueId> prefix = {}) {
+  std::shared_ptr<const Program> RegionReturning(
+      const std::vector<ValueType>& params,
+      const std::vector<ValueType>& results, std::vector<ValueId> prefix = {}) {
     Builder b(in_, s_, depth_ + 1);
     b.Build(params, in_.Int(0, 6));
     std::vector<ValueId> outs = std::move(prefix);
@@ -405,14 +278,22 @@ class Builder {
 
   // Emits a control-flow op: whole (usually) or one member only.
   Result<ValueId> Group(OpAttrs attrs, std::vector<ValueId> ops) {
-    if (!ops.empty() && in_.Byte() >= 250) ops[in_.Pick(ops.size())] = Any();
+    // Now and then an operand that does not exist (a valid substitute could
+    // unbound a while loop's counter).
+    if (!ops.empty() && in_.Byte() >= 250) {
+      ops[in_.Pick(ops.size())] =
+          in_.Bool() ? -1 - in_.Int(0, 2) : p_.num_values() + in_.Int(0, 2);
+    }
     if (in_.Byte() >= 245) {
       s_.whole_groups = false;
-      return Add(c::WithOutputIndex(std::move(attrs), in_.Int(-1, 2)), OperandList(ops));
+      return Add(c::WithOutputIndex(std::move(attrs), in_.Int(-1, 2)),
+                 OperandList(ops));
     }
     const int before = p_.num_values();
-    Result<std::vector<ValueId>> r = c::AddRegionGroup(p_, std::move(attrs), ops);
-    if (r.ok() && r.value().empty()) FuzzFail("AddRegionGroup returned no values");
+    Result<std::vector<ValueId>> r =
+        c::AddRegionGroup(p_, std::move(attrs), ops);
+    if (r.ok() && r.value().empty())
+      FuzzFail("AddRegionGroup returned no values");
     return Checked(before, r.ok() ? Result<ValueId>(r.value().back())
                                   : Result<ValueId>(r.status()));
   }
@@ -425,9 +306,10 @@ class Builder {
       ops.insert(ops.end(), inv.begin(), inv.end());
       const std::vector<ValueType> types = TypesOf(ops);
       s_.while_trips = -1;
-      return Group(c::WhileAttrs{0, static_cast<int>(carries.size()) + in_.Int(-1, 1),
-                                 Region(types), Region(types)},
-                   ops);
+      return Group(
+          c::WhileAttrs{0, static_cast<int>(carries.size()) + in_.Int(-1, 1),
+                        Region(types), Region(types)},
+          ops);
     }
     // Bounded: carry 0 counts up to `limit`.
     const int64_t limit = in_.Int(0, 6);
@@ -440,20 +322,26 @@ class Builder {
     const std::vector<ValueType> types = TypesOf(ops);
     Program cond;
     for (const ValueType& t : types) (void)cond.AddParameter(t);
-    Result<ValueId> k = cond.Add(
-        c::ConstantAttrs{std::make_shared<const c::Literal>(c::Literal::Scalar<int32_t>(limit))}, {});
-    Result<ValueId> lt = cond.Add(c::CompareAttrs{CompareOp::kLt}, {0, k.value()});
-    if (!lt.ok() || !cond.SetOutputs({lt.value()}).ok()) FuzzFail("while condition");
+    Result<ValueId> k =
+        cond.Add(c::ConstantAttrs{std::make_shared<const c::Literal>(
+                     c::Literal::Scalar<int32_t>(limit))},
+                 {});
+    Result<ValueId> lt =
+        cond.Add(c::CompareAttrs{CompareOp::kLt}, {0, k.value()});
+    if (!lt.ok() || !cond.SetOutputs({lt.value()}).ok())
+      FuzzFail("while condition");
     Builder body(in_, s_, depth_ + 1);
     body.Build(types, in_.Int(0, 6));
     Result<ValueId> one = body.ScalarInt(DType::kInt32, 1);
-    Result<ValueId> next = body.Add(c::BinaryAttrs{BinaryOp::kAdd}, {0, one.value()});
+    Result<ValueId> next =
+        body.Add(c::BinaryAttrs{BinaryOp::kAdd}, {0, one.value()});
     std::vector<ValueId> outs{next.value()};
     for (ValueId v : body.OutputsOfTypes(TypesOf(carries))) outs.push_back(v);
     body.SetOutputs(outs);
     return Group(c::WhileAttrs{0, 1 + static_cast<int>(carries.size()),
                                std::make_shared<const Program>(std::move(cond)),
-                               std::make_shared<const Program>(std::move(body.program()))},
+                               std::make_shared<const Program>(
+                                   std::move(body.program()))},
                  ops);
   }
 
@@ -463,10 +351,11 @@ class Builder {
     int64_t length = in_.Byte() < 230 ? in_.Int(0, 4) : in_.Hostile();
     const int nx = in_.Int(0, 2);
     for (int j = 0; j < nx; ++j) {
-      ValueId x = j == 0 ? Find([](const ValueType& t) { return t.shape.rank() > 0; })
-                         : Find([&](const ValueType& t) {
-                             return t.shape.rank() > 0 && t.shape[0] == length;
-                           });
+      ValueId x =
+          j == 0 ? Find([](const ValueType& t) { return t.shape.rank() > 0; })
+                 : Find([&](const ValueType& t) {
+                     return t.shape.rank() > 0 && t.shape[0] == length;
+                   });
       if (x == c::kNoValue) break;
       if (j == 0 && in_.Byte() < 240) length = T(x).shape[0];
       xs.push_back(x);
@@ -487,9 +376,10 @@ class Builder {
     std::vector<ValueId> outs = body.OutputsOfTypes(TypesOf(carries));
     for (ValueId y : body.SomeOutputs(0, 2)) outs.push_back(y);
     body.SetOutputs(outs);
-    return Group(c::ScanAttrs{0, static_cast<int>(carries.size()), static_cast<int>(xs.size()),
-                              length, in_.Bool(),
-                              std::make_shared<const Program>(std::move(body.program()))},
+    return Group(c::ScanAttrs{0, static_cast<int>(carries.size()),
+                              static_cast<int>(xs.size()), length, in_.Bool(),
+                              std::make_shared<const Program>(
+                                  std::move(body.program()))},
                  ops);
   }
 
@@ -508,7 +398,8 @@ class Builder {
     c::CaseAttrs a;
     a.branches.push_back(Region(params));
     const std::vector<ValueType> results = a.branches[0]->output_types();
-    for (int b = in_.Int(0, 2); b > 0; --b) a.branches.push_back(RegionReturning(params, results));
+    for (int b = in_.Int(0, 2); b > 0; --b)
+      a.branches.push_back(RegionReturning(params, results));
     return Group(std::move(a), ops);
   }
 
@@ -553,17 +444,21 @@ class Builder {
           const int before = p_.num_values();
           return Checked(before, p_.AddParameter(RandomType()));
         }
-        return Add(c::ParameterAttrs{static_cast<int>(WrappingAdd(p_.num_parameters(),
-                                                                  in_.Small())),
+        return Add(c::ParameterAttrs{static_cast<int>(WrappingAdd(
+                                         p_.num_parameters(), in_.Small())),
                                      RandomType()},
                    {});
-      case K::kConstant: return Constant();
+      case K::kConstant:
+        return Constant();
       case K::kIota: {
         const Shape s = RandomShape();
         return Add(c::IotaAttrs{s, RandomDType(), in_.Index(s.rank())}, {});
       }
-      case K::kConvert: return Add(c::ConvertAttrs{RandomDType()}, {Any()});
-      case K::kUnary: return Add(c::UnaryAttrs{static_cast<UnaryOp>(in_.Int(0, 14))}, {Any()});
+      case K::kConvert:
+        return Add(c::ConvertAttrs{RandomDType()}, {Any()});
+      case K::kUnary:
+        return Add(c::UnaryAttrs{static_cast<UnaryOp>(in_.Int(0, 14))},
+                   {Any()});
       case K::kBinary:
       case K::kCompare: {
         const ValueId a = Any();
@@ -571,9 +466,11 @@ class Builder {
           return Valid(a) && t.shape == T(a).shape && t.dtype == T(a).dtype;
         });
         if (static_cast<K>(kind) == K::kBinary) {
-          return Add(c::BinaryAttrs{static_cast<BinaryOp>(in_.Int(0, 9))}, {a, b});
+          return Add(c::BinaryAttrs{static_cast<BinaryOp>(in_.Int(0, 9))},
+                     {a, b});
         }
-        return Add(c::CompareAttrs{static_cast<CompareOp>(in_.Int(0, 5))}, {a, b});
+        return Add(c::CompareAttrs{static_cast<CompareOp>(in_.Int(0, 5))},
+                   {a, b});
       }
       case K::kSelect: {
         const ValueId t = Any();
@@ -586,22 +483,33 @@ class Builder {
         const ValueId pred = same(true);
         return Add(c::SelectAttrs{}, {pred, t, same(false)});
       }
-      case K::kBroadcastInDim: return BroadcastInDim();
-      case K::kReshape: return Reshape();
+      case K::kBroadcastInDim:
+        return BroadcastInDim();
+      case K::kReshape:
+        return Reshape();
       case K::kTranspose: {
         const ValueId x = Any();
-        return Add(c::TransposeAttrs{Permutation(Valid(x) ? T(x).shape.rank() : 1)}, {x});
+        return Add(
+            c::TransposeAttrs{Permutation(Valid(x) ? T(x).shape.rank() : 1)},
+            {x});
       }
-      case K::kSlice: return Slice();
-      case K::kDynamicSlice: return DynamicSlice(false);
-      case K::kDynamicUpdateSlice: return DynamicSlice(true);
-      case K::kConcatenate: return Concatenate();
-      case K::kPad: return Pad();
+      case K::kSlice:
+        return Slice();
+      case K::kDynamicSlice:
+        return DynamicSlice(false);
+      case K::kDynamicUpdateSlice:
+        return DynamicSlice(true);
+      case K::kConcatenate:
+        return Concatenate();
+      case K::kPad:
+        return Pad();
       case K::kGather: {
         const ValueId x = Any();
-        return Add(c::GatherAttrs{in_.Index(Valid(x) ? T(x).shape.rank() : 1)}, {x, Indices()});
+        return Add(c::GatherAttrs{in_.Index(Valid(x) ? T(x).shape.rank() : 1)},
+                   {x, Indices()});
       }
-      case K::kScatter: return Scatter();
+      case K::kScatter:
+        return Scatter();
       case K::kReduce: {
         const ValueId x = Any();
         const int rank = Valid(x) ? T(x).shape.rank() : 1;
@@ -610,25 +518,31 @@ class Builder {
           std::sort(axes.begin(), axes.end());
           axes.erase(std::unique(axes.begin(), axes.end()), axes.end());
         }
-        return Add(c::ReduceAttrs{static_cast<ReduceOp>(in_.Int(0, 3)), axes}, {x});
+        return Add(c::ReduceAttrs{static_cast<ReduceOp>(in_.Int(0, 3)), axes},
+                   {x});
       }
-      case K::kDotGeneral: return DotGeneral();
+      case K::kDotGeneral:
+        return DotGeneral();
       case K::kTransfer:
-        return Add(c::TransferAttrs{static_cast<MemoryKind>(in_.Int(0, kNumMemoryKinds - 1))},
+        return Add(c::TransferAttrs{static_cast<MemoryKind>(
+                       in_.Int(0, kNumMemoryKinds - 1))},
                    {Any()});
-      case K::kCall: if (depth_ < kMaxDepth) return Call(); break;
-      case K::kWhile: if (depth_ < kMaxDepth) return While(); break;
-      case K::kScan: if (depth_ < kMaxDepth) return Scan(); break;
-      case K::kCase: if (depth_ < kMaxDepth) return Case(); break;
+      case K::kCall:
+        if (depth_ < kMaxDepth) return Call();
+        break;
+      case K::kWhile:
+        if (depth_ < kMaxDepth) return While();
+        break;
+      case K::kScan:
+        if (depth_ < kMaxDepth) return Scan();
+        break;
+      case K::kCase:
+        if (depth_ < kMaxDepth) return Case();
+        break;
     }
     // Past the op kinds: a unary op on a recent value, so chains grow.
     return Add(c::UnaryAttrs{static_cast<UnaryOp>(in_.Int(0, 14))}, {Any()});
   }
-
-  FuzzInput& in_;
-  Session& s_;
-  int depth_;
-  Program p_;
 };
 
 }  // namespace

@@ -38,20 +38,22 @@ class TracerFuzzer {
       try {
         Tracer t = Step();
         if (!t.valid()) {
-          FuzzFail("tracer call " + std::to_string(last_) + " returned an empty Tracer");
+          FuzzFail("tracer call " + std::to_string(last_) +
+                   " returned an empty Tracer");
         }
         if (t.context() != &ctx_) FuzzFail("a Tracer of another context");
         if (!(t.type() == ctx_.program().type(t.id()))) {
-          FuzzFail("a Tracer's type differs from its value's",
-                   &ctx_.program());
+          FuzzFail("a Tracer's type differs from its value's", &ctx_.program());
         }
         values_.push_back(t);
       } catch (const Error& e) {
-        if (std::string(e.what()).empty()) FuzzFail("an error without a message");
+        if (std::string(e.what()).empty())
+          FuzzFail("an error without a message");
       }
     }
     std::vector<Tracer> outs;
-    for (int n = in_.Int(0, 3); n > 0 && !values_.empty(); --n) outs.push_back(Pick());
+    for (int n = in_.Int(0, 3); n > 0 && !values_.empty(); --n)
+      outs.push_back(Pick());
     try {
       return ctx_.Finish(outs);
     } catch (const Error&) {
@@ -77,10 +79,13 @@ class TracerFuzzer {
   }
   WeakScalar Scalar() {
     switch (in_.Int(0, 2)) {
-      case 0: return WeakScalar(in_.Bool());
-      case 1: return WeakScalar(in_.Byte() < 200 ? in_.Small() : in_.Hostile());
+      case 0:
+        return WeakScalar(in_.Bool());
+      case 1:
+        return WeakScalar(in_.Byte() < 200 ? in_.Small() : in_.Hostile());
       default: {
-        static constexpr double kValues[] = {0.5, -2.0, 1e300, -0.0, 3.0, 1e-30};
+        static constexpr double kValues[] = {0.5,  -2.0, 1e300,
+                                             -0.0, 3.0,  1e-30};
         return WeakScalar(kValues[in_.Pick(6)]);
       }
     }
@@ -88,7 +93,8 @@ class TracerFuzzer {
   // An axis for rank `rank`: numpy's range [-rank, rank), sometimes outside.
   int64_t Axis(int rank) {
     const uint8_t b = in_.Byte();
-    if (b < 230 && rank > 0) return static_cast<int64_t>(in_.Pick(2 * rank)) - rank;
+    if (b < 230 && rank > 0)
+      return static_cast<int64_t>(in_.Pick(2 * rank)) - rank;
     return in_.Small();
   }
   std::vector<int64_t> Axes(int rank) {
@@ -138,15 +144,26 @@ class TracerFuzzer {
         const Tracer b = Pick();
         const WeakScalar s = Scalar();
         switch (in_.Int(0, 8)) {
-          case 0: return form == 0 ? a + b : form == 1 ? a + s : s + a;
-          case 1: return form == 0 ? a - b : form == 1 ? a - s : s - a;
-          case 2: return form == 0 ? a * b : form == 1 ? a * s : s * a;
-          case 3: return form == 0 ? a / b : form == 1 ? a / s : s / a;
-          case 4: return form == 0 ? (a & b) : (a & s);
-          case 5: return form == 0 ? (a | b) : (a | s);
-          case 6: return form == 0 ? c::maximum(a, b) : c::maximum(a, s);
-          case 7: return form == 0 ? c::minimum(a, b) : c::minimum(a, s);
-          default: return form == 0 ? c::pow(a, b) : form == 1 ? c::pow(a, s) : c::pow(s, a);
+          case 0:
+            return form == 0 ? a + b : form == 1 ? a + s : s + a;
+          case 1:
+            return form == 0 ? a - b : form == 1 ? a - s : s - a;
+          case 2:
+            return form == 0 ? a * b : form == 1 ? a * s : s * a;
+          case 3:
+            return form == 0 ? a / b : form == 1 ? a / s : s / a;
+          case 4:
+            return form == 0 ? (a & b) : (a & s);
+          case 5:
+            return form == 0 ? (a | b) : (a | s);
+          case 6:
+            return form == 0 ? c::maximum(a, b) : c::maximum(a, s);
+          case 7:
+            return form == 0 ? c::minimum(a, b) : c::minimum(a, s);
+          default:
+            return form == 0   ? c::pow(a, b)
+                   : form == 1 ? c::pow(a, s)
+                               : c::pow(s, a);
         }
       }
       case 2: {
@@ -154,35 +171,45 @@ class TracerFuzzer {
         const Tracer b = Pick();
         const WeakScalar s = Scalar();
         switch (in_.Int(0, 5)) {
-          case 0: return scalar ? c::eq(a, s) : c::eq(a, b);
-          case 1: return scalar ? c::ne(a, s) : c::ne(a, b);
-          case 2: return scalar ? c::lt(a, s) : c::lt(a, b);
-          case 3: return scalar ? c::le(a, s) : c::le(a, b);
-          case 4: return scalar ? c::gt(a, s) : c::gt(a, b);
-          default: return scalar ? c::ge(a, s) : c::ge(a, b);
+          case 0:
+            return scalar ? c::eq(a, s) : c::eq(a, b);
+          case 1:
+            return scalar ? c::ne(a, s) : c::ne(a, b);
+          case 2:
+            return scalar ? c::lt(a, s) : c::lt(a, b);
+          case 3:
+            return scalar ? c::le(a, s) : c::le(a, b);
+          case 4:
+            return scalar ? c::gt(a, s) : c::gt(a, b);
+          default:
+            return scalar ? c::ge(a, s) : c::ge(a, b);
         }
       }
       case 3: {
         using Fn = Tracer (*)(const Tracer&);
-        static constexpr Fn kFns[] = {c::exp,   c::log,  c::tanh,  c::logistic,
-                                      c::sqrt,  c::rsqrt, c::sin,  c::cos,
-                                      c::floor, c::ceil, c::round, c::abs,
-                                      c::sign,  c::neg};
+        static constexpr Fn kFns[] = {
+            c::exp, c::log,   c::tanh, c::logistic, c::sqrt, c::rsqrt, c::sin,
+            c::cos, c::floor, c::ceil, c::round,    c::abs,  c::sign,  c::neg};
         if (in_.Byte() < 20) return ~a;
         return kFns[in_.Pick(14)](a);
       }
       case 4: {
         const Tracer t = Pick(), f = Pick();
         switch (in_.Int(0, 2)) {
-          case 0: return c::where(a, t, f);
-          case 1: return c::where(a, t, Scalar());
-          default: return c::where(a, Scalar(), f);
+          case 0:
+            return c::where(a, t, f);
+          case 1:
+            return c::where(a, t, Scalar());
+          default:
+            return c::where(a, Scalar(), f);
         }
       }
       case 5:
         if (in_.Bool()) return c::astype(a, RandomDType());
-        return c::to_memory_kind(a, static_cast<MemoryKind>(in_.Int(0, kNumMemoryKinds - 1)));
-      case 6: return c::reshape(a, ReshapeDims(a));
+        return c::to_memory_kind(
+            a, static_cast<MemoryKind>(in_.Int(0, kNumMemoryKinds - 1)));
+      case 6:
+        return c::reshape(a, ReshapeDims(a));
       case 7:
         if (in_.Bool()) return c::transpose(a);
         return c::transpose(a, Axes(Rank(a)));
@@ -211,52 +238,67 @@ class TracerFuzzer {
         }
         if (in_.Bool()) return c::dynamic_update_slice(a, Pick(), starts);
         std::vector<int64_t> sizes;
-        for (int i = 0; i < Rank(a); ++i) sizes.push_back(in_.Index(a.shape()[i] + 1));
+        for (int i = 0; i < Rank(a); ++i)
+          sizes.push_back(in_.Index(a.shape()[i] + 1));
         return c::dynamic_slice(a, starts, sizes);
       }
       case 11: {
         std::vector<Tracer> xs{a};
-        for (int i = in_.Int(0, 3); i > 0; --i) xs.push_back(in_.Bool() ? a : Pick());
+        for (int i = in_.Int(0, 3); i > 0; --i)
+          xs.push_back(in_.Bool() ? a : Pick());
         if (in_.Byte() < 5) xs.clear();
         return c::concatenate(xs, Axis(Rank(a)));
       }
       case 12: {
         const int r = Rank(a);
         std::vector<int64_t> interior(in_.Bool() ? 0 : r);
-        for (int64_t& x : interior) x = in_.Byte() < 230 ? in_.Int(0, 2) : in_.Small();
-        if (in_.Bool()) return c::pad(a, Scalar(), Smalls(r), Smalls(r), interior);
+        for (int64_t& x : interior)
+          x = in_.Byte() < 230 ? in_.Int(0, 2) : in_.Small();
+        if (in_.Bool())
+          return c::pad(a, Scalar(), Smalls(r), Smalls(r), interior);
         return c::pad(a, Pick(), Smalls(r), Smalls(r), interior);
       }
       case 13: {
         const Tracer idx = Pick();
         if (in_.Bool()) return c::take(a, idx, Axis(Rank(a)));
         const auto mode = static_cast<ScatterMode>(in_.Int(0, 4));
-        if (in_.Bool()) return c::scatter(a, idx, Scalar(), Axis(Rank(a)), mode);
+        if (in_.Bool())
+          return c::scatter(a, idx, Scalar(), Axis(Rank(a)), mode);
         return c::scatter(a, idx, Pick(), Axis(Rank(a)), mode);
       }
       case 14: {
         const bool all = in_.Bool(), keep = in_.Bool();
         const std::vector<int64_t> axes = Axes(Rank(a));
         switch (in_.Int(0, 3)) {
-          case 0: return all ? c::sum(a) : c::sum(a, axes, keep);
-          case 1: return all ? c::prod(a) : c::prod(a, axes, keep);
-          case 2: return all ? c::max(a) : c::max(a, axes, keep);
-          default: return all ? c::min(a) : c::min(a, axes, keep);
+          case 0:
+            return all ? c::sum(a) : c::sum(a, axes, keep);
+          case 1:
+            return all ? c::prod(a) : c::prod(a, axes, keep);
+          case 2:
+            return all ? c::max(a) : c::max(a, axes, keep);
+          default:
+            return all ? c::min(a) : c::min(a, axes, keep);
         }
       }
       case 15: {
         const Tracer b = Pick();
         if (in_.Bool()) return c::matmul(a, b);
-        c::DotGeneralAttrs d{Axes(Rank(a)), Axes(Rank(b)), Axes(Rank(a)), Axes(Rank(b))};
+        c::DotGeneralAttrs d{Axes(Rank(a)), Axes(Rank(b)), Axes(Rank(a)),
+                             Axes(Rank(b))};
         return c::dot_general(a, b, d);
       }
       case 16: {
         const Shape s = RandomShape();
         switch (in_.Int(0, 3)) {
-          case 0: return c::iota(ctx_, RandomDType(), s, Axis(s.rank()));
-          case 1: return c::full(ctx_, s, Scalar(),
-                                 in_.Bool() ? std::optional<DType>(RandomDType()) : std::nullopt);
-          case 2: return in_.Bool() ? c::zeros(ctx_, s, RandomDType()) : c::ones(ctx_, s, RandomDType());
+          case 0:
+            return c::iota(ctx_, RandomDType(), s, Axis(s.rank()));
+          case 1:
+            return c::full(ctx_, s, Scalar(),
+                           in_.Bool() ? std::optional<DType>(RandomDType())
+                                      : std::nullopt);
+          case 2:
+            return in_.Bool() ? c::zeros(ctx_, s, RandomDType())
+                              : c::ones(ctx_, s, RandomDType());
           default: {
             std::vector<int32_t> v(in_.Int(0, 6));
             for (int32_t& x : v) x = static_cast<int32_t>(in_.Small());
@@ -268,10 +310,12 @@ class TracerFuzzer {
         const int64_t n = in_.Byte() < 200 ? in_.Small() : in_.Hostile();
         return c::pow(a, WeakScalar(n));
       }
-      case 18: return -a;
+      case 18:
+        return -a;
       default: {  // a tracer of another, finished-later context
         TraceContext other;
-        const Tracer foreign = other.AddParameter(c::ValueType{Shape{}, DType::kFloat32});
+        const Tracer foreign =
+            other.AddParameter(c::ValueType{Shape{}, DType::kFloat32});
         return a + foreign;
       }
     }

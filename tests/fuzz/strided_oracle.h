@@ -30,8 +30,8 @@ struct OracleRange {
 
 // `byte_strides[i]` exact (already multiplied by the unit, in 128 bits).
 inline OracleRange ExactRange(const std::vector<int64_t>& shape,
-                              const std::vector<i128>& byte_strides,
-                              i128 first, int64_t itemsize) {
+                              const std::vector<i128>& byte_strides, i128 first,
+                              int64_t itemsize) {
   OracleRange r;
   r.first = first;
   r.lo = first;
@@ -40,7 +40,10 @@ inline OracleRange ExactRange(const std::vector<int64_t>& shape,
     if (shape[i] == 0) r.empty = true;
     if (shape[i] <= 1) continue;
     const i128 span = byte_strides[i] * (shape[i] - 1);
-    if (span < 0) r.lo += span; else r.hi += span;
+    if (span < 0)
+      r.lo += span;
+    else
+      r.hi += span;
   }
   return r;
 }
@@ -61,7 +64,8 @@ inline std::vector<uint8_t> ReadNaive(const std::vector<int64_t>& shape,
     i128 off = 0;
     for (size_t i = 0; i < shape.size(); ++i) off += byte_strides[i] * idx[i];
     std::memcpy(&out[static_cast<size_t>(e * itemsize)],
-                first + static_cast<int64_t>(off), static_cast<size_t>(itemsize));
+                first + static_cast<int64_t>(off),
+                static_cast<size_t>(itemsize));
     for (size_t i = shape.size(); i-- > 0;) {
       if (++idx[i] < shape[i]) break;
       idx[i] = 0;
