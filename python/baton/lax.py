@@ -11,9 +11,12 @@ dtype errors raise ``ValueError`` (wrong argument types ``TypeError``) at
 trace time, naming the op. Outside a trace, a function with no Tracer
 operand raises ``TypeError``.
 
-Elementwise: ``add sub mul div rem mod pow maximum minimum bitwise_and
-bitwise_or bitwise_not eq ne lt le gt ge compare select where neg abs sign
-exp log tanh logistic sqrt rsqrt sin cos floor ceil round``;
+Elementwise: ``add sub mul div rem mod pow atan2 maximum minimum
+bitwise_and bitwise_or bitwise_xor bitwise_not shift_left
+shift_right_arithmetic shift_right_logical eq ne lt le gt ge compare select
+where neg abs sign exp expm1 log log1p tanh logistic sqrt rsqrt sin cos tan
+atan floor ceil round`` (the bitwise ops and shifts raise ``TypeError`` for
+float operands, shifts also for bool);
 conversion: ``convert_element_type`` (``astype``), ``to_memory_kind``;
 shapes: ``reshape transpose broadcast_to broadcast_in_dim slice
 dynamic_slice dynamic_update_slice concatenate pad``; indexing: ``take``

@@ -104,6 +104,37 @@ Tracer Mod(const Tracer& a, const Tracer& b) {
   return compiler::where(fix, r + y, r);
 }
 
+// The dtype two operands promote to, or a TypeError (as JAX's lax raises)
+// when it is floating (or bool, unless `bool_ok`): the integer-only ops.
+DType IntegerOperands(const char* op, const Tracer& a, const Tracer& b,
+                      bool bool_ok) {
+  const DType d = promote_types(a.dtype(), b.dtype());
+  if (is_integer(d) || (bool_ok && d == DType::kBool)) return d;
+  throw nb::type_error(
+      (std::string(op) + ": needs " +
+       (bool_ok ? "integer or bool" : "integer") + " operands, got " +
+       std::string(dtype_name(a.dtype())) + " and " +
+       std::string(dtype_name(b.dtype())))
+          .c_str());
+}
+
+Tracer Xor(const Tracer& a, const Tracer& b) {
+  IntegerOperands("bitwise_xor", a, b, true);
+  return a ^ b;
+}
+Tracer ShiftLeft(const Tracer& a, const Tracer& b) {
+  IntegerOperands("shift_left", a, b, false);
+  return compiler::shift_left(a, b);
+}
+Tracer ShiftRightArithmetic(const Tracer& a, const Tracer& b) {
+  IntegerOperands("shift_right_arithmetic", a, b, false);
+  return compiler::shift_right_arithmetic(a, b);
+}
+Tracer ShiftRightLogical(const Tracer& a, const Tracer& b) {
+  IntegerOperands("shift_right_logical", a, b, false);
+  return compiler::shift_right_logical(a, b);
+}
+
 }  // namespace
 
 const BinaryDef kBinaryOps[] = {
@@ -128,6 +159,26 @@ const BinaryDef kBinaryOps[] = {
      "Bitwise and for integers, logical and for bool (numpy's &)."},
     {"bitwise_or", BATON_TT(a | b), BATON_TS(a | b), BATON_ST(b | a),
      "Bitwise or for integers, logical or for bool (numpy's |)."},
+    {"bitwise_xor", BATON_TT(Xor(a, b)), nullptr, nullptr,
+     "Bitwise xor for integers, logical xor for bool (numpy's ^); floats "
+     "raise TypeError."},
+    {"shift_left", BATON_TT(ShiftLeft(a, b)), nullptr, nullptr,
+     "x << y for integers (TypeError for floats and bool); shift amounts "
+     "outside [0, bit width) give 0, as in jax.lax.shift_left."},
+    {"shift_right_arithmetic", BATON_TT(ShiftRightArithmetic(a, b)), nullptr,
+     nullptr,
+     "x >> y shifting in copies of the sign bit (of the bits read as signed, "
+     "also for unsigned types); amounts outside [0, bit width) give the sign "
+     "fill (0 or -1), as in jax.lax.shift_right_arithmetic."},
+    {"shift_right_logical", BATON_TT(ShiftRightLogical(a, b)), nullptr,
+     nullptr,
+     "x >> y shifting in zeros; amounts outside [0, bit width) give 0, as in "
+     "jax.lax.shift_right_logical."},
+    {"atan2", BATON_TT(compiler::atan2(a, b)), BATON_TS(compiler::atan2(a, b)),
+     BATON_ST(compiler::atan2(a, b)),
+     "atan2(x, y): the angle of the point (y, x) in [-pi, pi] (x the "
+     "ordinate, as in C's atan2 and jax.lax.atan2; integer and bool operands "
+     "are converted to float32)."},
     {"eq", BATON_TT(compiler::eq(a, b)), BATON_TS(compiler::eq(a, b)),
      BATON_ST(compiler::eq(b, a)), "x == y (bool result)."},
     {"ne", BATON_TT(compiler::ne(a, b)), BATON_TS(compiler::ne(a, b)),
@@ -167,6 +218,13 @@ const UnaryDef kUnaryOps[] = {
      "for every transcendental and rounding function)."},
     {"log", +[](const Tracer& x) { return compiler::log(x); },
      "Natural logarithm."},
+    {"log1p", +[](const Tracer& x) { return compiler::log1p(x); },
+     "log(1 + x), accurate for small x."},
+    {"expm1", +[](const Tracer& x) { return compiler::expm1(x); },
+     "e**x - 1, accurate for small x."},
+    {"tan", +[](const Tracer& x) { return compiler::tan(x); }, "Tangent."},
+    {"atan", +[](const Tracer& x) { return compiler::atan(x); },
+     "Arc tangent, in [-pi/2, pi/2]."},
     {"tanh", +[](const Tracer& x) { return compiler::tanh(x); },
      "Hyperbolic tangent."},
     {"logistic", +[](const Tracer& x) { return compiler::logistic(x); },

@@ -197,6 +197,7 @@ void init_tracer(nb::module_& m) {
       {"__pow__", "pow", false},         {"__rpow__", "pow", true},
       {"__and__", "bitwise_and", false}, {"__rand__", "bitwise_and", true},
       {"__or__", "bitwise_or", false},   {"__ror__", "bitwise_or", true},
+      {"__xor__", "bitwise_xor", false}, {"__rxor__", "bitwise_xor", true},
       {"__eq__", "eq", false},           {"__ne__", "ne", false},
       {"__lt__", "lt", false},           {"__le__", "le", false},
       {"__gt__", "gt", false},           {"__ge__", "ge", false},

@@ -457,8 +457,9 @@ class Builder : public BuilderBase {
       case K::kConvert:
         return Add(c::ConvertAttrs{RandomDType()}, {Any()});
       case K::kUnary:
-        return Add(c::UnaryAttrs{static_cast<UnaryOp>(in_.Int(0, 14))},
-                   {Any()});
+        return Add(
+            c::UnaryAttrs{static_cast<UnaryOp>(in_.Int(0, kNumUnaryOps - 1))},
+            {Any()});
       case K::kBinary:
       case K::kCompare: {
         const ValueId a = Any();
@@ -466,7 +467,8 @@ class Builder : public BuilderBase {
           return Valid(a) && t.shape == T(a).shape && t.dtype == T(a).dtype;
         });
         if (static_cast<K>(kind) == K::kBinary) {
-          return Add(c::BinaryAttrs{static_cast<BinaryOp>(in_.Int(0, 9))},
+          return Add(c::BinaryAttrs{static_cast<BinaryOp>(
+                         in_.Int(0, kNumBinaryOps - 1))},
                      {a, b});
         }
         return Add(c::CompareAttrs{static_cast<CompareOp>(in_.Int(0, 5))},
@@ -541,7 +543,9 @@ class Builder : public BuilderBase {
         break;
     }
     // Past the op kinds: a unary op on a recent value, so chains grow.
-    return Add(c::UnaryAttrs{static_cast<UnaryOp>(in_.Int(0, 14))}, {Any()});
+    return Add(
+        c::UnaryAttrs{static_cast<UnaryOp>(in_.Int(0, kNumUnaryOps - 1))},
+        {Any()});
   }
 };
 

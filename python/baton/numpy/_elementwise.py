@@ -160,18 +160,9 @@ def _bitwise_or(x1: Any, x2: Any) -> Any:
     return lax.bitwise_or(a, b)
 
 
-def _bitwise_xor(x1: Any, x2: Any) -> Any:
-    a, b = _ops.promote(x1, x2)
-    _check_integral("bitwise_xor", a)
-    if a.dtype == _BOOL:
-        return lax.ne(a, b)
-    return lax.bitwise_and(lax.bitwise_or(a, b), lax.bitwise_not(lax.bitwise_and(a, b)))
-
-
 for _name, _impl, _doc in (
     ("bitwise_and", _bitwise_and, "x1 & x2: bitwise for integers, logical for bool."),
     ("bitwise_or", _bitwise_or, "x1 | x2: bitwise for integers, logical for bool."),
-    ("bitwise_xor", _bitwise_xor, "x1 ^ x2: bitwise for integers, logical for bool."),
 ):
     _export(_binary(_name, _impl, _doc), _name)
 
@@ -425,29 +416,6 @@ def _trunc(x: Any) -> Any:
     return lax.select(lax.lt(t, 0), lax.ceil(t), lax.floor(t))
 
 
-def _log1p(x: Any) -> Any:
-    t, d = _float_operand(x)
-    u = lax.add(t, 1)
-    # Goldberg's trick for small |x|: exact where 1 + x rounds to 1.
-    one = lax.eq(u, 1)
-    # The divisor is kept nonzero where the other branch is taken, so that
-    # the gradient of the unused branch is 0, not NaN (0 / 0).
-    den = lax.select(one, u, lax.sub(u, 1))
-    small = lax.select(one, t, lax.div(lax.mul(lax.log(u), t), den))
-    return _down(lax.select(lax.lt(lax.abs(t), 1), small, lax.log(u)), d)
-
-
-def _expm1(x: Any) -> Any:
-    t, d = _float_operand(x)
-    u = lax.exp(t)
-    um1 = lax.sub(u, 1)
-    # Kahan's trick for small |x|: (u - 1) * x / log(u) corrects u's rounding.
-    one = lax.eq(u, 1)
-    den = lax.select(one, u, lax.log(u))  # nonzero: a finite unused gradient
-    small = lax.select(one, t, lax.div(lax.mul(um1, t), den))
-    return _down(lax.select(lax.lt(lax.abs(t), 1), small, um1), d)
-
-
 def _log2(x: Any) -> Any:
     t, d = _float_operand(x)
     return _down(lax.div(lax.log(t), float(np.log(2.0))), d)
@@ -461,33 +429,6 @@ def _log10(x: Any) -> Any:
 def _exp2(x: Any) -> Any:
     t, d = _float_operand(x)
     return _down(lax.pow(2.0, t), d)
-
-
-def _tan(x: Any) -> Any:
-    t, d = _float_operand(x)
-    return _down(lax.div(lax.sin(t), lax.cos(t)), d)
-
-
-_LOG_HALF = float(np.log(0.5))
-
-
-def _sinh(x: Any) -> Any:
-    t, d = _float_operand(x)
-    # e**(|x| + log(1/2)) does not overflow before sinh does; expm1 keeps
-    # small arguments accurate.
-    a = lax.abs(t)
-    large = lax.sub(lax.exp(lax.add(a, _LOG_HALF)), lax.exp(lax.sub(_LOG_HALF, a)))
-    large = lax.select(lax.lt(t, 0), lax.neg(large), large)
-    small = lax.mul(lax.sub(_expm1(t), _expm1(lax.neg(t))), 0.5)
-    return _down(lax.select(lax.lt(a, 1), small, large), d)
-
-
-def _cosh(x: Any) -> Any:
-    t, d = _float_operand(x)
-    a = lax.abs(t)
-    return _down(
-        lax.add(lax.exp(lax.add(a, _LOG_HALF)), lax.exp(lax.sub(_LOG_HALF, a))), d
-    )
 
 
 def _isnan(x: Any) -> Any:
@@ -533,14 +474,9 @@ for _name, _impl, _doc, _aliases in (
     ("square", _square, "x * x.", ()),
     ("reciprocal", _reciprocal, "1 / x (integers: 0 unless |x| == 1, like numpy).", ()),
     ("trunc", _trunc, "Round toward zero.", ("fix",)),
-    ("log1p", _log1p, "log(1 + x), accurate for small x.", ()),
-    ("expm1", _expm1, "e**x - 1, accurate for small x.", ()),
     ("log2", _log2, "Base-2 logarithm.", ()),
     ("log10", _log10, "Base-10 logarithm.", ()),
     ("exp2", _exp2, "2**x.", ()),
-    ("tan", _tan, "Tangent (sin / cos).", ()),
-    ("sinh", _sinh, "Hyperbolic sine.", ()),
-    ("cosh", _cosh, "Hyperbolic cosine.", ()),
     ("isnan", _isnan, "Whether x is NaN (bool).", ()),
     ("isinf", _isinf, "Whether x is +-inf (bool).", ()),
     ("isfinite", _isfinite, "Whether x is neither inf nor NaN (bool).", ()),

@@ -9,17 +9,9 @@ injected together with the injection number. baton's default generator is
 this one with JAX's conventions (``baton.random._keys``), so a key yields
 the same bits in baton and in JAX.
 
-baton's IR has no xor or shift operations, so they are built from the ones
-it has, all exact on uint32 (add, sub and mul wrap modulo 2**32; ``|`` and
-``&`` are bitwise):
-
-- ``a ^ b == (a | b) - (a & b)`` (the or counts shared bits once, the and
-  holds exactly the bits counted twice);
-- ``a << r == a * 2**r`` (wrapping drops the high bits);
-- ``a >> r == trunc(float64(a) * 2**-r)``: every uint32 is exact in float64,
-  the scaling only changes the exponent, and the conversion back truncates
-  toward zero, which for non-negative values is the floor. (baton has no
-  integer division; its floor_divide also goes through float64.)
+The xors, shifts and rotations are the IR's integer bit operations
+(``lax.bitwise_xor``, ``shift_left``, ``shift_right_logical``), exact on
+uint32 whatever the x64 setting.
 
 Every function takes and returns lax values, so the hash runs eagerly
 (through the callers' ``_ops.apply``), under ``bt.jit`` and inside traced
@@ -35,7 +27,6 @@ import numpy as np
 from baton._baton import lax
 
 _U32 = np.dtype(np.uint32)
-_F64 = np.dtype(np.float64)
 
 # Rotation constants of Threefry-2x32 (Random123's R_32x2_0..7): rounds
 # 4s+j of an even block of four use _ROTATIONS[j], of an odd block [4 + j].
@@ -47,20 +38,17 @@ _ROUNDS = 20
 
 def xor(a: Any, b: Any) -> Any:
     """Bitwise exclusive or of uint32 lax values."""
-    return lax.sub(lax.bitwise_or(a, b), lax.bitwise_and(a, b))
+    return lax.bitwise_xor(a, b)
 
 
 def shift_left(a: Any, r: int) -> Any:
     """``a << r`` for uint32 ``a`` and a constant 0 <= r < 32."""
-    return lax.mul(a, 1 << r)
+    return lax.shift_left(a, np.uint32(r))
 
 
 def shift_right(a: Any, r: int) -> Any:
     """Logical ``a >> r`` for uint32 ``a`` and a constant 0 <= r < 32."""
-    if r == 0:
-        return a
-    scaled = lax.mul(lax.astype(a, _F64), 2.0**-r)
-    return lax.astype(scaled, _U32)
+    return lax.shift_right_logical(a, np.uint32(r))
 
 
 def rotate_left(a: Any, r: int) -> Any:

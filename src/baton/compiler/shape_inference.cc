@@ -107,6 +107,10 @@ bool NeedsFloat(UnaryOp op) {
     case UnaryOp::kFloor:
     case UnaryOp::kCeil:
     case UnaryOp::kRound:
+    case UnaryOp::kLog1p:
+    case UnaryOp::kExpm1:
+    case UnaryOp::kTan:
+    case UnaryOp::kAtan:
       return true;
     default:
       return false;
@@ -176,7 +180,19 @@ Result<ValueType> InferBinary(const OpContext& op, const BinaryAttrs& a) {
   BATON_RETURN_IF_ERROR(op.CheckArity(2));
   const ValueType& x = op.operand(0);
   BATON_RETURN_IF_ERROR(CheckSameShapeAndDType(op, x, op.operand(1)));
-  if ((a.op == BinaryOp::kAnd || a.op == BinaryOp::kOr) &&
+  const bool shift = a.op == BinaryOp::kShiftLeft ||
+                     a.op == BinaryOp::kShiftRightArithmetic ||
+                     a.op == BinaryOp::kShiftRightLogical;
+  if (shift && !is_integer(x.dtype)) {
+    return op.Fail("needs integer operands, got " + Str(x) + " and " +
+                   Str(op.operand(1)));
+  }
+  if (a.op == BinaryOp::kAtan2 && !is_floating(x.dtype)) {
+    return op.Fail("needs floating-point operands, got " + Str(x) + " and " +
+                   Str(op.operand(1)) + "; convert them first");
+  }
+  if ((a.op == BinaryOp::kAnd || a.op == BinaryOp::kOr ||
+       a.op == BinaryOp::kXor) &&
       is_floating(x.dtype)) {
     return op.Fail("needs bool or integer operands, got " + Str(x) + " and " +
                    Str(op.operand(1)));

@@ -342,6 +342,30 @@ Tracer operator|(const Tracer& a, WeakScalar b) {
   return Binary(BinaryOp::kOr, a, b);
 }
 Tracer operator~(const Tracer& a) { return Unary(UnaryOp::kNot, a, false); }
+Tracer operator^(const Tracer& a, const Tracer& b) {
+  return Binary(BinaryOp::kXor, a, b);
+}
+Tracer operator^(const Tracer& a, WeakScalar b) {
+  return Binary(BinaryOp::kXor, a, b);
+}
+Tracer shift_left(const Tracer& a, const Tracer& b) {
+  return Binary(BinaryOp::kShiftLeft, a, b);
+}
+Tracer shift_left(const Tracer& a, WeakScalar b) {
+  return Binary(BinaryOp::kShiftLeft, a, b);
+}
+Tracer shift_right_arithmetic(const Tracer& a, const Tracer& b) {
+  return Binary(BinaryOp::kShiftRightArithmetic, a, b);
+}
+Tracer shift_right_arithmetic(const Tracer& a, WeakScalar b) {
+  return Binary(BinaryOp::kShiftRightArithmetic, a, b);
+}
+Tracer shift_right_logical(const Tracer& a, const Tracer& b) {
+  return Binary(BinaryOp::kShiftRightLogical, a, b);
+}
+Tracer shift_right_logical(const Tracer& a, WeakScalar b) {
+  return Binary(BinaryOp::kShiftRightLogical, a, b);
+}
 
 Tracer maximum(const Tracer& a, const Tracer& b) {
   return Binary(BinaryOp::kMax, a, b);
@@ -389,6 +413,15 @@ Tracer pow(const Tracer& a, WeakScalar b) {
 Tracer pow(WeakScalar a, const Tracer& b) {
   return Binary(BinaryOp::kPow, a, b);
 }
+Tracer atan2(const Tracer& y, const Tracer& x) {
+  return Binary(BinaryOp::kAtan2, y, x, true);
+}
+Tracer atan2(const Tracer& y, WeakScalar x) {
+  return Binary(BinaryOp::kAtan2, y, x, true);
+}
+Tracer atan2(WeakScalar y, const Tracer& x) {
+  return Binary(BinaryOp::kAtan2, y, x, true);
+}
 
 Tracer eq(const Tracer& a, const Tracer& b) {
   return Compare(CompareOp::kEq, a, b);
@@ -429,6 +462,10 @@ Tracer ge(const Tracer& a, WeakScalar b) {
 
 Tracer exp(const Tracer& x) { return Unary(UnaryOp::kExp, x, true); }
 Tracer log(const Tracer& x) { return Unary(UnaryOp::kLog, x, true); }
+Tracer log1p(const Tracer& x) { return Unary(UnaryOp::kLog1p, x, true); }
+Tracer expm1(const Tracer& x) { return Unary(UnaryOp::kExpm1, x, true); }
+Tracer tan(const Tracer& x) { return Unary(UnaryOp::kTan, x, true); }
+Tracer atan(const Tracer& x) { return Unary(UnaryOp::kAtan, x, true); }
 Tracer tanh(const Tracer& x) { return Unary(UnaryOp::kTanh, x, true); }
 Tracer logistic(const Tracer& x) { return Unary(UnaryOp::kLogistic, x, true); }
 Tracer sqrt(const Tracer& x) { return Unary(UnaryOp::kSqrt, x, true); }

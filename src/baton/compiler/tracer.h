@@ -150,6 +150,16 @@ Tracer operator&(const Tracer& a, WeakScalar b);
 Tracer operator|(const Tracer& a, const Tracer& b);
 Tracer operator|(const Tracer& a, WeakScalar b);
 Tracer operator~(const Tracer& a);
+Tracer operator^(const Tracer& a, const Tracer& b);
+Tracer operator^(const Tracer& a, WeakScalar b);
+// XLA's shifts of integer operands (floats and bool are refused): amounts
+// outside [0, bit width) give 0, or the sign fill for the arithmetic one.
+Tracer shift_left(const Tracer& a, const Tracer& b);
+Tracer shift_left(const Tracer& a, WeakScalar b);
+Tracer shift_right_arithmetic(const Tracer& a, const Tracer& b);
+Tracer shift_right_arithmetic(const Tracer& a, WeakScalar b);
+Tracer shift_right_logical(const Tracer& a, const Tracer& b);
+Tracer shift_right_logical(const Tracer& a, WeakScalar b);
 
 Tracer maximum(const Tracer& a, const Tracer& b);
 Tracer maximum(const Tracer& a, WeakScalar b);
@@ -158,6 +168,10 @@ Tracer minimum(const Tracer& a, WeakScalar b);
 Tracer pow(const Tracer& a, const Tracer& b);
 Tracer pow(const Tracer& a, WeakScalar b);
 Tracer pow(WeakScalar a, const Tracer& b);
+// atan2(y, x): the angle of the point (x, y); integers give float32.
+Tracer atan2(const Tracer& y, const Tracer& x);
+Tracer atan2(const Tracer& y, WeakScalar x);
+Tracer atan2(WeakScalar y, const Tracer& x);
 
 // Comparisons (functions, since operator== on handles would mislead).
 Tracer eq(const Tracer& a, const Tracer& b);
@@ -174,9 +188,13 @@ Tracer ge(const Tracer& a, const Tracer& b);
 Tracer ge(const Tracer& a, WeakScalar b);
 
 // Unary math. Integer and bool operands are converted to float32 first for
-// exp .. cos, floor, ceil and round.
+// exp .. atan, floor, ceil and round.
 Tracer exp(const Tracer& x);
 Tracer log(const Tracer& x);
+Tracer log1p(const Tracer& x);  // log(1 + x), accurate for small x
+Tracer expm1(const Tracer& x);  // exp(x) - 1, accurate for small x
+Tracer tan(const Tracer& x);
+Tracer atan(const Tracer& x);
 Tracer tanh(const Tracer& x);
 Tracer logistic(const Tracer& x);
 Tracer sqrt(const Tracer& x);

@@ -108,6 +108,7 @@ decltype(auto) VisitUnaryOp(UnaryOp op, F&& f) {
     BATON_CASE(kTanh) BATON_CASE(kLogistic) BATON_CASE(kSqrt)
     BATON_CASE(kRsqrt) BATON_CASE(kSin) BATON_CASE(kCos) BATON_CASE(kNot)
     BATON_CASE(kSign) BATON_CASE(kFloor) BATON_CASE(kCeil) BATON_CASE(kRound)
+    BATON_CASE(kLog1p) BATON_CASE(kExpm1) BATON_CASE(kTan) BATON_CASE(kAtan)
 #undef BATON_CASE
   }
   return f(std::integral_constant<UnaryOp, UnaryOp::kNeg>{});
@@ -120,7 +121,9 @@ decltype(auto) VisitBinaryOp(BinaryOp op, F&& f) {
   case BinaryOp::X: return f(std::integral_constant<BinaryOp, BinaryOp::X>{});
     BATON_CASE(kAdd) BATON_CASE(kSub) BATON_CASE(kMul) BATON_CASE(kDiv)
     BATON_CASE(kPow) BATON_CASE(kMax) BATON_CASE(kMin) BATON_CASE(kAnd)
-    BATON_CASE(kOr) BATON_CASE(kRem)
+    BATON_CASE(kOr) BATON_CASE(kRem) BATON_CASE(kAtan2) BATON_CASE(kXor)
+    BATON_CASE(kShiftLeft) BATON_CASE(kShiftRightArithmetic)
+    BATON_CASE(kShiftRightLogical)
 #undef BATON_CASE
   }
   return f(std::integral_constant<BinaryOp, BinaryOp::kAdd>{});

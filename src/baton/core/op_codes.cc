@@ -19,6 +19,10 @@ std::string_view op_name(UnaryOp op) {
     case UnaryOp::kFloor: return "floor";
     case UnaryOp::kCeil: return "ceil";
     case UnaryOp::kRound: return "round_nearest_even";
+    case UnaryOp::kLog1p: return "log_plus_one";
+    case UnaryOp::kExpm1: return "exponential_minus_one";
+    case UnaryOp::kTan: return "tan";
+    case UnaryOp::kAtan: return "atan";
   }
   return "?";
 }
@@ -35,6 +39,11 @@ std::string_view op_name(BinaryOp op) {
     case BinaryOp::kAnd: return "and";
     case BinaryOp::kOr: return "or";
     case BinaryOp::kRem: return "remainder";
+    case BinaryOp::kAtan2: return "atan2";
+    case BinaryOp::kXor: return "xor";
+    case BinaryOp::kShiftLeft: return "shift_left";
+    case BinaryOp::kShiftRightArithmetic: return "shift_right_arithmetic";
+    case BinaryOp::kShiftRightLogical: return "shift_right_logical";
   }
   return "?";
 }

@@ -11,11 +11,24 @@ enum class UnaryOp : uint8_t {
   kNeg, kAbs, kExp, kLog, kTanh, kLogistic, kSqrt, kRsqrt, kSin, kCos,
   kNot,  // logical not for bool, bitwise not for integers
   kSign, kFloor, kCeil, kRound,  // round: half to even (numpy's rint)
+  kLog1p, kExpm1, kTan, kAtan,
 };
 
 enum class BinaryOp : uint8_t {
   kAdd, kSub, kMul, kDiv, kPow, kMax, kMin, kAnd, kOr, kRem,
+  kAtan2,  // atan2(lhs, rhs): the angle of the point (x = rhs, y = lhs)
+  kXor,    // logical xor for bool, bitwise for integers
+  // Integers only. The shift amount is read as unsigned: amounts outside
+  // [0, bit width) give 0 for left and logical right shifts and the sign
+  // fill (0 or -1, of the bits read as signed) for arithmetic right shifts,
+  // as in XLA. Arithmetic shifts of unsigned types shift in the top bit.
+  kShiftLeft, kShiftRightArithmetic, kShiftRightLogical,
 };
+
+// How many of each there are (the enumerators run 0 .. count - 1).
+inline constexpr int kNumUnaryOps = static_cast<int>(UnaryOp::kAtan) + 1;
+inline constexpr int kNumBinaryOps =
+    static_cast<int>(BinaryOp::kShiftRightLogical) + 1;
 
 enum class CompareOp : uint8_t { kEq, kNe, kLt, kLe, kGt, kGe };
 

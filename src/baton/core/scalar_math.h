@@ -8,7 +8,10 @@
 // are logical or, bool mul/min/and are logical and. float32 (and so
 // float16/bfloat16) exp, log, tanh and logistic are fast_math.h's
 // vectorizable approximations (<= 2.4 ulp), not libm's bits; float64 keeps
-// libm.
+// libm. log1p, expm1, tan, atan and atan2 call libm at every precision.
+// Shifts follow XLA: the amount is read as unsigned, and amounts of at
+// least the bit width give 0 (left, logical right) or the sign fill
+// (arithmetic right).
 #pragma once
 
 #include <bit>
@@ -83,6 +86,11 @@ inline C Unary(C x) {
       return x > C(0) ? C(1) : (x < C(0) ? C(-1) : x);  // keeps NaN and +-0
     else if constexpr (op == UnaryOp::kFloor) return std::floor(x);
     else if constexpr (op == UnaryOp::kCeil) return std::ceil(x);
+    // libm at every precision (glibc's float versions are within 1 ulp).
+    else if constexpr (op == UnaryOp::kLog1p) return std::log1p(x);
+    else if constexpr (op == UnaryOp::kExpm1) return std::expm1(x);
+    else if constexpr (op == UnaryOp::kTan) return std::tan(x);
+    else if constexpr (op == UnaryOp::kAtan) return std::atan(x);
     else return std::nearbyint(x);  // kRound: half to even
   } else {  // integers
     if constexpr (op == UnaryOp::kNeg) return WrapSub<C>(C(0), x);
@@ -145,6 +153,36 @@ inline C CanonicalNaN(C r) {
   return r != r ? std::bit_cast<C>(kCanonical) : r;  // NOLINT: NaN test
 }
 
+// XLA's shifts on integer C (see the top of this file).
+template <BinaryOp op, typename C>
+inline C Shift(C a, C b) {
+  using U = std::make_unsigned_t<C>;
+  using S = std::make_signed_t<C>;
+  constexpr U kBits = static_cast<U>(sizeof(C) * 8);
+  const U s = static_cast<U>(b);
+  const bool in_range = s < kBits;
+  const U n = in_range ? s : U(0);  // keeps every shift below defined
+  if constexpr (op == BinaryOp::kShiftLeft) {
+    // Through an unsigned type at least as wide as unsigned int, so that
+    // neither promotion nor a signed overflow is involved.
+    using P = std::conditional_t<(sizeof(U) < sizeof(unsigned)), unsigned, U>;
+    const P r = static_cast<P>(static_cast<P>(static_cast<U>(a)) << n);
+    return in_range ? static_cast<C>(static_cast<U>(r)) : C(0);
+  } else if constexpr (op == BinaryOp::kShiftRightLogical) {
+    return in_range ? static_cast<C>(static_cast<U>(static_cast<U>(a) >> n))
+                    : C(0);
+  } else {  // kShiftRightArithmetic: C++20 >> of a signed value is arithmetic
+    const S v = static_cast<S>(a);
+    const S fill = static_cast<S>(v < 0 ? -1 : 0);
+    return static_cast<C>(in_range ? static_cast<S>(v >> n) : fill);
+  }
+}
+
+template <BinaryOp op>
+inline constexpr bool kIsShift = op == BinaryOp::kShiftLeft ||
+                                 op == BinaryOp::kShiftRightArithmetic ||
+                                 op == BinaryOp::kShiftRightLogical;
+
 template <BinaryOp op, typename C>
 inline C Binary(C a, C b) {
   if constexpr (std::is_same_v<C, bool>) {
@@ -157,7 +195,8 @@ inline C Binary(C a, C b) {
     else if constexpr (op == BinaryOp::kSub) return a != b;
     else if constexpr (op == BinaryOp::kPow) return a || !b;
     else if constexpr (op == BinaryOp::kDiv) return a;
-    else return false;  // kRem
+    else if constexpr (op == BinaryOp::kXor) return a != b;
+    else return false;  // kRem; atan2 and shifts are refused for bool
   } else if constexpr (kIsFloat<C>) {
     if constexpr (op == BinaryOp::kAdd) return CanonicalNaN(C(a + b));
     else if constexpr (op == BinaryOp::kSub) return CanonicalNaN(C(a - b));
@@ -171,8 +210,12 @@ inline C Binary(C a, C b) {
       return (a != a || b != b) ? std::numeric_limits<C>::quiet_NaN()
                                 : (a < b ? a : b);
     else if constexpr (op == BinaryOp::kRem) return std::fmod(a, b);
+    else if constexpr (op == BinaryOp::kAtan2) return std::atan2(a, b);
     else if constexpr (op == BinaryOp::kAnd) return (a != C(0) && b != C(0)) ? C(1) : C(0);
-    else return (a != C(0) || b != C(0)) ? C(1) : C(0);  // kOr
+    else if constexpr (op == BinaryOp::kOr) return (a != C(0) || b != C(0)) ? C(1) : C(0);
+    else if constexpr (op == BinaryOp::kXor)
+      return ((a != C(0)) != (b != C(0))) ? C(1) : C(0);
+    else return C(0);  // shifts: refused for floats by shape inference
   } else {
     if constexpr (op == BinaryOp::kAdd) return WrapAdd(a, b);
     else if constexpr (op == BinaryOp::kSub) return WrapSub(a, b);
@@ -193,7 +236,15 @@ inline C Binary(C a, C b) {
     else if constexpr (op == BinaryOp::kMax) return a > b ? a : b;
     else if constexpr (op == BinaryOp::kMin) return a < b ? a : b;
     else if constexpr (op == BinaryOp::kAnd) return static_cast<C>(a & b);
-    else return static_cast<C>(a | b);  // kOr
+    else if constexpr (op == BinaryOp::kOr) return static_cast<C>(a | b);
+    else if constexpr (op == BinaryOp::kXor) return static_cast<C>(a ^ b);
+    else if constexpr (kIsShift<op>) return Shift<op, C>(a, b);
+    else {
+      // kAtan2 on integers: computed in double, truncated (the tracer
+      // promotes integers to float first, so this is a fallback).
+      return static_cast<C>(
+          std::atan2(static_cast<double>(a), static_cast<double>(b)));
+    }
   }
 }
 

@@ -276,6 +276,109 @@ TEST(InterpreterBinaryTest, EveryDTypeAddsSmallNumbers) {
   }
 }
 
+TEST(InterpreterUnaryTest, Log1pExpm1TanAtanAreLibm) {
+  const std::vector<double> xs = {0.0, -0.0, 1e-10, -0.5, 0.75, 3.0, -3.0,
+                                  kInf, -kInf, kNaN};
+  Literal f = L<double>(xs);
+  Literal g = L<float>({0.0f, -0.0f, 1e-10f, -0.5f, 0.75f, 3.0f, -3.0f,
+                        INFINITY, -INFINITY, NAN});
+  struct Case {
+    UnaryOp op;
+    double (*d)(double);
+    float (*s)(float);
+  };
+  const Case cases[] = {
+      {UnaryOp::kLog1p, [](double x) { return std::log1p(x); },
+       [](float x) { return std::log1p(x); }},
+      {UnaryOp::kExpm1, [](double x) { return std::expm1(x); },
+       [](float x) { return std::expm1(x); }},
+      {UnaryOp::kTan, [](double x) { return std::tan(x); },
+       [](float x) { return std::tan(x); }},
+      {UnaryOp::kAtan, [](double x) { return std::atan(x); },
+       [](float x) { return std::atan(x); }},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(std::string(op_name(c.op)));
+    const Literal rd = Unary(c.op, f), rf = Unary(c.op, g);
+    for (size_t i = 0; i < xs.size(); ++i) {
+      const double wd = c.d(xs[i]);
+      const float wf = c.s(g.Get<float>(static_cast<int64_t>(i)));
+      const int64_t k = static_cast<int64_t>(i);
+      if (std::isnan(wd)) {
+        EXPECT_TRUE(std::isnan(rd.Get<double>(k)));
+        EXPECT_TRUE(std::isnan(rf.Get<float>(k)));
+        continue;
+      }
+      EXPECT_EQ(rd.Get<double>(k), wd);
+      EXPECT_EQ(std::signbit(rd.Get<double>(k)), std::signbit(wd));
+      EXPECT_EQ(rf.Get<float>(k), wf);
+    }
+  }
+  // log1p(-1) = -inf, expm1(-inf) = -1, atan(+-inf) = +-pi/2.
+  EXPECT_EQ(Unary(UnaryOp::kLog1p, L<float>({-1.0f})), L<float>({-INFINITY}));
+  EXPECT_EQ(Unary(UnaryOp::kExpm1, L<double>({-kInf})), L<double>({-1.0}));
+  EXPECT_EQ(Unary(UnaryOp::kAtan, L<double>({kInf})).Get<double>(0),
+            M_PI / 2);
+  // Half types compute in float32 and round once.
+  const float h = f16_to_float(float_to_f16(1e-3f));
+  EXPECT_EQ(Unary(UnaryOp::kLog1p, D(DType::kFloat16, {1}, {1e-3})),
+            D(DType::kFloat16, {1}, {std::log1p(h)}));
+  EXPECT_EQ(Unary(UnaryOp::kExpm1, D(DType::kBFloat16, {1}, {0.5})),
+            D(DType::kBFloat16, {1}, {std::expm1(0.5f)}));
+}
+
+TEST(InterpreterBinaryTest, Atan2) {
+  Literal y = L<double>({1, 1, -1, 0.0, -0.0, 0.0, -0.0, kInf, kNaN});
+  Literal x = L<double>({1, -1, -1, 1, 1, -1, -1, kInf, 1});
+  const Literal r = Binary(BinaryOp::kAtan2, y, x);
+  for (int64_t i = 0; i < 9; ++i) {
+    const double want = std::atan2(y.Get<double>(i), x.Get<double>(i));
+    if (std::isnan(want)) {
+      EXPECT_TRUE(std::isnan(r.Get<double>(i)));
+    } else {
+      EXPECT_EQ(r.Get<double>(i), want) << i;
+      EXPECT_EQ(std::signbit(r.Get<double>(i)), std::signbit(want)) << i;
+    }
+  }
+  EXPECT_EQ(Binary(BinaryOp::kAtan2, L<float>({3}), L<float>({4})),
+            L<float>({std::atan2(3.0f, 4.0f)}));
+}
+
+TEST(InterpreterBinaryTest, XorAndShifts) {
+  EXPECT_EQ(Binary(BinaryOp::kXor, L<int8_t>({12, -1, 0}),
+                   L<int8_t>({10, 5, 0})),
+            L<int8_t>({6, -6, 0}));
+  EXPECT_EQ(Binary(BinaryOp::kXor, L<bool>({false, false, true, true}),
+                   L<bool>({false, true, false, true})),
+            L<bool>({false, true, true, false}));
+  Literal x = L<int8_t>({-100, -100, -100, -100, -100, 5, 5, 5});
+  Literal s = L<int8_t>({0, 1, 7, 8, -1, 2, 8, 100});
+  EXPECT_EQ(Binary(BinaryOp::kShiftLeft, x, s),
+            L<int8_t>({-100, 56, 0, 0, 0, 20, 0, 0}));
+  EXPECT_EQ(Binary(BinaryOp::kShiftRightArithmetic, x, s),
+            L<int8_t>({-100, -50, -1, -1, -1, 1, 0, 0}));
+  EXPECT_EQ(Binary(BinaryOp::kShiftRightLogical, x, s),
+            L<int8_t>({-100, 78, 1, 0, 0, 1, 0, 0}));
+  // Unsigned: the arithmetic shift copies the top bit; amounts >= 8 are
+  // out of range.
+  Literal u = L<uint8_t>({200, 200, 200, 1});
+  Literal us = L<uint8_t>({1, 7, 9, 200});
+  EXPECT_EQ(Binary(BinaryOp::kShiftRightArithmetic, u, us),
+            L<uint8_t>({228, 255, 255, 0}));
+  EXPECT_EQ(Binary(BinaryOp::kShiftRightLogical, u, us),
+            L<uint8_t>({100, 1, 0, 0}));
+  EXPECT_EQ(Binary(BinaryOp::kShiftLeft, u, us), L<uint8_t>({144, 0, 0, 0}));
+  EXPECT_EQ(Binary(BinaryOp::kShiftLeft, L<int64_t>({1, 1}),
+                   L<int64_t>({63, 64})),
+            L<int64_t>({INT64_MIN, 0}));
+  EXPECT_EQ(Binary(BinaryOp::kShiftRightArithmetic, L<int32_t>({INT32_MIN}),
+                   L<int32_t>({31})),
+            L<int32_t>({-1}));
+  EXPECT_EQ(Binary(BinaryOp::kShiftRightLogical, L<uint32_t>({0x80000000u}),
+                   L<uint32_t>({31})),
+            L<uint32_t>({1}));
+}
+
 TEST(InterpreterCompareTest, FloatsWithNaN) {
   Literal a = L<float>({1, 2, NAN, -0.0f});
   Literal b = L<float>({2, 2, NAN, 0.0f});

@@ -127,6 +127,40 @@ TEST(ShapeInferenceTest, Binary) {
               HasSubstr("add: expects 2 operands, got 1"));
 }
 
+TEST(ShapeInferenceTest, NewElementwiseOpsCheckTheirDTypes) {
+  for (UnaryOp op : {UnaryOp::kLog1p, UnaryOp::kExpm1, UnaryOp::kTan,
+                     UnaryOp::kAtan}) {
+    SCOPED_TRACE(std::string(op_name(op)));
+    EXPECT_EQ(Ok(UnaryAttrs{op}, {T(DType::kFloat16, {2})}),
+              T(DType::kFloat16, {2}));
+    EXPECT_THAT(Err(UnaryAttrs{op}, {I32({2})}),
+                HasSubstr("needs a floating-point operand"));
+    EXPECT_THAT(Err(UnaryAttrs{op}, {T(DType::kBool, {2})}),
+                HasSubstr("needs a floating-point operand"));
+  }
+  EXPECT_EQ(Ok(BinaryAttrs{BinaryOp::kAtan2}, {F32({2}), F32({2})}),
+            F32({2}));
+  EXPECT_THAT(Err(BinaryAttrs{BinaryOp::kAtan2}, {I32({2}), I32({2})}),
+              HasSubstr("atan2: needs floating-point operands"));
+  EXPECT_EQ(Ok(BinaryAttrs{BinaryOp::kXor},
+               {T(DType::kBool, {2}), T(DType::kBool, {2})}),
+            T(DType::kBool, {2}));
+  EXPECT_EQ(Ok(BinaryAttrs{BinaryOp::kXor}, {I32({2}), I32({2})}), I32({2}));
+  EXPECT_THAT(Err(BinaryAttrs{BinaryOp::kXor}, {F32({2}), F32({2})}),
+              HasSubstr("xor: needs bool or integer operands"));
+  for (BinaryOp op : {BinaryOp::kShiftLeft, BinaryOp::kShiftRightArithmetic,
+                      BinaryOp::kShiftRightLogical}) {
+    SCOPED_TRACE(std::string(op_name(op)));
+    const ValueType u8 = T(DType::kUInt8, {2});
+    EXPECT_EQ(Ok(BinaryAttrs{op}, {u8, u8}), u8);
+    EXPECT_THAT(Err(BinaryAttrs{op}, {F32({2}), F32({2})}),
+                HasSubstr("needs integer operands, got float32[2]"));
+    EXPECT_THAT(
+        Err(BinaryAttrs{op}, {T(DType::kBool, {2}), T(DType::kBool, {2})}),
+        HasSubstr("needs integer operands, got bool[2]"));
+  }
+}
+
 TEST(ShapeInferenceTest, Compare) {
   EXPECT_EQ(Ok(CompareAttrs{CompareOp::kLt}, {F32({4}), F32({4})}),
             T(DType::kBool, {4}));

@@ -370,7 +370,11 @@ class ProgramGenerator {
                                          c::sign,
                                          c::floor,
                                          c::ceil,
-                                         c::round};
+                                         c::round,
+                                         c::log1p,
+                                         c::expm1,
+                                         c::tan,
+                                         c::atan};
     // Safe on values that may be off by a rounding error: they keep the
     // error relative to the value (sin of a large, slightly-off sum would
     // not).
@@ -419,7 +423,12 @@ class ProgramGenerator {
         {BATON_TT_TS(a / b), BATON_ST(a / b), false},
         {BATON_TT_TS(pow(a, b)), BATON_ST(pow(a, b)), false},
         {BATON_TT_TS(a & b), nullptr, false},
-        {BATON_TT_TS(a | b), nullptr, false}};
+        {BATON_TT_TS(a | b), nullptr, false},
+        {BATON_TT_TS(a ^ b), nullptr, false},
+        {BATON_TT_TS(atan2(a, b)), BATON_ST(atan2(a, b)), false},
+        {BATON_TT_TS(shift_left(a, b)), nullptr, false},
+        {BATON_TT_TS(shift_right_arithmetic(a, b)), nullptr, false},
+        {BATON_TT_TS(shift_right_logical(a, b)), nullptr, false}};
     const Val a = Any();
     if (rng_.Chance(0.1)) {
       // rem has no tracer wrapper: the IR op needs equal types.

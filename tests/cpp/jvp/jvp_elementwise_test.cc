@@ -37,7 +37,11 @@ INSTANTIATE_TEST_SUITE_P(Smooth, JvpUnaryTest,
                                            UnaryCase{UnaryOp::kSqrt, 0.2, 3},
                                            UnaryCase{UnaryOp::kRsqrt, 0.2, 3},
                                            UnaryCase{UnaryOp::kSin, -3, 3},
-                                           UnaryCase{UnaryOp::kCos, -3, 3}),
+                                           UnaryCase{UnaryOp::kCos, -3, 3},
+                                           UnaryCase{UnaryOp::kLog1p, -0.9, 3},
+                                           UnaryCase{UnaryOp::kExpm1, -2, 2},
+                                           UnaryCase{UnaryOp::kTan, -1.4, 1.4},
+                                           UnaryCase{UnaryOp::kAtan, -3, 3}),
                          [](const auto& info) {
                            return std::string(op_name(info.param.op)) + "_" +
                                   std::to_string(info.index);
@@ -137,7 +141,12 @@ INSTANTIATE_TEST_SUITE_P(
                       // rem: x / y within (2, 3), away from the jumps, and
                       // with negative operands (fmod truncates toward 0).
                       BinaryCase{BinaryOp::kRem, 4.7, 5.0, 1.8, 2.0},
-                      BinaryCase{BinaryOp::kRem, -5.0, -4.7, 1.8, 2.0}),
+                      BinaryCase{BinaryOp::kRem, -5.0, -4.7, 1.8, 2.0},
+                      // atan2 in every quadrant, away from the origin.
+                      BinaryCase{BinaryOp::kAtan2, 0.5, 2, 0.5, 2},
+                      BinaryCase{BinaryOp::kAtan2, -2, -0.5, 0.5, 2},
+                      BinaryCase{BinaryOp::kAtan2, 0.5, 2, -2, -0.5},
+                      BinaryCase{BinaryOp::kAtan2, -2, -0.5, -2, -0.5}),
     [](const auto& info) {
       return std::string(op_name(info.param.op)) + "_" +
              std::to_string(info.index);
@@ -195,6 +204,61 @@ TEST(JvpBinaryTest, IntegerArithmeticHasZeroTangent) {
   const Program p = Trace({F64(Shape{3})}, [](TraceContext&, auto& x) {
     const Tracer i = astype(x[0], DType::kInt32);
     return std::vector<Tracer>{i * i + 1, astype(i * 2, kF64)};
+  });
+  ExpectMatchesFiniteDifferences(p, {Doubles(Shape{3}, {1.5, 2.5, -3.5})},
+                                 {true});
+}
+
+TEST(JvpUnaryTest, NewTranscendentalsHaveJaxsExactRules) {
+  // log1p' = 1 / (1 + x), expm1' = expm1 + 1, tan' = 1 + tan^2,
+  // atan' = 1 / (1 + x^2), evaluated at a few points.
+  const std::vector<double> x = {0.0, 0.25, -0.5};
+  const Literal t = Doubles(Shape{3}, {1, 2, 3});
+  struct Case {
+    UnaryOp op;
+    double (*d)(double);
+  };
+  const Case cases[] = {
+      {UnaryOp::kLog1p, [](double v) { return 1 / (1 + v); }},
+      {UnaryOp::kExpm1, [](double v) { return std::expm1(v) + 1; }},
+      {UnaryOp::kTan,
+       [](double v) { return 1 + std::tan(v) * std::tan(v); }},
+      {UnaryOp::kAtan, [](double v) { return 1 / (1 + v * v); }},
+  };
+  for (const Case& c : cases) {
+    const Program p = Trace({F64(Shape{3})}, [&](TraceContext& ctx, auto& a) {
+      return std::vector<Tracer>{ctx.Emit(UnaryAttrs{c.op}, {a[0]})};
+    });
+    const JvpValues v = RunJvp(JvpOf(p, {true}), {Doubles(Shape{3}, x)}, {t});
+    for (int i = 0; i < 3; ++i) {
+      EXPECT_NEAR(v.tangents[0].GetAsDouble(i), (i + 1) * c.d(x[i]), 1e-14)
+          << op_name(c.op) << " at " << x[i];
+    }
+  }
+}
+
+TEST(JvpBinaryTest, Atan2PartialsAtAxes) {
+  // d atan2(y, x) = (x dy - y dx) / (x^2 + y^2).
+  const Program p = BinaryProgram(BinaryOp::kAtan2);
+  const Shape s{3, 2};
+  const JvpValues v = RunJvp(
+      JvpOf(p, {true, true}),
+      {Doubles(s, {0, 1, 0, -1, 2, 3}), Doubles(s, {1, 0, -1, 0, 2, -4})},
+      {Doubles(s, {1, 0, 1, 0, 1, 1}), Doubles(s, {0, 1, 0, 1, 1, 1})});
+  const std::vector<double> want = {1, -1, -1, 1, 0, (-4.0 - 3.0) / 25};
+  for (int i = 0; i < 6; ++i) {
+    EXPECT_NEAR(v.tangents[0].GetAsDouble(i), want[i], 1e-15) << i;
+  }
+}
+
+TEST(JvpBinaryTest, XorAndShiftsOfIntegersHaveZeroTangents) {
+  const Program p = Trace({F64(Shape{3})}, [](TraceContext&, auto& x) {
+    const Tracer i = astype(x[0], DType::kInt32);
+    const Tracer b = gt(x[0], 1);
+    const Tracer bits = shift_left(i, 2) ^ shift_right_arithmetic(i, 1);
+    return std::vector<Tracer>{
+        astype(bits ^ shift_right_logical(i, 1), kF64) * x[0],
+        astype(b ^ true, kF64) + x[0]};
   });
   ExpectMatchesFiniteDifferences(p, {Doubles(Shape{3}, {1.5, 2.5, -3.5})},
                                  {true});

@@ -6,6 +6,9 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <bit>
+#include <cmath>
+#include <limits>
 #include <thread>
 
 #include "baton/core/scalar_math.h"
@@ -24,11 +27,20 @@ constexpr UnaryOp kUnaryOps[] = {
     UnaryOp::kNeg,   UnaryOp::kAbs,      UnaryOp::kExp,  UnaryOp::kLog,
     UnaryOp::kTanh,  UnaryOp::kLogistic, UnaryOp::kSqrt, UnaryOp::kRsqrt,
     UnaryOp::kSin,   UnaryOp::kCos,      UnaryOp::kNot,  UnaryOp::kSign,
-    UnaryOp::kFloor, UnaryOp::kCeil,     UnaryOp::kRound};
+    UnaryOp::kFloor, UnaryOp::kCeil,     UnaryOp::kRound, UnaryOp::kLog1p,
+    UnaryOp::kExpm1, UnaryOp::kTan,      UnaryOp::kAtan};
 constexpr BinaryOp kBinaryOps[] = {
-    BinaryOp::kAdd, BinaryOp::kSub, BinaryOp::kMul, BinaryOp::kDiv,
-    BinaryOp::kPow, BinaryOp::kMax, BinaryOp::kMin, BinaryOp::kAnd,
-    BinaryOp::kOr,  BinaryOp::kRem};
+    BinaryOp::kAdd,       BinaryOp::kSub,
+    BinaryOp::kMul,       BinaryOp::kDiv,
+    BinaryOp::kPow,       BinaryOp::kMax,
+    BinaryOp::kMin,       BinaryOp::kAnd,
+    BinaryOp::kOr,        BinaryOp::kRem,
+    BinaryOp::kAtan2,     BinaryOp::kXor,
+    BinaryOp::kShiftLeft, BinaryOp::kShiftRightArithmetic,
+    BinaryOp::kShiftRightLogical};
+static_assert(std::size(kUnaryOps) == kNumUnaryOps, "a unary op is untested");
+static_assert(std::size(kBinaryOps) == kNumBinaryOps,
+              "a binary op is untested");
 constexpr CompareOp kCompareOps[] = {CompareOp::kEq, CompareOp::kNe,
                                      CompareOp::kLt, CompareOp::kLe,
                                      CompareOp::kGt, CompareOp::kGe};
@@ -288,6 +300,217 @@ TEST(ConvertTest, EveryPairMatchesConvertElement) {
       }
     }
   }
+}
+
+// Distance in units in the last place between two finite floats of one sign
+// (or both zero); NaN only matches NaN.
+int64_t UlpDistance(double a, double b, bool f32) {
+  if (std::isnan(a) || std::isnan(b)) {
+    return std::isnan(a) && std::isnan(b) ? 0 : 1 << 30;
+  }
+  if (a == b) return 0;
+  if (std::isinf(a) || std::isinf(b)) return 1 << 30;
+  auto ordered = [&](double v) -> int64_t {
+    if (f32) {
+      const int32_t i = std::bit_cast<int32_t>(static_cast<float>(v));
+      return i < 0 ? int64_t{INT32_MIN} - i : i;
+    }
+    const int64_t i = std::bit_cast<int64_t>(v);
+    return i < 0 ? INT64_MIN - i : i;
+  };
+  const int64_t d = ordered(a) - ordered(b);
+  return d < 0 ? -d : d;
+}
+
+double LibmUnary(UnaryOp op, double x) {
+  switch (op) {
+    case UnaryOp::kLog1p: return std::log1p(x);
+    case UnaryOp::kExpm1: return std::expm1(x);
+    case UnaryOp::kTan: return std::tan(x);
+    default: return std::atan(x);
+  }
+}
+
+// log1p, expm1, tan and atan (libm at every precision): float32 within 2
+// ulp of the double result, float64 libm's bits, 16-bit floats the float32
+// result rounded once; IEEE specials as in libm.
+TEST(UnaryTest, NewTranscendentalsMatchLibm) {
+  std::mt19937_64 rng(9);
+  const std::vector<double> specials = {
+      0.0, -0.0, 1e-30, -1e-30, 1e-8, -1e-8, 0.5, -0.5, -1.0, -1.5, 1.0,
+      88.0, 100.0, -100.0, 1e30, -1e30, INFINITY, -INFINITY, NAN};
+  std::uniform_real_distribution<double> dist(-20, 20);
+  for (UnaryOp op : {UnaryOp::kLog1p, UnaryOp::kExpm1, UnaryOp::kTan,
+                     UnaryOp::kAtan}) {
+    SCOPED_TRACE(std::string(op_name(op)));
+    std::vector<double> xs = specials;
+    for (int i = 0; i < 4000; ++i) {
+      const double v = dist(rng);
+      xs.push_back(i % 2 ? v : v * 1e-4);
+    }
+    const int64_t n = static_cast<int64_t>(xs.size());
+    HostArray f32(DType::kFloat32, Shape{n}), f64(DType::kFloat64, Shape{n});
+    HostArray f16(DType::kFloat16, Shape{n});
+    for (int64_t i = 0; i < n; ++i) {
+      f32.as<float>()[i] = static_cast<float>(xs[i]);
+      f64.as<double>()[i] = xs[i];
+      f16.as<float16>()[i] = float_to_f16(static_cast<float>(xs[i]));
+    }
+    HostArray o32(DType::kFloat32, Shape{n}), o64(DType::kFloat64, Shape{n});
+    HostArray o16(DType::kFloat16, Shape{n});
+    Unary(op, DType::kFloat32, f32.data(), o32.data(), n);
+    Unary(op, DType::kFloat64, f64.data(), o64.data(), n);
+    Unary(op, DType::kFloat16, f16.data(), o16.data(), n);
+    for (int64_t i = 0; i < n; ++i) {
+      const float x = f32.as<float>()[i];
+      const double want32 = LibmUnary(op, static_cast<double>(x));
+      const double got32 = o32.as<float>()[i];
+      if (std::abs(want32) < 1e38) {
+        EXPECT_LE(UlpDistance(got32, want32, true), 2)
+            << "x=" << x << " got " << got32 << " want " << want32;
+      }
+      const double want64 = LibmUnary(op, xs[i]);
+      const double got64 = o64.as<double>()[i];
+      EXPECT_TRUE(std::bit_cast<uint64_t>(got64) ==
+                      std::bit_cast<uint64_t>(want64) ||
+                  (std::isnan(got64) && std::isnan(want64)))
+          << "x=" << xs[i] << " got " << got64 << " want " << want64;
+      const float h = f16_to_float(f16.as<float16>()[i]);
+      const float want16 = f16_to_float(
+          float_to_f16(static_cast<float>(LibmUnary(op, h))));
+      const float got16 = f16_to_float(o16.as<float16>()[i]);
+      if (got16 == want16 || (std::isnan(got16) && std::isnan(want16))) {
+        continue;
+      }
+      // Within one float16 ulp (double rounding through float32).
+      EXPECT_NEAR(got16, want16, std::abs(want16) * 1e-3 + 1e-7) << "x=" << h;
+    }
+  }
+}
+
+TEST(BinaryTest, Atan2MatchesLibm) {
+  const double vals[] = {0.0, -0.0, 1.0, -1.0, 3.5, -2e-3, 1e300,
+                         INFINITY, -INFINITY, NAN};
+  std::vector<double> ys, xs;
+  for (double y : vals) {
+    for (double x : vals) {
+      ys.push_back(y);
+      xs.push_back(x);
+    }
+  }
+  const int64_t n = static_cast<int64_t>(ys.size());
+  HostArray y32(DType::kFloat32, Shape{n}), x32(DType::kFloat32, Shape{n});
+  HostArray y64(DType::kFloat64, Shape{n}), x64(DType::kFloat64, Shape{n});
+  for (int64_t i = 0; i < n; ++i) {
+    y32.as<float>()[i] = static_cast<float>(ys[i]);
+    x32.as<float>()[i] = static_cast<float>(xs[i]);
+    y64.as<double>()[i] = ys[i];
+    x64.as<double>()[i] = xs[i];
+  }
+  HostArray o32(DType::kFloat32, Shape{n}), o64(DType::kFloat64, Shape{n});
+  Binary(BinaryOp::kAtan2, DType::kFloat32, y32.data(), x32.data(), o32.data(),
+         n);
+  Binary(BinaryOp::kAtan2, DType::kFloat64, y64.data(), x64.data(), o64.data(),
+         n);
+  for (int64_t i = 0; i < n; ++i) {
+    SCOPED_TRACE("atan2(" + std::to_string(ys[i]) + ", " +
+                 std::to_string(xs[i]) + ")");
+    const double want64 = std::atan2(ys[i], xs[i]);
+    const double want32 = std::atan2(static_cast<double>(y32.as<float>()[i]),
+                                     static_cast<double>(x32.as<float>()[i]));
+    EXPECT_LE(UlpDistance(o64.as<double>()[i], want64, false), 0);
+    EXPECT_LE(UlpDistance(o32.as<float>()[i], want32, true), 2);
+    // Signed zeros: atan2(+-0, +0) = +-0, atan2(+-0, -0) = +-pi.
+    if (!std::isnan(want64)) {
+      EXPECT_EQ(std::signbit(o64.as<double>()[i]), std::signbit(want64));
+    }
+  }
+}
+
+// XLA's shift semantics, written out: the amount read as unsigned, out of
+// range gives 0 or the sign fill.
+template <typename T>
+void CheckShifts() {
+  using U = std::make_unsigned_t<T>;
+  using S = std::make_signed_t<T>;
+  constexpr int kBits = sizeof(T) * 8;
+  std::vector<T> xs = {T(0), T(1), T(5), std::numeric_limits<T>::max(),
+                       std::numeric_limits<T>::min(), static_cast<T>(-1),
+                       static_cast<T>(-100)};
+  std::vector<T> as;
+  for (int s = -2; s <= kBits + 2; ++s) as.push_back(static_cast<T>(s));
+  as.push_back(std::numeric_limits<T>::max());
+  as.push_back(std::numeric_limits<T>::min());
+  const int64_t n = static_cast<int64_t>(xs.size() * as.size());
+  HostArray a(dtype_of<T>(), Shape{n}), b(dtype_of<T>(), Shape{n});
+  int64_t k = 0;
+  for (T x : xs) {
+    for (T s : as) {
+      a.as<T>()[k] = x;
+      b.as<T>()[k++] = s;
+    }
+  }
+  HostArray l(a.dtype(), Shape{n}), ra(a.dtype(), Shape{n}),
+      rl(a.dtype(), Shape{n});
+  Binary(BinaryOp::kShiftLeft, a.dtype(), a.data(), b.data(), l.data(), n);
+  Binary(BinaryOp::kShiftRightArithmetic, a.dtype(), a.data(), b.data(),
+         ra.data(), n);
+  Binary(BinaryOp::kShiftRightLogical, a.dtype(), a.data(), b.data(),
+         rl.data(), n);
+  for (int64_t i = 0; i < n; ++i) {
+    const T x = a.as<T>()[i];
+    const uint64_t s = static_cast<U>(b.as<T>()[i]);
+    const uint64_t ux = static_cast<U>(x);
+    const bool neg = static_cast<S>(x) < 0;
+    T want_l = 0, want_rl = 0, want_ra = neg ? static_cast<T>(-1) : T(0);
+    if (s < kBits) {
+      want_l = static_cast<T>(static_cast<U>(ux << s));
+      want_rl = static_cast<T>(static_cast<U>(ux >> s));
+      // Arithmetic: the logical shift with the vacated top bits set.
+      uint64_t r = ux >> s;
+      if (neg && s > 0) r |= ~uint64_t{0} << (kBits - s);
+      want_ra = static_cast<T>(static_cast<U>(r));
+    }
+    SCOPED_TRACE(std::string(dtype_name(a.dtype())) + " x=" +
+                 std::to_string(static_cast<int64_t>(x)) +
+                 " s=" + std::to_string(static_cast<int64_t>(b.as<T>()[i])));
+    EXPECT_EQ(l.as<T>()[i], want_l);
+    EXPECT_EQ(ra.as<T>()[i], want_ra);
+    EXPECT_EQ(rl.as<T>()[i], want_rl);
+  }
+}
+
+TEST(BinaryTest, ShiftsFollowXla) {
+  CheckShifts<int8_t>();
+  CheckShifts<int16_t>();
+  CheckShifts<int32_t>();
+  CheckShifts<int64_t>();
+  CheckShifts<uint8_t>();
+  CheckShifts<uint32_t>();
+}
+
+TEST(BinaryTest, XorIsBitwiseForIntegersAndLogicalForBool) {
+  HostArray a(DType::kInt32, Shape{3}), b(DType::kInt32, Shape{3});
+  const int32_t av[] = {0b1100, -1, 7}, bv[] = {0b1010, 5, 7};
+  for (int i = 0; i < 3; ++i) {
+    a.as<int32_t>()[i] = av[i];
+    b.as<int32_t>()[i] = bv[i];
+  }
+  HostArray o(DType::kInt32, Shape{3});
+  Binary(BinaryOp::kXor, DType::kInt32, a.data(), b.data(), o.data(), 3);
+  EXPECT_EQ(o.as<int32_t>()[0], 0b0110);
+  EXPECT_EQ(o.as<int32_t>()[1], ~5);
+  EXPECT_EQ(o.as<int32_t>()[2], 0);
+  HostArray p(DType::kBool, Shape{4}), q(DType::kBool, Shape{4});
+  const bool pv[] = {false, false, true, true};
+  const bool qv[] = {false, true, false, true};
+  for (int i = 0; i < 4; ++i) {
+    p.as<bool>()[i] = pv[i];
+    q.as<bool>()[i] = qv[i];
+  }
+  HostArray r(DType::kBool, Shape{4});
+  Binary(BinaryOp::kXor, DType::kBool, p.data(), q.data(), r.data(), 4);
+  for (int i = 0; i < 4; ++i) EXPECT_EQ(r.as<bool>()[i], pv[i] != qv[i]);
 }
 
 // Several threads (executors) splitting large kernels over the one global

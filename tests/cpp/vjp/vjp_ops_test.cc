@@ -29,6 +29,13 @@ TEST(VjpOpsTest, UnaryMath) {
   ExpectGradients(Unary([](const Tracer& t) { return rsqrt(t); }), {true}, {x});
   ExpectGradients(Unary([](const Tracer& t) { return sin(t); }), {true}, {xs});
   ExpectGradients(Unary([](const Tracer& t) { return cos(t); }), {true}, {xs});
+  ExpectGradients(Unary([](const Tracer& t) { return log1p(t); }), {true},
+                  {Random(F64(kS), 7, -0.8, 1.5)});
+  ExpectGradients(Unary([](const Tracer& t) { return expm1(t); }), {true},
+                  {xs});
+  ExpectGradients(Unary([](const Tracer& t) { return tan(t); }), {true}, {xs});
+  ExpectGradients(Unary([](const Tracer& t) { return atan(t); }), {true},
+                  {xs});
   // Piecewise-constant functions have zero derivatives.
   ExpectGradients(Unary([](const Tracer& t) { return floor(t) + sign(t) + t; }),
                   {true}, {xs});
@@ -71,6 +78,12 @@ TEST(VjpOpsTest, BinaryMath) {
   ExpectGradients(
       BinaryProgram([](const Tracer& x, const Tracer& y) { return pow(x, y); }),
       {true, true}, {a, c});
+  // atan2 in several quadrants, each point at least 0.5 from the origin.
+  const auto atan2_program = BinaryProgram(
+      [](const Tracer& y, const Tracer& x) { return atan2(y, x); });
+  ExpectGradients(atan2_program, {true, true}, {a, b});
+  ExpectGradients(atan2_program, {true, false}, {c, b});
+  ExpectGradients(atan2_program, {false, true}, {a, d});
   // rem away from its jumps (|a / b| not near an integer).
   const Literal num =
       Values(DType::kFloat64, kS, {5.3, -5.3, 7.9, 2.2, -3.3, 9.1});

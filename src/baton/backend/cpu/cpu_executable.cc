@@ -8,6 +8,7 @@
 #include "baton/backend/cpu/instruction_runner.h"
 #include "baton/backend/cpu/region_step.h"
 #include "baton/compiler/memory_schedule.h"
+#include "baton/core/dtype_dispatch.h"
 #include "baton/core/scalar_math.h"
 #include "baton/compiler/program_printer.h"
 #include "baton/runtime/device.h"
@@ -57,18 +58,9 @@ void ScalarBinary(BinaryOp op, const void* a, const void* b, void* out) {
   const T x = *static_cast<const T*>(a);
   const T y = *static_cast<const T*>(b);
   T r{};
-  switch (op) {
-    case BinaryOp::kAdd: r = scalar::Binary<BinaryOp::kAdd, T>(x, y); break;
-    case BinaryOp::kSub: r = scalar::Binary<BinaryOp::kSub, T>(x, y); break;
-    case BinaryOp::kMul: r = scalar::Binary<BinaryOp::kMul, T>(x, y); break;
-    case BinaryOp::kDiv: r = scalar::Binary<BinaryOp::kDiv, T>(x, y); break;
-    case BinaryOp::kPow: r = scalar::Binary<BinaryOp::kPow, T>(x, y); break;
-    case BinaryOp::kMax: r = scalar::Binary<BinaryOp::kMax, T>(x, y); break;
-    case BinaryOp::kMin: r = scalar::Binary<BinaryOp::kMin, T>(x, y); break;
-    case BinaryOp::kAnd: r = scalar::Binary<BinaryOp::kAnd, T>(x, y); break;
-    case BinaryOp::kOr: r = scalar::Binary<BinaryOp::kOr, T>(x, y); break;
-    case BinaryOp::kRem: r = scalar::Binary<BinaryOp::kRem, T>(x, y); break;
-  }
+  VisitBinaryOp(op, [&](auto op_c) {
+    r = scalar::Binary<decltype(op_c)::value, T>(x, y);
+  });
   *static_cast<T*>(out) = r;
 }
 

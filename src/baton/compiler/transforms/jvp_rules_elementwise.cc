@@ -35,6 +35,14 @@ Tracer UnaryTangent(UnaryOp op, const Tracer& x, const Tracer& ans,
       return t * cos(x);
     case UnaryOp::kCos:
       return -(t * sin(x));
+    case UnaryOp::kLog1p:
+      return t / (x + 1);
+    case UnaryOp::kExpm1:
+      return t * (ans + 1);
+    case UnaryOp::kTan:
+      return t * (ans * ans + 1);
+    case UnaryOp::kAtan:
+      return t / (x * x + 1);
     case UnaryOp::kNot:  // 0/1 results, piecewise constant
     case UnaryOp::kSign:
     case UnaryOp::kFloor:
@@ -89,8 +97,20 @@ Tracer BinaryTangent(BinaryOp op, const Tracer& x, const Tracer& y,
       }
       break;
     }
+    case BinaryOp::kAtan2: {
+      // atan2(x, y) (x the ordinate): d/dx = y / (x^2 + y^2),
+      // d/dy = -x / (x^2 + y^2).
+      const Tracer r2 = x * x + y * y;
+      if (tx.valid()) dx = tx * (y / r2);
+      if (ty.valid()) dy = -(ty * (x / r2));
+      break;
+    }
     case BinaryOp::kAnd:  // 0/1 results on floats
     case BinaryOp::kOr:
+    case BinaryOp::kXor:
+    case BinaryOp::kShiftLeft:  // integers only: never differentiated
+    case BinaryOp::kShiftRightArithmetic:
+    case BinaryOp::kShiftRightLogical:
       return Tracer();
   }
   return AddTangents(dx, dy);

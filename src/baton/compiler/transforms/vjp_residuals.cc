@@ -206,6 +206,10 @@ bool IsCheapElementwise(const OpAttrs& attrs) {
         case BinaryOp::kMin:
         case BinaryOp::kAnd:
         case BinaryOp::kOr:
+        case BinaryOp::kXor:
+        case BinaryOp::kShiftLeft:
+        case BinaryOp::kShiftRightArithmetic:
+        case BinaryOp::kShiftRightLogical:
           return true;
         default:
           return false;

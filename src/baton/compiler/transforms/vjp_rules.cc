@@ -164,6 +164,18 @@ void VjpBuilder::ApplyElementwiseRule(int n, const Tracer& ct) {
         return add(0, ct * cos(x(0)));
       case UnaryOp::kCos:
         return add(0, -(ct * sin(x(0))));
+      case UnaryOp::kLog1p:
+        return add(0, ct / (x(0) + 1));
+      case UnaryOp::kExpm1:
+        return add(0, ct * (Get(n) + 1));
+      case UnaryOp::kTan: {
+        const Tracer y = Get(n);
+        return add(0, ct * (y * y + 1));
+      }
+      case UnaryOp::kAtan: {
+        const Tracer a = x(0);
+        return add(0, ct / (a * a + 1));
+      }
       default:
         NoRule(nd.attrs);
     }
@@ -222,6 +234,14 @@ void VjpBuilder::ApplyElementwiseRule(int n, const Tracer& ct) {
       if (active(1)) {
         add(1, ct * (astype(is_max ? lt(a, b) : gt(a, b), dtype) + half));
       }
+      return;
+    }
+    case BinaryOp::kAtan2: {
+      // atan2(a, b): d/da = b / (a^2 + b^2), d/db = -a / (a^2 + b^2).
+      const Tracer a = x(0), b = x(1);
+      const Tracer q = ct / (a * a + b * b);
+      if (active(0)) add(0, q * b);
+      if (active(1)) add(1, -(q * a));
       return;
     }
     case BinaryOp::kRem: {

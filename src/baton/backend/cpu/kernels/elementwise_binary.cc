@@ -18,7 +18,7 @@ constexpr bool kIsHalf =
 template <BinaryOp op, typename T>
 constexpr int64_t BinaryGrain() {
   constexpr bool slow_op =
-      op == BinaryOp::kPow || op == BinaryOp::kRem ||
+      op == BinaryOp::kPow || op == BinaryOp::kRem || op == BinaryOp::kAtan2 ||
       (op == BinaryOp::kDiv && !std::is_floating_point_v<T>);
   return (slow_op || kIsHalf<T>) ? kExpensiveGrain : kCheapGrain;
 }

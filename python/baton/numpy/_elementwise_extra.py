@@ -1,0 +1,346 @@
+"""More of jax.numpy's elementwise functions on ``baton.numpy``: the inverse
+trigonometric and hyperbolic functions, cbrt, the bit shifts and
+bitwise_count, built on the primitives ``lax.log1p``, ``lax.expm1``,
+``lax.tan``, ``lax.atan``, ``lax.atan2``, ``lax.bitwise_xor`` and the
+``lax.shift_*`` ops.
+
+This module is star-imported after ``_elementwise``, so the names it
+defines again (log1p, expm1, tan, sinh, cosh, bitwise_xor) replace the
+older compositions there with ones on the new primitives (libm accuracy,
+sinh/cosh within a few ulps up to overflow).
+
+Promotion follows jax.numpy: functions producing floats give float32 for
+integer and bool operands; float16/bfloat16 computations of several steps
+run in float32 and round once. nextafter and spacing are not provided:
+they need a bitcast primitive baton does not have.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any, Callable
+
+import numpy as np
+
+from baton import _ops
+from baton._baton import lax
+from baton.numpy._elementwise import (
+    _BOOL,
+    _F32,
+    _binary,
+    _check_integral,
+    _down,
+    _float_operand,
+    _unary,
+)
+
+__all__: list[str] = []
+
+_F64 = np.dtype(np.float64)
+_I32 = np.dtype(np.int32)
+_U8 = np.dtype(np.uint8)
+_LN2 = math.log(2.0)
+
+
+def _export(fn: Callable[..., Any], *names: str) -> Callable[..., Any]:
+    for n in names:
+        globals()[n] = fn
+        __all__.append(n)
+    return fn
+
+
+def _odd(t: Any, r: Any) -> Any:
+    """f(x) from r = f(|x|) for an odd f: -r below 0, x itself at +-0 (so
+    the sign of zero is kept and f'(0) = 1 comes out), NaN stays NaN."""
+    return lax.select(lax.lt(t, 0), lax.neg(r), lax.select(lax.eq(t, 0), t, r))
+
+
+def _eps(d: Any) -> float:
+    return float(np.finfo(np.dtype(d)).eps)
+
+
+# ---- primitives ----
+
+
+def _primitive(lax_fn: Callable[[Any], Any]) -> Callable[[Any], Any]:
+    """A one-op float function: integers and bool give float32; float16
+    and bfloat16 are computed in float32 by the kernel and rounded once."""
+
+    def impl(x: Any) -> Any:
+        t = _ops.as_tracer(x)
+        if not _ops.is_float(np.dtype(t.dtype)):
+            t = lax.astype(t, _F32)
+        return lax_fn(t)
+
+    return impl
+
+
+for _name, _fn, _doc, _aliases in (
+    ("log1p", lax.log1p, "log(1 + x), accurate for small x.", ()),
+    ("expm1", lax.expm1, "e**x - 1, accurate for small x.", ()),
+    ("tan", lax.tan, "Tangent.", ()),
+    ("arctan", lax.atan, "Arc tangent, in [-pi/2, pi/2].", ("atan",)),
+):
+    _export(_unary(_name, _primitive(_fn), _doc), _name, *_aliases)
+
+
+def _inexact_pair(x1: Any, x2: Any) -> tuple[Any, Any, np.dtype]:
+    d = _ops.result_dtype(x1, x2)
+    if not _ops.is_float(d):
+        d = _F32
+    a, b = _ops.promote(x1, x2, to=d)
+    return a, b, d
+
+
+def _arctan2(x1: Any, x2: Any) -> Any:
+    a, b, _ = _inexact_pair(x1, x2)
+    return lax.atan2(a, b)
+
+
+_export(
+    _binary(
+        "arctan2",
+        _arctan2,
+        "The angle of the point (x2, x1) in [-pi, pi] (C's atan2; integers "
+        "give float32).",
+    ),
+    "arctan2",
+    "atan2",
+)
+
+
+# ---- inverse trigonometric ----
+
+
+def _arcsin(x: Any) -> Any:
+    t, d = _float_operand(x)
+    # (1 - x)(1 + x) rather than 1 - x*x: exact near +-1, where the
+    # angle is most sensitive to it. |x| > 1 gives sqrt(negative) = NaN.
+    c = lax.sqrt(lax.mul(lax.sub(1, t), lax.add(1, t)))
+    return _down(lax.atan2(t, c), d)
+
+
+def _arccos(x: Any) -> Any:
+    t, d = _float_operand(x)
+    s = lax.sqrt(lax.mul(lax.sub(1, t), lax.add(1, t)))
+    return _down(lax.atan2(s, t), d)
+
+
+# ---- hyperbolic ----
+
+# Below this |x|, sinh and cosh come from expm1 / exp directly; above it
+# e**-|x| is negligible and e**|x| / 2 is formed as (e**(|x|/2) / 2) *
+# e**(|x|/2), which overflows only where the result does.
+_HYPERBOLIC_SPLIT = 20.0
+
+
+def _half_exp(a: Any) -> Any:
+    e = lax.exp(lax.mul(a, 0.5))
+    return lax.mul(lax.mul(e, 0.5), e)
+
+
+def _sinh(x: Any) -> Any:
+    t, d = _float_operand(x)
+    a = lax.abs(t)
+    small = lax.lt(a, _HYPERBOLIC_SPLIT)
+    a_s = lax.select(small, a, lax.full((), 0, t.dtype))  # finite gradients
+    u = lax.expm1(a_s)
+    # sinh = (u + u / (u + 1)) / 2 with u = e**a - 1: no cancellation.
+    near = lax.mul(lax.add(u, lax.div(u, lax.add(u, 1))), 0.5)
+    r = lax.select(small, near, _half_exp(a))
+    return _down(_odd(t, r), d)
+
+
+def _cosh(x: Any) -> Any:
+    t, d = _float_operand(x)
+    a = lax.abs(t)
+    small = lax.lt(a, _HYPERBOLIC_SPLIT)
+    a_s = lax.select(small, a, lax.full((), 0, t.dtype))
+    e = lax.exp(a_s)
+    near = lax.add(lax.mul(e, 0.5), lax.div(0.5, e))
+    return _down(lax.select(small, near, _half_exp(a)), d)
+
+
+def _large_threshold(dtype: Any) -> float:
+    """|x| above which sqrt(x*x + 1) == |x| to working precision."""
+    return 1.0 / math.sqrt(_eps(dtype))
+
+
+def _arcsinh(x: Any) -> Any:
+    t, d = _float_operand(x)
+    a = lax.abs(t)
+    big = lax.gt(a, _large_threshold(t.dtype))
+    one = lax.full((), 1, t.dtype)
+    a_s = lax.select(big, one, a)  # each branch sees finite inputs only
+    a_l = lax.select(big, a, one)
+    # asinh(a) = log1p(a + a^2 / (1 + sqrt(1 + a^2))), accurate near 0.
+    sq = lax.mul(a_s, a_s)
+    near = lax.log1p(lax.add(a_s, lax.div(sq, lax.add(1, lax.sqrt(lax.add(sq, 1))))))
+    far = lax.add(lax.log(a_l), _LN2)
+    return _down(_odd(t, lax.select(big, far, near)), d)
+
+
+def _arccosh(x: Any) -> Any:
+    t, d = _float_operand(x)
+    big = lax.gt(t, _large_threshold(t.dtype))
+    two = lax.full((), 2, t.dtype)
+    t_s = lax.select(big, two, t)
+    t_l = lax.select(big, t, two)
+    # acosh(x) = log1p((x - 1) + sqrt((x - 1)(x + 1))): accurate near 1;
+    # x < 1 takes sqrt of a negative: NaN.
+    xm1 = lax.sub(t_s, 1)
+    near = lax.log1p(lax.add(xm1, lax.sqrt(lax.mul(xm1, lax.add(t_s, 1)))))
+    far = lax.add(lax.log(t_l), _LN2)
+    return _down(lax.select(big, far, near), d)
+
+
+def _arctanh(x: Any) -> Any:
+    t, d = _float_operand(x)
+    a = lax.abs(t)
+    # atanh(a) = log1p(2a / (1 - a)) / 2 for a >= 0 (no cancellation);
+    # a == 1 gives inf, a > 1 log1p(< -1) = NaN.
+    r = lax.mul(lax.log1p(lax.div(lax.mul(a, 2), lax.sub(1, a))), 0.5)
+    return _down(_odd(t, r), d)
+
+
+# ---- cbrt ----
+
+
+def _cbrt(x: Any) -> Any:
+    t, d = _float_operand(x)
+    a = lax.abs(t)
+    if t.dtype == _F64:
+        r = lax.pow(a, 1.0 / 3.0)
+        # One Newton step on r^3 = a fixes pow's error from 1/3's rounding;
+        # skipped where r^3 would be denormal or overflow (and at 0, inf
+        # and NaN), where pow's result is kept.
+        finite = lax.bitwise_and(lax.gt(r, 1e-96), lax.lt(r, 1e96))
+        rs = lax.select(finite, r, lax.full((), 1, _F64))
+        step = lax.div(
+            lax.sub(lax.mul(lax.mul(rs, rs), rs), a), lax.mul(lax.mul(rs, rs), 3)
+        )
+        r = lax.select(finite, lax.sub(r, step), r)
+    else:
+        # float32 (and half floats): in float64, far below float32's ulp.
+        r = lax.astype(lax.pow(lax.astype(a, _F64), 1.0 / 3.0), t.dtype)
+    return _down(_odd(t, r), d)
+
+
+for _name, _impl, _doc, _aliases in (
+    ("arcsin", _arcsin, "Arc sine, in [-pi/2, pi/2] (NaN outside [-1, 1]).", ("asin",)),
+    ("arccos", _arccos, "Arc cosine, in [0, pi] (NaN outside [-1, 1]).", ("acos",)),
+    ("sinh", _sinh, "Hyperbolic sine (finite up to where it overflows).", ()),
+    ("cosh", _cosh, "Hyperbolic cosine (finite up to where it overflows).", ()),
+    ("arcsinh", _arcsinh, "Inverse hyperbolic sine.", ("asinh",)),
+    ("arccosh", _arccosh, "Inverse hyperbolic cosine (NaN below 1).", ("acosh",)),
+    (
+        "arctanh",
+        _arctanh,
+        "Inverse hyperbolic tangent (+-inf at +-1, NaN beyond).",
+        ("atanh",),
+    ),
+    ("cbrt", _cbrt, "Real cube root (negative for negative x).", ()),
+):
+    _export(_unary(_name, _impl, _doc), _name, *_aliases)
+
+
+# ---- bitwise ----
+
+
+def _bitwise_xor(x1: Any, x2: Any) -> Any:
+    a, b = _ops.promote(x1, x2)
+    _check_integral("bitwise_xor", a)
+    return lax.bitwise_xor(a, b)
+
+
+_export(
+    _binary(
+        "bitwise_xor", _bitwise_xor, "x1 ^ x2: bitwise for integers, logical for bool."
+    ),
+    "bitwise_xor",
+)
+
+
+def _shift_operands(name: str, x1: Any, x2: Any) -> tuple[Any, Any]:
+    a, b = _ops.promote(x1, x2)
+    _check_integral(name, a)
+    if a.dtype == _BOOL:  # jax.numpy shifts bools as int32
+        a, b = lax.astype(a, _I32), lax.astype(b, _I32)
+    return a, b
+
+
+def _left_shift(x1: Any, x2: Any) -> Any:
+    a, b = _shift_operands("left_shift", x1, x2)
+    return lax.shift_left(a, b)
+
+
+def _right_shift(x1: Any, x2: Any) -> Any:
+    a, b = _shift_operands("right_shift", x1, x2)
+    if np.dtype(a.dtype).kind == "u":
+        return lax.shift_right_logical(a, b)
+    return lax.shift_right_arithmetic(a, b)
+
+
+_export(
+    _binary(
+        "left_shift",
+        _left_shift,
+        "x1 << x2 for integers (bool as int32); shift amounts outside "
+        "[0, bit width) give 0, as in jax.numpy.",
+    ),
+    "left_shift",
+    "bitwise_left_shift",
+)
+_export(
+    _binary(
+        "right_shift",
+        _right_shift,
+        "x1 >> x2: arithmetic (sign-filling) for signed integers, logical for "
+        "unsigned; amounts outside [0, bit width) give the sign fill (0 or -1).",
+    ),
+    "right_shift",
+    "bitwise_right_shift",
+)
+
+
+# SWAR population count masks, per bit width (all fit the signed type).
+_M1 = {w: int("01" * (w // 2), 2) for w in (8, 16, 32, 64)}
+_M2 = {w: int("0011" * (w // 4), 2) for w in (8, 16, 32, 64)}
+_M4 = {w: int("00001111" * (w // 8), 2) for w in (8, 16, 32, 64)}
+
+
+def _bitwise_count(x: Any) -> Any:
+    t = _ops.as_tracer(x)
+    _check_integral("bitwise_count", t)
+    if t.dtype == _BOOL:
+        return lax.astype(t, _U8)
+    d = np.dtype(t.dtype)
+    w = d.itemsize * 8
+    if d.kind == "i":
+        t = lax.abs(t)  # numpy counts |x| (INT_MIN's bits are one 1)
+
+    def c(v: int) -> Any:
+        return lax.full((), v, d)
+
+    def srl(v: Any, n: int) -> Any:
+        return lax.shift_right_logical(v, c(n))
+
+    v = lax.sub(t, lax.bitwise_and(srl(t, 1), c(_M1[w])))
+    v = lax.add(lax.bitwise_and(v, c(_M2[w])), lax.bitwise_and(srl(v, 2), c(_M2[w])))
+    v = lax.bitwise_and(lax.add(v, srl(v, 4)), c(_M4[w]))
+    for n in (8, 16, 32):
+        if n < w:
+            v = lax.add(v, srl(v, n))
+    return lax.astype(lax.bitwise_and(v, c(0x7F)), _U8)
+
+
+_export(
+    _unary(
+        "bitwise_count",
+        _bitwise_count,
+        "The number of 1 bits in |x| (numpy's bitwise_count; uint8 result).",
+    ),
+    "bitwise_count",
+)
+
+del _name, _fn, _impl, _doc, _aliases
