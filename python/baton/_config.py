@@ -7,16 +7,33 @@ raise ``DonationError`` before anything runs. Read a setting as an attribute
 C++ jit) subscribe with ``config.add_listener(fn)``; ``fn(name, value)`` runs
 on every update. The donation mode is pushed to the C++ runtime
 (baton/core/config.h) here.
+
+``bt.config.update("enable_x64", True)`` (JAX's name ``"jax_enable_x64"``
+works too; ``BATON_ENABLE_X64=1`` sets it at import) keeps 64-bit numpy data
+64-bit; off by default, as in JAX, when it becomes 32-bit as it enters
+baton (see ``baton._dtypes``).
 """
 
 from __future__ import annotations
 
+import os
 from typing import Any, Callable
 
-from baton import _baton
+from baton import _baton, _dtypes
 
-_CHOICES: dict[str, tuple[Any, ...]] = {"donation": ("warn", "error")}
-_DEFAULTS: dict[str, Any] = {"donation": "warn"}
+_CHOICES: dict[str, tuple[Any, ...]] = {
+    "donation": ("warn", "error"),
+    "enable_x64": (False, True),
+}
+# JAX's spelling of the same switch, so that a ported
+# jax.config.update("jax_enable_x64", True) works unchanged.
+_ALIASES = {"jax_enable_x64": "enable_x64"}
+# enable_x64: off by default, as in JAX (tests/python/test_x64.py).
+_DEFAULTS: dict[str, Any] = {
+    "donation": "warn",
+    "enable_x64": os.environ.get("BATON_ENABLE_X64", "0").lower()
+    in ("1", "true", "yes", "on"),
+}
 
 
 class Config:
@@ -26,11 +43,13 @@ class Config:
 
     def update(self, name: str, value: Any) -> None:
         """Sets setting ``name`` to ``value`` (ValueError for unknown ones)."""
+        name = _ALIASES.get(name, name)
         if name not in _CHOICES:
             raise ValueError(
                 f"unknown baton config option {name!r}; options: {sorted(_CHOICES)}"
             )
-        if value not in _CHOICES[name]:
+        if not any(value is c or (type(value) is type(c) and value == c)
+                   for c in _CHOICES[name]):
             raise ValueError(
                 f"config option {name!r} must be one of {_CHOICES[name]}, not {value!r}"
             )
@@ -40,12 +59,13 @@ class Config:
 
     def read(self, name: str) -> Any:
         try:
-            return self._values[name]
+            return self._values[_ALIASES.get(name, name)]
         except KeyError:
             raise ValueError(f"unknown baton config option {name!r}") from None
 
     def __getattr__(self, name: str) -> Any:
         values = object.__getattribute__(self, "_values")
+        name = _ALIASES.get(name, name)
         if name in values:
             return values[name]
         raise AttributeError(f"baton config has no option {name!r}")
@@ -68,8 +88,11 @@ class Config:
 def _push_to_runtime(name: str, value: Any) -> None:
     if name == "donation":
         _baton._set_donation_mode(value)
+    elif name == "enable_x64":
+        _dtypes.set_x64(value)
 
 
 config = Config()
 config.add_listener(_push_to_runtime)
-_push_to_runtime("donation", config.donation)
+for _name in _DEFAULTS:
+    _push_to_runtime(_name, config.read(_name))

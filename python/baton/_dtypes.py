@@ -1,12 +1,21 @@
 """baton's dtypes as numpy dtypes (bfloat16 from ml_dtypes).
 
-Python scalars follow JAX's default (64-bit types disabled): ``bool`` ->
-bool, ``int`` -> int32, ``float`` -> float32. numpy arrays and scalars keep
-their dtype (baton has float64 and int64).
+Python scalars follow JAX's default: ``bool`` -> bool, ``int`` -> int32,
+``float`` -> float32 (weakly typed).
+
+64-bit types follow JAX's x64 switch (``bt.config.update("enable_x64",
+...)``, or ``BATON_ENABLE_X64=0/1`` before import). With it off (JAX's
+default) numpy data of float64, int64 or uint64 becomes float32, int32 or
+uint32 as it enters baton (``device_put``, operands, jit arguments,
+constants a trace captures) and a requested 64-bit ``dtype=`` gives the
+32-bit type with a ``UserWarning`` -- so memory is what a JAX user expects.
+With it on, numpy data keeps its dtype (baton has float64 and int64; not
+uint64).
 """
 
 from __future__ import annotations
 
+import warnings
 from typing import Any
 
 import ml_dtypes
@@ -19,11 +28,50 @@ bfloat16 = np.dtype(ml_dtypes.bfloat16)
 # Every dtype baton supports, by name ("float32", "bfloat16", ...).
 SUPPORTED: dict[str, np.dtype] = {d.name: d for d in _baton._numpy_dtypes}
 
+_NAMES_64 = ("float64", "int64", "uint64")
+
 _PYTHON_TYPES: dict[type, np.dtype] = {
     bool: np.dtype(np.bool_),
     int: np.dtype(np.int32),
     float: np.dtype(np.float32),
 }
+
+
+_64_TO_32: dict[np.dtype, np.dtype] = {
+    np.dtype(np.float64): np.dtype(np.float32),
+    np.dtype(np.int64): np.dtype(np.int32),
+    np.dtype(np.uint64): np.dtype(np.uint32),
+}
+# What host data of each dtype becomes now: the 64-bit -> 32-bit map with
+# x64 off, empty with x64 on (set_x64 keeps it current; read it, never
+# assign it).
+NARROW: dict[np.dtype, np.dtype] = dict(_64_TO_32)
+
+
+def set_x64(enabled: bool) -> None:
+    """Turns 64-bit types on or off here and in the C++ bindings (bt.config
+    calls this; use ``bt.config.update("enable_x64", ...)``)."""
+    NARROW.clear()
+    if not enabled:
+        NARROW.update(_64_TO_32)
+    _baton._set_enable_x64(bool(enabled))
+
+
+def x64_enabled() -> bool:
+    return not NARROW
+
+
+def canonical(d: np.dtype) -> np.dtype:
+    """The dtype host data of dtype ``d`` becomes (32-bit for 64-bit with x64
+    off; ``d`` itself otherwise)."""
+    return NARROW.get(d, d)
+
+
+def narrow_host(a: np.ndarray) -> np.ndarray:
+    """``a`` as baton takes it in: a float32/int32/uint32 copy of 64-bit data
+    with x64 off, else ``a`` itself (no copy)."""
+    n = NARROW.get(a.dtype)
+    return a if n is None else a.astype(n)
 
 
 def _unsupported(what: Any) -> TypeError:
@@ -34,15 +82,28 @@ def _unsupported(what: Any) -> TypeError:
 
 def canonicalize(dtype: Any) -> np.dtype:
     """The numpy dtype for a user's ``dtype=`` argument (TypeError if baton
-    lacks it). Python's ``bool``/``int``/``float`` mean bool/int32/float32."""
+    lacks it). Python's ``bool``/``int``/``float`` mean bool/int32/float32.
+    With x64 off a 64-bit request gives the 32-bit type and a UserWarning
+    (as JAX)."""
     if isinstance(dtype, type) and dtype in _PYTHON_TYPES:
         return _PYTHON_TYPES[dtype]
-    if isinstance(dtype, str) and dtype in SUPPORTED:
+    if isinstance(dtype, str) and dtype in SUPPORTED and dtype not in _NAMES_64:
         return SUPPORTED[dtype]
     try:
         d = np.dtype(dtype)
     except TypeError:
         raise TypeError(f"{dtype!r} is not a dtype") from None
+    narrow = NARROW.get(d)
+    if narrow is not None:
+        warnings.warn(
+            f"explicitly requested dtype {d.name} is not available, and will be "
+            f"truncated to dtype {narrow.name}: 64-bit types are off. To enable "
+            'them, call bt.config.update("enable_x64", True) or set '
+            "BATON_ENABLE_X64=1 before importing baton",
+            UserWarning,
+            stacklevel=3,
+        )
+        return narrow
     if d.name not in SUPPORTED or SUPPORTED[d.name] != d:
         raise _unsupported(d)
     return d

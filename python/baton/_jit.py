@@ -421,7 +421,7 @@ def _host_spec(leaf: Any) -> tuple[tuple[int, ...], str]:
     if isinstance(leaf, (str, bytes)):
         raise TypeError(f"a {type(leaf).__name__} is not an array")
     a = np.asarray(leaf)
-    return tuple(a.shape), _dtypes.name_of(a.dtype)
+    return tuple(a.shape), _dtypes.name_of(_dtypes.canonical(a.dtype))
 
 
 def _leaf_names_of(arg: Any, root: str) -> list[str]:

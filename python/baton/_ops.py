@@ -155,10 +155,11 @@ _NAMES: dict[np.dtype, str] = {}  # baton's names of dtypes seen (dtype.name is 
 
 
 def host_array(x: Any) -> np.ndarray:
-    """numpy data for a non-Array operand: numpy arrays keep their dtype;
-    Python scalars, lists and tuples follow JAX's defaults (int32, float32);
-    object, string and complex data raise TypeError."""
-    if type(x) is np.ndarray and x.dtype in _NAMES:
+    """numpy data for a non-Array operand: numpy arrays keep their dtype
+    (64-bit data becomes 32-bit with x64 off, as in JAX); Python scalars,
+    lists and tuples follow JAX's defaults (int32, float32); object, string
+    and complex data raise TypeError."""
+    if type(x) is np.ndarray and x.dtype in _NAMES and x.dtype not in _dtypes.NARROW:
         return x  # a supported dtype (seen before)
     if isinstance(x, np.ndarray):
         a = x
@@ -187,6 +188,7 @@ def host_array(x: Any) -> np.ndarray:
             f"cannot use a {type(x).__name__} of Python objects as an array (ragged "
             "or mixed data?)"
         )
+    a = _dtypes.narrow_host(a)
     _NAMES[a.dtype] = _dtypes.name_of(a.dtype)  # TypeError for complex, uint16, ...
     return a
 

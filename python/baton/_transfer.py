@@ -73,6 +73,9 @@ def _prepare(leaf: Any, path: tuple[Any, ...]) -> Any:
         )
     else:
         a = np.asarray(leaf)
+    narrow = _dtypes.NARROW.get(a.dtype)
+    if narrow is not None:  # 64-bit data with x64 off: a 32-bit copy, as JAX
+        return _Host(a.astype(narrow), weak=False, fresh=True)
     _dtypes.name_of(a.dtype)  # TypeError for object/complex/... dtypes
     if not a.flags.c_contiguous:
         return _Host(np.ascontiguousarray(a), weak=False, fresh=True)
@@ -116,7 +119,11 @@ def device_put(
       moves.
     - ``bt.donate(x)``: x's storage is reused for the result when the device
       and memory kind stay the same (no copy), else freed once copied.
-    - Python scalars become bool / int32 / float32 arrays.
+    - Python scalars become bool / int32 / float32 arrays. With x64 off (the
+      default, as in JAX) float64 / int64 / uint64 numpy data becomes float32
+      / int32 / uint32 (a converted copy: ``may_alias`` cannot borrow it), so
+      ``device_put(np.ones(4))`` holds 16 bytes; with
+      ``bt.config.update("enable_x64", True)`` it stays 64-bit (32 bytes).
     - ``into=``: an Array (or a pytree of them matching ``x``) whose storage
       receives the values, after all work already enqueued on it; ``into`` is
       consumed and the result uses its storage, so ``bytes_in_use`` does not

@@ -6,6 +6,7 @@
 #include <nanobind/stl/string.h>
 
 #include "baton/core/error.h"
+#include "conversions.h"
 #include "gil.h"
 #include "module.h"
 
@@ -50,6 +51,11 @@ void init_config(nb::module_& m) {
       nb::arg("mode"),
       "Sets what an unusable donation does in the runtime (bt.config "
       "calls this).");
+  m.def("_set_enable_x64", &baton::python::SetEnableX64, nb::arg("enabled"),
+        "Turns 64-bit host dtypes on or off where traces capture numpy data "
+        "(baton._dtypes.set_x64 calls this).");
+  m.def("_enable_x64", &baton::python::EnableX64,
+        "Whether 64-bit host dtypes are on in the bindings.");
   m.def(
       "_emit_warning",
       [](const std::string& message) {

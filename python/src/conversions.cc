@@ -3,13 +3,28 @@
 #include <nanobind/stl/string.h>
 
 #include <array>
+#include <atomic>
 
 #include "baton/runtime/client.h"
 
 namespace baton::python {
 namespace {
 std::array<PyObject*, kNumDTypes> numpy_dtypes{};  // borrowed from the module
+std::atomic<bool> enable_x64{false};
 }  // namespace
+
+void SetEnableX64(bool enabled) {
+  enable_x64.store(enabled, std::memory_order_relaxed);
+}
+
+bool EnableX64() { return enable_x64.load(std::memory_order_relaxed); }
+
+DType CanonicalHostDType(DType t) {
+  if (EnableX64()) return t;
+  if (t == DType::kFloat64) return DType::kFloat32;
+  if (t == DType::kInt64) return DType::kInt32;
+  return t;
+}
 
 void InitDTypes(nb::module_& m) {
   nb::module_ np = nb::module_::import_("numpy");

@@ -28,6 +28,14 @@ nb::handle NumpyDType(DType t);
 // The baton dtype named `name` ("float32", "bfloat16", ...); InvalidArgument
 // naming the supported dtypes otherwise.
 DType DTypeFromName(const std::string& name);
+// JAX's x64 switch (bt.config "enable_x64", set through _set_enable_x64 by
+// baton._dtypes): with it off (the default) 64-bit host data becomes 32-bit
+// where it enters a trace. Any thread may read it.
+void SetEnableX64(bool enabled);
+bool EnableX64();
+// The dtype host data of dtype `t` becomes: float64 -> float32 and int64 ->
+// int32 with x64 off; `t` itself otherwise.
+DType CanonicalHostDType(DType t);
 // numpy's __array_interface__ typestr ("<f4"); bfloat16 travels as "<u2".
 const char* ArrayInterfaceTypestr(DType t);
 

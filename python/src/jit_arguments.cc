@@ -353,7 +353,8 @@ void ParseArguments(const ArgumentRules& rules, nb::handle self, PyObject* args,
   CheckLeaves(rules, self, args, kwargs, for_call, p);
   h = Mix(h, static_cast<uint64_t>(p.sig.device_id));
   h = Mix(h, LeafSpecs(rules, self, args, kwargs, for_call, p));
-  p.sig.hash = h;
+  p.sig.x64 = EnableX64();
+  p.sig.hash = Mix(h, static_cast<uint64_t>(p.sig.x64));
 }
 
 }  // namespace baton::python

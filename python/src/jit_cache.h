@@ -42,6 +42,10 @@ struct ArgTree {
 // What a compiled program depends on: the cache key.
 struct Signature {
   int device_id = 0;
+  // bt.config "enable_x64" when traced: it decides the dtypes of captured
+  // numpy constants, so a program traced under one setting is not reused
+  // under the other.
+  bool x64 = false;
   std::vector<ArgTree> trees;         // per dynamic argument
   std::vector<std::string> kw_names;  // dynamic keyword arguments, sorted
   nb::object static_key;              // tuple of static values, or null
@@ -52,7 +56,8 @@ struct Signature {
 
   // The parts compared without running Python code.
   bool CppEqual(const Signature& o) const {
-    if (hash != o.hash || device_id != o.device_id || specs != o.specs ||
+    if (hash != o.hash || device_id != o.device_id || x64 != o.x64 ||
+        specs != o.specs ||
         weak != o.weak || kw_names != o.kw_names || trees != o.trees ||
         static_key.is_valid() != o.static_key.is_valid()) {
       return false;

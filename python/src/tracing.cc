@@ -250,7 +250,10 @@ DType FromNumpyDType(nb::handle dt, const char* op) {
 }  // namespace
 
 // A user's dtype argument: a numpy dtype, a name ("bfloat16"), a numpy
-// scalar type, or Python's bool / int / float (bool, int32, float32).
+// scalar type, or Python's bool / int / float (bool, int32, float32). lax
+// takes 64-bit dtypes whatever bt.config's enable_x64 (baton's own functions
+// compute in them); the switch applies to data entering baton and to
+// baton.numpy's dtype= arguments.
 DType ToDType(nb::handle h, const char* op) {
   PyObject* o = h.ptr();
   if (o == reinterpret_cast<PyObject*>(&PyBool_Type)) return DType::kBool;
@@ -369,7 +372,14 @@ Tracer HostConstant(nb::handle h, const std::shared_ptr<TraceFrame>& frame,
               nb::type_name(h.type()).c_str() +
               " as an array (it converts to a numpy object array)");
   }
-  const DType t = FromNumpyDType(dt, op);
+  DType t = FromNumpyDType(dt, op);
+  // With x64 off, 64-bit numpy data becomes 32-bit (as JAX): converted
+  // here, before the snapshot, so the captured constant has the bytes of its
+  // dtype.
+  if (const DType canon = CanonicalHostDType(t); canon != t) {
+    arr = arr.attr("astype")(NumpyDType(canon));
+    t = canon;
+  }
   if (!nb::cast<bool>(arr.attr("flags").attr("c_contiguous"))) {
     arr = arr.attr("copy")("C");
   }

@@ -1,7 +1,9 @@
 """Fixtures for baton's Python tests.
 
 Every test runs with global state restored afterwards (memory limits of every
-device and memory kind, bt.config, the garbage collector). Tests of release
+device and memory kind, bt.config, the garbage collector). Tests marked
+``@pytest.mark.x64`` (or modules with ``pytestmark = pytest.mark.x64``) run
+with 64-bit types on; the rest with JAX's default, off. Tests of release
 timing use `no_gc`: baton must release storage by reference counting alone.
 
 The hypothesis profiles of the property-based tests (test_property_*.py,
@@ -51,10 +53,20 @@ if settings is not None:
 KINDS = ("device", "pinned_host", "unpinned_host")
 
 
+def pytest_configure(config):
+    config.addinivalue_line(
+        "markers",
+        "x64: run with bt.config enable_x64 on (tests of 64-bit dtypes, and "
+        "comparisons with numpy, whose defaults are 64-bit)",
+    )
+
+
 @pytest.fixture(autouse=True)
-def restore_global_state():
+def restore_global_state(request):
     saved_config = bt.config.values()
     gc_enabled = gc.isenabled()
+    if request.node.get_closest_marker("x64") is not None:
+        bt.config.update("enable_x64", True)
     yield
     for device in bt.devices():
         for kind in KINDS:

@@ -15,6 +15,9 @@ from baton import _ops
 
 from _util import in_use
 
+# numpy's defaults are 64-bit: compared with numpy, with x64 on (conftest.py)
+pytestmark = pytest.mark.x64
+
 A = np.arange(3 * 4 * 5, dtype=np.float32).reshape(3, 4, 5)
 
 KEYS = [

@@ -8,6 +8,9 @@ import baton as bt
 import baton.numpy as bnp
 from baton import _ops
 
+# numpy's defaults are 64-bit: compared with numpy, with x64 on (conftest.py)
+pytestmark = pytest.mark.x64
+
 A = np.arange(3 * 4 * 5, dtype=np.float32).reshape(3, 4, 5)
 
 KEYS = [

@@ -126,6 +126,7 @@ def test_integer_math_promotes_to_float32():
     assert run(lambda x: x / 2, a).dtype == np.float32
 
 
+@pytest.mark.x64  # 64-bit dtypes among the cases
 def test_weak_python_scalars_keep_the_array_dtype():
     for dtype in (bf16, np.float16, np.int8, np.uint8, np.int32, np.float64):
         x = bt.device_put(np.array([1, 2, 3], dtype))

@@ -83,6 +83,7 @@ def test_jvp_closure_over_outer_tracer():
     np.testing.assert_allclose(np.asarray(g(X, X * 2)), X * 2, rtol=1e-6)
 
 
+@pytest.mark.x64  # 64-bit dtypes among the cases
 def test_jvp_errors():
     with pytest.raises(TypeError, match="tuples or lists"):
         bt.jvp(f, X, X)

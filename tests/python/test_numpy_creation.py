@@ -12,6 +12,9 @@ from _util import ALL_DTYPES as ALL
 from _util import dtype_name as _name
 from _util import in_use
 
+# numpy's defaults are 64-bit: compared with numpy, with x64 on (conftest.py)
+pytestmark = pytest.mark.x64
+
 
 def check(got, want):
     assert isinstance(got, bt.Array)

@@ -10,7 +10,8 @@ import baton as bt
 import baton.numpy as bnp
 
 BF16 = np.dtype(ml_dtypes.bfloat16)
-pytestmark = pytest.mark.filterwarnings("ignore::RuntimeWarning")
+# numpy's defaults are 64-bit: compared with numpy, with x64 on (conftest.py)
+pytestmark = [pytest.mark.x64, pytest.mark.filterwarnings("ignore::RuntimeWarning")]
 F16 = np.dtype(np.float16)
 F32 = np.dtype(np.float32)
 INTS = [np.int8, np.int16, np.int32, np.int64, np.uint8, np.uint32]

@@ -8,6 +8,9 @@ import pytest
 import baton as bt
 import baton.numpy as bnp
 
+# numpy's defaults are 64-bit: compared with numpy, with x64 on (conftest.py)
+pytestmark = pytest.mark.x64
+
 BF16 = np.dtype(ml_dtypes.bfloat16)
 DTYPES = [
     np.int8,

@@ -9,7 +9,8 @@ import pytest
 import baton as bt
 import baton.numpy as bnp
 
-pytestmark = pytest.mark.filterwarnings("ignore::RuntimeWarning")
+# numpy's defaults are 64-bit: compared with numpy, with x64 on (conftest.py)
+pytestmark = [pytest.mark.x64, pytest.mark.filterwarnings("ignore::RuntimeWarning")]
 
 BF16 = np.dtype(ml_dtypes.bfloat16)
 F16 = np.dtype(np.float16)

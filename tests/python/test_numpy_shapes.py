@@ -11,6 +11,9 @@ import baton.numpy as bnp
 from _util import ALL_DTYPES as ALL
 from _util import dtype_name as _name
 
+# numpy's defaults are 64-bit: compared with numpy, with x64 on (conftest.py)
+pytestmark = pytest.mark.x64
+
 
 def sample(dtype, shape=(2, 3, 4)):
     return (np.arange(int(np.prod(shape))).reshape(shape) % 11).astype(dtype)

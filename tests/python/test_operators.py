@@ -122,6 +122,7 @@ def test_divmod():
 # ---- weak scalars and promotion ----
 
 
+@pytest.mark.x64  # 64-bit dtypes among the cases
 @pytest.mark.parametrize(
     "dtype",
     [np.int8, np.uint8, np.int16, np.int32, np.float16, BF16, np.float32, np.float64],
@@ -155,6 +156,7 @@ def test_weak_scalar_with_bool_and_int_arrays():
     np.testing.assert_array_equal(np.asarray(i + 1.5), [2.5, 3.5])
 
 
+@pytest.mark.x64  # 64-bit dtypes among the cases
 def test_numpy_scalars_are_strong():
     x = put(np.ones(3, np.float32))
     assert (x + np.float64(1)).dtype == np.float64
@@ -163,6 +165,7 @@ def test_numpy_scalars_are_strong():
     assert (i + np.int32(1)).dtype == np.int32
 
 
+@pytest.mark.x64  # 64-bit dtypes among the cases
 @pytest.mark.parametrize(
     "a, b, want",
     [

@@ -18,6 +18,9 @@ import baton as bt
 import _property_strategies as P
 from _property_strategies import F32, I32, assert_values_equal, examples, returns_memory
 
+# numpy's defaults are 64-bit: compared with numpy, with x64 on (conftest.py)
+pytestmark = pytest.mark.x64
+
 
 @st.composite
 def index_keys(draw, shape, allow_out_of_range=True):

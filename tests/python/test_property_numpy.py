@@ -36,6 +36,9 @@ from _property_strategies import (
     returns_memory,
 )
 
+# numpy's defaults are 64-bit: compared with numpy, with x64 on (conftest.py)
+pytestmark = pytest.mark.x64
+
 DTYPES3 = (BOOL, I32, F32)
 _RANK = {BOOL: 0, I32: 1, F32: 2}
 

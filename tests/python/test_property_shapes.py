@@ -5,6 +5,7 @@ the same data on a baton device, over every dtype and input layout: after
 every step shapes, dtypes and values (bitwise) are numpy's."""
 
 import numpy as np
+import pytest
 from hypothesis import example, given
 from hypothesis import strategies as st
 
@@ -13,6 +14,9 @@ import baton.numpy as bnp
 
 import _property_strategies as P
 from _property_strategies import apply_shape_op, examples, returns_memory
+
+# numpy's defaults are 64-bit: compared with numpy, with x64 on (conftest.py)
+pytestmark = pytest.mark.x64
 
 
 @st.composite

@@ -18,6 +18,9 @@ import baton.numpy as bnp
 import _property_strategies as P
 from _property_strategies import assert_bitwise_equal, examples, returns_memory
 
+# numpy's defaults are 64-bit: compared with numpy, with x64 on (conftest.py)
+pytestmark = pytest.mark.x64
+
 kinds = st.sampled_from(P.KINDS)
 
 

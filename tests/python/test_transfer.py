@@ -41,6 +41,7 @@ def test_python_scalar_errors():
         bt.device_put("text")
 
 
+@pytest.mark.x64  # 64-bit dtypes among the cases
 @pytest.mark.parametrize(
     "dtype",
     ALL_DTYPES,
