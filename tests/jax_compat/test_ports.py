@@ -55,6 +55,8 @@ def _load(name: str, lib: str) -> types.ModuleType:
         "automatic_differentiation",
         "autodiff_cookbook",
         "adam_mnist",
+        "stateful_computations",
+        "pytrees",
     ],
 )
 def test_port_differs_only_in_marked_imports(name):
@@ -165,6 +167,61 @@ def test_adam_training_step():
         off = ~np.isclose(b, j, rtol=RTOL, atol=ATOL)
         assert off.mean() <= 1e-4, (n, int(off.sum()), off.size)
         assert np.all(np.abs(b - j) <= 3e-3), n
+
+
+def test_stateful_computations_tutorial():
+    got = {}
+    for lib in ("jax", "baton"):
+        m = _load("stateful_computations", lib)
+        got[lib] = {
+            # The tutorial's point: a jitted method reads self.n once, at trace
+            # time (1, 1, 1); the functional counter threads its state (1, 2, 3).
+            "jit_counts": [int(v) for v in m.jit_counts],
+            "functional_counts": [int(v) for v in m.functional_counts],
+            "data": (m.xs, m.ys),
+            "initial_params": tuple(m.initial_params),
+            "params": tuple(m.params),
+        }
+    assert got["jax"]["jit_counts"] == [1, 1, 1]
+    assert got["jax"]["functional_counts"] == [1, 2, 3]
+    # The data and the initial parameters are jax.random draws: the same bits.
+    assert_same(got["baton"]["data"], got["jax"]["data"])
+    assert_same(got["baton"]["initial_params"], got["jax"]["initial_params"])
+    # 1000 SGD steps on a convex loss: rounding differences of each step are
+    # contracted, not amplified; the fit is the same to float32 rounding.
+    assert_same(got["baton"], got["jax"])
+
+
+def test_pytrees_tutorial():
+    names = [
+        "leaf_counts",
+        "doubled",
+        "summed",
+        "param_shapes",
+        "params",
+        "fitted",
+        "final_loss",
+        "container_leaves",
+        "container_sums",
+        "namedtuple_leaves",
+        "ones_from_shapes",
+        "none_leaves",
+        "transposed",
+        "transposed_builtin",
+        "key_strings",
+        "key_reprs",
+    ]
+    got = {}
+    for lib in ("jax", "baton"):
+        m = _load("pytrees", lib)
+        got[lib] = {n: getattr(m, n) for n in names}
+    assert got["jax"]["leaf_counts"] == [3, 3, 5, 3, 1]
+    # Leaves that are names and printed key paths: compared as Python values.
+    for n in ("container_sums", "namedtuple_leaves", "key_strings", "key_reprs"):
+        assert got["baton"].pop(n) == got["jax"].pop(n), n
+    # The MLP's parameters and data are numpy float64 draws: JAX (x64 off)
+    # computes in float32, and so must baton.
+    assert_same(got["baton"], got["jax"])
 
 
 def assert_no_less_accurate(baton, jax, reference):

@@ -26,18 +26,37 @@ for static indices and JAX for traced ones (see ``baton._indexing``).
 """
 
 from baton._baton import Array as ndarray
-from baton.numpy import _creation, _dtypes, _elementwise, _linalg, _reductions, _shapes
+from baton.numpy import (
+    _arrange,
+    _creation,
+    _dtypes,
+    _elementwise,
+    _elementwise_extra,
+    _linalg,
+    _math_extra,
+    _misc,
+    _reductions,
+    _shapes,
+)
+from baton.numpy._arrange import *  # noqa: F403
 from baton.numpy._creation import *  # noqa: F403
 from baton.numpy._dtypes import *  # noqa: F403
 from baton.numpy._elementwise import *  # noqa: F403
+from baton.numpy._elementwise_extra import *  # noqa: F403
 from baton.numpy._linalg import *  # noqa: F403
+from baton.numpy._math_extra import *  # noqa: F403
+from baton.numpy._misc import *  # noqa: F403
 from baton.numpy._reductions import *  # noqa: F403
 from baton.numpy._shapes import *  # noqa: F403
 
 __all__ = ["ndarray"]
+__all__ += _arrange.__all__
 __all__ += _creation.__all__
 __all__ += _dtypes.__all__
 __all__ += _elementwise.__all__
+__all__ += _elementwise_extra.__all__
 __all__ += _linalg.__all__
+__all__ += _math_extra.__all__
+__all__ += _misc.__all__
 __all__ += _reductions.__all__
 __all__ += _shapes.__all__
