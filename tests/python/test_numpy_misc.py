@@ -96,7 +96,10 @@ def test_isin():
     t = np.array([1, -2, 5], np.int32)
     for inv in (False, True):
         same(bnp.isin(I, t, invert=inv), jnp.isin(I, t, invert=inv))
-        same(bt.jit(lambda a, b: bnp.isin(a, b, invert=inv))(I, t), jnp.isin(I, t, invert=inv))
+        same(
+            bt.jit(lambda a, b: bnp.isin(a, b, invert=inv))(I, t),
+            jnp.isin(I, t, invert=inv),
+        )
     same(bnp.isin(I, np.zeros((0,), np.int32)), jnp.isin(I, np.zeros((0,), np.int32)))
     same(bnp.isin(A, A[0]), jnp.isin(A, A[0]))
 
@@ -148,7 +151,12 @@ def test_poly_polydiv():
     same(bnp.poly(np.array([1, 2], np.int32)), jnp.poly(np.array([1, 2], np.int32)))
     same(bnp.poly(np.zeros((0,), np.float32)), jnp.poly(np.zeros((0,), np.float32)))
     u = np.array([1.0, -2.0, 0.5, 4.0], np.float32)
-    for v in (np.array([2.0, 1.0], np.float32), np.array([3.0], np.float32), u, np.ones(5, np.float32)):
+    for v in (
+        np.array([2.0, 1.0], np.float32),
+        np.array([3.0], np.float32),
+        u,
+        np.ones(5, np.float32),
+    ):
         for g, w in zip(bnp.polydiv(u, v), jnp.polydiv(u, v)):
             same(g, w)
         for g, w in zip(bt.jit(bnp.polydiv)(u, v), jax.jit(jnp.polydiv)(u, v)):
@@ -158,10 +166,22 @@ def test_poly_polydiv():
 
 
 @pytest.mark.parametrize(
-    "kind", ["bool", "signed integer", "unsigned integer", "integral", "real floating",
-             "complex floating", "numeric", ("bool", "real floating"), np.int32],
+    "kind",
+    [
+        "bool",
+        "signed integer",
+        "unsigned integer",
+        "integral",
+        "real floating",
+        "complex floating",
+        "numeric",
+        ("bool", "real floating"),
+        np.int32,
+    ],
 )
-@pytest.mark.parametrize("d", [np.bool_, np.int8, np.uint32, np.float32, np.float16, np.int32])
+@pytest.mark.parametrize(
+    "d", [np.bool_, np.int8, np.uint32, np.float32, np.float16, np.int32]
+)
 def test_isdtype(d, kind):
     assert bnp.isdtype(d, kind) == jnp.isdtype(d, kind)
 
@@ -172,11 +192,19 @@ def test_isdtype_bad_kind():
 
 
 def test_host_constructors():
-    same(bnp.frombuffer(A.tobytes(), dtype=np.float32), jnp.frombuffer(A.tobytes(), dtype=np.float32))
-    same(bnp.frombuffer(I.tobytes(), dtype=np.int32, count=3, offset=4),
-         jnp.frombuffer(I.tobytes(), dtype=np.int32, count=3, offset=4))
+    same(
+        bnp.frombuffer(A.tobytes(), dtype=np.float32),
+        jnp.frombuffer(A.tobytes(), dtype=np.float32),
+    )
+    same(
+        bnp.frombuffer(I.tobytes(), dtype=np.int32, count=3, offset=4),
+        jnp.frombuffer(I.tobytes(), dtype=np.int32, count=3, offset=4),
+    )
     same(bnp.fromstring("1 2.5 -3", sep=" "), jnp.fromstring("1 2.5 -3", sep=" "))
-    same(bnp.fromstring("1,2", dtype=np.int32, sep=","), jnp.fromstring("1,2", dtype=np.int32, sep=","))
+    same(
+        bnp.fromstring("1,2", dtype=np.int32, sep=","),
+        jnp.fromstring("1,2", dtype=np.int32, sep=","),
+    )
     with pytest.raises(ValueError, match="sep"):
         bnp.fromstring("12", sep="")
     same(bnp.from_dlpack(A), jnp.from_dlpack(A))

@@ -7,8 +7,9 @@ Everything is a composition of the other ``baton.numpy`` functions and
 per static parameters and argument signature), eagerly or inside
 ``bt.jit``. Semantics are jax.numpy's.
 
-This module also re-exports ``_selection`` (insert / delete, take / put
-along an axis, select / choose, compress / extract / place / put, ...) and
+This module also re-exports ``_along_axis`` (take / put along an axis,
+apply_along_axis), ``_selection`` (insert / delete, select / choose,
+compress / extract / place / put, ...) and
 ``_index_tricks`` (mgrid, r_, tril_indices, unravel_index, ...), so that
 ``baton.numpy`` picks them up through ``_arrange``.
 """
@@ -23,11 +24,12 @@ import numpy as np
 from baton import _index_plan, _ops
 from baton._baton import Array, lax
 from baton.errors import ConcretizationTypeError
+from baton.numpy import _along_axis, _index_tricks, _selection
 from baton.numpy import _creation as _cr
 from baton.numpy import _elementwise as _el
-from baton.numpy import _index_tricks, _selection
 from baton.numpy import _reductions as _red
 from baton.numpy import _shapes as _sh
+from baton.numpy._along_axis import *  # noqa: F403
 from baton.numpy._index_tricks import *  # noqa: F403
 from baton.numpy._selection import *  # noqa: F403
 from baton.numpy._selection import (
@@ -73,6 +75,7 @@ __all__ = [
     "vander",
     "vsplit",
 ]
+__all__ += _along_axis.__all__
 __all__ += _index_tricks.__all__
 __all__ += _selection.__all__
 

@@ -144,9 +144,7 @@ def _window_len(name: str, M: Any) -> int:
     try:
         return operator.index(M)
     except TypeError:
-        raise TypeError(
-            f"{name}: `M` must be an int, not {type(M).__name__}"
-        ) from None
+        raise TypeError(f"{name}: `M` must be an int, not {type(M).__name__}") from None
 
 
 def _window(name: str, M: Any, f: Callable[[np.ndarray, int], np.ndarray]) -> Any:
@@ -185,19 +183,27 @@ def blackman(M: int) -> Any:
     """The Blackman window of length ``M`` (float32)."""
 
     def f(n: np.ndarray, m: int) -> np.ndarray:
-        return _f32(0.42) - _f32(0.5) * _cos_term(n, m, 1) + _f32(0.08) * _cos_term(n, m, 2)
+        return (
+            _f32(0.42)
+            - _f32(0.5) * _cos_term(n, m, 1)
+            + _f32(0.08) * _cos_term(n, m, 2)
+        )
 
     return _window("blackman", M, f)
 
 
 def hamming(M: int) -> Any:
     """The Hamming window of length ``M`` (float32)."""
-    return _window("hamming", M, lambda n, m: _f32(0.54) - _f32(0.46) * _cos_term(n, m, 1))
+    return _window(
+        "hamming", M, lambda n, m: _f32(0.54) - _f32(0.46) * _cos_term(n, m, 1)
+    )
 
 
 def hanning(M: int) -> Any:
     """The Hann window of length ``M`` (float32)."""
-    return _window("hanning", M, lambda n, m: _f32(0.5) - _f32(0.5) * _cos_term(n, m, 1))
+    return _window(
+        "hanning", M, lambda n, m: _f32(0.5) - _f32(0.5) * _cos_term(n, m, 1)
+    )
 
 
 # ---- nonzero, flatnonzero, argwhere ----
@@ -259,12 +265,16 @@ def _nonzero(name: str, a: Any, size: Any, fill_value: Any) -> tuple[Any, ...]:
         fills = tuple(fill_value)
     else:
         if _c.ndim_of(fill_value) != 0:
-            raise ValueError(f"{name}: `fill_value` must be a scalar or a tuple of scalars")
+            raise ValueError(
+                f"{name}: `fill_value` must be a scalar or a tuple of scalars"
+            )
         fills = (fill_value,) * nd
     return _ops.apply(_nonzero_impl, (a, *fills), (("size", size),), weak_ref=(0,))
 
 
-def nonzero(a: Any, *, size: int | None = None, fill_value: Any = None) -> tuple[Any, ...]:
+def nonzero(
+    a: Any, *, size: int | None = None, fill_value: Any = None
+) -> tuple[Any, ...]:
     """The indices of ``a``'s nonzero entries, one int32 array per dimension.
     ``size=`` fixes their length (padded with ``fill_value``, default 0), as
     needed under ``bt.jit``."""
@@ -298,7 +308,9 @@ def _isin_impl(element: Any, test: Any, *, invert: bool) -> Any:
     e2 = lax.broadcast_in_dim(e, shape + (k,), tuple(range(len(shape))))
     t2 = lax.broadcast_in_dim(lax.reshape(t, (k,)), shape + (k,), (len(shape),))
     hit = lax.eq(e2, t2)
-    found = lax.ne(lax.sum(lax.astype(hit, _I32), (len(shape),)), lax.full(shape, 0, _I32))
+    found = lax.ne(
+        lax.sum(lax.astype(hit, _I32), (len(shape),)), lax.full(shape, 0, _I32)
+    )
     return lax.bitwise_not(found) if invert else found
 
 
@@ -355,7 +367,10 @@ def piecewise(x: Any, condlist: Any, funclist: Any, *args: Any, **kw: Any) -> An
 
 
 def vectorize(
-    pyfunc: Callable[..., Any], *, excluded: Any = frozenset(), signature: str | None = None
+    pyfunc: Callable[..., Any],
+    *,
+    excluded: Any = frozenset(),
+    signature: str | None = None,
 ) -> Callable[..., Any]:
     """``pyfunc`` applied elementwise over its broadcast array arguments
     (through ``bt.vmap``); ``excluded`` names positions / keywords passed
@@ -366,7 +381,9 @@ def vectorize(
             "dimensions with bt.vmap directly"
         )
     if not callable(pyfunc):
-        raise TypeError(f"vectorize: `pyfunc` must be callable, not {type(pyfunc).__name__}")
+        raise TypeError(
+            f"vectorize: `pyfunc` must be callable, not {type(pyfunc).__name__}"
+        )
     excluded = frozenset(excluded)
     for e in excluded:
         if not isinstance(e, (int, str)):
@@ -382,7 +399,9 @@ def vectorize(
         fixed_kw = {k: v for k, v in kwargs.items() if k in excluded}
         pos = [i for i in range(len(args)) if i not in excluded]
         kws = [k for k in kwargs if k not in excluded]
-        mapped = [_bnp.asarray(args[i]) for i in pos] + [_bnp.asarray(kwargs[k]) for k in kws]
+        mapped = [_bnp.asarray(args[i]) for i in pos] + [
+            _bnp.asarray(kwargs[k]) for k in kws
+        ]
         if mapped:
             mapped = list(_bnp.broadcast_arrays(*mapped))
         shape = tuple(mapped[0].shape) if mapped else ()
@@ -428,7 +447,9 @@ def _unwrap_impl(p: Any, *, axis: int, discont: Any, period: float) -> Any:
     return _c.down(_bnp.moveaxis(out, -1, axis), d)
 
 
-def unwrap(p: Any, discont: Any = None, axis: int = -1, period: Any = 2 * math.pi) -> Any:
+def unwrap(
+    p: Any, discont: Any = None, axis: int = -1, period: Any = 2 * math.pi
+) -> Any:
     """``p`` with jumps larger than ``max(discont, period/2)`` along ``axis``
     replaced by their complement mod ``period`` (floats)."""
     nd = _c.ndim_of(p)
@@ -490,7 +511,9 @@ def _polydiv_impl(u: Any, v: Any) -> Any:
     for k in range(max(m - n + 1, 0)):
         q = lax.div(lax.reshape(lax.slice(a, (k,), (k + 1,)), ()), lead)
         qs.append(lax.reshape(q, (1,)))
-        a = lax.sub(a, lax.mul(lax.broadcast_to(q, (m,)), lax.pad(b, 0, [k], [m - n - k])))
+        a = lax.sub(
+            a, lax.mul(lax.broadcast_to(q, (m,)), lax.pad(b, 0, [k], [m - n - k]))
+        )
     q = lax.concatenate(qs, 0) if qs else lax.full((1,), 0, wd)
     return _c.down(q, d), _c.down(a, d)
 
@@ -501,7 +524,9 @@ def polydiv(u: Any, v: Any, *, trim_leading_zeros: bool = False) -> tuple[Any, A
     the remainder's leading zeros (needs concrete values: not under jit)."""
     for nm, x in (("u", u), ("v", v)):
         if _c.ndim_of(x) != 1:
-            raise ValueError(f"polydiv: `{nm}` must be 1-D coefficients, not {_c.ndim_of(x)}-D")
+            raise ValueError(
+                f"polydiv: `{nm}` must be 1-D coefficients, not {_c.ndim_of(x)}-D"
+            )
     if _ops.shape_of(v)[0] == 0:
         raise ValueError("polydiv: `v` must have at least one coefficient")
     q, r = _ops.apply(_polydiv_impl, (u, v))
@@ -575,10 +600,14 @@ def from_dlpack(x: Any, /, *, device: Any = None, copy: bool | None = None) -> A
     return out
 
 
-def frombuffer(buffer: Any, dtype: Any = float, count: int = -1, offset: int = 0) -> Any:
+def frombuffer(
+    buffer: Any, dtype: Any = float, count: int = -1, offset: int = 0
+) -> Any:
     """A 1-D array of the bytes in ``buffer`` read as ``dtype`` (float:
     float32 with 64-bit types off)."""
-    return _from_host(np.frombuffer(buffer, dtype=dtype, count=count, offset=offset), dtype)
+    return _from_host(
+        np.frombuffer(buffer, dtype=dtype, count=count, offset=offset), dtype
+    )
 
 
 def fromstring(string: str, dtype: Any = float, count: int = -1, *, sep: str) -> Any:
@@ -605,14 +634,20 @@ def _host(a: Any) -> np.ndarray:
 
 
 def array_repr(
-    arr: Any, max_line_width: Any = None, precision: Any = None, suppress_small: Any = None
+    arr: Any,
+    max_line_width: Any = None,
+    precision: Any = None,
+    suppress_small: Any = None,
 ) -> str:
     """numpy's repr of ``arr``'s values."""
     return np.array_repr(_host(arr), max_line_width, precision, suppress_small)
 
 
 def array_str(
-    a: Any, max_line_width: Any = None, precision: Any = None, suppress_small: Any = None
+    a: Any,
+    max_line_width: Any = None,
+    precision: Any = None,
+    suppress_small: Any = None,
 ) -> str:
     """numpy's str of ``a``'s values."""
     return np.array_str(_host(a), max_line_width, precision, suppress_small)
