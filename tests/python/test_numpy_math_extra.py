@@ -11,28 +11,14 @@ import baton.numpy as bnp
 from baton.errors import ConcretizationTypeError
 
 # numpy's defaults are 64-bit: compared with numpy, with x64 on (conftest.py)
+from _numpy_check import BF16, F16, F32, F64, I32, _name, both, check
+
 pytestmark = [pytest.mark.x64, pytest.mark.filterwarnings("ignore::RuntimeWarning")]
 
-BF16 = np.dtype(ml_dtypes.bfloat16)
-F16 = np.dtype(np.float16)
-F32 = np.dtype(np.float32)
-F64 = np.dtype(np.float64)
-I32 = np.dtype(np.int32)
 SHAPES = [(0,), (7,), (3, 5), (2, 0, 3)]
 SPECIAL = np.array(
     [0.0, -0.0, 1.0, -1.5, 2.5, np.inf, -np.inf, np.nan, 1e-30, 3e38], np.float32
 )
-
-
-def _name(d):
-    return np.dtype(d).name
-
-
-def both(fn, *args):
-    """fn on the arguments eagerly and under bt.jit (traced arguments)."""
-    eager = fn(*[bt.device_put(a) if isinstance(a, np.ndarray) else a for a in args])
-    traced = bt.jit(fn)(*args)
-    return eager, traced
 
 
 def as_np(x):
@@ -50,24 +36,6 @@ def sample(shape, dtype, seed=0, scale=3.0):
         lo = 0 if d.kind == "u" else -20
         return rng.integers(lo, 20, shape).astype(d)
     return (rng.standard_normal(shape) * scale).astype(d)
-
-
-def check(got, want, dtype=None, rtol=1e-6, atol=1e-6):
-    got = np.asarray(got)
-    want = np.asarray(want)
-    if dtype is not None:
-        assert got.dtype == np.dtype(dtype), (got.dtype, dtype)
-    assert got.shape == want.shape, (got.shape, want.shape)
-    if got.dtype.kind in "biu":
-        np.testing.assert_array_equal(got, want)
-    else:
-        np.testing.assert_allclose(
-            got.astype(np.float64),
-            want.astype(np.float64),
-            rtol=rtol,
-            atol=atol,
-            equal_nan=True,
-        )
 
 
 # ---- unary float functions ----
