@@ -20,7 +20,8 @@ float operands, shifts also for bool);
 conversion: ``convert_element_type`` (``astype``), ``to_memory_kind``;
 shapes: ``reshape transpose broadcast_to broadcast_in_dim slice
 dynamic_slice dynamic_update_slice concatenate pad``; indexing: ``take``
-(``gather``), ``scatter`` (modes set, add, mul, min, max); reductions:
+(``gather``), ``scatter`` (modes set, add, mul, min, max); sorting: ``sort
+argsort``; reductions:
 ``sum prod max min`` (``axes``, ``keepdims``); contractions: ``matmul
 dot_general``; control flow: ``fori_loop while_loop scan cond switch map``
 (baton/_control_flow.py); creation: ``iota full zeros ones constant``; capture:

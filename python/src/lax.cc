@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "array_caster.h"
+#include "baton/compiler/sort_ops.h"
 #include "baton/core/error.h"
 #include "conversions.h"
 #include "lax_internal.h"
@@ -293,6 +294,26 @@ void init_lax(nb::module_& m) {
           take_doc);
   lax.def("gather", take, nb::arg("x"), nb::arg("indices"), nb::arg("axis") = 0,
           take_doc);
+  lax.def(
+      "sort",
+      [](nb::handle x, int64_t dimension, bool descending) {
+        auto f = OpFrame("sort", {x});
+        return WrapTracer(
+            f, compiler::sort(ToTracer(x, f, "sort"), dimension, descending));
+      },
+      nb::arg("x"), nb::arg("dimension") = -1, nb::arg("descending") = false,
+      "x sorted along `dimension` (stable; NaNs last, -0.0 == 0.0); "
+      "descending gives the ascending result reversed.");
+  lax.def(
+      "argsort",
+      [](nb::handle x, int64_t dimension, bool descending) {
+        auto f = OpFrame("argsort", {x});
+        return WrapTracer(f, compiler::argsort(ToTracer(x, f, "argsort"),
+                                               dimension, descending));
+      },
+      nb::arg("x"), nb::arg("dimension") = -1, nb::arg("descending") = false,
+      "The int32 permutation that stably sorts x along `dimension` "
+      "(descending: by the reversed order, ties in their original order).");
   lax.def(
       "scatter",
       [](nb::handle x, nb::handle indices, nb::handle updates, int64_t axis,

@@ -529,6 +529,12 @@ class Builder : public BuilderBase {
         return Add(c::TransferAttrs{static_cast<MemoryKind>(
                        in_.Int(0, kNumMemoryKinds - 1))},
                    {Any()});
+      case K::kSort: {
+        const ValueId x = Any();
+        return Add(c::SortAttrs{in_.Index(Valid(x) ? T(x).shape.rank() : 1),
+                                in_.Bool(), in_.Bool()},
+                   {x});
+      }
       case K::kCall:
         if (depth_ < kMaxDepth) return Call();
         break;

@@ -37,6 +37,7 @@ from baton.numpy import (
     _misc,
     _reductions,
     _shapes,
+    _sorting,
 )
 from baton.numpy._arrange import *  # noqa: F403
 from baton.numpy._creation import *  # noqa: F403
@@ -48,6 +49,7 @@ from baton.numpy._math_extra import *  # noqa: F403
 from baton.numpy._misc import *  # noqa: F403
 from baton.numpy._reductions import *  # noqa: F403
 from baton.numpy._shapes import *  # noqa: F403
+from baton.numpy._sorting import *  # noqa: F403
 
 __all__ = ["ndarray"]
 __all__ += _arrange.__all__
@@ -60,3 +62,4 @@ __all__ += _math_extra.__all__
 __all__ += _misc.__all__
 __all__ += _reductions.__all__
 __all__ += _shapes.__all__
+__all__ += _sorting.__all__

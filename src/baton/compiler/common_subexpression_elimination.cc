@@ -60,6 +60,10 @@ uint64_t HashAttrs(const OpAttrs& attrs) {
           h = Mix(h, static_cast<uint64_t>(a.dimension));
         } else if constexpr (std::is_same_v<A, GatherAttrs>) {
           h = Mix(h, static_cast<uint64_t>(a.axis));
+        } else if constexpr (std::is_same_v<A, SortAttrs>) {
+          h = Mix(Mix(Mix(h, static_cast<uint64_t>(a.dimension)),
+                      static_cast<uint64_t>(a.descending)),
+                  static_cast<uint64_t>(a.indices));
         } else if constexpr (std::is_same_v<A, PadAttrs>) {
           h = Mix(Mix(Mix(h, a.low), a.high), a.interior);
         } else if constexpr (std::is_same_v<A, ScatterAttrs>) {

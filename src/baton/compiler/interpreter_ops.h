@@ -37,6 +37,9 @@ Literal EvalPad(const Instruction& inst, const Operands& in);
 Literal EvalGather(const Instruction& inst, const Operands& in);
 Literal EvalScatter(const Instruction& inst, const Operands& in);
 
+// interpreter_sort.cc
+Literal EvalSort(const Instruction& inst, const Operands& in);
+
 // interpreter_reductions.cc
 Literal EvalReduce(const Instruction& inst, const Operands& in);
 Literal EvalDotGeneral(const Instruction& inst, const Operands& in);

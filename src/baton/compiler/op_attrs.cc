@@ -46,6 +46,8 @@ std::string_view op_kind_name(OpKind kind) {
       return "dot_general";
     case OpKind::kTransfer:
       return "transfer";
+    case OpKind::kSort:
+      return "sort";
     case OpKind::kCall:
       return "call";
     case OpKind::kWhile:

@@ -47,12 +47,13 @@ enum class OpKind : uint8_t {
   kReduce,
   kDotGeneral,
   kTransfer,
+  kSort,
   kCall,
   kWhile,
   kScan,
   kCase,
 };
-inline constexpr int kNumOpKinds = 25;
+inline constexpr int kNumOpKinds = 26;
 
 // StableHLO-style names: "parameter", "broadcast_in_dim", "dot_general", ...
 std::string_view op_kind_name(OpKind kind);
@@ -211,6 +212,24 @@ struct TransferAttrs {
   bool operator==(const TransferAttrs&) const = default;
 };
 
+// (operand): any dtype. The result has the operand's shape: its values
+// sorted along `dimension` (indices == false), or (indices == true) the
+// int32 permutation that sorts them, so that values = take_along_axis(
+// operand, permutation, dimension). The sort is stable. Order (as
+// jax.numpy): integers and bool (false < true) by value; floats by value
+// with -0.0 == +0.0 and every NaN equal to the others and after +inf.
+// Descending: the permutation is the stable sort by the reversed order
+// (equal keys still in their original order, NaNs first), while the values
+// are the ascending values reversed (jnp.sort(descending=True) and
+// jnp.argsort(descending=True, stable=True)); the two agree up to the bit
+// patterns of equal keys (-0.0 / +0.0, NaN payloads).
+struct SortAttrs {
+  int64_t dimension = 0;
+  bool descending = false;
+  bool indices = false;
+  bool operator==(const SortAttrs&) const = default;
+};
+
 class Program;  // ir.h
 
 // What a call stands for. Calls exist for the transformations
@@ -330,8 +349,8 @@ using OpAttrs =
                  BroadcastInDimAttrs, ReshapeAttrs, TransposeAttrs, SliceAttrs,
                  DynamicSliceAttrs, DynamicUpdateSliceAttrs, ConcatenateAttrs,
                  PadAttrs, GatherAttrs, ScatterAttrs, ReduceAttrs,
-                 DotGeneralAttrs, TransferAttrs, CallAttrs, WhileAttrs,
-                 ScanAttrs, CaseAttrs>;
+                 DotGeneralAttrs, TransferAttrs, SortAttrs, CallAttrs,
+                 WhileAttrs, ScanAttrs, CaseAttrs>;
 
 inline OpKind KindOf(const OpAttrs& attrs) {
   return static_cast<OpKind>(attrs.index());
@@ -368,6 +387,7 @@ BATON_CHECK_ATTRS_ORDER(kScatter, ScatterAttrs);
 BATON_CHECK_ATTRS_ORDER(kReduce, ReduceAttrs);
 BATON_CHECK_ATTRS_ORDER(kDotGeneral, DotGeneralAttrs);
 BATON_CHECK_ATTRS_ORDER(kTransfer, TransferAttrs);
+BATON_CHECK_ATTRS_ORDER(kSort, SortAttrs);
 BATON_CHECK_ATTRS_ORDER(kCall, CallAttrs);
 BATON_CHECK_ATTRS_ORDER(kWhile, WhileAttrs);
 BATON_CHECK_ATTRS_ORDER(kScan, ScanAttrs);

@@ -97,6 +97,12 @@ std::string AttributeText(const Instruction& inst) {
       return ", memory_kind=" +
              std::string(
                  memory_kind_name(inst.attrs_as<TransferAttrs>().memory_kind));
+    case OpKind::kSort: {
+      const auto& a = inst.attrs_as<SortAttrs>();
+      return ", dimension=" + std::to_string(a.dimension) +
+             (a.descending ? ", descending" : "") +
+             (a.indices ? ", indices" : "");
+    }
     case OpKind::kCall: {
       const auto& a = inst.attrs_as<CallAttrs>();
       std::string t = ", kind=" + std::string(call_kind_name(a.kind));

@@ -1,6 +1,7 @@
 #include "baton/compiler/shape_inference.h"
 
 #include <algorithm>
+#include <climits>
 #include <string>
 #include <vector>
 
@@ -506,6 +507,20 @@ Result<ValueType> InferGather(const OpContext& op, const GatherAttrs& a) {
   return OnDevice(std::move(shape), x.dtype);
 }
 
+Result<ValueType> InferSort(const OpContext& op, const SortAttrs& a) {
+  BATON_RETURN_IF_ERROR(op.CheckArity(1));
+  const ValueType& x = op.operand(0);
+  if (a.dimension < 0 || a.dimension >= x.shape.rank()) {
+    return op.Fail("dimension " + std::to_string(a.dimension) +
+                   " is out of range for operand " + Str(x));
+  }
+  if (a.indices && x.shape[static_cast<int>(a.dimension)] > INT32_MAX) {
+    return op.Fail("dimension " + std::to_string(a.dimension) + " of " +
+                   Str(x) + " is too long for int32 indices");
+  }
+  return OnDevice(x.shape, a.indices ? DType::kInt32 : x.dtype);
+}
+
 Result<ValueType> InferScatter(const OpContext& op, const ScatterAttrs& a) {
   BATON_RETURN_IF_ERROR(op.CheckArity(3));
   const ValueType &x = op.operand(0), &indices = op.operand(1),
@@ -660,6 +675,8 @@ Result<ValueType> InferType(const OpAttrs& attrs,
       t.memory_kind = std::get<TransferAttrs>(attrs).memory_kind;
       return t;
     }
+    case OpKind::kSort:
+      return InferSort(op, std::get<SortAttrs>(attrs));
     case OpKind::kCall:
       return InferCallType(std::get<CallAttrs>(attrs), operands);
     case OpKind::kWhile:

@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include "batching/batching_test_util.h"
+#include "baton/compiler/sort_ops.h"
 
 namespace baton::compiler::batching_test {
 namespace {
@@ -180,6 +181,20 @@ TEST(BatchingTest, Gather) {
   P params{{T(F32, {5, 3})}, {T(I32, {4}), -2, 6}, {T(I32, {2, 2}), -1, 3}};
   Program f = Trace(params, [](TraceContext&, const V& a) {
     return V{take(a[0], a[1], 0), take(a[0], a[2], 1), take(a[0], a[2], 0)};
+  });
+  ExpectVmapMatchesEverywhere(f, params);
+}
+
+TEST(BatchingTest, Sort) {
+  // Multiples of 0.25 in [-6, 6]: many ties, so stability is checked too.
+  P params{{T(F32, {3, 4})}, {T(I32, {2, 3}), -3, 3}};
+  Program f = Trace(params, [](TraceContext&, const V& a) {
+    return V{sort(a[0], 0),
+             argsort(a[0], 1, true),
+             sort(a[0], -1, true),
+             argsort(a[1], 0),
+             sort(a[1], 1, true),
+             take_along_axis_same_shape(a[0], argsort(a[0], 0), 0)};
   });
   ExpectVmapMatchesEverywhere(f, params);
 }

@@ -29,6 +29,7 @@
 
 #include "baton/compiler/control_flow.h"
 #include "baton/compiler/literal.h"
+#include "baton/compiler/sort_ops.h"
 #include "baton/compiler/tracer.h"
 #include "baton/core/error.h"
 
@@ -343,7 +344,8 @@ class ProgramGenerator {
     if (r < 69) return DynamicUpdateSlice();
     if (r < 73) return Concatenate();
     if (r < 76) return Pad();
-    if (r < 80) return Take();
+    if (r < 78) return Take();
+    if (r < 80) return Sort();
     if (r < 86) return Scatter();
     if (r < 92) return Reduce();
     if (r < 97) return Matmul();
@@ -665,6 +667,18 @@ class ProgramGenerator {
     const int axis = rng_.Int(0, x.t.rank() - 1);
     Push(take(x.t, IndexArray(x.t.shape()[axis]),
               axis - (rng_.Chance(0.2) ? x.t.rank() : 0)),
+         {&x});
+  }
+
+  // Only of exact values: an inexact one could tie or swap differently.
+  void Sort() {
+    const Val x =
+        Recent([](const Val& v) { return v.exact && v.t.rank() >= 1; });
+    if (!x.exact || x.t.rank() == 0) return Take();
+    const int dim = rng_.Int(0, x.t.rank() - 1);
+    const bool descending = rng_.Chance(0.3);
+    if (rng_.Chance(0.5)) return Push(c::sort(x.t, dim, descending), {&x});
+    Push(c::argsort(x.t, dim - (rng_.Chance(0.2) ? x.t.rank() : 0), descending),
          {&x});
   }
 

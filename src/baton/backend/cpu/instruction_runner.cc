@@ -7,6 +7,7 @@
 #include "baton/backend/cpu/kernels/indexing.h"
 #include "baton/backend/cpu/kernels/reduce.h"
 #include "baton/backend/cpu/kernels/shape_ops.h"
+#include "baton/backend/cpu/kernels/sort.h"
 #include "baton/core/dtype_dispatch.h"
 #include "baton/runtime/parallel_copy.h"
 
@@ -129,6 +130,12 @@ Status RunInstruction(const c::Instruction& inst,
                          a.rhs_contracting};
       DotGeneral(dt, ops[0].data, ops[0].type->shape, ops[1].data,
                  ops[1].type->shape, dims, out);
+      return OkStatus();
+    }
+    case c::OpKind::kSort: {
+      const auto& a = inst.attrs_as<c::SortAttrs>();
+      Sort(ops[0].type->dtype, ops[0].data, ops[0].type->shape,
+           static_cast<int>(a.dimension), a.descending, a.indices, out);
       return OkStatus();
     }
     case c::OpKind::kParameter:

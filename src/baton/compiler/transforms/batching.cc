@@ -167,6 +167,7 @@ BatchedProgram VmapImpl(const Program& src, const std::vector<int>& in_dims,
       case OpKind::kDynamicUpdateSlice:
       case OpKind::kGather:
       case OpKind::kScatter:
+      case OpKind::kSort:
         map[id] = batching::BatchIndexing(e, inst, operands);
         break;
       case OpKind::kCall:

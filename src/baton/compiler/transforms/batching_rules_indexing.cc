@@ -214,6 +214,13 @@ BatchedValue BatchIndexing(BatchEmitter& e, const Instruction& inst,
     case OpKind::kScatter:
       return ScatterRule(e, inst.attrs_as<ScatterAttrs>(), operands[0],
                          operands[1], operands[2]);
+    case OpKind::kSort: {
+      // Each example sorts along its own dimension: the batch dimension
+      // stays where it is and the sorted one shifts past it.
+      SortAttrs a = inst.attrs_as<SortAttrs>();
+      a.dimension = Lift(a.dimension, operands[0].bdim);
+      return {e.Add(a, {operands[0].id}), operands[0].bdim};
+    }
     default:
       throw BatchingError{
           Internal("vmap: BatchIndexing got " + OpDisplayName(inst.attrs))};

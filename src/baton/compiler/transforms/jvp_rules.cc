@@ -55,6 +55,7 @@ Tracer OpTangent(const Instruction& inst, const std::vector<Tracer>& operands,
     case OpKind::kReduce:
     case OpKind::kDotGeneral:
     case OpKind::kTransfer:
+    case OpKind::kSort:
       return ArrayOpTangent(inst, operands, result, tangents);
     case OpKind::kParameter:
     case OpKind::kCall:

@@ -6,6 +6,7 @@
 // repeated indices, products with zeros).
 #include <vector>
 
+#include "baton/compiler/sort_ops.h"
 #include "baton/compiler/transforms/jvp_rules.h"
 
 namespace baton::compiler::transforms::jvp_rules {
@@ -199,6 +200,16 @@ Tracer ArrayOpTangent(const Instruction& inst,
     case OpKind::kReduce:
       return ReduceTangent(inst.attrs_as<ReduceAttrs>(), operands[0], result,
                            tangents[0]);
+    case OpKind::kSort: {
+      // The tangent moves with its element: gathered by the permutation
+      // that sorts the primal (recomputed as an index sort). The indices
+      // variant has an integer result and no tangent.
+      const auto& a = inst.attrs_as<SortAttrs>();
+      if (a.indices) return Tracer();
+      const Tracer perm =
+          sort_values_permutation(operands[0], a.dimension, a.descending);
+      return take_along_axis_same_shape(tangents[0], perm, a.dimension);
+    }
     case OpKind::kDotGeneral: {
       // Product rule; dot_general is bilinear.
       Tracer dx, dy;

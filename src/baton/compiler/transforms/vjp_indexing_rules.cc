@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <limits>
 
+#include "baton/compiler/sort_ops.h"
 #include "baton/compiler/transforms/vjp_internal.h"
 #include "baton/core/error.h"
 
@@ -74,6 +75,14 @@ void VjpBuilder::ApplyIndexingRule(int n, const Tracer& ct) {
     std::vector<Tracer> args = {zeros(type(0).shape, dtype), ct};
     for (size_t i = 1; i < ops.size(); ++i) args.push_back(Get(ops[i]));
     return add(0, bwd_.Emit(DynamicUpdateSliceAttrs{}, args));
+  }
+  if (const auto* so = std::get_if<SortAttrs>(&nd.attrs)) {
+    // Values: the cotangent goes back to where each element came from,
+    // through the permutation recomputed from the operand. Indices: none.
+    if (so->indices || !active(0)) return;
+    const Tracer perm =
+        sort_values_permutation(Get(ops[0]), so->dimension, so->descending);
+    return add(0, scatter_add_along_axis_same_shape(perm, ct, so->dimension));
   }
   if (std::holds_alternative<DynamicUpdateSliceAttrs>(nd.attrs)) {
     std::vector<Tracer> starts;

@@ -98,6 +98,7 @@ void VjpBuilder::ApplyRule(int n, const Tracer& ct) {
     case OpKind::kDynamicUpdateSlice:
     case OpKind::kGather:
     case OpKind::kScatter:
+    case OpKind::kSort:
       return ApplyIndexingRule(n, ct);
     case OpKind::kReduce:
       return ApplyReduceRule(n, ct);

@@ -1,0 +1,65 @@
+// Reference interpreter: sort (SortAttrs). Deliberately simple and
+// independent of the CPU kernel's algorithm: each element's position in its
+// row is counted directly (the elements before it in the order, plus the
+// equal elements before it in the row: stability), O(n^2) per row.
+#include <vector>
+
+#include "baton/compiler/interpreter_ops.h"
+#include "baton/core/dtype_dispatch.h"
+#include "baton/core/sort_order.h"
+
+namespace baton::compiler::interpreter {
+
+Literal EvalSort(const Instruction& inst, const Operands& in) {
+  const auto& a = inst.attrs_as<SortAttrs>();
+  const Literal& x = *in[0];
+  const Shape& shape = x.shape();
+  Literal out = NewResult(inst);
+  const int dim = static_cast<int>(a.dimension);
+  const int64_t n = shape[dim];
+  const int64_t stride = shape.strides()[dim];
+  if (shape.num_elements() == 0) return out;
+  std::vector<int64_t> row_dims = shape.dims();
+  row_dims[dim] = 1;
+  const std::vector<int64_t> strides = shape.strides();
+  VisitDType(x.dtype(), [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    using C = ComputeType<T>;
+    const T* src = x.data<T>();
+    // "before(i, j)": element i goes before element j.
+    auto before = [&](const C& vi, int64_t i, const C& vj, int64_t j) {
+      const bool lt =
+          a.descending && a.indices ? SortLess(vj, vi) : SortLess(vi, vj);
+      if (lt) return true;
+      const bool gt =
+          a.descending && a.indices ? SortLess(vi, vj) : SortLess(vj, vi);
+      return !gt && i < j;
+    };
+    std::vector<C> row(n);
+    std::vector<int64_t> pos(n);
+    ForEachIndex(
+        Shape(row_dims), [&](const std::vector<int64_t>& index, int64_t) {
+          const int64_t base = Offset(index, strides);
+          for (int64_t i = 0; i < n; ++i) {
+            row[i] = ToCompute(src[base + i * stride]);
+          }
+          for (int64_t j = 0; j < n; ++j) {
+            int64_t p = 0;
+            for (int64_t i = 0; i < n; ++i) p += before(row[i], i, row[j], j);
+            // Values descending: the ascending result reversed.
+            pos[j] = a.descending && !a.indices ? n - 1 - p : p;
+          }
+          for (int64_t j = 0; j < n; ++j) {
+            const int64_t to = base + pos[j] * stride;
+            if (a.indices) {
+              out.mutable_data<int32_t>()[to] = static_cast<int32_t>(j);
+            } else {
+              out.mutable_data<T>()[to] = src[base + j * stride];
+            }
+          }
+        });
+  });
+  return out;
+}
+
+}  // namespace baton::compiler::interpreter
