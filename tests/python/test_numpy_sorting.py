@@ -10,6 +10,7 @@ import pytest
 import baton as bt
 import baton.numpy as bnp
 from baton import lax
+
 from _util import ALL_DTYPES
 
 # numpy's defaults are 64-bit: compared with numpy, with x64 on (conftest.py)
