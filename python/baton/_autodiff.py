@@ -104,7 +104,7 @@ class _Flat:
             check_outputs(aux_leaves, what + " (aux)")
             return out_leaves + aux_leaves
 
-        self.traced = trace(flat_fn, self.avals, what)
+        self.traced = trace(flat_fn, self.avals, what, values=leaves)
         self.has_aux = has_aux
         self.operands = list(self.leaves) + list(self.traced.lifted)
         program = self.traced.program

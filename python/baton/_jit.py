@@ -23,7 +23,7 @@ import numpy as np
 import optree
 
 from baton import _baton, _dtypes, _transfer, tree
-from baton._baton import Array, Donated, JitFunction
+from baton._baton import Array, Donated, JitFunction, transforms
 from baton._baton import lax as _lax
 from baton.errors import DonationWarning
 
@@ -333,6 +333,23 @@ def _as_output(leaf: Any, jitted: _Jitted, treedef: Any) -> Any:
     )
 
 
+def _bind_arguments(jitted: _Jitted, args: tuple, kwargs: dict, tracers: list) -> None:
+    """Binds each parameter Tracer to the argument leaf it stands for (the
+    order of :func:`_substitute`), so values computed from them can be made
+    concrete (``python/src/concrete.cc``): used by transformations called
+    outside ``bt.jit`` (``_subtrace.run_eagerly``)."""
+    values: list = []
+    for i, a in enumerate(args):
+        if i not in jitted._static_nums:
+            values.extend([a] if isinstance(a, (Array, Donated)) else tree.leaves(a))
+    for k in sorted(kwargs):
+        if k not in jitted._static_names:
+            v = kwargs[k]
+            values.extend([v] if isinstance(v, (Array, Donated)) else tree.leaves(v))
+    if len(values) == len(tracers):
+        transforms.bind(tracers, values)
+
+
 def _trace(jitted: _Jitted, args: tuple, kwargs: dict, tracers: list) -> tuple:
     """Calls the function with Tracers in place of the dynamic leaves."""
     it = iter(tracers)
@@ -344,6 +361,8 @@ def _trace(jitted: _Jitted, args: tuple, kwargs: dict, tracers: list) -> tuple:
     for k in sorted(kwargs):
         v = kwargs[k]
         new_kwargs[k] = v if k in static_names else _substitute(v, it)
+    if getattr(jitted, "_binds_arguments", False):
+        _bind_arguments(jitted, args, kwargs, tracers)
     out = jitted._fun(*new_args, **new_kwargs)
     leaves, treedef = tree.flatten(out)
     outs = [_as_output(leaf, jitted, treedef) for leaf in leaves]

@@ -124,10 +124,19 @@ class Traced:
         self.out_weak = out_weak
 
 
-def trace(fn: Callable[..., Sequence[Any]], avals: Sequence[Aval], name: str) -> Traced:
+def trace(
+    fn: Callable[..., Sequence[Any]],
+    avals: Sequence[Aval],
+    name: str,
+    values: Sequence[Any] | None = None,
+) -> Traced:
     """Traces ``fn(*tracers)`` (one Tracer per aval; ``fn`` returns a flat
-    sequence of array-likes) in a trace nested in the current one."""
-    program, lifted, out_weak = transforms.subtrace(fn, list(avals), name)
+    sequence of array-likes) in a trace nested in the current one.
+    ``values``, where the caller has them, are what the parameters stand for
+    (outer Tracers, Arrays, host data): then a value computed from them can
+    be made concrete (``bool(x)``; ``python/src/concrete.cc``)."""
+    vals = None if values is None else list(values)
+    program, lifted, out_weak = transforms.subtrace(fn, list(avals), name, vals)
     return Traced(program, lifted, out_weak)
 
 
@@ -277,7 +286,12 @@ def run_eagerly(fn: Callable[..., Any], args: tuple, kwargs: dict, name: str) ->
         return fn(*a, **k)
 
     run.__name__ = run.__qualname__ = name
-    return jit(run)(*[leaves[i] for i in dynamic])
+    jitted = jit(run)
+    # The arguments are known: bound to the trace's parameters, so the
+    # function may use Python control flow on its values (concrete.cc); a
+    # fresh jit per call, so a trace specialized that way is never reused.
+    jitted._binds_arguments = True
+    return jitted(*[leaves[i] for i in dynamic])
 
 
 def argument_names(fun: Any, nargs: int) -> list[str]:

@@ -8,8 +8,8 @@ snapshotted when captured, stored once however often it is used) or Python
 scalars (weakly typed: ``x * 2`` keeps x's dtype, bfloat16 included).
 Operands broadcast as in numpy and promote with numpy/JAX rules; shape and
 dtype errors raise ``ValueError`` (wrong argument types ``TypeError``) at
-trace time, naming the op. Outside a trace, a function with no Tracer
-operand raises ``TypeError``.
+trace time, naming the op. Outside a trace every function runs now,
+compiled by ``bt.jit`` (``baton/_eager_lax.py``), as in JAX.
 
 Elementwise: ``add sub mul div rem mod pow atan2 maximum minimum
 bitwise_and bitwise_or bitwise_xor bitwise_not shift_left
@@ -50,6 +50,11 @@ __all__ = sorted(
     [*__all__, "stop_gradient", "cond", "fori_loop", "map", "scan", "switch",
      "while_loop"]
 )
+
+# Outside a trace each function runs now, compiled (baton/_eager_lax.py).
+from baton import _eager_lax  # noqa: E402
+
+globals().update({name: _eager_lax.eager(name, globals()[name]) for name in __all__})
 _trace_device = _lax._trace_device
 
 Tracer = _lax.Tracer

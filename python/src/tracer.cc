@@ -50,6 +50,16 @@ std::string TracerRepr(const PyTracer& t) {
                 "argument static (static_argnums / static_argnames).");
 }
 
+// `t`'s concrete value converted by numpy's `method` (__bool__, __int__,
+// ...) where it has one (concrete.cc); otherwise raises as Concretization.
+nb::object Concretized(const PyTracer& t, const char* what, const char* method,
+                       PyObject* type) {
+  CheckActive(t, what);
+  nb::object v = ConcreteValue(t);
+  if (v.is_none()) Concretization(t, what, type);
+  return v.attr(method)();  // numpy's rules (size-1 arrays only, ...)
+}
+
 // Operands a Tracer operator accepts; anything else gives NotImplemented.
 bool OperatorOperand(nb::handle h) {
   return nb::isinstance<PyTracer>(h) || nb::isinstance<ArrayImpl>(h) ||
@@ -153,22 +163,28 @@ void init_tracer(nb::module_& m) {
              }
              return t.tracer.shape()[0];
            })
+      // Where the trace's arguments are known (bt.grad & co. called outside
+      // bt.jit: concrete.cc), a value converts as an array would; otherwise
+      // these raise JAX's error classes.
       .def("__bool__",
-           [](const PyTracer& t) -> bool {
-             Concretization(t, "a Python bool",
-                            TracerBoolConversionErrorType());
+           [](const PyTracer& t) -> nb::object {
+             return Concretized(t, "a Python bool", "__bool__",
+                                TracerBoolConversionErrorType());
            })
       .def("__int__",
-           [](const PyTracer& t) -> int {
-             Concretization(t, "a Python int", ConcretizationTypeErrorType());
+           [](const PyTracer& t) -> nb::object {
+             return Concretized(t, "a Python int", "__int__",
+                                ConcretizationTypeErrorType());
            })
       .def("__float__",
-           [](const PyTracer& t) -> double {
-             Concretization(t, "a Python float", ConcretizationTypeErrorType());
+           [](const PyTracer& t) -> nb::object {
+             return Concretized(t, "a Python float", "__float__",
+                                ConcretizationTypeErrorType());
            })
       .def("__index__",
-           [](const PyTracer& t) -> int {
-             Concretization(t, "an index", TracerIntegerConversionErrorType());
+           [](const PyTracer& t) -> nb::object {
+             return Concretized(t, "an index", "__index__",
+                                TracerIntegerConversionErrorType());
            })
       .def("__array__",
            [](const PyTracer& t, nb::args, nb::kwargs) -> nb::object {

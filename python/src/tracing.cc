@@ -69,8 +69,18 @@ bool TraceFrame::IsWithin(const TraceFrame* outer) const {
 compiler::Tracer TraceFrame::AddLifted(const compiler::ValueType& type,
                                        nb::object outer) {
   compiler::Tracer t = ctx_.AddParameter(type);
+  bound_[t.id()] = outer;
   lifted_.push_back(std::move(outer));
   return t;
+}
+
+void TraceFrame::Bind(compiler::ValueId param, nb::object value) {
+  bound_[param] = std::move(value);
+}
+
+nb::object TraceFrame::Bound(compiler::ValueId param) const {
+  auto it = bound_.find(param);
+  return it == bound_.end() ? nb::none() : it->second;
 }
 
 compiler::Tracer TraceFrame::Capture(const Array& array) {
@@ -81,7 +91,11 @@ compiler::Tracer TraceFrame::Capture(const Array& array) {
                " but the function runs on " + device_->ToString() +
                "; move it with bt.device_put first");
   }
-  if (!lifts_) return scope_->Capture(array);
+  if (!lifts_) {
+    compiler::Tracer t = scope_->Capture(array);
+    bound_[t.id()] = nb::cast(array);
+    return t;
+  }
   auto it = lifted_arrays_.find(array.impl());
   if (it != lifted_arrays_.end()) return it->second;
   compiler::Tracer t = AddLifted(
@@ -156,6 +170,7 @@ void TraceFrame::Abandon() {
   lifted_.clear();
   lifted_values_.clear();
   lifted_arrays_.clear();
+  bound_.clear();
   parent_.reset();
 }
 

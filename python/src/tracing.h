@@ -97,6 +97,15 @@ class TraceFrame {
   // Marks the frame finished without a program (the trace failed).
   void Abandon();
 
+  // What parameter `param` stands for, where the caller knows it: an Array,
+  // host data, or a Tracer of the parent frame. bt.grad and its siblings
+  // called outside bt.jit bind their arguments, so a traced value can be
+  // made concrete (bool(x) on a value: baton/_concrete.py); lifted
+  // parameters and captured arrays are bound as they are added.
+  void Bind(compiler::ValueId param, nb::object value);
+  // The bound value, or None where nothing is known.
+  nb::object Bound(compiler::ValueId param) const;
+
  private:
   struct SnapshotEntry {
     const void* data;
@@ -119,6 +128,7 @@ class TraceFrame {
   std::map<std::pair<const TraceFrame*, compiler::ValueId>, compiler::Tracer>
       lifted_values_;
   std::map<const void*, compiler::Tracer> lifted_arrays_;
+  std::map<compiler::ValueId, nb::object> bound_;
 };
 
 // One traced value as Python sees it. `weak`: it stands for a Python scalar
@@ -163,6 +173,11 @@ const PyTracer* AsPyTracer(nb::handle h, const char* op);
 compiler::Tracer ToTracer(nb::handle h,
                           const std::shared_ptr<TraceFrame>& frame,
                           const char* op);
+
+// The value of `t` as a numpy array when it can be computed from the values
+// its trace's parameters are bound to (TraceFrame::Bind; concrete.cc), None
+// otherwise (under bt.jit, inside vmap, or once the trace has finished).
+nb::object ConcreteValue(const PyTracer& t);
 
 // Throws (naming `op`) if `t`'s trace has finished.
 void CheckActive(const PyTracer& t, const char* op);

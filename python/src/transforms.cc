@@ -112,8 +112,11 @@ ValueType ParseAval(nb::handle aval, bool* weak) {
   return t;
 }
 
-// Traces fn(*tracers) in a frame nested in the current one.
-nb::tuple Subtrace(nb::callable fn, nb::sequence avals, std::string name) {
+// Traces fn(*tracers) in a frame nested in the current one. `values`, where
+// given, are the outer values (Tracers, Arrays, host data) the parameters
+// stand for (TraceFrame::Bind).
+nb::tuple Subtrace(nb::callable fn, nb::sequence avals, std::string name,
+                   nb::object values) {
   std::shared_ptr<TraceFrame> parent = CurrentFrame();
   Device* device = parent ? parent->device() : Client::Default().devices()[0];
   auto frame = std::make_shared<TraceFrame>(parent, device, name);
@@ -121,7 +124,11 @@ nb::tuple Subtrace(nb::callable fn, nb::sequence avals, std::string name) {
   for (nb::handle a : nb::iter(avals)) {
     bool weak = false;
     ValueType t = ParseAval(a, &weak);
-    tracers.append(WrapTracer(frame, frame->context().AddParameter(t), weak));
+    Tracer p = frame->context().AddParameter(t);
+    if (!values.is_none()) {
+      frame->Bind(p.id(), nb::borrow(values[nb::len(tracers)]));
+    }
+    tracers.append(WrapTracer(frame, p, weak));
   }
   // On the stack until finished; the guard abandons it if fn raises.
   FrameGuard guard(frame);
@@ -361,11 +368,29 @@ void init_transforms(nb::module_& m) {
       });
 
   t.def("subtrace", &Subtrace, nb::arg("fn"), nb::arg("avals"), nb::arg("name"),
+        nb::arg("values") = nb::none(),
         "Traces fn(*tracers), one Tracer per aval (shape, dtype, weak, "
         "memory_kind), in a trace nested in the current one; fn returns a "
         "flat sequence of outputs. Returns (program, lifted, out_weak): "
         "`lifted` are the outer Tracers and Arrays fn used, which the "
-        "program takes as parameters after the explicit ones.");
+        "program takes as parameters after the explicit ones. `values`: "
+        "what each parameter stands for, where known (concrete.cc).");
+  t.def(
+      "bind",
+      [](nb::sequence tracers, nb::sequence values) {
+        if (nb::len(tracers) != nb::len(values)) {
+          ThrowValue("bind: one value per Tracer");
+        }
+        for (size_t i = 0; i < nb::len(tracers); ++i) {
+          const PyTracer* p = AsPyTracer(tracers[i], "bind");
+          if (p == nullptr) ThrowType("bind: not a Tracer");
+          p->frame->Bind(p->tracer.id(), nb::borrow(values[i]));
+        }
+      },
+      nb::arg("tracers"), nb::arg("values"),
+      "Says which concrete value each parameter Tracer stands for, so values "
+      "computed from them can be made concrete (bool(), int(), float()); "
+      "used by transformations called outside bt.jit.");
   t.def("inline", &Inline, nb::arg("program"), nb::arg("operands"),
         nb::arg("weak") = nb::none(), nb::arg("expand_calls") = false,
         "Re-emits `program` into the current trace with these operands "

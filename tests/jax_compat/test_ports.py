@@ -268,15 +268,6 @@ def test_quickstart():
     assert_same(got["baton"], got["jax"])
 
 
-@pytest.mark.xfail(
-    strict=True,
-    raises=Exception,
-    reason="issue 11, two gaps this port found: (1) bt.grad traces its function "
-    "into a program, so Python control flow on the value (the tutorial's first "
-    "cell, grad of `if x < 3`) raises TracerBoolConversionError where JAX's grad, "
-    "run eagerly, sees a concrete value; (2) bt.lax functions run only inside a "
-    "trace (the last cell, an eager lax.select)",
-)
 def test_control_flow_tutorial():
     names = [
         "grad_below", "grad_above", "unrolled", "summed", "caught",

@@ -335,14 +335,16 @@ def test_has_aux_requires_pair():
         bt.grad(lambda x: bnp.sum(x), has_aux=True)(X)
 
 
-def test_python_control_flow_on_traced_value_raises():
+def test_python_control_flow_on_traced_value_raises_under_jit():
     def f(x):
-        if x > 0:  # a Tracer: no concrete value, as under jit
+        if x > 0:  # under jit a Tracer has no concrete value
             return x
         return -x
 
     with pytest.raises(TypeError, match="concrete value"):
-        bt.grad(f)(1.0)
+        bt.jit(bt.grad(f))(1.0)
+    # Eagerly grad knows its argument, as in JAX (test_concrete_values.py).
+    assert float(bt.grad(f)(-2.0)) == -1.0
 
 
 def test_escaped_tracer_raises():
