@@ -164,8 +164,11 @@ def atleast_3d(*arys: Any) -> Any:
 
     >>> bnp.atleast_3d(bnp.ones(4)).shape    # (1, 4, 1)
     """
+    from baton.numpy._shapes import asarray_like
+
     out = []
     for a in arys:
+        a = asarray_like(a)  # sequences converted, as jnp does
         s = _ops.shape_of(a)
         if len(s) == 0:
             new = (1, 1, 1)

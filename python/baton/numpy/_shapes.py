@@ -228,13 +228,19 @@ def broadcast_arrays(*args: Any) -> list[Any]:
 
 
 def atleast_1d(*arys: Any) -> Any:
+    """Each argument as an array (sequences converted, as jnp does) with at
+    least 1 dimension."""
+    arys = [asarray_like(a) for a in arys]
     out = [_ops.unchanged(a) if ndim(a) >= 1 else reshape(a, (1,)) for a in arys]
     return out[0] if len(out) == 1 else out
 
 
 def atleast_2d(*arys: Any) -> Any:
+    """Each argument as an array (sequences converted) with at least 2
+    dimensions: 0-d -> (1, 1), (N,) -> (1, N)."""
     out = []
     for a in arys:
+        a = asarray_like(a)
         s = _ops.shape_of(a)
         out.append(
             _ops.unchanged(a) if len(s) >= 2 else reshape(a, (1,) * (2 - len(s)) + s)
