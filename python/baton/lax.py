@@ -62,3 +62,6 @@ try:
     Tracer.__module__ = "baton.lax"
 except (AttributeError, TypeError):
     pass
+
+# bt.lax.linalg (baton/lax_linalg.py): LAPACK decompositions, as jax.lax.linalg.
+from baton import lax_linalg as linalg  # noqa: E402, F401

@@ -17,6 +17,7 @@ NB_MODULE(_baton, m) {
   init_config(m);
   init_tracer(m);
   init_lax(m);
+  init_lax_linalg(m);
   init_compiled(m);
   init_jit(m);
   init_transforms(m);

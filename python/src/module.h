@@ -17,6 +17,7 @@ void init_donation(nb::module_& m);    // donation.cc
 void init_config(nb::module_& m);      // config.cc (after errors)
 void init_tracer(nb::module_& m);      // tracer.cc: `lax` and its Tracer
 void init_lax(nb::module_& m);         // lax.cc (after tracer)
+void init_lax_linalg(nb::module_& m);  // lax_linalg.cc (after tracer)
 void init_compiled(nb::module_& m);    // compiled.cc: Lowered, Compiled
 void init_jit(nb::module_& m);         // jit.cc (after tracer, donation)
 void init_transforms(nb::module_& m);  // transforms.cc (after tracer)

@@ -535,6 +535,25 @@ class Builder : public BuilderBase {
                                 in_.Bool(), in_.Bool()},
                    {x});
       }
+      case K::kLinalg: {
+        // Mostly a float matrix (or batch of them); b, for a triangular
+        // solve, any value of a's type or not.
+        c::LinalgAttrs a;
+        a.kind = static_cast<LinalgKind>(in_.Int(0, kNumLinalgKinds - 1));
+        a.lower = in_.Bool();
+        a.transpose_a = in_.Bool();
+        a.left_side = in_.Bool();
+        a.unit_diagonal = in_.Bool();
+        a.full_matrices = in_.Bool();
+        const ValueId x = FindOr([](const ValueType& t) {
+          return is_floating(t.dtype) && t.shape.rank() >= 2;
+        });
+        if (a.kind != LinalgKind::kTriangularSolve) return Add(a, {x});
+        return Add(a, {x, FindOr([&](const ValueType& t) {
+                         return Valid(x) && t.dtype == T(x).dtype &&
+                                t.shape.rank() == T(x).shape.rank();
+                       })});
+      }
       case K::kCall:
         if (depth_ < kMaxDepth) return Call();
         break;

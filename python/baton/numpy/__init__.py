@@ -63,3 +63,5 @@ __all__ += _misc.__all__
 __all__ += _reductions.__all__
 __all__ += _shapes.__all__
 __all__ += _sorting.__all__
+
+from baton.numpy import linalg  # noqa: E402, F401  (bnp.linalg: LAPACK)

@@ -64,6 +64,12 @@ uint64_t HashAttrs(const OpAttrs& attrs) {
           h = Mix(Mix(Mix(h, static_cast<uint64_t>(a.dimension)),
                       static_cast<uint64_t>(a.descending)),
                   static_cast<uint64_t>(a.indices));
+        } else if constexpr (std::is_same_v<A, LinalgAttrs>) {
+          const uint64_t flags =
+              (uint64_t{a.lower} << 0) | (uint64_t{a.transpose_a} << 1) |
+              (uint64_t{a.left_side} << 2) | (uint64_t{a.unit_diagonal} << 3) |
+              (uint64_t{a.full_matrices} << 4);
+          h = Mix(Mix(h, static_cast<uint64_t>(a.kind)), flags);
         } else if constexpr (std::is_same_v<A, PadAttrs>) {
           h = Mix(Mix(Mix(h, a.low), a.high), a.interior);
         } else if constexpr (std::is_same_v<A, ScatterAttrs>) {

@@ -40,6 +40,9 @@ Literal EvalScatter(const Instruction& inst, const Operands& in);
 // interpreter_sort.cc
 Literal EvalSort(const Instruction& inst, const Operands& in);
 
+// interpreter_linalg.cc
+Literal EvalLinalg(const Instruction& inst, const Operands& in);
+
 // interpreter_reductions.cc
 Literal EvalReduce(const Instruction& inst, const Operands& in);
 Literal EvalDotGeneral(const Instruction& inst, const Operands& in);

@@ -48,6 +48,8 @@ std::string_view op_kind_name(OpKind kind) {
       return "transfer";
     case OpKind::kSort:
       return "sort";
+    case OpKind::kLinalg:
+      return "linalg";
     case OpKind::kCall:
       return "call";
     case OpKind::kWhile:
@@ -91,6 +93,9 @@ std::string OpDisplayName(const OpAttrs& attrs) {
   }
   if (auto* a = std::get_if<ScatterAttrs>(&attrs)) {
     return "scatter " + std::string(op_name(a->mode));
+  }
+  if (auto* a = std::get_if<LinalgAttrs>(&attrs)) {
+    return std::string(linalg_kind_name(a->kind));
   }
   return std::string(op_kind_name(KindOf(attrs)));
 }

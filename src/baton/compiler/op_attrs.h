@@ -21,6 +21,7 @@
 
 #include "baton/compiler/literal.h"
 #include "baton/compiler/value_type.h"
+#include "baton/core/linalg_kind.h"
 #include "baton/core/op_codes.h"
 
 namespace baton::compiler {
@@ -48,12 +49,13 @@ enum class OpKind : uint8_t {
   kDotGeneral,
   kTransfer,
   kSort,
+  kLinalg,
   kCall,
   kWhile,
   kScan,
   kCase,
 };
-inline constexpr int kNumOpKinds = 26;
+inline constexpr int kNumOpKinds = 27;
 
 // StableHLO-style names: "parameter", "broadcast_in_dim", "dot_general", ...
 std::string_view op_kind_name(OpKind kind);
@@ -61,6 +63,8 @@ std::string_view op_kind_name(OpKind kind);
 // How scatter combines an update with the element it lands on (shared with
 // the kernels; op_name(mode) gives "set", "add", ...).
 using baton::ScatterMode;
+// Which decomposition or solve a linalg op is (core/linalg_kind.h).
+using baton::LinalgKind;
 
 // No operands. Parameter `index` of the program, with its declared type
 // (which keeps its own memory kind). Indices are dense, in program order.
@@ -230,6 +234,48 @@ struct SortAttrs {
   bool operator==(const SortAttrs&) const = default;
 };
 
+// A dense linear-algebra decomposition or solve, computed by LAPACK
+// (core/linalg_lapack.h). Operands are float32 or float64 (the front end
+// upcasts 16-bit floats) and batched over their leading dimensions: the
+// last two are the matrix, row-major, and every operand has the same
+// leading (batch) dimensions. Multi-result decompositions pack their
+// results into one array (the IR has one result per instruction), so the
+// decomposition runs once; the front end slices the parts out. Per kind
+// (fields not named are ignored, and should be left at their defaults):
+//
+// kCholesky (a[..., n, n]), `lower`: reads the `lower` (else upper)
+//   triangle of a and gives L (lower) or U = L^T (upper) of a = L L^T,
+//   [..., n, n], the other triangle zero. A matrix that is not positive
+//   definite gives NaN in all of its n*n entries (as jax).
+// kTriangularSolve (a[..., n, n], b[..., n, k] when left_side, else
+//   b[..., k, n]), `lower`, `transpose_a`, `left_side`, `unit_diagonal`:
+//   x of b's shape with op(a) x = b (left_side) or x op(a) = b, where
+//   op(a) = a^T if transpose_a, else a; only the `lower` (else upper)
+//   triangle of a is read, and with unit_diagonal its diagonal is taken
+//   to be ones (not read).
+// kLu (a[..., n, n]): [..., n, n + 1]. Columns 0..n-1: L and U packed
+//   (L below the diagonal with its unit diagonal implied, U on and above
+//   it); column n: the row permutation p (as the result's dtype, exact for
+//   n < 2^24) with a[p, :] = L U (jax.lax.linalg.lu's permutation, not
+//   LAPACK's pivot swaps). Partial pivoting (getrf); a singular a still
+//   gives its factors (U with a zero on its diagonal).
+// kQr (a[..., m, n]), `full_matrices`: with k = min(m, n) and c = m if
+//   full_matrices else k, a flat [..., m*c + c*n]: Q (m x c, orthonormal
+//   columns), then R (c x n, upper triangular), each row-major, a = Q R.
+// kEigh (a[..., n, n], symmetric), `lower`: reads the `lower` (else upper)
+//   triangle; [..., n, n + 1]: the orthonormal eigenvectors in columns
+//   0..n-1 (column j for eigenvalue j), the eigenvalues ascending in
+//   column n; a = V diag(w) V^T. No convergence: NaN everywhere.
+// kSvd (a[..., m, n]), `full_matrices`: with k = min(m, n), u = m and
+//   v = n if full_matrices else u = v = k, a flat [..., m*u + k + v*n]:
+//   U (m x u), s (k, descending, >= 0), Vt (v x n), each row-major;
+//   a = U[:, :k] diag(s) Vt[:k, :]. No convergence: NaN everywhere.
+// The fields are core's LinalgOptions (kind, lower, transpose_a, left_side,
+// unit_diagonal, full_matrices), which the LAPACK routines take as they are.
+struct LinalgAttrs : LinalgOptions {
+  bool operator==(const LinalgAttrs&) const = default;
+};
+
 class Program;  // ir.h
 
 // What a call stands for. Calls exist for the transformations
@@ -349,8 +395,8 @@ using OpAttrs =
                  BroadcastInDimAttrs, ReshapeAttrs, TransposeAttrs, SliceAttrs,
                  DynamicSliceAttrs, DynamicUpdateSliceAttrs, ConcatenateAttrs,
                  PadAttrs, GatherAttrs, ScatterAttrs, ReduceAttrs,
-                 DotGeneralAttrs, TransferAttrs, SortAttrs, CallAttrs,
-                 WhileAttrs, ScanAttrs, CaseAttrs>;
+                 DotGeneralAttrs, TransferAttrs, SortAttrs, LinalgAttrs,
+                 CallAttrs, WhileAttrs, ScanAttrs, CaseAttrs>;
 
 inline OpKind KindOf(const OpAttrs& attrs) {
   return static_cast<OpKind>(attrs.index());
@@ -388,6 +434,7 @@ BATON_CHECK_ATTRS_ORDER(kReduce, ReduceAttrs);
 BATON_CHECK_ATTRS_ORDER(kDotGeneral, DotGeneralAttrs);
 BATON_CHECK_ATTRS_ORDER(kTransfer, TransferAttrs);
 BATON_CHECK_ATTRS_ORDER(kSort, SortAttrs);
+BATON_CHECK_ATTRS_ORDER(kLinalg, LinalgAttrs);
 BATON_CHECK_ATTRS_ORDER(kCall, CallAttrs);
 BATON_CHECK_ATTRS_ORDER(kWhile, WhileAttrs);
 BATON_CHECK_ATTRS_ORDER(kScan, ScanAttrs);

@@ -103,6 +103,27 @@ std::string AttributeText(const Instruction& inst) {
              (a.descending ? ", descending" : "") +
              (a.indices ? ", indices" : "");
     }
+    case OpKind::kLinalg: {
+      // The kind, then the flags that kind reads.
+      const auto& a = inst.attrs_as<LinalgAttrs>();
+      std::string t = ", kind=" + std::string(linalg_kind_name(a.kind));
+      switch (a.kind) {
+        case LinalgKind::kCholesky:
+        case LinalgKind::kEigh:
+          return t + (a.lower ? ", lower" : ", upper");
+        case LinalgKind::kTriangularSolve:
+          return t + (a.lower ? ", lower" : ", upper") +
+                 (a.left_side ? ", left_side" : ", right_side") +
+                 (a.transpose_a ? ", transpose_a" : "") +
+                 (a.unit_diagonal ? ", unit_diagonal" : "");
+        case LinalgKind::kQr:
+        case LinalgKind::kSvd:
+          return t + (a.full_matrices ? ", full_matrices" : "");
+        case LinalgKind::kLu:
+          return t;
+      }
+      return t;
+    }
     case OpKind::kCall: {
       const auto& a = inst.attrs_as<CallAttrs>();
       std::string t = ", kind=" + std::string(call_kind_name(a.kind));

@@ -59,6 +59,8 @@ Literal Evaluate(const Instruction& inst, const Operands& in,
       return EvalDotGeneral(inst, in);
     case OpKind::kSort:
       return EvalSort(inst, in);
+    case OpKind::kLinalg:
+      return EvalLinalg(inst, in);
     case OpKind::kCall: {
       // The body, run as a program of its own (plainest: once per member
       // of a call group).

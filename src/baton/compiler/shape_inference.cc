@@ -677,6 +677,8 @@ Result<ValueType> InferType(const OpAttrs& attrs,
     }
     case OpKind::kSort:
       return InferSort(op, std::get<SortAttrs>(attrs));
+    case OpKind::kLinalg:
+      return InferLinalgType(std::get<LinalgAttrs>(attrs), operands);
     case OpKind::kCall:
       return InferCallType(std::get<CallAttrs>(attrs), operands);
     case OpKind::kWhile:

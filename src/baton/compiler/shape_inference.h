@@ -32,6 +32,13 @@ Result<ValueType> InferType(const OpAttrs& attrs,
 Result<ValueType> InferCallType(const CallAttrs& attrs,
                                 std::span<const ValueType> operands);
 
+// The linalg op's rule (linalg_inference.cc): float32/float64 operands of
+// rank >= 2, square where the kind needs it, a triangular solve's b
+// matching a (dtype, batch dimensions, the solved dimension); the result as
+// LinalgAttrs documents it.
+Result<ValueType> InferLinalgType(const LinalgAttrs& attrs,
+                                  std::span<const ValueType> operands);
+
 // The control-flow rules (control_flow_inference.cc): each region's
 // parameters and results must match the operands and the carries (shape and
 // dtype) as op_attrs.h describes; errors name the region, the position and

@@ -5,6 +5,7 @@
 
 #include "baton/backend/cpu/kernels/dot.h"
 #include "baton/backend/cpu/kernels/indexing.h"
+#include "baton/backend/cpu/kernels/linalg.h"
 #include "baton/backend/cpu/kernels/reduce.h"
 #include "baton/backend/cpu/kernels/shape_ops.h"
 #include "baton/backend/cpu/kernels/sort.h"
@@ -136,6 +137,15 @@ Status RunInstruction(const c::Instruction& inst,
       const auto& a = inst.attrs_as<c::SortAttrs>();
       Sort(ops[0].type->dtype, ops[0].data, ops[0].type->shape,
            static_cast<int>(a.dimension), a.descending, a.indices, out);
+      return OkStatus();
+    }
+    case c::OpKind::kLinalg: {
+      const auto& a = inst.attrs_as<c::LinalgAttrs>();
+      const LinalgOptions& o = a;
+      const bool two = ops.size() > 1;
+      Linalg(o, ops[0].type->dtype, ops[0].data, ops[0].type->shape,
+             two ? ops[1].data : nullptr, two ? ops[1].type->shape : Shape{},
+             out);
       return OkStatus();
     }
     case c::OpKind::kParameter:

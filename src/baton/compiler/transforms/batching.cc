@@ -170,6 +170,9 @@ BatchedProgram VmapImpl(const Program& src, const std::vector<int>& in_dims,
       case OpKind::kSort:
         map[id] = batching::BatchIndexing(e, inst, operands);
         break;
+      case OpKind::kLinalg:
+        map[id] = batching::BatchLinalg(e, inst, operands);
+        break;
       case OpKind::kCall:
         BatchCallGroup(e, src, id, operands, map, cache);
         for (ValueId member : CallGroupOf(src, id)) done[member] = true;

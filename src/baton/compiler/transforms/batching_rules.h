@@ -103,5 +103,7 @@ BatchedValue BatchReduceOrDot(BatchEmitter& e, const Instruction& inst,
                               const std::vector<BatchedValue>& operands);
 BatchedValue BatchIndexing(BatchEmitter& e, const Instruction& inst,
                            const std::vector<BatchedValue>& operands);
+BatchedValue BatchLinalg(BatchEmitter& e, const Instruction& inst,
+                         const std::vector<BatchedValue>& operands);
 
 }  // namespace baton::compiler::transforms::batching

@@ -57,6 +57,8 @@ Tracer OpTangent(const Instruction& inst, const std::vector<Tracer>& operands,
     case OpKind::kTransfer:
     case OpKind::kSort:
       return ArrayOpTangent(inst, operands, result, tangents);
+    case OpKind::kLinalg:
+      return LinalgTangent(inst, operands, result, tangents);
     case OpKind::kParameter:
     case OpKind::kCall:
     case OpKind::kWhile:

@@ -42,7 +42,8 @@ Tracer AddTangents(const Tracer& a, const Tracer& b);
 // Throws the Unimplemented error for an op without a JVP rule.
 [[noreturn]] void ThrowUnimplemented(const OpAttrs& attrs);
 
-// Rule families (jvp_rules_elementwise.cc, jvp_rules_array.cc).
+// Rule families (jvp_rules_elementwise.cc, jvp_rules_array.cc,
+// jvp_rules_linalg.cc).
 Tracer ElementwiseTangent(const Instruction& inst,
                           const std::vector<Tracer>& operands,
                           const Tracer& result,
@@ -50,5 +51,8 @@ Tracer ElementwiseTangent(const Instruction& inst,
 Tracer ArrayOpTangent(const Instruction& inst,
                       const std::vector<Tracer>& operands, const Tracer& result,
                       const std::vector<Tracer>& tangents);
+Tracer LinalgTangent(const Instruction& inst,
+                     const std::vector<Tracer>& operands, const Tracer& result,
+                     const std::vector<Tracer>& tangents);
 
 }  // namespace baton::compiler::transforms::jvp_rules

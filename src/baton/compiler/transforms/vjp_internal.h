@@ -2,7 +2,8 @@
 // vjp.cc (driver: recording the forward program, the reverse sweep, final
 // assembly), vjp_residuals.cc (what the backward program reads from the
 // forward one: residuals, rematerialized constants, checkpoint recompute)
-// and the per-op cotangent rules (vjp_rules.cc, vjp_indexing_rules.cc).
+// and the per-op cotangent rules (vjp_rules.cc, vjp_indexing_rules.cc,
+// vjp_linalg_rules.cc).
 // Not part of the API.
 //
 // How it works. The input program is recorded, instruction by instruction,
@@ -166,6 +167,7 @@ class VjpBuilder {
   void ApplyIndexingRule(int n, const Tracer& ct);  // vjp_indexing_rules.cc
   void ApplyReduceRule(int n, const Tracer& ct);
   void ApplyDotRule(int n, const Tracer& ct);
+  void ApplyLinalgRule(int n, const Tracer& ct);  // vjp_linalg_rules.cc
 
   // Residuals and recompute (vjp_residuals.cc).
   enum class Source : uint8_t {

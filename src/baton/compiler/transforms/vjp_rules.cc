@@ -104,6 +104,8 @@ void VjpBuilder::ApplyRule(int n, const Tracer& ct) {
       return ApplyReduceRule(n, ct);
     case OpKind::kDotGeneral:
       return ApplyDotRule(n, ct);
+    case OpKind::kLinalg:
+      return ApplyLinalgRule(n, ct);
     case OpKind::kCall:
       if (std::get<CallAttrs>(nd.attrs).kind == CallKind::kName) {
         return AddCotangent(nd.operands[0], ct);
