@@ -265,7 +265,7 @@ def eigh_fn(lower: bool) -> Any:
         wr = lax.reshape(w, (*w.shape[:-1], 1, n))
         wc = lax.reshape(w, (*w.shape[:-1], n, 1))
         # F_ij = 1 / (w_j - w_i) off the diagonal, 0 on it.
-        f = lax.sub(lax.div(1.0, lax.add(e, lax.sub(wr, wc))), e)
+        f = lax.sub(lax.true_divide(1.0, lax.add(e, lax.sub(wr, wc))), e)
         dv = matmul(v, lax.mul(f, vt_da_v))
         return (v, w), (dv, dw)
 
@@ -313,17 +313,17 @@ def _svd_tangents(a, da, u, s, vt, compute_uv):
     s_col = mT(s_dim)
     e = eye(k, a.dtype)
     s_diffs = lax.mul(lax.add(s_dim, s_col), lax.sub(s_dim, s_col))
-    f = lax.sub(lax.div(1.0, lax.add(s_diffs, e)), e)
+    f = lax.sub(lax.true_divide(1.0, lax.add(s_diffs, e)), e)
     dss = lax.mul(s_dim, ds_mat)
     sds = lax.mul(s_col, ds_mat)
     du = matmul(u, lax.mul(f, lax.add(dss, mT(dss))))
     dv = matmul(v, lax.mul(f, lax.add(sds, mT(sds))))
     if m > n:
         dav = matmul(da, v)
-        du = lax.add(du, lax.div(lax.sub(dav, matmul(u, matmul(mT(u), dav))), s_dim))
+        du = lax.add(du, lax.true_divide(lax.sub(dav, matmul(u, matmul(mT(u), dav))), s_dim))
     if n > m:
         dahu = matmul(mT(da), u)
-        dv = lax.add(dv, lax.div(lax.sub(dahu, matmul(v, matmul(vt, dahu))), s_dim))
+        dv = lax.add(dv, lax.true_divide(lax.sub(dahu, matmul(v, matmul(vt, dahu))), s_dim))
     return ds, du, mT(dv)
 
 

@@ -141,8 +141,13 @@ const BinaryDef kBinaryOps[] = {
     {"add", BATON_TT(a + b), BATON_TS(a + b), BATON_ST(a + b), "x + y."},
     {"sub", BATON_TT(a - b), BATON_TS(a - b), BATON_ST(a - b), "x - y."},
     {"mul", BATON_TT(a* b), BATON_TS(a* b), BATON_ST(a* b), "x * y."},
-    {"div", BATON_TT(a / b), BATON_TS(a / b), BATON_ST(a / b),
-     "True division x / y (integer and bool operands give float32)."},
+    {"div", BATON_TT(compiler::div(a, b)), BATON_TS(compiler::div(a, b)),
+     BATON_ST(compiler::div(a, b)),
+     "x / y as jax.lax.div: integers divide rounding toward zero and keep "
+     "their dtype (x / 0 is -1, as XLA)."},
+    {"true_divide", BATON_TT(a / b), BATON_TS(a / b), BATON_ST(a / b),
+     "True division x / y (integer and bool operands give float32; the "
+     "Tracer's / operator)."},
     {"rem", BATON_TT(Rem(a, b)), nullptr, nullptr,
      "Remainder of x / y with x's sign (C fmod, like jax.lax.rem)."},
     {"mod", BATON_TT(Mod(a, b)), nullptr, nullptr,

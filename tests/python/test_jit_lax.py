@@ -509,3 +509,22 @@ def test_captured_arrays_are_hidden_arguments_and_numpy_constants():
     ma = f.lower(x).compile().memory_analysis()
     assert ma.argument_size_in_bytes == 32  # x and the captured w
     assert ma.constant_size_in_bytes == 16  # c
+
+
+def test_div_of_integers_rounds_toward_zero_as_jax_lax_div():
+    a = np.array([7, -7, 7, -7, 5], np.int32)
+    b = np.array([2, 2, -2, -2, 0], np.int32)
+    # C division, and x / 0 = -1 as XLA; the dtype stays int32.
+    for r in (lax.div(a, b), bt.jit(lax.div)(a, b)):
+        assert r.dtype == np.int32
+        assert np.asarray(r).tolist() == [3, -3, -3, 3, -1]
+    assert int(lax.div(7, 2)) == 3
+    x = bt.device_put(np.array([7.0, -1.0], np.float32))
+    np.testing.assert_array_equal(np.asarray(lax.div(x, 2.0)), [3.5, -0.5])
+    # The / operator stays true division, as numpy's and JAX's.
+    assert np.asarray(bt.jit(lambda a, b: a / b)(a[:4], b[:4])).tolist() == [
+        3.5,
+        -3.5,
+        -3.5,
+        3.5,
+    ]

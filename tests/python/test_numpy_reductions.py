@@ -230,3 +230,16 @@ def test_numpy_functions_call_baton_methods():
     got = np.sum(x)
     assert isinstance(got, bt.Array) and float(got) == 780.0
     assert float(np.mean(x)) == 19.5
+
+
+@pytest.mark.parametrize("name, wrapped", [("sum", 44), ("prod", 64)])
+def test_an_explicit_small_integer_dtype_is_the_result_dtype(name, wrapped):
+    # As numpy and JAX: the reduction's dtype is the one asked for, wrapping.
+    x = np.array([100, 100, 100], np.int32)
+    for r in (
+        getattr(bnp, name)(x, dtype=np.int8),
+        bt.jit(lambda v: getattr(bnp, name)(v, dtype=np.int8))(x),
+    ):
+        assert r.dtype == np.int8
+        assert int(r) == wrapped
+    assert getattr(bnp, name)(x, dtype=np.int16).dtype == np.int16

@@ -324,19 +324,19 @@ def _grad_axis(f: Any, h: Any, axis: int, coords: bool, edge_order: int) -> Any:
         return lax.reshape(v, shape)
 
     if not coords:
-        inner = lax.div(lax.sub(s(2, n), s(0, n - 2)), lax.mul(h, 2.0))
+        inner = lax.true_divide(lax.sub(s(2, n), s(0, n - 2)), lax.mul(h, 2.0))
         if edge_order == 1:
-            first = lax.div(lax.sub(s(1, 2), s(0, 1)), h)
-            last = lax.div(lax.sub(s(n - 1, n), s(n - 2, n - 1)), h)
+            first = lax.true_divide(lax.sub(s(1, 2), s(0, 1)), h)
+            last = lax.true_divide(lax.sub(s(n - 1, n), s(n - 2, n - 1)), h)
         else:
-            first = lax.div(
+            first = lax.true_divide(
                 lax.add(
                     lax.sub(lax.mul(s(1, 2), 4.0), lax.mul(s(0, 1), 3.0)),
                     lax.neg(s(2, 3)),
                 ),
                 lax.mul(h, 2.0),
             )
-            last = lax.div(
+            last = lax.true_divide(
                 lax.sub(
                     lax.add(lax.mul(s(n - 1, n), 3.0), s(n - 3, n - 2)),
                     lax.mul(s(n - 2, n - 1), 4.0),
@@ -350,17 +350,17 @@ def _grad_axis(f: Any, h: Any, axis: int, coords: bool, edge_order: int) -> Any:
             along(lax.slice(dx, [1], [n - 1])),
         )
         s12 = lax.add(dx1, dx2)
-        ca = lax.neg(lax.div(dx2, lax.mul(dx1, s12)))
-        cb = lax.div(lax.sub(dx2, dx1), lax.mul(dx1, dx2))
-        cc = lax.div(dx1, lax.mul(dx2, s12))
+        ca = lax.neg(lax.true_divide(dx2, lax.mul(dx1, s12)))
+        cb = lax.true_divide(lax.sub(dx2, dx1), lax.mul(dx1, dx2))
+        cc = lax.true_divide(dx1, lax.mul(dx2, s12))
         inner = lax.add(
             lax.add(lax.mul(ca, s(0, n - 2)), lax.mul(cb, s(1, n - 1))),
             lax.mul(cc, s(2, n)),
         )
         dxv = along(dx)
         if edge_order == 1:
-            first = lax.div(lax.sub(s(1, 2), s(0, 1)), _slice(dxv, axis, 0, 1))
-            last = lax.div(
+            first = lax.true_divide(lax.sub(s(1, 2), s(0, 1)), _slice(dxv, axis, 0, 1))
+            last = lax.true_divide(
                 lax.sub(s(n - 1, n), s(n - 2, n - 1)), _slice(dxv, axis, n - 2, n - 1)
             )
         else:
@@ -370,23 +370,23 @@ def _grad_axis(f: Any, h: Any, axis: int, coords: bool, edge_order: int) -> Any:
                 lax.add(
                     lax.mul(
                         lax.neg(
-                            lax.div(lax.add(lax.mul(a1, 2.0), a2), lax.mul(a1, t12))
+                            lax.true_divide(lax.add(lax.mul(a1, 2.0), a2), lax.mul(a1, t12))
                         ),
                         s(0, 1),
                     ),
-                    lax.mul(lax.div(t12, lax.mul(a1, a2)), s(1, 2)),
+                    lax.mul(lax.true_divide(t12, lax.mul(a1, a2)), s(1, 2)),
                 ),
-                lax.mul(lax.neg(lax.div(a1, lax.mul(a2, t12))), s(2, 3)),
+                lax.mul(lax.neg(lax.true_divide(a1, lax.mul(a2, t12))), s(2, 3)),
             )
             b1, b2 = _slice(dxv, axis, n - 3, n - 2), _slice(dxv, axis, n - 2, n - 1)
             u12 = lax.add(b1, b2)
             last = lax.add(
                 lax.add(
-                    lax.mul(lax.div(b2, lax.mul(b1, u12)), s(n - 3, n - 2)),
-                    lax.mul(lax.neg(lax.div(u12, lax.mul(b1, b2))), s(n - 2, n - 1)),
+                    lax.mul(lax.true_divide(b2, lax.mul(b1, u12)), s(n - 3, n - 2)),
+                    lax.mul(lax.neg(lax.true_divide(u12, lax.mul(b1, b2))), s(n - 2, n - 1)),
                 ),
                 lax.mul(
-                    lax.div(lax.add(lax.mul(b2, 2.0), b1), lax.mul(b2, u12)),
+                    lax.true_divide(lax.add(lax.mul(b2, 2.0), b1), lax.mul(b2, u12)),
                     s(n - 1, n),
                 ),
             )

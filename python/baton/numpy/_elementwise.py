@@ -109,7 +109,7 @@ _export(_binary("multiply", lax.mul, "x1 * x2, elementwise."), "multiply")
 _export(
     _binary(
         "true_divide",
-        lax.div,
+        lax.true_divide,
         "x1 / x2 (true division: integer operands give float32, as in JAX).",
     ),
     "divide",
@@ -197,7 +197,7 @@ def _floor_divide(x1: Any, x2: Any) -> Any:
         # (all these integers are below 2**53); numpy gives 0 for x // 0.
         m = lax.mod(a, b)
         f64 = np.float64
-        q = lax.div(lax.sub(lax.astype(a, f64), lax.astype(m, f64)), lax.astype(b, f64))
+        q = lax.true_divide(lax.sub(lax.astype(a, f64), lax.astype(m, f64)), lax.astype(b, f64))
         # Through int64, which wraps to d as numpy does: INT_MIN // -1 is
         # INT_MIN (a float -> int conversion would saturate to INT_MAX).
         q = lax.astype(lax.astype(lax.round(q), np.int64), d)
@@ -213,12 +213,12 @@ def _int64_floor_divide(a: Any, b: Any) -> Any:
     d = np.dtype(np.int64)
     bf = lax.astype(b, f64)
     safe_b = lax.select(lax.eq(b, 0), lax.full((), 1, d), b)
-    q = lax.astype(lax.div(lax.astype(a, f64), bf), f64)
+    q = lax.astype(lax.true_divide(lax.astype(a, f64), bf), f64)
     q = lax.astype(lax.select(lax.eq(bf, 0), lax.full((), 0.0, f64), q), d)
     r = lax.sub(a, lax.mul(q, safe_b))
     q = lax.add(
         q,
-        lax.astype(lax.round(lax.div(lax.astype(r, f64), lax.astype(safe_b, f64))), d),
+        lax.astype(lax.round(lax.true_divide(lax.astype(r, f64), lax.astype(safe_b, f64))), d),
     )
     for _ in range(2):
         r = lax.sub(a, lax.mul(q, safe_b))
@@ -239,7 +239,7 @@ def _float_divmod(a: Any, b: Any, d: np.dtype) -> tuple[Any, Any]:
     if _is_half(d):
         a, b = lax.astype(a, _F32), lax.astype(b, _F32)
     mod = lax.rem(a, b)
-    div = lax.div(lax.sub(a, mod), b)
+    div = lax.true_divide(lax.sub(a, mod), b)
     fix = lax.bitwise_and(lax.ne(mod, 0), lax.ne(lax.lt(b, 0), lax.lt(mod, 0)))
     mod = lax.select(fix, lax.add(mod, b), mod)
     div = lax.select(fix, lax.sub(div, 1), div)
@@ -248,7 +248,7 @@ def _float_divmod(a: Any, b: Any, d: np.dtype) -> tuple[Any, Any]:
         lax.gt(lax.sub(div, floordiv), 0.5), lax.add(floordiv, 1), floordiv
     )
     # numpy: a zero quotient takes the sign of a / b; division by zero gives a / b.
-    true = lax.div(a, b)
+    true = lax.true_divide(a, b)
     floordiv = lax.select(
         lax.eq(div, 0), lax.mul(lax.abs(floordiv), lax.sign(true)), floordiv
     )
@@ -405,7 +405,7 @@ def _square(x: Any) -> Any:
 def _reciprocal(x: Any) -> Any:
     t = _ops.as_tracer(x)
     if _ops.is_float(np.dtype(t.dtype)):
-        return lax.div(1, t)
+        return lax.true_divide(1, t)
     return lax.pow(t, -1)  # integers: 0 unless |x| == 1, like numpy
 
 
@@ -418,12 +418,12 @@ def _trunc(x: Any) -> Any:
 
 def _log2(x: Any) -> Any:
     t, d = _float_operand(x)
-    return _down(lax.div(lax.log(t), float(np.log(2.0))), d)
+    return _down(lax.true_divide(lax.log(t), float(np.log(2.0))), d)
 
 
 def _log10(x: Any) -> Any:
     t, d = _float_operand(x)
-    return _down(lax.div(lax.log(t), float(np.log(10.0))), d)
+    return _down(lax.true_divide(lax.log(t), float(np.log(10.0))), d)
 
 
 def _exp2(x: Any) -> Any:
@@ -459,7 +459,7 @@ def _signbit(x: Any) -> Any:
     if not _ops.is_float(np.dtype(t.dtype)):
         return lax.lt(t, 0)
     # -0.0 and negative NaN are not told apart here (no bitcast primitive).
-    return lax.bitwise_or(lax.lt(t, 0), lax.lt(lax.div(1, t), 0))
+    return lax.bitwise_or(lax.lt(t, 0), lax.lt(lax.true_divide(1, t), 0))
 
 
 for _name, _impl, _doc, _aliases in (
@@ -493,12 +493,12 @@ def _round_impl(x: Any, *, decimals: int) -> Any:
             return t
         f = float(10 ** (-decimals))
         w = lax.astype(t, np.float64)
-        return lax.astype(lax.mul(lax.round(lax.div(w, f)), f), d)
+        return lax.astype(lax.mul(lax.round(lax.true_divide(w, f)), f), d)
     if decimals == 0:
         return lax.round(t)
     w = lax.astype(t, _F32) if _is_half(d) else t
     f = float(10.0**decimals)
-    return _down(lax.div(lax.round(lax.mul(w, f)), f), d)
+    return _down(lax.true_divide(lax.round(lax.mul(w, f)), f), d)
 
 
 def round(a: Any, decimals: int = 0, out: None = None) -> Any:

@@ -146,7 +146,7 @@ def _sinh(x: Any) -> Any:
     a_s = lax.select(small, a, lax.full((), 0, t.dtype))  # finite gradients
     u = lax.expm1(a_s)
     # sinh = (u + u / (u + 1)) / 2 with u = e**a - 1: no cancellation.
-    near = lax.mul(lax.add(u, lax.div(u, lax.add(u, 1))), 0.5)
+    near = lax.mul(lax.add(u, lax.true_divide(u, lax.add(u, 1))), 0.5)
     r = lax.select(small, near, _half_exp(a))
     return _down(_odd(t, r), d)
 
@@ -157,7 +157,7 @@ def _cosh(x: Any) -> Any:
     small = lax.lt(a, _HYPERBOLIC_SPLIT)
     a_s = lax.select(small, a, lax.full((), 0, t.dtype))
     e = lax.exp(a_s)
-    near = lax.add(lax.mul(e, 0.5), lax.div(0.5, e))
+    near = lax.add(lax.mul(e, 0.5), lax.true_divide(0.5, e))
     return _down(lax.select(small, near, _half_exp(a)), d)
 
 
@@ -175,7 +175,7 @@ def _arcsinh(x: Any) -> Any:
     a_l = lax.select(big, a, one)
     # asinh(a) = log1p(a + a^2 / (1 + sqrt(1 + a^2))), accurate near 0.
     sq = lax.mul(a_s, a_s)
-    near = lax.log1p(lax.add(a_s, lax.div(sq, lax.add(1, lax.sqrt(lax.add(sq, 1))))))
+    near = lax.log1p(lax.add(a_s, lax.true_divide(sq, lax.add(1, lax.sqrt(lax.add(sq, 1))))))
     far = lax.add(lax.log(a_l), _LN2)
     return _down(_odd(t, lax.select(big, far, near)), d)
 
@@ -199,7 +199,7 @@ def _arctanh(x: Any) -> Any:
     a = lax.abs(t)
     # atanh(a) = log1p(2a / (1 - a)) / 2 for a >= 0 (no cancellation);
     # a == 1 gives inf, a > 1 log1p(< -1) = NaN.
-    r = lax.mul(lax.log1p(lax.div(lax.mul(a, 2), lax.sub(1, a))), 0.5)
+    r = lax.mul(lax.log1p(lax.true_divide(lax.mul(a, 2), lax.sub(1, a))), 0.5)
     return _down(_odd(t, r), d)
 
 
@@ -216,7 +216,7 @@ def _cbrt(x: Any) -> Any:
         # and NaN), where pow's result is kept.
         finite = lax.bitwise_and(lax.gt(r, 1e-96), lax.lt(r, 1e96))
         rs = lax.select(finite, r, lax.full((), 1, _F64))
-        step = lax.div(
+        step = lax.true_divide(
             lax.sub(lax.mul(lax.mul(rs, rs), rs), a), lax.mul(lax.mul(rs, rs), 3)
         )
         r = lax.select(finite, lax.sub(r, step), r)

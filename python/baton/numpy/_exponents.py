@@ -82,12 +82,12 @@ def _frexp_impl(x: Any) -> Any:
         lax.eq(a, 0), lax.bitwise_or(lax.ne(a, a), lax.eq(a, float("inf")))
     )
     safe = lax.select(special, lax.full((), 1, w), a)
-    e = lax.add(lax.floor(lax.div(lax.log(safe), _LN2)), 1)
+    e = lax.add(lax.floor(lax.true_divide(lax.log(safe), _LN2)), 1)
     emax = float(int(info.maxexp) - 1)
 
     def scaled(e: Any) -> Any:
         # safe * 2**-e in two exact steps (2**-e alone overflows for subnormals).
-        h = lax.floor(lax.div(lax.neg(e), 2.0))
+        h = lax.floor(lax.true_divide(lax.neg(e), 2.0))
         h = lax.minimum(h, emax)
         return lax.mul(lax.mul(safe, _pow2(h, w)), _pow2(lax.sub(lax.neg(e), h), w))
 

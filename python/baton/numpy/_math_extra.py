@@ -184,7 +184,7 @@ def _sinc(x: Any) -> Any:
     (t,), d = _c.widened(x)
     zero = lax.eq(t, 0)
     px = lax.mul(lax.select(zero, 1.0, t), math.pi)  # nonzero: finite gradients
-    return _c.down(lax.select(zero, 1.0, lax.div(lax.sin(px), px)), d)
+    return _c.down(lax.select(zero, 1.0, lax.true_divide(lax.sin(px), px)), d)
 
 
 sinc = _unary(
@@ -256,7 +256,7 @@ def _hypot(x1: Any, x2: Any) -> Any:
     a, b = lax.abs(a), lax.abs(b)
     hi, lo = lax.maximum(a, b), lax.minimum(a, b)
     zero = lax.eq(hi, 0)
-    r = lax.div(lo, lax.select(zero, lax.full((), 1, hi.dtype), hi))
+    r = lax.true_divide(lo, lax.select(zero, lax.full((), 1, hi.dtype), hi))
     h = lax.mul(hi, lax.sqrt(lax.add(lax.mul(r, r), 1)))
     h = lax.select(zero, lax.full((), 0, hi.dtype), h)
     inf = lax.bitwise_or(lax.eq(a, float("inf")), lax.eq(b, float("inf")))
@@ -281,7 +281,7 @@ def _logaddexp_core(x1: Any, x2: Any, base2: bool) -> Any:
     delta = lax.select(same, lax.full((), 0, a.dtype), lax.abs(lax.sub(a, b)))
     if base2:
         e = lax.pow(2.0, lax.neg(delta))
-        r = lax.add(hi, lax.div(_log1p(e), _LN2))
+        r = lax.add(hi, lax.true_divide(_log1p(e), _LN2))
     else:
         r = lax.add(hi, _log1p(lax.exp(lax.neg(delta))))
     # NaN in either operand: NaN (maximum propagates it; delta would hide it).

@@ -509,7 +509,7 @@ def _polydiv_impl(u: Any, v: Any) -> Any:
     lead = lax.reshape(lax.slice(b, (0,), (1,)), ())
     qs = []
     for k in range(max(m - n + 1, 0)):
-        q = lax.div(lax.reshape(lax.slice(a, (k,), (k + 1,)), ()), lead)
+        q = lax.true_divide(lax.reshape(lax.slice(a, (k,), (k + 1,)), ()), lead)
         qs.append(lax.reshape(q, (1,)))
         a = lax.sub(
             a, lax.mul(lax.broadcast_to(q, (m,)), lax.pad(b, 0, [k], [m - n - k]))

@@ -92,7 +92,7 @@ def _nanmean_impl(a: Any, *, axes: tuple[int, ...], dtype: Any, keepdims: bool) 
     w = lax.astype(t, work)
     s = lax.sum(_zero_nans(w, 0), axes, keepdims)
     n = _count_valid(w, axes, keepdims, work)
-    return lax.astype(lax.div(s, n), out)
+    return lax.astype(lax.true_divide(s, n), out)
 
 
 def _nanvar_impl(
@@ -103,13 +103,13 @@ def _nanvar_impl(
     w = lax.astype(t, work)
     valid = lax.eq(w, w)
     n = lax.sum(lax.astype(valid, work), axes, True)
-    mean = lax.div(lax.sum(_zero_nans(w, 0), axes, True), n)
+    mean = lax.true_divide(lax.sum(_zero_nans(w, 0), axes, True), n)
     dev = lax.select(valid, lax.sub(w, mean), lax.full((), 0, work))
     ss = lax.sum(lax.mul(dev, dev), axes, keepdims)
     dof = lax.sub(n if keepdims else lax.reshape(n, tuple(ss.shape)), float(ddof))
     v = lax.select(
         lax.gt(dof, 0),
-        lax.div(ss, lax.maximum(dof, 1.0)),
+        lax.true_divide(ss, lax.maximum(dof, 1.0)),
         lax.full((), float("nan"), work),
     )
     if sqrt:
@@ -161,7 +161,7 @@ def _average_impl(
         wt = lax.reshape(wt, bshape)
     wt = lax.broadcast_to(wt, tuple(x.shape))
     scl = lax.sum(wt, axes, keepdims)
-    avg = lax.div(lax.sum(lax.mul(x, wt), axes, keepdims), scl)
+    avg = lax.true_divide(lax.sum(lax.mul(x, wt), axes, keepdims), scl)
     if returned:
         return lax.astype(avg, d), lax.astype(scl, d)
     return lax.astype(avg, d)

@@ -259,7 +259,7 @@ def _polyint_impl(p: Any, k: Any, *, m: int) -> Any:
         n = c.shape[0]
         powers = lax.sub(float(n), lax.iota(d, (n,), 0))
         c = (
-            lax.concatenate([lax.div(c, powers), lax.slice(kk, [j], [j + 1])], 0)
+            lax.concatenate([lax.true_divide(c, powers), lax.slice(kk, [j], [j + 1])], 0)
             if n
             else lax.slice(kk, [j], [j + 1])
         )

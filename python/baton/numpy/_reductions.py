@@ -68,16 +68,20 @@ def _is_half(d: np.dtype) -> bool:
 
 def _sum(a: Any, *, axes: tuple[int, ...], dtype: Any, keepdims: bool) -> Any:
     t = _ops.as_tracer(a)
-    if dtype is not None:
-        t = lax.astype(t, dtype)
-    return lax.sum(t, axes, keepdims)
+    if dtype is None:
+        return lax.sum(t, axes, keepdims)
+    # An explicit dtype is the result's too (lax widens small integers to
+    # accumulate; numpy and JAX then wrap to the requested dtype).
+    return lax.astype(lax.sum(lax.astype(t, dtype), axes, keepdims), dtype)
 
 
 def _prod(a: Any, *, axes: tuple[int, ...], dtype: Any, keepdims: bool) -> Any:
     t = _ops.as_tracer(a)
-    if dtype is not None:
-        t = lax.astype(t, dtype)
-    return lax.prod(t, axes, keepdims)
+    if dtype is None:
+        return lax.prod(t, axes, keepdims)
+    # An explicit dtype is the result's too (lax widens small integers to
+    # accumulate; numpy and JAX then wrap to the requested dtype).
+    return lax.astype(lax.prod(lax.astype(t, dtype), axes, keepdims), dtype)
 
 
 def _max(a: Any, *, axes: tuple[int, ...], keepdims: bool) -> Any:
@@ -114,7 +118,7 @@ def _mean_impl(a: Any, *, axes: tuple[int, ...], dtype: Any, keepdims: bool) -> 
         work = out
     s = lax.sum(lax.astype(t, work), axes, keepdims)
     n = _count(tuple(t.shape), axes)
-    return lax.astype(lax.div(s, float(n)), out)
+    return lax.astype(lax.true_divide(s, float(n)), out)
 
 
 def _var_impl(
@@ -126,9 +130,9 @@ def _var_impl(
     work = out if (_ops.is_float(out) and not _is_half(out)) else _F32
     w = lax.astype(t, work)
     n = _count(tuple(t.shape), axes)
-    mean = lax.div(lax.sum(w, axes, True), float(n))
+    mean = lax.true_divide(lax.sum(w, axes, True), float(n))
     dev = lax.sub(w, mean)
-    v = lax.div(
+    v = lax.true_divide(
         lax.sum(lax.mul(dev, dev), axes, keepdims), float(builtins.max(n - ddof, 0))
     )
     if sqrt:

@@ -238,7 +238,7 @@ def _quantile(
     t = lax.astype(t, dt)
     qt = _ops.as_tracer(q, dt)
     if scale != 1.0:
-        qt = lax.div(qt, scale)
+        qt = lax.true_divide(qt, scale)
     qt = lax.astype(qt, dt)
     shape = tuple(t.shape)
     nd = len(shape)

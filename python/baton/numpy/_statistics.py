@@ -187,7 +187,7 @@ def _interp_impl(
         f0, f1 = lax.gather(fs, lax.sub(k, 1), 0), lax.gather(fs, k, 0)
         dx = lax.sub(x1, x0)
         zero = lax.eq(dx, 0)
-        slope = lax.div(lax.sub(f1, f0), lax.select(zero, lax.full((), 1, w), dx))
+        slope = lax.true_divide(lax.sub(f1, f0), lax.select(zero, lax.full((), 1, w), dx))
         r = lax.add(f0, lax.mul(slope, lax.sub(t, x0)))
         r = lax.select(zero, f1, r)
     if not has_period:
@@ -316,7 +316,7 @@ def _edges_impl(a: Any, lo: Any, hi: Any, *, bins: int, has_range: bool) -> Any:
     same = lax.eq(first, last)
     first = lax.select(same, lax.sub(first, 0.5), first)
     last = lax.select(same, lax.add(last, 0.5), last)
-    step = lax.div(lax.sub(last, first), float(bins))
+    step = lax.true_divide(lax.sub(last, first), float(bins))
     e = lax.add(first, lax.mul(lax.iota(w, (bins + 1,), 0), step))
     e = lax.select(lax.eq(lax.iota(np.int32, (bins + 1,), 0), bins), last, e)
     return _c.down(e, d)
@@ -401,7 +401,7 @@ def _histogram_impl(
         width = lax.astype(
             lax.sub(lax.slice(e, [1], [nb + 1]), lax.slice(e, [0], [nb])), cd
         )
-        counts = lax.div(lax.div(counts, lax.sum(counts)), width)
+        counts = lax.true_divide(lax.true_divide(counts, lax.sum(counts)), width)
     return counts, e
 
 
@@ -468,13 +468,13 @@ def _cov_impl(
         a = lax.astype(_ops.as_tracer(aw), wd)
         w = a if w is None else lax.mul(w, a)
     if w is None:
-        avg = lax.div(lax.sum(x, (1,), True), float(n))
+        avg = lax.true_divide(lax.sum(x, (1,), True), float(n))
         fact = lax.full((), float(n - ddof), wd)
         dev = lax.sub(x, avg)
         xw = dev
     else:
         w_sum = lax.sum(w)
-        avg = lax.div(lax.sum(lax.mul(x, w), (1,), True), w_sum)
+        avg = lax.true_divide(lax.sum(lax.mul(x, w), (1,), True), w_sum)
         if ddof == 0:
             fact = w_sum
         elif not has_aw:
@@ -482,12 +482,12 @@ def _cov_impl(
         else:
             a = lax.astype(_ops.as_tracer(aw), wd)
             fact = lax.sub(
-                w_sum, lax.mul(float(ddof), lax.div(lax.sum(lax.mul(w, a)), w_sum))
+                w_sum, lax.mul(float(ddof), lax.true_divide(lax.sum(lax.mul(w, a)), w_sum))
             )
         dev = lax.sub(x, avg)
         xw = lax.mul(dev, w)
     fact = lax.maximum(fact, 0.0)
-    c = lax.div(lax.dot_general(xw, dev, (((1,), (1,)), ((), ()))), fact)
+    c = lax.true_divide(lax.dot_general(xw, dev, (((1,), (1,)), ((), ()))), fact)
     if c.shape == (1, 1):
         c = lax.reshape(c, ())
     return _c.down(c, d)
@@ -571,12 +571,12 @@ def _corrcoef_impl(m: Any, y: Any, *, has_y: bool, rowvar: bool) -> Any:
     w = _c.work_dtype(d)
     c = lax.astype(c, w)
     if not c.shape:
-        return _c.down(lax.div(c, c), d)
+        return _c.down(lax.true_divide(c, c), d)
     k = c.shape[0]
     eye = lax.eq(lax.iota(np.int32, (k, k), 0), lax.iota(np.int32, (k, k), 1))
     diag = lax.sum(lax.select(eye, c, lax.full((), 0, w)), (1,))
     sd = lax.sqrt(diag)
-    c = lax.div(lax.div(c, lax.reshape(sd, (k, 1))), lax.reshape(sd, (1, k)))
+    c = lax.true_divide(lax.true_divide(c, lax.reshape(sd, (k, 1))), lax.reshape(sd, (1, k)))
     c = lax.maximum(lax.minimum(c, 1.0), -1.0)  # NaN stays NaN
     return _c.down(c, d)
 

@@ -280,7 +280,7 @@ def _pinv(a, *, dt, rt, rtol):
     r = 10.0 * max(m, n) * _eps(dt) if rtol is None else rtol
     cutoff = lax.mul(lax.max(s, (s.ndim - 1,), keepdims=True), r)
     keep = lax.gt(s, cutoff)
-    s_inv = lax.where(keep, lax.div(1.0, lax.where(keep, s, 1.0)), 0.0)
+    s_inv = lax.where(keep, lax.true_divide(1.0, lax.where(keep, s, 1.0)), 0.0)
     vs = lax.mul(
         core.mT(vt), lax.reshape(s_inv, (*s_inv.shape[:-1], 1, s_inv.shape[-1]))
     )
@@ -339,7 +339,7 @@ def _lstsq(a, b, *, dt, rt, rcond, vector):
     first = lax.slice(s, (0,), (1,))
     keep = lax.bitwise_and(lax.gt(s, 0.0), lax.ge(s, lax.mul(first, r)))
     rank = lax.sum(lax.astype(keep, np.int32))
-    s_inv = lax.where(keep, lax.div(1.0, lax.where(keep, s, 1.0)), 0.0)
+    s_inv = lax.where(keep, lax.true_divide(1.0, lax.where(keep, s, 1.0)), 0.0)
     utb = lax.mul(lax.reshape(s_inv, (s_inv.shape[0], 1)), core.matmul(core.mT(u), y))
     sol = core.matmul(core.mT(vt), utb)
     res = lax.sub(y, core.matmul(x, sol))

@@ -103,7 +103,7 @@ def erf32(x: Any) -> Any:
     q = _horner_fma(x2, _ERF_DENOMINATOR)
     one = lax.select(lax.lt(x, 0.0), lax.full((), -1.0, _F32), lax.full((), 1.0, _F32))
     saturated = lax.ge(lax.abs(x), np.float32(_ERF_SATURATION))
-    return lax.select(saturated, one, lax.div(p, q))
+    return lax.select(saturated, one, lax.true_divide(p, q))
 
 
 # Giles' single-precision erfinv: polynomials in w - 2.5 (w < 5) and in
@@ -228,7 +228,7 @@ def log1p32(x: Any) -> Any:
     Cephes rational function (fused Horner steps) for |x| < sqrt(2) - 1,
     else log32 of the float32 sum 1 + x."""
     x2 = lax.mul(x, x)
-    ratio = lax.div(
+    ratio = lax.true_divide(
         _horner_fma(x, _LOG1P_NUMERATOR), _horner_fma(x, _LOG1P_DENOMINATOR)
     )
     small = lax.add(x, lax.add(lax.mul(x2, -0.5), lax.mul(lax.mul(x, x2), ratio)))

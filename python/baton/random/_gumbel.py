@@ -34,7 +34,7 @@ def log(x: Any, dtype: np.dtype) -> Any:
 def _log1p(x: Any, dtype: np.dtype) -> Any:
     if dtype == np.dtype(np.float64):
         u = lax.add(x, 1.0)
-        corrected = lax.div(lax.mul(lax.log(u), x), lax.sub(u, 1.0))
+        corrected = lax.true_divide(lax.mul(lax.log(u), x), lax.sub(u, 1.0))
         return lax.select(lax.eq(u, 1.0), x, corrected)
     return lax.astype(_float_ops.log1p32(lax.astype(x, _F32)), dtype)
 

@@ -328,6 +328,15 @@ Tracer operator/(const Tracer& a, WeakScalar b) {
 Tracer operator/(WeakScalar a, const Tracer& b) {
   return Binary(BinaryOp::kDiv, a, b, true);
 }
+Tracer div(const Tracer& a, const Tracer& b) {
+  return Binary(BinaryOp::kDiv, a, b);
+}
+Tracer div(const Tracer& a, WeakScalar b) {
+  return Binary(BinaryOp::kDiv, a, b);
+}
+Tracer div(WeakScalar a, const Tracer& b) {
+  return Binary(BinaryOp::kDiv, a, b);
+}
 Tracer operator-(const Tracer& a) { return Unary(UnaryOp::kNeg, a, false); }
 Tracer operator&(const Tracer& a, const Tracer& b) {
   return Binary(BinaryOp::kAnd, a, b);

@@ -143,6 +143,11 @@ Tracer operator*(WeakScalar a, const Tracer& b);
 Tracer operator/(const Tracer& a, const Tracer& b);
 Tracer operator/(const Tracer& a, WeakScalar b);
 Tracer operator/(WeakScalar a, const Tracer& b);
+// lax.div: floats divide; integers divide rounding toward zero, keeping
+// their dtype (x / 0 is -1 and INT_MIN / -1 is INT_MIN, as XLA).
+Tracer div(const Tracer& a, const Tracer& b);
+Tracer div(const Tracer& a, WeakScalar b);
+Tracer div(WeakScalar a, const Tracer& b);
 Tracer operator-(const Tracer& a);
 // Bitwise for integers, logical for bool (numpy's & | ~).
 Tracer operator&(const Tracer& a, const Tracer& b);
