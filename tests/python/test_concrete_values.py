@@ -162,6 +162,8 @@ def test_eager_lax_keeps_no_argument_alive():
     x = bt.device_put(floats(1 << 14))
     y, z = run(x)  # the compiled operations, reused
     assert in_use() == before + 3 * (1 << 16)
+    y.block_until_ready()  # storage returns once the work on it is done (R1)
+    z.block_until_ready()
     del x, y, z
     # The compiled operations stay cached; the arrays they ran on do not.
     assert in_use() == before
