@@ -67,10 +67,22 @@ def _vector(a_shape: tuple, b: Any) -> bool:
 # ---- triangular and Cholesky ----
 
 
+def _to_columns(y: Any, vector: bool) -> Any:
+    """A right-hand side as the matrix the solves take: a vector b[..., n]
+    becomes one column b[..., n, 1]."""
+    return lax.reshape(y, (*y.shape, 1)) if vector else y
+
+
+def _from_columns(out: Any, vector: bool, rt: Any) -> Any:
+    """A solve's result back in the right-hand side's form and dtype."""
+    if vector:
+        out = lax.reshape(out, out.shape[:-1])
+    return core.cast_back(out, rt)
+
+
 def _solve_tri(a, b, *, dt, rt, trans, lower, unit_diagonal, vector):
     x, y = core.operand(a, dt), core.operand(b, dt)
-    if vector:
-        y = lax.reshape(y, (*y.shape, 1))
+    y = _to_columns(y, vector)
     out = core.triangular_solve(
         x,
         y,
@@ -79,9 +91,7 @@ def _solve_tri(a, b, *, dt, rt, trans, lower, unit_diagonal, vector):
         transpose_a=trans,
         unit_diagonal=unit_diagonal,
     )
-    if vector:
-        out = lax.reshape(out, out.shape[:-1])
-    return core.cast_back(out, rt)
+    return _from_columns(out, vector, rt)
 
 
 def solve_triangular(
@@ -147,14 +157,11 @@ def cho_factor(
 
 def _cho_solve(c, b, *, dt, rt, lower, vector):
     x, y = core.operand(c, dt), core.operand(b, dt)
-    if vector:
-        y = lax.reshape(y, (*y.shape, 1))
+    y = _to_columns(y, vector)
     # lower: a = L L^T; upper: a = U^T U.
     z = core.triangular_solve(x, y, left_side=True, lower=lower, transpose_a=not lower)
     out = core.triangular_solve(x, z, left_side=True, lower=lower, transpose_a=lower)
-    if vector:
-        out = lax.reshape(out, out.shape[:-1])
-    return core.cast_back(out, rt)
+    return _from_columns(out, vector, rt)
 
 
 def cho_solve(
@@ -211,8 +218,7 @@ def _pivots_to_permutation(piv: Any) -> Any:
 
 def _lu_solve(lu, piv, b, *, dt, rt, trans, vector):
     f, y = core.operand(lu, dt), core.operand(b, dt)
-    if vector:
-        y = lax.reshape(y, (*y.shape, 1))
+    y = _to_columns(y, vector)
     f, y = core.broadcast_batch(f, y)
     p = core.permutation_matrix(_pivots_to_permutation(lax.astype(piv, core._I32)), dt)
     if not trans:  # P a = L U
@@ -226,9 +232,7 @@ def _lu_solve(lu, piv, b, *, dt, rt, trans, vector):
             f, z, left_side=True, lower=True, transpose_a=True, unit_diagonal=True
         )
         out = core.matmul(core.mT(p), w)
-    if vector:
-        out = lax.reshape(out, out.shape[:-1])
-    return core.cast_back(out, rt)
+    return _from_columns(out, vector, rt)
 
 
 def lu_solve(

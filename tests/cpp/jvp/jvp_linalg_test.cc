@@ -5,21 +5,11 @@
 #include <gtest/gtest.h>
 
 #include "baton/compiler/linalg_ops.h"
+#include "compiler/linalg_test_matrices.h"
 #include "jvp/jvp_test_util.h"
 
 namespace baton::compiler::jvp_test {
 namespace {
-
-// a + 4 I: a well-conditioned triangle for random a in [-1, 1].
-Tracer Conditioned(const Tracer& a) {
-  TraceContext& ctx = *a.context();
-  const int64_t n = a.shape()[a.rank() - 1];
-  const Shape s({n, n});
-  return a + astype(eq(iota(ctx, DType::kInt32, s, 0),
-                       iota(ctx, DType::kInt32, s, 1)),
-                    a.dtype()) *
-                 4.0;
-}
 
 TEST(JvpLinalgTest, TriangularSolveMatchesFiniteDifferences) {
   for (int v = 0; v < 16; ++v) {

@@ -5,20 +5,11 @@
 #include <gtest/gtest.h>
 
 #include "baton/compiler/linalg_ops.h"
+#include "compiler/linalg_test_matrices.h"
 #include "vjp/vjp_test_util.h"
 
 namespace baton::compiler::vjp_test {
 namespace {
-
-Tracer Conditioned(const Tracer& a) {
-  TraceContext& ctx = *a.context();
-  const int64_t n = a.shape()[a.rank() - 1];
-  const Shape s({n, n});
-  return a + astype(eq(iota(ctx, DType::kInt32, s, 0),
-                       iota(ctx, DType::kInt32, s, 1)),
-                    a.dtype()) *
-                 4.0;
-}
 
 TEST(VjpLinalgTest, TriangularSolveEveryVariant) {
   for (int v = 0; v < 16; ++v) {
