@@ -17,18 +17,39 @@
 // unless the input asks for free-form regions, which are then only
 // verified, printed and optimized, never run.
 #include <algorithm>
+#include <atomic>
 #include <memory>
 #include <numeric>
 #include <string>
 #include <vector>
 
 #include "baton/compiler/control_flow.h"
+#include "baton/compiler/host_callback.h"
 #include "program_builder_base.h"
 
 namespace baton::fuzz {
 namespace {
 
 constexpr int kMaxDepth = 2;
+
+// Reads every byte of its operands (so the sanitizers check that the
+// executors pass whole, live operands) and does nothing else.
+class ReadingCallback final : public c::HostCallback {
+ public:
+  Status Call(std::span<const c::HostCallbackOperand> operands) const override {
+    unsigned sum = 0;
+    for (const c::HostCallbackOperand& op : operands) {
+      const auto* p = static_cast<const unsigned char*>(op.data);
+      for (int64_t i = 0; i < op.type->byte_size(); ++i) sum += p[i];
+    }
+    sink_.fetch_add(sum, std::memory_order_relaxed);
+    return OkStatus();
+  }
+  std::string name() const override { return "read"; }
+
+ private:
+  mutable std::atomic<unsigned> sink_{0};
+};
 
 class Builder : public BuilderBase {
  public:
@@ -553,6 +574,15 @@ class Builder : public BuilderBase {
                          return Valid(x) && t.dtype == T(x).dtype &&
                                 t.shape.rank() == T(x).shape.rank();
                        })});
+      }
+      case K::kHostCallback: {
+        // Zero to three operands of any type; now and then no callback
+        // (which inference rejects).
+        OperandList ops;
+        for (int k = in_.Int(0, 3); k > 0; --k) ops.push_back(Any());
+        if (in_.Byte() >= 250) return Add(c::HostCallbackAttrs{nullptr}, ops);
+        static const auto reader = std::make_shared<const ReadingCallback>();
+        return Add(c::HostCallbackAttrs{reader}, ops);
       }
       case K::kCall:
         if (depth_ < kMaxDepth) return Call();

@@ -19,6 +19,7 @@
 #include <variant>
 #include <vector>
 
+#include "baton/compiler/effects.h"
 #include "baton/compiler/passes.h"
 
 namespace baton::compiler {
@@ -115,6 +116,11 @@ Program EliminateCommonSubexpressions(const Program& program) {
     }
     OperandList operands;
     for (ValueId o : inst.operands) operands.push_back(remap[o]);
+    if (HasSideEffect(inst.attrs)) {
+      // Two prints of one value print twice: never merged, nor merged into.
+      remap[v] = out.Add(inst.attrs, operands).value();
+      continue;
+    }
 
     uint64_t h =
         Mix(HashType(0, inst.type), static_cast<uint64_t>(inst.kind()));

@@ -1,16 +1,18 @@
 #include "baton/compiler/passes.h"
 
 #include "baton/compiler/control_flow.h"
+#include "baton/compiler/effects.h"
 
 namespace baton::compiler {
 
-Program EliminateDeadCode(const Program& program) {
+Program EliminateDeadCode(const Program& program, Effects effects) {
   const int n = program.num_values();
   std::vector<bool> live(n, false);
   for (ValueId o : program.outputs()) live[o] = true;
   for (ValueId v = n - 1; v >= 0; --v) {
     const Instruction& inst = program.instruction(v);
     if (inst.kind() == OpKind::kParameter) live[v] = true;
+    if (effects == Effects::kKeep && HasSideEffect(inst.attrs)) live[v] = true;
     if (!live[v]) continue;
     for (ValueId o : inst.operands) live[o] = true;
     // A region group runs whole: one live result keeps all of them.

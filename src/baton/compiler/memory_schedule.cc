@@ -5,6 +5,7 @@
 #include <utility>
 
 #include "baton/compiler/buffer_assignment.h"
+#include "baton/compiler/effects.h"
 #include "baton/compiler/step_plan.h"
 
 namespace baton::compiler {
@@ -82,6 +83,17 @@ class Scheduler {
         ++pending[s];  // inputs are distinct, so producers are too
         consumers[t].push_back(s);
       }
+    }
+    // Effects run in program order: each waits for the one before it
+    // (effects.h), as if it read that one's result.
+    int last_effect = -1;
+    for (int s = 0; s < num_steps; ++s) {
+      if (!HasSideEffect(p_.instruction(plan_.steps[s].result).attrs)) continue;
+      if (last_effect >= 0) {
+        ++pending[s];
+        consumers[last_effect].push_back(s);
+      }
+      last_effect = s;
     }
     std::set<int> ready;  // by original position
     for (int s = 0; s < num_steps; ++s) {

@@ -50,6 +50,8 @@ std::string_view op_kind_name(OpKind kind) {
       return "sort";
     case OpKind::kLinalg:
       return "linalg";
+    case OpKind::kHostCallback:
+      return "host_callback";
     case OpKind::kCall:
       return "call";
     case OpKind::kWhile:

@@ -26,6 +26,8 @@
 
 namespace baton::compiler {
 
+class HostCallback;  // host_callback.h
+
 enum class OpKind : uint8_t {
   kParameter,
   kConstant,
@@ -50,12 +52,13 @@ enum class OpKind : uint8_t {
   kTransfer,
   kSort,
   kLinalg,
+  kHostCallback,
   kCall,
   kWhile,
   kScan,
   kCase,
 };
-inline constexpr int kNumOpKinds = 27;
+inline constexpr int kNumOpKinds = 28;
 
 // StableHLO-style names: "parameter", "broadcast_in_dim", "dot_general", ...
 std::string_view op_kind_name(OpKind kind);
@@ -278,6 +281,17 @@ struct LinalgAttrs : LinalgOptions {
 
 class Program;  // ir.h
 
+// (operands...): any number, of any types. Each time it runs, calls
+// `callback` on the host with the operands' values (bt.debug.print,
+// bt.debug.callback). It is the IR's one side effect: passes keep it though
+// nothing reads its result, never merge two, and keep effects in program
+// order (effects.h). The result is a bool[] token that nothing needs to
+// read. == compares the callback's identity.
+struct HostCallbackAttrs {
+  std::shared_ptr<const HostCallback> callback;
+  bool operator==(const HostCallbackAttrs&) const = default;
+};
+
 // What a call stands for. Calls exist for the transformations
 // (compiler/transforms/): each kind tells autodiff or batching something the
 // plain ops cannot. Before a program is planned or interpreted,
@@ -396,7 +410,7 @@ using OpAttrs =
                  DynamicSliceAttrs, DynamicUpdateSliceAttrs, ConcatenateAttrs,
                  PadAttrs, GatherAttrs, ScatterAttrs, ReduceAttrs,
                  DotGeneralAttrs, TransferAttrs, SortAttrs, LinalgAttrs,
-                 CallAttrs, WhileAttrs, ScanAttrs, CaseAttrs>;
+                 HostCallbackAttrs, CallAttrs, WhileAttrs, ScanAttrs, CaseAttrs>;
 
 inline OpKind KindOf(const OpAttrs& attrs) {
   return static_cast<OpKind>(attrs.index());
@@ -435,6 +449,7 @@ BATON_CHECK_ATTRS_ORDER(kDotGeneral, DotGeneralAttrs);
 BATON_CHECK_ATTRS_ORDER(kTransfer, TransferAttrs);
 BATON_CHECK_ATTRS_ORDER(kSort, SortAttrs);
 BATON_CHECK_ATTRS_ORDER(kLinalg, LinalgAttrs);
+BATON_CHECK_ATTRS_ORDER(kHostCallback, HostCallbackAttrs);
 BATON_CHECK_ATTRS_ORDER(kCall, CallAttrs);
 BATON_CHECK_ATTRS_ORDER(kWhile, WhileAttrs);
 BATON_CHECK_ATTRS_ORDER(kScan, ScanAttrs);

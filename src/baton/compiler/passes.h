@@ -13,12 +13,21 @@
 
 namespace baton::compiler {
 
+// What dead-code elimination does with side effects (effects.h): keeps
+// them, as every pass must when the program is to run, or drops those no
+// output depends on, for computing a value without running the program's
+// effects (bool() of a traced value).
+enum class Effects : uint8_t { kKeep, kDrop };
+
 // Removes instructions no output depends on (parameters always stay, so the
-// calling convention does not change).
-Program EliminateDeadCode(const Program& program);
+// calling convention does not change), except side effects under
+// Effects::kKeep.
+Program EliminateDeadCode(const Program& program,
+                          Effects effects = Effects::kKeep);
 
 // Merges instructions that compute the same value: equal attributes and
-// equal operands (after merging), so equal chains collapse. Constants are
+// equal operands (after merging), so equal chains collapse; side effects
+// are never merged. Constants are
 // merged by content -- same dtype, shape and bytes, even in distinct Literal
 // objects -- so a host array captured many times is one constant. Parameters
 // are never merged. Operand order matters (a + b and b + a stay distinct).

@@ -2,6 +2,8 @@
 
 #include <vector>
 
+#include "baton/compiler/host_callback.h"
+
 namespace baton::compiler {
 namespace {
 
@@ -103,6 +105,8 @@ std::string AttributeText(const Instruction& inst) {
              (a.descending ? ", descending" : "") +
              (a.indices ? ", indices" : "");
     }
+    case OpKind::kHostCallback:
+      return ", callback=" + inst.attrs_as<HostCallbackAttrs>().callback->name();
     case OpKind::kLinalg: {
       // The kind, then the flags that kind reads.
       const auto& a = inst.attrs_as<LinalgAttrs>();

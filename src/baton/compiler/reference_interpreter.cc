@@ -3,6 +3,7 @@
 #include <string>
 
 #include "baton/compiler/control_flow.h"
+#include "baton/compiler/host_callback.h"
 #include "baton/compiler/interpreter_ops.h"
 #include "baton/core/error.h"
 
@@ -61,6 +62,18 @@ Literal Evaluate(const Instruction& inst, const Operands& in,
       return EvalSort(inst, in);
     case OpKind::kLinalg:
       return EvalLinalg(inst, in);
+    case OpKind::kHostCallback: {
+      std::vector<ValueType> types;  // each operand's own
+      for (const Literal* l : in) {
+        types.push_back({l->shape(), l->dtype(), MemoryKind::kDevice});
+      }
+      std::vector<HostCallbackOperand> ops;
+      for (size_t i = 0; i < in.size(); ++i) {
+        ops.push_back({in[i]->untyped_data(), &types[i]});
+      }
+      ThrowIfError(inst.attrs_as<HostCallbackAttrs>().callback->Call(ops));
+      return Literal(Shape{}, DType::kBool);
+    }
     case OpKind::kCall: {
       // The body, run as a program of its own (plainest: once per member
       // of a call group).
@@ -104,16 +117,20 @@ Result<std::vector<Literal>> Interpret(const Program& program,
   std::vector<Literal> values;
   values.reserve(program.num_values());
   std::vector<Literal> group;  // results of the region group being read
-  for (const Instruction& inst : program.instructions()) {
-    Operands in;
-    for (ValueId id : inst.operands) in.push_back(&values[id]);
-    if (IsControlFlow(inst.kind())) {
-      const int index = ControlFlowOutputIndex(inst.attrs);
-      if (index == 0) group = interpreter::EvalControlFlow(inst, in);
-      values.push_back(std::move(group[index]));
-      continue;
+  try {
+    for (const Instruction& inst : program.instructions()) {
+      Operands in;
+      for (ValueId id : inst.operands) in.push_back(&values[id]);
+      if (IsControlFlow(inst.kind())) {
+        const int index = ControlFlowOutputIndex(inst.attrs);
+        if (index == 0) group = interpreter::EvalControlFlow(inst, in);
+        values.push_back(std::move(group[index]));
+        continue;
+      }
+      values.push_back(Evaluate(inst, in, args));
     }
-    values.push_back(Evaluate(inst, in, args));
+  } catch (const Error& e) {  // a host callback's error, from any depth
+    return Status(e.code(), e.what());
   }
   std::vector<Literal> outputs;
   for (ValueId id : program.outputs()) outputs.push_back(values[id]);

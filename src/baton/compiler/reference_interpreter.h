@@ -8,7 +8,10 @@
 // Reductions accumulate in the compute type (float for float16/bfloat16) in
 // row-major order of the reduced elements; dot_general accumulates each
 // output in the compute type over the contracting indices in row-major
-// order. transfer is a copy (memory kinds do not exist on the host).
+// order. transfer is a copy (memory kinds do not exist on the host). A host
+// callback is called with its operands' Literals, in program order (a call
+// group with one calls it once per member: the interpreter runs a call's
+// body for each of its results).
 //
 // Stateless and thread-safe: it only reads the program and the arguments.
 #pragma once
@@ -26,7 +29,8 @@ namespace baton::compiler {
 //
 // Errors: InvalidArgument for a wrong number of arguments or an argument
 // whose shape or dtype differs from its parameter's; Internal if the program
-// fails Program::Verify.
+// fails Program::Verify; a host callback's error as it returned it (the
+// values after it are not computed).
 Result<std::vector<Literal>> Interpret(const Program& program,
                                        const std::vector<Literal>& args);
 

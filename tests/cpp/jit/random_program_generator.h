@@ -10,8 +10,9 @@
 // a while loop (a counter and one or two carries), a scan (up to two
 // carries or none, the slices of one xs, maybe an invariant) and a case (two or
 // three branches over one or two operands, at a random index, clamped), each
-// region a small random elementwise program. Ops the tracer rejects are
-// skipped. The linalg op (kLinalg) is deliberately not drawn: on random
+// region a small random elementwise program; then up to two host callbacks
+// of small exact values (what they saw must match the reference's calls).
+// Ops the tracer rejects are skipped. The linalg op (kLinalg) is deliberately not drawn: on random
 // matrices (ill-conditioned, rarely positive definite) its results are
 // neither exact nor within a relative tolerance of the reference under
 // another rounding; tests/cpp/kernels/linalg_test.cc compares the kernel
@@ -36,6 +37,7 @@
 #include "baton/compiler/sort_ops.h"
 #include "baton/compiler/tracer.h"
 #include "baton/core/error.h"
+#include "compiler/recording_callback.h"
 
 namespace baton::testing {
 
@@ -110,13 +112,17 @@ struct Generated {
   // or -1 (an array of its own).
   std::vector<int> same_array_as;
   std::vector<Val> outputs;
+  // What the program's host callbacks saw, in call order, appended by every
+  // run (the test clears it between the reference and the executor).
+  std::shared_ptr<std::vector<c::test_util::Seen>> printed =
+      std::make_shared<std::vector<c::test_util::Seen>>();
 };
 
 // Builds one random program with the tracer. Ops the tracer rejects (an
 // invalid combination the generator did not rule out) are skipped.
 class ProgramGenerator {
  public:
-  explicit ProgramGenerator(uint64_t seed) : rng_(seed) {}
+  explicit ProgramGenerator(uint64_t seed) : rng_(seed), seed_(seed) {}
 
   Generated Generate() {
     Generated g;
@@ -157,6 +163,7 @@ class ProgramGenerator {
       }
       if (pool_.size() > before) ++done;
     }
+    AddPrints(g);
     g.outputs.push_back(pool_.back());
     for (int extra = rng_.Int(0, 2); extra > 0; --extra) {
       g.outputs.push_back(Recent([](const Val&) { return true; }));
@@ -168,6 +175,27 @@ class ProgramGenerator {
   }
 
  private:
+  // Up to two host callbacks of exact values of the program (small ones),
+  // drawn from a generator of their own so that everything else is what
+  // this seed always built.
+  void AddPrints(Generated& g) {
+    std::mt19937_64 fx(seed_ * 0x9e3779b97f4a7c15ULL + 1);
+    std::vector<Tracer> candidates;
+    for (const Val& v : pool_) {
+      if (v.exact && v.t.shape().num_elements() <= 4096) {
+        candidates.push_back(v.t);
+      }
+    }
+    const int prints = static_cast<int>(fx() % 3);
+    for (int k = 0; k < prints && !candidates.empty(); ++k) {
+      std::vector<Tracer> operands = {candidates[fx() % candidates.size()]};
+      if (fx() % 2) operands.push_back(candidates[fx() % candidates.size()]);
+      ctx_.Emit(c::test_util::Callback("print " + std::to_string(k),
+                                       g.printed.get()),
+                operands);
+    }
+  }
+
   // ---- Random data ----
 
   DType RandomDType() {
@@ -1122,6 +1150,7 @@ class ProgramGenerator {
   }
 
   Rng rng_;
+  uint64_t seed_;
   c::TraceContext ctx_;
   std::vector<Val> pool_;
   Tracer index_param_;

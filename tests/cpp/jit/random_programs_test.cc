@@ -103,6 +103,33 @@ std::string Mismatch(const Literal& want, const Literal& got, const Val& v) {
   return "";
 }
 
+// "" when the executor's callbacks saw what the reference's saw, in the
+// same order (NaN equal to NaN); else the first difference.
+std::string SamePrints(const std::vector<c::test_util::Seen>& want,
+                       const std::vector<c::test_util::Seen>& got) {
+  if (want.size() != got.size()) {
+    return std::to_string(got.size()) + " calls, the reference made " +
+           std::to_string(want.size());
+  }
+  for (size_t k = 0; k < want.size(); ++k) {
+    const auto& w = want[k];
+    const auto& o = got[k];
+    bool same = w.tag == o.tag && w.operands.size() == o.operands.size();
+    for (size_t i = 0; same && i < w.operands.size(); ++i) {
+      same = w.operands[i].size() == o.operands[i].size();
+      for (size_t e = 0; same && e < w.operands[i].size(); ++e) {
+        const double a = w.operands[i][e], b = o.operands[i][e];
+        same = a == b || (std::isnan(a) && std::isnan(b));
+      }
+    }
+    if (!same) {
+      return "call " + std::to_string(k) + " (" + o.tag + ", reference " +
+             w.tag + ") saw other values";
+    }
+  }
+  return "";
+}
+
 // The distinct constants (by content, as ConstantCache shares them) of `p`
 // and, recursively, of its control-flow regions, each optimized as the
 // executor's region steps compile them.
@@ -177,6 +204,8 @@ std::string RunOne(uint64_t seed, Coverage& cov) {
   Result<std::vector<Literal>> want =
       c::Interpret(c::EliminateDeadCode(g.program), g.args);
   if (!want.ok()) return fail("interpreter: " + want.status().to_string());
+  const std::vector<c::test_util::Seen> printed_by_reference = *g.printed;
+  g.printed->clear();
 
   const auto base = InUse();
   {
@@ -305,6 +334,11 @@ std::string RunOne(uint64_t seed, Coverage& cov) {
               " (live arguments, outputs and constants)");
         }
       }
+    }
+    // The loop above synchronized: every callback has run.
+    if (const std::string m = SamePrints(printed_by_reference, *g.printed);
+        !m.empty()) {
+      return fail_exe("host callbacks: " + m);
     }
   }
   // Outputs, arguments and the executable (with its constants) are gone.

@@ -9,6 +9,7 @@
 #include "baton/backend/cpu/kernels/reduce.h"
 #include "baton/backend/cpu/kernels/shape_ops.h"
 #include "baton/backend/cpu/kernels/sort.h"
+#include "baton/compiler/host_callback.h"
 #include "baton/core/dtype_dispatch.h"
 #include "baton/runtime/parallel_copy.h"
 
@@ -147,6 +148,13 @@ Status RunInstruction(const c::Instruction& inst,
              two ? ops[1].data : nullptr, two ? ops[1].type->shape : Shape{},
              out);
       return OkStatus();
+    }
+    case c::OpKind::kHostCallback: {
+      std::vector<c::HostCallbackOperand> args;
+      args.reserve(ops.size());
+      for (const OperandData& d : ops) args.push_back({d.data, d.type});
+      if (out != nullptr) *static_cast<bool*>(out) = true;  // the token
+      return inst.attrs_as<c::HostCallbackAttrs>().callback->Call(args);
     }
     case c::OpKind::kParameter:
     case c::OpKind::kConstant:

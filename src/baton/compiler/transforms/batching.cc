@@ -173,6 +173,9 @@ BatchedProgram VmapImpl(const Program& src, const std::vector<int>& in_dims,
       case OpKind::kLinalg:
         map[id] = batching::BatchLinalg(e, inst, operands);
         break;
+      case OpKind::kHostCallback:
+        map[id] = batching::BatchHostCallback(e, inst, operands);
+        break;
       case OpKind::kCall:
         BatchCallGroup(e, src, id, operands, map, cache);
         for (ValueId member : CallGroupOf(src, id)) done[member] = true;

@@ -105,5 +105,7 @@ BatchedValue BatchIndexing(BatchEmitter& e, const Instruction& inst,
                            const std::vector<BatchedValue>& operands);
 BatchedValue BatchLinalg(BatchEmitter& e, const Instruction& inst,
                          const std::vector<BatchedValue>& operands);
+BatchedValue BatchHostCallback(BatchEmitter& e, const Instruction& inst,
+                               const std::vector<BatchedValue>& operands);
 
 }  // namespace baton::compiler::transforms::batching

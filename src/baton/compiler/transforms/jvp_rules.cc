@@ -36,6 +36,7 @@ Tracer OpTangent(const Instruction& inst, const std::vector<Tracer>& operands,
     case OpKind::kConstant:
     case OpKind::kIota:
     case OpKind::kCompare:
+    case OpKind::kHostCallback:
       return Tracer();  // no tangent flows through these
     case OpKind::kConvert:
     case OpKind::kUnary:
