@@ -18,6 +18,7 @@ from baton._baton import (
     Device,
     Donated,
     devices,
+    effects_barrier,
     live_arrays,
     memory_stats,
     reset_peak_memory_stats,
@@ -58,6 +59,7 @@ from baton._device_queries import (
 )
 from baton._abstract_eval import ShapeDtypeStruct, eval_shape, make_jaxpr
 from baton import nn, scipy  # bt.nn, bt.scipy.special (over baton.numpy)
+from baton import debug  # bt.debug.print / callback (host callbacks)
 
 for _cls in (Array, Device, Donated):
     try:
@@ -86,12 +88,14 @@ __all__ = [
     "config",
     "custom_jvp",
     "custom_vjp",
+    "debug",
     "default_backend",
     "device_count",
     "device_get",
     "device_put",
     "devices",
     "donate",
+    "effects_barrier",
     "empty",
     "errors",
     "eval_shape",

@@ -239,8 +239,8 @@ def scan(
     out_weak = [
         a[2] and w for a, w in zip(c_avals, body.out_weak[:nc])
     ] + list(body.out_weak[nc:])
-    if not body.out_weak:  # no carries, no ys: nothing to compute
-        return tree.unflatten(init_tree, []), tree.unflatten(cell["y_tree"], [])
+    # No carries and no ys: emit_control_flow emits nothing, unless the body
+    # prints (then the loop runs for its effects).
     outs = transforms.emit_control_flow(
         "scan",
         carries + x_leaves + list(body.lifted),

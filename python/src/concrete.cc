@@ -71,7 +71,8 @@ std::optional<Literal> Concrete(const std::shared_ptr<TraceFrame>& frame,
   if (!frame->active()) return std::nullopt;
   Program cut = frame->context().program();
   if (!cut.SetOutputs({id}).ok()) return std::nullopt;
-  cut = compiler::EliminateDeadCode(cut);
+  // Computing a value runs none of the program's prints or callbacks.
+  cut = compiler::EliminateDeadCode(cut, compiler::Effects::kDrop);
   // Which parameters the value depends on (the others need no binding).
   std::vector<bool> used(cut.num_values(), false);
   for (const compiler::Instruction& inst : cut.instructions()) {

@@ -47,6 +47,7 @@
 #include "baton/core/error.h"
 #include "baton/jit/donation.h"
 #include "errors.h"
+#include "host_callbacks.h"
 #include "jit_arguments.h"
 #include "jit_cache.h"
 #include "module.h"
@@ -122,6 +123,9 @@ class JitFunction {
       Py_VISIT(e->sig.static_key.ptr());
       Py_VISIT(e->out_treedef.ptr());
       for (const ArgTree& t : e->sig.trees) Py_VISIT(t.treedef.ptr());
+      if (e->exe) {
+        if (int v = VisitPythonCallbacks(e->exe->program(), visit, arg)) return v;
+      }
     }
     return 0;
   }

@@ -21,4 +21,5 @@ NB_MODULE(_baton, m) {
   init_compiled(m);
   init_jit(m);
   init_transforms(m);
+  init_host_callbacks(m);
 }

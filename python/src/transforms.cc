@@ -29,6 +29,7 @@
 
 #include "array_caster.h"
 #include "baton/compiler/control_flow.h"
+#include "baton/compiler/effects.h"
 #include "baton/compiler/inline_program.h"
 #include "baton/compiler/passes.h"
 #include "baton/compiler/program_printer.h"
@@ -261,6 +262,17 @@ nb::list EmitCall(const std::string& kind, std::vector<nb::handle> operands,
   return Wrap(frame, outs, weak);
 }
 
+// `program` with one more output: a bool[] constant (a token).
+std::shared_ptr<const Program> WithTokenOutput(const Program& program) {
+  Program p = program;
+  auto token = std::make_shared<const compiler::Literal>(
+      compiler::Literal::FromDoubles(DType::kBool, Shape{}, {1}));
+  std::vector<compiler::ValueId> outputs = p.outputs();
+  outputs.push_back(p.Add(compiler::ConstantAttrs{std::move(token)}, {}).value());
+  ThrowIfError(p.SetOutputs(std::move(outputs)));
+  return std::make_shared<const Program>(std::move(p));
+}
+
 // One control-flow instruction per result (a region group, adjacent:
 // compiler/control_flow.h). kind: "while" (programs = cond, body), "scan"
 // (programs = body), "case" (programs = branches; operand 0 the index).
@@ -286,9 +298,20 @@ nb::list EmitControlFlow(const std::string& kind,
   std::vector<Tracer> args = Operands(frame, operands, kind.c_str());
   const int n = compiler::ControlFlowNumResults(attrs);
   if (n == 0) {
-    ThrowValue("emit_control_flow: " + kind +
-               " needs at least one result (a loop or branch that returns "
-               "nothing has nothing to compute)");
+    // Nothing to compute. A loop or branch that only prints still runs:
+    // it gets one result that nothing reads, a token (effects.h keeps it).
+    if (!compiler::HasSideEffect(attrs)) return nb::list();
+    if (kind == "while") {
+      ThrowValue("emit_control_flow: a while loop needs a carry");
+    }
+    if (auto* c = std::get_if<compiler::CaseAttrs>(&attrs)) {
+      for (auto& b : c->branches) b = WithTokenOutput(*b);
+    } else {
+      auto& sc = std::get<compiler::ScanAttrs>(attrs);
+      sc.body = WithTokenOutput(*sc.body);  // one more y: a token per step
+    }
+    frame->context().Emit(compiler::WithOutputIndex(attrs, 0), args);
+    return nb::list();
   }
   std::vector<Tracer> outs;
   for (int i = 0; i < n; ++i) {

@@ -60,6 +60,7 @@ def _load(name: str, lib: str, main: bool = False) -> types.ModuleType:
         "pytrees",
         "quickstart",
         "control_flow",
+        "debugging",
     ],
 )
 def test_port_differs_only_in_marked_imports(name):
@@ -339,6 +340,37 @@ def test_control_flow_tutorial():
     assert got["jax"]["caught"] == ["TracerBoolConversionError", "TypeError"]
     assert got["baton"].pop("caught") == got["jax"].pop("caught")
     assert_same(got["baton"], got["jax"])
+
+
+def test_debugging_tutorial(capsys, caplog):
+    """What the tutorial prints with jax.debug.print and logs through
+    jax.debug.callback, line by line. Lines of Python's own print (tracer
+    reprs, printed while tracing) differ by design and are left out."""
+    printed, logged = {}, {}
+    for lib in ("jax", "baton"):
+        caplog.clear()
+        capsys.readouterr()
+        m = _load("debugging", lib)
+        m.jax.effects_barrier()
+        out = capsys.readouterr().out.splitlines()
+        printed[lib] = [ln for ln in out if ln.startswith("jax.debug.print")]
+        logged[lib] = [r.getMessage() for r in caplog.records]
+    assert logged["baton"] == logged["jax"]
+    # The same lines. Their order differs where the tutorial says it may:
+    # JAX's unordered prints inside lax.map's loop come y before x; baton
+    # prints in program order always (docs/jax_surface.md, bt.debug).
+    assert sorted(printed["baton"]) == sorted(printed["jax"])
+    sin = {0: "0.0", 1: "0.8414709568023682", 2: "0.9092974066734314"}
+    x = [f"jax.debug.print(x) -> {i}.0" for i in range(3)]
+    y = [f"jax.debug.print(y) -> {sin[i]}" for i in range(3)]
+    on_jit = [x[2], y[2]]
+    on_vmap = [*x, *y]  # each print for every example in turn
+    on_map = [x[0], y[0], x[1], y[1], x[2], y[2]]  # one example at a time
+    on_grad = [x[1]]  # the forward pass only
+    ordered = ["jax.debug.print(x) -> 1", "jax.debug.print(y) -> 2"]
+    assert printed["baton"] == on_jit + on_vmap + on_map + on_grad + ordered
+    assert printed["jax"][:8] == printed["baton"][:8]
+    assert printed["jax"][14:] == printed["baton"][14:]
 
 
 def assert_no_less_accurate(baton, jax, reference):
