@@ -32,11 +32,38 @@ from baton._baton import Array, lax
 
 Tracer = lax.Tracer
 
-__all__ = ["index_dtype", "parse", "static_int_array"]
+__all__ = ["default_fill", "index_dtype", "index_mode", "parse", "static_int_array"]
 
 
 def index_dtype(n: int) -> np.dtype:
     return np.dtype(np.int32) if n < 2**31 else np.dtype(np.int64)
+
+
+def index_mode(i: Any, n: int, mode: str) -> tuple[Any, Any]:
+    """Traced indices into a dimension of size ``n`` as ``mode`` takes
+    them (take, take_along_axis): 'wrap' wraps around; otherwise negatives
+    wrap once and the rest clamp into range. Returns them and, for 'fill',
+    the in-range mask (else None)."""
+    if i.dtype.itemsize < 4 or i.dtype.kind == "u":
+        i = lax.astype(i, index_dtype(n) if i.dtype.itemsize < 8 else np.int64)
+    if mode == "wrap":
+        return lax.mod(i, max(n, 1)), None
+    i = lax.select(lax.lt(i, 0), lax.add(i, n), i)
+    ok = None
+    if mode == "fill":
+        ok = lax.bitwise_and(lax.ge(i, 0), lax.lt(i, n))
+    return lax.maximum(lax.minimum(i, max(n - 1, 0)), 0), ok
+
+
+def default_fill(d: np.dtype) -> Any:
+    """jax.numpy's fill for out-of-range reads: NaN, True, or the most
+    negative (signed) / largest (unsigned) integer."""
+    if d.kind == "f" or d.name == "bfloat16":
+        return float("nan")
+    if d == np.bool_:
+        return True
+    info = np.iinfo(d)
+    return int(info.min) if d.kind == "i" else int(info.max)
 
 
 def static_int_array(a: np.ndarray, n: int, axis: int) -> np.ndarray:

@@ -192,7 +192,18 @@ void init_tracer(nb::module_& m) {
                             TracerArrayConversionErrorType());
            })
       .def("__neg__",
-           [](nb::handle self) { return ApplyUnary(FindUnary("neg"), self); })
+           [](nb::handle self) {
+             // -x of a bool is refused as bnp.negative refuses it, with
+             // numpy's and JAX's class (the lax op would say ValueError).
+             const PyTracer* t = AsPyTracer(self, "negative");
+             if (t != nullptr && t->tracer.dtype() == DType::kBool) {
+               ThrowType(
+                   "negative: not defined for bool operands (numpy and JAX "
+                   "refuse it too); use logical_not (the ~ operator), or "
+                   "convert to an integer dtype first");
+             }
+             return ApplyUnary(FindUnary("neg"), self);
+           })
       .def("__pos__", [](nb::handle self) { return nb::borrow(self); })
       .def("__abs__",
            [](nb::handle self) { return ApplyUnary(FindUnary("abs"), self); })

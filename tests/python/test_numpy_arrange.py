@@ -386,9 +386,14 @@ def test_take_along_axis_traced_modes_follow_jax():
     check(
         g(ai, i), np.asarray(jnp.take_along_axis(ai, i, 1, mode="fill", fill_value=-7))
     )
-    # the default for traced indices: negatives wrap, then clamp (as bnp.take)
-    want = np.take_along_axis(a, np.clip(np.where(i < 0, i + 3, i), 0, 2), 1)
+    # the default is JAX's: 'fill', for traced and static indices alike
+    want = np.asarray(jnp.take_along_axis(a, i, 1))
+    assert np.isnan(want).any()
     check(bt.jit(lambda x, i: bnp.take_along_axis(x, i, 1))(a, i), want)
+    check(bnp.take_along_axis(a, i, 1), want)
+    # numpy's refusal on request
+    with pytest.raises(IndexError):
+        bnp.take_along_axis(a, i, 1, mode="promise_in_bounds")
 
 
 def test_put_along_axis_traced_drops_out_of_range():
@@ -737,7 +742,9 @@ def test_errors_have_numpy_classes_and_clear_messages():
             "cannot be broadcast",
         ),
         (
-            lambda: bnp.take_along_axis(m, np.array([[3]]), 1),
+            lambda: bnp.take_along_axis(
+                m, np.array([[3]]), 1, mode="promise_in_bounds"
+            ),
             IndexError,
             "out of bounds",
         ),

@@ -96,13 +96,32 @@ def test_concatenate_promotes():
     assert got.dtype == np.int16
 
 
-def test_take_static_out_of_range_raises_and_traced_clamps():
+def test_take_out_of_range_fills_as_jax_and_raise_mode_raises():
     a = np.arange(5, dtype=np.float32)
     x = bt.device_put(a)
-    with pytest.raises(IndexError, match="out of bounds"):
-        bnp.take(x, [5])
+    nan = np.nan
+    # jnp.take's default ('fill'): NaN / INT_MIN / True out of range.
+    np.testing.assert_array_equal(np.asarray(bnp.take(x, [5, -1, -6])), [nan, 4, nan])
     got = bt.jit(lambda x, i: bnp.take(x, i))(x, np.array([-1, 7, -9]))
+    np.testing.assert_array_equal(np.asarray(got), [4, nan, nan])
+    ints = bt.device_put(np.arange(3, dtype=np.int32))
+    assert int(bnp.take(ints, 3)) == np.iinfo(np.int32).min
+    assert int(bnp.take(ints, 3, fill_value=-7)) == -7
+    m = bt.device_put(np.arange(6, dtype=np.float32).reshape(2, 3))
+    np.testing.assert_array_equal(
+        np.asarray(bt.jit(lambda m, i: bnp.take(m, i, axis=1))(m, np.array([[0, 3]]))),
+        [[[0, nan]], [[3, nan]]],
+    )
+    # numpy's behaviour on request: static indices raise, traced ones clamp.
+    with pytest.raises(IndexError, match="out of bounds"):
+        bnp.take(x, [5], mode="raise")
+    got = bt.jit(lambda x, i: bnp.take(x, i, mode="raise"))(x, np.array([-1, 7, -9]))
     np.testing.assert_array_equal(np.asarray(got), [4, 4, 0])
+    jnp = pytest.importorskip("jax.numpy")
+    for idx in ([5, -1, -6], [[0, 9], [-2, 2]]):
+        np.testing.assert_array_equal(
+            np.asarray(bnp.take(x, idx)), np.asarray(jnp.take(a, np.asarray(idx)))
+        )
 
 
 def test_reshape_returns_the_same_array_for_the_same_shape():

@@ -294,15 +294,7 @@ def test_ops_numpy_refuses_raise_type_error(call):
         lambda x: bnp.negative(x),
         lambda x: bnp.sign(x),
         lambda x: bnp.subtract(x, x),
-        pytest.param(
-            lambda x: -x,
-            marks=pytest.mark.xfail(
-                strict=True,
-                reason="issue 11 (error classes as JAX's): a Tracer's operators "
-                "reach the lax op directly, whose dtype refusals "
-                "(compiler/shape_inference.cc) are ValueErrors",
-            ),
-        ),
+        lambda x: -x,
     ],
     ids=["negative", "sign", "subtract", "neg-operator"],
 )

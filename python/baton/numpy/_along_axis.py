@@ -81,31 +81,6 @@ def _flat_index(s: tuple[int, ...], out: tuple[int, ...], ax: int, i: Any) -> An
     return lax.full(out, 0, dt) if lin is None else lin
 
 
-def _index_mode(i: Any, n: int, mode: str) -> tuple[Any, Any]:
-    """Indices wrapped / clamped for ``mode``; and the in-range mask for
-    'fill' (else None)."""
-    if i.dtype.itemsize < 4 or i.dtype.kind == "u":
-        i = lax.astype(
-            i, _index_plan.index_dtype(n) if i.dtype.itemsize < 8 else np.int64
-        )
-    if mode == "wrap":
-        return lax.mod(i, max(n, 1)), None
-    i = lax.select(lax.lt(i, 0), lax.add(i, n), i)
-    ok = None
-    if mode == "fill":
-        ok = lax.bitwise_and(lax.ge(i, 0), lax.lt(i, n))
-    return lax.maximum(lax.minimum(i, max(n - 1, 0)), 0), ok
-
-
-def _default_fill(d: np.dtype) -> Any:
-    if _ops.is_float(d):
-        return float("nan")
-    if d == _BOOL:
-        return True
-    info = np.iinfo(d)
-    return int(info.min) if d.kind == "i" else int(info.max)
-
-
 def _take_along(
     a: Any, i: Any, *, axis: int, out: tuple[int, ...], mode: str, fill: Any
 ) -> Any:
@@ -114,10 +89,10 @@ def _take_along(
     it = lax.broadcast_to(_ops.as_tracer(i), out)
     if t.size == 0:
         return lax.full(out, 0 if fill is None else fill, t.dtype)
-    it, ok = _index_mode(it, s[axis], mode)
+    it, ok = _index_plan.index_mode(it, s[axis], mode)
     got = lax.take(lax.reshape(t, (-1,)), _flat_index(s, out, axis, it), 0)
     if ok is not None:
-        v = _default_fill(np.dtype(t.dtype)) if fill is None else fill
+        v = _index_plan.default_fill(np.dtype(t.dtype)) if fill is None else fill
         got = lax.select(ok, got, lax.full((), v, t.dtype))
     return got
 
@@ -146,10 +121,12 @@ def take_along_axis(
     fill_value: Any = None,
 ) -> Any:
     """Elements of ``arr`` picked along ``axis`` by ``indices`` (same ndim;
-    the other axes broadcast), e.g. with the result of an argsort. Static
-    out-of-range indices raise IndexError; traced ones wrap negatives and
-    clamp, or with mode='fill' give ``fill_value`` (default NaN / the
-    integer minimum), mode='wrap' wraps around.
+    the other axes broadcast), e.g. with the result of an argsort. As
+    ``jax.numpy``: negative indices count from the end, and by default
+    (``mode=None`` or ``'fill'``) an out-of-range index reads ``fill_value``
+    (default NaN, the most negative / largest integer, True); mode='clip'
+    clamps, mode='wrap' wraps around, and mode='promise_in_bounds' raises
+    IndexError for out-of-range static indices (traced ones clamp).
 
     >>> bnp.take_along_axis(bnp.array([[3, 1], [5, 4]]), bnp.array([[1], [0]]), 1)
     """
@@ -163,7 +140,7 @@ def take_along_axis(
     s = _ops.shape_of(arr)
     ax = _ops.normalize_axis(axis, len(s))
     out = _along_shape("take_along_axis", s, _ops.shape_of(indices), ax)
-    idx, mode = _prep_indices("take_along_axis", indices, s[ax], ax, mode)
+    idx, mode = _prep_indices("take_along_axis", indices, s[ax], ax, mode or "fill")
     if mode == "drop":
         mode = "fill"
     if fill_value is not None and not _ops.is_scalar(fill_value):
@@ -187,7 +164,7 @@ def _put_along(
     it = lax.broadcast_to(_ops.as_tracer(i), out)
     vals = lax.broadcast_to(_ops.as_tracer(v, np.dtype(t.dtype)), out)
     n = s[axis]
-    it, ok = _index_mode(it, n, "fill" if mode == "drop" else mode)
+    it, ok = _index_plan.index_mode(it, n, "fill" if mode == "drop" else mode)
     flat = _flat_index(s, out, axis, it)
     if ok is not None:  # drop: out-of-range indices made out of range overall
         flat = lax.select(ok, flat, int(np.prod(s, dtype=np.int64)))

@@ -352,15 +352,23 @@ def split(ary: Any, indices_or_sections: Any, axis: int = 0) -> list[Any]:
 # ---- take, flip, pad, triangles ----
 
 
-def _take(a: Any, idx: Any, *, axis: int, mode: str) -> Any:
+def _take(a: Any, idx: Any, *, axis: int, mode: str, fill: Any) -> Any:
     t = _ops.as_tracer(a)
     i = _ops.as_tracer(idx)
     n = t.shape[axis]
-    if mode == "wrap":
-        i = lax.mod(i, n)
-    elif mode == "fill" or mode == "raise":
-        i = _indexing.wrap_index(i, n)  # then clamp (traced indices, JAX)
-    return lax.take(t, i, axis)
+    shape = (*t.shape[:axis], *i.shape, *t.shape[axis + 1 :])
+    value = _index_plan.default_fill(np.dtype(t.dtype)) if fill is None else fill
+    if n == 0:  # nothing to read: every index is out of range
+        return lax.full(shape, value if mode == "fill" else 0, t.dtype)
+    if mode == "clip":
+        return lax.take(t, i, axis)  # lax.take clamps
+    # 'raise' with traced indices cannot raise: negatives wrap, then clamp.
+    i, ok = _index_plan.index_mode(i, n, mode)
+    got = lax.take(t, i, axis)
+    if ok is None:
+        return got
+    ok = lax.broadcast_in_dim(ok, shape, list(range(axis, axis + len(i.shape))))
+    return lax.select(ok, got, lax.full((), value, t.dtype))
 
 
 def take(
@@ -369,22 +377,31 @@ def take(
     axis: int | None = None,
     out: None = None,
     mode: str | None = None,
+    unique_indices: bool = False,
+    indices_are_sorted: bool = False,
+    fill_value: Any = None,
 ) -> Any:
     """Elements of ``a`` at ``indices`` along ``axis`` (None: of the
-    flattened array). Static (numpy / list / int) indices follow numpy: out
-    of range raises IndexError, negative ones wrap. Traced indices (Tracers,
-    baton Arrays) wrap negatives and clamp, as in JAX. ``mode='clip'``
-    clamps, ``mode='wrap'`` wraps around."""
+    flattened array), as ``jax.numpy.take``: negative indices count from the
+    end; by default (``mode=None`` or ``'fill'``) an index out of range reads
+    ``fill_value`` (default NaN for floats, the most negative / largest
+    integer, True for bool). ``mode='clip'`` clamps, ``mode='wrap'`` wraps
+    around, and ``mode='raise'`` raises IndexError for out-of-range static
+    indices (numpy's behaviour; traced ones clamp)."""
+    del unique_indices, indices_are_sorted  # hints for XLA; nothing to do
     if out is not None:
         raise NotImplementedError("take: out= is not supported (arrays are immutable)")
     if mode not in (None, "raise", "clip", "wrap", "fill"):
         raise ValueError(f"take: unknown mode {mode!r}")
+    if fill_value is not None and not _ops.is_scalar(fill_value):
+        raise ValueError("take: fill_value must be a scalar")
     if axis is None:
         a = ravel(a)
         axis = 0
     s = _ops.shape_of(a)
     ax = _ops.normalize_axis(axis, len(s))
-    mode = mode or "raise"
+    mode = mode or "fill"
+    n = s[ax]
     if not isinstance(indices, (Array, Tracer)):
         idx = np.asarray(indices)
         if idx.dtype.kind not in "iu":
@@ -392,20 +409,23 @@ def take(
                 idx = idx.astype(np.int32)
             else:
                 raise IndexError(f"take: indices must be integers, not {idx.dtype}")
-        n = s[ax]
         if mode == "raise":
-            indices = _index_plan.static_int_array(idx, n, ax)
+            indices, mode = _index_plan.static_int_array(idx, n, ax), "clip"
         elif mode == "clip":
             indices = np.clip(idx, 0, max(n - 1, 0)).astype(np.int32)
+        elif mode == "fill" and idx.size and n and ((idx >= -n) & (idx < n)).all():
+            # All in range (the common case): no mask to apply.
+            indices = np.where(idx < 0, idx + n, idx).astype(np.int32)
+            mode = "clip"
         else:
             indices = idx.astype(np.int64 if idx.dtype == np.int64 else np.int32)
-            mode = "wrap"
-        if mode != "wrap":
-            mode = "clip"
     elif indices.dtype.kind not in "iu":
         raise IndexError(f"take: indices must be integers, not {indices.dtype}")
     return _ops.apply(
-        _take, (a, indices), (("axis", ax), ("mode", mode)), weak_ref=(0,)
+        _take,
+        (a, indices),
+        (("axis", ax), ("mode", mode), ("fill", fill_value)),
+        weak_ref=(0,),
     )
 
 
