@@ -153,7 +153,8 @@ Status RunInstruction(const c::Instruction& inst,
       std::vector<c::HostCallbackOperand> args;
       args.reserve(ops.size());
       for (const OperandData& d : ops) args.push_back({d.data, d.type});
-      if (out != nullptr) *static_cast<bool*>(out) = true;  // the token
+      // The token: false, as the reference interpreter gives it.
+      if (out != nullptr) *static_cast<bool*>(out) = false;
       return inst.attrs_as<c::HostCallbackAttrs>().callback->Call(args);
     }
     case c::OpKind::kParameter:
