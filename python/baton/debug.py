@@ -66,16 +66,16 @@ from typing import Any, Callable
 import numpy as np
 
 from baton import _baton, tree
-from baton._subtrace import Tracer, is_tracing
+from baton._subtrace import Tracer, fun_name, is_python_scalar, is_tracing
 
 __all__ = ["breakpoint", "callback", "print"]
 
 
 def _is_dynamic(leaf: Any) -> bool:
     """Whether a leaf is an array value (passed through the program)."""
-    return isinstance(leaf, (Tracer, _baton.Array, np.ndarray, np.generic)) or (
-        isinstance(leaf, (bool, int, float)) and not isinstance(leaf, np.bool_)
-    )
+    return isinstance(
+        leaf, (Tracer, _baton.Array, np.ndarray, np.generic)
+    ) or is_python_scalar(leaf)
 
 
 def _as_numpy(leaf: Any) -> np.ndarray:
@@ -84,11 +84,12 @@ def _as_numpy(leaf: Any) -> np.ndarray:
 
 def _run(fn: Callable[..., Any], args: tuple, kwargs: dict, name: str) -> None:
     leaves, treedef = tree.flatten((args, kwargs))
-    dynamic = [i for i, leaf in enumerate(leaves) if _is_dynamic(leaf)]
+    is_dynamic = [_is_dynamic(leaf) for leaf in leaves]
+    dynamic = [i for i, d in enumerate(is_dynamic) if d]
     operands = [leaves[i] for i in dynamic]
     # The closure keeps only the static leaves: the compiled program holds
     # it, and a traced value kept there would keep its trace alive.
-    static = {i: leaf for i, leaf in enumerate(leaves) if not _is_dynamic(leaf)}
+    static = {i: leaf for i, leaf in enumerate(leaves) if not is_dynamic[i]}
     n = len(leaves)
     del leaves
 
@@ -129,7 +130,7 @@ def callback(
         raise TypeError(
             f"debug.callback: callback must be callable, got {type(callback).__name__}"
         )
-    _run(callback, args, kwargs, f"debug.callback({_name_of(callback)})")
+    _run(callback, args, kwargs, f"debug.callback({fun_name(callback)})")
 
 
 class _FormatChecker(string.Formatter):
@@ -217,12 +218,6 @@ def print(
             f"call (ordered=, partitioned=), got args={args!r} kwargs={kwargs!r}"
         )
     return _print
-
-
-def _name_of(fn: Any) -> str:
-    return getattr(fn, "__qualname__", None) or getattr(
-        fn, "__name__", type(fn).__name__
-    )
 
 
 def breakpoint(

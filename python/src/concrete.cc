@@ -108,13 +108,7 @@ std::optional<Literal> Concrete(const std::shared_ptr<TraceFrame>& frame,
 nb::object ConcreteValue(const PyTracer& t) {
   std::optional<Literal> v = Concrete(t.frame, t.tracer.id());
   if (!v) return nb::none();
-  nb::module_ np = nb::module_::import_("numpy");
-  nb::bytes data(static_cast<const char*>(v->untyped_data()),
-                 static_cast<size_t>(v->byte_size()));
-  nb::list shape;
-  for (int64_t d : v->shape().dims()) shape.append(d);
-  return np.attr("frombuffer")(data, NumpyDType(v->dtype()))
-      .attr("reshape")(nb::tuple(shape));
+  return NumpyCopy(v->untyped_data(), v->shape(), v->dtype());
 }
 
 }  // namespace baton::python

@@ -4,6 +4,7 @@
 
 #include <array>
 #include <atomic>
+#include <cstring>
 
 #include "baton/runtime/client.h"
 
@@ -42,6 +43,21 @@ void InitDTypes(nb::module_& m) {
 }
 
 nb::handle NumpyDType(DType t) { return numpy_dtypes[static_cast<int>(t)]; }
+
+nb::object NumpyCopy(const void* data, const Shape& shape, DType dtype) {
+  nb::list dims;
+  for (int64_t d : shape.dims()) dims.append(d);
+  nb::object a = nb::module_::import_("numpy").attr("empty")(
+      nb::tuple(dims), NumpyDType(dtype));
+  const size_t bytes =
+      static_cast<size_t>(shape.num_elements()) * dtype_size(dtype);
+  if (bytes > 0) {
+    const uintptr_t at =
+        nb::cast<uintptr_t>(a.attr("__array_interface__")["data"][0]);
+    std::memcpy(reinterpret_cast<void*>(at), data, bytes);
+  }
+  return a;
+}
 
 DType DTypeFromName(const std::string& name) {
   if (auto t = dtype_from_name(name)) return *t;

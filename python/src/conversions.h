@@ -25,6 +25,9 @@ namespace baton::python {
 void InitDTypes(nb::module_& m);
 // numpy dtype object for `t`.
 nb::handle NumpyDType(DType t);
+// A new, writable numpy array holding a copy of `shape`-many elements of
+// `dtype` read from dense row-major `data` (needs the GIL).
+nb::object NumpyCopy(const void* data, const Shape& shape, DType dtype);
 // The baton dtype named `name` ("float32", "bfloat16", ...); InvalidArgument
 // naming the supported dtypes otherwise.
 DType DTypeFromName(const std::string& name);

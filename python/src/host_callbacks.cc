@@ -18,7 +18,6 @@
 #include <nanobind/stl/string.h>
 #include <nanobind/stl/vector.h>
 
-#include <cstring>
 #include <memory>
 #include <string>
 #include <vector>
@@ -79,20 +78,9 @@ class PyHostCallback final : public compiler::HostCallback {
       ~Leave() { --callbacks_running; }
     } leave;
     try {
-      nb::module_ np = nb::module_::import_("numpy");
       nb::list args;
       for (const compiler::HostCallbackOperand& op : operands) {
-        nb::list shape;
-        for (int64_t d : op.type->shape.dims()) shape.append(d);
-        nb::object a = np.attr("empty")(nb::tuple(shape),
-                                        NumpyDType(op.type->dtype));
-        const size_t bytes = static_cast<size_t>(op.type->byte_size());
-        if (bytes > 0) {
-          const uintptr_t at = nb::cast<uintptr_t>(
-              a.attr("__array_interface__")["data"][0]);
-          std::memcpy(reinterpret_cast<void*>(at), op.data, bytes);
-        }
-        args.append(a);
+        args.append(NumpyCopy(op.data, op.type->shape, op.type->dtype));
       }
       fn_(*args);
       return OkStatus();
