@@ -8,6 +8,7 @@
 #include <nanobind/stl/string.h>
 #include <nanobind/stl/vector.h>
 
+#include "allocation_stacks.h"
 #include "array_caster.h"
 #include "baton/core/error.h"
 #include "baton/runtime/device.h"
@@ -109,6 +110,7 @@ void init_array(nb::module_& m) {
       .def(
           "copy",
           [](const Array& a) {
+            baton::python::AllocationStackScope stacks;  // while profiling
             return baton::ValueOrThrow(
                 baton::CopyArray(a, a.device(), a.memory_kind()));
           },

@@ -7,6 +7,7 @@
 // otherwise), jit (which moves the baton::Donated into its call) later. A
 // marker dropped unspent frees the storage once the work enqueued on it is
 // done. The jit bindings get the C++ object with nb::cast<baton::Donated&>.
+#include "allocation_stacks.h"
 #include "donation.h"
 
 #include <nanobind/stl/string.h>
@@ -83,6 +84,7 @@ Array Put(Donated& d, nb::handle device_arg, nb::handle kind_arg) {
                          : MemoryKindFromName(nb::cast<std::string>(kind_arg));
   src.impl()->SetDonationTarget("device_put");
   Array adopted = Adopt(d);
+  baton::python::AllocationStackScope stacks;  // while profiling
   if (device == adopted.device() && kind == adopted.memory_kind()) {
     return adopted;
   }

@@ -26,6 +26,7 @@
 // bt.clear_caches() drops every cache. Thread-safety: calls may come from
 // any thread; the cache has its own mutex, which is never held while Python
 // code runs (so the garbage collector may traverse it at any time).
+#include "allocation_stacks.h"
 #include "baton/jit/jit.h"
 
 #include <nanobind/stl/string.h>
@@ -206,6 +207,7 @@ void JitFunction::CheckInPlace(const cpu::CpuExecutable& exe) const {
 std::shared_ptr<const Entry> JitFunction::Compile(nb::handle self,
                                                   PyObject* args,
                                                   PyObject* kwargs, Parsed& p) {
+  baton::python::AllocationStackScope stacks;  // while profiling
   auto frame = std::make_shared<TraceFrame>(p.device, name_);
   nb::list tracers;
   for (size_t i = 0; i < p.sig.specs.size(); ++i) {
@@ -274,6 +276,7 @@ std::shared_ptr<const Entry> JitFunction::Lower(nb::handle self, PyObject* args,
 
 nb::object JitFunction::Call(nb::handle self, PyObject* args,
                              PyObject* kwargs) {
+  baton::python::AllocationStackScope stacks;  // while profiling
   if (IsTracing()) {
     // Inside another trace: inline (the outer trace captures arrays and
     // consumes nothing).

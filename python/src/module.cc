@@ -22,4 +22,5 @@ NB_MODULE(_baton, m) {
   init_jit(m);
   init_transforms(m);
   init_host_callbacks(m);
+  init_profiler(m);
 }

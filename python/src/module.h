@@ -22,3 +22,4 @@ void init_compiled(nb::module_& m);    // compiled.cc: Lowered, Compiled
 void init_jit(nb::module_& m);         // jit.cc (after tracer, donation)
 void init_transforms(nb::module_& m);  // transforms.cc (after tracer)
 void init_host_callbacks(nb::module_& m);  // host_callbacks.cc (after tracer)
+void init_profiler(nb::module_& m);      // profiler.cc

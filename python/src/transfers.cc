@@ -10,6 +10,7 @@
 #include <memory>
 #include <vector>
 
+#include "allocation_stacks.h"
 #include "array_caster.h"
 #include "baton/core/error.h"
 #include "baton/runtime/copy_into.h"
@@ -78,6 +79,7 @@ void CheckOwnedStorage(const Array& into) {
 Array PutNumpy(nb::handle array, const std::string& dtype_name,
                nb::handle device_arg, const std::string& kind_name,
                bool may_alias) {
+  baton::python::AllocationStackScope stacks;  // while profiling
   const DType dtype = DTypeFromName(dtype_name);
   Device* device = ResolveDevice(device_arg);
   const MemoryKind kind = MemoryKindFromName(kind_name);
@@ -106,6 +108,7 @@ Array PutNumpy(nb::handle array, const std::string& dtype_name,
 
 Array PutNumpyInto(nb::handle array, const std::string& dtype_name,
                    const Array& into) {
+  baton::python::AllocationStackScope stacks;  // while profiling
   const DType dtype = DTypeFromName(dtype_name);
   CheckOwnedStorage(into);
   ScopedBuffer buf = GetBuffer(array, PyBUF_ND);
@@ -120,11 +123,13 @@ Array PutNumpyInto(nb::handle array, const std::string& dtype_name,
 
 Array CopyArrayTo(const Array& src, nb::handle device_arg,
                   const std::string& kind_name) {
+  baton::python::AllocationStackScope stacks;  // while profiling
   return ValueOrThrow(
       CopyArray(src, ResolveDevice(device_arg), MemoryKindFromName(kind_name)));
 }
 
 Array CopyInto(const Array& src, const Array& into) {
+  baton::python::AllocationStackScope stacks;  // while profiling
   CheckOwnedStorage(into);
   Result<Array> r = Status();
   {
@@ -143,6 +148,7 @@ Shape ShapeFrom(const std::vector<int64_t>& dims) {
 Array EmptyArray(const std::vector<int64_t>& dims,
                  const std::string& dtype_name, nb::handle device_arg,
                  const std::string& kind_name) {
+  baton::python::AllocationStackScope stacks;  // while profiling
   return ValueOrThrow(Empty(ShapeFrom(dims), DTypeFromName(dtype_name),
                             ResolveDevice(device_arg),
                             MemoryKindFromName(kind_name)));
@@ -151,6 +157,7 @@ Array EmptyArray(const std::vector<int64_t>& dims,
 Array FullArray(const std::vector<int64_t>& dims, const std::string& dtype_name,
                 nb::bytes value, nb::handle device_arg,
                 const std::string& kind_name) {
+  baton::python::AllocationStackScope stacks;  // while profiling
   const DType dtype = DTypeFromName(dtype_name);
   if (value.size() != dtype_size(dtype)) {
     ThrowIfError(InvalidArgument(

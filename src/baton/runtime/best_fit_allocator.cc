@@ -196,6 +196,26 @@ size_t BestFitAllocator::BlockSize(const void* ptr) const {
   return it == live_.end() ? 0 : it->second->size;
 }
 
+std::vector<BestFitAllocator::RegionView> BestFitAllocator::Regions() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  std::vector<RegionView> out;
+  out.reserve(regions_.size());
+  for (const auto& r : regions_) {
+    RegionView v;
+    v.base = r->base;
+    v.size = r->size;
+    for (const Block* b = r->first; b != nullptr; b = b->next) {
+      using S = RegionView::Block::State;
+      const S state = b->state == Block::State::kFree   ? S::kFree
+                      : b->state == Block::State::kLive ? S::kLive
+                                                        : S::kPending;
+      v.blocks.push_back({b->ptr, b->size, state});
+    }
+    out.push_back(std::move(v));
+  }
+  return out;
+}
+
 AllocatorStats BestFitAllocator::stats() const {
   std::lock_guard<std::mutex> lock(mu_);
   return stats_;

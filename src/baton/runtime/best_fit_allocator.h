@@ -103,6 +103,19 @@ class BestFitAllocator {
   // reused (the request rounded up to the granularity).
   size_t RoundedSize(size_t bytes) const;
 
+  // The regions and their blocks in address order, for memory snapshots.
+  struct RegionView {
+    const char* base = nullptr;
+    size_t size = 0;
+    struct Block {
+      const char* ptr;
+      size_t size;
+      enum class State { kFree, kLive, kPending } state;
+    };
+    std::vector<Block> blocks;
+  };
+  std::vector<RegionView> Regions() const;
+
   AllocatorStats stats() const;
   void ResetPeak();  // peak := current bytes_in_use
   // Returns fully free regions to the provider; returns the bytes released.

@@ -41,9 +41,15 @@ Result<Array> CopyArrayInto(const Array& src, const Array& into) {
   void* to = taken.buffer->data();
   const void* from = hold.data();
   const int device_id = device->id();
+  const TraceTrack track =
+      &q == &device->queue(QueueKind::kCompute)        ? TraceTrack::kCompute
+      : &q == &device->queue(QueueKind::kHostToDevice) ? TraceTrack::kHostToDevice
+                                                       : TraceTrack::kDeviceToHost;
+  taken.buffer->memory_space()->RecordUse(TraceRecord::Kind::kOverwrite, to,
+                                          "device_put(into=)");
   Event done = q.Enqueue(hold.dependencies(), [to, from, n,
                                                wait = std::move(taken.wait_for),
-                                               device_id, kind]() {
+                                               device_id, track, kind]() {
     // Order after the old value's users; their errors do not matter,
     // the old value is being replaced.
     (void)WaitAll(wait);
@@ -51,9 +57,8 @@ Result<Array> CopyArrayInto(const Array& src, const Array& into) {
     ParallelCopy(to, from, n);
     auto& rec = TraceRecorder::Global();
     if (rec.enabled()) {
-      rec.Record(TraceRecord{TraceRecord::Kind::kTransfer, begin,
-                             TraceRecorder::NowNs(), device_id, kind,
-                             static_cast<int64_t>(n), 0, "device_put(into=)"});
+      rec.RecordTransfer(begin, device_id, track, kind,
+                         static_cast<int64_t>(n), "device_put(into=)");
     }
     return OkStatus();
   });

@@ -17,14 +17,7 @@ int64_t PhysicalMemoryBytes() {
   return bytes;
 }
 
-void RecordTrace(TraceRecord::Kind kind, int device_id, MemoryKind mk,
-                 int64_t bytes, const void* ptr, std::string label) {
-  auto& rec = TraceRecorder::Global();
-  if (!rec.enabled()) return;
-  const int64_t now = TraceRecorder::NowNs();
-  rec.Record(TraceRecord{kind, now, now, device_id, mk, bytes,
-                         reinterpret_cast<uint64_t>(ptr), std::move(label)});
-}
+std::atomic<uint64_t> next_allocation_id{1};
 
 }  // namespace
 
@@ -53,41 +46,87 @@ MemorySpace::MemorySpace(std::string device_name, int device_id,
       allocator_(provider_.get()) {}
 
 Result<void*> MemorySpace::Allocate(size_t bytes, int queue_id,
-                                    std::string label) {
+                                    AllocationLabel label) {
   if (AllocationFaults::ShouldFailThisAllocation()) {
-    return ResourceExhausted(OutOfMemoryMessage(bytes, label) +
+    return ResourceExhausted(OutOfMemoryMessage(bytes, label.text) +
                              " (failure injected by the AllocationFaults "
                              "test hook)");
   }
   Result<void*> r = allocator_.Allocate(bytes, queue_id, limit_.load());
   if (!r.ok()) {
-    return ResourceExhausted(OutOfMemoryMessage(bytes, label) +
+    return ResourceExhausted(OutOfMemoryMessage(bytes, label.text) +
                              (r.status().message().empty()
                                   ? ""
                                   : " (" + r.status().message() + ")"));
   }
-  const int64_t size = static_cast<int64_t>(allocator_.BlockSize(r.value()));
-  RecordTrace(TraceRecord::Kind::kAlloc, device_id_, kind_, size, r.value(),
-              label);
+  LiveAllocation a;
+  a.id = next_allocation_id.fetch_add(1, std::memory_order_relaxed);
+  a.address = reinterpret_cast<uint64_t>(r.value());
+  a.bytes = static_cast<int64_t>(allocator_.BlockSize(r.value()));
+  a.kind = label.kind;
+  a.label = std::move(label.text);
+  a.api = label.api;
+  const bool recording = TraceRecorder::Global().enabled();
+  if (recording) {
+    a.time_ns = TraceRecorder::NowNs();
+    a.stack = AllocationSite::Current();
+    RecordMemoryEvent(TraceRecord::Kind::kAlloc, a);
+  }
   std::lock_guard<std::mutex> lock(mu_);
-  labels_[r.value()] = std::move(label);
+  live_[r.value()] = std::move(a);
   return r;
 }
 
-void MemorySpace::Free(void* ptr) {
-  std::string label;
+void MemorySpace::RecordMemoryEvent(TraceRecord::Kind kind,
+                                    const LiveAllocation& a) const {
+  TraceRecord t;
+  t.kind = kind;
+  t.begin_ns = t.end_ns = TraceRecorder::NowNs();
+  t.device_id = device_id_;
+  t.memory_kind = kind_;
+  t.bytes = a.bytes;
+  t.address = a.address;
+  t.allocation_id = a.id;
+  t.allocation_kind = a.kind;
+  t.label = a.label;
+  t.api = a.api;
+  t.stack = a.stack;
+  if (kind == TraceRecord::Kind::kAlloc || kind == TraceRecord::Kind::kFree) {
+    t.bytes_in_use = allocator_.stats().bytes_in_use;
+  }
+  TraceRecorder::Global().Record(std::move(t));
+}
+
+void MemorySpace::RecordUse(TraceRecord::Kind kind, const void* ptr,
+                            const std::string& what) const {
+  if (!TraceRecorder::Global().enabled()) return;
+  LiveAllocation a;
   {
     std::lock_guard<std::mutex> lock(mu_);
-    auto it = labels_.find(ptr);
-    if (it != labels_.end()) {
-      label = std::move(it->second);
-      labels_.erase(it);
+    auto it = live_.find(ptr);
+    if (it != live_.end()) a = it->second;
+  }
+  a.address = reinterpret_cast<uint64_t>(ptr);
+  if (a.bytes == 0) a.bytes = static_cast<int64_t>(allocator_.BlockSize(ptr));
+  if (!what.empty()) a.label = a.label.empty() ? what : a.label + " -> " + what;
+  RecordMemoryEvent(kind, a);
+}
+
+void MemorySpace::Free(void* ptr) {
+  LiveAllocation a;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    auto it = live_.find(ptr);
+    if (it != live_.end()) {
+      a = std::move(it->second);
+      live_.erase(it);
     }
   }
-  const int64_t size = static_cast<int64_t>(allocator_.BlockSize(ptr));
   allocator_.Free(ptr);
-  RecordTrace(TraceRecord::Kind::kFree, device_id_, kind_, size, ptr,
-              std::move(label));
+  if (TraceRecorder::Global().enabled()) {
+    a.address = reinterpret_cast<uint64_t>(ptr);
+    RecordMemoryEvent(TraceRecord::Kind::kFree, a);
+  }
 }
 
 void MemorySpace::FreeAfter(void* ptr, const std::vector<Event>& pending) {
@@ -103,20 +142,67 @@ void MemorySpace::FreeAfter(void* ptr, const std::vector<Event>& pending) {
   for (const Event& e : live) {
     if (e.queue_id() != queue) queue = kNoQueue;
   }
-  // The label goes now: the block is no longer a live array, even though its
-  // bytes stay counted until the work ends (or a same-queue allocation takes
-  // them over).
+  // The block stops being live now: its owner is gone, even though its bytes
+  // stay counted until the work ends (or a same-queue allocation takes them
+  // over). Its free is recorded when they stop being counted.
+  LiveAllocation a;
   {
     std::lock_guard<std::mutex> lock(mu_);
-    labels_.erase(ptr);
+    auto it = live_.find(ptr);
+    if (it != live_.end()) {
+      a = std::move(it->second);
+      live_.erase(it);
+    }
   }
-  const int64_t size = static_cast<int64_t>(allocator_.BlockSize(ptr));
+  a.address = reinterpret_cast<uint64_t>(ptr);
   const BestFitAllocator::PendingToken token =
       allocator_.FreeWhenDone(ptr, queue);
-  JoinEvents(live).OnReady([this, token, size, ptr](const Status&) {
+  JoinEvents(live).OnReady([this, token, a = std::move(a)](const Status&) {
     allocator_.CompletePending(token);
-    RecordTrace(TraceRecord::Kind::kFree, device_id_, kind_, size, ptr, "");
+    if (TraceRecorder::Global().enabled()) {
+      RecordMemoryEvent(TraceRecord::Kind::kFree, a);
+    }
   });
+}
+
+std::vector<LiveAllocation> MemorySpace::LiveAllocations() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  std::vector<LiveAllocation> out;
+  out.reserve(live_.size());
+  for (const auto& [ptr, a] : live_) out.push_back(a);
+  std::sort(out.begin(), out.end(),
+            [](const LiveAllocation& x, const LiveAllocation& y) {
+              return x.id < y.id;
+            });
+  return out;
+}
+
+std::vector<SegmentInfo> MemorySpace::Segments() const {
+  const std::vector<BestFitAllocator::RegionView> regions = allocator_.Regions();
+  std::lock_guard<std::mutex> lock(mu_);
+  std::vector<SegmentInfo> out;
+  out.reserve(regions.size());
+  for (const auto& r : regions) {
+    SegmentInfo seg;
+    seg.address = reinterpret_cast<uint64_t>(r.base);
+    seg.size = static_cast<int64_t>(r.size);
+    for (const auto& b : r.blocks) {
+      SegmentInfo::Block blk;
+      blk.offset = b.ptr - r.base;
+      blk.size = static_cast<int64_t>(b.size);
+      using S = BestFitAllocator::RegionView::Block::State;
+      blk.state = b.state == S::kFree   ? SegmentInfo::Block::State::kFree
+                  : b.state == S::kLive ? SegmentInfo::Block::State::kLive
+                                        : SegmentInfo::Block::State::kPending;
+      if (blk.state == SegmentInfo::Block::State::kLive) {
+        auto it = live_.find(b.ptr);
+        if (it != live_.end()) blk.allocation_id = it->second.id;
+      }
+      seg.blocks.push_back(blk);
+    }
+    out.push_back(std::move(seg));
+  }
+  return out;
 }
 
 MemoryStats MemorySpace::stats() const {
@@ -153,9 +239,7 @@ std::string MemorySpace::OutOfMemoryMessage(size_t bytes,
   std::vector<std::pair<int64_t, std::string>> live;
   {
     std::lock_guard<std::mutex> lock(mu_);
-    for (const auto& [ptr, l] : labels_) {
-      live.emplace_back(static_cast<int64_t>(allocator_.BlockSize(ptr)), l);
-    }
+    for (const auto& [ptr, a] : live_) live.emplace_back(a.bytes, a.label);
   }
   std::sort(live.begin(), live.end(),
             [](const auto& a, const auto& b) { return a.first > b.first; });

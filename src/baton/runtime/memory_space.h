@@ -25,8 +25,10 @@
 
 #include "baton/core/memory_kind.h"
 #include "baton/core/status.h"
+#include "baton/runtime/allocation_site.h"
 #include "baton/runtime/best_fit_allocator.h"
 #include "baton/runtime/event.h"
+#include "baton/runtime/trace_recorder.h"
 
 namespace baton {
 
@@ -37,6 +39,31 @@ struct MemoryStats {
   int64_t largest_alloc_size = 0;
   int64_t bytes_limit = 0;  // the set limit, else the machine's memory
   int64_t bytes_reserved = 0;
+};
+
+// One live allocation, as the profiler sees it.
+struct LiveAllocation {
+  uint64_t id = 0;  // unique per allocation, in allocation order
+  uint64_t address = 0;
+  int64_t bytes = 0;  // the block's rounded size (what bytes_in_use counts)
+  AllocationKind kind = AllocationKind::kArray;
+  std::string label;
+  const char* api = "";
+  int64_t time_ns = 0;  // TraceRecorder::NowNs(); 0 if not recording then
+  std::shared_ptr<const CallStack> stack;  // null unless recording then
+};
+
+// One region of a memory space and its blocks, for memory snapshots.
+struct SegmentInfo {
+  struct Block {
+    int64_t offset = 0;
+    int64_t size = 0;
+    enum class State { kFree, kLive, kPending } state = State::kFree;
+    uint64_t allocation_id = 0;  // kLive: the LiveAllocation's id, else 0
+  };
+  uint64_t address = 0;
+  int64_t size = 0;
+  std::vector<Block> blocks;  // in address order
 };
 
 class MemorySpace {
@@ -52,12 +79,23 @@ class MemorySpace {
 
   // Allocates `bytes` for work that will first touch it on queue `queue_id`
   // (kNoQueue: the host writes it directly). `label` ("float32(8, 1024)")
-  // names the allocation in out-of-memory messages and traces.
-  Result<void*> Allocate(size_t bytes, int queue_id, std::string label);
+  // names the allocation in out-of-memory messages, traces and profiles;
+  // while a recording is active it also keeps the thread's AllocationSite.
+  Result<void*> Allocate(size_t bytes, int queue_id, AllocationLabel label);
   // Frees now; the memory must not be in use.
   void Free(void* ptr);
   // Frees once every event in `pending` is ready (see class comment).
   void FreeAfter(void* ptr, const std::vector<Event>& pending);
+
+  // Records a donation or overwrite of the live block at `ptr` (a no-op
+  // unless a recording is active); `what` names the new owner.
+  void RecordUse(TraceRecord::Kind kind, const void* ptr,
+                 const std::string& what) const;
+
+  int device_id() const { return device_id_; }
+  // Every live allocation (pending frees are not: their owner is gone).
+  std::vector<LiveAllocation> LiveAllocations() const;
+  std::vector<SegmentInfo> Segments() const;
 
   MemoryStats stats() const;
   void ResetPeak();
@@ -69,6 +107,7 @@ class MemorySpace {
 
  private:
   std::string OutOfMemoryMessage(size_t bytes, const std::string& label) const;
+  void RecordMemoryEvent(TraceRecord::Kind kind, const LiveAllocation& a) const;
 
   const std::string device_name_;
   const int device_id_;
@@ -77,7 +116,7 @@ class MemorySpace {
   BestFitAllocator allocator_;
   std::atomic<int64_t> limit_{BestFitAllocator::kNoLimit};
   mutable std::mutex mu_;
-  std::unordered_map<const void*, std::string> labels_;  // guarded by mu_
+  std::unordered_map<const void*, LiveAllocation> live_;  // guarded by mu_
 };
 
 // Human-readable byte count: "32.0 MiB".

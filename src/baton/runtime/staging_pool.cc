@@ -11,7 +11,10 @@ Result<void*> StagingPool::Reserve(size_t bytes) {
     cv_.wait(lock, [&] { return reserved_ + bytes <= capacity_; });
     reserved_ += bytes;
   }
-  Result<void*> chunk = space_->Allocate(bytes, kNoQueue, "staging chunk");
+  Result<void*> chunk = space_->Allocate(
+      bytes, kNoQueue,
+      AllocationLabel("staging chunk", AllocationKind::kStaging,
+                      "baton::StagingPool"));
   if (!chunk.ok()) {
     std::lock_guard<std::mutex> lock(mu_);
     reserved_ -= bytes;

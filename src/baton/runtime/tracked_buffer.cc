@@ -14,7 +14,7 @@ TrackedBuffer::TrackedBuffer(MemorySpace* space, void* data, size_t bytes,
       definition_(Event::Ready()) {}
 
 Result<std::shared_ptr<TrackedBuffer>> TrackedBuffer::Allocate(
-    MemorySpace* space, size_t bytes, int queue_id, std::string label) {
+    MemorySpace* space, size_t bytes, int queue_id, AllocationLabel label) {
   BATON_ASSIGN_OR_RETURN(void* data,
                          space->Allocate(bytes, queue_id, std::move(label)));
   return std::shared_ptr<TrackedBuffer>(

@@ -47,7 +47,7 @@ class TrackedBuffer {
   static Result<std::shared_ptr<TrackedBuffer>> Allocate(MemorySpace* space,
                                                          size_t bytes,
                                                          int queue_id,
-                                                         std::string label);
+                                                         AllocationLabel label);
   // Wraps caller-owned memory; `on_release` runs (on some thread) once the
   // buffer is destroyed and all work on it is done.
   static std::shared_ptr<TrackedBuffer> Borrow(MemorySpace* space, void* data,

@@ -23,21 +23,29 @@ std::string Label(const Shape& shape, DType dtype) {
   return std::string(dtype_name(dtype)) + shape.to_string();
 }
 
-// Wraps a queue task so it appears in traces as a transfer.
+// Wraps a queue task so it appears in traces as a transfer on `track`.
 std::function<Status()> Traced(std::function<Status()> fn, int device_id,
-                               MemoryKind kind, int64_t bytes,
-                               std::string label) {
-  return [fn = std::move(fn), device_id, kind, bytes,
+                               TraceTrack track, MemoryKind kind,
+                               int64_t bytes, std::string label) {
+  return [fn = std::move(fn), device_id, track, kind, bytes,
           label = std::move(label)]() {
     auto& rec = TraceRecorder::Global();
     if (!rec.enabled()) return fn();
     const int64_t begin = TraceRecorder::NowNs();
     Status s = fn();
-    rec.Record(TraceRecord{TraceRecord::Kind::kTransfer, begin,
-                           TraceRecorder::NowNs(), device_id, kind, bytes, 0,
-                           label});
+    rec.RecordTransfer(begin, device_id, track, kind, bytes, label);
     return s;
   };
+}
+
+TraceTrack TrackOf(Device* device, const WorkQueue& q) {
+  if (&q == &device->queue(QueueKind::kHostToDevice)) {
+    return TraceTrack::kHostToDevice;
+  }
+  if (&q == &device->queue(QueueKind::kDeviceToHost)) {
+    return TraceTrack::kDeviceToHost;
+  }
+  return TraceTrack::kCompute;
 }
 
 Status CheckHostBuffer(const HostBuffer& host) {
@@ -71,14 +79,18 @@ Result<Array> DevicePut(const HostBuffer& host, Device* device,
   }
   if (semantics == HostBufferSemantics::kSnapshot) {
     BATON_ASSIGN_OR_RETURN(
-        auto buffer, TrackedBuffer::Allocate(space, n, kNoQueue,
-                                             Label(host.shape, host.dtype)));
+        auto buffer, TrackedBuffer::Allocate(
+                                 space, n, kNoQueue,
+                                 AllocationLabel(Label(host.shape, host.dtype),
+                                                 AllocationKind::kArray,
+                                                 "baton::DevicePut")));
     const int64_t begin = TraceRecorder::NowNs();
     ParallelCopy(buffer->data(), host.data, n);
     if (TraceRecorder::Global().enabled()) {
-      TraceRecorder::Global().Record(TraceRecord{
-          TraceRecord::Kind::kTransfer, begin, TraceRecorder::NowNs(),
-          device->id(), kind, static_cast<int64_t>(n), 0, "device_put"});
+      TraceRecorder::Global().RecordTransfer(begin, device->id(),
+                                             TraceTrack::kHost, kind,
+                                             static_cast<int64_t>(n),
+                                             "device_put");
     }
     if (on_done) on_done();
     return Array(ArrayImpl::Create(device, kind, host.shape, host.dtype,
@@ -88,7 +100,10 @@ Result<Array> DevicePut(const HostBuffer& host, Device* device,
   WorkQueue& q = device->queue(QueueKind::kHostToDevice);
   BATON_ASSIGN_OR_RETURN(
       auto buffer,
-      TrackedBuffer::Allocate(space, n, q.id(), Label(host.shape, host.dtype)));
+      TrackedBuffer::Allocate(space, n, q.id(),
+                              AllocationLabel(Label(host.shape, host.dtype),
+                                              AllocationKind::kArray,
+                                              "baton::DevicePut")));
   void* dst = buffer->data();
   const void* src = host.data;
   Event done = q.Enqueue(
@@ -98,7 +113,8 @@ Result<Array> DevicePut(const HostBuffer& host, Device* device,
                 if (on_done) on_done();
                 return OkStatus();
               },
-              device->id(), kind, static_cast<int64_t>(n), "device_put"));
+              device->id(), TraceTrack::kHostToDevice, kind,
+              static_cast<int64_t>(n), "device_put"));
   buffer->SetDefinitionEvent(done);
   return Array(ArrayImpl::Create(device, kind, host.shape, host.dtype,
                                  std::move(buffer)));
@@ -121,6 +137,9 @@ Result<Array> DevicePutInto(const HostBuffer& host, const Array& into) {
       old->TakeExclusive({ConsumedReason::Kind::kOverwritten,
                           "device_put(into=...)"}));
   Device* device = old->device();
+  taken.buffer->memory_space()->RecordUse(TraceRecord::Kind::kOverwrite,
+                                          taken.buffer->data(),
+                                          "device_put(into=)");
   const size_t n = host.nbytes();
   char* dst = static_cast<char*>(taken.buffer->data());
   const char* src = static_cast<const char*>(host.data);
@@ -147,8 +166,8 @@ Result<Array> DevicePutInto(const HostBuffer& host, const Array& into) {
                     staging.Release(chunk, c);
                     return OkStatus();
                   },
-                  device->id(), old->memory_kind(), static_cast<int64_t>(c),
-                  "device_put(into=)"));
+                  device->id(), TraceTrack::kHostToDevice, old->memory_kind(),
+                  static_cast<int64_t>(c), "device_put(into=)"));
       copied += c;
     }
   }
@@ -175,7 +194,9 @@ Result<Array> CopyArray(const Array& src, Device* device, MemoryKind kind) {
   BATON_ASSIGN_OR_RETURN(
       auto buffer,
       TrackedBuffer::Allocate(&device->memory_space(kind), n, q.id(),
-                              Label(src.shape(), src.dtype())));
+                              AllocationLabel(Label(src.shape(), src.dtype()),
+                                              AllocationKind::kArray,
+                                              "baton::CopyArray")));
   void* to = buffer->data();
   const void* from = hold.data();
   Event done = q.Enqueue(
@@ -185,7 +206,8 @@ Result<Array> CopyArray(const Array& src, Device* device, MemoryKind kind) {
             ParallelCopy(to, from, n);
             return OkStatus();
           },
-          device->id(), kind, static_cast<int64_t>(n), "copy"),
+          device->id(), TrackOf(device, q), kind, static_cast<int64_t>(n),
+          "copy"),
       DispatchForCopy(n));
   hold.Finish(done);
   buffer->SetDefinitionEvent(done);
@@ -211,8 +233,8 @@ Result<Event> CopyToHostAsync(const Array& src, void* dst, size_t dst_bytes) {
             ParallelCopy(dst, from, n);
             return OkStatus();
           },
-          src.device()->id(), src.memory_kind(), static_cast<int64_t>(n),
-          "device_get"),
+          src.device()->id(), TraceTrack::kDeviceToHost, src.memory_kind(),
+          static_cast<int64_t>(n), "device_get"),
       DispatchForCopy(n));
   hold.Finish(done);
   return done;
@@ -230,7 +252,10 @@ Result<Array> Empty(const Shape& shape, DType dtype, Device* device,
   BATON_ASSIGN_OR_RETURN(auto buffer,
                          TrackedBuffer::Allocate(&device->memory_space(kind),
                                                  n, kNoQueue,
-                                                 Label(shape, dtype)));
+                                                 AllocationLabel(
+                                                     Label(shape, dtype),
+                                                     AllocationKind::kArray,
+                                                     "baton::Empty")));
   return Array(ArrayImpl::Create(device, kind, shape, dtype, std::move(buffer)));
 }
 
@@ -244,7 +269,9 @@ Result<Array> Full(const Shape& shape, DType dtype, const void* value,
       auto buffer,
       TrackedBuffer::Allocate(&device->memory_space(kind),
                               static_cast<size_t>(count) * elem, q.id(),
-                              Label(shape, dtype)));
+                              AllocationLabel(Label(shape, dtype),
+                                              AllocationKind::kArray,
+                                              "baton::Full")));
   uint64_t pattern = 0;
   std::memcpy(&pattern, value, elem);
   char* dst = static_cast<char*>(buffer->data());

@@ -73,9 +73,11 @@ Result<std::shared_ptr<ConstantBuffer>> ConstantCache::Get(
       auto buffer,
       TrackedBuffer::Allocate(&device->memory_space(MemoryKind::kDevice), bytes,
                               kNoQueue,
-                              "constant " +
+                              AllocationLabel(
                                   std::string(dtype_name(literal.dtype())) +
-                                  literal.shape().to_string()));
+                                      literal.shape().to_string(),
+                                  AllocationKind::kConstant,
+                                  "baton::cpu::ConstantCache")));
   ParallelCopy(buffer->data(), literal.untyped_data(), bytes);
   auto constant = std::shared_ptr<ConstantBuffer>(new ConstantBuffer());
   constant->buffer_ = std::move(buffer);

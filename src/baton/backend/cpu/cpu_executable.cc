@@ -313,8 +313,34 @@ Result<std::vector<Array>> CpuExecutable::Execute(
     deps.insert(deps.end(), d.begin(), d.end());
   }
 
-  // 2. Output storage: donated storage where assigned, else fresh.
   WorkQueue& queue = device_->queue(QueueKind::kCompute);
+  // 2. Temporary arenas (freed right after enqueue; stream-ordered reuse
+  // makes them available to the next call on this queue at once). They are
+  // taken before the outputs: the previous call's arena is pending on this
+  // queue, and a small output allocated first would take a slice of it, so
+  // that this call's arena no longer fits there and the peak holds two.
+  std::array<void*, kNumMemoryKinds> arenas{};
+  for (int k = 0; k < kNumMemoryKinds; ++k) {
+    const int64_t bytes = assignment_.temp_arena_bytes[k];
+    if (bytes == 0) continue;
+    Result<void*> arena = device_->memory_space(static_cast<MemoryKind>(k))
+                              .Allocate(static_cast<size_t>(bytes), queue.id(),
+                                        AllocationLabel(
+                                            temp_label_,
+                                            AllocationKind::kTemporary,
+                                            "baton::cpu::CpuExecutable::Execute"));
+    if (!arena.ok()) {
+      for (int j = 0; j < k; ++j) {
+        if (arenas[j]) device_->memory_space(static_cast<MemoryKind>(j)).Free(arenas[j]);
+      }
+      holds.clear();
+      give_back();
+      return arena.status();
+    }
+    arenas[k] = arena.value();
+  }
+
+  // 3. Output storage: donated storage where assigned, else fresh.
   const auto& obufs = assignment_.output_buffers;
   std::vector<std::shared_ptr<TrackedBuffer>> out_buffers(obufs.size());
   for (size_t b = 0; b < obufs.size(); ++b) {
@@ -325,35 +351,19 @@ Result<std::vector<Array>> CpuExecutable::Execute(
     const compiler::ValueType& t = obufs[b].type;
     Result<std::shared_ptr<TrackedBuffer>> buf = TrackedBuffer::Allocate(
         &device_->memory_space(t.memory_kind),
-        static_cast<size_t>(t.byte_size()), queue.id(), output_labels_[b]);
+        static_cast<size_t>(t.byte_size()), queue.id(),
+        AllocationLabel(output_labels_[b], AllocationKind::kArray,
+                        "baton::cpu::CpuExecutable::Execute"));
     if (!buf.ok()) {
       out_buffers.clear();  // freed at once: never used
+      for (int k = 0; k < kNumMemoryKinds; ++k) {
+        if (arenas[k]) device_->memory_space(static_cast<MemoryKind>(k)).Free(arenas[k]);
+      }
       holds.clear();
       give_back();
       return buf.status();
     }
     out_buffers[b] = std::move(buf).value();
-  }
-
-  // 3. Temporary arenas (freed right after enqueue; stream-ordered reuse
-  // makes them available to the next call on this queue at once).
-  std::array<void*, kNumMemoryKinds> arenas{};
-  for (int k = 0; k < kNumMemoryKinds; ++k) {
-    const int64_t bytes = assignment_.temp_arena_bytes[k];
-    if (bytes == 0) continue;
-    Result<void*> arena = device_->memory_space(static_cast<MemoryKind>(k))
-                              .Allocate(static_cast<size_t>(bytes), queue.id(),
-                                        temp_label_);
-    if (!arena.ok()) {
-      for (int j = 0; j < k; ++j) {
-        if (arenas[j]) device_->memory_space(static_cast<MemoryKind>(j)).Free(arenas[j]);
-      }
-      out_buffers.clear();
-      holds.clear();
-      give_back();
-      return arena.status();
-    }
-    arenas[k] = arena.value();
   }
 
   // 4. Where each value lives in this call (output-copy targets appended).
@@ -394,9 +404,14 @@ Result<std::vector<Array>> CpuExecutable::Execute(
         const int64_t begin = rec.enabled() ? TraceRecorder::NowNs() : 0;
         Status s = self->Run(value_data, device_arena);
         if (rec.enabled()) {
-          rec.Record(TraceRecord{TraceRecord::Kind::kExecute, begin,
-                                 TraceRecorder::NowNs(), device_id,
-                                 MemoryKind::kDevice, 0, 0, self->name_});
+          TraceRecord t;
+          t.kind = TraceRecord::Kind::kExecute;
+          t.begin_ns = begin;
+          t.end_ns = TraceRecorder::NowNs();
+          t.device_id = device_id;
+          t.track = TraceTrack::kCompute;
+          t.label = self->name_;
+          rec.Record(std::move(t));
         }
         return s;
       },
@@ -412,6 +427,10 @@ Result<std::vector<Array>> CpuExecutable::Execute(
   }
   for (CallArgument& a : args) {
     if (a.donated) {
+      if (!a.taken.buffer->borrowed()) {
+        a.taken.buffer->memory_space()->RecordUse(
+            TraceRecord::Kind::kDonate, a.taken.buffer->data(), name_);
+      }
       a.taken.buffer->ResetForNewOwner(done);
       a.taken.buffer.reset();  // unusable storage is freed once `done` is
     }

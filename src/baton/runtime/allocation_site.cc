@@ -1,0 +1,33 @@
+#include "baton/runtime/allocation_site.h"
+
+namespace baton {
+namespace {
+thread_local AllocationSite* current_site = nullptr;
+}  // namespace
+
+const char* allocation_kind_name(AllocationKind kind) {
+  switch (kind) {
+    case AllocationKind::kArray:
+      return "array";
+    case AllocationKind::kConstant:
+      return "constant";
+    case AllocationKind::kTemporary:
+      return "temporary";
+    case AllocationKind::kStaging:
+      return "staging";
+  }
+  return "array";
+}
+
+AllocationSite::AllocationSite(std::shared_ptr<const CallStack> stack)
+    : stack_(std::move(stack)), outer_(current_site) {
+  current_site = this;
+}
+
+AllocationSite::~AllocationSite() { current_site = outer_; }
+
+std::shared_ptr<const CallStack> AllocationSite::Current() {
+  return current_site ? current_site->stack_ : nullptr;
+}
+
+}  // namespace baton
