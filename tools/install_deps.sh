@@ -14,6 +14,11 @@ APT_PACKAGES=(
   # (libclang_rt.fuzzer, ASan, UBSan), which Debian only recommends (through
   # libclang-common-14-dev), so --no-install-recommends would leave it out.
   clang libclang-rt-14-dev
+  chromium          # headless browser for the memory viewer test
+  # bt.profiler's pprof files are checked against pprof's published schema:
+  # profile.proto (shipped with pprof's Go sources, which also build the real
+  # pprof tool offline with golang-go) compiled by protoc (tests/python/test_pprof.py).
+  protobuf-compiler golang-github-google-pprof-dev golang-go
 )
 
 missing=()

@@ -60,6 +60,7 @@ from baton._device_queries import (
 from baton._abstract_eval import ShapeDtypeStruct, eval_shape, make_jaxpr
 from baton import nn, scipy  # bt.nn, bt.scipy.special (over baton.numpy)
 from baton import debug  # bt.debug.print / callback (host callbacks)
+from baton import profiler  # bt.profiler: pprof, Chrome trace, memory scopes
 
 for _cls in (Array, Device, Donated):
     try:
@@ -118,6 +119,7 @@ __all__ = [
     "ones",
     "process_count",
     "process_index",
+    "profiler",
     "random",
     "remat",
     "reset_peak_memory_stats",

@@ -1,0 +1,645 @@
+"""Seeing memory: profiles, timelines, history and scopes (DESIGN R9, 5.5).
+
+``bt.profiler`` follows ``jax.profiler`` where JAX has the same thing and
+PyTorch's ``torch.cuda.memory`` where it has::
+
+    import baton as bt
+
+    bt.profiler.save_memory_profile("mem.prof")       # pprof: go tool pprof -http
+    with bt.profiler.trace("/tmp/trace") as t:         # Chrome trace / Perfetto JSON
+        step()
+    print(t.path)                                      # /tmp/trace/baton.trace.json
+
+    with bt.profiler.record_memory_history():          # alloc/free history + stacks
+        step()
+        snap = bt.profiler.memory_snapshot()
+    bt.profiler.save_memory_viewer("mem.html", snap)   # one HTML file, no network
+
+    with bt.profiler.memory_scope("step") as s:        # peak of a block, and why
+        step()
+    print(s.summary())
+
+Everything is recorded by the runtime (``baton._baton._profiler``): every
+allocation of every device and memory kind -- arrays, constants of compiled
+programs, temporaries of running programs, transfer staging -- with the
+Python stack of the call that made it while a recording or the history is on.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import threading
+import time
+from collections.abc import Iterator
+from typing import Any
+
+from baton import _baton, _chrome_trace, _pprof
+
+__all__ = [
+    "MemoryScope",
+    "TraceResult",
+    "memory_scope",
+    "memory_snapshot",
+    "record_memory_history",
+    "save_memory_profile",
+    "save_memory_viewer",
+    "start_trace",
+    "stop_trace",
+    "trace",
+]
+
+TRACE_FILE_NAME = "baton.trace.json"
+
+# Allocation stacks leave out baton's own frames (files of this package).
+if hasattr(_baton, "_profiler") and hasattr(_baton._profiler, "_set_internal_prefix"):
+    _baton._profiler._set_internal_prefix(os.path.dirname(__file__) + os.sep)
+
+
+def _p() -> Any:
+    try:
+        return _baton._profiler
+    except AttributeError:
+        raise RuntimeError(
+            "this build of baton has no profiler recording (baton._baton._profiler)"
+        ) from None
+
+
+def _devices() -> list[Any]:
+    return list(_baton.devices())
+
+
+def _device_names() -> dict[int, str]:
+    return {d.id: str(d) for d in _devices()}
+
+
+def _kinds(device: Any) -> tuple[str, ...]:
+    return tuple(getattr(device, "memory_kinds", ("device",)))
+
+
+def _bytes_in_use_now() -> dict[tuple[int, str], int]:
+    """``bytes_in_use`` of every device and memory kind, by (device id, kind)."""
+    return {
+        (d.id, kind): int(_baton.memory_stats(d, kind)["bytes_in_use"])
+        for d in _devices()
+        for kind in _kinds(d)
+    }
+
+
+# --- pprof -------------------------------------------------------------------
+
+
+def save_memory_profile(path: str | os.PathLike[str], backend: Any = None) -> str:
+    """Writes a pprof memory profile of every live allocation to ``path``.
+
+    The file is a gzip-compressed ``perftools.profiles.Profile`` protobuf, as
+    ``jax.profiler.save_device_memory_profile`` writes: one sample per live
+    allocation of every device and memory kind -- arrays, constants of
+    compiled programs, temporaries of programs running now and transfer
+    staging buffers -- with sample types ``allocations/count`` and
+    ``space/bytes`` (values ``[1, bytes]``, ``space`` the default), string
+    labels ``device`` (``"cpu:0"``), ``memory_kind``, ``kind`` (``array``,
+    ``constant``, ``temporary``, ``staging``), ``label``, and for arrays and
+    constants ``dtype`` and ``shape`` (``"(1048576,)"``), numeric labels
+    ``bytes`` and ``id``. Its locations are the stack of the call that
+    allocated (leaf first): Python frames when a recording or the memory
+    history (``record_memory_history``) was on at that moment, otherwise one
+    frame naming baton's API function (file ``<baton>``).
+
+    ``backend`` is accepted for ``jax.profiler`` compatibility and ignored:
+    the profile covers every device. Returns the path written, as a str.
+
+    Example::
+
+        with bt.profiler.record_memory_history():   # to capture Python stacks
+            params = init()
+        bt.profiler.save_memory_profile("mem.prof")
+        # go tool pprof -http=:8080 mem.prof   (or: pprof -top -tags mem.prof)
+    """
+    del backend
+    data = _pprof.memory_profile(
+        _p().live_allocations(), _device_names(), time_nanos=time.time_ns()
+    )
+    path = os.fspath(path)
+    with open(path, "wb") as f:
+        f.write(data)
+    return path
+
+
+# --- Chrome trace ------------------------------------------------------------
+
+
+class TraceResult:
+    """What ``trace`` yields: ``.path``, the JSON file it writes (known from
+    the start, written at the end of the block), and after the block
+    ``.events``, baton's recorded event dicts."""
+
+    def __init__(self, path: str) -> None:
+        self.path = path
+        self.events: list[dict[str, Any]] | None = None
+
+    def __repr__(self) -> str:
+        n = "recording" if self.events is None else f"{len(self.events)} events"
+        return f"TraceResult(path={self.path!r}, {n})"
+
+
+_trace_lock = threading.Lock()
+_trace_state: dict[str, Any] | None = None
+
+
+def _trace_file(path: str | os.PathLike[str]) -> str:
+    path = os.fspath(path)
+    if path.endswith((".json", ".json.gz")):
+        parent = os.path.dirname(path)
+        if parent:
+            os.makedirs(parent, exist_ok=True)
+        return path
+    os.makedirs(path, exist_ok=True)
+    return os.path.join(path, TRACE_FILE_NAME)
+
+
+def start_trace(
+    log_dir: str | os.PathLike[str],
+    create_perfetto_link: bool = False,
+    create_perfetto_trace: bool = False,
+) -> str:
+    """Starts recording a timeline; ``stop_trace()`` writes it.
+
+    ``log_dir`` is a directory (created if needed; the trace goes to
+    ``<log_dir>/baton.trace.json``) or a file name ending in ``.json`` (or
+    ``.json.gz``). One trace at a time, as in ``jax.profiler``;
+    ``create_perfetto_link`` and ``create_perfetto_trace`` are accepted for
+    its signature and ignored (the JSON is what Perfetto loads). Returns the
+    path the trace will be written to.
+
+    Example::
+
+        bt.profiler.start_trace("/tmp/trace")
+        y = f(x).block_until_ready()
+        path = bt.profiler.stop_trace()   # "/tmp/trace/baton.trace.json"
+    """
+    del create_perfetto_link, create_perfetto_trace
+    global _trace_state
+    with _trace_lock:
+        if _trace_state is not None:
+            raise RuntimeError(
+                "a trace is already being recorded (to "
+                f"{_trace_state['path']}); only one trace may run at a time"
+            )
+        path = _trace_file(log_dir)
+        p = _p()
+        start_ns = int(p.now_ns())
+        token = p.start_recording("trace")
+        try:
+            counters = _bytes_in_use_now()
+        except BaseException:
+            p.stop_recording(token)
+            raise
+        _trace_state = {
+            "path": path,
+            "token": token,
+            "start_ns": start_ns,
+            "counters": counters,
+            "names": _device_names(),
+        }
+        return path
+
+
+def stop_trace(result: TraceResult | None = None) -> str:
+    """Stops the trace that ``start_trace`` started and writes it; returns
+    the path of the JSON file.
+
+    The file is Chrome trace JSON (``{"traceEvents": [...], "displayTimeUnit":
+    "ns"}``): a process per device and a thread per queue, ``"X"`` events for
+    executions and transfers, ``"i"`` events for allocations, frees,
+    donations and overwrites, ``"C"`` counters ``bytes_in_use <kind>`` per
+    device. Open it in https://ui.perfetto.dev or chrome://tracing.
+
+    Example::
+
+        bt.profiler.start_trace("step.trace.json")
+        train_step(state, batch)
+        bt.profiler.stop_trace()
+    """
+    global _trace_state
+    with _trace_lock:
+        state = _trace_state
+        if state is None:
+            raise RuntimeError("no trace is being recorded (call start_trace first)")
+        _trace_state = None
+        p = _p()
+        events = p.stop_recording(state["token"])
+        end_ns = int(p.now_ns())
+    trace_dict = _chrome_trace.build_trace(
+        events,
+        start_ns=state["start_ns"],
+        device_names=state["names"],
+        initial_counters=state["counters"],
+        end_ns=end_ns,
+    )
+    path = _chrome_trace.write_trace(state["path"], trace_dict)
+    if result is not None:
+        result.events = events
+    return path
+
+
+@contextlib.contextmanager
+def trace(
+    log_dir: str | os.PathLike[str],
+    create_perfetto_link: bool = False,
+    create_perfetto_trace: bool = False,
+) -> Iterator[TraceResult]:
+    """Context manager: records a timeline of the block and writes it as
+    Chrome trace JSON (``start_trace`` / ``stop_trace`` around the block).
+
+    Yields a ``TraceResult`` whose ``.path`` is the file written (see
+    ``start_trace`` for directories and file names) and, after the block,
+    ``.events`` the recorded events. The trace is written even when the
+    block raises.
+
+    Example::
+
+        with bt.profiler.trace("/tmp/trace") as t:
+            y = step(x)
+            y.block_until_ready()     # so the work ends inside the trace
+        print(t.path)                 # open in ui.perfetto.dev
+    """
+    result = TraceResult(
+        start_trace(log_dir, create_perfetto_link, create_perfetto_trace)
+    )
+    try:
+        yield result
+    finally:
+        stop_trace(result)
+
+
+# --- history and snapshots -----------------------------------------------------
+
+_history_lock = threading.Lock()
+_history_setting: tuple[bool, int] = (False, 0)
+
+
+class _HistoryHandle:
+    """What ``record_memory_history`` returns; as a context manager it
+    restores the previous setting at exit."""
+
+    def __init__(self, previous: tuple[bool, int], now: tuple[bool, int]) -> None:
+        self._previous = previous
+        self.enabled, self.max_entries = now
+
+    def __enter__(self) -> _HistoryHandle:
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        _set_history(*self._previous)
+
+    def __repr__(self) -> str:
+        return (
+            f"<memory history {'on' if self.enabled else 'off'}, "
+            f"max_entries={self.max_entries}>"
+        )
+
+
+def _set_history(enabled: bool, max_entries: int) -> tuple[bool, int]:
+    global _history_setting
+    with _history_lock:
+        previous = _history_setting
+        _p().set_history(bool(enabled), int(max_entries))
+        _history_setting = (bool(enabled), int(max_entries))
+        return previous
+
+
+def record_memory_history(
+    enabled: bool | str | None = True, max_entries: int = 100000
+) -> _HistoryHandle:
+    """Turns the memory history on (or off) for ``memory_snapshot``.
+
+    While on, the runtime keeps the last ``max_entries`` memory events (alloc,
+    free, donate, overwrite of every device and memory kind: time, bytes,
+    device, memory kind, allocation id, label, Python stack) and captures the
+    Python stack of every allocation. ``enabled`` is ``True`` (or ``"all"``,
+    as PyTorch's ``_record_memory_history``) to start (afresh: an earlier
+    history is dropped), ``None`` or ``False`` to stop (what was recorded
+    stays for ``memory_snapshot`` until the next start). Also a context
+    manager that restores the previous setting at exit.
+
+    Example::
+
+        bt.profiler.record_memory_history(max_entries=10000)
+        train_step(state, batch)
+        snap = bt.profiler.memory_snapshot()
+        bt.profiler.record_memory_history(None)
+
+        with bt.profiler.record_memory_history():   # the same, scoped
+            train_step(state, batch)
+            bt.profiler.save_memory_viewer("mem.html")
+    """
+    if enabled in (None, False):
+        on = False
+    elif enabled is True or enabled in ("all", "state"):
+        on = True
+    else:
+        raise ValueError(
+            f"record_memory_history: enabled must be True, 'all', None or False, "
+            f"not {enabled!r}"
+        )
+    if on and int(max_entries) <= 0:
+        raise ValueError(f"max_entries must be positive, not {max_entries}")
+    now = (on, int(max_entries) if on else 0)
+    return _HistoryHandle(_set_history(*now), now)
+
+
+def memory_snapshot() -> dict[str, Any]:
+    """A snapshot of memory, as PyTorch's ``torch.cuda.memory._snapshot()``
+    holds, for every device and memory kind.
+
+    Returns ``{"segments": [...], "history": [...], "live": [...],
+    "device_names": {id: "cpu:0", ...}}``:
+
+    - ``segments``: the allocators' regions, each ``{"device", "memory_kind",
+      "address", "size", "blocks": [{"offset", "size", "state" ("free",
+      "live", "pending" -- freed once enqueued work ends), "id"}]}``;
+    - ``history``: the last memory events (empty unless
+      ``record_memory_history`` is on), oldest first: ``{"type", "begin_ns",
+      "device", "memory_kind", "bytes", "address", "id", "kind", "label",
+      "bytes_in_use", "frames"}``;
+    - ``live``: every live allocation (same fields as an ``alloc`` event).
+
+    Example::
+
+        with bt.profiler.record_memory_history():
+            step()
+            snap = bt.profiler.memory_snapshot()
+        biggest = max(snap["live"], key=lambda a: a["bytes"])
+    """
+    p = _p()
+    return {
+        "segments": p.segments(),
+        "history": p.history(),
+        "live": p.live_allocations(),
+        "device_names": _device_names(),
+    }
+
+
+def save_memory_viewer(
+    path: str | os.PathLike[str],
+    snapshot: dict[str, Any] | None = None,
+    title: str = "baton memory",
+) -> str:
+    """Writes a self-contained HTML page (no network) of ``snapshot``
+    (default: ``memory_snapshot()`` now): active memory over time per device
+    and memory kind, each allocation's stack on hover. Open it in any
+    browser. Returns the path written.
+
+    Example::
+
+        with bt.profiler.record_memory_history():
+            step()
+            bt.profiler.save_memory_viewer("mem.html")
+    """
+    from baton._memory_viewer import write_memory_viewer
+
+    if snapshot is None:
+        snapshot = memory_snapshot()
+    return write_memory_viewer(os.fspath(path), snapshot, title=title)
+
+
+# --- memory scopes --------------------------------------------------------------
+
+
+def _shape_of(shape: str | None) -> tuple[int, ...] | None:
+    if shape is None:
+        return None
+    inner = shape.strip()[1:-1].strip()
+    try:
+        return tuple(int(s) for s in inner.split(",") if s.strip())
+    except ValueError:
+        return None
+
+
+def _mib(n: int) -> str:
+    if abs(n) >= 1 << 20:
+        return f"{n / (1 << 20):.1f} MiB"
+    if abs(n) >= 1 << 10:
+        return f"{n / (1 << 10):.1f} KiB"
+    return f"{n} B"
+
+
+class MemoryScope:
+    """The memory of one block: what ``memory_scope(name)`` yields.
+
+    After the block (all dicts keyed by ``(device name, memory kind)``, e.g.
+    ``("cpu:0", "device")``, covering every device and kind that was non-zero
+    or allocated or freed in the block):
+
+    - ``name``;
+    - ``bytes_at_entry``: ``bytes_in_use`` at entry (``bt.memory_stats``,
+      which includes storage whose free waits for enqueued work);
+    - ``peak_bytes``: the highest ``bytes_in_use`` during the block;
+    - ``bytes_at_exit``: ``bytes_in_use`` at exit;
+    - ``peak_arrays``: for each key, the allocations live at that key's peak
+      (largest first), each a dict ``label``, ``shape`` (a tuple, or None for
+      temporaries and staging), ``dtype``, ``kind``, ``bytes``, ``id``,
+      ``device`` (name), ``memory_kind``, ``frames`` (innermost first) and
+      ``in_scope`` (allocated inside the block);
+    - ``peak(device=None, memory_kind="device")``, ``at_exit(...)``,
+      ``arrays_at_peak(...)``: one key's values (``device`` a Device, a
+      name or None for device 0).
+
+    These are None while the block runs.
+    """
+
+    def __init__(self, name: str) -> None:
+        self.name = str(name)
+        self.bytes_at_entry: dict[tuple[str, str], int] | None = None
+        self.peak_bytes: dict[tuple[str, str], int] | None = None
+        self.bytes_at_exit: dict[tuple[str, str], int] | None = None
+        self.peak_arrays: dict[tuple[str, str], list[dict[str, Any]]] | None = None
+        self._token: int | None = None
+        self._live0: list[dict[str, Any]] = []
+        self._entry: dict[tuple[int, str], int] = {}
+        self._names: dict[int, str] = {}
+
+    def __enter__(self) -> MemoryScope:
+        p = _p()
+        self._names = _device_names()
+        self._token = p.start_recording("memory")
+        try:
+            self._live0 = list(p.live_allocations())
+            self._entry = _bytes_in_use_now()
+        except BaseException:
+            p.stop_recording(self._token)
+            self._token = None
+            raise
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        token, self._token = self._token, None
+        if token is None:
+            return
+        events = _p().stop_recording(token)
+        self._finish(events, _bytes_in_use_now())
+
+    def _key(self, device: int, kind: str) -> tuple[str, str]:
+        return (self._names.get(device, f"device {device}"), kind)
+
+    def _finish(
+        self, events: list[dict[str, Any]], at_exit: dict[tuple[int, str], int]
+    ) -> None:
+        current = dict(self._entry)
+        peak = dict(self._entry)
+        peak_index = dict.fromkeys(self._entry, -1)  # -1: the peak was at entry
+        touched: set[tuple[int, str]] = set()
+        for i, e in enumerate(events):
+            if e.get("type") not in ("alloc", "free"):
+                continue
+            key = (int(e["device"]), str(e["memory_kind"]))
+            touched.add(key)
+            value = int(e.get("bytes_in_use", -1))
+            if value < 0:
+                continue
+            current[key] = value
+            if value > peak.get(key, -1):
+                peak[key] = value
+                peak_index[key] = i
+        for key, value in at_exit.items():  # a free that landed after the last event
+            if value > peak.get(key, -1):
+                peak[key] = value
+                peak_index[key] = len(events)
+        keys = {
+            k
+            for k in set(peak) | set(at_exit)
+            if k in touched or peak.get(k, 0) or at_exit.get(k, 0)
+        }
+        # Replay the live set; take each key's allocations at its peak.
+        live: dict[int, dict[str, Any]] = {}
+        for a in self._live0:
+            live[int(a["id"])] = dict(a, _in_scope=False)
+        arrays: dict[tuple[int, str], list[dict[str, Any]]] = {}
+        wanted: dict[int, list[tuple[int, str]]] = {}
+        for k in keys:
+            wanted.setdefault(peak_index.get(k, -1), []).append(k)
+        self._take(arrays, live, wanted.get(-1, ()))
+        for i, e in enumerate(events):
+            etype = e.get("type")
+            if etype == "alloc":
+                live[int(e["id"])] = dict(e, _in_scope=True)
+            elif etype == "free":
+                live.pop(int(e["id"]), None)
+            if i in wanted:
+                self._take(arrays, live, wanted[i])
+        self._take(arrays, live, wanted.get(len(events), ()))
+        self.bytes_at_entry = {self._key(*k): self._entry.get(k, 0) for k in keys}
+        self.peak_bytes = {self._key(*k): peak.get(k, 0) for k in keys}
+        self.bytes_at_exit = {self._key(*k): at_exit.get(k, 0) for k in keys}
+        self.peak_arrays = {self._key(*k): arrays.get(k, []) for k in keys}
+
+    def _take(
+        self,
+        arrays: dict[tuple[int, str], list[dict[str, Any]]],
+        live: dict[int, dict[str, Any]],
+        keys: Any,
+    ) -> None:
+        for key in keys:
+            found = [
+                self._array(a)
+                for a in live.values()
+                if (int(a["device"]), str(a["memory_kind"])) == key
+            ]
+            found.sort(key=lambda a: (-a["bytes"], a["id"]))
+            arrays[key] = found
+
+    def _array(self, a: dict[str, Any]) -> dict[str, Any]:
+        dtype, shape = _pprof.parse_label(str(a.get("label", "")))
+        return {
+            "label": str(a.get("label", "")),
+            "shape": _shape_of(shape),
+            "dtype": dtype,
+            "kind": str(a.get("kind", "")),
+            "bytes": int(a.get("bytes", 0)),
+            "id": int(a.get("id", 0)),
+            "device": self._names.get(int(a["device"]), str(a["device"])),
+            "memory_kind": str(a["memory_kind"]),
+            "frames": [tuple(f) for f in a.get("frames") or ()],
+            "in_scope": bool(a.get("_in_scope")),
+        }
+
+    def _lookup(self, table: dict | None, device: Any, memory_kind: str, default: Any):
+        if table is None:
+            raise RuntimeError(f"memory_scope {self.name!r} has not ended yet")
+        if device is None:
+            name = self._names.get(0, "cpu:0")
+        elif isinstance(device, str):
+            name = device
+        else:
+            name = str(device)
+        return table.get((name, memory_kind), default)
+
+    def peak(self, device: Any = None, memory_kind: str = "device") -> int:
+        """Peak ``bytes_in_use`` of one device (None: device 0) and kind."""
+        return self._lookup(self.peak_bytes, device, memory_kind, 0)
+
+    def at_exit(self, device: Any = None, memory_kind: str = "device") -> int:
+        """``bytes_in_use`` at exit of one device and kind."""
+        return self._lookup(self.bytes_at_exit, device, memory_kind, 0)
+
+    def arrays_at_peak(
+        self, device: Any = None, memory_kind: str = "device"
+    ) -> list[dict[str, Any]]:
+        """The allocations live at the peak of one device and kind."""
+        return self._lookup(self.peak_arrays, device, memory_kind, [])
+
+    def summary(self, top: int = 5) -> str:
+        """A readable report: per device and kind, entry/peak/exit bytes and
+        the largest allocations at the peak with where they were made."""
+        if self.peak_bytes is None:
+            return f"memory_scope {self.name!r}: still running"
+        lines = [f"memory_scope {self.name!r}:"]
+        for key in sorted(self.peak_bytes):
+            entry, peak = self.bytes_at_entry[key], self.peak_bytes[key]
+            lines.append(
+                f"  {key[0]} {key[1]}: entry {_mib(entry)}, peak {_mib(peak)} "
+                f"(+{_mib(peak - entry)}), exit {_mib(self.bytes_at_exit[key])}"
+            )
+            arrays = self.peak_arrays[key]
+            for a in arrays[:top]:
+                where = ""
+                if a["frames"]:
+                    fn, file, line = [*a["frames"][0], "", "", 0][:3]
+                    where = f"  at {fn} ({file}:{line})"
+                lines.append(
+                    f"    {_mib(a['bytes']):>10}  {a['kind']:<9} {a['label']}{where}"
+                )
+            if len(arrays) > top:
+                lines.append(f"    ... and {len(arrays) - top} more")
+        return "\n".join(lines)
+
+    def __repr__(self) -> str:
+        if self.peak_bytes is None:
+            return f"<memory_scope {self.name!r} (running)>"
+        parts = [
+            f"{d}/{k}: peak {_mib(v)}, exit {_mib(self.bytes_at_exit[(d, k)])}"
+            for (d, k), v in sorted(self.peak_bytes.items())
+        ]
+        return f"<memory_scope {self.name!r} {'; '.join(parts) or 'no memory'}>"
+
+
+def memory_scope(name: str) -> MemoryScope:
+    """Measures the memory of a block: its peak and what was live at it.
+
+    ``with bt.profiler.memory_scope("step") as s:`` records every allocation
+    and free of the block (of every device and memory kind); after the block
+    ``s.peak_bytes``, ``s.bytes_at_exit`` and ``s.bytes_at_entry`` are dicts
+    keyed by ``(device name, memory kind)``, and ``s.peak_arrays`` gives, per
+    key, the allocations live at that key's peak with their allocation
+    stacks (see ``MemoryScope``). Scopes nest: each records on its own.
+
+    Example::
+
+        with bt.profiler.memory_scope("step") as s:
+            state = train_step(state, batch)
+            state = bt.block_until_ready(state)
+        print(s.peak("cpu:0"), s.at_exit())   # bytes
+        print(s.summary())                    # and which arrays made the peak
+    """
+    return MemoryScope(name)
