@@ -1,9 +1,15 @@
 #!/usr/bin/env bash
-# The main job: installs dependencies, builds and installs baton, and runs the
-# tour of its memory contract (examples/tour.py prints the figures it
-# measures). examples/runtime_tour.cc is the same story in C++.
+# The main job: installs dependencies, builds and installs baton, and runs
+# examples/train_and_serve.py: it trains an MLP with a donated Adam step,
+# checkpoints it into pinned host memory, swaps it into a serving copy while
+# requests are in flight, prints the memory figures of each phase, checks
+# them against the contract (exits non-zero if one is broken) and writes a
+# Chrome trace, a pprof memory profile and a memory viewer page to
+# /tmp/baton-main-job (pass --out DIR, --steps N, ... to change that).
+# examples/tour.py, a scene-by-scene tour of the contract, and
+# examples/runtime_tour.cc, the same story in C++, remain as examples.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash tools/install_deps.sh
 python3 -m pip install --disable-pip-version-check --no-build-isolation -q .
-python3 examples/tour.py
+python3 examples/train_and_serve.py "$@"

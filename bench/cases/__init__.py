@@ -6,7 +6,7 @@ checks that their results agree with a numpy reference, and returns rows.
 Groups, one module each: dispatch (jit call overhead), transfer
 (device_put), inplace (donated update loops), elementwise, matmul, train,
 grad_train (training steps with gradients), control_flow (fori_loop and scan
-inside jit).
+inside jit), profiler (what recording memory events costs).
 """
 
 from __future__ import annotations
@@ -36,6 +36,7 @@ def all_cases() -> list[Case]:
         grad_train,
         inplace,
         matmul,
+        profiler,
         train,
         transfer,
     )
@@ -49,4 +50,5 @@ def all_cases() -> list[Case]:
         *train.CASES,
         *grad_train.CASES,
         *control_flow.CASES,
+        *profiler.CASES,
     ]
