@@ -13,7 +13,8 @@ ui.perfetto.dev load)::
 - ``"X"`` complete events for executions (named after the jitted function)
   and transfers (``args``: ``bytes``, ``memory_kind``);
 - ``"i"`` instant events (thread scope, ``"s": "t"``) for ``alloc``,
-  ``free``, ``donate`` and ``overwrite``, named e.g. ``"alloc float32(8, 4)"``,
+  ``free``, ``free_requested``, ``donate`` and ``overwrite``, named e.g.
+  ``"alloc float32(8, 4)"``,
   with ``args`` ``shape``, ``dtype``, ``kind``, ``bytes``, ``id``,
   ``memory_kind``, ``label``, ``address``, ``bytes_in_use`` (after an alloc
   or free), ``to`` (for a donation or overwrite: what got the storage) and
@@ -44,7 +45,7 @@ _QUEUE_NAMES = {
     "host": "host (calling thread)",
 }
 COUNTER_TID = 0
-MEMORY_EVENTS = ("alloc", "free", "donate", "overwrite")
+MEMORY_EVENTS = ("alloc", "free", "donate", "overwrite", "free_requested")
 SPAN_EVENTS = ("execute", "transfer")
 
 
@@ -190,7 +191,7 @@ def build_trace(
             }
         )
         bytes_in_use = int(e.get("bytes_in_use", -1))
-        if etype in ("alloc", "free") and bytes_in_use >= 0:
+        if etype in ("alloc", "free", "free_requested") and bytes_in_use >= 0:
             kind = str(e.get("memory_kind", ""))
             body.append(
                 {

@@ -38,13 +38,17 @@ def write_memory_viewer(
     """Write the memory viewer page for ``snapshot`` to ``path``; returns the path.
 
     ``snapshot`` is a dict as ``bt.profiler.memory_snapshot()`` returns it:
-    ``"history"`` (alloc, free, donate and overwrite events, oldest first, each
+    ``"history"`` (alloc, free, free_requested, donate and overwrite events,
+    oldest first, each
     with ``begin_ns``, ``device``, ``memory_kind``, ``bytes``, ``id``,
     ``kind``, ``label`` and ``frames``), ``"segments"``, and optionally
     ``"live"`` (allocations live when the snapshot was taken) and
     ``"device_names"``. A free whose alloc is not in the history is drawn from
     the start (the allocation predates the recording); an alloc without a free
-    is live at the end. Donations and overwrites are drawn as markers.
+    is live at the end. A band ends when its owner releases it (free_requested,
+    while enqueued work still uses it, else free): the chart is active memory,
+    at most ``bytes_in_use``, which also counts freed storage that work still
+    uses. Donations and overwrites are drawn as markers.
 
     The page is one HTML file with no external references: open it in any
     browser. Charts whose allocations number more than ``max_bands`` draw the
@@ -252,7 +256,7 @@ function chartFor(dev, mk) {
   return charts.get(key);
 }
 for (const ev of history) {
-  if (ev.type === "alloc" || ev.type === "free" || ev.type === "donate" || ev.type === "overwrite")
+  if (ev.type === "alloc" || ev.type === "free" || ev.type === "free_requested" || ev.type === "donate" || ev.type === "overwrite")
     chartFor(ev.device, ev.memory_kind).events.push(ev);
 }
 for (const a of live) chartFor(a.device, a.memory_kind).live.push(a);
@@ -265,12 +269,18 @@ const chartList = Array.from(charts.values()).sort((a, b) =>
 
 // ---- allocations of a chart, with their first and last step (alloc/free events are steps 1..T)
 function analyse(c) {
-  const recs = [], open = new Map(), markers = [], times = [0];
+  // A band is an allocation whose owner is alive: it ends at free_requested
+  // (the owner released it while enqueued work still used it) or at free,
+  // whichever comes first; the free that follows a free_requested only ends
+  // the bytes' counting (bytes_in_use), not the band.
+  const recs = [], open = new Map(), closed = new Set(), markers = [], times = [0];
   let step = 0, reported = -1;
   const rec = (ev, start, pre) => ({id: ev.id, bytes: ev.bytes || 0, label: ev.label || "", kind: ev.kind || "",
     frames: ev.frames || [], queue: ev.queue || "", start: start, end: null, pre: pre, ev: ev});
   for (const ev of c.events) {
-    if (ev.type === "alloc" || ev.type === "free") {
+    const ends = ev.type === "free" || ev.type === "free_requested";
+    if (ends && closed.has(ev.id)) continue;  // already ended at free_requested
+    if (ev.type === "alloc" || ends) {
       step++;
       times.push(ev.begin_ns || 0);
       if (ev.bytes_in_use != null && ev.bytes_in_use > reported) reported = ev.bytes_in_use;
@@ -278,10 +288,10 @@ function analyse(c) {
     if (ev.type === "alloc") {
       const r = rec(ev, step, false);
       recs.push(r); open.set(ev.id, r);
-    } else if (ev.type === "free") {
+    } else if (ends) {
       let r = open.get(ev.id);
       if (!r) { r = rec(ev, 0, true); recs.push(r); }  // allocated before the recording began
-      r.end = step; r.freeEv = ev; open.delete(ev.id);
+      r.end = step; r.freeEv = ev; open.delete(ev.id); closed.add(ev.id);
     } else {
       markers.push({ev: ev, step: step, t: ev.begin_ns || 0});
     }

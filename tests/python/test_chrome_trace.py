@@ -16,7 +16,7 @@ import numpy as np
 import pytest
 
 import baton as bt
-from baton import _baton, _chrome_trace
+from baton import _chrome_trace
 
 from _util import in_use
 
@@ -25,9 +25,6 @@ KINDS = ("device", "pinned_host", "unpinned_host")
 # Exact byte counts: no garbage collection may free arrays mid-test.
 pytestmark = pytest.mark.usefixtures("no_gc")
 
-needs_recording = pytest.mark.skipif(
-    not hasattr(_baton, "_profiler"), reason="extension built without _profiler"
-)
 
 PHASES = {"X", "i", "I", "C", "M", "B", "E"}
 METADATA_NAMES = {
@@ -250,7 +247,6 @@ def scaled_sum(x):
     return (x * 2.0).sum()
 
 
-@needs_recording
 def test_trace_of_transfer_execute_free_donate_overwrite(tmp_path, no_gc):
     step = bt.jit(scaled_sum)
 
@@ -322,7 +318,6 @@ def test_trace_of_transfer_execute_free_donate_overwrite(tmp_path, no_gc):
     del v, y
 
 
-@needs_recording
 def test_counters_start_at_the_true_value(tmp_path, no_gc):
     keep = bt.device_put(np.zeros(1 << 16, np.float32)).block_until_ready()
     before = in_use()
@@ -341,7 +336,6 @@ def test_counters_start_at_the_true_value(tmp_path, no_gc):
     del keep, x
 
 
-@needs_recording
 def test_one_trace_at_a_time(tmp_path):
     with pytest.raises(RuntimeError, match="no trace"):
         bt.profiler.stop_trace()
@@ -393,7 +387,6 @@ print("ok")
 """
 
 
-@needs_recording
 def test_two_devices_have_a_process_each():
     from _util import run_with_two_devices
 

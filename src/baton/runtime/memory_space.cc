@@ -91,7 +91,8 @@ void MemorySpace::RecordMemoryEvent(TraceRecord::Kind kind,
   t.label = a.label;
   t.api = a.api;
   t.stack = a.stack;
-  if (kind == TraceRecord::Kind::kAlloc || kind == TraceRecord::Kind::kFree) {
+  if (kind == TraceRecord::Kind::kAlloc || kind == TraceRecord::Kind::kFree ||
+      kind == TraceRecord::Kind::kFreeRequested) {
     t.bytes_in_use = allocator_.stats().bytes_in_use;
   }
   TraceRecorder::Global().Record(std::move(t));
@@ -144,7 +145,8 @@ void MemorySpace::FreeAfter(void* ptr, const std::vector<Event>& pending) {
   }
   // The block stops being live now: its owner is gone, even though its bytes
   // stay counted until the work ends (or a same-queue allocation takes them
-  // over). Its free is recorded when they stop being counted.
+  // over). It is recorded as free_requested now, and as freed when they stop
+  // being counted.
   LiveAllocation a;
   {
     std::lock_guard<std::mutex> lock(mu_);
@@ -157,6 +159,9 @@ void MemorySpace::FreeAfter(void* ptr, const std::vector<Event>& pending) {
   a.address = reinterpret_cast<uint64_t>(ptr);
   const BestFitAllocator::PendingToken token =
       allocator_.FreeWhenDone(ptr, queue);
+  if (TraceRecorder::Global().enabled()) {
+    RecordMemoryEvent(TraceRecord::Kind::kFreeRequested, a);
+  }
   JoinEvents(live).OnReady([this, token, a = std::move(a)](const Status&) {
     allocator_.CompletePending(token);
     if (TraceRecorder::Global().enabled()) {

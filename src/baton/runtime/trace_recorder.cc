@@ -28,6 +28,8 @@ const char* trace_record_kind_name(TraceRecord::Kind kind) {
       return "donate";
     case TraceRecord::Kind::kOverwrite:
       return "overwrite";
+    case TraceRecord::Kind::kFreeRequested:
+      return "free_requested";
     case TraceRecord::Kind::kTransfer:
       return "transfer";
     case TraceRecord::Kind::kExecute:

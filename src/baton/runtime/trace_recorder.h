@@ -5,7 +5,8 @@
 // Nothing is recorded unless a recording is active. Recordings are
 // independent and may overlap (a trace, nested memory scopes, the history):
 //  - Start(filter) opens a recording that keeps every event (kAll) or only
-//    the memory events (kMemory: alloc, free, donate, overwrite) from now on;
+//    the memory events (kMemory: alloc, free, donate, overwrite,
+//    free_requested) from now on;
 //    Stop(token) closes it and returns its events in the order recorded.
 //  - SetHistory(true, n) keeps the last n memory events in a ring until
 //    SetHistory(false, ...), which stops it and keeps what it holds;
@@ -39,7 +40,10 @@ const char* trace_track_name(TraceTrack track);
 
 struct TraceRecord {
   enum class Kind : uint8_t {
-    kAlloc, kFree, kDonate, kOverwrite,  // memory events
+    // Memory events. kFreeRequested: the owner released a block that
+    // enqueued work still uses; its bytes stay counted until the kFree (or
+    // until later work on the same queue takes them over).
+    kAlloc, kFree, kDonate, kOverwrite, kFreeRequested,
     kTransfer, kExecute,
   };
   Kind kind = Kind::kAlloc;
@@ -56,13 +60,13 @@ struct TraceRecord {
   // transfers: "device_put", ...; donations: the function donated to.
   std::string label;
   const char* api = "";           // the C++ API function that allocated
-  int64_t bytes_in_use = -1;      // alloc/free: the space's, right after
+  int64_t bytes_in_use = -1;  // alloc/free/free_requested: the space's, after
   std::shared_ptr<const CallStack> stack;  // the allocation's, may be null
 };
 
 const char* trace_record_kind_name(TraceRecord::Kind kind);
 inline bool IsMemoryEvent(TraceRecord::Kind kind) {
-  return kind <= TraceRecord::Kind::kOverwrite;
+  return kind <= TraceRecord::Kind::kFreeRequested;
 }
 
 class TraceRecorder {

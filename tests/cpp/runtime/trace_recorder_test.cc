@@ -149,11 +149,14 @@ TEST(TraceRecorderTest, PendingFreeIsRecordedWhenItsBytesStopCounting) {
   ASSERT_TRUE(read.Wait().ok());
   dev->Synchronize();
   const std::vector<TraceRecord> events = rec.Stop(token);
-  ASSERT_EQ(events.size(), 1u);
-  EXPECT_EQ(events[0].kind, TraceRecord::Kind::kFree);
-  EXPECT_EQ(events[0].bytes, 4096);
-  EXPECT_EQ(events[0].bytes_in_use, 0);
-  EXPECT_EQ(events[0].label, "float32(1024,)");
+  ASSERT_EQ(events.size(), 2u);
+  EXPECT_EQ(events[0].kind, TraceRecord::Kind::kFreeRequested);
+  EXPECT_EQ(events[0].bytes_in_use, 4096);  // the read still runs
+  EXPECT_EQ(events[1].kind, TraceRecord::Kind::kFree);
+  EXPECT_EQ(events[1].allocation_id, events[0].allocation_id);
+  EXPECT_EQ(events[1].bytes, 4096);
+  EXPECT_EQ(events[1].bytes_in_use, 0);
+  EXPECT_EQ(events[1].label, "float32(1024,)");
 }
 
 TEST(TraceRecorderTest, OverwriteNamesTheAllocationItReplaces) {
