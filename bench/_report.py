@@ -1,4 +1,5 @@
-"""Result rows, the table printed to stdout, the JSON file and machine info.
+"""Result rows, the tables printed to stdout, the JSON file, machine info and
+the size sweep's plot.
 
 A `Row` is one measured figure for baton next to JAX's and/or a native
 baseline, with the ratio that is judged against a target. Values are stored
@@ -91,16 +92,21 @@ def rate(work: float, s: Samples | None, best: bool = False) -> float | None:
     return work / (s.best if best else s.median)
 
 
-def judge(value: float | None, target: str) -> bool | None:
-    """Whether `value` meets a target written "<= X" or ">= X" (None: no
-    value or a target that is not of that form)."""
-    if value is None:
-        return None
+def target_bound(target: str) -> float | None:
+    """The X of a target written "<= X" or ">= X" (None for any other form)."""
     parts = target.split()
     if len(parts) < 2 or parts[0] not in ("<=", ">="):
         return None
-    bound = float(parts[1])
-    return value <= bound if parts[0] == "<=" else value >= bound
+    return float(parts[1])
+
+
+def judge(value: float | None, target: str) -> bool | None:
+    """Whether `value` meets a target written "<= X" or ">= X" (None: no
+    value or a target that is not of that form)."""
+    bound = target_bound(target)
+    if value is None or bound is None:
+        return None
+    return value <= bound if target.split()[0] == "<=" else value >= bound
 
 
 def fmt_value(value: float | None, unit: str) -> str:
@@ -157,6 +163,157 @@ def table(rows: list[Row], judged: bool) -> str:
         if n == 0:
             out.append("-+-".join("-" * w for w in widths))
     return "\n".join(out)
+
+
+def _sweep_groups(rows: list[Row]) -> dict[str, dict[str, dict[int, Row]]]:
+    """The sweep's rows by axis ("elements", "side"), then case, then size, in
+    the order they ran (rows without ``extra["case"]`` are left out)."""
+    groups: dict[str, dict[str, dict[int, Row]]] = {}
+    for r in rows:
+        if "case" in r.extra and "size" in r.extra:
+            axis = r.extra.get("axis", "elements")
+            groups.setdefault(axis, {}).setdefault(r.extra["case"], {})
+            groups[axis][r.extra["case"]][r.extra["size"]] = r
+    return groups
+
+
+def _size_label(n: int, axis: str) -> str:
+    """'2^20' for a power-of-two element count; the side itself for a matrix."""
+    k = n.bit_length() - 1
+    return f"2^{k}" if axis == "elements" and n == 1 << k else str(n)
+
+
+def sweep_table(rows: list[Row], judged: bool) -> str:
+    """The size sweep as one line per case and one column per size, cells the
+    ratio baton/JAX ("*" where a judged cell misses its target, "-" where the
+    case has no such size); one block per axis (elements, matrix side), then
+    the cases that failed."""
+    out = [
+        "size sweep: baton's median time / JAX's (lower is better"
+        + ("; * over the target)" if judged else "; smoke: not judged)")
+    ]
+    for axis, cases in _sweep_groups(rows).items():
+        sizes = sorted({n for per_size in cases.values() for n in per_size})
+        lines = [[f"case ({axis})", *(_size_label(n, axis) for n in sizes), "target"]]
+        for case, per_size in cases.items():
+            cells = []
+            for n in sizes:
+                r = per_size.get(n)
+                if r is None:
+                    cells.append("-")
+                elif r.ratio is None:
+                    cells.append("n/a")
+                else:
+                    over = judged and judge(r.ratio, r.target) is False
+                    cells.append(f"{r.ratio:.2f}{'*' if over else ''}")
+            target = next(iter(per_size.values())).target
+            lines.append([case, *cells, target])
+        widths = [max(len(line[i]) for line in lines) for i in range(len(lines[0]))]
+        out.append("")
+        for n, line in enumerate(lines):
+            first, *rest = line
+            out.append(
+                " | ".join(
+                    [first.ljust(widths[0])]
+                    + [c.rjust(w) for c, w in zip(rest, widths[1:])]
+                ).rstrip()
+            )
+            if n == 0:
+                out.append("-+-".join("-" * w for w in widths))
+    failed = [r.case for r in rows if r.note.startswith("FAILED")]
+    if failed:
+        out += ["", "FAILED (see the traceback on stderr): " + ", ".join(failed)]
+    return "\n".join(out)
+
+
+def write_sweep_plot(rows: list[Row], path: str, title: str = "") -> str:
+    """Plot the size sweep into the PNG `path`: x = size (log2; elements, or
+    the matrix side in a second panel), y = baton's time / JAX's (log), one
+    line per case, a line at 1.0 (and at any other target). Return what was
+    done, for the log; matplotlib missing or no ratio to draw is said, never
+    raised."""
+    groups = _sweep_groups(rows)
+    if not any(
+        r.ratio is not None
+        for cases in groups.values()
+        for per_size in cases.values()
+        for r in per_size.values()
+    ):
+        return "no plot: no ratio to draw (no JAX, or every case failed)"
+    try:
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+        from matplotlib.ticker import FixedLocator, NullLocator
+    except ImportError as e:
+        return f"no plot: matplotlib is not importable ({e})"
+    widths = [3 if axis == "elements" else 2 for axis in groups]
+    fig, axes = plt.subplots(
+        1,
+        len(groups),
+        figsize=(5 * len(groups) + 2, 5),
+        squeeze=False,
+        gridspec_kw={"width_ratios": widths},
+    )
+    for ax, (axis, cases) in zip(axes[0], groups.items()):
+        sizes, ratios, targets = set(), [], set()
+        for case, per_size in cases.items():
+            points = [(n, r.ratio) for n, r in sorted(per_size.items()) if r.ratio]
+            if not points:
+                continue
+            xs, ys = zip(*points)
+            sizes.update(xs)
+            ratios.extend(ys)
+            ax.plot(xs, ys, marker="o", markersize=4, label=case)
+            targets.update(target_bound(r.target) for r in per_size.values())
+        ax.axhline(1.0, color="black", linewidth=1)
+        for t in sorted(targets - {None, 1.0}):
+            ax.axhline(t, color="grey", linewidth=1, linestyle="--")
+            ax.annotate(
+                f"target {t:g}",
+                (1, t),
+                xycoords=("axes fraction", "data"),
+                ha="right",
+                va="bottom",
+                fontsize=8,
+                color="grey",
+            )
+        ax.set_xscale("log", base=2)
+        ax.set_yscale("log")
+        ticks = sorted(sizes)
+        ax.xaxis.set_major_locator(FixedLocator(ticks))
+        ax.xaxis.set_minor_locator(NullLocator())
+        ax.set_xticklabels(
+            [
+                f"$2^{{{n.bit_length() - 1}}}$" if axis == "elements" else str(n)
+                for n in ticks
+            ],
+            fontsize=9,
+        )
+        lo, hi = min([*ratios, 1.0]), max([*ratios, 1.0])
+        yticks = [
+            v
+            for v in (0.05, 0.1, 0.2, 0.3, 0.5, 0.7, 1, 1.5, 2, 3, 5, 10, 20, 50)
+            if lo / 1.5 <= v <= hi * 1.5
+        ]
+        ax.yaxis.set_major_locator(FixedLocator(yticks))
+        ax.yaxis.set_minor_locator(NullLocator())
+        ax.set_yticklabels([f"{v:g}" for v in yticks])
+        ax.set_ylim(lo / 1.25, hi * 1.25)
+        ax.set_xlabel(
+            "float32 elements" if axis == "elements" else "matrix side (n x n)"
+        )
+        ax.set_ylabel("baton time / JAX time (median)")
+        ax.grid(True, which="major", alpha=0.3)
+        ax.legend(fontsize=8)
+    fig.suptitle(title or "size sweep: baton / JAX (below 1: baton is faster)")
+    fig.tight_layout()
+    directory = os.path.dirname(os.path.abspath(path))
+    os.makedirs(directory, exist_ok=True)
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+    return f"wrote {path}"
 
 
 def _cpu_model() -> str:

@@ -1,8 +1,8 @@
 """baton vs JAX, side by side, in one run: the single benchmark entry point.
 
-    python3 bench/run.py [--smoke] [--cases REGEX] [--repeat N] [--json PATH]
-                         [--no-jax] [--list]
-    bash tools/run_bench.sh [same options]      # installs jax first
+    python3 bench/run.py [--smoke] [--sweep] [--cases REGEX] [--repeat N]
+                         [--json PATH] [--plot PATH] [--no-jax] [--list]
+    bash tools/run_bench.sh [same options]      # installs jax (+ matplotlib) first
 
 Runs every case (bench/cases/) for baton and for JAX in the same process,
 checks that both libraries compute the same values, prints a table to stdout
@@ -12,6 +12,11 @@ Progress goes to stderr. ``--smoke`` uses tiny sizes and few repetitions
 status is non-zero when a correctness check fails or a case raises; missed
 targets are reported, never fatal (the machines are shared and noisy).
 Without JAX the JAX column reads "n/a".
+
+``--sweep`` runs the size sweep (bench/cases/sweep.py) instead of the default
+cases: a few operations at sizes from 2^10 elements up, each a row; after the
+table it prints a compact one (a line per case, a column per size, the
+ratio baton/JAX) and plots the ratios into a PNG beside the JSON (``--plot``).
 """
 
 from __future__ import annotations
@@ -38,6 +43,11 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         help="tiny sizes, few repetitions, no targets judged (CI)",
     )
     p.add_argument(
+        "--sweep",
+        action="store_true",
+        help="run the size sweep (bench/cases/sweep.py) instead of the default cases",
+    )
+    p.add_argument(
         "--cases",
         default=None,
         metavar="REGEX",
@@ -55,6 +65,12 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         default=os.path.join(BENCH_DIR, "results.json"),
         metavar="PATH",
         help="where to write the results (JSON)",
+    )
+    p.add_argument(
+        "--plot",
+        default=None,
+        metavar="PATH",
+        help="where --sweep writes its plot (PNG; default: the --json path with .png)",
     )
     p.add_argument(
         "--no-jax",
@@ -115,6 +131,16 @@ def run_cases(ctx, cases, judged: bool) -> tuple[list, list[str]]:
     return rows, failures
 
 
+def _plot_title(machine: dict) -> str:
+    """The sweep plot's title: what is drawn, on which machine, how loaded."""
+    return (
+        f"size sweep: baton {machine['baton']} / jax {machine['jax']} time "
+        f"(median; below 1: baton faster)\n{machine['cpu_model']} "
+        f"x{machine['nproc']}, {time.strftime('%Y-%m-%d')}, load average "
+        f"{(machine.get('loadavg_at_start') or ['?'])[0]:.3} at start"
+    )
+
+
 def main(argv: list[str] | None = None) -> int:
     """Run the selected cases, print the table, write the JSON; return the
     exit status (1 if any check failed)."""
@@ -130,21 +156,26 @@ def main(argv: list[str] | None = None) -> int:
     jax, jnp, why_no_jax = load_jax(args.no_jax)
 
     from _baselines import blas_name
-    from _report import machine_info, table, write_json
-    from cases import all_cases
+    from _report import machine_info, sweep_table, table, write_json, write_sweep_plot
+    from cases import all_cases, sweep_cases
 
-    cases = all_cases()
+    chosen = sweep_cases() if args.sweep else all_cases()
+    cases = chosen
     if args.cases:
         pattern = re.compile(args.cases)
         cases = [c for c in cases if pattern.search(c.name)]
     if args.list or not cases:
-        for c in all_cases():
+        for c in all_cases() if args.list else chosen:
             print(f"{c.name:28s} {c.about}")
+        if args.list:
+            for c in sweep_cases():
+                print(f"{c.name:28s} {c.about} (--sweep)")
         return 0 if args.list else 2
     ctx = Context(smoke=args.smoke, repeat=args.repeat, jax=jax, jnp=jnp)
     machine = machine_info(blas_name())
     ctx.progress(
-        f"{'smoke' if args.smoke else 'full'} run, {len(cases)} cases, "
+        f"{'smoke' if args.smoke else 'full'} {'sweep' if args.sweep else 'run'}, "
+        f"{len(cases)} cases, "
         f"{machine['cpu_model']} x{machine['nproc']}, baton {machine['baton']}, "
         f"jax {machine['jax'] if jax else 'n/a (' + why_no_jax + ')'}, "
         f"numpy {machine['numpy']} ({machine['numpy_blas']})"
@@ -157,21 +188,31 @@ def main(argv: list[str] | None = None) -> int:
     except OSError:
         pass
     print(table(rows, judged=not args.smoke))
+    if args.sweep:
+        print("\n" + sweep_table(rows, judged=not args.smoke))
     print(
-        f"\n{'smoke' if args.smoke else 'full'} run: {len(cases)} cases in "
-        f"{wall:.1f} s; ratio 'time/JAX': baton's time / JAX's (lower is better); "
-        f"'of X': baton's throughput / X's (higher is better)"
+        f"\n{'smoke' if args.smoke else 'full'} {'sweep' if args.sweep else 'run'}: "
+        f"{len(cases)} cases in {wall:.1f} s; ratio 'time/JAX': baton's time / "
+        f"JAX's (lower is better); 'of X': baton's throughput / X's (higher is "
+        f"better)"
     )
     write_json(
         args.json,
         machine,
         rows,
         mode="smoke" if args.smoke else "full",
+        sweep=args.sweep,
         wall_s=wall,
         jax_missing=why_no_jax,
         failures=failures,
     )
     ctx.progress(f"wrote {args.json}")
+    if args.sweep:
+        plot = args.plot or os.path.splitext(args.json)[0] + ".png"
+        try:  # the plot never fails the run
+            ctx.progress(write_sweep_plot(rows, plot, _plot_title(machine)))
+        except Exception as e:
+            ctx.progress(f"no plot: {type(e).__name__}: {e}")
     if failures:
         print(f"\n{len(failures)} case(s) FAILED:", *failures, sep="\n  ")
         return 1

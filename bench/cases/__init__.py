@@ -6,7 +6,9 @@ checks that their results agree with a numpy reference, and returns rows.
 Groups, one module each: dispatch (jit call overhead), transfer
 (device_put), inplace (donated update loops), elementwise, matmul, train,
 grad_train (training steps with gradients), control_flow (fori_loop and scan
-inside jit), profiler (what recording memory events costs).
+inside jit), profiler (what recording memory events costs). The size sweep
+(sweep: the same few operations at sizes from 2^10 elements up) is a set of
+its own, run only by ``run.py --sweep``.
 """
 
 from __future__ import annotations
@@ -52,3 +54,10 @@ def all_cases() -> list[Case]:
         *control_flow.CASES,
         *profiler.CASES,
     ]
+
+
+def sweep_cases() -> list[Case]:
+    """The size sweep's cases (``run.py --sweep``), in running order."""
+    from cases import sweep
+
+    return list(sweep.CASES)
