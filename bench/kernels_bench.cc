@@ -27,6 +27,7 @@
 
 #include "baton/backend/cpu/kernels/dot.h"
 #include "baton/backend/cpu/kernels/elementwise.h"
+#include "baton/backend/cpu/kernels/isa.h"
 #include "baton/backend/cpu/kernels/parallel.h"
 #include "baton/backend/cpu/kernels/reduce.h"
 #include "baton/backend/cpu/kernels/strided_copy.h"
@@ -91,6 +92,14 @@ struct BandwidthOps {
          [=, this] {
            Reduce(ReduceOp::kSum, DType::kFloat32, ap, Shape{kFloats}, all,
                   &sum);
+         }},
+        // The same with the AVX2 variants off (isa.h): what they buy.
+        {"reduce sum (all) baseline ISA", 1.0 * kBytes,
+         [=, this] {
+           const bool previous = SetAvx2KernelsForTesting(false);
+           Reduce(ReduceOp::kSum, DType::kFloat32, ap, Shape{kFloats}, all,
+                  &sum);
+           SetAvx2KernelsForTesting(previous);
          }},
         {"reduce sum axis 1", 1.0 * kBytes,
          [=, this] {

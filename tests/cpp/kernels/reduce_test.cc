@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 
+#include "baton/backend/cpu/kernels/isa.h"
 #include "baton/core/scalar_math.h"
 #include "kernel_test_util.h"
 
@@ -284,6 +285,36 @@ TEST(ReduceTest, EmptyAxisGivesTheIdentity) {
   Reduce(ReduceOp::kMin, DType::kInt8, iin.data(), iin.shape(), axes,
          iout.data());
   for (int i = 0; i < 3; ++i) EXPECT_EQ(iout.as<int8_t>()[i], 127);
+}
+
+}  // namespace
+}  // namespace baton::cpu
+
+namespace baton::cpu {
+namespace {
+
+// The AVX2 variant of a contiguous run adds the same lanes in the same
+// order: every op and dtype gives bitwise the baseline's result.
+TEST(ReduceTest, Avx2RunsAreBitwiseTheBaseline) {
+  std::mt19937_64 rng(33);
+  for (ReduceOp op : kOps) {
+    for (DType t : AllDTypes()) {
+      for (int64_t n : {int64_t{255}, int64_t{256}, int64_t{4099},
+                        int64_t{70001}}) {
+        SCOPED_TRACE(std::string(op_name(op)) + " " +
+                     std::string(dtype_name(t)) + " n=" + std::to_string(n));
+        const HostArray in = RandomArray(t, Shape{n}, rng, OptionsFor(op));
+        HostArray base(t, Shape{}), avx2(t, Shape{});
+        const int64_t axes[] = {0};
+        const bool previous = SetAvx2KernelsForTesting(false);
+        Reduce(op, t, in.data(), in.shape(), axes, base.data());
+        SetAvx2KernelsForTesting(true);
+        Reduce(op, t, in.data(), in.shape(), axes, avx2.data());
+        SetAvx2KernelsForTesting(previous);
+        EXPECT_TRUE(BitEqual(base, avx2));
+      }
+    }
+  }
 }
 
 }  // namespace

@@ -1,9 +1,9 @@
 // Reduce: sum, prod, max or min over any set of axes.
 //
 // Accumulation is in the compute type (float for float16/bfloat16), except
-// float32 sums, which accumulate in double (over an outer axis, rows are
-// first added in float in groups of 16, to keep vector speed; the error stays
-// within ~16 float roundings of sum |x|). Float sums and products are
+// float32 sums, which accumulate in double (elements -- over an outer axis,
+// rows -- are first added in float in groups of 16, to keep vector speed; the
+// error stays within ~16 float roundings of sum |x|). Float sums and products are
 // reassociated (several accumulators, blocks, per-thread partials), so they
 // match a sequential reference only within rounding; integer reductions wrap
 // as scalar::ReduceCombine does and are exact; max/min are exact and
