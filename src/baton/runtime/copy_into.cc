@@ -3,6 +3,7 @@
 #include "baton/runtime/device.h"
 #include "baton/runtime/parallel_copy.h"
 #include "baton/runtime/trace_recorder.h"
+#include "baton/runtime/transfer.h"
 
 namespace baton {
 
@@ -32,19 +33,13 @@ Result<Array> CopyArrayInto(const Array& src, const Array& into) {
   BATON_ASSIGN_OR_RETURN(ArrayImpl::Taken taken, old->TakeExclusive(reason));
   Device* device = old->device();
   const MemoryKind kind = old->memory_kind();
-  WorkQueue& q = (device == src.device() && kind == src.memory_kind())
-                     ? device->queue(QueueKind::kCompute)
-                     : (kind == MemoryKind::kDevice
-                            ? device->queue(QueueKind::kHostToDevice)
-                            : src.device()->queue(QueueKind::kDeviceToHost));
+  const CopyRoute route = RouteCopy(src, device, kind);
+  WorkQueue& q = *route.queue;
   const size_t n = static_cast<size_t>(src.nbytes());
   void* to = taken.buffer->data();
   const void* from = hold.data();
   const int device_id = device->id();
-  const TraceTrack track =
-      &q == &device->queue(QueueKind::kCompute)        ? TraceTrack::kCompute
-      : &q == &device->queue(QueueKind::kHostToDevice) ? TraceTrack::kHostToDevice
-                                                       : TraceTrack::kDeviceToHost;
+  const TraceTrack track = route.track;
   taken.buffer->memory_space()->RecordUse(TraceRecord::Kind::kOverwrite, to,
                                           "device_put(into=)");
   Event done = q.Enqueue(hold.dependencies(), [to, from, n,

@@ -38,16 +38,6 @@ std::function<Status()> Traced(std::function<Status()> fn, int device_id,
   };
 }
 
-TraceTrack TrackOf(Device* device, const WorkQueue& q) {
-  if (&q == &device->queue(QueueKind::kHostToDevice)) {
-    return TraceTrack::kHostToDevice;
-  }
-  if (&q == &device->queue(QueueKind::kDeviceToHost)) {
-    return TraceTrack::kDeviceToHost;
-  }
-  return TraceTrack::kCompute;
-}
-
 Status CheckHostBuffer(const HostBuffer& host) {
   BATON_RETURN_IF_ERROR(host.shape.Check());
   if (host.data == nullptr && host.nbytes() > 0) {
@@ -183,13 +173,8 @@ Result<Array> DevicePutInto(const HostBuffer& host, const Array& into) {
 
 Result<Array> CopyArray(const Array& src, Device* device, MemoryKind kind) {
   BATON_ASSIGN_OR_RETURN(UsageHold hold, src.impl()->AcquireRead());
-  Device* src_device = src.device();
-  WorkQueue& q =
-      (device == src_device && kind == src.memory_kind())
-          ? device->queue(QueueKind::kCompute)
-          : (kind == MemoryKind::kDevice ? device->queue(QueueKind::kHostToDevice)
-                                         : src_device->queue(
-                                               QueueKind::kDeviceToHost));
+  const CopyRoute route = RouteCopy(src, device, kind);
+  WorkQueue& q = *route.queue;
   const size_t n = static_cast<size_t>(src.nbytes());
   BATON_ASSIGN_OR_RETURN(
       auto buffer,
@@ -206,13 +191,24 @@ Result<Array> CopyArray(const Array& src, Device* device, MemoryKind kind) {
             ParallelCopy(to, from, n);
             return OkStatus();
           },
-          device->id(), TrackOf(device, q), kind, static_cast<int64_t>(n),
-          "copy"),
+          device->id(), route.track, kind, static_cast<int64_t>(n), "copy"),
       DispatchForCopy(n));
   hold.Finish(done);
   buffer->SetDefinitionEvent(done);
   return Array(ArrayImpl::Create(device, kind, src.shape(), src.dtype(),
                                  std::move(buffer)));
+}
+
+CopyRoute RouteCopy(const Array& src, Device* device, MemoryKind kind) {
+  if (device == src.device() && kind == src.memory_kind()) {
+    return {&device->queue(QueueKind::kCompute), TraceTrack::kCompute};
+  }
+  if (kind == MemoryKind::kDevice) {
+    return {&device->queue(QueueKind::kHostToDevice),
+            TraceTrack::kHostToDevice};
+  }
+  return {&src.device()->queue(QueueKind::kDeviceToHost),
+          TraceTrack::kDeviceToHost};
 }
 
 Result<Event> CopyToHostAsync(const Array& src, void* dst, size_t dst_bytes) {

@@ -65,6 +65,16 @@ Result<Array> DevicePutInto(const HostBuffer& host, const Array& into);
 // An independent copy of `src` on `device` in `kind` memory (asynchronous).
 Result<Array> CopyArray(const Array& src, Device* device, MemoryKind kind);
 
+// The queue a device-to-device copy of `src` into `device`'s `kind` memory
+// runs on, and its track in traces: the destination's compute queue within
+// one memory space, its host-to-device queue into device memory, else the
+// source's device-to-host queue. (CopyArray and CopyArrayInto.)
+struct CopyRoute {
+  WorkQueue* queue;
+  TraceTrack track;
+};
+CopyRoute RouteCopy(const Array& src, Device* device, MemoryKind kind);
+
 // Copies `src`'s values into caller-owned `dst` (exactly src.nbytes() bytes)
 // asynchronously; `dst` must stay valid until the returned event is ready.
 Result<Event> CopyToHostAsync(const Array& src, void* dst, size_t dst_bytes);
