@@ -54,8 +54,14 @@ void ThreadPool::ParallelFor(int64_t n, int64_t min_chunk,
   if (n <= 0) return;
   min_chunk = std::max<int64_t>(1, min_chunk);
   const int64_t max_chunks = (n + min_chunk - 1) / min_chunk;
+  // Several chunks per thread, claimed as threads come free: a thread that
+  // starts late or is slowed by another process (a 2-core machine shared
+  // with a build) leaves its chunks to the others instead of holding the
+  // whole call back by its share.
   const int64_t num_chunks =
-      in_pool_worker ? 1 : std::min<int64_t>(num_threads_, max_chunks);
+      in_pool_worker
+          ? 1
+          : std::min<int64_t>(kChunksPerThread * num_threads_, max_chunks);
   if (num_chunks <= 1) {
     fn(0, n);
     return;
@@ -85,7 +91,8 @@ void ThreadPool::ParallelFor(int64_t n, int64_t min_chunk,
   };
   {
     std::lock_guard<std::mutex> lock(mu_);
-    for (int64_t i = 1; i < num_chunks; ++i) jobs_.push_back(run);
+    const int64_t helpers = std::min<int64_t>(num_chunks, num_threads_) - 1;
+    for (int64_t i = 0; i < helpers; ++i) jobs_.push_back(run);
   }
   cv_.notify_all();
   run();

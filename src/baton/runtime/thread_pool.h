@@ -30,7 +30,10 @@ class ThreadPool {
   int num_threads() const { return num_threads_; }
 
   // Calls fn(begin, end) over disjoint ranges covering [0, n), each of at
-  // least `min_chunk` items (except possibly the last), in parallel.
+  // least `min_chunk` items (except possibly the last), in parallel: up to
+  // kChunksPerThread ranges per thread, each claimed by whichever thread is
+  // free next (which thread runs which range is not fixed).
+  static constexpr int64_t kChunksPerThread = 4;
   void ParallelFor(int64_t n, int64_t min_chunk,
                    const std::function<void(int64_t, int64_t)>& fn);
 

@@ -1,8 +1,9 @@
 // How the CPU kernels split one call across ThreadPool::Global().
 //
-// Kernels are memory-bound or close to it, so the split is static: at most
-// one range per pool thread, of equal size. Small calls stay on the calling
-// thread, because waking the pool (~10 µs) costs more than it saves.
+// Ranges of equal size, a few per pool thread (ThreadPool::kChunksPerThread),
+// claimed by whichever thread is free: a thread slowed by other processes
+// leaves its share to the others. Small calls stay on the calling thread,
+// because waking the pool (~10 µs) costs more than it saves.
 #pragma once
 
 #include <algorithm>
@@ -17,9 +18,9 @@ namespace baton::cpu {
 inline constexpr int64_t kCheapGrain = 32 * 1024;
 inline constexpr int64_t kExpensiveGrain = 4 * 1024;
 
-// Calls fn(begin, end) on disjoint ranges covering [0, n): one range per pool
-// thread at most, each at least `grain` items and, except the last, a
-// multiple of `align` items (so threads do not write to the same cache line).
+// Calls fn(begin, end) on disjoint ranges covering [0, n): up to
+// ThreadPool::kChunksPerThread ranges per pool thread, each at least `grain`
+// items and, except the last, a multiple of `align` items (so threads do not write to the same cache line).
 // Runs fn(0, n) on the caller when n < 2 * grain. Returns when all are done.
 // `fn` must be safe to call concurrently on disjoint ranges.
 template <typename F>
@@ -27,7 +28,8 @@ void ParallelRanges(int64_t n, int64_t grain, F&& fn, int64_t align = 16) {
   if (n <= 0) return;
   grain = std::max<int64_t>(grain, 1);
   ThreadPool& pool = ThreadPool::Global();
-  int64_t parts = std::min<int64_t>(pool.num_threads(), n / grain);
+  int64_t parts = std::min<int64_t>(
+      ThreadPool::kChunksPerThread * pool.num_threads(), n / grain);
   if (parts <= 1) {
     fn(int64_t{0}, n);
     return;
