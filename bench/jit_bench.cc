@@ -175,16 +175,18 @@ void BM_ParallelCopy64MiB(benchmark::State& state) {
 BENCHMARK(BM_ParallelCopy64MiB)->UseRealTime();
 
 // One call: reads x and writes a fresh 64 MiB output (the allocator hands
-// the previous call's block back, so no page faults after the warm-up).
+// the previous call's block back, so no page faults after the warm-up), or,
+// for a reduction (`traffic` kBytes), reads x and writes one number.
 template <typename Fn>
-void JitElementwise(benchmark::State& state, const std::string& name, Fn fn) {
+void JitElementwise(benchmark::State& state, const std::string& name, Fn fn,
+                    double traffic = 2.0 * kBytes) {
   Jitted f(
       [fn](TraceScope&, const std::vector<Tracer>& a) {
         return std::vector<Tracer>{fn(a[0])};
       },
       {.name = name, .donate_argnums = {}});
   Array x = Put(std::vector<float>(kFloats, 0.25f), Shape{kFloats});
-  Measure(state, name, 2.0 * kBytes, false,
+  Measure(state, name, traffic, false,
           [&] { ValueOrThrow(f.Call({x}))[0].BlockUntilReady(); });
 }
 
@@ -198,6 +200,19 @@ void BM_JitAxpb64MiB(benchmark::State& state) {
   JitElementwise(state, "jit x*2+1", [](const Tracer& x) { return x * 2 + 1; });
 }
 BENCHMARK(BM_JitAxpb64MiB)->UseRealTime();
+
+void BM_JitSum64MiB(benchmark::State& state) {
+  JitElementwise(
+      state, "jit sum(x)", [](const Tracer& x) { return sum(x); }, kBytes);
+}
+BENCHMARK(BM_JitSum64MiB)->UseRealTime();
+
+void BM_JitSumOfSquares64MiB(benchmark::State& state) {
+  JitElementwise(
+      state, "jit sum(x*x)", [](const Tracer& x) { return sum(x * x); },
+      kBytes);
+}
+BENCHMARK(BM_JitSumOfSquares64MiB)->UseRealTime();
 
 // ---- Matmul against the BLAS ----
 

@@ -1,6 +1,7 @@
 """Elementwise chains inside jit on 64 MiB of float32 (smoke: 256 KiB).
 
-arith: ((x * 2 + 1) * x - 0.5) / 3; transcendental: tanh(exp(x) * 2 + 1),
+arith: ((x * 2 + 1) * x - 0.5) / 3; transcendental: tanh(exp(x) * 2 + 1);
+sum of squares: sum(x * x), a fused reduction (reads x, writes one number);
 x in [-2, 2]. Achieved GB/s = (bytes read + bytes written) / time, compared
 with the memory bandwidth measured in the same run: the best memcpy (1 or N
 threads) of a buffer of the same size, counting read + write bytes. Each
@@ -48,6 +49,7 @@ def _chain(
     rtol: float,
     atol: float,
     target_of_bandwidth: bool,
+    writes: bool = True,
 ) -> list[Row]:
     """Time `make_fn(numpy-like module)` in both libraries on the same input,
     check the outputs against numpy, and report GB/s."""
@@ -67,7 +69,7 @@ def _chain(
     del jax_out
     s = interleave(fns, ctx.reps(20, 5), warmup=2)
     bw = bandwidth(ctx, nbytes)
-    traffic = 2 * nbytes  # read x, write the output
+    traffic = (2 if writes else 1) * nbytes  # read x (and write the output)
     baton, jaxv = rate(traffic, s["baton"]), rate(traffic, s.get("jax"))
     common = dict(
         unit="GB/s",
@@ -122,6 +124,19 @@ def transcendental(ctx: Context) -> list[Row]:
     )
 
 
+def sum_of_squares(ctx: Context) -> list[Row]:
+    """sum(x * x): the squares are never materialized (a fused reduction)."""
+    return _chain(
+        ctx,
+        "sum(x*x)",
+        lambda m: lambda x: m.sum(x * x),
+        rtol=1e-5,
+        atol=0.0,
+        target_of_bandwidth=True,
+        writes=False,
+    )
+
+
 CASES = [
     Case("elementwise_arith", arith, "((x*2+1)*x-0.5)/3 on 64 MiB vs bandwidth"),
     Case(
@@ -129,4 +144,5 @@ CASES = [
         transcendental,
         "tanh(exp(x)*2+1) on 64 MiB vs JAX and bandwidth",
     ),
+    Case("sum_of_squares", sum_of_squares, "sum(x*x) on 64 MiB vs bandwidth and JAX"),
 ]

@@ -83,6 +83,9 @@ bool IsSameKindTransfer(const Program& program, ValueId v) {
 }
 
 int64_t FusionScratchBytes(const Program& program, const Step& step) {
+  if (step.kind == Step::Kind::kFusedReduce) {
+    return PlanFusedTiles(program, ProducerOf(step)).scratch_bytes();
+  }
   if (step.kind != Step::Kind::kFusedElementwise) return 0;
   return PlanFusedTiles(program, step).scratch_bytes();
 }

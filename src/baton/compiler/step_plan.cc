@@ -97,6 +97,24 @@ StepPlan PlanSteps(const Program& program) {
       plan.materialized[v] = false;
     }
   }
+  // A reduction over trailing dimensions takes in its operand's chain when
+  // it is the chain's only reader.
+  std::vector<bool> feeds_reduce(n, false);
+  for (ValueId r = 0; r < n; ++r) {
+    const Instruction& inst = program.instruction(r);
+    const auto* attrs = inst.attrs_if<ReduceAttrs>();
+    if (attrs == nullptr) continue;
+    const ValueId o = inst.operands[0];
+    int64_t rows = 0, row = 0;
+    if (is_output[o] || users[o].size() != 1 || !plan.materialized[o] ||
+        fused_into[o] != kNoValue ||
+        !IsElementwise(program.instruction(o).kind()) ||
+        !AsRowReduction(program.type(o).shape, attrs->axes, &rows, &row)) {
+      continue;
+    }
+    feeds_reduce[o] = true;
+    plan.materialized[o] = false;
+  }
   auto root_of = [&](ValueId v) {
     while (fused_into[v] != kNoValue) v = fused_into[v];
     return v;
@@ -134,7 +152,19 @@ StepPlan PlanSteps(const Program& program) {
       plan.steps.push_back(std::move(step));
       continue;
     }
-    if (!group[v].empty()) {
+    const Instruction& inst = program.instruction(v);
+    if (inst.kind() == OpKind::kReduce && feeds_reduce[inst.operands[0]]) {
+      const ValueId o = inst.operands[0];
+      step.kind = Step::Kind::kFusedReduce;
+      step.members = group[o];
+      step.members.push_back(o);
+      step.members.push_back(v);
+      for (size_t i = 0; i + 1 < step.members.size(); ++i) {
+        for (ValueId x : program.instruction(step.members[i]).operands) {
+          if (fused_into[x] == kNoValue || root_of(x) != o) add_input(step, x);
+        }
+      }
+    } else if (!group[v].empty()) {
       step.kind = Step::Kind::kFusedElementwise;
       step.members = group[v];
       step.members.push_back(v);
@@ -151,6 +181,36 @@ StepPlan PlanSteps(const Program& program) {
     plan.steps.push_back(std::move(step));
   }
   return plan;
+}
+
+Step ProducerOf(const Step& step) {
+  Step producer;
+  producer.kind = Step::Kind::kFusedElementwise;
+  producer.members.assign(step.members.begin(), step.members.end() - 1);
+  producer.result = producer.members.back();
+  producer.inputs = step.inputs;
+  return producer;
+}
+
+bool AsRowReduction(const Shape& shape, const std::vector<int64_t>& axes,
+                    int64_t* rows, int64_t* row) {
+  std::vector<bool> reduced(shape.rank(), false);
+  for (int64_t a : axes) reduced[static_cast<size_t>(a)] = true;
+  int64_t kept = 1, red = 1;
+  bool seen_reduced = false;
+  for (int d = 0; d < shape.rank(); ++d) {
+    if (shape[d] == 1) continue;
+    if (reduced[d]) {
+      seen_reduced = true;
+      red *= shape[d];
+    } else {
+      if (seen_reduced) return false;  // a kept dimension after a reduced one
+      kept *= shape[d];
+    }
+  }
+  *rows = kept;
+  *row = red;
+  return true;
 }
 
 }  // namespace baton::compiler

@@ -13,6 +13,13 @@
 //    subtracted from every element) joins that fused step: the runner
 //    expands the operand one tile at a time, so the full-size broadcast is
 //    never materialized.
+//  - A reduction over trailing dimensions (every kept dimension before
+//    every reduced one, as sum(x * x) or mean(x * x, axis=-1) have), whose
+//    operand is such an elementwise chain (or one elementwise op) that
+//    nothing else reads, is one fused reduction step: the runner computes
+//    the chain a block at a time and reduces each block as it is made, so
+//    the chain's full-size result is never materialized (one pass over the
+//    inputs instead of write + read of a temporary).
 //  - A control-flow op's region group (control_flow.h) is one kRegion step
 //    whose members are the group's results; it runs at once.
 //  - Every other instruction (except parameters and constants, which already
@@ -28,10 +35,12 @@
 namespace baton::compiler {
 
 struct Step {
-  enum class Kind : uint8_t { kOp, kFusedElementwise, kRegion };
+  enum class Kind : uint8_t { kOp, kFusedElementwise, kFusedReduce, kRegion };
   Kind kind = Kind::kOp;
   ValueId result = kNoValue;  // kRegion: the group's first member
   // kFusedElementwise: the fused values in program order, `result` last.
+  // kFusedReduce: the producing chain in program order (its result, the
+  // reduce's operand, next to last), then the reduce, `result`.
   // kRegion: the group's results in output order. kOp: {result}.
   std::vector<ValueId> members;
   // Materialized values the step reads, in first-use order, without repeats
@@ -54,6 +63,18 @@ struct StepPlan {
 
 // Plans the steps of `program` (which should have been through DCE).
 StepPlan PlanSteps(const Program& program);
+
+// The elementwise chain of kFusedReduce step `step`, as a kFusedElementwise
+// step of its own (members and inputs the same, less the reduce): what the
+// runner and the memory analysis plan its tiles from.
+Step ProducerOf(const Step& step);
+
+// Whether reducing `axes` of `shape` reduces trailing dimensions only (size-1
+// dimensions aside): the reduce's output element r then covers input
+// elements [r * row, (r + 1) * row) of the row-major input. Sets `rows` (the
+// output's elements) and `row` (the reduced elements per output) when so.
+bool AsRowReduction(const Shape& shape, const std::vector<int64_t>& axes,
+                    int64_t* rows, int64_t* row);
 
 // Whether `kind` is computed element by element with no cross-element access.
 bool IsElementwise(OpKind kind);

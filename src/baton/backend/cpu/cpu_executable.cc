@@ -124,6 +124,10 @@ Result<std::shared_ptr<CpuExecutable>> CpuExecutable::Compile(
     exe->fused_.push_back(step.kind == Step::Kind::kFusedElementwise
                               ? std::make_unique<FusedStep>(p, exe->plan_, step)
                               : nullptr);
+    exe->fused_reduce_.push_back(
+        step.kind == Step::Kind::kFusedReduce
+            ? std::make_unique<FusedReduceStep>(p, exe->plan_, step)
+            : nullptr);
   }
   for (const auto& b : exe->assignment_.output_buffers) {
     exe->output_labels_.push_back(std::string(dtype_name(b.type.dtype)) +
@@ -237,6 +241,10 @@ Status CpuExecutable::Run(const std::vector<void*>& value_data,
     void* out = value_data[step.result];
     if (step.kind == Step::Kind::kFusedElementwise) {
       BATON_RETURN_IF_ERROR(fused_[s]->Run(value_data, out));
+      continue;
+    }
+    if (step.kind == Step::Kind::kFusedReduce) {
+      BATON_RETURN_IF_ERROR(fused_reduce_[s]->Run(value_data, out));
       continue;
     }
     const compiler::Instruction& inst = p.instruction(step.result);

@@ -23,6 +23,7 @@
 #include <vector>
 
 #include "baton/backend/cpu/constant_cache.h"
+#include "baton/backend/cpu/fused_reduce_runner.h"
 #include "baton/backend/cpu/fused_runner.h"
 #include "baton/compiler/buffer_assignment.h"
 #include "baton/compiler/ir.h"
@@ -107,6 +108,8 @@ class CpuExecutable : public std::enable_shared_from_this<CpuExecutable> {
   compiler::BufferAssignment assignment_;
   // Per step: its fused-tile plan, for kFusedElementwise steps (else null).
   std::vector<std::unique_ptr<FusedStep>> fused_;
+  // Per step: its runner, for kFusedReduce steps (else null).
+  std::vector<std::unique_ptr<FusedReduceStep>> fused_reduce_;
   // Per step: a binary op on one int32 element, run without kernel dispatch.
   std::vector<bool> scalar_int32_binary_;
   // Per step: how a kRegion step runs (else null).

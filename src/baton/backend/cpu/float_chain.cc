@@ -98,15 +98,14 @@ void FloatChain::RunWhole(const std::vector<void*>& value_data, float* out,
     (avx2 ? m.avx2 : m.baseline)(l1 ? nullptr : array(m.a),
                                  r1 ? nullptr : array(m.b),
                                  l1 ? scalar(m.a) : 0.0f,
-                                 r1 ? scalar(m.b) : 0.0f, out + begin,
-                                 end - begin);
+                                 r1 ? scalar(m.b) : 0.0f, out, end - begin);
     return;
   }
   const MicroOp& m2 = ops_[1];
   const bool l2 = m2.a.kind == Kind::kScalar;
   (avx2 && m.pair_avx2 ? m.pair_avx2 : m.pair_baseline)(
       array(l1 ? m.b : m.a), scalar(l1 ? m.a : m.b), scalar(l2 ? m2.a : m2.b),
-      out + begin, end - begin);
+      out, end - begin);
 }
 
 namespace {
@@ -335,14 +334,14 @@ void FloatChain::Run(const std::vector<void*>& value_data, float* out,
                             : (x.a_moves ? x.a + at : x.a);
         const bool l2 = ops_[i + 1].a.kind == Kind::kScalar;
         ++i;
-        float* d = i + 1 == n_ops ? out + at : rows[i];
+        float* d = i + 1 == n_ops ? out + (at - begin) : rows[i];
         x.pair(a, l1 ? x.as : x.bs, l2 ? y.as : y.bs, d, n);
         continue;
       }
       // The last member writes the result directly: every member has read
       // this block's inputs by then, and an input that is the output itself
       // (in place) is read at the same index it is written.
-      float* d = i + 1 == n_ops ? out + at : rows[i];
+      float* d = i + 1 == n_ops ? out + (at - begin) : rows[i];
       x.fn(x.a_moves ? x.a + at : x.a, x.b_moves ? x.b + at : x.b, x.as, x.bs,
            d, n);
     }

@@ -38,8 +38,8 @@ class FloatChain {
       const compiler::Step& step,
       const std::vector<std::vector<int>>& operand_member);
 
-  // Computes result elements [begin, end) into `out`; `value_data` as for
-  // FusedStep::Run.
+  // Computes result elements [begin, end) into out[0, end - begin);
+  // `value_data` as for FusedStep::Run.
   void Run(const std::vector<void*>& value_data, float* out, int64_t begin,
            int64_t end) const;
 

@@ -93,88 +93,85 @@ void FusedStep::ExpandBroadcast(const Member& m, const void* src,
   }
 }
 
-Status FusedStep::Run(const std::vector<void*>& value_data, void* out) const {
+Status FusedStep::RunRange(const std::vector<void*>& value_data, void* dst,
+                           int64_t begin, int64_t count) const {
   if (too_many_operands_) {
     return Internal("fused step with an operation of more than 3 operands");
   }
   if (chain_ != nullptr) {
-    float* result = static_cast<float*>(out);
-    constexpr int64_t kGrain = int64_t{1} << 16;
-    if (total_elements_ <= kGrain) {
-      chain_->Run(value_data, result, 0, total_elements_);
-    } else {
-      ThreadPool::Global().ParallelFor(
-          (total_elements_ + kGrain - 1) / kGrain, 1,
-          [&](int64_t c0, int64_t c1) {
-            chain_->Run(value_data, result, c0 * kGrain,
-                        std::min(total_elements_, c1 * kGrain));
-          });
-    }
+    chain_->Run(value_data, static_cast<float*>(dst), begin, begin + count);
     return OkStatus();
   }
+  // Small steps (the common case for small arrays) keep their scratch on
+  // the stack: no allocation on the dispatch path.
+  alignas(64) char local[kLocalScratchBytes];
+  std::unique_ptr<char[]> heap;
+  char* scratch = local;
+  if (tiles_.scratch_bytes() > kLocalScratchBytes) {
+    heap.reset(new char[tiles_.scratch_bytes()]);
+    scratch = heap.get();
+  }
+  auto slot_data = [&](int slot) { return scratch + slot * tiles_.slot_bytes; };
+  std::array<OperandData, kMaxOperands> ops;
   const int64_t tile = tiles_.tile_elements;
-  const int64_t num_tiles = (total_elements_ + tile - 1) / tile;
+  for (int64_t at = begin; at < begin + count; at += tile) {
+    const int64_t n = std::min(tile, begin + count - at);
+    for (const Member& m : members_) {
+      size_t k = 0;
+      for (const Operand& s : m.operands) {
+        OperandData d;
+        d.type = s.type;
+        if (s.slot >= 0) {
+          d.data = slot_data(s.slot);
+        } else if (s.scalar) {
+          d.data = value_data[s.value];
+          d.scalar = true;
+        } else {
+          d.data = static_cast<const char*>(value_data[s.value]) +
+                   at * s.element_bytes;
+        }
+        ops[k++] = d;
+      }
+      void* out = m.slot >= 0 ? static_cast<void*>(slot_data(m.slot))
+                              : static_cast<char*>(dst) +
+                                    (at - begin) * m.element_bytes;
+      if (m.broadcast) {
+        ExpandBroadcast(m, value_data[m.operands[0].value], at, n, out);
+        continue;
+      }
+      BATON_RETURN_IF_ERROR(RunElementwise(
+          *m.inst, std::span<const OperandData>(ops.data(), k), out, n));
+    }
+  }
+  return OkStatus();
+}
+
+Status FusedStep::Run(const std::vector<void*>& value_data, void* out) const {
+  // Chunks of whole tiles (several per chunk, so each thread sets up its
+  // scratch once); the float32 chain runs in larger chunks of its own.
+  const int64_t chunk = chain_ != nullptr
+                            ? int64_t{1} << 16
+                            : std::max<int64_t>(1, (int64_t{1} << 16) /
+                                                       tiles_.tile_elements) *
+                                  tiles_.tile_elements;
+  const int64_t bytes = members_.back().element_bytes;
+  if (total_elements_ <= chunk) {
+    return RunRange(value_data, out, 0, total_elements_);
+  }
   std::mutex error_mu;
   Status error;
-  // Several tiles per chunk so each thread allocates its scratch once.
-  auto run_tiles = [&](int64_t tile_begin, int64_t tile_end) {
-    // Small steps (the common case for small arrays) keep their scratch
-    // on the stack: no allocation on the dispatch path.
-    alignas(64) char local[kLocalScratchBytes];
-    std::unique_ptr<char[]> heap;
-    char* scratch = local;
-    if (tiles_.scratch_bytes() > kLocalScratchBytes) {
-      heap.reset(new char[tiles_.scratch_bytes()]);
-      scratch = heap.get();
-    }
-    auto slot_data = [&](int slot) {
-      return scratch + slot * tiles_.slot_bytes;
-    };
-    std::array<OperandData, kMaxOperands> ops;
-    for (int64_t t = tile_begin; t < tile_end; ++t) {
-      const int64_t begin = t * tile;
-      const int64_t count = std::min(tile, total_elements_ - begin);
-      for (const Member& m : members_) {
-        size_t k = 0;
-        for (const Operand& s : m.operands) {
-          OperandData d;
-          d.type = s.type;
-          if (s.slot >= 0) {
-            d.data = slot_data(s.slot);
-          } else if (s.scalar) {
-            d.data = value_data[s.value];
-            d.scalar = true;
-          } else {
-            d.data = static_cast<const char*>(value_data[s.value]) +
-                     begin * s.element_bytes;
-          }
-          ops[k++] = d;
-        }
-        void* dst = m.slot >= 0
-                        ? static_cast<void*>(slot_data(m.slot))
-                        : static_cast<char*>(out) + begin * m.element_bytes;
-        if (m.broadcast) {
-          ExpandBroadcast(m, value_data[m.operands[0].value], begin, count,
-                          dst);
-          continue;
-        }
-        Status s = RunElementwise(
-            *m.inst, std::span<const OperandData>(ops.data(), k), dst, count);
+  ThreadPool::Global().ParallelFor(
+      (total_elements_ + chunk - 1) / chunk, 1, [&](int64_t c0, int64_t c1) {
+        const int64_t begin = c0 * chunk;
+        const int64_t end = std::min(total_elements_, c1 * chunk);
+        Status s = RunRange(value_data,
+                            static_cast<char*>(out) + begin * bytes, begin,
+                            end - begin);
         if (!s.ok()) {
           std::lock_guard<std::mutex> lock(error_mu);
-          if (error.ok()) error = s;
-          return;
+          if (error.ok()) error = std::move(s);
         }
-      }
-    }
-  };
-  // One tile (small arrays): run it here, without building a pool job.
-  if (num_tiles == 1) {
-    run_tiles(0, 1);
-  } else {
-    ThreadPool::Global().ParallelFor(
-        num_tiles, std::max<int64_t>(1, (int64_t{1} << 16) / tile), run_tiles);
-  }
+      });
   return error;
 }
 

@@ -32,6 +32,13 @@ class FusedStep {
   // (or, for a virtual scalar's source, its one element); `out` the result's.
   Status Run(const std::vector<void*>& value_data, void* out) const;
 
+  // Computes result elements [begin, begin + count) into dst (element
+  // `begin` at dst[0]) on the calling thread: what Run splits between
+  // threads, and what a fused reduction (fused_reduce_runner.h) asks for a
+  // piece at a time.
+  Status RunRange(const std::vector<void*>& value_data, void* dst,
+                  int64_t begin, int64_t count) const;
+
  private:
   // Elementwise ops take at most three operands (select).
   static constexpr size_t kMaxOperands = 3;

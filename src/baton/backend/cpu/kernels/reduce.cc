@@ -1,6 +1,7 @@
 #include "baton/backend/cpu/kernels/reduce.h"
 
 #include <algorithm>
+#include <atomic>
 #include <limits>
 #include <memory>
 #include <type_traits>
@@ -109,7 +110,7 @@ inline A ToAcc(T x) {
 template <ReduceOp op, typename T, typename A>
 __attribute__((always_inline)) inline A ReduceRunBody(const T* p, int64_t n) {
   constexpr int kLanes = 16;
-  constexpr int64_t kBlock = 4096;
+  constexpr int64_t kBlock = kReducePieceElements;
   A acc = scalar::ReduceInit<op, A>();
   if (n < 2 * kLanes) {  // short runs (softmax over a few classes, say)
     for (int64_t i = 0; i < n; ++i) acc = Combine<op, A>(acc, ToAcc<A>(p[i]));
@@ -173,6 +174,42 @@ A ReduceRun(const T* p, int64_t n) {
   return ReduceRunBody<op, T, A>(p, n);
 }
 
+// The output of per-thread partials, combined in thread order.
+template <ReduceOp op, typename T, typename A>
+T CombinePartials(const A* partial, int64_t threads) {
+  A acc = partial[0];
+  for (int64_t t = 1; t < threads; ++t) acc = Combine<op, A>(acc, partial[t]);
+  return Finish<op, T>(acc);
+}
+
+// How a reduction of n_out outputs of per_out elements each (per_out > 0)
+// is split between threads: whole outputs per task, or, for a few long
+// ones, every output in equal parts of its elements (a few per thread),
+// whose partials are combined in order. Reduce over memory and ReduceRows split
+// alike, so they add the same numbers in the same order.
+struct RowSplit {
+  bool by_outputs = true;
+  int64_t outputs_per_task = 1;  // by_outputs
+  int64_t parts = 1;             // otherwise: parts of `part` elements
+  int64_t part = 0;
+};
+
+RowSplit PlanRowSplit(int64_t n_out, int64_t per_out) {
+  RowSplit s;
+  const int64_t threads = ThreadPool::Global().num_threads();
+  if (n_out >= 4 * threads || n_out * per_out < 2 * kCheapGrain) {
+    s.outputs_per_task = std::max<int64_t>(1, kCheapGrain / per_out);
+    return s;
+  }
+  // Parts (and their partials) a few per thread, claimed as threads come
+  // free; how many depends on the pool's size only, so a result does not
+  // depend on which thread ran which part.
+  s.by_outputs = false;
+  s.parts = threads * ThreadPool::kChunksPerThread;
+  s.part = (per_out + s.parts - 1) / s.parts;
+  return s;
+}
+
 // The reduction of an input laid out as kept/reduced groups, where the
 // innermost group is reduced (case "inner reduced") or kept ("inner kept").
 template <ReduceOp op, typename T>
@@ -221,10 +258,10 @@ class Reducer {
   void RunInnerReduced() {
     const int64_t n_out = kept_.count();
     const int64_t per_out = reduced_.count() * inner_;
-    const int64_t threads = ThreadPool::Global().num_threads();
-    if (n_out >= 4 * threads || n_out * per_out < 2 * kCheapGrain) {
+    const RowSplit split = PlanRowSplit(n_out, per_out);
+    if (split.by_outputs) {
       ParallelRanges(
-          n_out, std::max<int64_t>(1, kCheapGrain / per_out),
+          n_out, split.outputs_per_task,
           [&](int64_t lo, int64_t hi) {
             OdometerWalk walk(kept_, lo);
             for (int64_t e = lo; e < hi; ++e, walk.Next()) {
@@ -234,29 +271,25 @@ class Reducer {
           1);
       return;
     }
-    // Few outputs: each one is reduced by all threads, over equal parts of
-    // its elements, and the per-thread partials are combined in order.
     // (Not std::vector: A may be bool.)
+    const int64_t threads = split.parts;  // partials
     std::unique_ptr<A[]> partial(new A[threads]);
     OdometerWalk walk(kept_, 0);
     for (int64_t e = 0; e < n_out; ++e, walk.Next()) {
       const T* base = in_ + walk.offset();
-      const int64_t part = (per_out + threads - 1) / threads;
       std::fill(partial.get(), partial.get() + threads,
                 scalar::ReduceInit<op, A>());
       ParallelRanges(
           threads, 1,
           [&](int64_t lo, int64_t hi) {
             for (int64_t t = lo; t < hi; ++t) {
-              partial[t] = ReducePart(base, std::min(per_out, t * part),
-                                      std::min(per_out, (t + 1) * part));
+              partial[t] =
+                  ReducePart(base, std::min(per_out, t * split.part),
+                             std::min(per_out, (t + 1) * split.part));
             }
           },
           1);
-      A acc = partial[0];
-      for (int64_t t = 1; t < threads; ++t)
-        acc = Combine<op, A>(acc, partial[t]);
-      out_[e] = Final(acc);
+      out_[e] = CombinePartials<op, T>(partial.get(), threads);
     }
   }
 
@@ -421,6 +454,99 @@ void ReduceTyped(const T* in, const Shape& in_shape,
       .Run();
 }
 
+// A buffer of `n` elements for one thread's pieces: on the stack up to
+// 16 KiB (a float32 piece), else on the heap.
+template <typename T>
+class PieceBuffer {
+ public:
+  explicit PieceBuffer(int64_t n) {
+    if (static_cast<size_t>(n) * sizeof(T) > sizeof(local_)) {
+      heap_.reset(new T[static_cast<size_t>(n)]);
+    }
+  }
+  T* data() { return heap_ ? heap_.get() : reinterpret_cast<T*>(local_); }
+
+ private:
+  alignas(64) unsigned char local_[16 * 1024];
+  std::unique_ptr<T[]> heap_;
+};
+
+// ReduceRows for one op and type: the split of RunInnerReduced (PlanRowSplit),
+// each output's part added a piece of kReducePieceElements at a time from the
+// part's start -- the blocks ReduceRun adds up over memory -- so every
+// addition is the one Reduce makes.
+template <ReduceOp op, typename T>
+bool ReduceRowsTyped(int64_t rows, int64_t row, const PieceProducer& produce,
+                     T* out) {
+  using A = AccType<op, T>;
+  std::atomic<bool> failed{false};
+  // Positions [lo, hi) of output r.
+  auto reduce_part = [&](int64_t r, int64_t lo, int64_t hi, T* buffer) {
+    A acc = scalar::ReduceInit<op, A>();
+    for (int64_t b = lo; b < hi; b += kReducePieceElements) {
+      const int64_t n = std::min(kReducePieceElements, hi - b);
+      if (!produce(r * row + b, n, buffer)) {
+        failed.store(true, std::memory_order_relaxed);
+        break;
+      }
+      acc = Combine<op, A>(acc, ReduceRun<op, T, A>(buffer, n));
+    }
+    return acc;
+  };
+  const int64_t piece = std::min(rows * row, kReducePieceElements);
+  const RowSplit split = PlanRowSplit(rows, row);
+  if (split.by_outputs) {
+    ParallelRanges(
+        rows, split.outputs_per_task,
+        [&](int64_t lo, int64_t hi) {
+          PieceBuffer<T> buffer(piece);
+          T* buf = buffer.data();
+          if (row > kReducePieceElements) {
+            for (int64_t e = lo; e < hi && !failed.load(); ++e) {
+              out[e] = Finish<op, T>(reduce_part(e, 0, row, buf));
+            }
+            return;
+          }
+          // Short rows: a piece holds several whole rows.
+          const int64_t per_piece = kReducePieceElements / row;
+          for (int64_t e = lo; e < hi; e += per_piece) {
+            const int64_t k = std::min(per_piece, hi - e);
+            if (!produce(e * row, k * row, buf)) {
+              failed.store(true, std::memory_order_relaxed);
+              return;
+            }
+            for (int64_t j = 0; j < k; ++j) {
+              out[e + j] = Finish<op, T>(
+                  Combine<op, A>(scalar::ReduceInit<op, A>(),
+                                 ReduceRun<op, T, A>(buf + j * row, row)));
+            }
+          }
+        },
+        1);
+    return !failed.load();
+  }
+  const int64_t threads = split.parts;  // partials
+  std::unique_ptr<A[]> partial(new A[threads]);
+  for (int64_t e = 0; e < rows; ++e) {
+    std::fill(partial.get(), partial.get() + threads,
+              scalar::ReduceInit<op, A>());
+    ParallelRanges(
+        threads, 1,
+        [&](int64_t lo, int64_t hi) {
+          PieceBuffer<T> buffer(piece);
+          for (int64_t t = lo; t < hi; ++t) {
+            partial[t] = reduce_part(e, std::min(row, t * split.part),
+                                     std::min(row, (t + 1) * split.part),
+                                     buffer.data());
+          }
+        },
+        1);
+    if (failed.load()) return false;
+    out[e] = CombinePartials<op, T>(partial.get(), threads);
+  }
+  return true;
+}
+
 }  // namespace
 
 void Reduce(ReduceOp op, DType dtype, const void* in, const Shape& in_shape,
@@ -434,6 +560,26 @@ void Reduce(ReduceOp op, DType dtype, const void* in, const Shape& in_shape,
                                             is_reduced, static_cast<T*>(out));
     });
   });
+}
+
+bool ReduceRows(ReduceOp op, DType dtype, int64_t rows, int64_t row,
+                const PieceProducer& produce, void* out) {
+  bool ok = true;
+  VisitDType(dtype, [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    VisitReduceOp(op, [&](auto op_c) {
+      constexpr ReduceOp kOp = decltype(op_c)::value;
+      T* o = static_cast<T*>(out);
+      if (rows == 0) return;
+      if (row == 0) {  // reducing nothing: the identity
+        using A = AccType<kOp, T>;
+        std::fill(o, o + rows, Finish<kOp, T>(scalar::ReduceInit<kOp, A>()));
+        return;
+      }
+      ok = ReduceRowsTyped<kOp, T>(rows, row, produce, o);
+    });
+  });
+  return ok;
 }
 
 }  // namespace baton::cpu

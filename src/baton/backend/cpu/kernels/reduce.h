@@ -16,6 +16,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <span>
 
 #include "baton/core/dtype.h"
@@ -30,5 +31,27 @@ namespace baton::cpu {
 // identity (0, 1, -inf/lowest, +inf/max).
 void Reduce(ReduceOp op, DType dtype, const void* in, const Shape& in_shape,
             std::span<const int64_t> axes, void* out);
+
+// The elements a contiguous reduction adds up as one block, and the piece a
+// fused reduction's producer computes at a time (ReduceRows): one constant,
+// so that a reduction fed piece by piece is bitwise the one over memory.
+inline constexpr int64_t kReducePieceElements = 4096;
+
+// Writes elements [begin, begin + count) (count <= kReducePieceElements) of
+// a virtual row-major input into `dst`; false when it could not (the
+// producer keeps its own error).
+using PieceProducer =
+    std::function<bool(int64_t begin, int64_t count, void* dst)>;
+
+// A fused reduction (backend/cpu/fused_reduce_runner.h): out[r] =
+// reduction of elements [r * row, (r + 1) * row) of a virtual row-major
+// input of rows * row elements of `dtype`, which `produce` computes a piece
+// at a time into per-thread buffers. The work is split between threads and
+// combined exactly as Reduce splits an input in memory reduced over its
+// trailing dimensions, so the result is bitwise Reduce's over the
+// materialized input. Returns false as soon as `produce` does (`out` is then
+// partly written).
+bool ReduceRows(ReduceOp op, DType dtype, int64_t rows, int64_t row,
+                const PieceProducer& produce, void* out);
 
 }  // namespace baton::cpu
