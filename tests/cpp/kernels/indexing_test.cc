@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 
+#include "baton/backend/cpu/kernels/isa.h"
 #include "baton/core/scalar_math.h"
 #include "kernel_test_util.h"
 
@@ -249,10 +250,14 @@ TEST(GatherTest, VectorTakeClampsEveryIndexDType) {
       picks[1] = c.hi - 1;
       picks[2] = std::min<int64_t>(d - 1, c.hi - 1);
       const HostArray idx = IndicesOfType(c.index, picks);
-      HostArray out(DType::kFloat32, Shape{idx.size()});
-      Gather(DType::kFloat32, table.data(), table.shape(), idx.data(), c.index,
-             idx.size(), 0, out.data());
-      ASSERT_TRUE(BitEqual(RefGather(table, 0, picks), out));
+      for (bool avx2 : {false, true}) {  // int32: the vpgatherdd loop too
+        const bool was = SetAvx2KernelsForTesting(avx2);
+        HostArray out(DType::kFloat32, Shape{idx.size()});
+        Gather(DType::kFloat32, table.data(), table.shape(), idx.data(),
+               c.index, idx.size(), 0, out.data());
+        SetAvx2KernelsForTesting(was);
+        ASSERT_TRUE(BitEqual(RefGather(table, 0, picks), out));
+      }
     }
   }
 }
