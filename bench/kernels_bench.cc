@@ -22,11 +22,13 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <random>
 #include <string>
 #include <vector>
 
 #include "baton/backend/cpu/kernels/dot.h"
 #include "baton/backend/cpu/kernels/elementwise.h"
+#include "baton/backend/cpu/kernels/indexing.h"
 #include "baton/backend/cpu/kernels/isa.h"
 #include "baton/backend/cpu/kernels/parallel.h"
 #include "baton/backend/cpu/kernels/reduce.h"
@@ -292,6 +294,26 @@ void BM_MatmulInterleaved(benchmark::State& state) {
 }
 BENCHMARK(BM_MatmulInterleaved)->Arg(256)->Iterations(300)->UseRealTime();
 BENCHMARK(BM_MatmulInterleaved)->Arg(1024)->Iterations(20)->UseRealTime();
+
+// take(a, idx) as the size sweep runs it: float32 a[n], n/4 random int32
+// indices in [0, n), one Gather call; items/s counts indices.
+void BM_GatherTake(benchmark::State& state) {
+  const int64_t n = int64_t{1} << state.range(0);
+  const int64_t m = n / 4;
+  std::unique_ptr<float[]> a = Floats(n, 1.0f);
+  std::vector<int32_t> idx(static_cast<size_t>(m));
+  std::mt19937 rng(static_cast<uint32_t>(n));
+  for (int32_t& i : idx) i = static_cast<int32_t>(rng() % n);
+  std::unique_ptr<float[]> out = Floats(m, 0.0f);
+  const Shape shape{n};
+  for (auto _ : state) {
+    Gather(DType::kFloat32, a.get(), shape, idx.data(), DType::kInt32, m, 0,
+           out.get());
+    benchmark::DoNotOptimize(out.get());
+  }
+  state.SetItemsProcessed(state.iterations() * m);
+}
+BENCHMARK(BM_GatherTake)->DenseRange(14, 24, 2)->UseRealTime();
 
 void PrintSummary() {
   auto& r = Rates();

@@ -39,20 +39,24 @@ def index_dtype(n: int) -> np.dtype:
     return np.dtype(np.int32) if n < 2**31 else np.dtype(np.int64)
 
 
-def index_mode(i: Any, n: int, mode: str) -> tuple[Any, Any]:
+def index_mode(i: Any, n: int, mode: str, *, clamp: bool = True) -> tuple[Any, Any]:
     """Traced indices into a dimension of size ``n`` as ``mode`` takes
     them (take, take_along_axis): 'wrap' wraps around; otherwise negatives
-    wrap once and the rest clamp into range. Returns them and, for 'fill',
-    the in-range mask (else None)."""
+    wrap once and the rest clamp into range (``clamp=False`` leaves that to
+    a gather, which clamps anyway). Returns them and, for 'fill', the
+    in-range mask (else None), read from the indices as given so that it is
+    not a second user of the wrapped ones and fuses into its consumer."""
     if i.dtype.itemsize < 4 or i.dtype.kind == "u":
         i = lax.astype(i, index_dtype(n) if i.dtype.itemsize < 8 else np.int64)
     if mode == "wrap":
         return lax.mod(i, max(n, 1)), None
-    i = lax.select(lax.lt(i, 0), lax.add(i, n), i)
     ok = None
-    if mode == "fill":
-        ok = lax.bitwise_and(lax.ge(i, 0), lax.lt(i, n))
-    return lax.maximum(lax.minimum(i, max(n - 1, 0)), 0), ok
+    if mode == "fill":  # i + n >= 0 for the negatives, i < n for the rest
+        ok = lax.bitwise_and(lax.ge(i, -n), lax.lt(i, n))
+    i = lax.select(lax.lt(i, 0), lax.add(i, n), i)
+    if clamp:
+        i = lax.maximum(lax.minimum(i, max(n - 1, 0)), 0)
+    return i, ok
 
 
 def default_fill(d: np.dtype) -> Any:

@@ -362,12 +362,14 @@ def _take(a: Any, idx: Any, *, axis: int, mode: str, fill: Any) -> Any:
         return lax.full(shape, value if mode == "fill" else 0, t.dtype)
     if mode == "clip":
         return lax.take(t, i, axis)  # lax.take clamps
-    # 'raise' with traced indices cannot raise: negatives wrap, then clamp.
-    i, ok = _index_plan.index_mode(i, n, mode)
+    # 'raise' with traced indices cannot raise: negatives wrap, then clamp
+    # (lax.take's gather does the clamping).
+    i, ok = _index_plan.index_mode(i, n, mode, clamp=False)
     got = lax.take(t, i, axis)
     if ok is None:
         return got
-    ok = lax.broadcast_in_dim(ok, shape, list(range(axis, axis + len(i.shape))))
+    if ok.shape != shape:  # else the mask fuses into the select
+        ok = lax.broadcast_in_dim(ok, shape, list(range(axis, axis + len(i.shape))))
     return lax.select(ok, got, lax.full((), value, t.dtype))
 
 

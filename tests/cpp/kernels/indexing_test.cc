@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 
+#include "baton/backend/cpu/kernels/isa.h"
 #include "baton/core/scalar_math.h"
 #include "kernel_test_util.h"
 
@@ -206,6 +207,84 @@ TEST(GatherTest, LargeTakeOfRowsAndElements) {
   Gather(DType::kInt16, vec.data(), vec.shape(), idx32.data(), DType::kInt32,
          idx32.size(), 0, out2.data());
   EXPECT_TRUE(BitEqual(RefGather(vec, 0, picks), out2));
+}
+
+// Indices of any integer dtype; values that do not fit are the caller's
+// concern (each test picks values the dtype holds).
+HostArray IndicesOfType(DType dt, const std::vector<int64_t>& v) {
+  HostArray a(dt, Shape{static_cast<int64_t>(v.size())});
+  VisitDType(dt, [&](auto tag) {
+    using I = typename decltype(tag)::type;
+    for (size_t i = 0; i < v.size(); ++i) a.as<I>()[i] = static_cast<I>(v[i]);
+  });
+  return a;
+}
+
+// The one-axis vector loop (split sooner once the table passes 1 MiB),
+// split over threads, for every integer index dtype: negative indices clamp
+// to 0 and those past the end to the last element, as in the generic walk.
+TEST(GatherTest, VectorTakeClampsEveryIndexDType) {
+  std::mt19937_64 rng(24);
+  const struct {
+    DType index;
+    int64_t lo, hi;  // index values drawn from [lo, hi)
+  } kIndexCases[] = {
+      {DType::kInt8, -128, 128},
+      {DType::kUInt8, 0, 256},
+      {DType::kInt16, -32768, 32768},
+      {DType::kInt32, -1000, 600000},
+      {DType::kUInt32, 0, 4000000000},
+      {DType::kInt64, -(int64_t{1} << 40), int64_t{1} << 40},
+  };
+  for (int64_t d : {int64_t{200}, int64_t{1} << 19}) {  // in cache; 2 MiB
+    const HostArray table = RandomArray(DType::kFloat32, Shape{d}, rng);
+    for (const auto& c : kIndexCases) {
+      SCOPED_TRACE("d=" + std::to_string(d) + " " +
+                   std::string(dtype_name(c.index)));
+      std::vector<int64_t> picks(70000);
+      for (auto& p : picks) {
+        p = c.lo +
+            static_cast<int64_t>(rng() % static_cast<uint64_t>(c.hi - c.lo));
+      }
+      picks[0] = c.lo;  // the extremes, and the edges of the range
+      picks[1] = c.hi - 1;
+      picks[2] = std::min<int64_t>(d - 1, c.hi - 1);
+      const HostArray idx = IndicesOfType(c.index, picks);
+      for (bool avx2 : {false, true}) {  // int32: the vpgatherdd loop too
+        const bool was = SetAvx2KernelsForTesting(avx2);
+        HostArray out(DType::kFloat32, Shape{idx.size()});
+        Gather(DType::kFloat32, table.data(), table.shape(), idx.data(),
+               c.index, idx.size(), 0, out.data());
+        SetAvx2KernelsForTesting(was);
+        ASSERT_TRUE(BitEqual(RefGather(table, 0, picks), out));
+      }
+    }
+  }
+}
+
+// Thread ranges that start in the middle of an outer row (rows = outer * n
+// is split evenly, not at multiples of n), for rows of one and of several
+// elements and 1/2/8-byte elements.
+TEST(GatherTest, SplitsMidRowKeepOuterOffsets) {
+  std::mt19937_64 rng(25);
+  const struct {
+    Shape operand;
+    int axis;
+  } kCases[] = {{Shape{7, 3001}, 1}, {Shape{5, 2999, 3}, 1}, {Shape{3, 9}, 0}};
+  for (const auto& c : kCases) {
+    for (DType t : {DType::kUInt8, DType::kFloat16, DType::kInt64}) {
+      SCOPED_TRACE(c.operand.to_string() + " " + std::string(dtype_name(t)));
+      const HostArray in = RandomArray(t, c.operand, rng);
+      const int64_t d = c.operand[c.axis];
+      std::vector<int64_t> picks(c.axis == 0 ? 50000 : 13001);
+      for (auto& p : picks) p = static_cast<int64_t>(rng() % (d + 20)) - 10;
+      const HostArray idx = IndicesOfType(DType::kInt32, picks);
+      HostArray out(t, TakeShape(c.operand, c.axis, idx.size()));
+      Gather(t, in.data(), c.operand, idx.data(), DType::kInt32, idx.size(),
+             c.axis, out.data());
+      ASSERT_TRUE(BitEqual(RefGather(in, c.axis, picks), out));
+    }
+  }
 }
 
 HostArray RefScatter(ScatterMode mode, const HostArray& operand, int axis,
