@@ -26,13 +26,6 @@ struct BufferClass {
   bool writable() const { return constant ? false : parameter < 0 || donated; }
 };
 
-bool InPlaceCapable(const Program& program, const Step& step) {
-  if (step.kind == Step::Kind::kFusedElementwise) return true;
-  const OpKind k = program.instruction(step.result).kind();
-  return IsElementwise(k) || k == OpKind::kDynamicUpdateSlice ||
-         k == OpKind::kScatter;
-}
-
 // Why `cls` (the buffer of operand %o) cannot take an update written at
 // step s, or "" when it can.
 std::string WhyNotInPlace(const Program& program, const BufferClass& cls,

@@ -33,13 +33,6 @@ struct Delta {
   bool waits_for_donation = false;
 };
 
-bool InPlaceCapable(const Program& p, const Step& step) {
-  if (step.kind == Step::Kind::kFusedElementwise) return true;
-  const OpKind k = p.instruction(step.result).kind();
-  return IsElementwise(k) || k == OpKind::kDynamicUpdateSlice ||
-         k == OpKind::kScatter;
-}
-
 class Scheduler {
  public:
   Scheduler(const Program& program, const std::vector<bool>& donated,

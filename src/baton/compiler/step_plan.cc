@@ -19,6 +19,14 @@ bool IsElementwise(OpKind kind) {
   }
 }
 
+bool InPlaceCapable(const Program& program, const Step& step) {
+  if (step.kind == Step::Kind::kFusedElementwise) return true;
+  if (step.kind != Step::Kind::kOp) return false;
+  const OpKind k = program.instruction(step.result).kind();
+  return IsElementwise(k) || k == OpKind::kDynamicUpdateSlice ||
+         k == OpKind::kScatter;
+}
+
 bool AsRegularBroadcast(const Program& program, ValueId v,
                         RegularBroadcast* out) {
   const Instruction& inst = program.instruction(v);

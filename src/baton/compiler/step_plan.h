@@ -79,6 +79,11 @@ bool AsRowReduction(const Shape& shape, const std::vector<int64_t>& axes,
 // Whether `kind` is computed element by element with no cross-element access.
 bool IsElementwise(OpKind kind);
 
+// Whether step `step` may write its result over one of its inputs' storage
+// (elementwise, fused elementwise, dynamic_update_slice, scatter): what the
+// memory schedule and buffer assignment both plan in-place updates by.
+bool InPlaceCapable(const Program& program, const Step& step);
+
 // A broadcast_in_dim whose result element i is operand element
 // (i / inner) % count: the operand's non-unit dimensions map onto
 // consecutive result dimensions.

@@ -21,20 +21,26 @@ FusedReduceStep::FusedReduceStep(const compiler::Program& program,
 
 Status FusedReduceStep::Run(const std::vector<void*>& value_data,
                             void* out) const {
-  std::mutex error_mu;
-  Status error;
-  const bool ok = ReduceRows(
+  // One pointer captured: the producer fits std::function's inline buffer
+  // (no allocation per call).
+  struct State {
+    const FusedStep& producer;
+    const std::vector<void*>& value_data;
+    std::mutex mu;
+    Status error;
+  } state{producer_, value_data, {}, OkStatus()};
+  // A failed piece always leaves its error in `state`.
+  ReduceRows(
       op_, dtype_, rows_, row_,
-      [&](int64_t begin, int64_t count, void* dst) {
-        Status s = producer_.RunRange(value_data, dst, begin, count);
-        if (s.ok()) return true;
-        std::lock_guard<std::mutex> lock(error_mu);
-        if (error.ok()) error = std::move(s);
+      [s = &state](int64_t begin, int64_t count, void* dst) {
+        Status st = s->producer.RunRange(s->value_data, dst, begin, count);
+        if (st.ok()) return true;
+        std::lock_guard<std::mutex> lock(s->mu);
+        if (s->error.ok()) s->error = std::move(st);
         return false;
       },
       out);
-  if (!ok && error.ok()) return Internal("fused reduction failed");
-  return error;
+  return std::move(state.error);
 }
 
 }  // namespace baton::cpu
