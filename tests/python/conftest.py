@@ -1,7 +1,8 @@
 """Fixtures for baton's Python tests.
 
 Every test runs with global state restored afterwards (memory limits of every
-device and memory kind, bt.config, the garbage collector). Tests marked
+device and memory kind, bt.config, the garbage collector) and its enqueued
+work finished. Tests marked
 ``@pytest.mark.x64`` (or modules with ``pytestmark = pytest.mark.x64``) run
 with 64-bit types on; the rest with JAX's default, off. Tests of release
 timing use `no_gc`: baton must release storage by reference counting alone.
@@ -68,6 +69,9 @@ def restore_global_state(request):
     if request.node.get_closest_marker("x64") is not None:
         bt.config.update("enable_x64", True)
     yield
+    # The test's queued work, and the frees it holds back, finish here: a
+    # next test that reads bytes_in_use must not see them land mid-test.
+    bt.effects_barrier()
     for device in bt.devices():
         for kind in KINDS:
             bt.set_memory_limit(None, device, kind)
