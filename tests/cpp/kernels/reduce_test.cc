@@ -2,6 +2,10 @@
 // a rounding bound for float sums and products (the kernel reassociates).
 #include "baton/backend/cpu/kernels/reduce.h"
 
+#include <cmath>
+#include <random>
+#include <vector>
+
 #include <gtest/gtest.h>
 
 #include "baton/backend/cpu/kernels/isa.h"
@@ -313,6 +317,42 @@ TEST(ReduceTest, Avx2RunsAreBitwiseTheBaseline) {
         SetAvx2KernelsForTesting(previous);
         EXPECT_TRUE(BitEqual(base, avx2));
       }
+    }
+  }
+}
+
+
+// float32 sums add each of 64 lanes 16 elements at a time in float, then in
+// double (reduce_run.h): at every length -- short runs, partial rounds of
+// 1024, partial blocks of 4096, several blocks -- the result is within those
+// 16 float roundings of sum |x| (plus the final rounding to float) of the
+// exact sum, with AVX2 and without.
+TEST(ReduceTest, Float32SumsStayWithinTheirErrorBound) {
+  std::mt19937_64 rng(7);
+  std::uniform_real_distribution<float> dist(-1.f, 3.f);
+  for (int64_t n : {int64_t{1}, int64_t{31}, int64_t{64}, int64_t{65},
+                    int64_t{1023}, int64_t{1024}, int64_t{1089},
+                    int64_t{4095}, int64_t{4096}, int64_t{4097},
+                    int64_t{12345}, int64_t{(1 << 20) + 3}}) {
+    std::vector<float> x(static_cast<size_t>(n));
+    for (float& v : x) v = dist(rng);
+    long double exact = 0, magnitude = 0;
+    for (float v : x) {
+      exact += v;
+      magnitude += std::fabs(v);
+    }
+    const double eps = std::ldexp(1.0, -24);
+    const double bound = 16 * eps * static_cast<double>(magnitude) +
+                         eps * std::fabs(static_cast<double>(exact));
+    for (bool avx2 : {false, true}) {
+      SCOPED_TRACE("n=" + std::to_string(n) + (avx2 ? " avx2" : " baseline"));
+      const bool previous = SetAvx2KernelsForTesting(avx2);
+      float out = 0;
+      const int64_t axes[] = {0};
+      Reduce(ReduceOp::kSum, DType::kFloat32, x.data(), Shape{n}, axes, &out);
+      SetAvx2KernelsForTesting(previous);
+      EXPECT_LE(std::fabs(static_cast<double>(out) - static_cast<double>(exact)),
+                bound);
     }
   }
 }

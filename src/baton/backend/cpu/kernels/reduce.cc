@@ -9,6 +9,7 @@
 
 #include "baton/backend/cpu/kernels/isa.h"
 #include "baton/backend/cpu/kernels/parallel.h"
+#include "baton/backend/cpu/kernels/reduce_run.h"
 #include "baton/backend/cpu/kernels/vector_loop.h"
 #include "baton/core/dtype_dispatch.h"
 #include "baton/core/scalar_math.h"
@@ -71,108 +72,10 @@ class OdometerWalk {
   int64_t offset_ = 0;
 };
 
-// The combine the accumulators use: scalar::ReduceCombine, except float
-// max/min, which are written as one select GCC can vectorize. A NaN still
-// sticks (x != x selects it, and no comparison with a NaN accumulator is
-// true), so the result differs from ReduceCombine's at most in the sign of a
-// zero result and the NaN's payload, which Final() makes the canonical one.
-template <ReduceOp op, typename A>
-inline A Combine(A acc, A x) {
-  if constexpr (std::is_floating_point_v<A> && op == ReduceOp::kMax) {
-    return (x > acc || x != x) ? x : acc;
-  } else if constexpr (std::is_floating_point_v<A> && op == ReduceOp::kMin) {
-    return (x < acc || x != x) ? x : acc;
-  } else {
-    return scalar::ReduceCombine<op, A>(acc, x);
-  }
-}
-
-// Rounds an accumulator to the output type; a max/min NaN becomes the
-// canonical quiet NaN, as scalar::Binary's max/min return.
-template <ReduceOp op, typename T, typename A>
-inline T Finish(A acc) {
-  if constexpr (std::is_floating_point_v<A> &&
-                (op == ReduceOp::kMax || op == ReduceOp::kMin)) {
-    if (acc != acc) acc = std::numeric_limits<A>::quiet_NaN();
-  }
-  return FromCompute<T>(static_cast<ComputeType<T>>(acc));
-}
-
-template <typename A, typename T>
-inline A ToAcc(T x) {
-  return static_cast<A>(ToCompute<T>(x));
-}
-
-// Reduces a contiguous run with 16 independent accumulators (which GCC
-// turns into vector registers), in blocks of 4096 so that float error grows
-// with n / 4096 rather than n (float32 sums: groups of 16 in float, then
-// double, below).
-template <ReduceOp op, typename T, typename A>
-__attribute__((always_inline)) inline A ReduceRunBody(const T* p, int64_t n) {
-  constexpr int kLanes = 16;
-  constexpr int64_t kBlock = kReducePieceElements;
-  A acc = scalar::ReduceInit<op, A>();
-  if (n < 2 * kLanes) {  // short runs (softmax over a few classes, say)
-    for (int64_t i = 0; i < n; ++i) acc = Combine<op, A>(acc, ToAcc<A>(p[i]));
-    return acc;
-  }
-  for (int64_t b = 0; b < n; b += kBlock) {
-    const int64_t e = std::min(n, b + kBlock);
-    A lanes[kLanes];
-    for (int j = 0; j < kLanes; ++j) lanes[j] = scalar::ReduceInit<op, A>();
-    int64_t i = b;
-    if constexpr (op == ReduceOp::kSum && std::is_same_v<T, float> &&
-                  std::is_same_v<A, double>) {
-      // float32 sums: each lane first adds kGroup elements in float (full
-      // vector width, no conversion per element), then the group's sum goes
-      // into its double lane -- as the column path does (AccumulateColumns):
-      // the error stays near kGroup float roundings, and the loop runs at
-      // memory bandwidth instead of at the float-to-double conversion rate.
-      constexpr int64_t kGroup = 16;
-      for (; i + kGroup * kLanes <= e; i += kGroup * kLanes) {
-        float g[kLanes];
-#pragma GCC unroll 1
-        for (int j = 0; j < kLanes; ++j) g[j] = p[i + j];
-        for (int64_t r = 1; r < kGroup; ++r) {
-#pragma GCC unroll 1
-          for (int j = 0; j < kLanes; ++j) g[j] += p[i + r * kLanes + j];
-        }
-#pragma GCC unroll 1
-        for (int j = 0; j < kLanes; ++j) lanes[j] += static_cast<double>(g[j]);
-      }
-    }
-    for (; i + kLanes <= e; i += kLanes) {
-      // Without this, -O3 unrolls the lane loop before the vectorizer runs
-      // and leaves scalar, branchy code for the max/min select (3x slower).
-#pragma GCC unroll 1
-      for (int j = 0; j < kLanes; ++j) {
-        lanes[j] = Combine<op, A>(lanes[j], ToAcc<A>(p[i + j]));
-      }
-    }
-    A block = lanes[0];
-    for (int j = 1; j < kLanes; ++j) block = Combine<op, A>(block, lanes[j]);
-    for (; i < e; ++i) block = Combine<op, A>(block, ToAcc<A>(p[i]));
-    acc = Combine<op, A>(acc, block);
-  }
-  return acc;
-}
-
-#if BATON_KERNELS_HAVE_AVX2
-// The same lanes in the same order, four doubles or eight floats a vector:
-// bitwise the baseline's result (isa.h), up to twice its speed.
-template <ReduceOp op, typename T, typename A>
-__attribute__((target("avx2"))) A ReduceRunAvx2(const T* p, int64_t n) {
-  return ReduceRunBody<op, T, A>(p, n);
-}
-#endif
-
-template <ReduceOp op, typename T, typename A>
-A ReduceRun(const T* p, int64_t n) {
-#if BATON_KERNELS_HAVE_AVX2
-  if (n >= 256 && UseAvx2Kernels()) return ReduceRunAvx2<op, T, A>(p, n);
-#endif
-  return ReduceRunBody<op, T, A>(p, n);
-}
+using reduce_detail::Combine;
+using reduce_detail::Finish;
+using reduce_detail::ReduceRun;
+using reduce_detail::ToAcc;
 
 // The output of per-thread partials, combined in thread order.
 template <ReduceOp op, typename T, typename A>
