@@ -306,14 +306,19 @@ void BM_GatherTake(benchmark::State& state) {
   for (int32_t& i : idx) i = static_cast<int32_t>(rng() % n);
   std::unique_ptr<float[]> out = Floats(m, 0.0f);
   const Shape shape{n};
+  // Second argument: 1 takes the vector (AVX2 gather) loop, 0 the scalar one.
+  const bool previous = SetAvx2KernelsForTesting(state.range(1) != 0);
   for (auto _ : state) {
     Gather(DType::kFloat32, a.get(), shape, idx.data(), DType::kInt32, m, 0,
            out.get());
     benchmark::DoNotOptimize(out.get());
   }
+  SetAvx2KernelsForTesting(previous);
   state.SetItemsProcessed(state.iterations() * m);
 }
-BENCHMARK(BM_GatherTake)->DenseRange(14, 24, 2)->UseRealTime();
+BENCHMARK(BM_GatherTake)
+    ->ArgsProduct({benchmark::CreateDenseRange(14, 24, 2), {0, 1}})
+    ->UseRealTime();
 
 void PrintSummary() {
   auto& r = Rates();
