@@ -4,6 +4,7 @@
 // values, donation and memory accounting are the same.
 #include <gtest/gtest.h>
 
+#include "baton/backend/cpu/cost_model.h"
 #include "jit/jit_test_util.h"
 
 namespace baton {
@@ -25,6 +26,49 @@ TEST(JitDispatchTest, SmallProgramsRunInlineLargeOnesAreQueued) {
                   ->runs_inline());
   EXPECT_FALSE(ValueOrThrow(mm.Lower({Spec(Shape{64, 64}), Spec(Shape{64, 64})}, Dev()))
                    ->runs_inline());
+}
+
+// Where a call runs is decided by the work it does (cost_model.h), not by
+// the size of its result: a reduction counts the elements it reads, a
+// transcendental several times a cheap op, and an update written over its
+// donated operand only the elements it writes.
+TEST(JitDispatchTest, TheCostModelCountsTheWorkNotTheResultSize) {
+  const int64_t limit = cpu::CpuExecutable::kInlineWorkLimit;
+  Jitted total([](TraceScope&, const std::vector<Tracer>& a) {
+    return std::vector<Tracer>{sum(a[0])};
+  }, {.name = "total"});
+  EXPECT_TRUE(ValueOrThrow(total.Lower({Spec(Shape{limit / 2})}, Dev()))
+                  ->runs_inline());
+  auto big_sum = ValueOrThrow(total.Lower({Spec(Shape{limit * 64})}, Dev()));
+  EXPECT_FALSE(big_sum->runs_inline());  // one output element, 1M read
+  EXPECT_GE(big_sum->work(), limit * 64);
+
+  Jitted th([](TraceScope&, const std::vector<Tracer>& a) {
+    return std::vector<Tracer>{tanh(a[0])};
+  }, {.name = "th"});
+  // Half the limit in elements: inline as an add (above), queued as a tanh.
+  EXPECT_FALSE(ValueOrThrow(th.Lower({Spec(Shape{limit / 2})}, Dev()))
+                   ->runs_inline());
+  EXPECT_EQ(ValueOrThrow(th.Lower({Spec(Shape{64})}, Dev()))->work(),
+            64 * cpu::kTranscendentalCost);
+
+  auto set_one = [](std::vector<int> donate) {
+    return Jitted([](TraceScope&, const std::vector<Tracer>& a) {
+      return std::vector<Tracer>{dynamic_update_slice(a[0], a[1], {a[2]})};
+    }, {.name = "set_one", .donate_argnums = std::move(donate)});
+  };
+  const std::vector<ArgSpec> donated = {
+      Spec(Shape{limit * 256}, true), Spec(Shape{1}),
+      Spec(Shape{}, false, DType::kInt32)};
+  auto in_place = ValueOrThrow(set_one({0}).Lower(donated, Dev()));
+  EXPECT_TRUE(in_place->in_place_misses().empty());
+  EXPECT_TRUE(in_place->runs_inline());  // O(1) on a 16 MiB donated array
+  EXPECT_LE(in_place->work(), 2);
+  const std::vector<ArgSpec> kept = {Spec(Shape{limit * 256}), Spec(Shape{1}),
+                                     Spec(Shape{}, false, DType::kInt32)};
+  auto copying = ValueOrThrow(set_one({}).Lower(kept, Dev()));
+  EXPECT_FALSE(copying->in_place_misses().empty());
+  EXPECT_FALSE(copying->runs_inline());  // it copies the whole operand
 }
 
 TEST(JitDispatchTest, InlineCallReturnsWithTheWorkDoneAndInputsReleased) {

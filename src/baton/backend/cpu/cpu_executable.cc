@@ -5,6 +5,7 @@
 #include <cstring>
 #include <span>
 
+#include "baton/backend/cpu/cost_model.h"
 #include "baton/backend/cpu/instruction_runner.h"
 #include "baton/backend/cpu/region_step.h"
 #include "baton/compiler/memory_schedule.h"
@@ -25,33 +26,6 @@ using compiler::Step;
 using compiler::ValueId;
 
 namespace {
-
-// Element operations the program performs: each step's result size, times
-// the contraction size for a dot. An estimate for choosing inline execution.
-int64_t EstimateWork(
-    const compiler::Program& p, const compiler::StepPlan& plan,
-    const std::vector<std::unique_ptr<RegionStep>>& regions) {
-  int64_t work = 0;
-  for (size_t s = 0; s < plan.steps.size(); ++s) {
-    const Step& step = plan.steps[s];
-    if (regions[s]) {
-      work += regions[s]->work();
-      continue;
-    }
-    for (ValueId v : step.members) {
-      int64_t w = p.type(v).num_elements();
-      const compiler::Instruction& inst = p.instruction(v);
-      if (const auto* dot = inst.attrs_if<compiler::DotGeneralAttrs>()) {
-        const Shape& lhs = p.type(inst.operands[0]).shape;
-        for (int64_t d : dot->lhs_contracting) w *= lhs[static_cast<int>(d)];
-      }
-      work += std::max<int64_t>(w, 1);
-    }
-  }
-  // Outputs copied at the end (an output that is also another output).
-  for (const auto& src : p.outputs()) work += p.type(src).num_elements();
-  return work;
-}
 
 template <typename T>
 void ScalarBinary(BinaryOp op, const void* a, const void* b, void* out) {
@@ -117,7 +91,11 @@ Result<std::shared_ptr<CpuExecutable>> CpuExecutable::Compile(
   exe->assignment_ = compiler::AssignBuffers(
       p, exe->plan_, exe->donated_, ThreadPool::Global().num_threads(),
       scratch, fresh_outputs);
-  exe->work_ = EstimateWork(p, exe->plan_, exe->regions_);
+  std::vector<int64_t> region_work(exe->plan_.steps.size(), 0);
+  for (size_t s = 0; s < exe->regions_.size(); ++s) {
+    if (exe->regions_[s]) region_work[s] = exe->regions_[s]->work();
+  }
+  exe->work_ = EstimateWork(p, exe->plan_, exe->assignment_, region_work);
   exe->runs_inline_ = exe->work_ <= kInlineWorkLimit;
   for (const Step& step : exe->plan_.steps) {
     exe->scalar_int32_binary_.push_back(IsScalarInt32Binary(p, step));

@@ -74,7 +74,7 @@ class CpuExecutable : public std::enable_shared_from_this<CpuExecutable> {
   // the regions of control-flow steps (bt.jit(require_in_place=True)).
   std::vector<compiler::InPlaceMiss> in_place_misses() const;
   const compiler::BufferAssignment& assignment() const { return assignment_; }
-  // Element operations of one call (see runs_inline()).
+  // Element operations of one call (cost_model.h; see runs_inline()).
   int64_t work() const { return work_; }
   // Runs the program synchronously on the calling thread over storage the
   // caller provides: params per parameter, out_buffers per output buffer

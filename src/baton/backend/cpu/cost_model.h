@@ -1,0 +1,43 @@
+// How much work one call of a compiled program does on the CPU: what decides
+// whether it runs on the caller's thread (CpuExecutable::runs_inline) or is
+// handed to the device's compute queue.
+//
+// The unit is an element operation: one element read and computed by a
+// cheap kernel (a copy, an add, a compare; ~0.1-0.3 ns). Each step counts the
+// elements it touches, not the size of its result -- XLA's CPU client
+// decides from its cost analysis the same way:
+//   - elementwise ops: result elements, times kTranscendentalCost for the
+//     libm-class functions (exp, log, tanh, sin, pow, ...: ~1-5 ns each);
+//   - reductions: the elements reduced (a sum of 16M elements is 16M, not 1);
+//   - dot_general: result elements times the contraction (multiply-adds);
+//   - dynamic_update_slice and scatter written in place: the update's
+//     elements (an O(1) update of a large donated array is a tiny program);
+//     when they copy their operand instead, that copy too;
+//   - control flow: the regions' work, times the trip count where known
+//     (region_step.h);
+//   - output copies made at the end of a call.
+// Thread-safety: pure functions of their arguments.
+#pragma once
+
+#include <cstdint>
+#include <span>
+
+#include "baton/compiler/buffer_assignment.h"
+#include "baton/compiler/ir.h"
+#include "baton/compiler/step_plan.h"
+
+namespace baton::cpu {
+
+// Cost of one element of a transcendental op relative to a cheap one
+// (fast_math.h's tanh ~1.2 ns an element against ~0.1 ns for an add).
+inline constexpr int64_t kTranscendentalCost = 8;
+
+// Element operations of one call of `program` planned as `plan` with
+// `assignment`. `region_work[s]` is the work of region step s (0 for other
+// steps; empty when there are none).
+int64_t EstimateWork(const compiler::Program& program,
+                     const compiler::StepPlan& plan,
+                     const compiler::BufferAssignment& assignment,
+                     std::span<const int64_t> region_work);
+
+}  // namespace baton::cpu
