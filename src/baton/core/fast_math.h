@@ -8,10 +8,11 @@
 // and the reference interpreter share one definition.
 //
 // Bitwise reproducibility: every step is one IEEE-754 basic operation (+, -,
-// *, /, float<->int conversion, bit logic), so a scalar, an SSE2 and an
-// AVX2 build of the same code give identical bits, provided the compiler
-// does not fuse a*b+c into an FMA. baton compiles with -ffp-contract=off
-// (src/CMakeLists.txt) and the AVX2 kernel variants do not enable FMA.
+// *, /, float<->int conversion, bit logic), so a scalar, an SSE2, an AVX2
+// and an AVX-512 build of the same code give identical bits, provided the
+// compiler does not fuse a*b+c into an FMA. baton compiles with
+// -ffp-contract=off (src/CMakeLists.txt) and the AVX2 and AVX-512 kernel
+// variants do not enable FMA.
 // Denormals are handled in full (no flush-to-zero is assumed or set).
 //
 // Accuracy against a double-precision reference, measured over all 2^32
