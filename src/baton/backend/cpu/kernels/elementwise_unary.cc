@@ -99,7 +99,9 @@ __attribute__((target(BATON_AVX512_TARGET))) void UnaryLoopAvx512(
 template <UnaryOp op, typename T>
 void RunUnary(const T* in, T* out, int64_t n) {
   if constexpr (kVectorMath<op, T>) {
-    ParallelRanges(n, std::is_same_v<T, float> ? kCheapGrain : kExpensiveGrain,
+    ParallelRanges(n,
+                   std::is_same_v<T, float> ? kTranscendentalGrain
+                                            : kExpensiveGrain,
                    [=](int64_t lo, int64_t hi) {
 #if BATON_KERNELS_HAVE_AVX512
                      if (UseAvx512Kernels()) {
