@@ -204,7 +204,16 @@ TEST(FastMathTest, TanhSpecials) {
   EXPECT_EQ(Tanh(-kInf), -1.f);
   EXPECT_TRUE(std::isnan(Tanh(kNaN)));
   EXPECT_TRUE(std::isnan(Tanh(-kNaN)));
+  // A NaN comes out as x + x (quieted, payload and sign kept), also a
+  // signaling one: Tanh runs it through the small-|x| polynomial.
+  for (uint32_t nan : {0x7f800001u, 0xff800001u, 0x7fc12345u, 0xffbfffffu}) {
+    const float x = FromBits(nan);
+    EXPECT_EQ(Bits(Tanh(x)), Bits(x + x)) << std::hex << nan;
+  }
   EXPECT_EQ(Tanh(9.1f), 1.f);
+  EXPECT_EQ(Tanh(10.f), 1.f);  // the clamp of the large-|x| branch
+  EXPECT_EQ(Tanh(std::nextafter(10.f, 0.f)), 1.f);
+  EXPECT_EQ(Tanh(-44.6f), -1.f);
   EXPECT_EQ(Tanh(-20.f), -1.f);
   EXPECT_EQ(Tanh(1e30f), 1.f);
   EXPECT_LT(Tanh(8.f), 1.f);
