@@ -249,6 +249,40 @@ BENCHMARK(BM_TranscendentalInterleaved)
     ->UseRealTime()
     ->Unit(benchmark::kMillisecond);
 
+// exp, log, tanh or logistic (range(0): 0-3) over float32[2^range(1)]
+// (inputs in [-2, 2), as bench/cases/sweep.py's tanh uses; log: (0, 4)),
+// per ISA variant (range(2): 0 baseline, 1 AVX2, 2 AVX-512): where the
+// pool's split starts paying and what each vector width gives.
+void BM_FastMathSize(benchmark::State& state) {
+  constexpr UnaryOp kOps[] = {UnaryOp::kExp, UnaryOp::kLog, UnaryOp::kTanh,
+                              UnaryOp::kLogistic};
+  const UnaryOp op = kOps[state.range(0)];
+  const int64_t n = int64_t{1} << state.range(1);
+  const int64_t isa = state.range(2);
+  std::unique_ptr<float[]> x = Floats(n, 0.f), out = Floats(n, 0.f);
+  std::mt19937 rng(1);
+  std::uniform_real_distribution<float> dist(-2.f, 2.f);
+  for (int64_t i = 0; i < n; ++i) {
+    x[i] = op == UnaryOp::kLog ? dist(rng) + 2.f + 1e-3f : dist(rng);
+  }
+  const bool avx2 = SetAvx2KernelsForTesting(isa >= 1);
+  const bool avx512 = SetAvx512KernelsForTesting(isa >= 2);
+  if ((isa >= 1 && !UseAvx2Kernels()) || (isa >= 2 && !UseAvx512Kernels())) {
+    state.SkipWithError("ISA not available");
+  }
+  for (auto _ : state) {
+    Unary(op, DType::kFloat32, x.get(), out.get(), n);
+    benchmark::DoNotOptimize(out.get());
+  }
+  SetAvx512KernelsForTesting(avx512);
+  SetAvx2KernelsForTesting(avx2);
+  state.SetItemsProcessed(state.iterations() * n);
+  state.SetLabel(std::string(op_name(op)));
+}
+BENCHMARK(BM_FastMathSize)
+    ->ArgsProduct({{0, 1, 2, 3}, {10, 12, 14, 16, 18, 20, 22, 24}, {0, 1, 2}})
+    ->UseRealTime();
+
 struct MatmulOps {
   explicit MatmulOps(int64_t n)
       : n(n),

@@ -8,10 +8,11 @@
 // and the reference interpreter share one definition.
 //
 // Bitwise reproducibility: every step is one IEEE-754 basic operation (+, -,
-// *, /, float<->int conversion, bit logic), so a scalar, an SSE2 and an
-// AVX2 build of the same code give identical bits, provided the compiler
-// does not fuse a*b+c into an FMA. baton compiles with -ffp-contract=off
-// (src/CMakeLists.txt) and the AVX2 kernel variants do not enable FMA.
+// *, /, float<->int conversion, bit logic), so a scalar, an SSE2, an AVX2
+// and an AVX-512 build of the same code give identical bits, provided the
+// compiler does not fuse a*b+c into an FMA. baton compiles with
+// -ffp-contract=off (src/CMakeLists.txt) and the AVX2 and AVX-512 kernel
+// variants do not enable FMA.
 // Denormals are handled in full (no flush-to-zero is assumed or set).
 //
 // Accuracy against a double-precision reference, measured over all 2^32
@@ -75,18 +76,18 @@ BATON_FAST_MATH_INLINE float NaNOf(float x, float y) {
 
 }  // namespace detail
 
-// e^x.
-BATON_FAST_MATH_INLINE float Exp(float x) {
-  using detail::Bits;
-  using detail::FromBits;
+namespace detail {
+// e^x = ExpMantissa(x, n) * 2^n, the mantissa in [0.7, 1.42] (exact below
+// the rounding of the polynomial). Meaningful for |x| < 2^21, where the
+// callers take its result; other inputs give some n and are replaced.
+BATON_FAST_MATH_INLINE float ExpMantissa(float x, uint32_t& n_out) {
   // n = round(x / ln2): adding 1.5 * 2^23 rounds to an integer (ties to
-  // even) that sits in the low mantissa bits. Meaningless for |x| > 2^21,
-  // but those inputs are replaced at the end; the integer steps are
+  // even) that sits in the low mantissa bits. The integer steps are
   // unsigned so that no input is UB.
   constexpr float kShift = 12582912.f;  // 0x4b400000
   const float t = x * 1.44269504088896341f + kShift;
   const float n = t - kShift;
-  const uint32_t nu = Bits(t) - 0x4b400000u;
+  n_out = Bits(t) - 0x4b400000u;
   // r = x - n ln2 (Cody-Waite: n * kLn2Hi is exact, the difference is exact
   // by Sterbenz), |r| <= 0.35.
   const float r = (x - n * 0.693359375f) - n * -2.12194440e-4f;
@@ -98,7 +99,15 @@ BATON_FAST_MATH_INLINE float Exp(float x) {
   p = p * r + 1.6666665459e-1f;
   p = p * r + 5.0000001201e-1f;
   p = p * (r * r) + r;
-  p = p + 1.f;
+  return p + 1.f;
+}
+}  // namespace detail
+
+// e^x.
+BATON_FAST_MATH_INLINE float Exp(float x) {
+  using detail::FromBits;
+  uint32_t nu;
+  const float p = detail::ExpMantissa(x, nu);
   // p * 2^n as (p * 2^(n - h)) * 2^h, h = floor(n / 2): for n in [-150,
   // 128] both factors are normal floats, the first product is exact and
   // the second rounds once, also into the denormal range or to inf.
@@ -165,10 +174,23 @@ BATON_FAST_MATH_INLINE float Tanh(float x) {
   p = p * z + 1.33314422036e-1f;
   p = p * z + -3.33332819422e-1f;
   const float small = (p * z) * a + a;
-  // Otherwise 1 - 2 / (e^2|x| + 1) (e^2|x| = inf past |x| = 44.5 gives 1).
-  const float large = 1.f - 2.f / (Exp(a + a) + 1.f);
-  const float r = detail::Select(a < 0.625f, small, large);
-  return detail::NaNOf(x, FromBits(Bits(r) | (Bits(x) & 0x80000000u)));
+  // Otherwise 1 - 2 / (e^2|x| + 1). Past |x| = 9.01 that rounds to 1, so
+  // |x| is clamped to 10 first (also inf; NaN is replaced below): then
+  // e^2|x| lies in [e^1.25, e^20], where Exp's scaling is one exact
+  // multiply by 2^n (n in [1, 29]) and its overflow, underflow and NaN
+  // fix-ups are dead, so they are left out: the same bits as Exp(a + a)
+  // (all 2^32 inputs give the same tanh as before), ~15% less time.
+  const float c = detail::Select(a < 10.f, a, 10.f);
+  uint32_t nu;
+  const float m = detail::ExpMantissa(c + c, nu);
+  const float e = m * FromBits((nu + 127u) << 23);
+  const float large = 1.f - 2.f / (e + 1.f);
+  // A NaN takes the small branch, whose every step has that one NaN as
+  // its only NaN operand, so it comes out quieted with the sign cleared,
+  // whatever the operand order; the sign below makes it x + x (NaNOf's
+  // bits) without NaNOf's compare and select.
+  const float r = detail::Select(!(a >= 0.625f), small, large);
+  return FromBits(Bits(r) | (Bits(x) & 0x80000000u));
 }
 
 // 1 / (1 + e^-x).

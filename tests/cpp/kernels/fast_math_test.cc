@@ -1,7 +1,7 @@
 // core/fast_math.h: error against a double-precision reference over the
 // whole float range, IEEE specials, monotonicity, tanh's symmetry, and the
-// kernels (baseline and AVX2 variants, every tail length) equal to the
-// scalar functions bitwise.
+// kernels (baseline, AVX2 and AVX-512 variants, every tail length) equal to
+// the scalar functions bitwise.
 //
 // The ulp sweep visits every 127th float bit pattern (about 34M inputs per
 // function). BATON_FAST_MATH_EXHAUSTIVE=1 visits all 2^32 (minutes).
@@ -204,7 +204,16 @@ TEST(FastMathTest, TanhSpecials) {
   EXPECT_EQ(Tanh(-kInf), -1.f);
   EXPECT_TRUE(std::isnan(Tanh(kNaN)));
   EXPECT_TRUE(std::isnan(Tanh(-kNaN)));
+  // A NaN comes out as x + x (quieted, payload and sign kept), also a
+  // signaling one: Tanh runs it through the small-|x| polynomial.
+  for (uint32_t nan : {0x7f800001u, 0xff800001u, 0x7fc12345u, 0xffbfffffu}) {
+    const float x = FromBits(nan);
+    EXPECT_EQ(Bits(Tanh(x)), Bits(x + x)) << std::hex << nan;
+  }
   EXPECT_EQ(Tanh(9.1f), 1.f);
+  EXPECT_EQ(Tanh(10.f), 1.f);  // the clamp of the large-|x| branch
+  EXPECT_EQ(Tanh(std::nextafter(10.f, 0.f)), 1.f);
+  EXPECT_EQ(Tanh(-44.6f), -1.f);
   EXPECT_EQ(Tanh(-20.f), -1.f);
   EXPECT_EQ(Tanh(1e30f), 1.f);
   EXPECT_LT(Tanh(8.f), 1.f);
@@ -283,19 +292,35 @@ TEST(FastMathTest, TanhIsOddBitwise) {
 // The kernels (whichever ISA variant) against the scalar function called
 // here, in this baseline-compiled file: bitwise, for every tail length.
 // Lengths around every vector width and thread split.
-constexpr int64_t kTailLengths[] = {0,  1,  3,    7,    8, 15, 16,
-                                    17, 31, 33, 1000, 4099, (1 << 17) + 3};
+constexpr int64_t kTailLengths[] = {0,  1,  3,  7,  8,    15,   16,
+                                    17, 23, 24, 31, 33,   47,   1000,
+                                    4099, (1 << 15) + 5, (1 << 17) + 3};
 
-class KernelTest : public ::testing::TestWithParam<bool> {
+// The kernel variant a KernelTest runs (isa.h's levels).
+enum class Isa { kBaseline, kAvx2, kAvx512 };
+
+class KernelTest : public ::testing::TestWithParam<Isa> {
  protected:
   void SetUp() override {
-    previous_ = cpu::SetAvx2KernelsForTesting(GetParam());
-    if (GetParam() && !cpu::UseAvx2Kernels()) {
+    const Isa isa = GetParam();
+    previous_avx2_ = cpu::SetAvx2KernelsForTesting(isa != Isa::kBaseline);
+    previous_avx512_ = cpu::SetAvx512KernelsForTesting(isa == Isa::kAvx512);
+    if (isa == Isa::kAvx2 && !cpu::UseAvx2Kernels()) {
       GTEST_SKIP() << "no AVX2 on this CPU";
     }
+    if (isa == Isa::kAvx512 && !cpu::UseAvx512Kernels()) {
+      GTEST_SKIP() << "no AVX-512 (F, DQ, BW, VL) on this CPU";
+    }
+    // The level asked for is the one the kernels take.
+    ASSERT_EQ(cpu::UseAvx512Kernels(), isa == Isa::kAvx512);
+    ASSERT_EQ(cpu::UseAvx2Kernels(), isa != Isa::kBaseline);
   }
-  void TearDown() override { cpu::SetAvx2KernelsForTesting(previous_); }
-  bool previous_ = true;
+  void TearDown() override {
+    cpu::SetAvx512KernelsForTesting(previous_avx512_);
+    cpu::SetAvx2KernelsForTesting(previous_avx2_);
+  }
+  bool previous_avx2_ = true;
+  bool previous_avx512_ = true;
 };
 
 std::vector<float> Inputs(int64_t n, std::mt19937& rng) {
@@ -304,7 +329,13 @@ std::vector<float> Inputs(int64_t n, std::mt19937& rng) {
   const float specials[] = {0.f,     -0.f,       kInf,      -kInf,
                             kNaN,    -kNaN,      kDenormMin, -kDenormMin,
                             1e-40f,  89.f,       -104.f,    88.7228f,
-                            0.625f,  -0.625f,    1.f,       3e38f};
+                            0.625f,  -0.625f,    1.f,       3e38f,
+                            // tanh's clamp of |x| at 10 and where it
+                            // rounds to 1; NaNs with payloads, signaling
+                            // and negative ones (quieted, sign kept)
+                            10.f,    -10.f,      9.01f,     -44.6f,
+                            FromBits(0x7f800001u), FromBits(0xff812345u),
+                            FromBits(0x7fc54321u), FromBits(0xffffffffu)};
   std::vector<float> v(n);
   for (int64_t i = 0; i < n; ++i) {
     const uint32_t pick = rng() % 8;
@@ -394,11 +425,43 @@ TEST_P(KernelTest, FloatArithmeticEqualsScalarBitwise) {
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(Isa, KernelTest, ::testing::Values(false, true),
+INSTANTIATE_TEST_SUITE_P(Isa, KernelTest,
+                         ::testing::Values(Isa::kBaseline, Isa::kAvx2,
+                                           Isa::kAvx512),
                          [](const auto& info) {
-                           return std::string(info.param ? "Avx2"
-                                                         : "Baseline");
+                           switch (info.param) {
+                             case Isa::kAvx2:
+                               return std::string("Avx2");
+                             case Isa::kAvx512:
+                               return std::string("Avx512");
+                             default:
+                               return std::string("Baseline");
+                           }
                          });
+
+// The AVX-512 level sits above AVX2: turning AVX2 off selects the baseline
+// even where AVX-512 is enabled, and the AVX-512 switch alone drops to AVX2.
+TEST(IsaTest, Avx512SwitchesStackOnAvx2) {
+  const bool avx2 = cpu::SetAvx2KernelsForTesting(true);
+  const bool avx512 = cpu::SetAvx512KernelsForTesting(true);
+  if (!cpu::UseAvx512Kernels()) {
+    cpu::SetAvx512KernelsForTesting(avx512);
+    cpu::SetAvx2KernelsForTesting(avx2);
+    GTEST_SKIP() << "no AVX-512 (F, DQ, BW, VL) on this CPU";
+  }
+  EXPECT_TRUE(cpu::SetAvx512KernelsForTesting(false));
+  EXPECT_FALSE(cpu::UseAvx512Kernels());
+  EXPECT_TRUE(cpu::UseAvx2Kernels());
+  EXPECT_FALSE(cpu::SetAvx512KernelsForTesting(true));
+  EXPECT_TRUE(cpu::UseAvx512Kernels());
+  cpu::SetAvx2KernelsForTesting(false);
+  EXPECT_FALSE(cpu::UseAvx512Kernels());
+  EXPECT_FALSE(cpu::UseAvx2Kernels());
+  cpu::SetAvx2KernelsForTesting(true);
+  EXPECT_TRUE(cpu::UseAvx512Kernels());
+  cpu::SetAvx512KernelsForTesting(avx512);
+  cpu::SetAvx2KernelsForTesting(avx2);
+}
 
 }  // namespace
 }  // namespace baton::fast_math

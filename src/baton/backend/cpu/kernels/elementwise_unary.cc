@@ -60,7 +60,8 @@ void SqrtRange(const double* in, double* out, int64_t lo, int64_t hi) {
 
 // exp, log, tanh and logistic on float32 (and 16-bit floats, which compute
 // in float32) are fast_math.h's branch-free approximations: arithmetic-bound
-// (~1 ns an element with SSE2), so they also get an AVX2 variant (isa.h).
+// (tanh: ~1.6 ns an element with SSE2, 0.8 with AVX2, 0.6 with AVX-512), so
+// they also get AVX2 and AVX-512 variants (isa.h).
 template <UnaryOp op, typename T>
 constexpr bool kVectorMath =
     (op == UnaryOp::kExp || op == UnaryOp::kLog || op == UnaryOp::kTanh ||
@@ -86,11 +87,28 @@ __attribute__((target("avx2"))) void UnaryLoopAvx2(const T* in, T* out,
 }
 #endif
 
+#if BATON_KERNELS_HAVE_AVX512
+// And for AVX-512 (isa.h): 16 lanes, mask registers for the selects.
+template <UnaryOp op, typename T>
+__attribute__((target(BATON_AVX512_TARGET))) void UnaryLoopAvx512(
+    const T* in, T* out, int64_t lo, int64_t hi) {
+  UnaryLoop<op, T>(in, out, lo, hi);
+}
+#endif
+
 template <UnaryOp op, typename T>
 void RunUnary(const T* in, T* out, int64_t n) {
   if constexpr (kVectorMath<op, T>) {
-    ParallelRanges(n, std::is_same_v<T, float> ? kCheapGrain : kExpensiveGrain,
+    ParallelRanges(n,
+                   std::is_same_v<T, float> ? kTranscendentalGrain
+                                            : kExpensiveGrain,
                    [=](int64_t lo, int64_t hi) {
+#if BATON_KERNELS_HAVE_AVX512
+                     if (UseAvx512Kernels()) {
+                       UnaryLoopAvx512<op, T>(in, out, lo, hi);
+                       return;
+                     }
+#endif
 #if BATON_KERNELS_HAVE_AVX2
                      if (UseAvx2Kernels()) {
                        UnaryLoopAvx2<op, T>(in, out, lo, hi);

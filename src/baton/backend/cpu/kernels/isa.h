@@ -2,10 +2,16 @@
 //
 // baton compiles for baseline x86-64 (SSE2). A few loops that are limited by
 // arithmetic rather than memory (the fast_math.h transcendentals) are also
-// compiled for AVX2 with __attribute__((target("avx2"))) and chosen at run
-// time when the CPU has it. AVX2 only, never FMA: the AVX2 code performs the
-// same IEEE operations as the baseline code (and the scalar interpreter), so
-// all give bitwise-equal results; only the vector width changes.
+// compiled for AVX2 (and some for AVX-512) with __attribute__((target(...)))
+// and chosen at run time when the CPU has it. Never FMA: the wider variants
+// perform the same IEEE operations as the baseline code (and the scalar
+// interpreter), so all give bitwise-equal results; only the vector width
+// changes.
+//
+// The levels stack: baseline < AVX2 < AVX-512. A kernel takes the highest
+// variant it has that is enabled, and AVX-512 counts as enabled only while
+// AVX2 is, so SetAvx2KernelsForTesting(false) selects the baseline for every
+// kernel (what the tests that compare against it mean).
 #pragma once
 
 #include <atomic>
@@ -14,20 +20,46 @@ namespace baton::cpu {
 
 #if defined(__x86_64__) && defined(__GNUC__)
 #define BATON_KERNELS_HAVE_AVX2 1
+#define BATON_KERNELS_HAVE_AVX512 1
 #else
 #define BATON_KERNELS_HAVE_AVX2 0
+#define BATON_KERNELS_HAVE_AVX512 0
 #endif
 
+// The target attribute of the AVX-512 variants: F for 512-bit float and
+// int32 lanes with mask registers, DQ/BW/VL so GCC may use the 8/16-bit and
+// narrower-vector forms in tails and conversions. No FMA (-ffp-contract=off
+// keeps GCC from forming one anyway). Wider vectors are preferred
+// explicitly: some -mtune settings default to 256-bit.
+#define BATON_AVX512_TARGET \
+  "avx512f,avx512dq,avx512bw,avx512vl,prefer-vector-width=512"
+
 namespace isa_detail {
-inline std::atomic<bool>& Avx2Flag() {
-  static std::atomic<bool> flag{[] {
+inline bool CpuHasAvx2() {
 #if BATON_KERNELS_HAVE_AVX2
-    __builtin_cpu_init();
-    return __builtin_cpu_supports("avx2") != 0;
+  __builtin_cpu_init();
+  return __builtin_cpu_supports("avx2") != 0;
 #else
-    return false;
+  return false;
 #endif
-  }()};
+}
+inline bool CpuHasAvx512() {
+#if BATON_KERNELS_HAVE_AVX512
+  __builtin_cpu_init();
+  return __builtin_cpu_supports("avx512f") != 0 &&
+         __builtin_cpu_supports("avx512dq") != 0 &&
+         __builtin_cpu_supports("avx512bw") != 0 &&
+         __builtin_cpu_supports("avx512vl") != 0;
+#else
+  return false;
+#endif
+}
+inline std::atomic<bool>& Avx2Flag() {
+  static std::atomic<bool> flag{CpuHasAvx2()};
+  return flag;
+}
+inline std::atomic<bool>& Avx512Flag() {
+  static std::atomic<bool> flag{CpuHasAvx512()};
   return flag;
 }
 }  // namespace isa_detail
@@ -37,15 +69,23 @@ inline bool UseAvx2Kernels() {
   return isa_detail::Avx2Flag().load(std::memory_order_relaxed);
 }
 
+// True when kernels that have an AVX-512 variant should take it.
+inline bool UseAvx512Kernels() {
+  return isa_detail::Avx512Flag().load(std::memory_order_relaxed) &&
+         UseAvx2Kernels();
+}
+
 // Tests: turn the AVX2 variants off (or back on, where the CPU has AVX2).
-// Returns the previous setting.
+// Off also turns off AVX-512 (see above). Returns the previous setting.
 inline bool SetAvx2KernelsForTesting(bool on) {
-  bool supported = false;
-#if BATON_KERNELS_HAVE_AVX2
-  __builtin_cpu_init();
-  supported = __builtin_cpu_supports("avx2") != 0;
-#endif
-  return isa_detail::Avx2Flag().exchange(on && supported);
+  return isa_detail::Avx2Flag().exchange(on && isa_detail::CpuHasAvx2());
+}
+
+// Tests: turn the AVX-512 variants off (or back on, where the CPU has
+// AVX-512 F/DQ/BW/VL), so that the AVX2 ones can be compared. Returns the
+// previous setting of this flag alone.
+inline bool SetAvx512KernelsForTesting(bool on) {
+  return isa_detail::Avx512Flag().exchange(on && isa_detail::CpuHasAvx512());
 }
 
 }  // namespace baton::cpu
