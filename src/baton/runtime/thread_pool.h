@@ -3,12 +3,15 @@
 //
 // ParallelFor is a fork-join call: it returns when every chunk has run. The
 // calling thread runs chunks too, so a pool of size 1 (or nested use from a
-// pool thread) degrades to a serial loop and never deadlocks.
+// pool thread) degrades to a serial loop and never deadlocks. Idle workers
+// and a waiting caller poll briefly (tens of microseconds) before they
+// sleep, because a wake-up costs more than a mid-size kernel's chunk.
 //
 // Ownership: owns its threads; non-copyable. Thread-safety: ParallelFor may be
 // called concurrently from several threads.
 #pragma once
 
+#include <atomic>
 #include <condition_variable>
 #include <cstdint>
 #include <deque>
@@ -46,6 +49,9 @@ class ThreadPool {
   std::mutex mu_;
   std::condition_variable cv_;
   std::deque<std::function<void()>> jobs_;  // guarded by mu_
+  // jobs_.size(), readable without mu_: what idle workers poll before they
+  // sleep (thread_pool.cc: kWorkerSpin).
+  std::atomic<int64_t> queued_{0};
   bool stopping_ = false;                   // guarded by mu_
   std::vector<std::thread> workers_;
 };
