@@ -18,13 +18,12 @@ namespace baton::cpu {
 inline constexpr int64_t kCheapGrain = 32 * 1024;
 inline constexpr int64_t kExpensiveGrain = 4 * 1024;
 // fast_math.h's float32 exp/log/tanh/logistic cost ~0.6 ns an item
-// (AVX-512), so a 64K range is ~40 µs: calls up to 2^16 stay on the caller.
-// Measured on the 2-vCPU host (bench kernels_bench BM_TanhSize): a helper
-// often starts tens of µs late (the other vCPU busy), and with kCheapGrain
-// a 2^16 call split in two halves took ~70 µs against ~42 µs unsplit (the
-// helper claimed the second half just before the caller would have); four
-// 16K ranges still lost (~49 µs).
-inline constexpr int64_t kTranscendentalGrain = 64 * 1024;
+// (AVX-512), so an 8K range is ~5 µs. Before the pool's workers polled
+// before sleeping (thread_pool.cc), a helper often started tens of µs late
+// and a 2^16 call split in two took ~70 µs against ~42 µs unsplit, so the
+// grain was 64K; with polling, 8K ranges measured faster from 2^14 up
+// (tanh sweep: 2^14 1.5 -> 1.04-1.31x JAX's time, 2^16 0.87 -> 0.57-0.62x).
+inline constexpr int64_t kTranscendentalGrain = 8 * 1024;
 
 // Calls fn(begin, end) on disjoint ranges covering [0, n): up to
 // ThreadPool::kChunksPerThread ranges per pool thread, each at least `grain`
