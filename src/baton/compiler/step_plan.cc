@@ -19,8 +19,19 @@ bool IsElementwise(OpKind kind) {
   }
 }
 
+bool IsTableGather(const Program& program, ValueId v) {
+  const Instruction& inst = program.instruction(v);
+  return inst.kind() == OpKind::kGather &&
+         program.type(inst.operands[0]).shape.rank() == 1;
+}
+
 bool InPlaceCapable(const Program& program, const Step& step) {
-  if (step.kind == Step::Kind::kFusedElementwise) return true;
+  if (step.kind == Step::Kind::kFusedElementwise) {
+    // A table is read at random positions while the result is written.
+    return std::none_of(
+        step.members.begin(), step.members.end(),
+        [&](ValueId m) { return IsTableGather(program, m); });
+  }
   if (step.kind != Step::Kind::kOp) return false;
   const OpKind k = program.instruction(step.result).kind();
   return IsElementwise(k) || k == OpKind::kDynamicUpdateSlice ||
@@ -85,8 +96,9 @@ StepPlan PlanSteps(const Program& program) {
     plan.materialized[v] = false;
   }
 
-  // Fusion: an elementwise value folds into its single elementwise user of
-  // the same size, unless it is an output.
+  // Fusion: an elementwise value (or a table gather) folds into its single
+  // elementwise user of the same size, unless it is an output; into a table
+  // gather, only as its indices.
   std::vector<ValueId> fused_into(n, kNoValue);
   for (ValueId v = 0; v < n; ++v) {
     const Instruction& inst = program.instruction(v);
@@ -94,13 +106,16 @@ StepPlan PlanSteps(const Program& program) {
       continue;
     }
     RegularBroadcast pattern;
-    if (!IsElementwise(inst.kind()) &&
+    if (!IsElementwise(inst.kind()) && !IsTableGather(program, v) &&
         !AsRegularBroadcast(program, v, &pattern)) {
       continue;
     }
     const ValueId u = users[v][0];
-    if (IsElementwise(program.instruction(u).kind()) &&
-        program.type(u).num_elements() == inst.type.num_elements()) {
+    const Instruction& user = program.instruction(u);
+    const bool into =
+        IsElementwise(user.kind()) ||
+        (IsTableGather(program, u) && user.operands[0] != v);
+    if (into && program.type(u).num_elements() == inst.type.num_elements()) {
       fused_into[v] = u;
       plan.materialized[v] = false;
     }

@@ -13,6 +13,13 @@
 //    subtracted from every element) joins that fused step: the runner
 //    expands the operand one tile at a time, so the full-size broadcast is
 //    never materialized.
+//  - A gather from a one-dimensional table (take: result element i is
+//    table[clamp(indices[i])]) is elementwise in its indices: it joins such
+//    a step like an elementwise op, its index chain fused into it and it
+//    into its single elementwise user (take's fill-mode select), so
+//    take(a, idx) with its index wrap and out-of-range fill is one pass.
+//    The table is read whole, at random positions; such a step never
+//    writes over its inputs.
 //  - A reduction over trailing dimensions (every kept dimension before
 //    every reduced one, as sum(x * x) or mean(x * x, axis=-1) have), whose
 //    operand is such an elementwise chain (or one elementwise op) that
@@ -78,6 +85,10 @@ bool AsRowReduction(const Shape& shape, const std::vector<int64_t>& axes,
 
 // Whether `kind` is computed element by element with no cross-element access.
 bool IsElementwise(OpKind kind);
+
+// Whether `v` is a gather from a one-dimensional table (IsTableGather): its
+// result is shaped like its indices (operand 1), element for element.
+bool IsTableGather(const Program& program, ValueId v);
 
 // Whether step `step` may write its result over one of its inputs' storage
 // (elementwise, fused elementwise, dynamic_update_slice, scatter): what the

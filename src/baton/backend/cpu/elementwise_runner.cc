@@ -3,6 +3,7 @@
 
 #include "baton/backend/cpu/instruction_runner.h"
 #include "baton/backend/cpu/kernels/elementwise.h"
+#include "baton/backend/cpu/kernels/indexing.h"
 
 namespace baton::cpu {
 
@@ -49,6 +50,13 @@ Status RunElementwise(const Instruction& inst,
       Compare(inst.attrs_as<CompareAttrs>().op, ops[0].type->dtype,
               ops[0].data, ops[1].data, static_cast<bool*>(out), count,
               WhichScalar(ops, count));
+      return OkStatus();
+    case OpKind::kGather:
+      // A table gather (step_plan.h: IsTableGather) in a fused step: ops[0]
+      // is the whole one-dimensional table, ops[1] this tile's indices.
+      if (ops[1].scalar && count != 1) break;
+      Gather(inst.type.dtype, ops[0].data, ops[0].type->shape, ops[1].data,
+             ops[1].type->dtype, count, 0, out);
       return OkStatus();
     case OpKind::kSelect: {
       SelectScalars s;

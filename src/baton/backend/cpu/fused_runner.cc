@@ -41,6 +41,7 @@ FusedStep::FusedStep(const compiler::Program& program,
       } else {
         op.scalar = plan.scalar_source[o] != kNoValue;
         op.value = op.scalar ? plan.scalar_source[o] : o;
+        op.whole = k == 0 && compiler::IsTableGather(program, step.members[i]);
       }
       m.operands.push_back(op);
     }
@@ -126,6 +127,8 @@ Status FusedStep::RunRange(const std::vector<void*>& value_data, void* dst,
         } else if (s.scalar) {
           d.data = value_data[s.value];
           d.scalar = true;
+        } else if (s.whole) {
+          d.data = value_data[s.value];
         } else {
           d.data = static_cast<const char*>(value_data[s.value]) +
                    at * s.element_bytes;

@@ -48,6 +48,7 @@ class FusedStep {
     int slot = -1;  // scratch slot of the inner member producing it, or
     compiler::ValueId value = compiler::kNoValue;  // a materialized value
     bool scalar = false;                           // one element, broadcast
+    bool whole = false;  // a table gather's table: passed whole, not a tile
     int64_t element_bytes = 0;
   };
   struct Member {

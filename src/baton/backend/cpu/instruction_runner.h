@@ -35,7 +35,9 @@ Status RunInstruction(const compiler::Instruction& inst,
 // Runs an elementwise instruction (unary, binary, compare, select, convert)
 // over `count` elements: each non-scalar operand holds `count` elements at
 // its `data`, and `out` receives `count` results. Fused steps call it tile by
-// tile; RunInstruction calls it for whole arrays.
+// tile; RunInstruction calls it for whole arrays. A table gather
+// (step_plan.h) in a fused step is run here too: its operand 0 is the whole
+// table, its indices `count` elements like any other operand.
 Status RunElementwise(const compiler::Instruction& inst,
                       std::span<const OperandData> operands, void* out,
                       int64_t count);
