@@ -87,9 +87,7 @@ int64_t EstimateWork(const compiler::Program& program,
       work += s < region_work.size() ? region_work[s] : 0;
       continue;
     }
-    if (s < assignment.step_is_noop.size() && assignment.step_is_noop[s]) {
-      continue;
-    }
+    if (assignment.step_is_noop[s]) continue;
     for (ValueId v : step.members) {
       work += std::max<int64_t>(InstructionWork(program, assignment, v), 1);
     }

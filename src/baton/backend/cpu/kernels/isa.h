@@ -30,9 +30,14 @@ namespace baton::cpu {
 // int32 lanes with mask registers, DQ/BW/VL so GCC may use the 8/16-bit and
 // narrower-vector forms in tails and conversions. No FMA (-ffp-contract=off
 // keeps GCC from forming one anyway). Wider vectors are preferred
-// explicitly: some -mtune settings default to 256-bit.
+// explicitly: some -mtune settings default to 256-bit (GCC's option; clang,
+// which builds the fuzzers, ignores the whole attribute if it is named).
+#if defined(__clang__)
+#define BATON_AVX512_TARGET "avx512f,avx512dq,avx512bw,avx512vl"
+#else
 #define BATON_AVX512_TARGET \
   "avx512f,avx512dq,avx512bw,avx512vl,prefer-vector-width=512"
+#endif
 
 namespace isa_detail {
 inline bool CpuHasAvx2() {

@@ -113,13 +113,21 @@ inline constexpr int64_t kSumGroup = 16;
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wpsabi"
 using Float8 = float __attribute__((vector_size(32)));
-using Float4 = float __attribute__((vector_size(16)));
 using Double4 = double __attribute__((vector_size(32)));
 
 __attribute__((always_inline)) inline Float8 LoadFloat8(const float* p) {
   Float8 v;
   __builtin_memcpy(&v, p, sizeof v);  // unaligned load
   return v;
+}
+
+// lanes[2k], lanes[2k + 1] += the low and high halves of v, in double.
+__attribute__((always_inline)) inline void AddToDoubleLanes(Double4* lanes,
+                                                            int k, Float8 v) {
+  lanes[2 * k] +=
+      __builtin_convertvector(__builtin_shufflevector(v, v, 0, 1, 2, 3), Double4);
+  lanes[2 * k + 1] +=
+      __builtin_convertvector(__builtin_shufflevector(v, v, 4, 5, 6, 7), Double4);
 }
 
 __attribute__((always_inline)) inline double SumFloatRunBody(const float* p,
@@ -142,23 +150,14 @@ __attribute__((always_inline)) inline double SumFloatRunBody(const float* p,
         for (int k = 0; k < kSumVectors; ++k) g[k] += LoadFloat8(row + 8 * k);
       }
 #pragma GCC unroll 8
-      for (int k = 0; k < kSumVectors; ++k) {
-        const Float4 lo = __builtin_shufflevector(g[k], g[k], 0, 1, 2, 3);
-        const Float4 hi = __builtin_shufflevector(g[k], g[k], 4, 5, 6, 7);
-        lanes[2 * k] += __builtin_convertvector(lo, Double4);
-        lanes[2 * k + 1] += __builtin_convertvector(hi, Double4);
-      }
+      for (int k = 0; k < kSumVectors; ++k) AddToDoubleLanes(lanes, k, g[k]);
     }
     // The block's last < kRound elements: a lane's elements straight into
     // its double accumulator.
     for (; i + kSumLanes <= e; i += kSumLanes) {
 #pragma GCC unroll 8
       for (int k = 0; k < kSumVectors; ++k) {
-        const Float8 v = LoadFloat8(p + i + 8 * k);
-        lanes[2 * k] += __builtin_convertvector(
-            __builtin_shufflevector(v, v, 0, 1, 2, 3), Double4);
-        lanes[2 * k + 1] += __builtin_convertvector(
-            __builtin_shufflevector(v, v, 4, 5, 6, 7), Double4);
+        AddToDoubleLanes(lanes, k, LoadFloat8(p + i + 8 * k));
       }
     }
     double block = 0.0;
