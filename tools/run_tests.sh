@@ -13,6 +13,9 @@ ctest --test-dir build/release --output-on-failure -j "$(nproc)"
 # its tests.
 python3 -m pip install --disable-pip-version-check --no-build-isolation -q .
 python3 -m pytest -q tests/python
+# Sharded arrays and shard_map, on 4 CPU devices (read at import: a process
+# of their own).
+BATON_NUM_CPU_DEVICES=4 python3 -m pytest -q tests/sharding
 if [ "${1:-}" = "--sanitizers" ]; then
   for v in asan tsan; do
     bash tools/build.sh "$v"

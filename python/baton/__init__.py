@@ -58,6 +58,10 @@ from baton._device_queries import (
     process_index,
 )
 from baton._abstract_eval import ShapeDtypeStruct, eval_shape, make_jaxpr
+from baton._sharded_array import ShardedArray
+from baton._sharded_put import device_put_replicated, device_put_sharded
+from baton.sharding import make_mesh
+from baton._shard_map import shard_map
 from baton import nn, scipy  # bt.nn, bt.scipy.special (over baton.numpy)
 from baton import debug  # bt.debug.print / callback (host callbacks)
 from baton import profiler  # bt.profiler: pprof, Chrome trace, memory scopes
@@ -81,6 +85,7 @@ __all__ = [
     "InPlaceError",
     "ResourceExhaustedError",
     "ShapeDtypeStruct",
+    "ShardedArray",
     "ad_checkpoint",
     "block_until_ready",
     "checkpoint",
@@ -94,6 +99,8 @@ __all__ = [
     "device_count",
     "device_get",
     "device_put",
+    "device_put_replicated",
+    "device_put_sharded",
     "devices",
     "donate",
     "effects_barrier",
@@ -114,6 +121,7 @@ __all__ = [
     "local_device_count",
     "local_devices",
     "make_jaxpr",
+    "make_mesh",
     "memory_stats",
     "nn",
     "ones",
@@ -126,6 +134,7 @@ __all__ = [
     "saved_residuals",
     "scipy",
     "set_memory_limit",
+    "shard_map",
     "sharding",
     "tree",
     "tree_util",

@@ -88,3 +88,26 @@ _array_methods.attach(
     "sharding",
     property(_array_sharding, doc="Where the array lives: a SingleDeviceSharding."),
 )
+
+
+def _array_shards(self: Any) -> list:
+    from baton._sharded_array import Shard
+
+    return [Shard(self.device, tuple(slice(None) for _ in self.shape), 0, self)]
+
+
+_array_methods.attach(
+    "addressable_shards",
+    property(_array_shards, doc="``[Shard]``: the one shard, the whole array."),
+)
+_array_methods.attach(
+    "global_shards", property(_array_shards, doc="= addressable_shards.")
+)
+_array_methods.attach(
+    "is_fully_replicated",
+    property(lambda self: True, doc="True: a single-device array is whole."),
+)
+_array_methods.attach(
+    "is_fully_addressable",
+    property(lambda self: True, doc="True: a single-device array is in this process."),
+)

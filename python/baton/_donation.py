@@ -19,17 +19,29 @@ from __future__ import annotations
 from typing import Any
 
 from baton import _baton, tree
-from baton._baton import Array, Donated
+from baton._baton import Array
 
 
 def donate(x: Any) -> Any:
+    from baton import _sharded_array
+
     paths, leaves, treedef = tree.paths_and_leaves(x)
     out: list[Any] = []
-    taken: list[Donated] = []
-    seen: set[int] = set()
+    taken: list[Any] = []
+    seen: set[Any] = set()
     try:
         for path, leaf in zip(paths, leaves):
-            if isinstance(leaf, Array):
+            if isinstance(leaf, _sharded_array.ShardedArray):
+                if ("sharded", id(leaf)) in seen:
+                    raise _baton.DonationError(
+                        f"donate: the same sharded array appears twice in the pytree "
+                        f"(again at x{tree.keystr(path)}). Nothing was consumed."
+                    )
+                seen.add(("sharded", id(leaf)))
+                marker = _sharded_array.donate(leaf)
+                taken.append(marker)
+                out.append(marker)
+            elif isinstance(leaf, Array):
                 if leaf._id in seen:
                     raise _baton.DonationError(
                         f"donate: the same array ({leaf._describe()}) appears twice "

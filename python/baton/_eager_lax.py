@@ -28,6 +28,7 @@ import numpy as np
 from baton import tree
 from baton._baton import Array, Donated
 from baton._baton import lax as _lax
+from baton._sharded_array import is_sharded
 from baton._subtrace import run_eagerly
 
 # Compiled eager operations, oldest first; bounded as _ops' cache is.
@@ -36,7 +37,7 @@ _MAX_COMPILED = 512
 
 
 def _is_dynamic(leaf: Any) -> bool:
-    return isinstance(leaf, (Array, Donated, np.ndarray))
+    return isinstance(leaf, (Array, Donated, np.ndarray)) or is_sharded(leaf)
 
 
 def _has_tracer(leaves: list) -> bool:

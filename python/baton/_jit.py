@@ -22,9 +22,10 @@ from typing import Any, Callable
 import numpy as np
 import optree
 
-from baton import _baton, _dtypes, _transfer, tree
+from baton import _baton, _dtypes, _sharded_call, _transfer, tree
 from baton._baton import Array, Donated, JitFunction, transforms
 from baton._baton import lax as _lax
+from baton._sharded_array import is_sharded
 from baton.errors import DonationWarning
 
 Tracer = _lax.Tracer
@@ -306,6 +307,10 @@ def jit(
         _names(donate_argnames, "donate_argnames"),
     )
     opts.require_in_place = bool(require_in_place)
+    if getattr(fn, "_baton_shard_map", False):
+        from baton import _shard_map
+
+        return _shard_map.jit_of(fn, opts.donate_nums, opts.donate_names)
     return _Jitted(fn, name, opts)
 
 
@@ -431,6 +436,8 @@ def _inline(jitted: _Jitted, args: tuple, kwargs: dict) -> Any:
 
 
 def _to_array(leaf: Any, device: Any) -> Array:
+    if is_sharded(leaf):
+        raise _sharded_call.ShardedArguments()  # the call goes to _sharded_call
     return _transfer.device_put(leaf, device)
 
 
@@ -439,6 +446,11 @@ def _host_spec(leaf: Any) -> tuple[tuple[int, ...], str]:
         return (), _dtypes.python_scalar_dtype(leaf).name
     if isinstance(leaf, (str, bytes)):
         raise TypeError(f"a {type(leaf).__name__} is not an array")
+    if is_sharded(leaf):
+        raise TypeError(
+            "a sharded array; a program for sharded arguments is made at call time "
+            "(each device runs it on its shard), so it cannot be lowered ahead"
+        )
     a = np.asarray(leaf)
     return tuple(a.shape), _dtypes.name_of(_dtypes.canonical(a.dtype))
 
@@ -485,6 +497,8 @@ _baton._jit_set_helpers(
     _host_spec,
     _leaf_names,
     _warn,
+    _sharded_call.ShardedArguments,
+    _sharded_call.call,
 )
 
 

@@ -26,6 +26,7 @@ import baton.numpy as bnp
 from baton import _array_methods, _indexing, _ops
 from baton._at import IndexUpdateHelper
 from baton._baton import Array, lax
+from baton._sharded_array import ShardedArray
 
 Tracer = lax.Tracer
 
@@ -38,6 +39,7 @@ def _operand(x: Any) -> bool:
         or t is float
         or t is bool
         or isinstance(x, (Tracer, Array, np.ndarray, np.generic, int, float))
+        or isinstance(x, ShardedArray)
     )
 
 
@@ -245,6 +247,16 @@ Array.__array_priority__ = 100
 for _name, _fn in _METHODS.items():
     if _name not in Tracer.__dict__:
         setattr(Tracer, _name, _fn)
+# ShardedArray: the same operators, run shard by shard where that is the
+# whole computation (baton/_sharded_call.py); indexing updates and
+# iteration are not offered.
+for _name, _fn in _METHODS.items():
+    if (
+        _name not in ("__setitem__", "__iter__", "at")
+        and _name not in ShardedArray.__dict__
+    ):
+        setattr(ShardedArray, _name, _fn)
+
 if "copy" not in Tracer.__dict__:
     Tracer.copy = _tracer_copy
 

@@ -30,6 +30,7 @@ import numpy as np
 
 from baton import _baton, _dtypes
 from baton._baton import Array, Donated, lax
+from baton._sharded_array import is_sharded
 
 Tracer = lax.Tracer
 _is_tracing = lax.is_tracing
@@ -126,7 +127,7 @@ def dtype_of(x: Any) -> np.dtype | None:
     """x's dtype; None for a weakly typed operand."""
     if isinstance(x, Tracer):
         return None if is_weak(x) else np.dtype(x.dtype)
-    if isinstance(x, (Array, Donated, np.ndarray, np.generic)):
+    if isinstance(x, (Array, Donated, np.ndarray, np.generic)) or is_sharded(x):
         return np.dtype(x.dtype)
     if is_scalar(x):
         return None
@@ -220,7 +221,7 @@ def _jitted(impl: Callable[..., Any], static: tuple[tuple[str, Any], ...]) -> An
 
 
 def _eager_operand(x: Any) -> Any:
-    if isinstance(x, (Array, Donated)):
+    if isinstance(x, (Array, Donated)) or is_sharded(x):
         return x
     if (
         isinstance(x, (tuple, list))

@@ -20,9 +20,13 @@ _KINDS = ("device", "pinned_host", "unpinned_host")
 
 def _check_device(device: Any) -> None:
     if device is not None and not isinstance(device, Device):
+        from baton import _sharded_put
+
+        if _sharded_put.is_sharding(device):
+            return
         raise TypeError(
-            "device must be a baton Device (from bt.devices()) or None, not "
-            f"{type(device).__name__}"
+            "device must be a baton Device (from bt.devices()), a sharding "
+            f"(bt.sharding.NamedSharding ...) or None, not {type(device).__name__}"
         )
 
 
@@ -132,14 +136,85 @@ def device_put(
 
     Transfers are asynchronous; ``block_until_ready()`` waits.
     """
-    _check_device(device)
+    from baton import _sharded_put
+    from baton._sharded_array import is_sharded
+
+    if not isinstance(device, Device) and device is not None:
+        if not _sharded_put.is_sharding(device):
+            return _put_per_leaf(x, device, memory_kind, may_alias, into)
     _check_kind(memory_kind)
     if into is not None:
         return _device_put_into(x, device, memory_kind, into)
     paths, leaves, treedef = tree.paths_and_leaves(x)
+    if _sharded_put.is_sharding(device) or any(is_sharded(leaf) for leaf in leaves):
+        return tree.unflatten(
+            treedef,
+            [
+                _put_sharded_leaf(leaf, device, memory_kind, may_alias, path)
+                for path, leaf in zip(paths, leaves)
+            ],
+        )
     prepared = [_prepare(leaf, p) for p, leaf in zip(paths, leaves)]
     out = [_put(p, device, memory_kind, may_alias) for p in prepared]
     return tree.unflatten(treedef, out)
+
+
+def _put_per_leaf(
+    x: Any, device: Any, memory_kind: Any, may_alias: bool, into: Any
+) -> Any:
+    """``device`` a pytree of devices / shardings with ``x``'s structure."""
+    from baton import _sharded_put
+
+    is_leaf = lambda d: isinstance(d, Device) or _sharded_put.is_sharding(d)  # noqa: E731
+    targets, tdef = tree.flatten(device, is_leaf=is_leaf)
+    leaves, xdef = tree.flatten(x)
+    if tdef != xdef or not all(is_leaf(t) for t in targets):
+        raise TypeError(
+            "device must be a baton Device, a sharding, None, or a pytree of "
+            f"devices / shardings with the structure of x ({xdef}); got "
+            f"{type(device).__name__}"
+        )
+    intos = [None] * len(leaves) if into is None else tree.flatten(into)[0]
+    if len(intos) != len(leaves):
+        raise ValueError(
+            "device_put(into=...): `into` has another structure than the value. "
+            "Nothing was consumed."
+        )
+    out = [
+        device_put(leaf, t, memory_kind=memory_kind, may_alias=may_alias, into=i)
+        for leaf, t, i in zip(leaves, targets, intos)
+    ]
+    return tree.unflatten(xdef, out)
+
+
+def _put_sharded_leaf(
+    leaf: Any, device: Any, memory_kind: Any, may_alias: bool, path: tuple
+) -> Any:
+    from baton import _sharded_put
+    from baton._sharded_array import ShardedArray, is_sharded
+
+    if _sharded_put.is_sharding(device):
+        if may_alias and isinstance(leaf, ShardedArray) and leaf.sharding == device:
+            leaf._check_live()
+            return leaf
+        return _sharded_put.put_leaf(leaf, device, memory_kind, path)
+    if is_sharded(leaf):
+        if device is None:  # stays sharded
+            if (
+                may_alias
+                and isinstance(leaf, ShardedArray)
+                and memory_kind in (None, leaf.memory_kind)
+            ):
+                leaf._check_live()
+                return leaf
+            return _sharded_put.put_leaf(
+                leaf,
+                leaf.sharding.with_memory_kind(memory_kind or leaf.memory_kind),
+                None,
+                path,
+            )
+        return _sharded_put._gather(leaf, device, memory_kind)  # onto one device
+    return device_put(leaf, device, memory_kind=memory_kind, may_alias=may_alias)
 
 
 def _device_put_into(x: Any, device: Any, memory_kind: Any, into: Any) -> Any:
@@ -150,6 +225,28 @@ def _device_put_into(x: Any, device: Any, memory_kind: Any, into: Any) -> Any:
             f"device_put(into=...): `into` has structure {into_def} but the value "
             f"has structure {treedef}. Nothing was consumed."
         )
+    from baton import _sharded_put
+    from baton._sharded_array import ShardedArray
+
+    if any(isinstance(d, ShardedArray) for d in into_leaves):
+        if device is not None and not _sharded_put.is_sharding(device):
+            raise ValueError(
+                "device_put(into=...): `into` is sharded; pass no device (or its "
+                "sharding). Nothing was consumed."
+            )
+        if len(leaves) != 1:
+            raise ValueError(
+                "device_put(into=...): sharded `into` takes one array per call. "
+                "Nothing was consumed."
+            )
+        dst = into_leaves[0]
+        if device is not None and device != dst.sharding:
+            raise ValueError(
+                f"device_put(into=...): `into` has sharding {dst.sharding}, not the "
+                f"requested {device}. Nothing was consumed."
+            )
+        values = _sharded_put.plan_into(leaves[0], dst, paths[0])
+        return tree.unflatten(treedef, [_sharded_put.run_into(values, dst)])
     prepared = [_prepare(leaf, p) for p, leaf in zip(paths, leaves)]
     seen: set[int] = set()
     plan = []
@@ -231,7 +328,20 @@ def device_get(x: Any) -> Any:
     """numpy copies of every baton Array in pytree ``x`` (other leaves are
     returned as they are). The copies own their memory: nothing refers to
     the arrays afterwards."""
+    from baton._sharded_array import ShardedArray, ShardedDonated
+
     leaves, treedef = tree.flatten(x)
+    if any(isinstance(leaf, (ShardedArray, ShardedDonated)) for leaf in leaves):
+        if any(isinstance(leaf, ShardedDonated) for leaf in leaves):
+            raise TypeError(
+                "device_get: a donate() marker has no values to get (the array "
+                "was consumed)"
+            )
+        gathered = [
+            np.asarray(leaf) if isinstance(leaf, ShardedArray) else leaf
+            for leaf in leaves
+        ]
+        return device_get(tree.unflatten(treedef, gathered))
     arrays = []
     for leaf in leaves:
         if isinstance(leaf, Array):
@@ -262,6 +372,6 @@ def block_until_ready(x: Any) -> Any:
             a.block_until_ready()
         return x
     for leaf in tree.leaves(x):
-        if isinstance(leaf, Array):
+        if isinstance(leaf, Array) or hasattr(leaf, "addressable_shards"):
             leaf.block_until_ready()
     return x

@@ -47,8 +47,16 @@ from baton._control_flow import (  # noqa: E402, F401
 )
 
 __all__ = sorted(
-    [*__all__, "stop_gradient", "cond", "fori_loop", "map", "scan", "switch",
-     "while_loop"]
+    [
+        *__all__,
+        "stop_gradient",
+        "cond",
+        "fori_loop",
+        "map",
+        "scan",
+        "switch",
+        "while_loop",
+    ]
 )
 
 # Outside a trace each function runs now, compiled (baton/_eager_lax.py).
@@ -56,6 +64,12 @@ from baton import _eager_lax  # noqa: E402
 
 globals().update({name: _eager_lax.eager(name, globals()[name]) for name in __all__})
 _trace_device = _lax._trace_device
+
+# Collectives inside bt.shard_map (baton/_collectives.py), as in jax.lax.
+from baton import _collectives  # noqa: E402
+
+globals().update({name: getattr(_collectives, name) for name in _collectives.__all__})
+__all__ = sorted([*__all__, *_collectives.__all__])
 
 Tracer = _lax.Tracer
 try:

@@ -291,6 +291,12 @@ nb::object JitFunction::Call(nb::handle self, PyObject* args,
     Parse(self, args, kwargs, /*for_call=*/true, p);
     entry = Find(p.sig);
     if (!entry) entry = Compile(self, args, kwargs, p);
+  } catch (nb::python_error& err) {
+    RestoreMarkers(p);
+    if (!err.matches(Helpers().sharded_arguments)) throw;
+    // Sharded arguments: the function runs on every shard (Python).
+    return nb::borrow(Helpers().sharded_call)(self, nb::handle(args),
+                                              Kwargs(kwargs));
   } catch (...) {
     RestoreMarkers(p);
     throw;
@@ -615,13 +621,18 @@ void init_jit(nb::module_& m) {
       "_jit_set_helpers",
       [](nb::object flatten, nb::object trace, nb::object inline_call,
          nb::object to_array, nb::object host_spec, nb::object leaf_names,
-         nb::object warn) {
+         nb::object warn, nb::object sharded_arguments,
+         nb::object sharded_call) {
         // Kept for the life of the process (module-level functions).
-        Helpers() =
-            JitHelpers{flatten.release().ptr(),     trace.release().ptr(),
-                       inline_call.release().ptr(), to_array.release().ptr(),
-                       host_spec.release().ptr(),   leaf_names.release().ptr(),
-                       warn.release().ptr()};
+        Helpers() = JitHelpers{flatten.release().ptr(),
+                               trace.release().ptr(),
+                               inline_call.release().ptr(),
+                               to_array.release().ptr(),
+                               host_spec.release().ptr(),
+                               leaf_names.release().ptr(),
+                               warn.release().ptr(),
+                               sharded_arguments.release().ptr(),
+                               sharded_call.release().ptr()};
       },
       "Installs baton/_jit.py's helpers (called once at import).");
 }

@@ -32,6 +32,10 @@ struct JitHelpers {
   PyObject* host_spec = nullptr;    // leaf -> (shape tuple, dtype name)
   PyObject* leaf_names = nullptr;   // (jitted, args, kwargs) -> [str]
   PyObject* warn = nullptr;         // message -> None (DonationWarning)
+  // Raised by to_array for a sharded argument (baton/_sharded_call.py);
+  // the call then goes to sharded_call (jitted, args, kwargs) -> result.
+  PyObject* sharded_arguments = nullptr;
+  PyObject* sharded_call = nullptr;
 };
 JitHelpers& Helpers();
 

@@ -19,6 +19,7 @@
 // Ownership: a Program handle shares an immutable compiler::Program (cheap to
 // copy, safe to read from any thread). Thread-safety: tracing functions run
 // on the calling thread with the GIL held (tracing.h).
+#include <nanobind/stl/optional.h>
 #include <nanobind/stl/string.h>
 #include <nanobind/stl/vector.h>
 
@@ -33,6 +34,7 @@
 #include "baton/compiler/inline_program.h"
 #include "baton/compiler/passes.h"
 #include "baton/compiler/program_printer.h"
+#include "baton/compiler/shard_local.h"
 #include "baton/compiler/transforms/batching.h"
 #include "baton/compiler/transforms/jvp.h"
 #include "baton/compiler/transforms/vjp.h"
@@ -386,6 +388,14 @@ void init_transforms(nb::module_& m) {
             return Share(compiler::InlineCalls(*p.program));
           },
           "The program with every call replaced by its body.")
+      .def(
+          "why_not_shard_local",
+          [](const ProgramHandle& p) {
+            return compiler::WhyNotShardLocal(compiler::InlineCalls(*p.program));
+          },
+          "None when running the program on every shard of sharded arguments "
+          "gives the shards of its result (compiler/shard_local.h); else why "
+          "not.")
       .def("__repr__", [](const ProgramHandle& p) {
         return compiler::ProgramToText(*p.program);
       });

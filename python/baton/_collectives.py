@@ -1,0 +1,282 @@
+"""Collectives inside ``bt.shard_map`` (``bt.lax.psum`` ..., DESIGN 5.6).
+
+Each takes ``axis_name`` -- a mesh axis name or a tuple of them -- and
+combines the values of the devices that differ only along those axes (the
+*group*; members ordered by their position on the named axes, major to
+minor). Each device's result is computed on that device from copies of the
+other members' values (direct device-to-device copies ordered on the
+devices' queues; no network inside one process), in the same order on every
+device, so a ``psum`` leaves bitwise equal values everywhere.
+
+``x`` may be a pytree of arrays; each leaf is combined on its own. A
+Python scalar ``x`` of ``psum`` gives ``x * group size`` (``psum(1, "x")`` is
+the axis size, as in JAX).
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+
+from baton import _transfer, tree
+from baton._baton import Array, Donated
+from baton._shard_map import DeviceContext, current_context
+
+__all__ = [
+    "all_gather",
+    "all_to_all",
+    "axis_index",
+    "axis_size",
+    "pmax",
+    "pmean",
+    "pmin",
+    "ppermute",
+    "psum",
+    "psum_scatter",
+]
+
+
+def _axes(ctx: DeviceContext, axis_name: Any, what: str) -> tuple[str, ...]:
+    names = (axis_name,) if isinstance(axis_name, str) else tuple(axis_name)
+    for n in names:
+        if n not in ctx.mesh.shape:
+            raise ValueError(
+                f"{what}: axis {n!r} is not an axis of the shard_map's mesh "
+                f"{ctx.mesh.axis_names}"
+            )
+    if len(set(names)) != len(names):
+        raise ValueError(f"{what}: axis_name {names} repeats an axis")
+    return names
+
+
+def _group(ctx: DeviceContext, names: tuple[str, ...]) -> tuple[list, int, tuple]:
+    """(members as sorted position tuples in group order, my index, group key)."""
+    sizes = [ctx.mesh.shape[n] for n in names]
+    me = 0
+    for n, s in zip(names, sizes):
+        me = me * s + ctx.position[n]
+    members = []
+    for k in range(math.prod(sizes)):
+        pos = dict(ctx.position)
+        rest = k
+        for n, s in reversed(list(zip(names, sizes))):
+            pos[n] = rest % s
+            rest //= s
+        members.append(tuple(sorted(pos.items())))
+    key = tuple((a, ctx.position[a]) for a in ctx.mesh.axis_names if a not in names)
+    return members, me, key
+
+
+def _as_array(x: Any, device: Any, what: str) -> Array:
+    if isinstance(x, Donated):
+        raise TypeError(f"{what}: a donate() marker is not a value to combine")
+    if isinstance(x, Array):
+        x._check_live()
+        return x
+    return _transfer.device_put(x, device)
+
+
+def _swap(
+    ctx: DeviceContext, names: tuple[str, ...], x: Array, what: str
+) -> tuple[list, int]:
+    members, me, key = _group(ctx, names)
+    ctx.count += 1
+    values = ctx.exchange.swap((ctx.count, names, key), members, me, x, what)
+    shapes = {(tuple(v.shape), v.dtype) for v in values}
+    if len(shapes) != 1:
+        raise ValueError(
+            f"{what}: the devices of the group passed different arrays "
+            f"{sorted((str(d), s) for s, d in shapes)}; each must pass the same shape "
+            "and dtype"
+        )
+    return values, me
+
+
+def _here(v: Array, device: Any) -> Array:
+    return v if v.device == device else _transfer.device_put(v, device)
+
+
+def _each(x: Any, fn: Any) -> Any:
+    return tree.map(fn, x)
+
+
+def _reduce(x: Any, axis_name: Any, op: str, what: str) -> Any:
+    import baton.numpy as bnp
+
+    ctx = current_context(what)
+    names = _axes(ctx, axis_name, what)
+    combine = {"sum": bnp.add, "max": bnp.maximum, "min": bnp.minimum}[op]
+
+    def one(leaf: Any) -> Any:
+        if (
+            op == "sum"
+            and isinstance(leaf, (int, float))
+            and not isinstance(leaf, bool)
+        ):
+            return leaf * math.prod(ctx.mesh.shape[n] for n in names)
+        values, _ = _swap(ctx, names, _as_array(leaf, ctx.device, what), what)
+        acc = _here(values[0], ctx.device)
+        for v in values[1:]:
+            acc = combine(acc, _here(v, ctx.device))
+        return acc
+
+    return _each(x, one)
+
+
+def psum(x: Any, axis_name: Any) -> Any:
+    """The sum of ``x`` over the group, on every member."""
+    return _reduce(x, axis_name, "sum", "psum")
+
+
+def pmax(x: Any, axis_name: Any) -> Any:
+    """The elementwise maximum of ``x`` over the group."""
+    return _reduce(x, axis_name, "max", "pmax")
+
+
+def pmin(x: Any, axis_name: Any) -> Any:
+    """The elementwise minimum of ``x`` over the group."""
+    return _reduce(x, axis_name, "min", "pmin")
+
+
+def pmean(x: Any, axis_name: Any) -> Any:
+    """The mean of ``x`` over the group (``psum / group size``)."""
+    ctx = current_context("pmean")
+    n = math.prod(ctx.mesh.shape[a] for a in _axes(ctx, axis_name, "pmean"))
+    return tree.map(lambda s: s / n, _reduce(x, axis_name, "sum", "pmean"))
+
+
+def axis_index(axis_name: Any) -> Array:
+    """This device's index along ``axis_name`` (int32, on this device)."""
+    ctx = current_context("axis_index")
+    _, me, _ = _group(ctx, _axes(ctx, axis_name, "axis_index"))
+    return _transfer.device_put(np.int32(me), ctx.device)
+
+
+def axis_size(axis_name: Any) -> int:
+    """The number of devices along ``axis_name`` (a Python int)."""
+    ctx = current_context("axis_size")
+    return math.prod(ctx.mesh.shape[a] for a in _axes(ctx, axis_name, "axis_size"))
+
+
+def _axis(axis: int, rank: int, what: str) -> int:
+    if not -rank <= axis < rank:
+        raise ValueError(f"{what}: axis {axis} is out of range for rank {rank}")
+    return axis % rank
+
+
+def all_gather(x: Any, axis_name: Any, *, axis: int = 0, tiled: bool = False) -> Any:
+    """Every member's ``x``, stacked on a new dimension ``axis`` in group
+    order (``tiled=True``: concatenated along ``axis``)."""
+    import baton.numpy as bnp
+
+    ctx = current_context("all_gather")
+    names = _axes(ctx, axis_name, "all_gather")
+
+    def one(leaf: Any) -> Any:
+        values, _ = _swap(
+            ctx, names, _as_array(leaf, ctx.device, "all_gather"), "all_gather"
+        )
+        here = [_here(v, ctx.device) for v in values]
+        if tiled:
+            return bnp.concatenate(here, axis=_axis(axis, values[0].ndim, "all_gather"))
+        return bnp.stack(here, axis=_axis(axis, values[0].ndim + 1, "all_gather"))
+
+    return _each(x, one)
+
+
+def _block(v: Array, dim: int, k: int, n: int, keep: bool) -> Array:
+    size = v.shape[dim] // n
+    index = [slice(None)] * v.ndim
+    index[dim] = slice(k * size, (k + 1) * size) if keep else k
+    return v[tuple(index)]
+
+
+def _my_blocks(
+    ctx: DeviceContext, names: tuple, leaf: Any, dim: int, tiled: bool, what: str
+) -> tuple[list, Array]:
+    """Block ``me`` along ``dim`` of every member's value, copied here (for
+    member ``me`` of the group), and this device's value."""
+    a = _as_array(leaf, ctx.device, what)
+    dim = _axis(dim, a.ndim, what)
+    values, me = _swap(ctx, names, a, what)
+    n = len(values)
+    if (tiled and a.shape[dim] % n) or (not tiled and a.shape[dim] != n):
+        need = "divisible by" if tiled else "equal to"
+        raise ValueError(
+            f"{what}: dimension {dim} of size {a.shape[dim]} cannot be split over "
+            f"{n} devices (a size {need} the group size is needed; tiled={tiled})"
+        )
+    return [_here(_block(v, dim, me, n, tiled), ctx.device) for v in values], a
+
+
+def psum_scatter(
+    x: Any, axis_name: Any, *, scatter_dimension: int = 0, tiled: bool = False
+) -> Any:
+    """The sum over the group, of which member i keeps block i along
+    ``scatter_dimension`` (``tiled=False``: that dimension must equal the
+    group size and is removed; ``tiled=True``: divided by it)."""
+    import baton.numpy as bnp
+
+    what = "psum_scatter"
+    ctx = current_context(what)
+    names = _axes(ctx, axis_name, what)
+
+    def one(leaf: Any) -> Any:
+        parts, _ = _my_blocks(ctx, names, leaf, scatter_dimension, tiled, what)
+        acc = parts[0]
+        for part in parts[1:]:
+            acc = bnp.add(acc, part)
+        return acc
+
+    return _each(x, one)
+
+
+def all_to_all(
+    x: Any, axis_name: Any, split_axis: int, concat_axis: int, *, tiled: bool = False
+) -> Any:
+    """Member i sends block j of ``x`` along ``split_axis`` to member j, and
+    concatenates what it receives along ``concat_axis`` in group order
+    (``tiled=False``: ``split_axis`` must equal the group size and is removed,
+    and the received blocks are stacked on a new ``concat_axis``)."""
+    import baton.numpy as bnp
+
+    what = "all_to_all"
+    ctx = current_context(what)
+    names = _axes(ctx, axis_name, what)
+
+    def one(leaf: Any) -> Any:
+        parts, a = _my_blocks(ctx, names, leaf, split_axis, tiled, what)
+        join = bnp.concatenate if tiled else bnp.stack
+        return join(parts, axis=_axis(concat_axis, a.ndim, what))
+
+    return _each(x, one)
+
+
+def ppermute(x: Any, axis_name: Any, perm: Any) -> Any:
+    """Member ``dst`` receives member ``src``'s ``x`` for each ``(src, dst)``
+    of ``perm`` (each index at most once as a source and once as a
+    destination); members no pair sends to receive zeros."""
+    import baton.numpy as bnp
+
+    what = "ppermute"
+    ctx = current_context(what)
+    names = _axes(ctx, axis_name, what)
+    pairs = [(int(s), int(d)) for s, d in perm]
+    n = math.prod(ctx.mesh.shape[a] for a in names)
+    srcs, dsts = [s for s, _ in pairs], [d for _, d in pairs]
+    if len(set(srcs)) != len(srcs) or len(set(dsts)) != len(dsts):
+        raise ValueError(f"{what}: perm {pairs} repeats a source or a destination")
+    if any(not 0 <= i < n for i in srcs + dsts):
+        raise ValueError(f"{what}: perm {pairs} has an index outside 0..{n - 1}")
+
+    def one(leaf: Any) -> Any:
+        a = _as_array(leaf, ctx.device, what)
+        values, me = _swap(ctx, names, a, what)
+        src = next((s for s, d in pairs if d == me), None)
+        if src is None:
+            return bnp.zeros_like(a)
+        return _here(values[src], ctx.device)
+
+    return _each(x, one)

@@ -1,0 +1,399 @@
+"""``bt.shard_map``: run a function on every shard, with collectives (DESIGN 5.6).
+
+``shard_map(f, mesh=, in_specs=, out_specs=)(*args)`` places each argument
+as ``NamedSharding(mesh, spec)`` (an argument already placed so is used as
+it is; anything else is put there first, a copy), then calls ``f`` once per
+device of the mesh in this process, each call on its own thread with that
+device's shards -- ordinary ``bt.Array`` values on that device, so
+everything ``f`` does (eager operations, jitted functions, donation) runs on
+that device. Inside ``f`` the collectives of ``bt.lax`` (``psum``,
+``pmean``, ``pmax``, ``pmin``, ``all_gather``, ``psum_scatter``,
+``all_to_all``, ``ppermute``, ``axis_index``; baton/_collectives.py) combine
+values across the devices of named mesh axes.
+
+The outputs are assembled into sharded arrays as ``out_specs`` says: a
+dimension an out spec splits over mesh axes is the concatenation of the
+devices' blocks along those axes; a mesh axis the out spec does not name
+means the value is the same on every device along it (as after a
+``psum``), and each device keeps its own copy -- baton does not check that
+promise (JAX's ``check_rep``), so an out spec that drops an axis the values
+differ on gives shards that differ.
+
+If ``f`` raises on one device, the others are stopped at their next
+collective and the first error is raised; a device that returns without a
+collective the others wait in raises an error naming it. Not supported yet:
+``shard_map`` inside ``bt.jit`` tracing or inside another ``shard_map``
+(``bt.jit(shard_map(...))`` runs the shard_map itself, uncompiled).
+
+Example::
+
+    mesh = bt.make_mesh((4,), ("x",))
+    def f(block):                         # each device's (2,) block
+        return bt.lax.psum(block.sum(), "x")
+    total = bt.shard_map(f, mesh=mesh, in_specs=P("x"), out_specs=P())(
+        np.arange(8.0, dtype=np.float32))   # 28.0 on every device
+"""
+
+from __future__ import annotations
+
+import functools
+import threading
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any, Callable
+
+import optree
+
+from baton import _transfer, tree
+from baton._baton import Array, Donated
+from baton._baton import lax as _lax
+from baton._sharded_array import ShardedArray, ShardedDonated
+from baton.sharding import Mesh, NamedSharding, PartitionSpec, current_mesh
+
+__all__ = ["shard_map"]
+
+
+class DeviceContext:
+    """What a collective needs to know on one device's thread."""
+
+    __slots__ = ("count", "device", "exchange", "mesh", "position")
+
+    def __init__(self, mesh: Mesh, position: dict, device: Any, exchange: Any) -> None:
+        self.mesh = mesh
+        self.position = position  # {axis name: index}
+        self.device = device
+        self.exchange = exchange
+        self.count = 0  # collectives called so far on this device
+
+
+_local = threading.local()
+
+
+def current_context(what: str) -> DeviceContext:
+    """The shard_map device context of this thread, or a clear error."""
+    ctx = getattr(_local, "ctx", None)
+    if ctx is None:
+        raise ValueError(
+            f"{what}: called outside bt.shard_map; collectives combine the shards "
+            "of a shard_map'ed function across mesh axes (bt.shard_map(f, mesh=, "
+            "in_specs=, out_specs=))"
+        )
+    return ctx
+
+
+def _is_spec(x: Any) -> bool:
+    return isinstance(x, PartitionSpec) or x is None
+
+
+class _Aborted(RuntimeError):
+    """A collective stopped because another device's call failed."""
+
+
+class Exchange:
+    """Where the devices of one shard_map call meet for collectives.
+
+    ``swap`` deposits this device's value for collective number ``seq`` of
+    its group and returns the values of every member, in group order, once
+    all have come. A failed or finished member wakes the waiters with an
+    error instead of leaving them blocked."""
+
+    def __init__(self) -> None:
+        self._cv = threading.Condition()
+        self._slots: dict = {}
+        self._failed: BaseException | None = None
+        self._finished: set = set()
+
+    def swap(self, key: Any, members: list, me: int, value: Any, what: str) -> list:
+        with self._cv:
+            slot = self._slots.get(key)
+            if slot is None:
+                slot = self._slots[key] = {
+                    "values": [None] * len(members),
+                    "arrived": 0,
+                    "read": 0,
+                }
+            slot["values"][me] = value
+            slot["arrived"] += 1
+            self._cv.notify_all()
+            while slot["arrived"] < len(members):
+                if self._failed is not None:
+                    raise _Aborted(
+                        f"{what}: another device of this shard_map failed "
+                        f"({type(self._failed).__name__}: {self._failed})"
+                    )
+                gone = [m for m in members if m in self._finished]
+                if gone:
+                    raise RuntimeError(
+                        f"{what}: the device at mesh position {dict(gone[0])} returned "
+                        "without taking part in this collective; every device of a "
+                        "group must call the same collectives in the same order"
+                    )
+                self._cv.wait(1.0)
+            values = list(slot["values"])
+            slot["read"] += 1
+            if slot["read"] == len(members):
+                del self._slots[key]
+            return values
+
+    def fail(self, error: BaseException) -> None:
+        with self._cv:
+            if self._failed is None:
+                self._failed = error
+            self._cv.notify_all()
+
+    def finish(self, member: Any) -> None:
+        with self._cv:
+            self._finished.add(member)
+            self._cv.notify_all()
+
+
+_pool: ThreadPoolExecutor | None = None
+_pool_size = 0
+_pool_lock = threading.Lock()
+
+
+def _executor(n: int) -> ThreadPoolExecutor:
+    global _pool, _pool_size
+    with _pool_lock:
+        if _pool is None or _pool_size < n:
+            if _pool is not None:
+                _pool.shutdown(wait=False)
+            _pool_size = max(n, 4)
+            _pool = ThreadPoolExecutor(_pool_size, thread_name_prefix="baton-shard")
+        return _pool
+
+
+def shard_map(
+    f: Callable[..., Any] | None = None,
+    mesh: Mesh | None = None,
+    in_specs: Any = None,
+    out_specs: Any = None,
+    *,
+    check_rep: bool = True,
+    check_vma: bool | None = None,
+    auto: Any = frozenset(),
+) -> Any:
+    """``f`` run on every shard of its arguments (see the module docstring).
+
+    ``in_specs``: a PartitionSpec per positional argument (a pytree prefix of
+    the arguments; one spec for all of them if there is one argument);
+    ``out_specs``: the same for the result. ``mesh`` defaults to the one of
+    an enclosing ``with mesh:``. ``check_rep`` / ``check_vma`` are accepted
+    for JAX's signature (baton does not check replication); ``auto`` must
+    be empty."""
+    if f is None:
+        return functools.partial(
+            shard_map,
+            mesh=mesh,
+            in_specs=in_specs,
+            out_specs=out_specs,
+            check_rep=check_rep,
+            check_vma=check_vma,
+            auto=auto,
+        )
+    if not callable(f):
+        raise TypeError(f"shard_map: f must be callable, not {type(f).__name__}")
+    if auto:
+        raise NotImplementedError(
+            "shard_map: auto axes are not supported; name every axis"
+        )
+    if mesh is not None and not isinstance(mesh, Mesh):
+        raise TypeError(
+            f"shard_map: mesh must be a bt.sharding.Mesh, not {type(mesh).__name__}"
+        )
+    if out_specs is None:
+        raise TypeError(
+            "shard_map: out_specs is required (a PartitionSpec or a pytree of them)"
+        )
+
+    @functools.wraps(f)
+    def mapped(*args: Any) -> Any:
+        m = mesh if mesh is not None else current_mesh()
+        if m is None:
+            raise ValueError(
+                "shard_map: no mesh; pass mesh= or call it inside `with mesh:`"
+            )
+        if _lax.is_tracing():
+            raise NotImplementedError(
+                "shard_map inside a traced function (bt.jit, grad, vmap ...) is not "
+                "supported yet; call the shard_map'ed function at the top level (it "
+                "may call jitted functions inside)"
+            )
+        if getattr(_local, "ctx", None) is not None:
+            raise NotImplementedError(
+                "shard_map inside another shard_map is not supported"
+            )
+        return _run(f, m, in_specs, out_specs, args)
+
+    mapped._baton_shard_map = True
+    return mapped
+
+
+def jit_of(mapped: Callable[..., Any], donate_nums: Any, donate_names: Any) -> Any:
+    """What ``bt.jit`` of a shard_map'ed function is: the shard_map itself
+    (its devices already run in parallel; jit inside ``f`` compiles). Donated
+    arguments are deleted once the call has made its results (their storage
+    is released then, not reused for the results)."""
+    nums, names = frozenset(donate_nums), frozenset(donate_names)
+
+    @functools.wraps(mapped)
+    def call(*args: Any, **kwargs: Any) -> Any:
+        out = mapped(*args, **kwargs)
+        donated = [a for i, a in enumerate(args) if i in nums]
+        donated += [v for k, v in kwargs.items() if k in names]
+        for leaf in tree.leaves(donated):
+            if isinstance(leaf, (ShardedArray, Array)):
+                leaf.delete()
+        return out
+
+    call._baton_shard_map = True
+    return call
+
+
+def _broadcast_specs(specs: Any, value: Any, what: str) -> list:
+    """One spec per leaf of ``value`` (``specs`` a pytree prefix of it)."""
+    try:
+        full = optree.tree_broadcast_prefix(
+            specs, value, is_leaf=_is_spec, none_is_leaf=True, namespace=tree.NAMESPACE
+        )
+    except ValueError as e:
+        raise ValueError(f"shard_map: {what} do not match the structure: {e}") from None
+    return (
+        tree.leaves(full, is_leaf=_is_spec)
+        if not isinstance(full, PartitionSpec)
+        else [full]
+    )
+
+
+def _spec_or_replicated(spec: Any) -> PartitionSpec:
+    return PartitionSpec() if spec is None else spec
+
+
+def _run(
+    f: Callable[..., Any], mesh: Mesh, in_specs: Any, out_specs: Any, args: tuple
+) -> Any:
+    if in_specs is None:
+        raise TypeError(
+            "shard_map: in_specs is required (a PartitionSpec per argument)"
+        )
+    specs_tree = (
+        (in_specs,)
+        if len(args) == 1 and isinstance(in_specs, PartitionSpec)
+        else in_specs
+    )
+    if isinstance(specs_tree, list):
+        specs_tree = tuple(specs_tree)
+    paths, leaves, treedef = tree.paths_and_leaves(args)
+    specs = _broadcast_specs(tuple(specs_tree), tuple(args), "in_specs")
+    if len(specs) != len(leaves):
+        raise ValueError(
+            f"shard_map: in_specs give {len(specs)} spec(s) for {len(leaves)} array "
+            "argument(s)"
+        )
+    placed = []
+    for path, leaf, spec in zip(paths, leaves, specs):
+        sharding = NamedSharding(mesh, _spec_or_replicated(spec))
+        if (
+            isinstance(leaf, (ShardedArray, ShardedDonated))
+            and leaf.sharding == sharding
+        ):
+            placed.append(leaf)
+        else:
+            if isinstance(leaf, ShardedDonated):
+                raise ValueError(
+                    f"shard_map: the donated argument args{tree.keystr(path)} has "
+                    f"sharding {leaf.sharding}, not {sharding} from in_specs; donate "
+                    "an array placed as in_specs says"
+                )
+            placed.append(_transfer.device_put(leaf, sharding))
+    devices = [
+        (d, pos)
+        for d, pos in mesh.device_positions()
+        if getattr(d, "process_index", 0) == _process_index()
+    ]
+    exchange = Exchange()
+
+    def body(j: int) -> Any:
+        device, position = devices[j]
+        local = [p._shards[j].data for p in placed]
+        a = tree.unflatten(treedef, local)
+        _local.ctx = DeviceContext(mesh, position, device, exchange)
+        try:
+            return f(*a)
+        except BaseException as e:
+            exchange.fail(e)
+            raise
+        finally:
+            _local.ctx = None
+            exchange.finish(tuple(sorted(position.items())))
+
+    if len(devices) == 1:
+        outs = [body(0)]
+    else:
+        futures = [_executor(len(devices)).submit(body, j) for j in range(len(devices))]
+        outs, errors = [], []
+        for fut in futures:
+            try:
+                outs.append(fut.result())
+            except BaseException as e:
+                errors.append(e)
+        if errors:  # the original error, not its echoes on the other devices
+            raise next((e for e in errors if not isinstance(e, _Aborted)), errors[0])
+    return _assemble(mesh, out_specs, outs, [d for d, _ in devices])
+
+
+def _process_index() -> int:
+    from baton import _device_queries
+
+    return _device_queries.process_index()
+
+
+def _assemble(mesh: Mesh, out_specs: Any, outs: list, devices: list) -> Any:
+    flat0, out_def = tree.flatten(outs[0])
+    columns = [tree.flatten(o) for o in outs]
+    for j, (_, d) in enumerate(columns):
+        if d != out_def:
+            raise ValueError(
+                f"shard_map: the function returned {d} on {devices[j]} but {out_def} "
+                f"on {devices[0]}; every device must return the same structure"
+            )
+    specs = _broadcast_specs(out_specs, outs[0], "out_specs")
+    if len(specs) != len(flat0):
+        raise ValueError(
+            f"shard_map: out_specs give {len(specs)} spec(s) for {len(flat0)} outputs"
+        )
+    result = []
+    for n, spec in enumerate(specs):
+        datas = []
+        for j, (col, _) in enumerate(columns):
+            v = col[n]
+            if not isinstance(v, Array):
+                if isinstance(v, Donated):
+                    raise ValueError(
+                        "shard_map: the function returned a donate() marker"
+                    )
+                v = _transfer.device_put(v, devices[j])
+            elif v.device != devices[j]:
+                raise ValueError(
+                    f"shard_map: output {n} of the function on {devices[j]} is on "
+                    f"{v.device}; return values on the device each call runs on"
+                )
+            datas.append(v)
+        shapes = {tuple(a.shape) for a in datas}
+        if len(shapes) != 1:
+            raise ValueError(
+                f"shard_map: output {n} has different shapes on different devices: "
+                f"{sorted(shapes)}"
+            )
+        sharding = NamedSharding(mesh, _spec_or_replicated(spec))
+        local = datas[0].shape
+        if len(sharding.spec) > len(local):
+            raise ValueError(
+                f"shard_map: out spec {sharding.spec} for output {n} has more entries "
+                f"than its rank {len(local)}"
+            )
+        gshape = tuple(
+            s * sharding.split_count(d) if d < len(sharding.spec) else s
+            for d, s in enumerate(local)
+        )
+        result.append(ShardedArray.from_shards(gshape, sharding, datas))
+    return tree.unflatten(out_def, result)

@@ -1,0 +1,190 @@
+"""jit of sharded arguments: the program runs on every shard (DESIGN 5.6).
+
+When a jitted function (or an eager operation, which runs through jit) gets
+a :class:`~baton._sharded_array.ShardedArray` argument, the C++ call path
+raises :class:`ShardedArguments` and hands the call to :func:`call` here.
+
+The call is run shard by shard when that computes the whole result: every
+sharded argument has one sharding and one global shape ``S``, the other
+array arguments are scalars, and the program is elementwise on ``S``
+(``Program.why_not_shard_local``, compiler/shard_local.h) -- or every
+sharded argument is fully replicated, when any program is. Then the same
+jitted function runs on each device with that device's shards (so
+``donate_argnums`` and ``bt.donate`` reuse each shard's storage, R4 per
+shard), and the outputs are the shards of sharded results with the same
+sharding. Anything else raises ``ValueError`` naming the first operation
+that moves elements between shards, and points to ``bt.shard_map``; nothing
+is consumed then.
+"""
+
+from __future__ import annotations
+
+import functools
+import weakref
+from typing import Any
+
+import numpy as np
+
+from baton import _abstract_eval, _transfer, tree
+from baton._baton import Array, Donated
+from baton._sharded_array import ShardedArray, ShardedDonated, is_sharded
+
+
+class ShardedArguments(Exception):
+    """Raised inside the C++ call path for a sharded argument (internal)."""
+
+
+# Per jitted function: {signature: None (shard-local) or why not}.
+_checked: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+
+
+def _split(jitted: Any, args: tuple, kwargs: dict) -> tuple[list, Any, list]:
+    """The dynamic leaves of a call, a function rebuilding the call from new
+    leaves, and their names."""
+    static_nums, static_names = jitted._static_nums, jitted._static_names
+    dyn_args = [None if i in static_nums else a for i, a in enumerate(args)]
+    dyn_kwargs = {k: v for k, v in kwargs.items() if k not in static_names}
+    paths, leaves, treedef = tree.paths_and_leaves((dyn_args, dyn_kwargs))
+
+    def rebuild(new_leaves: list) -> tuple[tuple, dict]:
+        a, k = tree.unflatten(treedef, new_leaves)
+        a = tuple(args[i] if i in static_nums else v for i, v in enumerate(a))
+        k = dict(k)
+        k.update({n: kwargs[n] for n in kwargs if n in static_names})
+        return a, k
+
+    return leaves, rebuild, [tree.keystr(p) for p in paths]
+
+
+def _refuse(name: str, msg: str, leaves: list) -> None:
+    for leaf in leaves:
+        if isinstance(leaf, ShardedDonated):
+            leaf._restore()
+    raise ValueError(f"{name}: {msg} Nothing was consumed.")
+
+
+def call(jitted: Any, args: tuple, kwargs: dict) -> Any:
+    """Runs ``jitted`` on every shard of its sharded arguments."""
+    name = getattr(jitted, "__name__", "jit")
+    leaves, rebuild, names = _split(jitted, args, kwargs)
+    sharded = [i for i, leaf in enumerate(leaves) if is_sharded(leaf)]
+    first = leaves[sharded[0]]
+    sharding, shape = first.sharding, first.shape
+    for i in sharded:
+        leaf = leaves[i]
+        if isinstance(leaf, ShardedArray):
+            leaf._check_live()
+        if leaf.sharding != sharding:
+            _refuse(
+                name,
+                f"argument {names[i]} has sharding {leaf.sharding} but "
+                f"{names[sharded[0]]} has {sharding}; put them with one sharding "
+                "(bt.device_put(x, sharding)) or use bt.shard_map.",
+                leaves,
+            )
+    replicated = sharding.is_fully_replicated
+    for i, leaf in enumerate(leaves):
+        if i in sharded:
+            if leaf.shape != shape and not replicated:
+                _refuse(
+                    name,
+                    f"argument {names[i]} has shape {leaf.shape} but "
+                    f"{names[sharded[0]]} has {shape}; a program runs shard by "
+                    "shard only on arrays of one shape. Use bt.shard_map.",
+                    leaves,
+                )
+        elif isinstance(leaf, (Array, Donated, np.ndarray)) and np.ndim(leaf) != 0:
+            if not replicated:
+                _refuse(
+                    name,
+                    f"argument {names[i]} is an unsharded array of shape "
+                    f"{np.shape(leaf)} next to arguments sharded as {sharding}; "
+                    "put it with the same sharding (bt.device_put(x, sharding)) "
+                    "or use bt.shard_map.",
+                    leaves,
+                )
+    if not replicated:
+        why = _why_not_local(jitted, leaves, rebuild, kwargs)
+        if why is not None:
+            _refuse(
+                name,
+                f"the arguments are sharded ({sharding}) but the program is "
+                f"not elementwise, so it cannot run shard by shard: {why}. Run it "
+                "with bt.shard_map(f, mesh=, in_specs=, out_specs=), which runs f "
+                "on each shard and has collectives (bt.lax.psum ...), or gather "
+                "the array onto one device with bt.device_put(x, device).",
+                leaves,
+            )
+    return _run_per_shard(jitted, leaves, rebuild, sharded, sharding)
+
+
+def _why_not_local(jitted: Any, leaves: list, rebuild: Any, kwargs: dict) -> Any:
+    abstract = [
+        _abstract_eval.ShapeDtypeStruct(leaf.shape, leaf.dtype)
+        if is_sharded(leaf)
+        else leaf
+        for leaf in leaves
+    ]
+    key = tuple(
+        ("S", a.shape, a.dtype.name)
+        if isinstance(a, _abstract_eval.ShapeDtypeStruct)
+        else ("A", np.shape(a), np.dtype(a.dtype).name)
+        if hasattr(a, "dtype")
+        else ("V", type(a), a)
+        for a in abstract
+    )
+    per_fn = _checked.setdefault(jitted, {})
+    try:
+        if key in per_fn:
+            return per_fn[key]
+    except TypeError:  # an unhashable static value
+        key = None
+    a, k = rebuild(abstract)
+    static_names = [n for n in k if n in jitted._static_names]
+    fun = functools.partial(jitted._fun, **{n: k.pop(n) for n in static_names})
+    traced, _ = _abstract_eval._trace(fun, a, k, frozenset(jitted._static_nums))
+    why = traced.program.why_not_shard_local()
+    if key is not None:
+        per_fn[key] = why
+    return why
+
+
+def _run_per_shard(
+    jitted: Any, leaves: list, rebuild: Any, sharded: list, sharding: Any
+) -> Any:
+    first = leaves[sharded[0]]
+    devices = [s.device for s in first._shards]
+    outs_per_device = []
+    for j, device in enumerate(devices):
+        local = list(leaves)
+        for i in sharded:
+            local[i] = leaves[i]._shards[j].data
+        for i, leaf in enumerate(leaves):
+            if i not in sharded and isinstance(leaf, Array) and leaf.device != device:
+                local[i] = _transfer.device_put(leaf, device)
+        a, k = rebuild(local)
+        outs_per_device.append(jitted(*a, **k))
+    flat0, out_def = tree.flatten(outs_per_device[0])
+    columns = [tree.flatten(o)[0] for o in outs_per_device]
+    result = []
+    for n in range(len(flat0)):
+        datas = [col[n] for col in columns]
+        if not isinstance(datas[0], Array):
+            result.append(datas[0])
+            continue
+        local_shape = tuple(datas[0].shape)
+        if local_shape == tuple(first._shards[0].data.shape):
+            result.append(ShardedArray.from_shards(first.shape, sharding, datas))
+        else:  # a replicated result (every device computed all of it)
+            result.append(
+                ShardedArray.from_shards(local_shape, _replicated_like(sharding), datas)
+            )
+    return tree.unflatten(out_def, result)
+
+
+def _replicated_like(sharding: Any) -> Any:
+    from baton.sharding import NamedSharding, PartitionSpec
+
+    return NamedSharding(
+        sharding.mesh, PartitionSpec(), memory_kind=sharding.memory_kind
+    )
