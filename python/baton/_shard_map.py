@@ -19,6 +19,10 @@ means the value is the same on every device along it (as after a
 promise (JAX's ``check_rep``), so an out spec that drops an axis the values
 differ on gives shards that differ.
 
+baton adds no collectives of its own (as JAX with ``check_vma=False``):
+the gradient of a replicated input inside ``f`` is this device's own; take
+``pmean`` / ``psum`` of it explicitly.
+
 If ``f`` raises on one device, the others are stopped at their next
 collective and the first error is raised; a device that returns without a
 collective the others wait in raises an error naming it. Not supported yet:
