@@ -17,7 +17,6 @@ from baton._baton import (
     Array,
     Device,
     Donated,
-    devices,
     effects_barrier,
     live_arrays,
     memory_stats,
@@ -51,6 +50,7 @@ from baton import errors, sharding, tree_util  # JAX's surface (DESIGN 5.4)
 from baton import _device_queries  # noqa: F401 -- Array.devices(), .sharding
 from baton._device_queries import (
     default_backend,
+    devices,
     device_count,
     local_device_count,
     local_devices,

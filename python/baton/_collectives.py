@@ -20,7 +20,7 @@ from typing import Any
 
 import numpy as np
 
-from baton import _transfer, tree
+from baton import _process_collectives, _transfer, tree
 from baton._baton import Array, Donated
 from baton._shard_map import DeviceContext, current_context
 
@@ -83,7 +83,10 @@ def _swap(
 ) -> tuple[list, int]:
     members, me, key = _group(ctx, names)
     ctx.count += 1
-    values = ctx.exchange.swap((ctx.count, names, key), members, me, x, what)
+    if _process_collectives.crosses_processes(ctx, members):
+        values = _process_collectives.gather_group(ctx, members, x, what)
+    else:
+        values = ctx.exchange.swap((ctx.count, names, key), members, me, x, what)
     shapes = {(tuple(v.shape), v.dtype) for v in values}
     if len(shapes) != 1:
         raise ValueError(
@@ -116,7 +119,16 @@ def _reduce(x: Any, axis_name: Any, op: str, what: str) -> Any:
             and not isinstance(leaf, bool)
         ):
             return leaf * math.prod(ctx.mesh.shape[n] for n in names)
-        values, _ = _swap(ctx, names, _as_array(leaf, ctx.device, what), what)
+        a = _as_array(leaf, ctx.device, what)
+        members, _, _ = _group(ctx, names)
+        if _process_collectives.crosses_processes(
+            ctx, members
+        ) and _process_collectives.allreduce_eligible(ctx, names):
+            ctx.count += 1
+            return _transfer.device_put(
+                _process_collectives.allreduce(ctx, a, op, what), ctx.device
+            )
+        values, _ = _swap(ctx, names, a, what)
         acc = _here(values[0], ctx.device)
         for v in values[1:]:
             acc = combine(acc, _here(v, ctx.device))

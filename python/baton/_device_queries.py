@@ -11,13 +11,14 @@ from __future__ import annotations
 
 from typing import Any
 
-from baton import _array_methods
-from baton._baton import devices
+from baton import _array_methods, _remote_device
+from baton._baton import devices as _local_device_list
 from baton.sharding import SingleDeviceSharding
 
 __all__ = [
     "default_backend",
     "device_count",
+    "devices",
     "local_device_count",
     "local_devices",
     "process_count",
@@ -35,8 +36,17 @@ def local_devices(process_index: int | None = None, backend: str | None = None) 
     return _devices(backend)
 
 
+def devices(backend: str | None = None) -> list:
+    """Every device: this process's, and after ``bt.distributed.initialize``
+    every other process's too (``RemoteDevice``; process 0's first)."""
+    ds = _remote_device.global_devices(list(_local_device_list()))
+    if backend is None:
+        return ds
+    return [d for d in ds if d.platform == backend] or _devices(backend)
+
+
 def _devices(backend: str | None) -> list:
-    ds = list(devices())
+    ds = list(_local_device_list())
     if backend is None:
         return ds
     out = [d for d in ds if d.platform == backend]
@@ -49,9 +59,9 @@ def _devices(backend: str | None) -> list:
 
 
 def device_count(backend: str | None = None) -> int:
-    """How many devices baton has (``BATON_NUM_CPU_DEVICES`` on the CPU
-    backend)."""
-    return len(_devices(backend))
+    """How many devices baton has, in every process (``BATON_NUM_CPU_DEVICES``
+    per process on the CPU backend)."""
+    return len(devices(backend))
 
 
 def local_device_count(backend: str | None = None) -> int:
@@ -61,7 +71,7 @@ def local_device_count(backend: str | None = None) -> int:
 
 def default_backend() -> str:
     """The platform of the default device: ``"cpu"`` or ``"cuda"``."""
-    return devices()[0].platform
+    return _local_device_list()[0].platform
 
 
 def process_index() -> int:

@@ -106,7 +106,18 @@ class Exchange:
         self._failed: BaseException | None = None
         self._finished: set = set()
 
-    def swap(self, key: Any, members: list, me: int, value: Any, what: str) -> list:
+    def swap(
+        self,
+        key: Any,
+        members: list,
+        me: int,
+        value: Any,
+        what: str,
+        combine: Callable[[list], Any] | None = None,
+    ) -> Any:
+        """The members' values in order -- or, with ``combine``, what it
+        returns for them, computed once by the last member to arrive (outside
+        the lock: it may wait on the network) and shared by all."""
         with self._cv:
             slot = self._slots.get(key)
             if slot is None:
@@ -114,29 +125,45 @@ class Exchange:
                     "values": [None] * len(members),
                     "arrived": 0,
                     "read": 0,
+                    "done": combine is None,
+                    "result": None,
                 }
             slot["values"][me] = value
             slot["arrived"] += 1
             self._cv.notify_all()
-            while slot["arrived"] < len(members):
-                if self._failed is not None:
-                    raise _Aborted(
-                        f"{what}: another device of this shard_map failed "
-                        f"({type(self._failed).__name__}: {self._failed})"
-                    )
-                gone = [m for m in members if m in self._finished]
-                if gone:
-                    raise RuntimeError(
-                        f"{what}: the device at mesh position {dict(gone[0])} returned "
-                        "without taking part in this collective; every device of a "
-                        "group must call the same collectives in the same order"
-                    )
+            last = slot["arrived"] == len(members)
+            while not last and (slot["arrived"] < len(members) or not slot["done"]):
+                self._check(members, what)
                 self._cv.wait(1.0)
-            values = list(slot["values"])
+        if last and combine is not None:
+            try:
+                result = combine(list(slot["values"]))
+            except BaseException as e:
+                self.fail(e)
+                raise
+            with self._cv:
+                slot["result"], slot["done"] = result, True
+                self._cv.notify_all()
+        with self._cv:
+            out = slot["result"] if combine is not None else list(slot["values"])
             slot["read"] += 1
             if slot["read"] == len(members):
                 del self._slots[key]
-            return values
+            return out
+
+    def _check(self, members: list, what: str) -> None:
+        if self._failed is not None:
+            raise _Aborted(
+                f"{what}: another device of this shard_map failed "
+                f"({type(self._failed).__name__}: {self._failed})"
+            )
+        gone = [m for m in members if m in self._finished]
+        if gone:
+            raise RuntimeError(
+                f"{what}: the device at mesh position {dict(gone[0])} returned "
+                "without taking part in this collective; every device of a "
+                "group must call the same collectives in the same order"
+            )
 
     def fail(self, error: BaseException) -> None:
         with self._cv:
