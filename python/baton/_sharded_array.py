@@ -225,10 +225,11 @@ class ShardedArray:
         return (s for s in self._shards if s.replica_id == 0)
 
     def __array__(self, dtype: Any = None, copy: Any = None) -> np.ndarray:
-        """The whole array on the host: a fresh numpy array (nothing is kept)."""
-        if not self.is_fully_addressable:
+        """The whole array on the host: a fresh numpy array (nothing is kept).
+        Needs this process to hold every block (always, in one process)."""
+        if not self._covers_all():
             raise ValueError(
-                "np.asarray: this array has shards in other processes; read "
+                "np.asarray: parts of this array are only in other processes; read "
                 "addressable_shards, or all-gather it inside bt.shard_map first"
             )
         self._check_live()
@@ -239,6 +240,13 @@ class ShardedArray:
         for s, part in zip(unique, parts):
             out[s.index] = part
         return out if dtype is None else out.astype(dtype, copy=False)
+
+    def _covers_all(self) -> bool:
+        if self.is_fully_addressable:
+            return True
+        have = {_index_key(s.index) for s in self._shards}
+        wanted = self._sharding.devices_indices_map(self._shape).values()
+        return all(_index_key(i) in have for i in wanted)
 
     def __repr__(self) -> str:
         if self.is_deleted():

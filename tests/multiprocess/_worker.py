@@ -1,0 +1,138 @@
+"""One rank of tests/multiprocess (started by test_multiprocess.py): joins
+the job, runs the scenario named by argv[1], writes what it saw to
+argv[2]/rank<i>.npz (or rank<i>.error with the error text)."""
+
+import os
+import sys
+import time
+import traceback
+
+import numpy as np
+
+import baton as bt
+import baton.numpy as bnp
+from baton.sharding import NamedSharding, P
+
+STEPS, BATCH, D_IN, D_OUT = 4, 64, 16, 8
+LR = 0.05
+
+
+def problem():
+    rng = np.random.default_rng(0)
+    w = (rng.standard_normal((D_IN, D_OUT)) / 4).astype(np.float32)
+    x = rng.standard_normal((BATCH, D_IN)).astype(np.float32)
+    y = rng.standard_normal((BATCH, D_OUT)).astype(np.float32)
+    return w, x, y
+
+
+def loss(w, x, y):
+    return bnp.mean((bnp.tanh(x @ w) - y) ** 2)
+
+
+grad = bt.jit(bt.grad(loss))
+update = bt.jit(lambda w, g: w - LR * g, donate_argnums=0)
+
+
+def train(mesh):
+    w, x, y = problem()
+    params = bt.device_put(w, NamedSharding(mesh, P()))
+    xs = bt.device_put(x, NamedSharding(mesh, P("data")))
+    ys = bt.device_put(y, NamedSharding(mesh, P("data")))
+    step = bt.shard_map(
+        lambda p, xb, yb: update(p, bt.lax.pmean(grad(p, xb, yb), "data")),
+        mesh=mesh,
+        in_specs=(P(), P("data"), P("data")),
+        out_specs=P(),
+    )
+    for _ in range(STEPS):
+        params = step(params, xs, ys)
+    bt.block_until_ready(params)
+    local = bt.local_devices()
+    return {
+        "params": np.stack([np.asarray(s.data) for s in params.addressable_shards]),
+        "bytes": np.array([bt.memory_stats(d)["bytes_in_use"] for d in local]),
+        "model": np.array(w.nbytes),
+        "data_share": np.array((x.nbytes + y.nbytes) // len(bt.devices())),
+    }
+
+
+def collectives(mesh):
+    n = len(bt.devices())
+    x = np.arange(n * 4 * 3, dtype=np.float32).reshape(n * 4, 3)
+    xs = bt.device_put(x, NamedSharding(mesh, P("data")))
+
+    def f(b):
+        return (
+            bt.lax.psum(b, "data"),
+            bt.lax.pmax(b, "data"),
+            bt.lax.all_gather(b, "data", tiled=True),
+            bt.lax.ppermute(b, "data", [(i, (i + 1) % n) for i in range(n)]),
+            bt.lax.psum(b * 0 + bt.lax.axis_index("data"), "data"),
+        )
+
+    outs = bt.shard_map(
+        f, mesh=mesh, in_specs=P("data"), out_specs=(P(), P(), P(), P("data"), P())
+    )(xs)
+    return {
+        "psum": np.asarray(outs[0]),
+        "pmax": np.asarray(outs[1]),
+        "gather": np.asarray(outs[2]),
+        "ppermute": np.stack([np.asarray(s.data) for s in outs[3].addressable_shards]),
+        "index_sum": np.asarray(outs[4]),
+    }
+
+
+def killed(mesh):
+    xs = bt.device_put(
+        np.ones((len(bt.devices()), 4), np.float32), NamedSharding(mesh, P("data"))
+    )
+    f = bt.shard_map(
+        lambda b: bt.lax.psum(b, "data"), mesh=mesh, in_specs=P("data"), out_specs=P()
+    )
+    np.asarray(f(xs))  # everyone is here
+    if bt.process_index() == 1:
+        os.kill(os.getpid(), 9)  # dies before the next all-reduce
+    t0 = time.monotonic()
+    try:
+        np.asarray(f(xs))
+    except Exception as e:
+        return {
+            "error": np.array(f"{type(e).__name__}: {e}"),
+            "waited": np.array(time.monotonic() - t0),
+        }
+    return {"error": np.array("no error")}
+
+
+def single_device():
+    """The same training on one device and the whole batch (the reference)."""
+    w, x, y = problem()
+    params, x, y = bt.device_put((w, x, y))
+    for _ in range(STEPS):
+        params = update(params, grad(params, x, y))
+    return np.asarray(params)
+
+
+def main():
+    scenario, out = sys.argv[1], sys.argv[2]
+    rank = int(os.environ["BATON_PROCESS_ID"])
+    try:
+        bt.distributed.initialize(collective_timeout=float(os.environ.get("T", "30")))
+        mesh = bt.sharding.Mesh(np.array(bt.devices()), ("data",))
+        result = {"collectives": collectives, "train": train, "killed": killed}[
+            scenario
+        ](mesh)
+        result["process_index"] = np.array(bt.process_index())
+        result["process_count"] = np.array(bt.process_count())
+        result["num_devices"] = np.array(len(bt.devices()))
+        np.savez(os.path.join(out, f"rank{rank}.npz"), **result)
+    except BaseException:
+        with open(os.path.join(out, f"rank{rank}.error"), "w") as f:
+            f.write(traceback.format_exc())
+        raise
+    finally:
+        if bt.distributed.is_initialized():
+            bt.distributed.shutdown()
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,129 @@
+"""2 and 4 baton processes on 127.0.0.1 (issue 15 acceptance 3-4): psum and
+the other collectives across processes, a donated data-parallel training
+step equal on every rank and to one process on the whole batch, each
+process at 1x memory, and a peer killed mid-run.
+
+Each test starts its ranks with tests/multiprocess/_worker.py; every wait is
+bounded (the ranks' collective timeout, and a subprocess timeout)."""
+
+import os
+import socket
+import subprocess
+import sys
+import time
+
+import numpy as np
+import pytest
+
+HERE = os.path.dirname(__file__)
+sys.path.insert(0, HERE)
+import _worker  # noqa: E402
+
+import baton as bt  # noqa: E402
+
+pytestmark = pytest.mark.skipif(
+    not bt.distributed.available(), reason="baton was built without Gloo"
+)
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def launch(scenario, n, tmp_path, local_devices=1, timeout=120, extra_env=None):
+    port = free_port()
+    procs = []
+    for rank in range(n):
+        env = dict(
+            os.environ,
+            BATON_COORDINATOR_ADDRESS=f"127.0.0.1:{port}",
+            BATON_NUM_PROCESSES=str(n),
+            BATON_PROCESS_ID=str(rank),
+            BATON_NUM_CPU_DEVICES=str(local_devices),
+            **(extra_env or {}),
+        )
+        procs.append(
+            subprocess.Popen(
+                [
+                    sys.executable,
+                    os.path.join(HERE, "_worker.py"),
+                    scenario,
+                    str(tmp_path),
+                ],
+                env=env,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.STDOUT,
+                text=True,
+            )
+        )
+    deadline = time.monotonic() + timeout
+    outputs = []
+    for p in procs:
+        try:
+            out, _ = p.communicate(timeout=max(1, deadline - time.monotonic()))
+        except subprocess.TimeoutExpired:
+            for q in procs:
+                q.kill()
+            raise
+        outputs.append((p.returncode, out))
+    results = {}
+    for rank in range(n):
+        path = tmp_path / f"rank{rank}.npz"
+        if path.exists():
+            results[rank] = dict(np.load(path))
+    return outputs, results
+
+
+@pytest.mark.parametrize("n,local", [(2, 1), (4, 1), (2, 2)])
+def test_collectives_across_processes(tmp_path, n, local):
+    outputs, results = launch("collectives", n, tmp_path, local_devices=local)
+    assert all(rc == 0 for rc, _ in outputs), outputs
+    total = n * local
+    x = np.arange(total * 4 * 3, dtype=np.float32).reshape(total * 4, 3)
+    blocks = np.split(x, total)
+    for rank, r in results.items():
+        assert int(r["process_index"]) == rank and int(r["process_count"]) == n
+        assert int(r["num_devices"]) == total
+        np.testing.assert_array_equal(r["psum"], sum(blocks))
+        np.testing.assert_array_equal(r["pmax"], np.maximum.reduce(blocks))
+        np.testing.assert_array_equal(r["gather"], x)
+        np.testing.assert_array_equal(
+            r["index_sum"], np.full((4, 3), sum(range(total)))
+        )
+        mine = [(rank * local + j) for j in range(local)]
+        for j, g in enumerate(mine):
+            np.testing.assert_array_equal(r["ppermute"][j], blocks[(g - 1) % total])
+    assert len(results) == n
+
+
+@pytest.mark.parametrize("n", [2, 4])
+def test_data_parallel_training_matches_one_process(tmp_path, n):
+    outputs, results = launch("train", n, tmp_path)
+    assert all(rc == 0 for rc, _ in outputs), outputs
+    assert len(results) == n
+    first = results[0]["params"][0]
+    for r in results.values():
+        for shard in r["params"]:
+            assert shard.tobytes() == first.tobytes()  # identical on every rank
+        # 1x memory: the parameters once (updated in place), this process's
+        # share of the batch, and the programs' scalar constants
+        model, share = int(r["model"]), int(r["data_share"])
+        for b in r["bytes"]:
+            assert model + share <= b <= model + share + 8192, (b, model, share)
+    np.testing.assert_allclose(first, _worker.single_device(), rtol=2e-5, atol=2e-6)
+
+
+def test_a_killed_peer_is_a_clear_error_within_the_timeout(tmp_path):
+    timeout = 5.0
+    outputs, results = launch(
+        "killed", 3, tmp_path, extra_env={"T": str(timeout)}, timeout=90
+    )
+    assert outputs[1][0] != 0  # the killed rank
+    for rank in (0, 2):
+        assert outputs[rank][0] == 0, outputs[rank][1]
+        err = str(results[rank]["error"])
+        assert err != "no error"
+        assert "DistributedError" in err or "peer" in err.lower(), err
+        assert float(results[rank]["waited"]) < timeout + 10
