@@ -61,6 +61,7 @@ from baton._abstract_eval import ShapeDtypeStruct, eval_shape, make_jaxpr
 from baton import nn, scipy  # bt.nn, bt.scipy.special (over baton.numpy)
 from baton import debug  # bt.debug.print / callback (host callbacks)
 from baton import profiler  # bt.profiler: pprof, Chrome trace, memory scopes
+from baton import distributed  # bt.distributed: several processes (no network at import)
 
 for _cls in (Array, Device, Donated):
     try:
