@@ -27,10 +27,13 @@ __all__ = [
 
 def local_devices(process_index: int | None = None, backend: str | None = None) -> list:
     """The devices of this process (all of baton's devices)."""
-    if process_index not in (None, 0):
+    from baton import distributed
+
+    me = distributed._process_index()
+    if process_index not in (None, me):
         raise ValueError(
-            f"local_devices: process_index={process_index}, but baton runs as one "
-            "process (index 0)"
+            f"local_devices: process_index={process_index}, but this is process {me}; "
+            "baton lists only this process's devices"
         )
     return _devices(backend)
 

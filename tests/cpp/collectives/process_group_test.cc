@@ -78,6 +78,16 @@ void CheckEverything(ProcessGroup& g) {
 TEST(ProcessGroup, TwoRanks) { RunRanks(2, CheckEverything); }
 TEST(ProcessGroup, FourRanks) { RunRanks(4, CheckEverything); }
 
+TEST(ProcessGroup, APeerThatLeftFailsTheCollectiveNamingIt) {
+  RunRanks(2, [](ProcessGroup& g) {
+    if (g.rank() == 1) return;  // its group closes: its connections drop
+    std::vector<float> x(1024, 1.0f);
+    Status s = g.AllReduce(x.data(), x.size(), DType::kFloat32, ReduceOp::kSum);
+    ASSERT_FALSE(s.ok());
+    EXPECT_NE(s.message().find("all_reduce failed on process 0 of 2"), std::string::npos) << s.message();
+  });
+}
+
 TEST(ProcessGroup, ARankThatNeverComesFailsInitializeWithinTheTimeout) {
   ProcessGroupOptions o;
   o.coordinator_address = "127.0.0.1:" + std::to_string(FreePort());
