@@ -70,6 +70,16 @@ Result<sockaddr_in> Resolve(const HostPort& hp) {
   return addr;
 }
 
+// Who sets a key: Gloo's full-mesh connect keys are the rank ("3"), baton's
+// own end with it ("baton/connected/3").
+std::string Setter(const std::string& key) {
+  size_t start = key.find_last_of('/') + 1;  // npos + 1 == 0
+  bool digits = start < key.size() &&
+                key.find_first_not_of("0123456789", start) == std::string::npos;
+  return digits ? "process " + key.substr(start) + " never arrived"
+                : "the process that sets it never arrived";
+}
+
 }  // namespace
 
 Result<HostPort> ParseHostPort(const std::string& address) {
@@ -216,7 +226,7 @@ void CoordinatorClient::wait(const std::vector<std::string>& keys,
       if (MsLeft(deadline) <= 0) {
         throw CoordinatorError("coordinator at " + address_ + ": key '" + key +
                                "' was not set within " + std::to_string(timeout.count()) +
-                               " ms (the process that sets it never arrived)");
+                               " ms (" + Setter(key) + ")");
       }
       std::this_thread::sleep_for(kPollStep);
     }

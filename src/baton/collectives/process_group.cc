@@ -33,17 +33,27 @@ std::string Describe(const ProcessGroupOptions& o) {
   return "process " + std::to_string(o.process_id) + " of " + std::to_string(o.num_processes);
 }
 
+constexpr const char* kPeerHint =
+    "; a peer process probably died or stopped calling the same collectives";
+constexpr const char* kInitHint =
+    "; start every process with the same coordinator_address and num_processes, "
+    "or raise initialization_timeout";
+
 // Runs one Gloo call; its exceptions become a Status naming the op.
-Status Guard(const std::string& op, const ProcessGroupOptions& o, const std::function<void()>& fn) {
+Status Guard(const std::string& op, const ProcessGroupOptions& o, std::chrono::milliseconds timeout,
+             const char* hint, const std::function<void()>& fn) {
   try {
     fn();
     return OkStatus();
   } catch (const std::exception& e) {
     return Status(ErrorCode::kFailedPrecondition,
                   op + " failed on " + Describe(o) + " (timeout " +
-                      std::to_string(o.op_timeout.count()) + " ms): " + e.what() +
-                      "; a peer process probably died or stopped calling the same collectives");
+                      std::to_string(timeout.count()) + " ms): " + e.what() + hint);
   }
+}
+
+Status Guard(const std::string& op, const ProcessGroupOptions& o, const std::function<void()>& fn) {
+  return Guard(op, o, o.op_timeout, kPeerHint, fn);
 }
 
 template <typename T>
@@ -85,7 +95,8 @@ Result<std::unique_ptr<ProcessGroup>> ProcessGroup::Connect(const ProcessGroupOp
     if (!server.ok()) return server.status();
     impl->server = std::move(server).value();
   }
-  Status s = Guard("initialize (rendezvous at " + options.coordinator_address + ")", options, [&] {
+  Status s = Guard("initialize (rendezvous at " + options.coordinator_address + ")", options,
+                   options.init_timeout, kInitHint, [&] {
     gloo::transport::tcp::attr attr;
     attr.hostname = options.interface_host;
     impl->device = gloo::transport::tcp::CreateDevice(attr);

@@ -97,7 +97,7 @@ TEST(ProcessGroup, ARankThatNeverComesFailsInitializeWithinTheTimeout) {
   auto group = ProcessGroup::Connect(o);
   ASSERT_FALSE(group.ok());
   EXPECT_NE(group.status().message().find("initialize"), std::string::npos) << group.status().message();
-  EXPECT_NE(group.status().message().find("never arrived"), std::string::npos) << group.status().message();
+  EXPECT_NE(group.status().message().find("process 1 never arrived"), std::string::npos) << group.status().message();
 }
 
 TEST(ProcessGroup, BadOptionsAreInvalidArguments) {
