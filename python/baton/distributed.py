@@ -24,6 +24,7 @@ Example::
 from __future__ import annotations
 
 import os
+import threading
 from typing import Any
 
 import numpy as np
@@ -39,6 +40,9 @@ _REDUCE_DTYPES = ("float32", "float64", "int32", "int64")
 
 _group: Any = None  # the _baton._ProcessGroup of this process, once initialized
 _single = False  # initialized with num_processes == 1 (no group, no network)
+# One collective at a time: every process must issue them in the same order,
+# and the group's message tags are taken in call order.
+_lock = threading.Lock()
 
 
 def _int_arg(name: str, value: Any, env: str) -> int:
@@ -112,6 +116,11 @@ def initialize(
         raise TypeError(f"initialize: coordinator_address must be a 'host:port' str, got {address!r}")
     from baton import _baton
 
+    if not _baton._ProcessGroup.available():
+        raise DistributedError(
+            "baton was built without Gloo, so it cannot join several processes; install "
+            "libgloo-dev (tools/install_deps.sh), rebuild, or use num_processes=1"
+        )
     try:
         _group = _baton._ProcessGroup.connect(
             address, n, pid, float(initialization_timeout), float(collective_timeout)
@@ -155,7 +164,8 @@ def _process_count() -> int:
 
 def _run(op: str, fn: Any, *args: Any) -> None:
     try:
-        fn(*args)
+        with _lock:
+            fn(*args)
     except RuntimeError as e:
         raise DistributedError(str(e)) from None
 

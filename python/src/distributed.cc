@@ -62,6 +62,7 @@ void init_distributed(nb::module_& m) {
           },
           nb::arg("address"), nb::arg("num_processes"), nb::arg("process_id"),
           nb::arg("init_timeout_s"), nb::arg("op_timeout_s"))
+      .def_static("available", &ProcessGroup::Available)
       .def_prop_ro("rank", &ProcessGroup::rank)
       .def_prop_ro("size", &ProcessGroup::size)
       .def("allreduce_",

@@ -13,8 +13,8 @@ import pytest
 
 import baton as bt
 
-pytestmark = pytest.mark.skipif(
-    not hasattr(bt._baton, "_ProcessGroup"), reason="baton built without bt.distributed"
+needs_gloo = pytest.mark.skipif(
+    not bt._baton._ProcessGroup.available(), reason="baton was built without Gloo"
 )
 
 WAIT_S = 30  # bound on any group of children
@@ -77,6 +77,7 @@ print("ok", pid_)
 """
 
 
+@needs_gloo
 @pytest.mark.parametrize("n", [2, 4])
 def test_collectives_match_numpy(n):
     for i, (rc, out, err) in enumerate(_finish(_start(n, VALUES, _free_port()))):
@@ -84,6 +85,7 @@ def test_collectives_match_numpy(n):
         assert out.split() == ["ok", str(i)]
 
 
+@needs_gloo
 def test_a_killed_peer_makes_the_others_raise_within_the_timeout():
     body = """
     import time
@@ -107,6 +109,7 @@ def test_a_killed_peer_makes_the_others_raise_within_the_timeout():
         assert out.splitlines()[-1].startswith("DistributedError all_reduce failed"), out
 
 
+@needs_gloo
 def test_a_peer_that_never_arrives_fails_initialize_within_its_timeout():
     body = "print('joined')"
     start = time.monotonic()
@@ -153,6 +156,7 @@ def test_one_process_needs_no_network_and_twice_is_an_error():
     assert not d.is_initialized()
 
 
+@needs_gloo
 def test_launcher_runs_every_rank_and_prefixes_their_lines():
     tools = os.path.join(os.path.dirname(__file__), "..", "..", "tools", "launch_processes.py")
     script = "import baton as bt; bt.distributed.initialize(); print('i am', bt.process_index(), 'of', bt.process_count())"
@@ -168,3 +172,10 @@ def test_launcher_runs_every_rank_and_prefixes_their_lines():
         capture_output=True, text=True, timeout=WAIT_S,
     )
     assert r.returncode == 3, (r.returncode, r.stderr)
+
+
+@pytest.mark.skipif(bt._baton._ProcessGroup.available(), reason="baton was built with Gloo")
+def test_without_gloo_initialize_says_so():
+    with pytest.raises(bt.errors.DistributedError, match="built without Gloo"):
+        bt.distributed.initialize("127.0.0.1:1", 2, 0)
+    assert not bt.distributed.is_initialized()

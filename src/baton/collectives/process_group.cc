@@ -75,6 +75,8 @@ void RunAllReduce(gloo::AllreduceOptions& opts, void* data, size_t count, Reduce
 
 }  // namespace
 
+bool ProcessGroup::Available() { return true; }
+
 Result<std::unique_ptr<ProcessGroup>> ProcessGroup::Connect(const ProcessGroupOptions& options) {
   if (options.num_processes < 1) {
     return InvalidArgument("num_processes is " + std::to_string(options.num_processes) +

@@ -12,7 +12,8 @@
 //
 // Ownership/threads: a ProcessGroup owns its Gloo context (and, in process
 // 0, the coordinator server). Its collectives must be called from one
-// thread at a time and in the same order on every process; several groups
+// thread at a time (each takes the next message tag; bt.distributed holds a
+// lock around them) and in the same order on every process; several groups
 // may live in one process (the tests run ranks as threads).
 #pragma once
 
@@ -40,6 +41,9 @@ struct ProcessGroupOptions {
 
 class ProcessGroup {
  public:
+  // Whether baton was built with Gloo (false: Connect always fails).
+  static bool Available();
+
   // Joins the group; fails after init_timeout with which process never came.
   static Result<std::unique_ptr<ProcessGroup>> Connect(const ProcessGroupOptions& options);
   ~ProcessGroup();

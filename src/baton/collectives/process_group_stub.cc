@@ -10,6 +10,7 @@ Status NoGloo() {
 }  // namespace
 
 struct ProcessGroup::Impl {};
+bool ProcessGroup::Available() { return false; }
 Result<std::unique_ptr<ProcessGroup>> ProcessGroup::Connect(const ProcessGroupOptions&) {
   return NoGloo();
 }
