@@ -171,7 +171,11 @@ def _run(op: str, fn: Any, *args: Any) -> None:
 
 
 def _host(a: Any) -> np.ndarray:
-    return np.array(a, copy=True, order="C")
+    """A fresh C-contiguous native-byte-order copy (the network sends raw bytes)."""
+    x = np.array(a, copy=True, order="C")
+    if x.dtype.hasobject:
+        raise TypeError("bt.distributed collectives take numeric arrays, not object arrays")
+    return x if x.dtype.isnative else x.astype(x.dtype.newbyteorder("="))
 
 
 def _allreduce(a: np.ndarray, op: str = "sum") -> np.ndarray:

@@ -72,6 +72,8 @@ for dt in ("float32", "float64", "int32", "int64"):
         np.testing.assert_allclose(got, ref.astype(dt), rtol=1e-6)
     np.testing.assert_array_equal(bt.distributed._allgather(x), all_x)
     np.testing.assert_array_equal(bt.distributed._broadcast(x, root=n - 1), all_x[n - 1])
+swapped = np.arange(3, dtype=">f8") * (pid_ + 1)  # big-endian input: native result
+np.testing.assert_array_equal(bt.distributed._allreduce(swapped, "sum"), np.arange(3.0) * n * (n + 1) / 2)
 bt.distributed._barrier()
 print("ok", pid_)
 """
