@@ -70,6 +70,7 @@ def initialize(
     initialization_timeout: float = 60,
     *,
     collective_timeout: float = 60,
+    interface_address: str = "127.0.0.1",
 ) -> None:
     """Joins this process to a group of ``num_processes`` baton processes.
 
@@ -123,7 +124,8 @@ def initialize(
         )
     try:
         _group = _baton._ProcessGroup.connect(
-            address, n, pid, float(initialization_timeout), float(collective_timeout)
+            address, n, pid, float(initialization_timeout), float(collective_timeout),
+            str(interface_address),
         )
     except ValueError as e:
         raise ValueError(f"initialize: {e}") from None

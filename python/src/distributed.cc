@@ -46,11 +46,12 @@ void init_distributed(nb::module_& m) {
       .def_static(
           "connect",
           [](const std::string& address, int num_processes, int process_id, double init_timeout_s,
-             double op_timeout_s) {
+             double op_timeout_s, const std::string& interface_host) {
             collectives::ProcessGroupOptions o;
             o.coordinator_address = address;
             o.num_processes = num_processes;
             o.process_id = process_id;
+            o.interface_host = interface_host;
             o.init_timeout = std::chrono::milliseconds(static_cast<long long>(init_timeout_s * 1000));
             o.op_timeout = std::chrono::milliseconds(static_cast<long long>(op_timeout_s * 1000));
             Result<std::unique_ptr<ProcessGroup>> g = [&] {
@@ -61,7 +62,7 @@ void init_distributed(nb::module_& m) {
             return std::move(g).value();
           },
           nb::arg("address"), nb::arg("num_processes"), nb::arg("process_id"),
-          nb::arg("init_timeout_s"), nb::arg("op_timeout_s"))
+          nb::arg("init_timeout_s"), nb::arg("op_timeout_s"), nb::arg("interface_host"))
       .def_static("available", &ProcessGroup::Available)
       .def_prop_ro("rank", &ProcessGroup::rank)
       .def_prop_ro("size", &ProcessGroup::size)

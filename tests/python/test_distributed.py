@@ -32,8 +32,8 @@ def _start(n, body, port, timeout=10, ids=None):
         """
         import sys, numpy as np, baton as bt
         pid, n, port, timeout = (int(v) for v in sys.argv[1:5])
-        bt.distributed.initialize(f"127.0.0.1:{port}", n, pid,
-                                  initialization_timeout=timeout, collective_timeout=timeout)
+        bt.distributed.initialize(f"127.0.0.1:{port}", n, pid, initialization_timeout=timeout,
+                                  collective_timeout=timeout, interface_address="127.0.0.1")
         """
     ) + textwrap.dedent(body)
     return [
@@ -180,4 +180,12 @@ def test_launcher_runs_every_rank_and_prefixes_their_lines():
 def test_without_gloo_initialize_says_so():
     with pytest.raises(bt.errors.DistributedError, match="built without Gloo"):
         bt.distributed.initialize("127.0.0.1:1", 2, 0)
+    assert not bt.distributed.is_initialized()
+
+
+@needs_gloo
+def test_an_interface_address_not_of_this_machine_is_a_clear_error():
+    with pytest.raises(bt.errors.DistributedError, match="10.255.255.1.*Cannot assign"):
+        bt.distributed.initialize(f"127.0.0.1:{_free_port()}", 2, 1, initialization_timeout=2,
+                                  interface_address="10.255.255.1")
     assert not bt.distributed.is_initialized()
