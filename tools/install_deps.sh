@@ -9,6 +9,7 @@ APT_PACKAGES=(
   libgtest-dev libgmock-dev libbenchmark-dev
   libopenblas-dev   # GEMM for dot_general (DESIGN: a well-kept BLAS, not a hand-written one)
   libxxhash-dev     # content hashes for constant de-duplication
+  libgloo-dev       # collectives between processes (src/baton/collectives, bt.distributed); its TCP transport
   python3-dev python3-pip  # the nanobind extension (Python headers) and pip
   # libFuzzer (tests/fuzz, tools/run_fuzz.sh): clang, and its runtime
   # (libclang_rt.fuzzer, ASan, UBSan), which Debian only recommends (through

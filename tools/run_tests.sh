@@ -16,6 +16,9 @@ python3 -m pytest -q tests/python
 # Sharded arrays and shard_map, on 4 CPU devices (read at import: a process
 # of their own).
 BATON_NUM_CPU_DEVICES=4 python3 -m pytest -q tests/sharding
+# 2 and 4 baton processes on 127.0.0.1 (Gloo): collectives, data-parallel
+# training, a killed peer; each test starts its own processes.
+python3 -m pytest -q tests/multiprocess
 if [ "${1:-}" = "--sanitizers" ]; then
   for v in asan tsan; do
     bash tools/build.sh "$v"

@@ -65,6 +65,7 @@ from baton._shard_map import shard_map
 from baton import nn, scipy  # bt.nn, bt.scipy.special (over baton.numpy)
 from baton import debug  # bt.debug.print / callback (host callbacks)
 from baton import profiler  # bt.profiler: pprof, Chrome trace, memory scopes
+from baton import distributed  # bt.distributed: several processes (no network at import)
 
 for _cls in (Array, Device, Donated):
     try:

@@ -28,10 +28,13 @@ __all__ = [
 
 def local_devices(process_index: int | None = None, backend: str | None = None) -> list:
     """The devices of this process (all of baton's devices)."""
-    if process_index not in (None, 0):
+    from baton import distributed
+
+    me = distributed._process_index()
+    if process_index not in (None, me):
         raise ValueError(
-            f"local_devices: process_index={process_index}, but baton runs as one "
-            "process (index 0)"
+            f"local_devices: process_index={process_index}, but this is process {me}; "
+            "baton lists only this process's devices"
         )
     return _devices(backend)
 
@@ -75,13 +78,23 @@ def default_backend() -> str:
 
 
 def process_index() -> int:
-    """This process's index: 0 (baton runs as one process)."""
-    return 0
+    """This process's index in ``bt.distributed``'s group (0 when not initialized).
+
+    Example: ``if bt.process_index() == 0: print("leader")``.
+    """
+    from baton import distributed
+
+    return distributed._process_index()
 
 
 def process_count() -> int:
-    """The number of processes: 1."""
-    return 1
+    """The number of processes joined by ``bt.distributed.initialize`` (1 if none).
+
+    Example: ``bt.process_count()`` is 4 under ``tools/launch_processes.py -n 4``.
+    """
+    from baton import distributed
+
+    return distributed._process_count()
 
 
 def _array_devices(self: Any) -> set:

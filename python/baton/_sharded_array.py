@@ -222,7 +222,14 @@ class ShardedArray:
     # ---- host values ----
 
     def _unique_shards(self) -> Iterator[Shard]:
-        return (s for s in self._shards if s.replica_id == 0)
+        """One local shard per distinct block (the first: in another process
+        the replica with id 0 may not be local)."""
+        seen: set = set()
+        for s in self._shards:
+            key = _index_key(s.index)
+            if key not in seen:
+                seen.add(key)
+                yield s
 
     def __array__(self, dtype: Any = None, copy: Any = None) -> np.ndarray:
         """The whole array on the host: a fresh numpy array (nothing is kept).

@@ -9,6 +9,10 @@
   Nothing was consumed.
 - ``ResourceExhaustedError`` (a ``MemoryError``): a memory space ran out or hit
   its limit; the message lists the largest live arrays. Nothing was allocated.
+- ``DistributedError`` (a ``RuntimeError``): ``bt.distributed`` could not
+  join the processes within ``initialization_timeout`` (the message says which
+  never came), or a collective failed because a peer died or hung past
+  ``collective_timeout`` (it names the operation).
 - ``DonationWarning``: a donated buffer that no output could use.
 - ``InPlaceError`` (a ``ValueError``): ``bt.jit(fun, require_in_place=True)``
   found an update (``.at[]``, ``dynamic_update_slice``, a loop carry) that
@@ -44,6 +48,18 @@ from baton._baton import (
     TracerBoolConversionError,
     TracerIntegerConversionError,
 )
+
+
+class DistributedError(RuntimeError):
+    """Joining or talking to the other processes of ``bt.distributed`` failed.
+
+    Example::
+
+        try:
+            bt.distributed.initialize("127.0.0.1:1234", 2, 0, initialization_timeout=5)
+        except bt.errors.DistributedError as e:
+            print(e)  # ... was not set within 5000 ms (the process that sets it never arrived)
+    """
 
 
 class DonationWarning(UserWarning):
@@ -85,6 +101,7 @@ __all__ = [
     "ConcretizationTypeError",
     "DeletedArrayDonationError",
     "DeletedArrayError",
+    "DistributedError",
     "DonationError",
     "DonationWarning",
     "InPlaceError",

@@ -23,4 +23,5 @@ NB_MODULE(_baton, m) {
   init_transforms(m);
   init_host_callbacks(m);
   init_profiler(m);
+  init_distributed(m);
 }

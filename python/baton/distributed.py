@@ -1,0 +1,286 @@
+"""Several baton processes working together (DESIGN 5.6), over Gloo's TCP transport.
+
+Every process calls :func:`initialize` with the same ``coordinator_address``
+(``host:port``; process 0 serves a small rendezvous store there) and
+``num_processes``, and its own ``process_id``; then ``bt.process_index()`` and
+``bt.process_count()`` say where it stands. :func:`shutdown` leaves the group.
+
+The host-level collectives ``_allreduce``, ``_allgather``, ``_broadcast`` and
+``_barrier`` (private: for ``shard_map``'s collectives) work on numpy arrays.
+Each is bounded by ``collective_timeout``: a peer that died or hangs raises
+:class:`baton.errors.DistributedError` naming the operation, never a hang.
+
+``tools/launch_processes.py -n 4 -- python3 script.py`` starts N processes
+with the environment variables below set.
+
+Example::
+
+    import baton as bt
+    bt.distributed.initialize("127.0.0.1:12345", num_processes=2, process_id=0)
+    print(bt.process_index(), bt.process_count())  # 0 2
+    bt.distributed.shutdown()
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+from typing import Any
+
+import numpy as np
+
+from baton.errors import DistributedError
+
+__all__ = ["available", "initialize", "is_initialized", "shutdown"]
+
+_ENV_ADDRESS = "BATON_COORDINATOR_ADDRESS"
+_ENV_COUNT = "BATON_NUM_PROCESSES"
+_ENV_ID = "BATON_PROCESS_ID"
+_REDUCE_DTYPES = ("float32", "float64", "int32", "int64")
+
+_group: Any = None  # the _baton._ProcessGroup of this process, once initialized
+_single = False  # initialized with num_processes == 1 (no group, no network)
+# One collective at a time: every process must issue them in the same order,
+# and the group's message tags are taken in call order.
+_lock = threading.Lock()
+
+
+def _int_arg(name: str, value: Any, env: str) -> int:
+    if value is None:
+        text = os.environ.get(env)
+        if text is None:
+            raise ValueError(
+                f"initialize: {name} was not given and ${env} is not set; pass {name}=... "
+                f"or set {env}"
+            )
+        try:
+            return int(text)
+        except ValueError:
+            raise ValueError(
+                f"initialize: ${env} is {text!r}, not an integer"
+            ) from None
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
+        raise TypeError(
+            f"initialize: {name} must be an int, got {type(value).__name__}"
+        )
+    return int(value)
+
+
+def initialize(
+    coordinator_address: str | None = None,
+    num_processes: int | None = None,
+    process_id: int | None = None,
+    local_device_ids: Any = None,
+    initialization_timeout: float = 60,
+    *,
+    collective_timeout: float = 60,
+    interface_address: str = "127.0.0.1",
+) -> None:
+    """Joins this process to a group of ``num_processes`` baton processes.
+
+    Arguments left None come from ``$BATON_COORDINATOR_ADDRESS``,
+    ``$BATON_NUM_PROCESSES`` and ``$BATON_PROCESS_ID``. Process 0 serves the
+    rendezvous at ``coordinator_address`` (``host:port``). Blocks until every
+    process has arrived or ``initialization_timeout`` seconds have passed
+    (then raises :class:`~baton.errors.DistributedError` saying which process
+    never came). ``collective_timeout`` (seconds) bounds each collective.
+    ``local_device_ids`` is accepted for JAX's signature; baton's devices of
+    a process are all its own. Calling it twice without :func:`shutdown` is
+    an error. With ``num_processes == 1`` nothing is connected.
+
+    Example::
+
+        bt.distributed.initialize("10.0.0.1:1234", num_processes=4, process_id=2)
+    """
+    global _group, _single
+    if is_initialized():
+        raise RuntimeError(
+            "bt.distributed.initialize was already called in this process; "
+            "call bt.distributed.shutdown() first to join another group"
+        )
+    n = _int_arg("num_processes", num_processes, _ENV_COUNT)
+    if n < 1:
+        raise ValueError(f"initialize: num_processes is {n}; it must be at least 1")
+    pid = (
+        _int_arg("process_id", process_id, _ENV_ID)
+        if n > 1 or process_id is not None
+        else 0
+    )
+    if not 0 <= pid < n:
+        raise ValueError(
+            f"initialize: process_id is {pid}; it must be in [0, num_processes={n})"
+        )
+    for name, t in (
+        ("initialization_timeout", initialization_timeout),
+        ("collective_timeout", collective_timeout),
+    ):
+        if isinstance(t, bool) or not isinstance(t, (int, float)) or not t > 0:
+            raise ValueError(
+                f"initialize: {name} is {t!r}; give a positive number of seconds"
+            )
+    if n == 1:
+        _single = True
+        return
+    address = (
+        coordinator_address
+        if coordinator_address is not None
+        else os.environ.get(_ENV_ADDRESS)
+    )
+    if address is None:
+        raise ValueError(
+            f"initialize: coordinator_address was not given and ${_ENV_ADDRESS} is not set; "
+            "pass e.g. coordinator_address='127.0.0.1:12345' (the same in every process)"
+        )
+    if not isinstance(address, str):
+        raise TypeError(
+            f"initialize: coordinator_address must be a 'host:port' str, got {address!r}"
+        )
+    from baton import _baton
+
+    if not _baton._ProcessGroup.available():
+        raise DistributedError(
+            "baton was built without Gloo, so it cannot join several processes; install "
+            "libgloo-dev (tools/install_deps.sh), rebuild, or use num_processes=1"
+        )
+    try:
+        _group = _baton._ProcessGroup.connect(
+            address,
+            n,
+            pid,
+            float(initialization_timeout),
+            float(collective_timeout),
+            str(interface_address),
+        )
+    except ValueError as e:
+        raise ValueError(f"initialize: {e}") from None
+    except RuntimeError as e:
+        raise DistributedError(str(e)) from None
+    # Every process learns how many devices the others have: bt.devices()
+    # then lists them all (baton/_remote_device.py).
+    from baton import _remote_device
+
+    local = len(_baton.devices())
+    counts = _allgather(np.array([local], np.int64)).reshape(-1)
+    _remote_device.set_layout(pid, [int(c) for c in counts])
+
+
+def available() -> bool:
+    """Whether this baton was built with Gloo (so :func:`initialize` can join
+    several processes).
+
+    Example: ``if not bt.distributed.available(): print("one process only")``.
+    """
+    from baton import _baton
+
+    return bool(_baton._ProcessGroup.available())
+
+
+def shutdown() -> None:
+    """Leaves the group joined by :func:`initialize` (a no-op if none).
+
+    Example::
+
+        bt.distributed.shutdown()
+    """
+    global _group, _single
+    from baton import _remote_device
+
+    _remote_device.set_layout(0, None)
+    _group = None
+    _single = False
+
+
+def is_initialized() -> bool:
+    """Whether :func:`initialize` was called (and not undone by :func:`shutdown`).
+
+    Example::
+
+        if not bt.distributed.is_initialized():
+            bt.distributed.initialize()
+    """
+    return _group is not None or _single
+
+
+def _process_index() -> int:
+    return 0 if _group is None else _group.rank
+
+
+def _process_count() -> int:
+    return 1 if _group is None else _group.size
+
+
+def _run(op: str, fn: Any, *args: Any) -> None:
+    try:
+        with _lock:
+            fn(*args)
+    except RuntimeError as e:
+        raise DistributedError(str(e)) from None
+
+
+def _host(a: Any) -> np.ndarray:
+    """A fresh C-contiguous native-byte-order copy (the network sends raw bytes)."""
+    x = np.array(a, copy=True, order="C")
+    if x.dtype.hasobject:
+        raise TypeError(
+            "bt.distributed collectives take numeric arrays, not object arrays"
+        )
+    return x if x.dtype.isnative else x.astype(x.dtype.newbyteorder("="))
+
+
+def _allreduce(a: np.ndarray, op: str = "sum") -> np.ndarray:
+    """The elementwise ``op`` ("sum", "max", "min") of ``a`` over all processes.
+
+    ``a`` is float32/float64/int32/int64 of the same shape everywhere; it is
+    not modified. Example: ``_allreduce(np.ones(3, np.float32))`` is
+    ``[N, N, N]`` in each of N processes.
+    """
+    out = _host(a)
+    if out.dtype.name not in _REDUCE_DTYPES:
+        raise TypeError(
+            f"_allreduce: dtype {out.dtype} is not supported; use one of {_REDUCE_DTYPES}"
+        )
+    if op not in ("sum", "max", "min"):
+        raise ValueError(f"_allreduce: op is {op!r}; use 'sum', 'max' or 'min'")
+    if _group is not None:
+        _run("all_reduce", _group.allreduce_, out, out.dtype.name, op)
+    return out
+
+
+def _allgather(a: np.ndarray) -> np.ndarray:
+    """Every process's ``a``, stacked: shape ``(process_count, *a.shape)``.
+
+    Example: ``_allgather(np.array([bt.process_index()]))`` is
+    ``[[0], [1], ...]`` everywhere.
+    """
+    x = _host(a)
+    out = np.empty((_process_count(),) + x.shape, x.dtype)
+    if _group is None:
+        out[0] = x
+    else:
+        _run("all_gather", _group.allgather, x, out)
+    return out
+
+
+def _broadcast(a: np.ndarray, root: int = 0) -> np.ndarray:
+    """Process ``root``'s ``a`` (same shape and dtype everywhere), in every process.
+
+    Example: ``_broadcast(np.arange(3) * bt.process_index(), root=1)`` is
+    ``[0, 1, 2]`` everywhere.
+    """
+    out = _host(a)
+    if not 0 <= root < _process_count():
+        raise ValueError(
+            f"_broadcast: root is {root}; it must be in [0, process_count={_process_count()})"
+        )
+    if _group is not None:
+        _run("broadcast", _group.broadcast_, out, int(root))
+    return out
+
+
+def _barrier() -> None:
+    """Returns once every process has called it (or raises DistributedError).
+
+    Example: ``_barrier()`` before reading a file another process wrote.
+    """
+    if _group is not None:
+        _run("barrier", _group.barrier)

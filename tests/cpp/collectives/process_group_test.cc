@@ -1,0 +1,115 @@
+// Process groups of 2 and 4 ranks as threads of this test: every collective
+// for every supported dtype, and a wait for a rank that never comes.
+#include "baton/collectives/process_group.h"
+
+#include <gtest/gtest.h>
+
+#include <functional>
+#include <thread>
+#include <vector>
+
+#include "baton/collectives/coordinator.h"
+
+namespace baton::collectives {
+namespace {
+
+using std::chrono::milliseconds;
+
+// A free port: bind port 0, read it, close (the group's process 0 rebinds).
+int FreePort() {
+  auto server = CoordinatorServer::Start("127.0.0.1:0");
+  return server.ok() ? (*server)->port() : 0;
+}
+
+// Runs body(group) on `n` threads, one group per rank.
+void RunRanks(int n, const std::function<void(ProcessGroup&)>& body) {
+  std::string address = "127.0.0.1:" + std::to_string(FreePort());
+  std::vector<std::thread> threads;
+  for (int r = 0; r < n; ++r) {
+    threads.emplace_back([&, r] {
+      ProcessGroupOptions o;
+      o.coordinator_address = address;
+      o.num_processes = n;
+      o.process_id = r;
+      o.init_timeout = milliseconds(5000);
+      o.op_timeout = milliseconds(5000);
+      auto group = ProcessGroup::Connect(o);
+      ASSERT_TRUE(group.ok()) << group.status().to_string();
+      body(**group);
+    });
+  }
+  for (auto& t : threads) t.join();
+}
+
+template <typename T>
+void CheckAllReduce(ProcessGroup& g, DType dtype) {
+  int r = g.rank(), n = g.size();
+  std::vector<T> sum = {T(r + 1), T(-r)}, mx = sum, mn = sum;
+  ASSERT_TRUE(g.AllReduce(sum.data(), 2, dtype, ReduceOp::kSum).ok());
+  ASSERT_TRUE(g.AllReduce(mx.data(), 2, dtype, ReduceOp::kMax).ok());
+  ASSERT_TRUE(g.AllReduce(mn.data(), 2, dtype, ReduceOp::kMin).ok());
+  EXPECT_EQ(sum, (std::vector<T>{T(n * (n + 1) / 2), T(-(n * (n - 1) / 2))}));
+  EXPECT_EQ(mx, (std::vector<T>{T(n), T(0)}));
+  EXPECT_EQ(mn, (std::vector<T>{T(1), T(-(n - 1))}));
+}
+
+void CheckEverything(ProcessGroup& g) {
+  CheckAllReduce<float>(g, DType::kFloat32);
+  CheckAllReduce<double>(g, DType::kFloat64);
+  CheckAllReduce<int32_t>(g, DType::kInt32);
+  CheckAllReduce<int64_t>(g, DType::kInt64);
+  int n = g.size();
+  int64_t mine[2] = {g.rank(), 10 * g.rank()};
+  std::vector<int64_t> all(2 * n, -1);
+  ASSERT_TRUE(g.AllGather(mine, all.data(), sizeof(mine)).ok());
+  for (int i = 0; i < n; ++i) {
+    EXPECT_EQ(all[2 * i], i);
+    EXPECT_EQ(all[2 * i + 1], 10 * i);
+  }
+  double b[3] = {double(g.rank()), 1.5, -2};
+  ASSERT_TRUE(g.Broadcast(b, sizeof(b), n - 1).ok());
+  EXPECT_EQ(b[0], n - 1);
+  EXPECT_EQ(b[1], 1.5);
+  EXPECT_TRUE(g.Barrier().ok());
+  EXPECT_EQ(g.Broadcast(b, sizeof(b), n).code(), ErrorCode::kInvalidArgument);
+  EXPECT_EQ(g.AllReduce(b, 1, DType::kBool, ReduceOp::kSum).code(), ErrorCode::kFailedPrecondition);
+}
+
+TEST(ProcessGroup, TwoRanks) { RunRanks(2, CheckEverything); }
+TEST(ProcessGroup, FourRanks) { RunRanks(4, CheckEverything); }
+
+TEST(ProcessGroup, APeerThatLeftFailsTheCollectiveNamingIt) {
+  RunRanks(2, [](ProcessGroup& g) {
+    if (g.rank() == 1) return;  // its group closes: its connections drop
+    std::vector<float> x(1024, 1.0f);
+    Status s = g.AllReduce(x.data(), x.size(), DType::kFloat32, ReduceOp::kSum);
+    ASSERT_FALSE(s.ok());
+    EXPECT_NE(s.message().find("all_reduce failed on process 0 of 2"), std::string::npos) << s.message();
+  });
+}
+
+TEST(ProcessGroup, ARankThatNeverComesFailsInitializeWithinTheTimeout) {
+  ProcessGroupOptions o;
+  o.coordinator_address = "127.0.0.1:" + std::to_string(FreePort());
+  o.num_processes = 2;
+  o.process_id = 0;
+  o.init_timeout = milliseconds(300);
+  auto group = ProcessGroup::Connect(o);
+  ASSERT_FALSE(group.ok());
+  EXPECT_NE(group.status().message().find("initialize"), std::string::npos) << group.status().message();
+  EXPECT_NE(group.status().message().find("process 1 never arrived"), std::string::npos) << group.status().message();
+}
+
+TEST(ProcessGroup, BadOptionsAreInvalidArguments) {
+  ProcessGroupOptions o;
+  o.coordinator_address = "127.0.0.1:1";
+  o.num_processes = 2;
+  o.process_id = 2;
+  EXPECT_EQ(ProcessGroup::Connect(o).status().code(), ErrorCode::kInvalidArgument);
+  o.process_id = 0;
+  o.coordinator_address = "nope";
+  EXPECT_EQ(ProcessGroup::Connect(o).status().code(), ErrorCode::kInvalidArgument);
+}
+
+}  // namespace
+}  // namespace baton::collectives
