@@ -119,7 +119,7 @@ def allreduce(ctx: DeviceContext, x: Any, op: str, what: str) -> np.ndarray:
     _, mine, me = _layout(ctx, what)
 
     def combine(values: list) -> np.ndarray:
-        return distributed._allreduce(_host_stack(values, what), op)
+        return distributed._allreduce(_host_stack(values, what), op, in_place=True)
 
     out = ctx.exchange.swap(("net", ctx.count), mine, me, x, what, combine)
     return out[me]

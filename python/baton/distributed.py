@@ -227,14 +227,23 @@ def _host(a: Any) -> np.ndarray:
     return x if x.dtype.isnative else x.astype(x.dtype.newbyteorder("="))
 
 
-def _allreduce(a: np.ndarray, op: str = "sum") -> np.ndarray:
+def _allreduce(a: np.ndarray, op: str = "sum", *, in_place: bool = False) -> np.ndarray:
     """The elementwise ``op`` ("sum", "max", "min") of ``a`` over all processes.
 
     ``a`` is float32/float64/int32/int64 of the same shape everywhere; it is
-    not modified. Example: ``_allreduce(np.ones(3, np.float32))`` is
-    ``[N, N, N]`` in each of N processes.
+    not modified unless ``in_place`` (then a writable, C-contiguous,
+    native-order ``a`` receives the result and is returned, with no copy).
+    Example: ``_allreduce(np.ones(3, np.float32))`` is ``[N, N, N]`` in each
+    of N processes.
     """
-    out = _host(a)
+    direct = (
+        in_place
+        and isinstance(a, np.ndarray)
+        and a.flags.c_contiguous
+        and a.flags.writeable
+        and a.dtype.isnative
+    )
+    out = a if direct else _host(a)
     if out.dtype.name not in _REDUCE_DTYPES:
         raise TypeError(
             f"_allreduce: dtype {out.dtype} is not supported; use one of {_REDUCE_DTYPES}"
