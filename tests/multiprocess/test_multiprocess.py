@@ -127,3 +127,24 @@ def test_a_killed_peer_is_a_clear_error_within_the_timeout(tmp_path):
         assert err != "no error"
         assert "DistributedError" in err or "peer" in err.lower(), err
         assert float(results[rank]["waited"]) < timeout + 10
+
+
+def test_the_four_process_example_runs_and_checks_itself():
+    root = os.path.join(HERE, "..", "..")
+    out = subprocess.run(
+        [
+            sys.executable,
+            os.path.join(root, "tools", "launch_processes.py"),
+            "-n",
+            "4",
+            "--",
+            sys.executable,
+            os.path.join(root, "examples", "data_parallel_processes.py"),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=180,
+    )
+    assert out.returncode == 0, out.stdout + out.stderr
+    assert "parameters equal to one device" in out.stdout
+    assert out.stdout.count("bytes in use") == 4
