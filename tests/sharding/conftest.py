@@ -5,6 +5,7 @@ They run in their own pytest process started with BATON_NUM_CPU_DEVICES=4
 starts with no live arrays and its work finished.
 """
 
+import gc
 import os
 
 import pytest
@@ -23,7 +24,14 @@ def pytest_configure(config):
 
 @pytest.fixture(autouse=True)
 def _clean():
+    # The previous test's cyclic garbage and queued work (and the frees they
+    # hold back) finish before this test starts: a test that reads
+    # bytes_in_use must not see them land mid-test.
+    gc.collect()
+    bt.effects_barrier()
     yield
+    gc.collect()
+    bt.effects_barrier()
     for d in bt.devices():
         bt.reset_peak_memory_stats(d)
 
