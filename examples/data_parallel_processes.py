@@ -45,6 +45,25 @@ def problem():
     return params, x, y
 
 
+def data_parallel_step(mesh):
+    """One donated training step on `mesh`: each device's gradient of its
+    slice of the batch, averaged over the "data" axis (across processes)."""
+    return bt.shard_map(
+        lambda p, xb, yb: update(p, bt.lax.pmean(grad(p, xb, yb), "data")),
+        mesh=mesh,
+        in_specs=(P(), P("data"), P("data")),
+        out_specs=P(),
+    )
+
+
+def single_device(steps: int = STEPS) -> dict:
+    """The same training on one device and the whole batch (the reference)."""
+    ref, x, y = bt.device_put(problem())
+    for _ in range(steps):
+        ref = update(ref, grad(ref, x, y))
+    return {k: np.asarray(v) for k, v in ref.items()}
+
+
 def main() -> None:
     bt.distributed.initialize()
     mesh = bt.sharding.Mesh(np.array(bt.devices()), ("data",))
@@ -52,23 +71,16 @@ def main() -> None:
     params = bt.device_put(p0, NamedSharding(mesh, P()))
     xs = bt.device_put(x, NamedSharding(mesh, P("data")))
     ys = bt.device_put(y, NamedSharding(mesh, P("data")))
-    step = bt.shard_map(
-        lambda p, xb, yb: update(p, bt.lax.pmean(grad(p, xb, yb), "data")),
-        mesh=mesh,
-        in_specs=(P(), P("data"), P("data")),
-        out_specs=P(),
-    )
+    step = data_parallel_step(mesh)
     for _ in range(STEPS):
         params = step(params, xs, ys)
     got = {k: np.asarray(v) for k, v in params.items()}
     used = bt.memory_stats(bt.local_devices()[0])["bytes_in_use"]
     print(f"process {bt.process_index()} of {bt.process_count()}: {used} bytes in use")
     if bt.process_index() == 0:
-        ref, xr, yr = bt.device_put(problem())
-        for _ in range(STEPS):
-            ref = update(ref, grad(ref, xr, yr))
+        ref = single_device()
         for k in got:
-            np.testing.assert_allclose(got[k], np.asarray(ref[k]), rtol=2e-5, atol=2e-6)
+            np.testing.assert_allclose(got[k], ref[k], rtol=2e-5, atol=2e-6)
         print("parameters equal to one device training on the whole batch")
     bt.distributed.shutdown()
 

@@ -21,7 +21,8 @@ import threading
 import time
 
 
-def _free_port() -> int:
+def free_port() -> int:
+    """A TCP port on 127.0.0.1 that was free a moment ago (for a coordinator)."""
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         return s.getsockname()[1]
@@ -55,7 +56,7 @@ def main(argv: list[str]) -> int:
         parser.error("give the command after --, e.g. -- python3 script.py")
     if args.num_processes < 1:
         parser.error(f"-n is {args.num_processes}; it must be at least 1")
-    port = args.port if args.port is not None else _free_port()
+    port = args.port if args.port is not None else free_port()
     lock = threading.Lock()
     procs, pumps = [], []
     for rank in range(args.num_processes):

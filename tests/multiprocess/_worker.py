@@ -10,48 +10,30 @@ import traceback
 import numpy as np
 
 import baton as bt
-import baton.numpy as bnp
 from baton.sharding import NamedSharding, P
 
-STEPS, BATCH, D_IN, D_OUT = 4, 64, 16, 8
-LR = 0.05
-
-
-def problem():
-    rng = np.random.default_rng(0)
-    w = (rng.standard_normal((D_IN, D_OUT)) / 4).astype(np.float32)
-    x = rng.standard_normal((BATCH, D_IN)).astype(np.float32)
-    y = rng.standard_normal((BATCH, D_OUT)).astype(np.float32)
-    return w, x, y
-
-
-def loss(w, x, y):
-    return bnp.mean((bnp.tanh(x @ w) - y) ** 2)
-
-
-grad = bt.jit(bt.grad(loss))
-update = bt.jit(lambda w, g: w - LR * g, donate_argnums=0)
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..", "examples"))
+import data_parallel_processes as example  # noqa: E402  (the training step tested)
 
 
 def train(mesh):
-    w, x, y = problem()
-    params = bt.device_put(w, NamedSharding(mesh, P()))
+    p0, x, y = example.problem()
+    params = bt.device_put(p0, NamedSharding(mesh, P()))
     xs = bt.device_put(x, NamedSharding(mesh, P("data")))
     ys = bt.device_put(y, NamedSharding(mesh, P("data")))
-    step = bt.shard_map(
-        lambda p, xb, yb: update(p, bt.lax.pmean(grad(p, xb, yb), "data")),
-        mesh=mesh,
-        in_specs=(P(), P("data"), P("data")),
-        out_specs=P(),
-    )
-    for _ in range(STEPS):
+    step = example.data_parallel_step(mesh)
+    for _ in range(example.STEPS):
         params = step(params, xs, ys)
     bt.block_until_ready(params)
     local = bt.local_devices()
+    shards = {
+        f"params_{k}": np.stack([np.asarray(s.data) for s in v.addressable_shards])
+        for k, v in params.items()
+    }
     return {
-        "params": np.stack([np.asarray(s.data) for s in params.addressable_shards]),
+        **shards,
         "bytes": np.array([bt.memory_stats(d)["bytes_in_use"] for d in local]),
-        "model": np.array(w.nbytes),
+        "model": np.array(sum(a.nbytes for a in p0.values())),
         "data_share": np.array((x.nbytes + y.nbytes) // len(bt.devices())),
     }
 
@@ -101,15 +83,6 @@ def killed(mesh):
             "waited": np.array(time.monotonic() - t0),
         }
     return {"error": np.array("no error")}
-
-
-def single_device():
-    """The same training on one device and the whole batch (the reference)."""
-    w, x, y = problem()
-    params, x, y = bt.device_put((w, x, y))
-    for _ in range(STEPS):
-        params = update(params, grad(params, x, y))
-    return np.asarray(params)
 
 
 def main():

@@ -7,7 +7,6 @@ Each test starts its ranks with tests/multiprocess/_worker.py; every wait is
 bounded (the ranks' collective timeout, and a subprocess timeout)."""
 
 import os
-import socket
 import subprocess
 import sys
 import time
@@ -17,19 +16,15 @@ import pytest
 
 HERE = os.path.dirname(__file__)
 sys.path.insert(0, HERE)
+sys.path.insert(0, os.path.join(HERE, "..", "..", "tools"))
 import _worker  # noqa: E402
+from launch_processes import free_port  # noqa: E402
 
 import baton as bt  # noqa: E402
 
 pytestmark = pytest.mark.skipif(
     not bt.distributed.available(), reason="baton was built without Gloo"
 )
-
-
-def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def launch(scenario, n, tmp_path, local_devices=1, timeout=120, extra_env=None):
@@ -103,16 +98,23 @@ def test_data_parallel_training_matches_one_process(tmp_path, n):
     outputs, results = launch("train", n, tmp_path)
     assert all(rc == 0 for rc, _ in outputs), outputs
     assert len(results) == n
-    first = results[0]["params"][0]
+    names = [k for k in results[0] if k.startswith("params_")]
+    assert names
+    first = {k: results[0][k][0] for k in names}
     for r in results.values():
-        for shard in r["params"]:
-            assert shard.tobytes() == first.tobytes()  # identical on every rank
+        for k in names:
+            for shard in r[k]:
+                assert shard.tobytes() == first[k].tobytes()  # identical on every rank
         # 1x memory: the parameters once (updated in place), this process's
         # share of the batch, and the programs' scalar constants
         model, share = int(r["model"]), int(r["data_share"])
         for b in r["bytes"]:
             assert model + share <= b <= model + share + 8192, (b, model, share)
-    np.testing.assert_allclose(first, _worker.single_device(), rtol=2e-5, atol=2e-6)
+    ref = _worker.example.single_device()
+    for k in names:
+        np.testing.assert_allclose(
+            first[k], ref[k.removeprefix("params_")], rtol=2e-5, atol=2e-6
+        )
 
 
 def test_a_killed_peer_is_a_clear_error_within_the_timeout(tmp_path):

@@ -2,7 +2,6 @@
 
 import os
 import signal
-import socket
 import subprocess
 import sys
 import textwrap
@@ -11,19 +10,16 @@ import time
 import numpy as np
 import pytest
 
-import baton as bt
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..", "tools"))
+from launch_processes import free_port  # noqa: E402
+
+import baton as bt  # noqa: E402
 
 needs_gloo = pytest.mark.skipif(
     not bt._baton._ProcessGroup.available(), reason="baton was built without Gloo"
 )
 
 WAIT_S = 30  # bound on any group of children
-
-
-def _free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def _start(n, body, port, timeout=10, ids=None):
@@ -84,7 +80,7 @@ print("ok", pid_)
 @needs_gloo
 @pytest.mark.parametrize("n", [2, 4])
 def test_collectives_match_numpy(n):
-    for i, (rc, out, err) in enumerate(_finish(_start(n, VALUES, _free_port()))):
+    for i, (rc, out, err) in enumerate(_finish(_start(n, VALUES, free_port()))):
         assert rc == 0, err
         assert out.split() == ["ok", str(i)]
 
@@ -101,7 +97,7 @@ def test_a_killed_peer_makes_the_others_raise_within_the_timeout():
     except bt.errors.DistributedError as e:
         print("DistributedError", e)
     """
-    procs = _start(3, body, _free_port(), timeout=5)
+    procs = _start(3, body, free_port(), timeout=5)
     for p in procs:
         assert p.stdout.readline().strip() == "ready"
     time.sleep(0.2)
@@ -119,7 +115,7 @@ def test_a_killed_peer_makes_the_others_raise_within_the_timeout():
 def test_a_peer_that_never_arrives_fails_initialize_within_its_timeout():
     body = "print('joined')"
     start = time.monotonic()
-    ((rc, out, err),) = _finish(_start(2, body, _free_port(), timeout=2, ids=[0]))
+    ((rc, out, err),) = _finish(_start(2, body, free_port(), timeout=2, ids=[0]))
     assert rc != 0
     assert "DistributedError" in err and "process 1 never arrived" in err, err
     assert time.monotonic() - start < WAIT_S
@@ -177,7 +173,7 @@ def test_launcher_runs_every_rank_and_prefixes_their_lines():
             "-n",
             "2",
             "--port",
-            str(_free_port()),
+            str(free_port()),
             "--",
             sys.executable,
             "-c",
@@ -220,7 +216,7 @@ def test_without_gloo_initialize_says_so():
 def test_an_interface_address_not_of_this_machine_is_a_clear_error():
     with pytest.raises(bt.errors.DistributedError, match="10.255.255.1.*Cannot assign"):
         bt.distributed.initialize(
-            f"127.0.0.1:{_free_port()}",
+            f"127.0.0.1:{free_port()}",
             2,
             1,
             initialization_timeout=2,
