@@ -10,6 +10,7 @@ APT_PACKAGES=(
   libopenblas-dev   # GEMM for dot_general (DESIGN: a well-kept BLAS, not a hand-written one)
   libxxhash-dev     # content hashes for constant de-duplication
   libgloo-dev       # collectives between processes (src/baton/collectives, bt.distributed); its TCP transport
+  libopenmpi-dev openmpi-bin  # MPI for processes started by mpirun (src/baton/collectives/mpi_process_group.cc)
   python3-dev python3-pip  # the nanobind extension (Python headers) and pip
   # libFuzzer (tests/fuzz, tools/run_fuzz.sh): clang, and its runtime
   # (libclang_rt.fuzzer, ASan, UBSan), which Debian only recommends (through

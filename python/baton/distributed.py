@@ -1,4 +1,5 @@
-"""Several baton processes working together (DESIGN 5.6), over Gloo's TCP transport.
+"""Several baton processes working together (DESIGN 5.6), over Gloo's TCP
+transport or, in a job started by ``mpirun``, over MPI.
 
 Every process calls :func:`initialize` with the same ``coordinator_address``
 (``host:port``; process 0 serves a small rendezvous store there) and
@@ -7,11 +8,13 @@ Every process calls :func:`initialize` with the same ``coordinator_address``
 
 The host-level collectives ``_allreduce``, ``_allgather``, ``_broadcast`` and
 ``_barrier`` (private: for ``shard_map``'s collectives) work on numpy arrays.
-Each is bounded by ``collective_timeout``: a peer that died or hangs raises
-:class:`baton.errors.DistributedError` naming the operation, never a hang.
+Over Gloo each is bounded by ``collective_timeout``: a peer that died or
+hangs raises :class:`baton.errors.DistributedError` naming the operation,
+never a hang (under ``mpirun``, a dead process ends the job).
 
 ``tools/launch_processes.py -n 4 -- python3 script.py`` starts N processes
-with the environment variables below set.
+with the environment variables below set; ``mpirun -n 4 python3 script.py``
+starts an MPI job, which ``initialize()`` joins over MPI.
 
 Example::
 
@@ -31,7 +34,7 @@ import numpy as np
 
 from baton.errors import DistributedError
 
-__all__ = ["available", "initialize", "is_initialized", "shutdown"]
+__all__ = ["available", "backend", "initialize", "is_initialized", "shutdown"]
 
 _ENV_ADDRESS = "BATON_COORDINATOR_ADDRESS"
 _ENV_COUNT = "BATON_NUM_PROCESSES"
@@ -75,29 +78,89 @@ def initialize(
     *,
     collective_timeout: float = 60,
     interface_address: str = "127.0.0.1",
+    backend: str | None = None,
 ) -> None:
     """Joins this process to a group of ``num_processes`` baton processes.
 
-    Arguments left None come from ``$BATON_COORDINATOR_ADDRESS``,
-    ``$BATON_NUM_PROCESSES`` and ``$BATON_PROCESS_ID``. Process 0 serves the
-    rendezvous at ``coordinator_address`` (``host:port``). Blocks until every
-    process has arrived or ``initialization_timeout`` seconds have passed
-    (then raises :class:`~baton.errors.DistributedError` saying which process
-    never came). ``collective_timeout`` (seconds) bounds each collective.
+    Two engines carry the collectives (``backend``):
+
+    - ``"gloo"``: Gloo over TCP. Arguments left None come from
+      ``$BATON_COORDINATOR_ADDRESS``, ``$BATON_NUM_PROCESSES`` and
+      ``$BATON_PROCESS_ID``. Process 0 serves the rendezvous at
+      ``coordinator_address`` (``host:port``). Blocks until every process has
+      arrived or ``initialization_timeout`` seconds have passed (then raises
+      :class:`~baton.errors.DistributedError` saying which process never
+      came). ``collective_timeout`` (seconds) bounds each collective.
+    - ``"mpi"``: the MPI job this process was started in by ``mpirun``; the
+      process count and index are MPI's (``num_processes``/``process_id``,
+      when given, must agree). MPI has no per-collective timeout: when a
+      process dies, ``mpirun`` ends the job.
+
+    ``backend=None`` chooses ``"mpi"`` when the process was started by
+    ``mpirun`` (``$OMPI_COMM_WORLD_SIZE`` or ``$PMI_SIZE`` is set) and no
+    coordinator address is given, ``"gloo"`` otherwise.
     ``local_device_ids`` is accepted for JAX's signature; baton's devices of
     a process are all its own. Calling it twice without :func:`shutdown` is
-    an error. With ``num_processes == 1`` nothing is connected.
+    an error. With Gloo and ``num_processes == 1`` nothing is connected.
 
     Example::
 
         bt.distributed.initialize("10.0.0.1:1234", num_processes=4, process_id=2)
+        # or, in a script started by `mpirun -n 4 python3 script.py`:
+        bt.distributed.initialize()
     """
-    global _group, _single
+    global _single
     if is_initialized():
         raise RuntimeError(
             "bt.distributed.initialize was already called in this process; "
             "call bt.distributed.shutdown() first to join another group"
         )
+    for name, t in (
+        ("initialization_timeout", initialization_timeout),
+        ("collective_timeout", collective_timeout),
+    ):
+        if isinstance(t, bool) or not isinstance(t, (int, float)) or not t > 0:
+            raise ValueError(
+                f"initialize: {name} is {t!r}; give a positive number of seconds"
+            )
+    if backend is None:
+        by_mpirun = any(v in os.environ for v in _ENV_MPI_SIZE)
+        given = coordinator_address is not None or _ENV_ADDRESS in os.environ
+        backend = "mpi" if by_mpirun and not given else "gloo"
+    if backend == "mpi":
+        group = _connect_mpi(num_processes, process_id)
+    elif backend == "gloo":
+        group = _connect_gloo(
+            coordinator_address,
+            num_processes,
+            process_id,
+            initialization_timeout,
+            collective_timeout,
+            interface_address,
+        )
+    else:
+        raise ValueError(
+            f"initialize: backend is {backend!r}; use 'gloo', 'mpi' or None (choose)"
+        )
+    if group is None:
+        _single = True
+        return
+    _join(group)
+
+
+# Set by mpirun (Open MPI; MPICH's and Slurm's PMI) in the processes it starts.
+_ENV_MPI_SIZE = ("OMPI_COMM_WORLD_SIZE", "PMI_SIZE")
+
+
+def _connect_gloo(
+    coordinator_address: Any,
+    num_processes: Any,
+    process_id: Any,
+    initialization_timeout: float,
+    collective_timeout: float,
+    interface_address: str,
+) -> Any:
+    """A Gloo group (None for a group of one: nothing to connect)."""
     n = _int_arg("num_processes", num_processes, _ENV_COUNT)
     if n < 1:
         raise ValueError(f"initialize: num_processes is {n}; it must be at least 1")
@@ -110,17 +173,8 @@ def initialize(
         raise ValueError(
             f"initialize: process_id is {pid}; it must be in [0, num_processes={n})"
         )
-    for name, t in (
-        ("initialization_timeout", initialization_timeout),
-        ("collective_timeout", collective_timeout),
-    ):
-        if isinstance(t, bool) or not isinstance(t, (int, float)) or not t > 0:
-            raise ValueError(
-                f"initialize: {name} is {t!r}; give a positive number of seconds"
-            )
     if n == 1:
-        _single = True
-        return
+        return None
     address = (
         coordinator_address
         if coordinator_address is not None
@@ -128,8 +182,9 @@ def initialize(
     )
     if address is None:
         raise ValueError(
-            f"initialize: coordinator_address was not given and ${_ENV_ADDRESS} is not set; "
-            "pass e.g. coordinator_address='127.0.0.1:12345' (the same in every process)"
+            f"initialize: coordinator_address was not given and ${_ENV_ADDRESS} is not "
+            "set; pass e.g. coordinator_address='127.0.0.1:12345' (the same in every "
+            "process)"
         )
     if not isinstance(address, str):
         raise TypeError(
@@ -143,7 +198,7 @@ def initialize(
             "libgloo-dev (tools/install_deps.sh), rebuild, or use num_processes=1"
         )
     try:
-        _group = _baton._ProcessGroup.connect(
+        return _baton._ProcessGroup.connect(
             address,
             n,
             pid,
@@ -155,24 +210,79 @@ def initialize(
         raise ValueError(f"initialize: {e}") from None
     except RuntimeError as e:
         raise DistributedError(str(e)) from None
-    # Every process learns how many devices the others have: bt.devices()
-    # then lists them all (baton/_remote_device.py).
-    from baton import _remote_device
-
-    local = len(_baton.devices())
-    counts = _allgather(np.array([local], np.int64)).reshape(-1)
-    _remote_device.set_layout(pid, [int(c) for c in counts])
 
 
-def available() -> bool:
-    """Whether this baton was built with Gloo (so :func:`initialize` can join
-    several processes).
+def _connect_mpi(num_processes: Any, process_id: Any) -> Any:
+    """The MPI job's group; ``num_processes``/``process_id`` must agree with it."""
+    from baton import _baton
+
+    if not _baton._ProcessGroup.mpi_available():
+        raise DistributedError(
+            "baton was built without MPI, so it cannot join an mpirun job; install "
+            "libopenmpi-dev (tools/install_deps.sh) and rebuild, or use backend='gloo'"
+        )
+    if not any(v in os.environ for v in _ENV_MPI_SIZE):
+        # MPI_Init outside a job may abort the process (Open MPI as root).
+        raise DistributedError(
+            "initialize(backend='mpi'): this process was not started by mpirun (none of "
+            f"{', '.join('$' + v for v in _ENV_MPI_SIZE)} is set); start it with "
+            "`mpirun -n N python3 script.py`, or use backend='gloo'"
+        )
+    try:
+        group = _baton._ProcessGroup.connect_mpi()
+    except RuntimeError as e:
+        raise DistributedError(str(e)) from None
+    for name, want, got in (
+        ("num_processes", num_processes, group.size),
+        ("process_id", process_id, group.rank),
+    ):
+        if want is not None and want != got:
+            raise ValueError(
+                f"initialize: {name} is {want!r} but the MPI job says {got}; leave it "
+                "None with backend='mpi' (mpirun decides)"
+            )
+    return group
+
+
+def _join(group: Any) -> None:
+    """Makes ``group`` this process's, and tells every process how many
+    devices the others have: bt.devices() then lists them all
+    (baton/_remote_device.py)."""
+    global _group
+    from baton import _baton, _remote_device
+
+    _group = group
+    try:
+        local = len(_baton.devices())
+        counts = _allgather(np.array([local], np.int64)).reshape(-1)
+    except BaseException:
+        _group = None
+        raise
+    _remote_device.set_layout(group.rank, [int(c) for c in counts])
+
+
+def available(backend: str = "gloo") -> bool:
+    """Whether this baton was built with ``backend`` ("gloo" or "mpi"), so
+    :func:`initialize` can join several processes with it.
 
     Example: ``if not bt.distributed.available(): print("one process only")``.
     """
     from baton import _baton
 
-    return bool(_baton._ProcessGroup.available())
+    if backend == "gloo":
+        return bool(_baton._ProcessGroup.available())
+    if backend == "mpi":
+        return bool(_baton._ProcessGroup.mpi_available())
+    raise ValueError(f"available: backend is {backend!r}; use 'gloo' or 'mpi'")
+
+
+def backend() -> str | None:
+    """The engine of this process's group: "gloo", "mpi", or None (not
+    initialized, or a group of one).
+
+    Example: ``bt.distributed.backend()`` is ``"mpi"`` under ``mpirun``.
+    """
+    return None if _group is None else str(_group.backend)
 
 
 def shutdown() -> None:

@@ -1,5 +1,5 @@
-// bt.distributed's process group (baton/collectives/process_group.h) on
-// numpy arrays. Python (python/baton/distributed.py) checks arguments, owns
+// bt.distributed's process group (baton/collectives/process_group.h: Gloo
+// or MPI) on numpy arrays. Python (python/baton/distributed.py) checks arguments, owns
 // the one group of the process, and turns the RuntimeErrors raised here
 // into bt.errors.DistributedError. Every network call releases the GIL.
 #include <nanobind/nanobind.h>
@@ -63,7 +63,18 @@ void init_distributed(nb::module_& m) {
           },
           nb::arg("address"), nb::arg("num_processes"), nb::arg("process_id"),
           nb::arg("init_timeout_s"), nb::arg("op_timeout_s"), nb::arg("interface_host"))
-      .def_static("available", &ProcessGroup::Available)
+      .def_static("connect_mpi",
+                  [] {
+                    Result<std::unique_ptr<ProcessGroup>> g = [&] {
+                      nb::gil_scoped_release release;
+                      return ProcessGroup::ConnectMpi();
+                    }();
+                    Check(g.status());
+                    return std::move(g).value();
+                  })
+      .def_static("available", &ProcessGroup::GlooAvailable)
+      .def_static("mpi_available", &ProcessGroup::MpiAvailable)
+      .def_prop_ro("backend", &ProcessGroup::backend)
       .def_prop_ro("rank", &ProcessGroup::rank)
       .def_prop_ro("size", &ProcessGroup::size)
       .def("allreduce_",

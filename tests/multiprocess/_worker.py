@@ -87,7 +87,8 @@ def killed(mesh):
 
 def main():
     scenario, out = sys.argv[1], sys.argv[2]
-    rank = int(os.environ["BATON_PROCESS_ID"])
+    # set by tools' launch (Gloo) or by mpirun (MPI)
+    rank = int(os.environ.get("BATON_PROCESS_ID") or os.environ["OMPI_COMM_WORLD_RANK"])
     try:
         bt.distributed.initialize(collective_timeout=float(os.environ.get("T", "30")))
         mesh = bt.sharding.Mesh(np.array(bt.devices()), ("data",))
@@ -96,6 +97,7 @@ def main():
         ](mesh)
         result["process_index"] = np.array(bt.process_index())
         result["process_count"] = np.array(bt.process_count())
+        result["backend"] = np.array(bt.distributed.backend())
         result["num_devices"] = np.array(len(bt.devices()))
         np.savez(os.path.join(out, f"rank{rank}.npz"), **result)
     except BaseException:

@@ -1,4 +1,5 @@
-"""2 and 4 baton processes on 127.0.0.1 (issue 15 acceptance 3-4): psum and
+"""2 and 4 baton processes on 127.0.0.1 (issue 15 acceptance 3-4), joined over
+Gloo and over MPI (started by mpirun): psum and
 the other collectives across processes, a donated data-parallel training
 step equal on every rank and to one process on the whole batch, each
 process at 1x memory, and a peer killed mid-run.
@@ -7,6 +8,7 @@ Each test starts its ranks with tests/multiprocess/_worker.py; every wait is
 bounded (the ranks' collective timeout, and a subprocess timeout)."""
 
 import os
+import shutil
 import subprocess
 import sys
 import time
@@ -22,15 +24,53 @@ from launch_processes import free_port  # noqa: E402
 
 import baton as bt  # noqa: E402
 
-pytestmark = pytest.mark.skipif(
-    not bt.distributed.available(), reason="baton was built without Gloo"
+MPIRUN = shutil.which("mpirun")
+needs_gloo = pytest.mark.skipif(
+    not bt.distributed.available("gloo"), reason="baton was built without Gloo"
 )
+needs_mpi = pytest.mark.skipif(
+    not (bt.distributed.available("mpi") and MPIRUN),
+    reason="baton was built without MPI, or mpirun is not installed",
+)
+# Each engine the ranks can join over: Gloo (ranks started here, one
+# coordinator) and MPI (ranks started by mpirun, on the loopback only).
+BACKENDS = [pytest.param("gloo", marks=needs_gloo), pytest.param("mpi", marks=needs_mpi)]
 
 
-def launch(scenario, n, tmp_path, local_devices=1, timeout=120, extra_env=None):
-    port = free_port()
+def mpirun(n, argv, env):
+    """The command and environment that start `argv` as an n-process MPI job
+    on this machine: loopback and shared memory only, more ranks than cores
+    allowed, and allowed as root (containers)."""
+    cmd = [
+        MPIRUN, "--oversubscribe", "-n", str(n),
+        "--mca", "btl", "self,vader,tcp",
+        "--mca", "btl_tcp_if_include", "lo",
+        "--mca", "oob_tcp_if_include", "lo",
+        *argv,
+    ]  # fmt: skip
+    env = {k: v for k, v in env.items() if not k.startswith("BATON_") or k == "BATON_NUM_CPU_DEVICES"}
+    env.update(OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1")
+    return cmd, env
+
+
+def launch(
+    scenario, n, tmp_path, local_devices=1, timeout=120, extra_env=None, backend="gloo"
+):
+    """Runs the worker's `scenario` in n processes; returns each process's
+    (returncode, output) (one pair, mpirun's, under MPI) and each rank's
+    results."""
+    worker = [sys.executable, os.path.join(HERE, "_worker.py"), scenario, str(tmp_path)]
     procs = []
-    for rank in range(n):
+    if backend == "mpi":
+        env = dict(os.environ, BATON_NUM_CPU_DEVICES=str(local_devices), **(extra_env or {}))
+        cmd, env = mpirun(n, worker, env)
+        procs.append(
+            subprocess.Popen(
+                cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True
+            )
+        )
+    port = free_port()
+    for rank in range(n if backend == "gloo" else 0):
         env = dict(
             os.environ,
             BATON_COORDINATOR_ADDRESS=f"127.0.0.1:{port}",
@@ -41,12 +81,7 @@ def launch(scenario, n, tmp_path, local_devices=1, timeout=120, extra_env=None):
         )
         procs.append(
             subprocess.Popen(
-                [
-                    sys.executable,
-                    os.path.join(HERE, "_worker.py"),
-                    scenario,
-                    str(tmp_path),
-                ],
+                worker,
                 env=env,
                 stdout=subprocess.PIPE,
                 stderr=subprocess.STDOUT,
@@ -71,15 +106,19 @@ def launch(scenario, n, tmp_path, local_devices=1, timeout=120, extra_env=None):
     return outputs, results
 
 
+@pytest.mark.parametrize("backend", BACKENDS)
 @pytest.mark.parametrize("n,local", [(2, 1), (4, 1), (2, 2)])
-def test_collectives_across_processes(tmp_path, n, local):
-    outputs, results = launch("collectives", n, tmp_path, local_devices=local)
+def test_collectives_across_processes(tmp_path, n, local, backend):
+    outputs, results = launch(
+        "collectives", n, tmp_path, local_devices=local, backend=backend
+    )
     assert all(rc == 0 for rc, _ in outputs), outputs
     total = n * local
     x = np.arange(total * 4 * 3, dtype=np.float32).reshape(total * 4, 3)
     blocks = np.split(x, total)
     for rank, r in results.items():
         assert int(r["process_index"]) == rank and int(r["process_count"]) == n
+        assert str(r["backend"]) == backend
         assert int(r["num_devices"]) == total
         np.testing.assert_array_equal(r["psum"], sum(blocks))
         np.testing.assert_array_equal(r["pmax"], np.maximum.reduce(blocks))
@@ -93,9 +132,10 @@ def test_collectives_across_processes(tmp_path, n, local):
     assert len(results) == n
 
 
+@pytest.mark.parametrize("backend", BACKENDS)
 @pytest.mark.parametrize("n", [2, 4])
-def test_data_parallel_training_matches_one_process(tmp_path, n):
-    outputs, results = launch("train", n, tmp_path)
+def test_data_parallel_training_matches_one_process(tmp_path, n, backend):
+    outputs, results = launch("train", n, tmp_path, backend=backend)
     assert all(rc == 0 for rc, _ in outputs), outputs
     assert len(results) == n
     names = [k for k in results[0] if k.startswith("params_")]
@@ -117,6 +157,26 @@ def test_data_parallel_training_matches_one_process(tmp_path, n):
         )
 
 
+@needs_mpi
+def test_mpi_counts_given_that_disagree_with_mpirun_are_a_clear_error():
+    code = (
+        "import baton as bt\n"
+        "try:\n"
+        "    bt.distributed.initialize(num_processes=3)\n"
+        "except ValueError as e:\n"
+        "    print('refused:', e)\n"
+        "assert not bt.distributed.is_initialized()\n"
+        "bt.distributed.initialize(num_processes=2)\n"
+        "print('joined', bt.process_index(), bt.distributed.backend())\n"
+    )
+    cmd, env = mpirun(2, [sys.executable, "-c", code], dict(os.environ))
+    out = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stdout + out.stderr
+    assert out.stdout.count("num_processes is 3 but the MPI job says 2") == 2, out.stdout
+    assert "joined 0 mpi" in out.stdout and "joined 1 mpi" in out.stdout
+
+
+@needs_gloo
 def test_a_killed_peer_is_a_clear_error_within_the_timeout(tmp_path):
     timeout = 5.0
     outputs, results = launch(
@@ -131,22 +191,16 @@ def test_a_killed_peer_is_a_clear_error_within_the_timeout(tmp_path):
         assert float(results[rank]["waited"]) < timeout + 10
 
 
-def test_the_four_process_example_runs_and_checks_itself():
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_the_four_process_example_runs_and_checks_itself(backend):
     root = os.path.join(HERE, "..", "..")
-    out = subprocess.run(
-        [
-            sys.executable,
-            os.path.join(root, "tools", "launch_processes.py"),
-            "-n",
-            "4",
-            "--",
-            sys.executable,
-            os.path.join(root, "examples", "data_parallel_processes.py"),
-        ],
-        capture_output=True,
-        text=True,
-        timeout=180,
-    )
+    example = [sys.executable, os.path.join(root, "examples", "data_parallel_processes.py")]
+    if backend == "gloo":
+        launcher = [sys.executable, os.path.join(root, "tools", "launch_processes.py")]
+        cmd, env = [*launcher, "-n", "4", "--", *example], dict(os.environ)
+    else:
+        cmd, env = mpirun(4, example, dict(os.environ))
+    out = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=180)
     assert out.returncode == 0, out.stdout + out.stderr
     assert "parameters equal to one device" in out.stdout
     assert out.stdout.count("bytes in use") == 4

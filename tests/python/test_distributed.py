@@ -138,7 +138,21 @@ def test_bad_arguments_are_clear_errors(monkeypatch):
     monkeypatch.setenv("BATON_NUM_PROCESSES", "two")
     with pytest.raises(ValueError, match="BATON_NUM_PROCESSES is 'two'"):
         d.initialize("127.0.0.1:1", process_id=0)
-    assert not d.is_initialized()
+    with pytest.raises(ValueError, match="backend is 'nccl'; use 'gloo', 'mpi'"):
+        d.initialize(backend="nccl")
+    with pytest.raises(ValueError, match="backend is 'tcp'"):
+        d.available("tcp")
+    assert not d.is_initialized() and d.backend() is None
+
+
+def test_mpi_outside_an_mpirun_job_is_a_clear_error(monkeypatch):
+    # MPI_Init outside a job can abort the process: baton refuses first
+    for var in ("OMPI_COMM_WORLD_SIZE", "PMI_SIZE"):
+        monkeypatch.delenv(var, raising=False)
+    want = "not started by mpirun" if bt.distributed.available("mpi") else "without MPI"
+    with pytest.raises(bt.errors.DistributedError, match=want):
+        bt.distributed.initialize(backend="mpi")
+    assert not bt.distributed.is_initialized()
 
 
 def test_one_process_needs_no_network_and_twice_is_an_error():

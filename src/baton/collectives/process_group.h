@@ -1,20 +1,29 @@
-// ProcessGroup: several baton processes joined by Gloo over TCP.
+// ProcessGroup: several baton processes joined for collectives, on an
+// existing engine: Gloo over TCP, or MPI when the processes were started by
+// mpirun. baton calls them; it has no transport of its own.
 //
-// Connect() rendezvouses through the coordinator (coordinator.h; process 0
-// serves it) and builds a Gloo full-mesh context over the TCP transport on
-// the given interface address. The collectives work on host memory, in
-// place or into a caller buffer; each is bounded by op_timeout: a peer that
-// died or hangs gives a Status naming the op (and the rank when Gloo says),
-// never a hang or a crash.
+// Connect() (Gloo, gloo_process_group.cc) rendezvouses through the
+// coordinator (coordinator.h; process 0 serves it) and builds a Gloo
+// full-mesh context over the TCP transport on the given interface address.
+// Each collective is bounded by op_timeout: a peer that died or hangs gives a
+// Status naming the op (and the rank when Gloo says), never a hang.
 //
-// Built without Gloo (CMake found no libgloo-dev), Connect() returns
-// kUnimplemented "baton was built without Gloo" (process_group_stub.cc).
+// ConnectMpi() (mpi_process_group.cc) joins MPI_COMM_WORLD of a job started
+// by mpirun (MPI_Init_thread once per process, MPI_Finalize at exit) on a
+// communicator of its own. MPI has no per-operation timeout: a dead peer is
+// handled by mpirun, which ends the whole job.
+//
+// Built without Gloo or MPI (CMake found no libgloo-dev / libopenmpi-dev),
+// the matching Connect returns kUnimplemented saying so (the *_stub.cc
+// files), and GlooAvailable()/MpiAvailable() say false.
+//
+// The collectives work on host memory, in place or into a caller buffer.
 //
 // Ownership/threads: a ProcessGroup owns its Gloo context (and, in process
-// 0, the coordinator server). Its collectives must be called from one
-// thread at a time (each takes the next message tag; bt.distributed holds a
-// lock around them) and in the same order on every process; several groups
-// may live in one process (the tests run ranks as threads).
+// 0, the coordinator server) or its MPI communicator. Its collectives must
+// be called from one thread at a time (bt.distributed holds a lock around
+// them) and in the same order on every process; several Gloo groups may live
+// in one process (the tests run ranks as threads).
 #pragma once
 
 #include <chrono>
@@ -42,30 +51,38 @@ struct ProcessGroupOptions {
 class ProcessGroup {
  public:
   // Whether baton was built with Gloo (false: Connect always fails).
-  static bool Available();
-
-  // Joins the group; fails after init_timeout with which process never came.
+  static bool GlooAvailable();
+  // Joins the group over Gloo; fails after init_timeout with which process
+  // never came.
   static Result<std::unique_ptr<ProcessGroup>> Connect(const ProcessGroupOptions& options);
-  ~ProcessGroup();
+
+  // Whether baton was built with MPI (false: ConnectMpi always fails).
+  static bool MpiAvailable();
+  // Joins the MPI job this process was started in (by mpirun).
+  static Result<std::unique_ptr<ProcessGroup>> ConnectMpi();
+
+  virtual ~ProcessGroup() = default;
   ProcessGroup(const ProcessGroup&) = delete;
   ProcessGroup& operator=(const ProcessGroup&) = delete;
 
-  int rank() const;
-  int size() const;
+  virtual int rank() const = 0;
+  virtual int size() const = 0;
+  // "gloo" or "mpi".
+  virtual const char* backend() const = 0;
 
   // In place over `count` elements of float32/float64/int32/int64.
-  Status AllReduce(void* data, size_t count, DType dtype, ReduceOp op);
+  virtual Status AllReduce(void* data, size_t count, DType dtype, ReduceOp op) = 0;
   // `out` holds size() * bytes: process i's `bytes` land at out + i*bytes.
-  Status AllGather(const void* in, void* out, size_t bytes);
+  virtual Status AllGather(const void* in, void* out, size_t bytes) = 0;
   // In place: every process ends with root's `bytes`.
-  Status Broadcast(void* data, size_t bytes, int root);
-  Status Barrier();
+  virtual Status Broadcast(void* data, size_t bytes, int root) = 0;
+  virtual Status Barrier() = 0;
 
-  struct Impl;
-
- private:
-  explicit ProcessGroup(std::unique_ptr<Impl> impl);
-  std::unique_ptr<Impl> impl_;
+ protected:
+  ProcessGroup() = default;
 };
+
+// The argument checks both engines share.
+Status CheckBroadcastRoot(int root, int size);
 
 }  // namespace baton::collectives

@@ -1,0 +1,186 @@
+// ProcessGroup over Gloo's TCP transport (CMake builds this file only when
+// it finds Gloo; gloo_process_group_stub.cc otherwise).
+#include "baton/collectives/process_group.h"
+
+#include <gloo/allgather.h>
+#include <gloo/allreduce.h>
+#include <gloo/barrier.h>
+#include <gloo/broadcast.h>
+#include <gloo/common/error.h>
+#include <gloo/math.h>
+#include <gloo/rendezvous/context.h>
+#include <gloo/rendezvous/prefix_store.h>
+#include <gloo/transport/tcp/device.h>
+
+#include <exception>
+#include <functional>
+
+#include "baton/collectives/coordinator.h"
+
+namespace baton::collectives {
+
+namespace {
+
+class GlooProcessGroup final : public ProcessGroup {
+ public:
+  ProcessGroupOptions options;
+  std::unique_ptr<CoordinatorServer> server;  // process 0 only
+  std::shared_ptr<gloo::transport::Device> device;
+  std::shared_ptr<gloo::rendezvous::Context> context;
+  uint32_t next_tag = 1;
+
+  int rank() const override { return options.process_id; }
+  int size() const override { return options.num_processes; }
+  const char* backend() const override { return "gloo"; }
+  Status AllReduce(void* data, size_t count, DType dtype, ReduceOp op) override;
+  Status AllGather(const void* in, void* out, size_t bytes) override;
+  Status Broadcast(void* data, size_t bytes, int root) override;
+  Status Barrier() override;
+};
+
+std::string Describe(const ProcessGroupOptions& o) {
+  return "process " + std::to_string(o.process_id) + " of " + std::to_string(o.num_processes);
+}
+
+constexpr const char* kPeerHint =
+    "; a peer process probably died or stopped calling the same collectives";
+constexpr const char* kInitHint =
+    "; start every process with the same coordinator_address and num_processes, "
+    "or raise initialization_timeout";
+
+// Runs one Gloo call; its exceptions become a Status naming the op.
+Status Guard(const std::string& op, const ProcessGroupOptions& o, std::chrono::milliseconds timeout,
+             const char* hint, const std::function<void()>& fn) {
+  try {
+    fn();
+    return OkStatus();
+  } catch (const std::exception& e) {
+    return Status(ErrorCode::kFailedPrecondition,
+                  op + " failed on " + Describe(o) + " (timeout " +
+                      std::to_string(timeout.count()) + " ms): " + e.what() + hint);
+  }
+}
+
+Status Guard(const std::string& op, const ProcessGroupOptions& o, const std::function<void()>& fn) {
+  return Guard(op, o, o.op_timeout, kPeerHint, fn);
+}
+
+template <typename T>
+gloo::AllreduceOptions::Func ReduceFn(ReduceOp op) {
+  switch (op) {
+    case ReduceOp::kSum: return static_cast<void (*)(void*, const void*, const void*, size_t)>(&gloo::sum<T>);
+    case ReduceOp::kMax: return static_cast<void (*)(void*, const void*, const void*, size_t)>(&gloo::max<T>);
+    case ReduceOp::kMin: return static_cast<void (*)(void*, const void*, const void*, size_t)>(&gloo::min<T>);
+  }
+  return nullptr;
+}
+
+template <typename T>
+void RunAllReduce(gloo::AllreduceOptions& opts, void* data, size_t count, ReduceOp op) {
+  opts.setOutput(static_cast<T*>(data), count);
+  opts.setReduceFunction(ReduceFn<T>(op));
+  gloo::allreduce(opts);
+}
+
+}  // namespace
+
+bool ProcessGroup::GlooAvailable() { return true; }
+
+Result<std::unique_ptr<ProcessGroup>> ProcessGroup::Connect(const ProcessGroupOptions& options) {
+  if (options.num_processes < 1) {
+    return InvalidArgument("num_processes is " + std::to_string(options.num_processes) +
+                           "; it must be at least 1");
+  }
+  if (options.process_id < 0 || options.process_id >= options.num_processes) {
+    return InvalidArgument("process_id is " + std::to_string(options.process_id) +
+                           "; it must be in [0, num_processes=" +
+                           std::to_string(options.num_processes) + ")");
+  }
+  Result<HostPort> hp = ParseHostPort(options.coordinator_address);
+  if (!hp.ok()) return hp.status();
+  auto group = std::make_unique<GlooProcessGroup>();
+  group->options = options;
+  if (options.process_id == 0) {
+    Result<std::unique_ptr<CoordinatorServer>> server =
+        CoordinatorServer::Start(options.coordinator_address);
+    if (!server.ok()) return server.status();
+    group->server = std::move(server).value();
+  }
+  Status s = Guard("initialize (rendezvous at " + options.coordinator_address + ")", options,
+                   options.init_timeout, kInitHint, [&] {
+    gloo::transport::tcp::attr attr;
+    attr.hostname = options.interface_host;
+    group->device = gloo::transport::tcp::CreateDevice(attr);
+    CoordinatorClient client(options.coordinator_address, options.init_timeout);
+    group->context = std::make_shared<gloo::rendezvous::Context>(options.process_id,
+                                                                options.num_processes);
+    group->context->setTimeout(options.init_timeout);
+    group->context->connectFullMesh(client, group->device);
+    group->context->setTimeout(options.op_timeout);
+    // Every process has connected once all have said so: process 0 must
+    // keep serving the store until the last one has read its addresses.
+    client.set("baton/connected/" + std::to_string(options.process_id), {'1'});
+    std::vector<std::string> keys;
+    for (int i = 0; i < options.num_processes; ++i) keys.push_back("baton/connected/" + std::to_string(i));
+    client.wait(keys, options.init_timeout);
+  });
+  if (!s.ok()) return s;
+  return std::unique_ptr<ProcessGroup>(std::move(group));
+}
+
+namespace {
+
+Status GlooProcessGroup::AllReduce(void* data, size_t count, DType dtype, ReduceOp op) {
+  if (count == 0) return OkStatus();
+  return Guard("all_reduce", options, [&] {
+    gloo::AllreduceOptions opts(context);
+    opts.setTag(next_tag++);
+    opts.setTimeout(options.op_timeout);
+    switch (dtype) {
+      case DType::kFloat32: return RunAllReduce<float>(opts, data, count, op);
+      case DType::kFloat64: return RunAllReduce<double>(opts, data, count, op);
+      case DType::kInt32: return RunAllReduce<int32_t>(opts, data, count, op);
+      case DType::kInt64: return RunAllReduce<int64_t>(opts, data, count, op);
+      default:
+        throw std::invalid_argument("dtype " + std::string(dtype_name(dtype)) +
+                                    " is not supported; use float32, float64, int32 or int64");
+    }
+  });
+}
+
+Status GlooProcessGroup::AllGather(const void* in, void* out, size_t bytes) {
+  if (bytes == 0) return OkStatus();
+  return Guard("all_gather", options, [&] {
+    gloo::AllgatherOptions opts(context);
+    opts.setTag(next_tag++);
+    opts.setTimeout(options.op_timeout);
+    opts.setInput(const_cast<char*>(static_cast<const char*>(in)), bytes);
+    opts.setOutput(static_cast<char*>(out), bytes * static_cast<size_t>(size()));
+    gloo::allgather(opts);
+  });
+}
+
+Status GlooProcessGroup::Broadcast(void* data, size_t bytes, int root) {
+  if (Status s = CheckBroadcastRoot(root, size()); !s.ok()) return s;
+  if (bytes == 0) return OkStatus();
+  return Guard("broadcast from process " + std::to_string(root), options, [&] {
+    gloo::BroadcastOptions opts(context);
+    opts.setTag(next_tag++);
+    opts.setTimeout(options.op_timeout);
+    opts.setRoot(root);
+    opts.setOutput(static_cast<char*>(data), bytes);
+    gloo::broadcast(opts);
+  });
+}
+
+Status GlooProcessGroup::Barrier() {
+  return Guard("barrier", options, [&] {
+    gloo::BarrierOptions opts(context);
+    opts.setTag(next_tag++);
+    opts.setTimeout(options.op_timeout);
+    gloo::barrier(opts);
+  });
+}
+
+}  // namespace
+}  // namespace baton::collectives
