@@ -55,6 +55,19 @@ def test_cholesky_not_positive_definite_is_nan():
     assert np.isnan(np.asarray(LA.cholesky(a))).all()
 
 
+@pytest.mark.parametrize("batch", [(3,), (1 << 40,)])
+def test_decompositions_of_empty_matrices(batch, capfd):
+    # n = 0: nothing is handed to LAPACK (which rejects lda = 0 by printing
+    # a message per matrix), and a batch of any length costs nothing.
+    a = np.zeros(batch + (0, 0), np.float32)
+    for got in both(LA.cholesky, a):
+        assert got.shape == a.shape
+    for got in both(LA.eigh, a):
+        assert got[0].shape == batch + (0,) and got[1].shape == a.shape
+    out, err = capfd.readouterr()
+    assert "illegal value" not in out + err
+
+
 @pytest.mark.parametrize("shape", SHAPES_SQ)
 def test_solve_inv_det_slogdet(shape):
     a = rand(*shape) + 3 * np.eye(shape[-1], dtype=np.float32)

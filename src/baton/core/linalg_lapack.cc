@@ -86,6 +86,7 @@ void Identity(T* out, int64_t rows, int64_t cols) {
 
 template <typename T>
 void Cholesky(const LinalgOptions& o, int n, const T* a, T* out) {
+  if (n == 0) return;  // LAPACK rejects lda = 0 (and prints about it)
   std::vector<T> c = ToColumnMajor(a, n, n);
   const char uplo = o.lower ? 'L' : 'U';
   int info = 0;
@@ -312,6 +313,9 @@ LinalgGeometry LinalgGeometryOf(const LinalgOptions& o, const Shape& a,
 void LinalgBatches(const LinalgOptions& o, DType dtype, const LinalgGeometry& g,
                    const void* a, const void* b, void* out, int64_t begin,
                    int64_t end) {
+  // Nothing to write (an n = 0 matrix): a batch of any length is done, and
+  // looping over it could take as long as its (unbounded) batch count.
+  if (g.out_size == 0) return;
   if (dtype == DType::kFloat64) {
     RunBatches(o, g, static_cast<const double*>(a),
                static_cast<const double*>(b), static_cast<double*>(out), begin,

@@ -10,7 +10,7 @@ void Linalg(const LinalgOptions& options, DType dtype, const void* a,
             const Shape& a_shape, const void* b, const Shape& b_shape,
             void* out) {
   const LinalgGeometry g = LinalgGeometryOf(options, a_shape, b_shape);
-  if (g.batch == 0) return;
+  if (g.batch == 0 || g.out_size == 0) return;  // nothing to write
   // A matrix costs ~n^3 flops: batches of small matrices are split, a few
   // large ones are left to OpenBLAS's own threads.
   const int64_t n = std::max<int64_t>({g.m, g.n, g.b_cols, g.b_rows, 1});
