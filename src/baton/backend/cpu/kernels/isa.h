@@ -3,10 +3,17 @@
 // baton compiles for baseline x86-64 (SSE2). A few loops that are limited by
 // arithmetic rather than memory (the fast_math.h transcendentals) are also
 // compiled for AVX2 (and some for AVX-512) with __attribute__((target(...)))
-// and chosen at run time when the CPU has it. Never FMA: the wider variants
-// perform the same IEEE operations as the baseline code (and the scalar
-// interpreter), so all give bitwise-equal results; only the vector width
-// changes.
+// and chosen at run time when the CPU has it. The wider variants perform the
+// same IEEE operations as the baseline code (and the scalar interpreter), so
+// all give bitwise-equal results; only the vector width changes.
+//
+// FMA: the AVX2 level is AVX2 + FMA (every AVX2 CPU from Intel and AMD has
+// both), so the unary kernels compile with BATON_AVX2_TARGET, which enables
+// FMA, and so does BATON_AVX512_TARGET. That fuses nothing by itself:
+// -ffp-contract=off keeps GCC from forming an fma out of a * b + c, so only
+// code that calls std::fma explicitly (fast_math.h's Tanh) gets one, a
+// single rounding that the baseline computes bit for bit through libm's
+// fmaf. Kernels that call no std::fma may keep target("avx2").
 //
 // The levels stack: baseline < AVX2 < AVX-512. A kernel takes the highest
 // variant it has that is enabled, and AVX-512 counts as enabled only while
@@ -26,24 +33,32 @@ namespace baton::cpu {
 #define BATON_KERNELS_HAVE_AVX512 0
 #endif
 
+// The target attribute of the AVX2 variants that may call std::fma (above).
+#define BATON_AVX2_TARGET "avx2,fma"
+
 // The target attribute of the AVX-512 variants: F for 512-bit float and
 // int32 lanes with mask registers, DQ/BW/VL so GCC may use the 8/16-bit and
-// narrower-vector forms in tails and conversions. No FMA (-ffp-contract=off
-// keeps GCC from forming one anyway). Wider vectors are preferred
-// explicitly: some -mtune settings default to 256-bit (GCC's option; clang,
-// which builds the fuzzers, ignores the whole attribute if it is named).
+// narrower-vector forms in tails and conversions, FMA for explicit std::fma
+// (above; AVX-512 F implies it in hardware, not in GCC's target flags).
+// Wider vectors are preferred explicitly: some -mtune settings default to
+// 256-bit (GCC's option; clang, which builds the fuzzers, ignores the whole
+// attribute if it is named).
 #if defined(__clang__)
-#define BATON_AVX512_TARGET "avx512f,avx512dq,avx512bw,avx512vl"
+#define BATON_AVX512_TARGET "avx512f,avx512dq,avx512bw,avx512vl,fma"
 #else
 #define BATON_AVX512_TARGET \
-  "avx512f,avx512dq,avx512bw,avx512vl,prefer-vector-width=512"
+  "avx512f,avx512dq,avx512bw,avx512vl,fma,prefer-vector-width=512"
 #endif
 
 namespace isa_detail {
+// AVX2 and FMA: the AVX2 variants are compiled for both, so a CPU with AVX2
+// alone (none is known from Intel or AMD, but a hypervisor may hide FMA)
+// takes the baseline rather than an illegal instruction.
 inline bool CpuHasAvx2() {
 #if BATON_KERNELS_HAVE_AVX2
   __builtin_cpu_init();
-  return __builtin_cpu_supports("avx2") != 0;
+  return __builtin_cpu_supports("avx2") != 0 &&
+         __builtin_cpu_supports("fma") != 0;
 #else
   return false;
 #endif
@@ -51,7 +66,8 @@ inline bool CpuHasAvx2() {
 inline bool CpuHasAvx512() {
 #if BATON_KERNELS_HAVE_AVX512
   __builtin_cpu_init();
-  return __builtin_cpu_supports("avx512f") != 0 &&
+  return __builtin_cpu_supports("fma") != 0 &&
+         __builtin_cpu_supports("avx512f") != 0 &&
          __builtin_cpu_supports("avx512dq") != 0 &&
          __builtin_cpu_supports("avx512bw") != 0 &&
          __builtin_cpu_supports("avx512vl") != 0;
@@ -69,7 +85,8 @@ inline std::atomic<bool>& Avx512Flag() {
 }
 }  // namespace isa_detail
 
-// True when kernels should take their AVX2 variants.
+// True when kernels should take their AVX2 variants (the CPU has AVX2 and
+// FMA).
 inline bool UseAvx2Kernels() {
   return isa_detail::Avx2Flag().load(std::memory_order_relaxed);
 }
@@ -80,7 +97,8 @@ inline bool UseAvx512Kernels() {
          UseAvx2Kernels();
 }
 
-// Tests: turn the AVX2 variants off (or back on, where the CPU has AVX2).
+// Tests: turn the AVX2 variants off (or back on, where the CPU has AVX2 and
+// FMA).
 // Off also turns off AVX-512 (see above). Returns the previous setting.
 inline bool SetAvx2KernelsForTesting(bool on) {
   return isa_detail::Avx2Flag().exchange(on && isa_detail::CpuHasAvx2());
