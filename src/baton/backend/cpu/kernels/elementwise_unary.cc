@@ -60,8 +60,8 @@ void SqrtRange(const double* in, double* out, int64_t lo, int64_t hi) {
 
 // exp, log, tanh and logistic on float32 (and 16-bit floats, which compute
 // in float32) are fast_math.h's branch-free approximations: arithmetic-bound
-// (exp: ~0.6 ns an element with AVX-512; tanh: ~0.45 ns with AVX2 and 0.29
-// with AVX-512, but ~20 with SSE2, where its std::fma calls are libm calls),
+// (exp: ~0.6 ns an element with AVX-512; tanh: ~0.47 ns with AVX2 and 0.31
+// with AVX-512, but ~18 with SSE2, where its std::fma calls are libm calls),
 // so they also get AVX2 and AVX-512 variants (isa.h), both with FMA.
 template <UnaryOp op, typename T>
 constexpr bool kVectorMath =
