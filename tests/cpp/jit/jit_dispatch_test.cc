@@ -50,6 +50,11 @@ TEST(JitDispatchTest, TheCostModelCountsTheWorkNotTheResultSize) {
   EXPECT_FALSE(ValueOrThrow(th.Lower({Spec(Shape{limit / 2})}, Dev()))
                    ->runs_inline());
   EXPECT_EQ(ValueOrThrow(th.Lower({Spec(Shape{64})}, Dev()))->work(),
+            64 * cpu::kFastMathCost);
+  // float64 tanh is libm's: dearer than the vectorized float32 one.
+  EXPECT_EQ(ValueOrThrow(th.Lower({Spec(Shape{64}, false, DType::kFloat64)},
+                                  Dev()))
+                ->work(),
             64 * cpu::kTranscendentalCost);
 
   auto set_one = [](std::vector<int> donate) {

@@ -11,29 +11,38 @@ using compiler::Instruction;
 using compiler::OpKind;
 using compiler::ValueId;
 
-bool IsTranscendental(const Instruction& inst) {
+// The cost factor of one element of `inst` (cost_model.h): 1 for a cheap
+// op, kFastMathCost or kTranscendentalCost for a transcendental one.
+int64_t ElementCost(const compiler::Program& p, ValueId v) {
+  const Instruction& inst = p.instruction(v);
   if (inst.kind() == OpKind::kUnary) {
+    const DType dtype = p.type(v).dtype;
+    const bool computes_in_float = dtype == DType::kFloat32 ||
+                                   dtype == DType::kFloat16 ||
+                                   dtype == DType::kBFloat16;
     switch (inst.attrs_as<compiler::UnaryAttrs>().op) {
       case UnaryOp::kExp:
       case UnaryOp::kLog:
       case UnaryOp::kTanh:
       case UnaryOp::kLogistic:
+        return computes_in_float ? kFastMathCost : kTranscendentalCost;
       case UnaryOp::kSin:
       case UnaryOp::kCos:
       case UnaryOp::kLog1p:
       case UnaryOp::kExpm1:
       case UnaryOp::kTan:
       case UnaryOp::kAtan:
-        return true;
+        return kTranscendentalCost;
       default:
-        return false;
+        return 1;
     }
   }
   if (inst.kind() == OpKind::kBinary) {
     const BinaryOp op = inst.attrs_as<compiler::BinaryAttrs>().op;
-    return op == BinaryOp::kPow || op == BinaryOp::kAtan2;
+    return op == BinaryOp::kPow || op == BinaryOp::kAtan2 ? kTranscendentalCost
+                                                          : 1;
   }
-  return false;
+  return 1;
 }
 
 // Whether update `v` (dynamic_update_slice, scatter) copies its operand
@@ -70,7 +79,7 @@ int64_t InstructionWork(const compiler::Program& p,
       return CopiesOperand(assignment, v) ? result + update : update;
     }
     default:
-      return IsTranscendental(inst) ? result * kTranscendentalCost : result;
+      return result * ElementCost(p, v);
   }
 }
 

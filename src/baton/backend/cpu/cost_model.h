@@ -6,8 +6,8 @@
 // cheap kernel (a copy, an add, a compare; ~0.1-0.3 ns). Each step counts the
 // elements it touches, not the size of its result -- XLA's CPU client
 // decides from its cost analysis the same way:
-//   - elementwise ops: result elements, times kTranscendentalCost for the
-//     libm-class functions (exp, log, tanh, sin, pow, ...: ~1-5 ns each);
+//   - elementwise ops: result elements, times kFastMathCost or
+//     kTranscendentalCost for the transcendental functions (below);
 //   - reductions: the elements reduced (a sum of 16M elements is 16M, not 1);
 //   - dot_general: result elements times the contraction (multiply-adds);
 //   - dynamic_update_slice and scatter written in place: the update's
@@ -28,9 +28,14 @@
 
 namespace baton::cpu {
 
-// Cost of one element of a transcendental op relative to a cheap one
-// (fast_math.h's tanh ~1.2 ns an element against ~0.1 ns for an add).
+// Cost of one element of a transcendental op relative to a cheap one: the
+// libm-class functions (sin, cos, pow, float64 exp, ...: ~1-5 ns an element
+// against ~0.1 ns for an add).
 inline constexpr int64_t kTranscendentalCost = 8;
+// The float32 (and float16/bfloat16) exp, log, tanh and logistic of
+// fast_math.h, vectorized: ~0.3-0.5 ns an element with AVX-512, ~0.5-1 with
+// AVX2 (kernels_bench --benchmark_filter=FastMathSize).
+inline constexpr int64_t kFastMathCost = 4;
 
 // Element operations of one call of `program` planned as `plan` with
 // `assignment`. `region_work[s]` is the work of region step s (0 for other
