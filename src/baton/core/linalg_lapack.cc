@@ -86,7 +86,6 @@ void Identity(T* out, int64_t rows, int64_t cols) {
 
 template <typename T>
 void Cholesky(const LinalgOptions& o, int n, const T* a, T* out) {
-  if (n == 0) return;  // LAPACK rejects lda = 0 (and prints about it)
   std::vector<T> c = ToColumnMajor(a, n, n);
   const char uplo = o.lower ? 'L' : 'U';
   int info = 0;
@@ -314,7 +313,9 @@ void LinalgBatches(const LinalgOptions& o, DType dtype, const LinalgGeometry& g,
                    const void* a, const void* b, void* out, int64_t begin,
                    int64_t end) {
   // Nothing to write (an n = 0 matrix): a batch of any length is done, and
-  // looping over it could take as long as its (unbounded) batch count.
+  // looping over it could take as long as its (unbounded) batch count. The
+  // routines below are so never given n = 0, which LAPACK rejects as lda = 0
+  // (printing a line about it).
   if (g.out_size == 0) return;
   if (dtype == DType::kFloat64) {
     RunBatches(o, g, static_cast<const double*>(a),

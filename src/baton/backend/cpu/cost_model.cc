@@ -16,10 +16,9 @@ using compiler::ValueId;
 int64_t ElementCost(const compiler::Program& p, ValueId v) {
   const Instruction& inst = p.instruction(v);
   if (inst.kind() == OpKind::kUnary) {
+    // float16/bfloat16 compute in float32 (scalar_math.h).
     const DType dtype = p.type(v).dtype;
-    const bool computes_in_float = dtype == DType::kFloat32 ||
-                                   dtype == DType::kFloat16 ||
-                                   dtype == DType::kBFloat16;
+    const bool computes_in_float = is_floating(dtype) && dtype != DType::kFloat64;
     switch (inst.attrs_as<compiler::UnaryAttrs>().op) {
       case UnaryOp::kExp:
       case UnaryOp::kLog:
