@@ -164,10 +164,10 @@ def test_mpi_counts_given_that_disagree_with_mpirun_are_a_clear_error():
         "try:\n"
         "    bt.distributed.initialize(num_processes=3)\n"
         "except ValueError as e:\n"
-        "    print('refused:', e)\n"
+        "    print(f'refused: {e}', flush=True)\n"
         "assert not bt.distributed.is_initialized()\n"
         "bt.distributed.initialize(num_processes=2)\n"
-        "print('joined', bt.process_index(), bt.distributed.backend())\n"
+        "print(f'joined {bt.process_index()} {bt.distributed.backend()}', flush=True)\n"
     )
     cmd, env = mpirun(2, [sys.executable, "-c", code], dict(os.environ))
     out = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=120)
