@@ -5,9 +5,10 @@
 
 namespace baton {
 
-Client::Client(int num_devices, std::string platform) {
+Client::Client(int num_devices, std::shared_ptr<DeviceBackend> backend)
+    : platform_(backend->platform()) {
   for (int i = 0; i < num_devices; ++i) {
-    devices_.push_back(std::make_unique<Device>(i, platform));
+    devices_.push_back(std::make_unique<Device>(i, backend, i));
   }
 }
 
@@ -29,8 +30,11 @@ Result<Device*> Client::device(int id) const {
   if (id < 0 || id >= device_count()) {
     return InvalidArgument("device id " + std::to_string(id) +
                            " is out of range: this client has " +
-                           std::to_string(device_count()) + " device(s) (" +
-                           "set BATON_NUM_CPU_DEVICES for more CPU devices)");
+                           std::to_string(device_count()) + " device(s)" +
+                           (platform_ == "cpu"
+                                ? " (set BATON_NUM_CPU_DEVICES for more CPU "
+                                  "devices)"
+                                : ""));
   }
   return devices_[id].get();
 }

@@ -1,4 +1,4 @@
-// Client: the set of devices of one backend and the entry point to them.
+// Client: the set of devices of one platform and the entry point to them.
 //
 // Client::Default() is the process-wide CPU client with
 // BATON_NUM_CPU_DEVICES devices (read once, default 1); it is never
@@ -18,7 +18,9 @@ class Array;
 
 class Client {
  public:
-  explicit Client(int num_devices, std::string platform = "cpu");
+  // `num_devices` devices of `backend`'s platform, ordinals 0..n-1.
+  explicit Client(int num_devices, std::shared_ptr<DeviceBackend> backend =
+                                       HostDeviceBackend());
   // The process-wide CPU client.
   static Client& Default();
   // The device count BATON_NUM_CPU_DEVICES asks for (1 if unset or invalid).
@@ -28,8 +30,10 @@ class Client {
   // Device `id`; InvalidArgument for an out-of-range id.
   Result<Device*> device(int id) const;
   std::vector<Device*> devices() const;
+  const std::string& platform() const { return platform_; }
 
  private:
+  std::string platform_;
   std::vector<std::unique_ptr<Device>> devices_;
 };
 

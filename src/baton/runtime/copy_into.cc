@@ -1,7 +1,6 @@
 #include "baton/runtime/copy_into.h"
 
 #include "baton/runtime/device.h"
-#include "baton/runtime/parallel_copy.h"
 #include "baton/runtime/trace_recorder.h"
 #include "baton/runtime/transfer.h"
 
@@ -28,12 +27,12 @@ Result<Array> CopyArrayInto(const Array& src, const Array& into) {
                                    old->shape(), old->dtype(),
                                    std::move(taken.buffer)));
   }
+  Device* device = old->device();
+  const MemoryKind kind = old->memory_kind();
+  BATON_ASSIGN_OR_RETURN(CopyRoute route, RouteCopy(src, device, kind));
   // Read hold first: a deleted source fails before `into` is consumed.
   BATON_ASSIGN_OR_RETURN(UsageHold hold, src.impl()->AcquireRead());
   BATON_ASSIGN_OR_RETURN(ArrayImpl::Taken taken, old->TakeExclusive(reason));
-  Device* device = old->device();
-  const MemoryKind kind = old->memory_kind();
-  const CopyRoute route = RouteCopy(src, device, kind);
   WorkQueue& q = *route.queue;
   const size_t n = static_cast<size_t>(src.nbytes());
   void* to = taken.buffer->data();
@@ -42,20 +41,21 @@ Result<Array> CopyArrayInto(const Array& src, const Array& into) {
   const TraceTrack track = route.track;
   taken.buffer->memory_space()->RecordUse(TraceRecord::Kind::kOverwrite, to,
                                           "device_put(into=)");
-  Event done = q.Enqueue(hold.dependencies(), [to, from, n,
+  Event done = q.Enqueue(hold.dependencies(), [copy = std::move(route.copy),
+                                               to, from, n,
                                                wait = std::move(taken.wait_for),
                                                device_id, track, kind]() {
     // Order after the old value's users; their errors do not matter,
     // the old value is being replaced.
     (void)WaitAll(wait);
     const int64_t begin = TraceRecorder::NowNs();
-    ParallelCopy(to, from, n);
+    Status s = copy(to, from, n);
     auto& rec = TraceRecorder::Global();
     if (rec.enabled()) {
       rec.RecordTransfer(begin, device_id, track, kind,
                          static_cast<int64_t>(n), "device_put(into=)");
     }
-    return OkStatus();
+    return s;
   });
   hold.Finish(done);
   taken.buffer->ResetForNewOwner(done);

@@ -6,12 +6,12 @@
 
 namespace baton {
 
-Device::Device(int id, std::string platform)
-    : id_(id), platform_(std::move(platform)) {
+Device::Device(int id, std::shared_ptr<DeviceBackend> backend, int ordinal)
+    : id_(id), backend_(std::move(backend)), ordinal_(ordinal) {
   for (int k = 0; k < kNumMemoryKinds; ++k) {
+    const auto kind = static_cast<MemoryKind>(k);
     spaces_[k] = std::make_unique<MemorySpace>(
-        ToString(), id_, static_cast<MemoryKind>(k),
-        std::make_unique<HostRegionProvider>());
+        ToString(), id_, kind, backend_->MakeRegionProvider(ordinal_, kind));
   }
   staging_ = std::make_unique<StagingPool>(
       &memory_space(MemoryKind::kPinnedHost), StagingPool::kDefaultCapacity);
@@ -26,7 +26,7 @@ Device::~Device() {
 }
 
 std::string Device::ToString() const {
-  return platform_ + ":" + std::to_string(id_);
+  return platform() + ":" + std::to_string(id_);
 }
 
 void Device::Synchronize() {

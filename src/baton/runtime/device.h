@@ -1,8 +1,11 @@
 // Device: one accelerator (on the CPU backend, a logical CPU device) with its
 // three memory spaces, its in-order work queues and its live-array registry.
+// What is platform-specific (where memory comes from, whether the host may
+// touch it, how bytes move) comes from its DeviceBackend (device_backend.h).
 //
 // Ownership: owned by the Client; owns its memory spaces, queues and staging
-// pool. Queues are destroyed (drained) before memory spaces.
+// pool and shares its backend. Queues are destroyed (drained) before memory
+// spaces.
 // Thread-safety: all methods are thread-safe.
 #pragma once
 
@@ -14,6 +17,7 @@
 #include <vector>
 
 #include "baton/core/memory_kind.h"
+#include "baton/runtime/device_backend.h"
 #include "baton/runtime/memory_space.h"
 #include "baton/runtime/staging_pool.h"
 #include "baton/runtime/work_queue.h"
@@ -23,17 +27,32 @@ namespace baton {
 class Array;
 class ArrayImpl;
 
-enum class QueueKind { kCompute, kHostToDevice, kDeviceToHost };
-
 class Device {
  public:
-  Device(int id, std::string platform);
+  // Device `id` of its Client; `ordinal` is its index on `backend`'s
+  // platform (the CUDA device number; equal to `id` for CPU devices).
+  Device(int id, std::shared_ptr<DeviceBackend> backend, int ordinal);
   ~Device();
   Device(const Device&) = delete;
   Device& operator=(const Device&) = delete;
 
   int id() const { return id_; }
-  const std::string& platform() const { return platform_; }
+  const std::string& platform() const { return backend_->platform(); }
+  int ordinal() const { return ordinal_; }
+  DeviceBackend& backend() const { return *backend_; }
+  // Whether host code may read and write this device's memory of `kind`.
+  bool host_addressable(MemoryKind kind) const {
+    return backend_->host_addressable(kind);
+  }
+  // Byte movement through the backend, from a task of queue `queue` (see
+  // DeviceBackend::Copy and Fill).
+  Status Copy(QueueKind queue, void* dst, const void* src, size_t bytes) {
+    return backend_->Copy(ordinal_, queue, dst, src, bytes);
+  }
+  Status Fill(QueueKind queue, void* dst, int64_t count, size_t elem_bytes,
+              uint64_t pattern) {
+    return backend_->Fill(ordinal_, queue, dst, count, elem_bytes, pattern);
+  }
   // "cpu:0".
   std::string ToString() const;
 
@@ -54,10 +73,11 @@ class Device {
 
  private:
   const int id_;
-  const std::string platform_;
+  const std::shared_ptr<DeviceBackend> backend_;
+  const int ordinal_;
   std::array<std::unique_ptr<MemorySpace>, kNumMemoryKinds> spaces_;
   std::unique_ptr<StagingPool> staging_;
-  std::array<std::unique_ptr<WorkQueue>, 3> queues_;  // after spaces_: dies first
+  std::array<std::unique_ptr<WorkQueue>, kNumQueueKinds> queues_;  // after spaces_: dies first
   std::mutex registry_mu_;
   std::unordered_map<ArrayImpl*, std::weak_ptr<ArrayImpl>> registry_;
 };

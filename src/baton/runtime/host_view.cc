@@ -18,6 +18,15 @@ Result<HostView> HostView::Acquire(const Array& array, bool writable,
         std::string(memory_kind_name(array.memory_kind())) +
         " memory. Move it first: device_put(x, memory_kind=\"pinned_host\").");
   }
+  Device* device = array.device();
+  if (!device->host_addressable(array.memory_kind())) {
+    return InvalidArgument(
+        "a host view needs memory the host can address, but this " +
+        array.impl()->Describe() + " is in " + device->ToString() + "'s " +
+        std::string(memory_kind_name(array.memory_kind())) +
+        " memory. Copy it to the host (np.asarray copies), or move it first: "
+        "device_put(x, memory_kind=\"pinned_host\").");
+  }
   holder += " #" + std::to_string(next_view_id.fetch_add(1));
   BATON_ASSIGN_OR_RETURN(auto buffer, array.impl()->AcquireExternal(
                                           holder, writable));

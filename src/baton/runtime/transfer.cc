@@ -4,7 +4,6 @@
 #include <cstring>
 #include <memory>
 
-#include "baton/runtime/parallel_copy.h"
 #include "baton/runtime/trace_recorder.h"
 
 namespace baton {
@@ -38,6 +37,17 @@ std::function<Status()> Traced(std::function<Status()> fn, int device_id,
   };
 }
 
+// Zero-copy arrays alias the caller's host memory, which only memory the
+// host can address may do.
+Status CheckZeroCopy(const Device* device, MemoryKind kind) {
+  if (device->host_addressable(kind)) return OkStatus();
+  return InvalidArgument(
+      "device_put: a zero-copy array aliases host memory, but " +
+      device->ToString() + "'s " + std::string(memory_kind_name(kind)) +
+      " memory is not host memory. Copy instead (the default), or put it in "
+      "pinned_host memory.");
+}
+
 Status CheckHostBuffer(const HostBuffer& host) {
   BATON_RETURN_IF_ERROR(host.shape.Check());
   if (host.data == nullptr && host.nbytes() > 0) {
@@ -62,6 +72,7 @@ Result<Array> DevicePut(const HostBuffer& host, Device* device,
   const size_t n = host.nbytes();
   MemorySpace* space = &device->memory_space(kind);
   if (semantics == HostBufferSemantics::kZeroCopy) {
+    BATON_RETURN_IF_ERROR(CheckZeroCopy(device, kind));
     auto buffer = TrackedBuffer::Borrow(space, const_cast<void*>(host.data), n,
                                         std::move(on_done));
     return Array(ArrayImpl::Create(device, kind, host.shape, host.dtype,
@@ -75,7 +86,8 @@ Result<Array> DevicePut(const HostBuffer& host, Device* device,
                                                  AllocationKind::kArray,
                                                  "baton::DevicePut")));
     const int64_t begin = TraceRecorder::NowNs();
-    ParallelCopy(buffer->data(), host.data, n);
+    BATON_RETURN_IF_ERROR(
+        device->Copy(QueueKind::kHostToDevice, buffer->data(), host.data, n));
     if (TraceRecorder::Global().enabled()) {
       TraceRecorder::Global().RecordTransfer(begin, device->id(),
                                              TraceTrack::kHost, kind,
@@ -98,10 +110,10 @@ Result<Array> DevicePut(const HostBuffer& host, Device* device,
   const void* src = host.data;
   Event done = q.Enqueue(
       {}, Traced(
-              [dst, src, n, on_done = std::move(on_done)]() {
-                ParallelCopy(dst, src, n);
+              [device, dst, src, n, on_done = std::move(on_done)]() {
+                Status s = device->Copy(QueueKind::kHostToDevice, dst, src, n);
                 if (on_done) on_done();
-                return OkStatus();
+                return s;
               },
               device->id(), TraceTrack::kHostToDevice, kind,
               static_cast<int64_t>(n), "device_put"));
@@ -147,14 +159,15 @@ Result<Array> DevicePutInto(const HostBuffer& host, const Array& into) {
       std::memcpy(slot.value(), src + copied, c);
       defined = q.Enqueue(
           {}, Traced(
-                  [wait = taken.wait_for, &staging, chunk = slot.value(),
-                   to = dst + copied, c]() {
+                  [device, wait = taken.wait_for, &staging,
+                   chunk = slot.value(), to = dst + copied, c]() {
                     // Order after the old value's readers; their errors do
                     // not matter, the old value is being replaced.
                     (void)WaitAll(wait);
-                    std::memcpy(to, chunk, c);
+                    Status s =
+                        device->Copy(QueueKind::kHostToDevice, to, chunk, c);
                     staging.Release(chunk, c);
-                    return OkStatus();
+                    return s;
                   },
                   device->id(), TraceTrack::kHostToDevice, old->memory_kind(),
                   static_cast<int64_t>(c), "device_put(into=)"));
@@ -164,7 +177,11 @@ Result<Array> DevicePutInto(const HostBuffer& host, const Array& into) {
   if (copied < n) {
     (void)WaitAll(taken.wait_for);
     if (copied > 0) (void)defined.Wait();  // keep chunk order simple
-    ParallelCopy(dst + copied, src + copied, n - copied);
+    Status s = device->Copy(QueueKind::kHostToDevice, dst + copied,
+                            src + copied, n - copied);
+    // The old value is gone either way; a failed write leaves the new
+    // owner with an error instead of half-written bytes.
+    if (!s.ok()) defined = Event::Failed(s);
   }
   taken.buffer->ResetForNewOwner(defined);
   return Array(ArrayImpl::Create(device, old->memory_kind(), old->shape(),
@@ -172,8 +189,8 @@ Result<Array> DevicePutInto(const HostBuffer& host, const Array& into) {
 }
 
 Result<Array> CopyArray(const Array& src, Device* device, MemoryKind kind) {
+  BATON_ASSIGN_OR_RETURN(CopyRoute route, RouteCopy(src, device, kind));
   BATON_ASSIGN_OR_RETURN(UsageHold hold, src.impl()->AcquireRead());
-  const CopyRoute route = RouteCopy(src, device, kind);
   WorkQueue& q = *route.queue;
   const size_t n = static_cast<size_t>(src.nbytes());
   BATON_ASSIGN_OR_RETURN(
@@ -186,12 +203,9 @@ Result<Array> CopyArray(const Array& src, Device* device, MemoryKind kind) {
   const void* from = hold.data();
   Event done = q.Enqueue(
       hold.dependencies(),
-      Traced(
-          [to, from, n]() {
-            ParallelCopy(to, from, n);
-            return OkStatus();
-          },
-          device->id(), route.track, kind, static_cast<int64_t>(n), "copy"),
+      Traced([copy = std::move(route.copy), to, from,
+              n]() { return copy(to, from, n); },
+             device->id(), route.track, kind, static_cast<int64_t>(n), "copy"),
       DispatchForCopy(n));
   hold.Finish(done);
   buffer->SetDefinitionEvent(done);
@@ -199,16 +213,43 @@ Result<Array> CopyArray(const Array& src, Device* device, MemoryKind kind) {
                                  std::move(buffer)));
 }
 
-CopyRoute RouteCopy(const Array& src, Device* device, MemoryKind kind) {
-  if (device == src.device() && kind == src.memory_kind()) {
-    return {&device->queue(QueueKind::kCompute), TraceTrack::kCompute};
+Result<CopyRoute> RouteCopy(const Array& src, Device* device,
+                            MemoryKind kind) {
+  Device* from = src.device();
+  const MemoryKind from_kind = src.memory_kind();
+  const bool dst_host = device->host_addressable(kind);
+  const bool src_host = from->host_addressable(from_kind);
+  if (!dst_host && !src_host && &device->backend() != &from->backend()) {
+    return Unimplemented(
+        "copy from " + from->ToString() + "'s " +
+        std::string(memory_kind_name(from_kind)) + " memory to " +
+        device->ToString() + "'s " + std::string(memory_kind_name(kind)) +
+        " memory: the two platforms cannot copy between each other's "
+        "memory; copy to pinned_host memory first");
   }
-  if (kind == MemoryKind::kDevice) {
-    return {&device->queue(QueueKind::kHostToDevice),
-            TraceTrack::kHostToDevice};
+  QueueKind queue_kind;
+  TraceTrack track;
+  Device* queue_device;
+  if (device == from && kind == from_kind) {
+    queue_kind = QueueKind::kCompute;
+    track = TraceTrack::kCompute;
+    queue_device = device;
+  } else if (kind == MemoryKind::kDevice) {
+    queue_kind = QueueKind::kHostToDevice;
+    track = TraceTrack::kHostToDevice;
+    queue_device = device;
+  } else {
+    queue_kind = QueueKind::kDeviceToHost;
+    track = TraceTrack::kDeviceToHost;
+    queue_device = from;
   }
-  return {&src.device()->queue(QueueKind::kDeviceToHost),
-          TraceTrack::kDeviceToHost};
+  // The copier is a device whose backend can address both sides.
+  Device* copier = !dst_host ? device : from;
+  return CopyRoute{
+      &queue_device->queue(queue_kind), track,
+      [copier, queue_kind](void* dst, const void* src_bytes, size_t bytes) {
+        return copier->Copy(queue_kind, dst, src_bytes, bytes);
+      }};
 }
 
 Result<Event> CopyToHostAsync(const Array& src, void* dst, size_t dst_bytes) {
@@ -220,14 +261,14 @@ Result<Event> CopyToHostAsync(const Array& src, void* dst, size_t dst_bytes) {
                            std::to_string(n));
   }
   BATON_ASSIGN_OR_RETURN(UsageHold hold, src.impl()->AcquireRead());
-  WorkQueue& q = src.device()->queue(QueueKind::kDeviceToHost);
+  Device* device = src.device();
+  WorkQueue& q = device->queue(QueueKind::kDeviceToHost);
   const void* from = hold.data();
   Event done = q.Enqueue(
       hold.dependencies(),
       Traced(
-          [dst, from, n]() {
-            ParallelCopy(dst, from, n);
-            return OkStatus();
+          [device, dst, from, n]() {
+            return device->Copy(QueueKind::kDeviceToHost, dst, from, n);
           },
           src.device()->id(), TraceTrack::kDeviceToHost, src.memory_kind(),
           static_cast<int64_t>(n), "device_get"),
@@ -270,16 +311,9 @@ Result<Array> Full(const Shape& shape, DType dtype, const void* value,
                                               "baton::Full")));
   uint64_t pattern = 0;
   std::memcpy(&pattern, value, elem);
-  char* dst = static_cast<char*>(buffer->data());
-  Event done = q.Enqueue({}, [dst, count, elem, pattern]() {
-    if (pattern == 0) {
-      std::memset(dst, 0, static_cast<size_t>(count) * elem);
-    } else {
-      for (int64_t i = 0; i < count; ++i) {
-        std::memcpy(dst + i * elem, &pattern, elem);
-      }
-    }
-    return OkStatus();
+  void* dst = buffer->data();
+  Event done = q.Enqueue({}, [device, dst, count, elem, pattern]() {
+    return device->Fill(QueueKind::kCompute, dst, count, elem, pattern);
   });
   buffer->SetDefinitionEvent(done);
   return Array(ArrayImpl::Create(device, kind, shape, dtype, std::move(buffer)));

@@ -61,6 +61,15 @@ CpuExecutable::~CpuExecutable() = default;
 Result<std::shared_ptr<CpuExecutable>> CpuExecutable::Compile(
     std::shared_ptr<const compiler::Program> program, std::vector<bool> donated,
     Device* device, std::string name, std::vector<bool> fresh_outputs) {
+  // CPU kernels read and write their buffers directly.
+  if (!device->host_addressable(MemoryKind::kDevice)) {
+    return Unimplemented(
+        name + ": computations do not run on " + device->ToString() +
+        " yet: baton's " + device->platform() +
+        " backend has memory, transfers and host views, but no executables. "
+        "Compute on a CPU device (bt.devices(\"cpu\")) and move the result "
+        "with bt.device_put.");
+  }
   // The planner, buffer assignment and kernels index by the recorded types
   // and region groups: a program that breaks them is refused here, not
   // run (Internal: programs from the tracer always verify).
