@@ -1,0 +1,74 @@
+// CudaBackend: the DeviceBackend of CUDA devices (DESIGN 5.7).
+//
+// Memory kinds: `device` is GPU memory (cudaMalloc regions, which the host
+// cannot address), `pinned_host` page-locked host memory (cudaHostAlloc),
+// `unpinned_host` ordinary host memory (cuda_region_provider.h).
+//
+// Queues are CUDA streams: one non-blocking stream per (device ordinal,
+// QueueKind), created on first use after cudaSetDevice(ordinal). Copy and
+// Fill enqueue on the named queue's stream and synchronize that stream
+// before returning, so they are synchronous as DeviceBackend requires: a
+// WorkQueue task that returns has its bytes in place, and memory released
+// after its event is really unused (R1). Each call first makes `ordinal` the
+// calling thread's current CUDA device, so any thread may call any method.
+// Copies and fills between two host pointers run on the CPU.
+//
+// Errors: a failed CUDA call becomes a Status naming the operation, the byte
+// count, the device and CUDA's description (cuda_error.h); an ordinal outside
+// 0..device_count()-1 is InvalidArgument.
+//
+// Ownership: shared (shared_ptr) by the Devices of a Client; owns its
+// streams and destroys them with itself. Constructing one makes no CUDA call.
+// Thread-safety: every method may be called from any thread.
+#pragma once
+
+#include <array>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "baton/runtime/device_backend.h"
+
+struct CUstream_st;  // cudaStream_t is CUstream_st*; keeps CUDA headers out
+
+namespace baton::cuda {
+
+class CudaBackend final : public DeviceBackend {
+ public:
+  // The backend of CUDA devices 0..device_count-1 (as the CUDA runtime
+  // numbers them after CUDA_VISIBLE_DEVICES).
+  explicit CudaBackend(int device_count);
+  ~CudaBackend() override;
+  CudaBackend(const CudaBackend&) = delete;
+  CudaBackend& operator=(const CudaBackend&) = delete;
+
+  int device_count() const { return static_cast<int>(streams_.size()); }
+
+  const std::string& platform() const override { return platform_; }
+  std::unique_ptr<RegionProvider> MakeRegionProvider(int device_ordinal,
+                                                     MemoryKind kind) override;
+  bool host_addressable(MemoryKind kind) const override {
+    return kind != MemoryKind::kDevice;
+  }
+  Status Copy(int device_ordinal, QueueKind queue, void* dst, const void* src,
+              size_t bytes) override;
+  Status Fill(int device_ordinal, QueueKind queue, void* dst, int64_t count,
+              size_t elem_bytes, uint64_t pattern) override;
+
+  // Fill builds at most this many bytes of a general pattern on the host,
+  // copies them over, then doubles the filled prefix on the device.
+  static constexpr size_t kFillSeedBytes = size_t{1} << 20;
+
+ private:
+  // Makes `ordinal` current on this thread and returns its stream of
+  // `queue`, creating it on first use.
+  Status StreamFor(int ordinal, QueueKind queue, CUstream_st** stream);
+
+  const std::string platform_ = "cuda";
+  std::mutex mu_;
+  // [ordinal][queue]; nullptr until created. The vector's size is fixed.
+  std::vector<std::array<CUstream_st*, kNumQueueKinds>>
+      streams_;  // guarded by mu_
+};
+
+}  // namespace baton::cuda

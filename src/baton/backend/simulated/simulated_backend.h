@@ -1,0 +1,86 @@
+// SimulatedBackend: a stand-in accelerator whose device memory the host
+// cannot touch, so the runtime's platform independence is tested on any
+// machine, without a GPU.
+//
+// Its `device` memory kind lives at addresses mapped PROT_NONE: any direct
+// read or write by host code (a kernel, a memcpy, a numpy view) faults at
+// once. The same pages are mapped a second time, readable and writable, at an
+// address only this backend knows; Copy and Fill translate device addresses
+// to that shadow mapping, exactly where a GPU backend would call
+// cudaMemcpyAsync. pinned_host and unpinned_host are ordinary host memory,
+// as on a GPU. It counts the bytes it moves, so tests can check that a
+// transfer happened once and only once.
+//
+// The platform is "sim"; Python gets its devices with BATON_PLATFORMS=sim
+// (tests/python/test_platforms.py). Executables do not run on it
+// (nor, yet, on CUDA): it tests memory, transfers, donation of storage,
+// in-place overwrites and host views.
+//
+// Ownership: shared by the Devices of its Client; owns the shadow mappings
+// (one memfd-backed pair per region, unmapped in FreeRegion).
+// Thread-safety: all methods are thread-safe.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+
+#include "baton/runtime/device_backend.h"
+
+namespace baton {
+
+class Client;
+
+class SimulatedBackend final
+    : public DeviceBackend,
+      public std::enable_shared_from_this<SimulatedBackend> {
+ public:
+  const std::string& platform() const override { return platform_; }
+  std::unique_ptr<RegionProvider> MakeRegionProvider(int device_ordinal,
+                                                     MemoryKind kind) override;
+  bool host_addressable(MemoryKind kind) const override {
+    return kind != MemoryKind::kDevice;
+  }
+  Status Copy(int device_ordinal, QueueKind queue, void* dst, const void* src,
+              size_t bytes) override;
+  Status Fill(int device_ordinal, QueueKind queue, void* dst, int64_t count,
+              size_t elem_bytes, uint64_t pattern) override;
+
+  // Bytes Copy has written into device memory / read out of it (a copy
+  // from device to device counts in both), since construction.
+  int64_t bytes_to_device() const { return to_device_.load(); }
+  int64_t bytes_from_device() const { return from_device_.load(); }
+  // Whether [ptr, ptr + bytes) lies in this backend's device memory.
+  bool IsDeviceMemory(const void* ptr, size_t bytes) const;
+
+  // Region bookkeeping for the device provider (simulated_backend.cc).
+  void* MapRegion(size_t bytes);
+  void UnmapRegion(void* device_base, size_t bytes);
+
+ private:
+  struct Region {
+    size_t bytes;
+    char* shadow;  // the readable, writable view of the same pages
+  };
+  // The shadow address of device address `ptr`, or nullptr if `ptr` is not
+  // device memory; an InvalidArgument if [ptr, ptr + bytes) runs past the
+  // region it starts in.
+  Result<char*> Shadow(const void* ptr, size_t bytes) const;
+  // `ptr` itself for host memory, its shadow for device memory.
+  Result<char*> Resolve(const void* ptr, size_t bytes, bool* on_device) const;
+
+  const std::string platform_ = "sim";
+  mutable std::mutex mu_;
+  std::map<uintptr_t, Region> regions_;  // by device base; guarded by mu_
+  std::atomic<int64_t> to_device_{0};
+  std::atomic<int64_t> from_device_{0};
+};
+
+// The process-wide client of BATON_NUM_SIM_DEVICES (default 1) simulated
+// devices, created on first use and never destroyed, like Client::Default().
+Client& SimulatedClient();
+
+}  // namespace baton
