@@ -3,8 +3,12 @@
 ``bt.process_index()``, ``bt.process_count()``, and ``Array.devices()`` /
 ``Array.sharding``.
 
-baton is one process; every device it has is local. The backend is the
-platform of its devices (``"cpu"`` for the CPU backend).
+baton is one process; every device it has is local. A backend is a
+platform: ``"cpu"``, ``"cuda"`` (when built with CUDA and a GPU is visible)
+or ``"sim"`` (the simulated accelerator for tests). ``BATON_PLATFORMS``
+(default ``"cpu,cuda"``) lists them in order of preference; the default
+backend is the first listed that has devices, and ``devices()`` without a
+backend lists its devices only, as ``jax.devices()`` does.
 """
 
 from __future__ import annotations
@@ -12,6 +16,8 @@ from __future__ import annotations
 from typing import Any
 
 from baton import _array_methods, _remote_device
+from baton._baton import _all_devices
+from baton._baton import _unavailable_platforms
 from baton._baton import devices as _local_device_list
 from baton.sharding import SingleDeviceSharding
 
@@ -42,21 +48,23 @@ def local_devices(process_index: int | None = None, backend: str | None = None) 
 def devices(backend: str | None = None) -> list:
     """Every device: this process's, and after ``bt.distributed.initialize``
     every other process's too (``RemoteDevice``; process 0's first)."""
-    ds = _remote_device.global_devices(list(_local_device_list()))
-    if backend is None:
-        return ds
-    return [d for d in ds if d.platform == backend] or _devices(backend)
+    if backend is None or backend == default_backend():
+        return _remote_device.global_devices(list(_local_device_list()))
+    return _devices(backend)  # another platform's: this process's only
 
 
 def _devices(backend: str | None) -> list:
-    ds = list(_local_device_list())
     if backend is None:
-        return ds
-    out = [d for d in ds if d.platform == backend]
+        return list(_local_device_list())
+    out = [d for d in _all_devices() if d.platform == backend]
     if not out:
+        have = sorted({d.platform for d in _all_devices()})
+        why = _unavailable_platforms.get(backend)
         raise RuntimeError(
-            f"backend {backend!r} is not available; baton has "
-            f"{sorted({d.platform for d in ds})}"
+            f"backend {backend!r} is not available"
+            + (f" ({why})" if why else "")
+            + f"; baton has {have}"
+            + ("" if why else " (BATON_PLATFORMS chooses the platforms)")
         )
     return out
 

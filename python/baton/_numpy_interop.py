@@ -39,7 +39,7 @@ def numpy_view(x: Any, holder: str, writable: bool = False) -> np.ndarray | None
 
 
 def _host_addressable(x: Any) -> bool:
-    return x.device.platform == "cpu" or x.memory_kind != "device"
+    return x.device._host_addressable(x.memory_kind)
 
 
 def numpy_copy(x: Any) -> np.ndarray:

@@ -7,6 +7,7 @@
 #include <cstring>
 
 #include "baton/runtime/client.h"
+#include "platforms.h"
 
 namespace baton::python {
 namespace {
@@ -108,7 +109,7 @@ MemoryKind MemoryKindFromName(const std::string& name) {
 }
 
 Device* ResolveDevice(nb::handle device) {
-  if (device.is_none()) return Client::Default().devices()[0];
+  if (device.is_none()) return DefaultDevice();
   Device* d = nullptr;
   if (nb::try_cast<Device*>(device, d) && d != nullptr) return d;
   throw nb::type_error(
@@ -119,8 +120,10 @@ Device* ResolveDevice(nb::handle device) {
 }
 
 bool HostAddressable(const Device* device, MemoryKind kind) {
-  return device->platform() == "cpu" || is_host_kind(kind);
+  return device->host_addressable(kind);
 }
+
+Device* DefaultDevice() { return DefaultDevices().front(); }
 
 bool BorrowableAddress(const void* data, DType dtype) {
   const auto p = reinterpret_cast<uintptr_t>(data);

@@ -44,10 +44,13 @@ const char* ArrayInterfaceTypestr(DType t);
 
 // "device", "pinned_host", "unpinned_host"; ValueError otherwise.
 MemoryKind MemoryKindFromName(const std::string& name);
-// None -> device 0; a Device -> itself; anything else -> TypeError.
+// None -> the default device; a Device -> itself; anything else -> TypeError.
 Device* ResolveDevice(nb::handle device);
+// Device 0 of the default platform (platforms.h).
+Device* DefaultDevice();
 // Whether the host can read and write `kind` memory of `device` directly:
-// every kind on the CPU backend, the host kinds on accelerators.
+// every kind on the CPU backend, the host kinds on accelerators
+// (Device::host_addressable).
 bool HostAddressable(const Device* device, MemoryKind kind);
 
 // Host memory baton borrows instead of copying (device_put(may_alias=True),

@@ -49,9 +49,15 @@ constexpr const char* kUsedVersionedName = "used_dltensor_versioned";
 constexpr const char* kLegacyName = "dltensor";
 constexpr const char* kUsedLegacyName = "used_dltensor";
 
+// Where a consumer finds the exported data: host memory as it is; CUDA
+// memory on its GPU; other memory the host cannot address (the simulated
+// platform's) as a host copy.
 DLDevice DeviceOf(const Array& a) {
   if (HostAddressable(a.device(), a.memory_kind())) return {kDLCPU, 0};
-  return {kDLCUDA, a.device()->id()};
+  if (a.device()->platform() == "cuda") {
+    return {kDLCUDA, a.device()->ordinal()};
+  }
+  return {kDLCPU, 0};
 }
 
 struct AlignedFree {
@@ -102,6 +108,12 @@ nb::object Export(const Array& a,
           "(kDLCPU, 0) only");
     }
     device = {kDLCPU, 0};  // a host copy of non-addressable memory
+  }
+  if (device.device_type != kDLCPU) {
+    throw nb::buffer_error(
+        "__dlpack__: exporting CUDA memory in place is not implemented yet; "
+        "ask for a host copy with x.__dlpack__(dl_device=(1, 0)) or "
+        "np.from_dlpack(x, device=\"cpu\")");
   }
   const bool must_copy = !addressable;
   if (must_copy && copy.has_value() && !*copy) {
@@ -252,6 +264,13 @@ Array Import(nb::handle capsule, nb::handle device_arg,
     nb::gil_scoped_release unlocked;
     if (contiguous) {
       r = DevicePut(host, device, MemoryKind::kDevice);
+    } else if (!HostAddressable(device, MemoryKind::kDevice)) {
+      // Gather on the host, then one copy into memory the host cannot touch.
+      std::vector<char> dense(static_cast<size_t>(shape.num_elements()) *
+                              dtype_size(dtype));
+      CopyStridedToDense(plan, dense.data());
+      r = DevicePut(HostBuffer{dense.data(), shape, dtype}, device,
+                    MemoryKind::kDevice);
     } else {
       r = Empty(shape, dtype, device, MemoryKind::kDevice);
       if (r.ok()) {

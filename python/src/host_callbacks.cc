@@ -30,6 +30,7 @@
 #include "host_callbacks.h"
 #include "lax_internal.h"
 #include "module.h"
+#include "platforms.h"
 #include "tracing.h"
 
 namespace baton::python {
@@ -170,7 +171,7 @@ void init_host_callbacks(nb::module_& m) {
               "code that runs the program instead");
         }
         nb::gil_scoped_release release;  // callbacks need the GIL
-        for (Device* d : Client::Default().devices()) d->Synchronize();
+        for (Device* d : AllDevices()) d->Synchronize();
       },
       "Waits until every computation enqueued so far, on every device, has "
       "finished -- and so every bt.debug.print and bt.debug.callback it "

@@ -274,7 +274,7 @@ void CheckLeaves(const ArgumentRules& rules, nb::handle self, PyObject* args,
                 "Nothing was consumed.");
     }
   }
-  p.device = first ? first->array.device() : Client::Default().devices()[0];
+  p.device = first ? first->array.device() : DefaultDevice();
   p.sig.device_id = p.device->id();
 }
 

@@ -11,6 +11,7 @@
 #include "baton/runtime/client.h"
 #include "baton/runtime/trace_recorder.h"
 #include "module.h"
+#include "platforms.h"
 
 namespace baton::python {
 namespace {
@@ -142,7 +143,7 @@ const char* BlockStateName(SegmentInfo::Block::State s) {
 
 template <typename F>
 void ForEachSpace(F&& fn) {
-  for (Device* device : Client::Default().devices()) {
+  for (Device* device : AllDevices()) {
     for (int k = 0; k < kNumMemoryKinds; ++k) {
       const MemoryKind kind = static_cast<MemoryKind>(k);
       fn(device, kind, device->memory_space(kind));

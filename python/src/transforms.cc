@@ -121,7 +121,7 @@ ValueType ParseAval(nb::handle aval, bool* weak) {
 nb::tuple Subtrace(nb::callable fn, nb::sequence avals, std::string name,
                    nb::object values) {
   std::shared_ptr<TraceFrame> parent = CurrentFrame();
-  Device* device = parent ? parent->device() : Client::Default().devices()[0];
+  Device* device = parent ? parent->device() : DefaultDevice();
   auto frame = std::make_shared<TraceFrame>(parent, device, name);
   nb::list tracers;
   for (nb::handle a : nb::iter(avals)) {
