@@ -86,6 +86,9 @@ void SetPythonError(const Status& s, PyObject* precondition) {
     case ErrorCode::kFailedPrecondition:
       type = precondition;
       break;
+    case ErrorCode::kUnimplemented:
+      type = PyExc_NotImplementedError;  // a RuntimeError, as before
+      break;
     default:
       break;
   }
@@ -164,6 +167,11 @@ void init_errors(nb::module_& m) {
       PyErr_SetString(PyExc_ValueError, e.what());
     } catch (const baton::IndexOutOfRangeError& e) {
       PyErr_SetString(PyExc_IndexError, e.what());
+    } catch (const baton::Error& e) {
+      // Not built yet (a computation on a device without executables):
+      // NotImplementedError, still a RuntimeError as every other Error.
+      if (e.code() != baton::ErrorCode::kUnimplemented) throw;  // next one
+      PyErr_SetString(PyExc_NotImplementedError, e.what());
     }
   });
 }
