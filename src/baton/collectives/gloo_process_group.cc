@@ -12,6 +12,7 @@
 #include <gloo/rendezvous/prefix_store.h>
 #include <gloo/transport/tcp/device.h>
 
+#include <csignal>
 #include <exception>
 #include <functional>
 
@@ -20,6 +21,21 @@
 namespace baton::collectives {
 
 namespace {
+
+// Gloo's TCP transport writes to its sockets without MSG_NOSIGNAL: a write to
+// a peer that has just left raises SIGPIPE, whose default action kills this
+// process before Gloo can return the error the collective would report. So
+// joining a group ignores SIGPIPE, unless the program has its own handler
+// (then it is left alone); writes to a closed connection then fail with
+// EPIPE and the collective fails naming the op. (Python ignores SIGPIPE
+// already.) Checked on every Connect, so it holds even if the program reset
+// the signal in between.
+void IgnoreSigpipeUnlessHandled() {
+  struct sigaction current {};
+  if (sigaction(SIGPIPE, nullptr, &current) == 0 && current.sa_handler == SIG_DFL) {
+    std::signal(SIGPIPE, SIG_IGN);
+  }
+}
 
 class GlooProcessGroup final : public ProcessGroup {
  public:
@@ -98,6 +114,7 @@ Result<std::unique_ptr<ProcessGroup>> ProcessGroup::Connect(const ProcessGroupOp
   }
   Result<HostPort> hp = ParseHostPort(options.coordinator_address);
   if (!hp.ok()) return hp.status();
+  IgnoreSigpipeUnlessHandled();
   auto group = std::make_unique<GlooProcessGroup>();
   group->options = options;
   if (options.process_id == 0) {

@@ -7,6 +7,9 @@
 // full-mesh context over the TCP transport on the given interface address.
 // Each collective is bounded by op_timeout: a peer that died or hangs gives a
 // Status naming the op (and the rank when Gloo says), never a hang.
+// Connect sets SIGPIPE to be ignored when it has its default action (a
+// write to a peer that left would otherwise kill the process instead of
+// failing the collective); a handler the program installed is kept.
 //
 // ConnectMpi() (mpi_process_group.cc) joins MPI_COMM_WORLD of a job started
 // by mpirun (MPI_Init_thread once per process, MPI_Finalize at exit) on a

@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 
+#include <csignal>
 #include <functional>
 #include <thread>
 #include <vector>
@@ -86,6 +87,25 @@ TEST(ProcessGroup, APeerThatLeftFailsTheCollectiveNamingIt) {
     ASSERT_FALSE(s.ok());
     EXPECT_NE(s.message().find("all_reduce failed on process 0 of 2"), std::string::npos) << s.message();
   });
+}
+
+// The race above (rank 0 writing while rank 1's sockets close) killed the
+// test binary with SIGPIPE in a CI run: joining must leave SIGPIPE ignored,
+// and keep a handler the program installed.
+void CountSigpipe(int) {}
+
+TEST(ProcessGroup, JoiningIgnoresSigpipeButKeepsTheProgramsHandler) {
+  std::signal(SIGPIPE, SIG_DFL);
+  RunRanks(2, [](ProcessGroup&) {});
+  struct sigaction now {};
+  ASSERT_EQ(sigaction(SIGPIPE, nullptr, &now), 0);
+  EXPECT_EQ(now.sa_handler, SIG_IGN);
+
+  std::signal(SIGPIPE, CountSigpipe);
+  RunRanks(2, [](ProcessGroup&) {});
+  ASSERT_EQ(sigaction(SIGPIPE, nullptr, &now), 0);
+  EXPECT_EQ(now.sa_handler, &CountSigpipe);
+  std::signal(SIGPIPE, SIG_IGN);
 }
 
 TEST(ProcessGroup, ARankThatNeverComesFailsInitializeWithinTheTimeout) {
