@@ -11,6 +11,7 @@ namespace {
 
 std::vector<Platform>* platforms = nullptr;
 std::vector<Device*>* default_devices = nullptr;
+std::vector<Device*>* all_devices = nullptr;  // the default platform's first
 
 Platform MakePlatform(const std::string& name, const std::string& env) {
   if (name == "cpu") return {name, &Client::Default(), ""};
@@ -43,17 +44,24 @@ void InitPlatforms() {
     if (!seen) list->push_back(MakePlatform(name, env));
   }
   std::string why;
+  const Platform* chosen = nullptr;
   for (const Platform& p : *list) {
     if (p.client->device_count() > 0) {
-      default_devices = new std::vector<Device*>(p.client->devices());
+      chosen = &p;
       break;
     }
     why += (why.empty() ? "" : "; ") + p.name + ": " + p.unavailable;
   }
-  if (default_devices == nullptr) {
+  if (chosen == nullptr) {
     throw std::runtime_error("BATON_PLATFORMS=\"" + env +
                              "\": no listed platform has a device (" + why +
                              "). Add 'cpu' to the list to fall back to it.");
+  }
+  default_devices = new std::vector<Device*>(chosen->client->devices());
+  all_devices = new std::vector<Device*>(*default_devices);
+  for (const Platform& p : *list) {
+    if (&p == chosen) continue;
+    for (Device* d : p.client->devices()) all_devices->push_back(d);
   }
   platforms = list.release();
 }
@@ -62,14 +70,6 @@ const std::vector<Platform>& Platforms() { return *platforms; }
 
 const std::vector<Device*>& DefaultDevices() { return *default_devices; }
 
-std::vector<Device*> AllDevices() {
-  std::vector<Device*> out = *default_devices;
-  for (const Platform& p : *platforms) {
-    if (p.client->device_count() == 0) continue;
-    if (p.client->devices()[0] == default_devices->front()) continue;
-    for (Device* d : p.client->devices()) out.push_back(d);
-  }
-  return out;
-}
+const std::vector<Device*>& AllDevices() { return *all_devices; }
 
 }  // namespace baton::python

@@ -34,6 +34,6 @@ const std::vector<Platform>& Platforms();
 // The default platform's devices (bt.devices()).
 const std::vector<Device*>& DefaultDevices();
 // Every device of every listed platform, the default platform's first.
-std::vector<Device*> AllDevices();
+const std::vector<Device*>& AllDevices();
 
 }  // namespace baton::python

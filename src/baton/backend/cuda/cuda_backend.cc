@@ -72,13 +72,16 @@ std::unique_ptr<RegionProvider> CudaBackend::MakeRegionProvider(
   return MakeCudaRegionProvider(device_ordinal, kind);
 }
 
+Status CudaBackend::CheckOrdinal(int ordinal) const {
+  if (ordinal >= 0 && ordinal < device_count()) return OkStatus();
+  return InvalidArgument("CUDA device ordinal " + std::to_string(ordinal) +
+                         " is out of range: the CUDA backend has " +
+                         std::to_string(device_count()) + " device(s)");
+}
+
 Status CudaBackend::StreamFor(int ordinal, QueueKind queue,
                               CUstream_st** stream) {
-  if (ordinal < 0 || ordinal >= device_count()) {
-    return InvalidArgument("CUDA device ordinal " + std::to_string(ordinal) +
-                           " is out of range: the CUDA backend has " +
-                           std::to_string(device_count()) + " device(s)");
-  }
+  BATON_RETURN_IF_ERROR(CheckOrdinal(ordinal));
   BATON_RETURN_IF_ERROR(
       CudaError(cudaSetDevice(ordinal), "cudaSetDevice",
                 "cuda:" + std::to_string(ordinal) + ": selecting the device"));
@@ -99,12 +102,13 @@ Status CudaBackend::StreamFor(int ordinal, QueueKind queue,
 Status CudaBackend::Copy(int device_ordinal, QueueKind queue, void* dst,
                          const void* src, size_t bytes) {
   if (bytes == 0) return OkStatus();
-  cudaStream_t stream = nullptr;
-  BATON_RETURN_IF_ERROR(StreamFor(device_ordinal, queue, &stream));
+  BATON_RETURN_IF_ERROR(CheckOrdinal(device_ordinal));
   if (IsHostMemory(dst) && IsHostMemory(src)) {
-    ParallelCopy(dst, src, bytes);
+    ParallelCopy(dst, src, bytes);  // no stream, no device switch
     return OkStatus();
   }
+  cudaStream_t stream = nullptr;
+  BATON_RETURN_IF_ERROR(StreamFor(device_ordinal, queue, &stream));
   const auto doing = [&] {
     return Doing(device_ordinal, queue,
                  "copying " + std::to_string(bytes) + " bytes");
@@ -125,12 +129,13 @@ Status CudaBackend::Fill(int device_ordinal, QueueKind queue, void* dst,
   }
   if (count <= 0) return OkStatus();
   const size_t total = static_cast<size_t>(count) * elem_bytes;
-  cudaStream_t stream = nullptr;
-  BATON_RETURN_IF_ERROR(StreamFor(device_ordinal, queue, &stream));
+  BATON_RETURN_IF_ERROR(CheckOrdinal(device_ordinal));
   if (IsHostMemory(dst)) {
     FillHost(dst, count, elem_bytes, pattern);
     return OkStatus();
   }
+  cudaStream_t stream = nullptr;
+  BATON_RETURN_IF_ERROR(StreamFor(device_ordinal, queue, &stream));
   const std::string doing =
       Doing(device_ordinal, queue,
             "filling " + std::to_string(count) + " elements of " +

@@ -11,7 +11,8 @@
 // WorkQueue task that returns has its bytes in place, and memory released
 // after its event is really unused (R1). Each call first makes `ordinal` the
 // calling thread's current CUDA device, so any thread may call any method.
-// Copies and fills between two host pointers run on the CPU.
+// Copies and fills between two host pointers run on the CPU, without
+// touching a stream or the current device.
 //
 // Errors: a failed CUDA call becomes a Status naming the operation, the byte
 // count, the device and CUDA's description (cuda_error.h); an ordinal outside
@@ -60,6 +61,8 @@ class CudaBackend final : public DeviceBackend {
   static constexpr size_t kFillSeedBytes = size_t{1} << 20;
 
  private:
+  // InvalidArgument unless 0 <= ordinal < device_count().
+  Status CheckOrdinal(int ordinal) const;
   // Makes `ordinal` current on this thread and returns its stream of
   // `queue`, creating it on first use.
   Status StreamFor(int ordinal, QueueKind queue, CUstream_st** stream);
