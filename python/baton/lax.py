@@ -65,6 +65,24 @@ from baton import _eager_lax  # noqa: E402
 globals().update({name: _eager_lax.eager(name, globals()[name]) for name in __all__})
 _trace_device = _lax._trace_device
 
+# Compositions with jax.lax's names: math, reductions and cumulative ops
+# (baton/_lax_math.py), slicing and shapes (_lax_slicing.py), XLA-style
+# scatters (_lax_scatter.py).
+from baton import _lax_math, _lax_scatter, _lax_slicing  # noqa: E402
+
+for _m in (_lax_math, _lax_slicing, _lax_scatter):
+    _plain = getattr(_m, "NOT_OPERATIONS", frozenset())
+    for _name in _m.__all__:
+        if _name not in globals():
+            _fn = getattr(_m, _name)
+            globals()[_name] = _fn if _name in _plain else _eager_lax.eager(_name, _fn)
+    __all__ = sorted({*__all__, *_m.__all__})
+del _m, _plain, _name, _fn
+
+from baton._lax_precision import Precision  # noqa: E402
+
+__all__ = sorted({*__all__, "Precision"})
+
 # Collectives inside bt.shard_map (baton/_collectives.py), as in jax.lax.
 from baton import _collectives  # noqa: E402
 

@@ -11,7 +11,11 @@ The generator is Threefry-2x32 (``_threefry``) with JAX's default
 conventions (threefry2x32, ``jax_threefry_partitionable=True``), so the
 same key gives the same numbers as JAX (jax 0.10.2, CPU): ``split``,
 ``fold_in``, ``bits``, ``uniform``, ``randint``, ``bernoulli``,
-``permutation``, ``choice``, ``gumbel`` and ``categorical`` bit for bit;
+``permutation``, ``choice``, ``gumbel``, ``categorical`` and
+(``_transforms``) ``exponential``, ``laplace``, ``logistic`` bit for bit,
+``cauchy``, ``pareto``, ``weibull_min``, ``rayleigh``, ``lognormal``,
+``geometric``, ``rademacher``, ``maxwell``, ``double_sided_maxwell``
+within a few ulp;
 ``normal`` and ``truncated_normal`` are promised within 2 ulp and are
 bitwise equal on everything tested, because XLA's float32 erf, erf_inv,
 log and log1p are evaluated with the same formulas and roundings
@@ -37,6 +41,21 @@ from baton.random._keys import (
 )
 from baton.random._samplers import bernoulli, normal, randint, truncated_normal, uniform
 from baton.random._shuffle import choice, permutation
+from baton.random._transforms import (
+    cauchy,
+    clone,
+    double_sided_maxwell,
+    exponential,
+    geometric,
+    laplace,
+    logistic,
+    lognormal,
+    maxwell,
+    pareto,
+    rademacher,
+    rayleigh,
+    weibull_min,
+)
 
 __all__ = [
     "PRNGKey",
@@ -44,16 +63,29 @@ __all__ = [
     "bernoulli",
     "bits",
     "categorical",
+    "cauchy",
     "choice",
+    "clone",
+    "double_sided_maxwell",
+    "exponential",
     "fold_in",
+    "geometric",
     "gumbel",
     "key",
     "key_data",
+    "laplace",
+    "logistic",
+    "lognormal",
+    "maxwell",
     "normal",
+    "pareto",
     "permutation",
+    "rademacher",
     "randint",
+    "rayleigh",
     "split",
     "truncated_normal",
     "uniform",
+    "weibull_min",
     "wrap_key_data",
 ]

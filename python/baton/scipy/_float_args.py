@@ -1,0 +1,23 @@
+"""What the special functions share: their arguments as float Tracers, and
+``baton.numpy`` imported when first needed (it imports this package)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from baton import _ops
+
+
+def bnp() -> Any:
+    """``baton.numpy``, imported on first use (it sits above this package)."""
+    import baton.numpy as bnp
+
+    return bnp
+
+
+def as_float(x: Any) -> Any:
+    """x as a Tracer of a float dtype (integers and bools: float32)."""
+    t = _ops.as_tracer(x)
+    return t if _ops.is_float(np.dtype(t.dtype)) else t.astype(np.float32)
