@@ -64,6 +64,7 @@ from baton.sharding import make_mesh
 from baton._shard_map import shard_map
 from baton import nn, scipy  # bt.nn, bt.scipy.special (over baton.numpy)
 from baton import debug  # bt.debug.print / callback (host callbacks)
+from baton import core, dtypes, typing  # jax.core / jax.dtypes / jax.typing names
 from baton import profiler  # bt.profiler: pprof, Chrome trace, memory scopes
 from baton import distributed  # bt.distributed: several processes (no network at import)
 

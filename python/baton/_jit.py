@@ -231,6 +231,7 @@ def jit(
     donate_argnums: int | Iterable[int] = (),
     donate_argnames: str | Iterable[str] = (),
     require_in_place: bool = False,
+    inline: bool = False,
 ) -> Any:
     """Compiles ``fn`` for each distinct signature of its arguments.
 
@@ -272,6 +273,8 @@ def jit(
       value between memory kinds; outputs keep the kind their value has.
     - A jitted function called while another is being traced is inlined
       into it and consumes nothing.
+    - ``inline`` is accepted for JAX's signature and changes nothing: a
+      jitted function called while another is traced is always inlined.
     - ``require_in_place=True`` (beyond JAX): compiling fails with
       ``bt.InPlaceError`` (a ``ValueError``) when an update -- ``.at[]``,
       ``dynamic_update_slice``, a loop carry (``bt.lax.fori_loop`` ...) --
@@ -285,6 +288,8 @@ def jit(
     compiles without running or consuming anything and gives
     ``memory_analysis()`` and ``as_text()``.
     """
+    if not isinstance(inline, bool):
+        raise TypeError(f"jit: inline must be a bool, not {type(inline).__name__}")
     options = dict(
         static_argnums=static_argnums,
         static_argnames=static_argnames,
@@ -385,8 +390,9 @@ class _NotPlain(Exception):
 def _out_spec(out: Any, index: Any) -> tuple:
     """How the C++ call path rebuilds an output made of plain containers
     (dicts with str keys, lists, tuples, None) without optree: leaves are
-    numbered in flattening order (dict keys sorted), dicts keep their key
-    order. Raises _NotPlain for anything else (optree rebuilds those)."""
+    numbered in flattening order (dict keys sorted), dicts are rebuilt in
+    sorted key order, as JAX's. Raises _NotPlain for anything else (optree
+    rebuilds those)."""
     if isinstance(out, (Tracer, Array, np.ndarray, np.generic)) or (
         _dtypes.is_python_scalar(out)
     ):
@@ -396,9 +402,8 @@ def _out_spec(out: Any, index: Any) -> tuple:
     if type(out) is tuple or type(out) is list:
         return ("t" if type(out) is tuple else "l", [_out_spec(c, index) for c in out])
     if type(out) is dict and all(type(k) is str for k in out):
-        specs = {k: _out_spec(out[k], index) for k in sorted(out)}
-        keys = tuple(out)
-        return ("d", keys, [specs[k] for k in keys])
+        keys = tuple(sorted(out))
+        return ("d", keys, [_out_spec(out[k], index) for k in keys])
     raise _NotPlain
 
 

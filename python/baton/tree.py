@@ -1,6 +1,7 @@
 """Pytrees: nested containers of arrays (``bt.tree``), built on optree.
 
-Containers are dicts (flattened in sorted key order), lists, tuples,
+Containers are dicts (flattened in sorted key order, and rebuilt in that
+order, as JAX does), lists, tuples,
 namedtuples, ``None`` (an empty subtree, never a leaf), dataclasses
 registered with :func:`register_dataclass` and classes registered with
 ``bt.tree_util.register_pytree_node``. Everything else is a leaf.
@@ -14,6 +15,13 @@ Key paths are tuples of ``DictKey`` / ``SequenceKey`` / ``GetAttrKey`` /
 prints them. A treedef is an ``optree.PyTreeSpec`` (``num_leaves``,
 ``children()``, ``unflatten()``, ``flatten_up_to()`` as JAX's
 ``PyTreeDef``; its repr differs).
+
+Dict order is JAX's: a ``dict`` or ``defaultdict`` is flattened in sorted
+key order and every treedef baton hands out rebuilds it in sorted key
+order (``bt.tree.map(f, {"w": w, "b": b})`` is ``{"b": ..., "w": ...}``);
+an ``OrderedDict`` keeps its own order. (optree alone would rebuild a dict
+in the insertion order it was flattened from; :func:`_canonical` rewrites
+such treedefs.)
 """
 
 from __future__ import annotations
@@ -51,17 +59,79 @@ __all__ = [
 
 _NO_INIT = object()
 
+_SORTED_KINDS = (optree.PyTreeKind.DICT, optree.PyTreeKind.DEFAULTDICT)
+# treedef -> the treedef rebuilding its dicts in sorted key order, or None
+# when the structure has no dict / defaultdict node (the treedef is used as
+# it is). Keyed by treedef equality, which ignores dict insertion order.
+_CANON: dict[PyTreeDef, PyTreeDef | None] = {}
+_CANON_MAX = 4096
+
+
+def _sorted_dicts(treedef: PyTreeDef) -> tuple[PyTreeDef, bool]:
+    """``treedef`` with each dict / defaultdict node rebuilt in sorted key
+    order (optree's ``entries()`` order, in which it flattens them), and
+    whether it has any such node."""
+    found = False
+
+    def node(spec: PyTreeDef) -> PyTreeDef:
+        nonlocal found
+        if spec.kind not in _SORTED_KINDS:
+            return spec
+        found = True
+        keys = spec.entries()
+        rebuilt = spec.unflatten(range(spec.num_children))
+        if list(rebuilt) == keys:
+            return spec
+        leaf = optree.treespec_leaf(
+            none_is_leaf=spec.none_is_leaf, namespace=spec.namespace
+        )
+        children = dict.fromkeys(keys, leaf)
+        if spec.kind == optree.PyTreeKind.DICT:
+            return optree.treespec_dict(
+                children, none_is_leaf=spec.none_is_leaf, namespace=spec.namespace
+            )
+        return optree.treespec_defaultdict(
+            rebuilt.default_factory,
+            children,
+            none_is_leaf=spec.none_is_leaf,
+            namespace=spec.namespace,
+        )
+
+    out = treedef.transform(node)
+    return out, found
+
+
+def _canonical(treedef: PyTreeDef) -> PyTreeDef:
+    """``treedef`` rebuilding dicts in sorted key order, as JAX's do."""
+    if treedef.num_nodes == 1:  # a leaf, None, or an empty container
+        return treedef
+    try:
+        hit = _CANON.get(treedef, _NO_INIT)
+    except Exception:  # unhashable / uncomparable node data: no cache
+        return _sorted_dicts(treedef)[0]
+    if hit is _NO_INIT:
+        out, found = _sorted_dicts(treedef)
+        if len(_CANON) >= _CANON_MAX:
+            _CANON.clear()
+        _CANON[treedef] = out if found else None
+        return out
+    return treedef if hit is None else hit
+
 
 def flatten(
     tree: Any, is_leaf: Callable[[Any], bool] | None = None
 ) -> tuple[list[Any], PyTreeDef]:
     """Returns ``(leaves, treedef)``; ``unflatten(treedef, leaves)`` inverts it."""
-    return optree.tree_flatten(tree, is_leaf, none_is_leaf=False, namespace=NAMESPACE)
+    leaves_, treedef = optree.tree_flatten(
+        tree, is_leaf, none_is_leaf=False, namespace=NAMESPACE
+    )
+    return leaves_, _canonical(treedef)
 
 
 def unflatten(treedef: PyTreeDef, leaves: Iterable[Any]) -> Any:
-    """Rebuilds the tree described by ``treedef`` from ``leaves``."""
-    return optree.tree_unflatten(treedef, leaves)
+    """Rebuilds the tree described by ``treedef`` from ``leaves`` (dicts in
+    sorted key order, as JAX)."""
+    return optree.tree_unflatten(_canonical(treedef), leaves)
 
 
 def leaves(tree: Any, is_leaf: Callable[[Any], bool] | None = None) -> list[Any]:
@@ -71,7 +141,9 @@ def leaves(tree: Any, is_leaf: Callable[[Any], bool] | None = None) -> list[Any]
 
 def structure(tree: Any, is_leaf: Callable[[Any], bool] | None = None) -> PyTreeDef:
     """The treedef of ``tree``."""
-    return optree.tree_structure(tree, is_leaf, none_is_leaf=False, namespace=NAMESPACE)
+    return _canonical(
+        optree.tree_structure(tree, is_leaf, none_is_leaf=False, namespace=NAMESPACE)
+    )
 
 
 def map(
@@ -80,10 +152,13 @@ def map(
     *rest: Any,
     is_leaf: Callable[[Any], bool] | None = None,
 ) -> Any:
-    """``f`` applied leaf by leaf to ``tree`` and the same-shaped ``rest``."""
-    return optree.tree_map(
-        f, tree, *rest, is_leaf=is_leaf, none_is_leaf=False, namespace=NAMESPACE
-    )
+    """``f`` applied leaf by leaf to ``tree`` and the same-shaped ``rest``
+    (dicts come back in sorted key order, as in JAX)."""
+    leaves_, treedef = flatten(tree, is_leaf)
+    if not rest:
+        return treedef.unflatten([f(x) for x in leaves_])
+    others = [treedef.flatten_up_to(r) for r in rest]
+    return treedef.unflatten([f(*xs) for xs in zip(leaves_, *others)])
 
 
 def flatten_with_path(
@@ -97,7 +172,9 @@ def flatten_with_path(
     accessors, leaves_, treedef = optree.tree_flatten_with_accessor(
         tree, is_leaf, none_is_leaf=False, namespace=NAMESPACE
     )
-    return [(from_accessor(a), x) for a, x in zip(accessors, leaves_)], treedef
+    return [(from_accessor(a), x) for a, x in zip(accessors, leaves_)], _canonical(
+        treedef
+    )
 
 
 def leaves_with_path(
@@ -151,7 +228,10 @@ def transpose(
     the first one). Raises TypeError naming both structures when they do
     not compose.
     """
+    outer_treedef = _canonical(outer_treedef)
     inners = outer_treedef.flatten_up_to(pytree_to_transpose)
+    if inner_treedef is not None:
+        inner_treedef = _canonical(inner_treedef)
     if inner_treedef is None:
         if not inners:
             raise ValueError(
@@ -179,9 +259,10 @@ def paths_and_leaves(
 ) -> tuple[list[tuple[Any, ...]], list[Any], PyTreeDef]:
     """``(raw_paths, leaves, treedef)`` with optree's raw paths (dict keys,
     indices; fast), for baton's own messages: ``keystr`` prints them."""
-    return optree.tree_flatten_with_path(
+    paths, leaves_, treedef = optree.tree_flatten_with_path(
         tree, is_leaf, none_is_leaf=False, namespace=NAMESPACE
     )
+    return paths, leaves_, _canonical(treedef)
 
 
 def register_dataclass(
