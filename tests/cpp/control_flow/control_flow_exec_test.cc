@@ -11,6 +11,7 @@
 #include <string>
 #include <thread>
 
+#include "baton/backend/cpu/cost_model.h"
 #include "baton/compiler/program_printer.h"
 #include "baton/compiler/reference_interpreter.h"
 #include "control_flow/control_flow_test_util.h"
@@ -195,6 +196,25 @@ std::string MissesText(const std::vector<c::InPlaceMiss>& misses) {
 }
 
 // ---- while ----
+
+// A while loop's trip count is known only when it runs, and it may never end:
+// a program holding one is handed to the device's queue whatever its size, so
+// the caller (in Python, the thread holding the GIL) returns at once instead
+// of running the whole loop itself. A scan of a tiny body still runs inline.
+c::WhileAttrs CounterWhile(const ValueType& x);
+Program CounterProgram(int64_t n);
+
+TEST(ControlFlowExecTest, AWhileLoopIsNeverRunOnTheCallersThread) {
+  const Program p = CounterProgram(1);
+  Jitted f([&p](TraceScope& s,
+                const std::vector<Tracer>& a) { return Replay(p, s, a); },
+           {.name = "tiny_while"});
+  const std::vector<Literal> args{Literal::Scalar<int32_t>(0), Data(Shape{1}, 1),
+                                  Literal::Scalar<int32_t>(3), Data(Shape{1}, 2)};
+  auto exe = ValueOrThrow(f.Lower(SpecsOf(args, {}), Dev()));
+  EXPECT_FALSE(exe->runs_inline());
+  EXPECT_EQ(exe->work(), cpu::kUnboundedWork);
+}
 
 // cond(i, x, limit, w) = i < limit; body = (i + 1, x * 0.5 + w)
 c::WhileAttrs CounterWhile(const ValueType& x) {

@@ -92,17 +92,17 @@ int64_t EstimateWork(const compiler::Program& program,
   for (size_t s = 0; s < plan.steps.size(); ++s) {
     const compiler::Step& step = plan.steps[s];
     if (step.kind == compiler::Step::Kind::kRegion) {
-      work += s < region_work.size() ? region_work[s] : 0;
+      work = AddWork(work, s < region_work.size() ? region_work[s] : 0);
       continue;
     }
     if (assignment.step_is_noop[s]) continue;
     for (ValueId v : step.members) {
-      work += std::max<int64_t>(InstructionWork(program, assignment, v), 1);
+      work = AddWork(work, std::max<int64_t>(InstructionWork(program, assignment, v), 1));
     }
   }
   for (const compiler::OutputSource& out : assignment.outputs) {
     if (out.kind == compiler::OutputSource::Kind::kCopy) {
-      work += program.type(out.value).num_elements();
+      work = AddWork(work, program.type(out.value).num_elements());
     }
   }
   return work;

@@ -37,6 +37,20 @@ inline constexpr int64_t kTranscendentalCost = 8;
 // AVX2 (kernels_bench --benchmark_filter=FastMathSize).
 inline constexpr int64_t kFastMathCost = 4;
 
+// The work of a program that holds a while loop: its trip count is known
+// only when it runs, and it may never end, so such a call is never run on
+// the caller's thread (in Python that thread holds the GIL, and every other
+// Python thread would wait for the whole loop). Work arithmetic saturates
+// here (AddWork, ScaleWork), so sums and trip counts never overflow.
+inline constexpr int64_t kUnboundedWork = int64_t{1} << 50;
+inline int64_t AddWork(int64_t a, int64_t b) {
+  return a >= kUnboundedWork - b ? kUnboundedWork : a + b;
+}
+inline int64_t ScaleWork(int64_t work, int64_t times) {
+  if (work == 0 || times == 0) return 0;
+  return times >= kUnboundedWork / work ? kUnboundedWork : work * times;
+}
+
 // Element operations of one call of `program` planned as `plan` with
 // `assignment`. `region_work[s]` is the work of region step s (0 for other
 // steps; empty when there are none).

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstring>
 
+#include "baton/backend/cpu/cost_model.h"
 #include "baton/backend/cpu/cpu_executable.h"
 #include "baton/compiler/control_flow.h"
 #include "baton/compiler/passes.h"
@@ -121,7 +122,7 @@ Result<std::unique_ptr<RegionStep>> RegionStep::Compile(
     arena = std::max(arena, a.temp_arena_bytes[static_cast<int>(MemoryKind::kDevice)]);
     region_work = r->kind_ == OpKind::kCase
                       ? std::max(region_work, exe->work())
-                      : region_work + exe->work();
+                      : AddWork(region_work, exe->work());
     auto region_ptr = std::make_unique<Region>();
     region_ptr->first_output.assign(a.output_buffers.size(), -1);
     for (size_t i = 0; i < a.outputs.size(); ++i) {
@@ -185,10 +186,11 @@ Result<std::unique_ptr<RegionStep>> RegionStep::Compile(
                                         r->carry_bytes_.end()));
   }
   r->scratch_bytes_ = offset;
-  const int64_t trips = r->kind_ == OpKind::kWhile ? kUnknownTrips
-                        : r->kind_ == OpKind::kScan ? r->length_
-                                                    : 1;
-  r->work_ = std::max<int64_t>(1, trips) * std::max<int64_t>(region_work, 1);
+  const int64_t trips = r->kind_ == OpKind::kScan ? r->length_ : 1;
+  r->work_ = r->kind_ == OpKind::kWhile
+                 ? kUnboundedWork
+                 : ScaleWork(std::max<int64_t>(region_work, 1),
+                             std::max<int64_t>(trips, 1));
   return r;
 }
 

@@ -46,10 +46,10 @@ class RegionStep {
 
   // Device bytes of scratch Run needs.
   int64_t scratch_bytes() const { return scratch_bytes_; }
-  // Element operations of one run (a while loop's trip count is unknown:
-  // counted as one iteration times kUnknownTrips).
+  // Element operations of one run (cost_model.h). A while loop's trip count
+  // is unknown until it runs: its work is kUnboundedWork, so a program
+  // holding one is always handed to the device's queue.
   int64_t work() const { return work_; }
-  static constexpr int64_t kUnknownTrips = 1024;
   // Updates inside the regions that copy, and carries that do not stay in
   // place from one iteration to the next.
   const std::vector<compiler::InPlaceMiss>& in_place_misses() const {
