@@ -179,14 +179,30 @@ def checkpoint(
             static_argnums=static_argnums,
         )
     spec = _policy_spec(policy)
-    statics = int_tuple(static_argnums)
+    try:
+        statics = int_tuple(static_argnums)
+    except (TypeError, ValueError):
+        raise TypeError(
+            "checkpoint: static_argnums must be an int or a sequence of ints, "
+            f"got {static_argnums!r}"
+        ) from None
     name = fun_name(fun)
 
     @functools.wraps(fun)
     def checkpointed(*args: Any, **kwargs: Any) -> Any:
+        n = len(args)
+        bad = [i for i in statics if not -n <= i < n]
+        if bad:
+            # ValueError, as jax.checkpoint raises; checked before anything
+            # runs, traced or not.
+            raise ValueError(
+                f"checkpoint({name}): static_argnums {statics} contains "
+                f"{bad[0]}, but the function was called with {n} positional "
+                f"argument(s); static_argnums must be in [-{n}, {n}) (static "
+                "arguments are passed by position)"
+            )
         if not is_tracing():
             return fun(*args, **kwargs)
-        n = len(args)
         static = {i + n if i < 0 else i for i in statics}
         dyn_idx = [i for i in range(n) if i not in static]
         leaves, in_tree = tree.flatten(([args[i] for i in dyn_idx], kwargs))

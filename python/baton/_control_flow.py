@@ -69,8 +69,33 @@ def _eager(fn: Callable[..., Any], name: str, *dynamic: Any) -> Any:
     return jit(run)(*leaves)
 
 
-def _as_tracers(leaves: Sequence[Any]) -> list:
-    return [x if isinstance(x, Tracer) else _lax.as_tracer(x) for x in leaves]
+def _as_tracer(x: Any, what: str) -> Any:
+    """``x`` as a Tracer of the current trace; a TypeError naming ``what``
+    for a value that is not an array (None, a string, an arbitrary object)
+    rather than the binding's signature."""
+    if isinstance(x, Tracer):
+        return x
+    if x is None or isinstance(x, (str, bytes)):
+        raise TypeError(
+            f"{what} must be an array or a Python/numpy scalar, got "
+            f"{type(x).__name__}"
+        )
+    try:
+        return _lax.as_tracer(x)
+    except TypeError as e:
+        msg = str(e)
+        if msg.startswith("as_tracer: "):  # the binding's reason, our name
+            raise TypeError(f"{what}: {msg[len('as_tracer: '):]}") from None
+        if "incompatible function arguments" not in msg:
+            raise
+        raise TypeError(
+            f"{what} must be an array or a Python/numpy scalar, got "
+            f"{type(x).__name__}"
+        ) from None
+
+
+def _as_tracers(leaves: Sequence[Any], what: str = "a loop value") -> list:
+    return [_as_tracer(x, what) for x in leaves]
 
 
 def _type_str(aval: tuple) -> str:
@@ -183,7 +208,7 @@ def scan(
         )
     init_leaves, init_tree = tree.flatten(init)
     x_leaves, x_tree = tree.flatten(xs)
-    x_leaves = _as_tracers(x_leaves)
+    x_leaves = _as_tracers(x_leaves, "scan: each leaf of xs")
     lengths = {int(x.shape[0]) if x.ndim else None for x in x_leaves}
     if None in lengths:
         raise ValueError(
@@ -205,7 +230,7 @@ def scan(
         raise ValueError("scan got no values to scan over and `length` not provided")
     else:
         length = lengths.pop()
-    carries = _as_tracers(init_leaves)
+    carries = _as_tracers(init_leaves, "scan: each leaf of init")
     x_avals = [((tuple(x.shape[1:])), *aval_of(x)[1:]) for x in x_leaves]
     nc = len(carries)
     name = f"scan({fun_name(f)})"
@@ -280,7 +305,7 @@ def while_loop(cond_fun: Callable[[Any], Any], body_fun: Callable[[Any], Any],
             init_val,
         )
     init_leaves, init_tree = tree.flatten(init_val)
-    carries = _as_tracers(init_leaves)
+    carries = _as_tracers(init_leaves, "while_loop: each leaf of init_val")
     n = len(carries)
     cell: dict = {}
 
@@ -337,6 +362,36 @@ def _static_int(x: Any) -> int | None:
     return None
 
 
+def _x64() -> bool:
+    from baton import _dtypes
+
+    return _dtypes.x64_enabled()
+
+
+def _fits(value: int, dtype: np.dtype) -> bool:
+    info = np.iinfo(dtype)
+    return int(info.min) <= value <= int(info.max)
+
+
+def _check_bound(what: str, value: int, dtype: np.dtype) -> None:
+    """OverflowError (as JAX raises for a bound it cannot convert) unless
+    ``value`` fits the loop counter's dtype: the counter takes every value
+    up to ``upper``, and would wrap around silently past the dtype's range."""
+    if _fits(value, dtype):
+        return
+    info = np.iinfo(dtype)
+    hint = (
+        "" if _x64() or dtype.itemsize >= 8
+        else ", or enable 64-bit types (bt.config.update('enable_x64', True)) "
+        "for an int64 counter"
+    )
+    raise OverflowError(
+        f"fori_loop: {what} bound {value} does not fit the loop counter's dtype "
+        f"{dtype.name} (range [{info.min}, {info.max}]); use bounds in that "
+        f"range{hint}"
+    )
+
+
 def fori_loop(lower: Any, upper: Any, body_fun: Callable[[Any, Any], Any],
               init_val: Any, *, unroll: int | bool | None = None) -> Any:
     """``val = body_fun(i, val)`` for ``i`` in ``range(lower, upper)``, as
@@ -346,10 +401,30 @@ def fori_loop(lower: Any, upper: Any, body_fun: Callable[[Any, Any], Any],
 
     Bounds known when tracing make it a ``scan`` (differentiable in reverse
     mode); traced bounds a ``while_loop``. The carry is updated in place: a
-    jitted loop over a donated 64 MiB carry needs no second copy.
+    jitted loop over a donated 64 MiB carry needs no second copy. The
+    counter is int32 (int64 with 64-bit types on, for bounds past int32); a
+    bound outside its range raises ``OverflowError`` rather than letting the
+    counter wrap around.
     """
     del unroll
+    if not callable(body_fun):
+        raise TypeError(
+            f"fori_loop: body_fun must be callable, got {type(body_fun).__name__}"
+        )
+    for what, b in (("lower", lower), ("upper", upper)):
+        if b is None:
+            raise TypeError(
+                f"fori_loop: {what} is None; pass an integer scalar (a Python "
+                "int or an integer array of shape ())"
+            )
     lo, hi = _static_int(lower), _static_int(upper)
+    # A Python int bound becomes a weakly typed int32 (int64 with 64-bit
+    # types on): out of that range it cannot be converted (OverflowError, as
+    # in JAX), whatever the other bound is.
+    widest = np.dtype(np.int64 if _x64() else np.int32)
+    for what, b in (("lower", lower), ("upper", upper)):
+        if isinstance(b, int) and not _fits(int(b), widest):
+            _check_bound(what, int(b), widest)
     if not is_tracing():
         if lo is not None and hi is not None:
             return _eager(
@@ -364,6 +439,11 @@ def fori_loop(lower: Any, upper: Any, body_fun: Callable[[Any, Any], Any],
             upper,
             init_val,
         )
+    # The carry's leaves as values of this trace (errors name fori_loop).
+    init_leaves, init_tree = tree.flatten(init_val)
+    init_val = tree.unflatten(
+        init_tree, _as_tracers(init_leaves, "fori_loop: each leaf of init_val")
+    )
     if lo is not None and hi is not None:
         dtype = np.result_type(
             *[np.asarray(b).dtype if isinstance(b, (np.integer, np.ndarray)) else np.int32
@@ -371,6 +451,12 @@ def fori_loop(lower: Any, upper: Any, body_fun: Callable[[Any, Any], Any],
         )
         if dtype == np.int64:
             dtype = np.dtype(np.int32)
+        if _x64() and dtype == np.int32 and not (
+            _fits(lo, dtype) and _fits(hi, dtype)
+        ):
+            dtype = np.dtype(np.int64)  # 64-bit types on: a wider counter
+        for what, b in (("lower", lo), ("upper", hi)):
+            _check_bound(what, b, dtype)
         i0 = _lax.convert_element_type(_lax.as_tracer(lo), dtype.name)
 
         def step(carry: Any, _: Any) -> tuple:
@@ -380,7 +466,8 @@ def fori_loop(lower: Any, upper: Any, body_fun: Callable[[Any, Any], Any],
 
         (_, out), _ = scan(step, (i0, init_val), None, length=builtins.max(hi - lo, 0))
         return out
-    lo_t, hi_t = _as_tracers([lower, upper])
+    lo_t = _as_tracer(lower, "fori_loop: lower")
+    hi_t = _as_tracer(upper, "fori_loop: upper")
     lo_a, hi_a = aval_of(lo_t), aval_of(hi_t)
     if lo_a[1] != hi_a[1] and not (lo_a[2] or hi_a[2]):
         raise TypeError(
@@ -392,6 +479,9 @@ def fori_loop(lower: Any, upper: Any, body_fun: Callable[[Any, Any], Any],
         raise TypeError(
             f"fori_loop: lower and upper must be integers, got {dtype.name}"
         )
+    for what, b in (("lower", lo), ("upper", hi)):
+        if b is not None:
+            _check_bound(what, b, dtype)
     lo_t = _lax.convert_element_type(lo_t, dtype.name)
     hi_t = _lax.convert_element_type(hi_t, dtype.name)
 
@@ -416,7 +506,7 @@ def _branches_program(branches: Sequence[Callable[..., Any]], operands: tuple,
     tree, output weak flags). TypeError unless all return one structure of
     one set of types."""
     op_leaves, op_tree = tree.flatten(operands)
-    op_leaves = _as_tracers(op_leaves)
+    op_leaves = _as_tracers(op_leaves, f"{what}: each operand leaf")
     avals = [aval_of(x) for x in op_leaves]
     n = len(op_leaves)
     traced, trees, leaves_of = [], [], []
@@ -466,7 +556,12 @@ def _branches_program(branches: Sequence[Callable[..., Any]], operands: tuple,
 
 
 def _index_tracer(index: Any, what: str) -> Any:
-    t = _lax.as_tracer(index)
+    if index is None:
+        raise TypeError(
+            f"{what} is None; pass a scalar (a bool or integer array, or a "
+            "Python bool/int)"
+        )
+    t = _as_tracer(index, what)
     if tuple(t.shape) != ():
         raise TypeError(
             f"{what} must be a scalar, got an array of shape {tuple(t.shape)}"
@@ -489,6 +584,12 @@ def cond(pred: Any, true_fun: Callable[..., Any], false_fun: Callable[..., Any],
         operands = (*operands, operand)
     if not (callable(true_fun) and callable(false_fun)):
         raise TypeError("cond: true_fun and false_fun must be callable")
+    if pred is None:
+        # TypeError, as jax.lax.cond raises for it.
+        raise TypeError(
+            "cond: pred is None; pass a scalar predicate (a bool or number "
+            "array of shape (), or a Python bool/int)"
+        )
     if not is_tracing():
         return _eager(
             lambda p, ops: cond(p, true_fun, false_fun, *ops),
@@ -517,6 +618,11 @@ def switch(index: Any, branches: Sequence[Callable[..., Any]], *operands: Any,
         raise ValueError("Empty branch sequence")
     if not all(callable(b) for b in branches):
         raise TypeError("switch: every branch must be callable")
+    if index is None:
+        raise TypeError(
+            "switch: index is None; pass an integer scalar (an integer array "
+            "of shape (), or a Python int)"
+        )
     if not is_tracing():
         return _eager(
             lambda i, ops: switch(i, branches, *ops), "switch", index, operands

@@ -125,16 +125,33 @@ def _out_leaves(out: Any, what: str) -> tuple[list, Any]:
     return leaves, treedef
 
 
-def _conform(x: Any, aval: tuple, what: str) -> Any:
+def _conform(
+    x: Any, aval: tuple, what: str, shape_error: type = ValueError,
+    tangent: bool = False,
+) -> Any:
     """A rule's output leaf as a value of ``aval``'s shape and dtype (weak
-    values and Python scalars convert; anything else must match)."""
+    values and Python scalars convert; anything else must match).
+
+    ``shape_error``: the class raised for a shape mismatch (JAX raises
+    TypeError for a custom_jvp rule's outputs, ValueError for a custom_vjp
+    bwd rule's). ``tangent``: ``x`` is a tangent of a floating-point (or
+    complex) primal, so an integer or boolean ``x`` (a Python int
+    included) is a TypeError, as in JAX: it has no tangent type."""
     shape, dtype = tuple(aval[0]), aval[1]
     if not is_array_like(x):
         raise TypeError(f"{what}: expected an array, got {type(x).__name__}")
     if shape_of(x) != shape:
-        raise ValueError(
+        raise shape_error(
             f"{what}: got shape {shape_of(x)}, expected {shape} (the shape of the "
-            "corresponding primal value)"
+            "corresponding primal value); return a value of that shape"
+        )
+    inexact = is_float(dtype) or str(dtype).startswith("complex")
+    if tangent and inexact and dtype_of(x).kind in "biu":
+        raise TypeError(
+            f"{what}: got dtype {dtype_str(dtype_of(x))}, expected {dtype} (the "
+            "tangent type of the corresponding primal value); an integer or "
+            f"boolean tangent is not allowed for a {dtype} primal, return a "
+            f"{dtype} tangent"
         )
     t = _lax.full((), x, dtype) if is_python_scalar(x) else _lax.as_tracer(x)
     if dtype_str(t.dtype) != dtype:
@@ -308,12 +325,13 @@ class custom_jvp(_CustomFunction):
                     f"(pytree) structures and equal to the structure of the "
                     f"function's output {out_tree}, but got {t1} and {t2}."
                 )
+            # TypeError for a shape (or dtype) mismatch, as JAX raises.
             outs = [
-                _conform(x, a, what + " primal output")
+                _conform(x, a, what + " primal output", TypeError)
                 for x, a in zip(out_leaves, out_avals)
             ]
             tans = [
-                _conform(x, a, what + " tangent output")
+                _conform(x, a, what + " tangent output", TypeError, tangent=True)
                 for x, a in zip(tan_leaves, out_avals)
             ]
             return outs + tans

@@ -14,6 +14,9 @@ from typing import Any
 
 from baton import _baton, _pprof
 
+# The memory kinds of every device (bt.memory_stats refuses any other).
+MEMORY_KINDS = ("device", "pinned_host", "unpinned_host")
+
 
 def _p() -> Any:
     return _baton._profiler
@@ -80,7 +83,11 @@ class MemoryScope:
       ``arrays_at_peak(...)``: one key's values (``device`` a Device, a
       name or None for device 0).
 
-    These are None while the block runs.
+    These are None while the block runs. One object may be entered again
+    (after its block, or nested in it): each entry records on its own, and
+    the results are those of the block that ended last.
+    ``peak``/``at_exit``/``arrays_at_peak`` refuse an unknown memory kind or
+    device name with ValueError, as ``bt.memory_stats`` does.
     """
 
     def __init__(self, name: str) -> None:
@@ -89,29 +96,39 @@ class MemoryScope:
         self.peak_bytes: dict[tuple[str, str], int] | None = None
         self.bytes_at_exit: dict[tuple[str, str], int] | None = None
         self.peak_arrays: dict[tuple[str, str], list[dict[str, Any]]] | None = None
-        self._token: int | None = None
+        # One entry per __enter__ not yet exited: (recording token, live
+        # allocations at entry, bytes_in_use at entry). The same object may
+        # be entered again, sequentially or nested: each entry has its own
+        # recording, which its own __exit__ stops (the runtime records
+        # allocation stacks while any recording is on).
+        self._open: list[
+            tuple[int, list[dict[str, Any]], dict[tuple[int, str], int]]
+        ] = []
         self._live0: list[dict[str, Any]] = []
         self._entry: dict[tuple[int, str], int] = {}
         self._names: dict[int, str] = {}
 
     def __enter__(self) -> MemoryScope:
         p = _p()
-        self._names = device_names()
-        self._token = p.start_recording("memory")
+        names = device_names()
+        token = p.start_recording("memory")
         try:
-            self._live0 = list(p.live_allocations())
-            self._entry = bytes_in_use_now()
+            live0 = list(p.live_allocations())
+            entry = bytes_in_use_now()
         except BaseException:
-            p.stop_recording(self._token)
-            self._token = None
+            p.stop_recording(token)
             raise
+        self._names = names
+        self._open.append((token, live0, entry))
         return self
 
     def __exit__(self, *exc: Any) -> None:
-        token, self._token = self._token, None
-        if token is None:
+        if not self._open:
             return
+        token, self._live0, self._entry = self._open.pop()
         events = _p().stop_recording(token)
+        # The results are the block that ended last (for nested entries of
+        # one object: the outermost).
         self._finish(events, bytes_in_use_now())
 
     def _key(self, device: int, kind: str) -> tuple[str, str]:
@@ -199,14 +216,38 @@ class MemoryScope:
         }
 
     def _lookup(self, table: dict | None, device: Any, memory_kind: str, default: Any):
-        if table is None:
-            raise RuntimeError(f"memory_scope {self.name!r} has not ended yet")
+        # Arguments first (as bt.memory_stats checks them), then the state.
+        if not isinstance(memory_kind, str):
+            raise TypeError(
+                f"memory_scope: memory_kind must be a str (one of "
+                f"{', '.join(map(repr, MEMORY_KINDS))}), got "
+                f"{type(memory_kind).__name__}"
+            )
+        if memory_kind not in MEMORY_KINDS:
+            raise ValueError(
+                f"memory_scope: unknown memory kind {memory_kind!r}; a device has "
+                f"{', '.join(map(repr, MEMORY_KINDS))} memory"
+            )
+        names = self._names or device_names()
         if device is None:
-            name = self._names.get(0, "cpu:0")
+            name = names.get(0, "cpu:0")
         elif isinstance(device, str):
             name = device
-        else:
+            if name not in names.values():
+                raise ValueError(
+                    f"memory_scope: unknown device {name!r}; the devices are "
+                    f"{', '.join(map(repr, names.values()))} (or pass a Device, "
+                    "or None for device 0)"
+                )
+        elif hasattr(device, "id"):
             name = str(device)
+        else:
+            raise TypeError(
+                "memory_scope: device must be a Device, a device name such as "
+                f"'cpu:0', or None, got {type(device).__name__}"
+            )
+        if table is None:
+            raise RuntimeError(f"memory_scope {self.name!r} has not ended yet")
         return table.get((name, memory_kind), default)
 
     def peak(self, device: Any = None, memory_kind: str = "device") -> int:

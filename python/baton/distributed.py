@@ -41,6 +41,11 @@ _ENV_COUNT = "BATON_NUM_PROCESSES"
 _ENV_ID = "BATON_PROCESS_ID"
 _REDUCE_DTYPES = ("float32", "float64", "int32", "int64")
 
+# The runtime keeps process counts and ids as C ints, and timeouts in
+# milliseconds as 64-bit integers (a year is far beyond any useful wait).
+_MAX_PROCESSES = 2**31 - 1
+_MAX_TIMEOUT_S = 365 * 24 * 3600.0
+
 _group: Any = None  # the _baton._ProcessGroup of this process, once initialized
 _single = False  # initialized with num_processes == 1 (no group, no network)
 # One collective at a time: every process must issue them in the same order,
@@ -119,10 +124,36 @@ def initialize(
         ("initialization_timeout", initialization_timeout),
         ("collective_timeout", collective_timeout),
     ):
-        if isinstance(t, bool) or not isinstance(t, (int, float)) or not t > 0:
-            raise ValueError(
-                f"initialize: {name} is {t!r}; give a positive number of seconds"
+        number = (int, float, np.integer, np.floating)
+        if isinstance(t, bool) or not isinstance(t, number):
+            raise TypeError(
+                f"initialize: {name} must be a number of seconds, got "
+                f"{type(t).__name__}"
             )
+        if not 0 < t <= _MAX_TIMEOUT_S:
+            raise ValueError(
+                f"initialize: {name} is {t!r}; give a number of seconds in "
+                f"(0, {_MAX_TIMEOUT_S:g}]"
+            )
+    # Given counts and ids are checked before any engine is touched (the
+    # runtime keeps them as C ints).
+    if num_processes is not None:
+        n = _int_arg("num_processes", num_processes, _ENV_COUNT)
+        if not 1 <= n <= _MAX_PROCESSES:
+            raise ValueError(
+                f"initialize: num_processes is {n}; it must be in [1, {_MAX_PROCESSES}]"
+            )
+    if process_id is not None:
+        pid = _int_arg("process_id", process_id, _ENV_ID)
+        if not 0 <= pid < _MAX_PROCESSES:
+            raise ValueError(
+                f"initialize: process_id is {pid}; it must be in [0, num_processes)"
+            )
+    if not isinstance(interface_address, str):
+        raise TypeError(
+            "initialize: interface_address must be an IP address str such as "
+            f"'127.0.0.1', got {type(interface_address).__name__}"
+        )
     if backend is None:
         by_mpirun = any(v in os.environ for v in _ENV_MPI_SIZE)
         given = coordinator_address is not None or _ENV_ADDRESS in os.environ
@@ -162,8 +193,10 @@ def _connect_gloo(
 ) -> Any:
     """A Gloo group (None for a group of one: nothing to connect)."""
     n = _int_arg("num_processes", num_processes, _ENV_COUNT)
-    if n < 1:
-        raise ValueError(f"initialize: num_processes is {n}; it must be at least 1")
+    if not 1 <= n <= _MAX_PROCESSES:
+        raise ValueError(
+            f"initialize: num_processes is {n}; it must be in [1, {_MAX_PROCESSES}]"
+        )
     pid = (
         _int_arg("process_id", process_id, _ENV_ID)
         if n > 1 or process_id is not None

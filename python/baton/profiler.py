@@ -34,6 +34,8 @@ import time
 from collections.abc import Iterator
 from typing import Any
 
+import numpy as np
+
 from baton import _baton, _chrome_trace, _pprof
 from baton._memory_scope import MemoryScope
 from baton._memory_scope import bytes_in_use_now as _bytes_in_use_now
@@ -252,6 +254,8 @@ def trace(
 # --- history and snapshots -----------------------------------------------------
 
 _history_lock = threading.Lock()
+# The runtime keeps the count as a 64-bit integer.
+_MAX_HISTORY_ENTRIES = 2**63 - 1
 _history_setting: tuple[bool, int] = (False, 0)
 
 
@@ -320,9 +324,18 @@ def record_memory_history(
             f"record_memory_history: enabled must be True, 'all', None or False, "
             f"not {enabled!r}"
         )
-    if on and int(max_entries) <= 0:
-        raise ValueError(f"max_entries must be positive, not {max_entries}")
-    now = (on, int(max_entries) if on else 0)
+    if isinstance(max_entries, bool) or not isinstance(max_entries, (int, np.integer)):
+        raise TypeError(
+            "record_memory_history: max_entries must be an int (the number of "
+            f"events to keep), got {type(max_entries).__name__}"
+        )
+    max_entries = int(max_entries)
+    if on and not 1 <= max_entries <= _MAX_HISTORY_ENTRIES:
+        raise ValueError(
+            f"record_memory_history: max_entries is {max_entries}; it must be in "
+            f"[1, {_MAX_HISTORY_ENTRIES}] (the number of events to keep)"
+        )
+    now = (on, max_entries if on else 0)
     return _HistoryHandle(_set_history(*now), now)
 
 

@@ -2,9 +2,59 @@
 // memory analysis they report (DESIGN R3), for bt.jit.
 #include <nanobind/stl/string.h>
 
+#include <stdexcept>
+#include <string>
+#include <utility>
+
 #include "jit_cache.h"
 #include "module.h"
 #include "not_constructible.h"
+
+namespace baton::python {
+namespace {
+
+// Lowered and Compiled hold their jitted function (jit_cache.h): the
+// garbage collector sees that reference, and can break a cycle through it.
+template <typename T>
+int TraverseFn(PyObject* self, visitproc visit, void* arg) {
+  Py_VISIT(Py_TYPE(self));
+  if (!nb::inst_ready(self)) return 0;
+  Py_VISIT(nb::inst_ptr<T>(self)->fn.ptr());
+  return 0;
+}
+
+template <typename T>
+int ClearFn(PyObject* self) {
+  if (nb::inst_ready(self)) {
+    nb::object dropped = std::move(nb::inst_ptr<T>(self)->fn);  // Py_CLEAR
+  }
+  return 0;
+}
+
+template <typename T>
+const T& Live(const T& x) {
+  if (!x.fn.is_valid()) {
+    throw std::runtime_error(
+        "<" + x.fn_name +
+        ">: this compiled function was cleared by the garbage collector (its "
+        "jitted function is gone); lower() the jitted function again");
+  }
+  return x;
+}
+
+PyType_Slot compiled_slots[] = {
+    BATON_REFUSE_NEW_SLOT,
+    {Py_tp_traverse, reinterpret_cast<void*>(&TraverseFn<Compiled>)},
+    {Py_tp_clear, reinterpret_cast<void*>(&ClearFn<Compiled>)},
+    {0, nullptr}};
+PyType_Slot lowered_slots[] = {
+    BATON_REFUSE_NEW_SLOT,
+    {Py_tp_traverse, reinterpret_cast<void*>(&TraverseFn<Lowered>)},
+    {Py_tp_clear, reinterpret_cast<void*>(&ClearFn<Lowered>)},
+    {0, nullptr}};
+
+}  // namespace
+}  // namespace baton::python
 
 void init_compiled(nb::module_& m) {
   using namespace baton;
@@ -34,7 +84,7 @@ void init_compiled(nb::module_& m) {
         return "MemoryAnalysis(" + a.ToString() + ")";
       });
 
-  nb::class_<Compiled>(m, "Compiled", nb::type_slots(baton::python::kNotConstructibleSlots),
+  nb::class_<Compiled>(m, "Compiled", nb::type_slots(compiled_slots),
                        "A compiled signature of a jitted function "
                        "(f.lower(...).compile()).")
       .def(
@@ -48,7 +98,9 @@ void init_compiled(nb::module_& m) {
       .def(
           "__call__",
           [](const Compiled& c, nb::args args, nb::kwargs kwargs) {
-            return c.call(c.entry, std::move(args), std::move(kwargs));
+            const Compiled& live = Live(c);
+            return live.call(live.fn, live.entry, std::move(args),
+                             std::move(kwargs));
           },
           "Runs this compiled program (as calling the jitted function "
           "does: donation, outputs, errors). Arguments must have the "
@@ -57,13 +109,14 @@ void init_compiled(nb::module_& m) {
       .def("__repr__",
            [](const Compiled& c) { return "<Compiled " + c.fn_name + ">"; });
 
-  nb::class_<Lowered>(m, "Lowered", nb::type_slots(baton::python::kNotConstructibleSlots),
+  nb::class_<Lowered>(m, "Lowered", nb::type_slots(lowered_slots),
                       "A jitted function traced for one signature "
                       "(f.lower(...)); nothing was run or consumed.")
       .def(
           "compile",
           [](const Lowered& l) {
-            return Compiled{l.entry, l.fn_name, l.call};
+            const Lowered& live = Live(l);
+            return Compiled{live.entry, live.fn_name, live.fn, live.call};
           },
           "The compiled program (compilation happened in lower(); this "
           "returns it).")

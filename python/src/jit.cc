@@ -575,9 +575,9 @@ void init_jit(nb::module_& m) {
           "lower",
           [](nb::handle self, nb::args args, nb::kwargs kwargs) {
             JitFunction* f = nb::inst_ptr<JitFunction>(self);
-            nb::object fn = nb::borrow(self);
-            CompiledCall call = [fn](const std::shared_ptr<const Entry>& entry,
-                                     nb::args a, nb::kwargs k) {
+            CompiledCall call = [](nb::handle fn,
+                                   const std::shared_ptr<const Entry>& entry,
+                                   nb::args a, nb::kwargs k) -> nb::object {
               JitFunction* jf = nb::inst_ptr<JitFunction>(fn);
               auto found = jf->Lower(fn, a.ptr(), k.ptr(), /*compile=*/false);
               if (found != entry) {
@@ -591,7 +591,7 @@ void init_jit(nb::module_& m) {
               return jf->Call(fn, a.ptr(), k.ptr());
             };
             return Lowered{f->Lower(self, args.ptr(), kwargs.ptr()), f->name(),
-                           std::move(call)};
+                           nb::borrow(self), std::move(call)};
           },
           "Traces and compiles for these arguments without running anything "
           "or consuming any array (donate markers stay unused). Returns a "

@@ -116,21 +116,29 @@ void ParseOutNodes(nb::handle spec, std::vector<OutNode>& nodes);
 nb::object BuildOutput(const std::vector<OutNode>& nodes, size_t* at,
                        std::vector<Array>& outs);
 
-// Calls the jitted function if (args, kwargs) have the signature of `entry`;
-// raises TypeError naming both signatures otherwise.
-using CompiledCall = std::function<nb::object(const std::shared_ptr<const Entry>&,
-                                              nb::args, nb::kwargs)>;
+// Calls the jitted function `fn` if (args, kwargs) have the signature of
+// `entry`; raises TypeError naming both signatures otherwise.
+using CompiledCall = std::function<nb::object(
+    nb::handle fn, const std::shared_ptr<const Entry>&, nb::args, nb::kwargs)>;
 
-// What lower() and compile() return: one compiled signature. `call` holds a
-// reference to the jitted function (no cycle: its cache does not hold these).
+// What lower() and compile() return: one compiled signature of the jitted
+// function `fn`, which they hold. That reference may close a cycle (a
+// module's globals hold the Compiled, and `fn`'s function has those
+// globals), so the classes tell the garbage collector about it (tp_traverse,
+// tp_clear in compiled.cc); otherwise such a cycle lives past interpreter
+// exit and nanobind reports leaked instances, types and functions. `call`
+// captures nothing. The entry's Python objects are the jitted function's
+// cache's to report, not these.
 struct Compiled {
   std::shared_ptr<const Entry> entry;
   std::string fn_name;
+  nb::object fn;
   CompiledCall call;
 };
 struct Lowered {
   std::shared_ptr<const Entry> entry;
   std::string fn_name;
+  nb::object fn;
   CompiledCall call;
 };
 

@@ -14,7 +14,9 @@
 // Errors: a transform's Unimplemented status raises NotImplementedError (an
 // op without a derivative or batching rule, named in the message), its
 // InvalidArgument TypeError for differentiation and ValueError for
-// batching, as JAX raises them.
+// batching, its FailedPrecondition (an op that cannot be differentiated in
+// this direction: reverse mode through while_loop) ValueError, as JAX
+// raises them.
 //
 // Ownership: a Program handle shares an immutable compiler::Program (cheap to
 // copy, safe to read from any thread). Thread-safety: tracing functions run
@@ -82,6 +84,7 @@ nb::list Avals(const std::vector<ValueType>& types) {
   PyObject* type = PyExc_RuntimeError;
   if (s.code() == ErrorCode::kUnimplemented) type = PyExc_NotImplementedError;
   if (s.code() == ErrorCode::kInvalidArgument) type = invalid;
+  if (s.code() == ErrorCode::kFailedPrecondition) type = PyExc_ValueError;
   PyErr_SetString(type, s.message().c_str());
   throw nb::python_error();
 }

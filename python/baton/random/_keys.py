@@ -44,6 +44,7 @@ _U8 = np.dtype(np.uint8)
 _I64 = np.dtype(np.int64)
 _F64 = np.dtype(np.float64)
 _MASK32 = 0xFFFFFFFF
+_MAX_DIM = 2**63 - 1
 
 
 class PRNGKeyArray:
@@ -94,6 +95,14 @@ class PRNGKeyArray:
     def __iter__(self) -> Any:
         return (self[i] for i in range(len(self)))
 
+    def __array__(self, dtype: Any = None, copy: Any = None) -> np.ndarray:
+        # TypeError, as JAX raises: a typed key is not numbers (without this
+        # numpy would make an object array of its keys).
+        raise TypeError(
+            "a typed PRNG key array (dtype key<fry>) cannot be converted to a "
+            "numpy array; use bt.random.key_data(keys) for its uint32 data"
+        )
+
     def __repr__(self) -> str:
         head = f"PRNGKeyArray(shape={self.shape}, dtype=key<fry>) overlaying:"
         return f"{head}\n{self._data!r}"
@@ -126,6 +135,11 @@ def canonical_shape(shape: Any, name: str) -> tuple[int, ...]:
     if any(d < 0 for d in out):
         raise ValueError(
             f"{name}: shape {out} has a negative dimension; dimensions must be >= 0"
+        )
+    if any(d > _MAX_DIM for d in out):
+        raise ValueError(
+            f"{name}: shape {out} has a dimension larger than 2**63 - 1; "
+            "dimensions must fit a 64-bit integer"
         )
     return out
 

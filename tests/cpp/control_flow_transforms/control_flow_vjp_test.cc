@@ -96,7 +96,7 @@ TEST(ControlFlowVjpTest, WhileLoopIsRefused) {
   const Program p = ForiWhile(Shape{2});
   Result<VjpPrograms> r = transforms::Vjp(p, {true, false});
   ASSERT_FALSE(r.ok());
-  EXPECT_EQ(r.status().code(), ErrorCode::kInvalidArgument);
+  EXPECT_EQ(r.status().code(), ErrorCode::kFailedPrecondition);
   EXPECT_NE(r.status().message().find(
                 "Reverse-mode differentiation does not work for "
                 "lax.while_loop or lax.fori_loop with dynamic start/stop "

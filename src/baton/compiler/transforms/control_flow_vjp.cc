@@ -33,9 +33,10 @@
 //   returns a cotangent for every differentiated operand (zeros where it
 //   does not use one), so they all have the same result types.
 //
-// while: refused once a cotangent reaches it (InvalidArgument, JAX's
-//   message): its trip count is not known, so there is nothing to stack the
-//   carries into. Loops that are not differentiated are fine.
+// while: refused once a cotangent reaches it (FailedPrecondition, which
+//   bt.grad raises as ValueError, JAX's class and message): its trip count
+//   is not known, so there is nothing to stack the carries into. Loops that
+//   are not differentiated are fine.
 //
 // The results of a control-flow op are top-level nodes (region -1): inside
 // a checkpoint they are saved rather than recomputed, since the op cannot
@@ -359,7 +360,7 @@ std::vector<int> VjpBuilder::RecordControlFlow(const OpAttrs& attrs,
 
 void VjpBuilder::BackpropControlFlow(ControlFlowGroup& g) {
   g.done = true;
-  if (!g.refused.empty()) throw Error(InvalidArgument(g.refused));
+  if (!g.refused.empty()) throw Error(FailedPrecondition(g.refused));
   // Everything the op reads first: Get may add residual parameters, and a
   // region group's members must be adjacent.
   std::vector<Tracer> ins;
