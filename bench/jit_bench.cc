@@ -14,7 +14,7 @@
 // Run: build/release/bench/jit_bench --benchmark_min_time=0.5
 // (Google Benchmark >= 1.8 spells it 0.5s; Debian 12 ships 1.7.)
 #include <benchmark/benchmark.h>
-#include <cblas.h>
+#include "baton/core/blas_symbols.h"
 
 #include <algorithm>
 #include <chrono>
@@ -222,7 +222,7 @@ void BM_SgemmDirect1024(benchmark::State& state) {
   auto a = Touched(kN * kN, 1.f), b = Touched(kN * kN, 0.5f),
        c = Touched(kN * kN, 0.f);
   Measure(state, "sgemm", 2.0 * kN * kN * kN, true, [&] {
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, kN, kN, kN, 1.f,
+    BATON_BLAS(cblas_sgemm)(CblasRowMajor, CblasNoTrans, CblasNoTrans, kN, kN, kN, 1.f,
                 a.data(), kN, b.data(), kN, 0.f, c.data(), kN);
   });
 }

@@ -13,7 +13,7 @@
 // Run: kernels_bench --benchmark_min_time=0.2 (Google Benchmark >= 1.8
 // spells it 0.2s; Debian 12 ships 1.7, which wants a plain number).
 #include <benchmark/benchmark.h>
-#include <cblas.h>
+#include "baton/core/blas_symbols.h"
 
 #include <algorithm>
 #include <chrono>
@@ -298,7 +298,7 @@ struct MatmulOps {
     return {
         {"sgemm " + size, 2.0 * n * n * n,
          [=, this] {
-           cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, ni, ni, ni,
+           BATON_BLAS(cblas_sgemm)(CblasRowMajor, CblasNoTrans, CblasNoTrans, ni, ni, ni,
                        1.f, a.get(), ni, b.get(), ni, 0.f, c.get(), ni);
          }},
         {"dot " + size, 2.0 * n * n * n,

@@ -7,7 +7,7 @@ APT_PACKAGES=(
   cmake ninja-build g++ pkg-config
   ccache            # shares unchanged objects between builds (CMakeLists.txt)
   libgtest-dev libgmock-dev libbenchmark-dev
-  libopenblas-dev   # GEMM for dot_general (DESIGN: a well-kept BLAS, not a hand-written one)
+  libopenblas-dev   # BATON_BLAS=system (cmake/BatonBlas.cmake); the default BLAS is PyPI's scipy-openblas32 (requirements-dev.txt)
   libxxhash-dev     # content hashes for constant de-duplication
   libgloo-dev       # collectives between processes (src/baton/collectives, bt.distributed); its TCP transport
   libopenmpi-dev openmpi-bin  # MPI for processes started by mpirun (src/baton/collectives/mpi_process_group.cc)

@@ -67,6 +67,10 @@ from baton import debug  # bt.debug.print / callback (host callbacks)
 from baton import core, dtypes, typing  # jax.core / jax.dtypes / jax.typing names
 from baton import profiler  # bt.profiler: pprof, Chrome trace, memory scopes
 from baton import distributed  # bt.distributed: several processes (no network at import)
+from baton._environment import print_environment_info, warn_if_blas_kernel_unfit
+
+warn_if_blas_kernel_unfit()  # a generic BLAS kernel on a modern CPU: say so once
+del warn_if_blas_kernel_unfit
 
 for _cls in (Array, Device, Donated):
     try:
@@ -127,6 +131,7 @@ __all__ = [
     "memory_stats",
     "nn",
     "ones",
+    "print_environment_info",
     "process_count",
     "process_index",
     "profiler",

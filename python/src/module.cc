@@ -24,4 +24,5 @@ NB_MODULE(_baton, m) {
   init_host_callbacks(m);
   init_profiler(m);
   init_distributed(m);
+  init_environment(m);
 }

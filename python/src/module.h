@@ -24,3 +24,4 @@ void init_transforms(nb::module_& m);  // transforms.cc (after tracer)
 void init_host_callbacks(nb::module_& m);  // host_callbacks.cc (after tracer)
 void init_profiler(nb::module_& m);      // profiler.cc
 void init_distributed(nb::module_& m);   // distributed.cc
+void init_environment(nb::module_& m);   // environment.cc

@@ -1,5 +1,6 @@
 // The LAPACK routines baton calls, as OpenBLAS exports them (Fortran
-// symbols, 32-bit integers: Debian's libopenblas0 is not the ILP64 build).
+// symbols, 32-bit integers: neither scipy-openblas32 nor Debian's
+// libopenblas0 is an ILP64 build; names through BATON_BLAS, blas_symbols.h).
 // Character arguments are followed, at the end, by their hidden lengths
 // (gfortran's convention; always 1 here), which the Fortran routines may
 // rely on. Every routine is reentrant: all state is in the arguments.
@@ -7,43 +8,45 @@
 
 #include <cstddef>
 
+#include "baton/core/blas_symbols.h"
+
 extern "C" {
 
-void spotrf_(const char* uplo, const int* n, float* a, const int* lda,
+void BATON_BLAS(spotrf_)(const char* uplo, const int* n, float* a, const int* lda,
              int* info, size_t uplo_len);
-void dpotrf_(const char* uplo, const int* n, double* a, const int* lda,
+void BATON_BLAS(dpotrf_)(const char* uplo, const int* n, double* a, const int* lda,
              int* info, size_t uplo_len);
 
-void sgetrf_(const int* m, const int* n, float* a, const int* lda, int* ipiv,
+void BATON_BLAS(sgetrf_)(const int* m, const int* n, float* a, const int* lda, int* ipiv,
              int* info);
-void dgetrf_(const int* m, const int* n, double* a, const int* lda, int* ipiv,
+void BATON_BLAS(dgetrf_)(const int* m, const int* n, double* a, const int* lda, int* ipiv,
              int* info);
 
-void sgeqrf_(const int* m, const int* n, float* a, const int* lda, float* tau,
+void BATON_BLAS(sgeqrf_)(const int* m, const int* n, float* a, const int* lda, float* tau,
              float* work, const int* lwork, int* info);
-void dgeqrf_(const int* m, const int* n, double* a, const int* lda, double* tau,
+void BATON_BLAS(dgeqrf_)(const int* m, const int* n, double* a, const int* lda, double* tau,
              double* work, const int* lwork, int* info);
 
-void sorgqr_(const int* m, const int* n, const int* k, float* a, const int* lda,
+void BATON_BLAS(sorgqr_)(const int* m, const int* n, const int* k, float* a, const int* lda,
              const float* tau, float* work, const int* lwork, int* info);
-void dorgqr_(const int* m, const int* n, const int* k, double* a,
+void BATON_BLAS(dorgqr_)(const int* m, const int* n, const int* k, double* a,
              const int* lda, const double* tau, double* work, const int* lwork,
              int* info);
 
-void ssyevd_(const char* jobz, const char* uplo, const int* n, float* a,
+void BATON_BLAS(ssyevd_)(const char* jobz, const char* uplo, const int* n, float* a,
              const int* lda, float* w, float* work, const int* lwork,
              int* iwork, const int* liwork, int* info, size_t jobz_len,
              size_t uplo_len);
-void dsyevd_(const char* jobz, const char* uplo, const int* n, double* a,
+void BATON_BLAS(dsyevd_)(const char* jobz, const char* uplo, const int* n, double* a,
              const int* lda, double* w, double* work, const int* lwork,
              int* iwork, const int* liwork, int* info, size_t jobz_len,
              size_t uplo_len);
 
-void sgesdd_(const char* jobz, const int* m, const int* n, float* a,
+void BATON_BLAS(sgesdd_)(const char* jobz, const int* m, const int* n, float* a,
              const int* lda, float* s, float* u, const int* ldu, float* vt,
              const int* ldvt, float* work, const int* lwork, int* iwork,
              int* info, size_t jobz_len);
-void dgesdd_(const char* jobz, const int* m, const int* n, double* a,
+void BATON_BLAS(dgesdd_)(const char* jobz, const int* m, const int* n, double* a,
              const int* lda, double* s, double* u, const int* ldu, double* vt,
              const int* ldvt, double* work, const int* lwork, int* iwork,
              int* info, size_t jobz_len);

@@ -1,7 +1,5 @@
 #include "baton/core/linalg_lapack.h"
 
-#include <cblas.h>
-
 #include <algorithm>
 #include <cmath>
 #include <limits>
@@ -19,24 +17,24 @@ struct Lapack;
 
 template <>
 struct Lapack<float> {
-  static constexpr auto potrf = spotrf_;
-  static constexpr auto getrf = sgetrf_;
-  static constexpr auto geqrf = sgeqrf_;
-  static constexpr auto orgqr = sorgqr_;
-  static constexpr auto syevd = ssyevd_;
-  static constexpr auto gesdd = sgesdd_;
-  static constexpr auto trsm = cblas_strsm;
+  static constexpr auto potrf = BATON_BLAS(spotrf_);
+  static constexpr auto getrf = BATON_BLAS(sgetrf_);
+  static constexpr auto geqrf = BATON_BLAS(sgeqrf_);
+  static constexpr auto orgqr = BATON_BLAS(sorgqr_);
+  static constexpr auto syevd = BATON_BLAS(ssyevd_);
+  static constexpr auto gesdd = BATON_BLAS(sgesdd_);
+  static constexpr auto trsm = BATON_BLAS(cblas_strsm);
 };
 
 template <>
 struct Lapack<double> {
-  static constexpr auto potrf = dpotrf_;
-  static constexpr auto getrf = dgetrf_;
-  static constexpr auto geqrf = dgeqrf_;
-  static constexpr auto orgqr = dorgqr_;
-  static constexpr auto syevd = dsyevd_;
-  static constexpr auto gesdd = dgesdd_;
-  static constexpr auto trsm = cblas_dtrsm;
+  static constexpr auto potrf = BATON_BLAS(dpotrf_);
+  static constexpr auto getrf = BATON_BLAS(dgetrf_);
+  static constexpr auto geqrf = BATON_BLAS(dgeqrf_);
+  static constexpr auto orgqr = BATON_BLAS(dorgqr_);
+  static constexpr auto syevd = BATON_BLAS(dsyevd_);
+  static constexpr auto gesdd = BATON_BLAS(dgesdd_);
+  static constexpr auto trsm = BATON_BLAS(cblas_dtrsm);
 };
 
 // A workspace size as LAPACK reports it from a query (a float count).

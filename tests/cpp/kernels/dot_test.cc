@@ -2,7 +2,7 @@
 // unusual positions, transposed operands, degenerate sizes, every dtype.
 #include "baton/backend/cpu/kernels/dot.h"
 
-#include <cblas.h>
+#include "baton/core/blas_symbols.h"
 #include <gtest/gtest.h>
 
 #include <atomic>
@@ -219,7 +219,7 @@ TEST(DotGeneralTest, CanonicalFloat32IsExactlySgemm) {
   const HostArray a = RandomArray(DType::kFloat32, Shape{m, k}, rng);
   const HostArray b = RandomArray(DType::kFloat32, Shape{n, k}, rng);
   HostArray direct(DType::kFloat32, Shape{m, n});
-  cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, m, n, k, 1.0f,
+  BATON_BLAS(cblas_sgemm)(CblasRowMajor, CblasNoTrans, CblasTrans, m, n, k, 1.0f,
               a.as<float>(), k, b.as<float>(), k, 0.0f, direct.as<float>(), n);
   HostArray out(DType::kFloat32, Shape{m, n});
   DotGeneral(DType::kFloat32, a.data(), a.shape(), b.data(), b.shape(),

@@ -1,6 +1,5 @@
 #include "baton/backend/cpu/kernels/dot.h"
 
-#include <cblas.h>
 
 #include <algorithm>
 #include <cstring>
@@ -11,6 +10,7 @@
 #include "baton/backend/cpu/kernels/parallel.h"
 #include "baton/backend/cpu/kernels/shape_ops.h"
 #include "baton/backend/cpu/kernels/vector_loop.h"
+#include "baton/core/blas_symbols.h"
 #include "baton/core/dtype_dispatch.h"
 #include "baton/core/scalar_math.h"
 
@@ -112,28 +112,28 @@ void BlasGemm(const MatrixOperand& a, const MatrixOperand& b, F* c,
       // reads the matrix once, where gemm would pack it first.
       if (g.n == 1) {
         if (a.transposed) {
-          cblas_sgemv(CblasRowMajor, CblasTrans, static_cast<int>(g.k),
+          BATON_BLAS(cblas_sgemv)(CblasRowMajor, CblasTrans, static_cast<int>(g.k),
                       static_cast<int>(g.m), 1.0f, ai, lda, bi, 1, 0.0f, ci, 1);
         } else {
-          cblas_sgemv(CblasRowMajor, CblasNoTrans, static_cast<int>(g.m),
+          BATON_BLAS(cblas_sgemv)(CblasRowMajor, CblasNoTrans, static_cast<int>(g.m),
                       static_cast<int>(g.k), 1.0f, ai, lda, bi, 1, 0.0f, ci, 1);
         }
         continue;
       }
       if (g.m == 1) {
         if (b.transposed) {
-          cblas_sgemv(CblasRowMajor, CblasNoTrans, static_cast<int>(g.n),
+          BATON_BLAS(cblas_sgemv)(CblasRowMajor, CblasNoTrans, static_cast<int>(g.n),
                       static_cast<int>(g.k), 1.0f, bi, ldb, ai, 1, 0.0f, ci, 1);
         } else {
-          cblas_sgemv(CblasRowMajor, CblasTrans, static_cast<int>(g.k),
+          BATON_BLAS(cblas_sgemv)(CblasRowMajor, CblasTrans, static_cast<int>(g.k),
                       static_cast<int>(g.n), 1.0f, bi, ldb, ai, 1, 0.0f, ci, 1);
         }
         continue;
       }
-      cblas_sgemm(CblasRowMajor, ta, tb, g.m, g.n, g.k, 1.0f, ai, lda, bi, ldb,
+      BATON_BLAS(cblas_sgemm)(CblasRowMajor, ta, tb, g.m, g.n, g.k, 1.0f, ai, lda, bi, ldb,
                   0.0f, ci, static_cast<int>(g.n));
     } else {
-      cblas_dgemm(CblasRowMajor, ta, tb, g.m, g.n, g.k, 1.0, ai, lda, bi, ldb,
+      BATON_BLAS(cblas_dgemm)(CblasRowMajor, ta, tb, g.m, g.n, g.k, 1.0, ai, lda, bi, ldb,
                   0.0, ci, static_cast<int>(g.n));
     }
   }

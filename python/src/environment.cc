@@ -1,0 +1,29 @@
+// What baton runs on, for bt.print_environment_info(): the BLAS kernel the
+// linked OpenBLAS chose and whether it fits this CPU (backend/cpu/blas_info.h).
+#include <nanobind/stl/string.h>
+
+#include "baton/backend/cpu/blas_info.h"
+#include "module.h"
+
+void init_environment(nb::module_& m) {
+  m.def(
+      "blas_info",
+      [] {
+        const baton::cpu::BlasInfo info = baton::cpu::QueryBlasInfo();
+        nb::dict d;
+        d["config"] = info.config;
+        d["corename"] = info.corename;
+        d["cpu_isa"] = info.cpu_isa;
+        d["kernel_fits_cpu"] = info.kernel_fits_cpu;
+        d["advice"] = info.advice;
+        return d;
+      },
+      "The BLAS library baton computes GEMMs with: {'config', 'corename' "
+      "(the kernel family it chose), 'cpu_isa' (this CPU's best vector "
+      "instructions), 'kernel_fits_cpu', 'advice' (what to do when it does "
+      "not fit)}.");
+  m.def(
+      "blas_kernel_isa", &baton::cpu::KernelIsa, nb::arg("corename"),
+      "The vector ISA an OpenBLAS kernel family is written for ('avx512', "
+      "'avx2', 'avx', 'sse'; '' when unknown).");
+}
