@@ -353,7 +353,22 @@ def machine_info(blas: str) -> dict[str, Any]:
         "jaxlib": _version("jaxlib"),
         "numpy": np.__version__,
         "numpy_blas": blas,
+        "baton_blas": _baton_blas(),
     }
+
+
+def _baton_blas() -> str:
+    """The BLAS kernel baton's OpenBLAS chose for this CPU, and whether it
+    fits (bt.print_environment_info() says the same)."""
+    try:
+        from baton import _baton
+
+        info = _baton.blas_info()
+    except Exception as e:  # an older baton without blas_info
+        return f"unknown ({type(e).__name__})"
+    version = info["config"].split(" ")[1] if info["config"] else "?"
+    fit = "" if info["kernel_fits_cpu"] else ", DOES NOT FIT the CPU"
+    return f"OpenBLAS {version} {info['corename']} kernels on {info['cpu_isa']}{fit}"
 
 
 def write_json(path: str, machine: dict[str, Any], rows: list[Row], **extra) -> None:

@@ -178,7 +178,8 @@ def main(argv: list[str] | None = None) -> int:
         f"{len(cases)} cases, "
         f"{machine['cpu_model']} x{machine['nproc']}, baton {machine['baton']}, "
         f"jax {machine['jax'] if jax else 'n/a (' + why_no_jax + ')'}, "
-        f"numpy {machine['numpy']} ({machine['numpy_blas']})"
+        f"numpy {machine['numpy']} ({machine['numpy_blas']}); "
+        f"baton's BLAS: {machine['baton_blas']}"
     )
     start = time.perf_counter()
     rows, failures = run_cases(ctx, cases, judged=not args.smoke)
