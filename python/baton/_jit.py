@@ -205,6 +205,8 @@ class _Jitted(JitFunction):
         self._fun = fn
         self._static_nums = frozenset(options.static_nums)
         self._static_names = frozenset(options.static_names)
+        self._donate_nums = frozenset(options.donate_nums)
+        self._donate_names = frozenset(options.donate_names)
         self._param_names = tuple(options.param_names)
         self._var_positional = options.var_positional
         functools.update_wrapper(self, fn, updated=())

@@ -25,9 +25,10 @@ from typing import Any
 
 import numpy as np
 
-from baton import _abstract_eval, _transfer, tree
+from baton import _abstract_eval, _sharded_array, _transfer, tree
 from baton._baton import Array, Donated
 from baton._sharded_array import ShardedArray, ShardedDonated, is_sharded
+from baton.errors import DonationError
 
 
 class ShardedArguments(Exception):
@@ -115,7 +116,77 @@ def call(jitted: Any, args: tuple, kwargs: dict) -> Any:
                 "the array onto one device with bt.device_put(x, device).",
                 leaves,
             )
-    return _run_per_shard(jitted, leaves, rebuild, sharded, sharding)
+    taken = _take_donations(jitted, args, kwargs, leaves, names, sharded)
+    try:
+        return _run_per_shard(jitted, leaves, rebuild, sharded, sharding)
+    except BaseException:
+        # A failure after some shards ran: give back what no call took.
+        for marker in taken:
+            for s in marker._shards:
+                if not s.data.used:
+                    s.data._restore()
+        raise
+
+
+def _donated_positions(jitted: Any, args: tuple, kwargs: dict) -> tuple[set, set]:
+    """The positional indices and keyword names of ``jitted``'s donated
+    arguments in this call (an argnum also covers the argument passed by
+    keyword, an argname the argument passed by position)."""
+    nums, names = set(jitted._donate_nums), set(jitted._donate_names)
+    params = jitted._param_names
+    for i in list(nums):
+        if i < len(params):
+            names.add(params[i])
+    for n in list(names):
+        if n in params:
+            nums.add(params.index(n))
+    return {i for i in nums if i < len(args)}, {n for n in names if n in kwargs}
+
+
+def _take_donations(
+    jitted: Any, args: tuple, kwargs: dict, leaves: list, names: list, sharded: list
+) -> list:
+    """Donates every shard of every sharded argument in a donated position,
+    all or nothing, before any shard runs: a refusal (a host view on one
+    shard, a deleted one) then consumes nothing, where running the devices'
+    calls one by one consumed the shards before the refused one. Replaces
+    those leaves by their markers (ShardedDonated) and returns the markers."""
+    donated_nums, donated_names = _donated_positions(jitted, args, kwargs)
+    if not donated_nums and not donated_names:
+        return []
+    donated_leaves = set()
+    position = 0
+    for i, a in enumerate(args):
+        n = 0 if i in jitted._static_nums else len(tree.leaves(a))
+        if i in donated_nums:
+            donated_leaves.update(range(position, position + n))
+        position += n
+    for k in sorted(kwargs):  # the order tree.flatten gives a dict's keys
+        if k in jitted._static_names:
+            continue
+        n = len(tree.leaves(kwargs[k]))
+        if k in donated_names:
+            donated_leaves.update(range(position, position + n))
+        position += n
+    taken: list = []
+    try:
+        for i in sharded:
+            if i in donated_leaves and isinstance(leaves[i], ShardedArray):
+                try:
+                    marker = _sharded_array.donate(leaves[i])
+                except DonationError as e:
+                    raise DonationError(
+                        f"{getattr(jitted, '__name__', 'jit')}: cannot donate "
+                        f"argument {names[i]} (every shard is donated before any "
+                        f"device runs): {e}"
+                    ) from None
+                taken.append(marker)
+                leaves[i] = marker
+    except BaseException:
+        for marker in reversed(taken):
+            marker._restore()
+        raise
+    return taken
 
 
 def _why_not_local(jitted: Any, leaves: list, rebuild: Any, kwargs: dict) -> Any:

@@ -247,3 +247,42 @@ def test_a_single_device_array_has_one_whole_shard():
     assert s.index == (slice(None), slice(None)) and s.replica_id == 0
     assert a.is_fully_replicated and a.is_fully_addressable
     assert a.sharding == SingleDeviceSharding(bt.devices()[1], memory_kind="device")
+
+
+@pytest.mark.parametrize("viewed", [1, 3])
+def test_a_refused_sharded_donation_consumes_no_shard(mesh, viewed):
+    # Issue 36: the devices' calls ran one by one, so a host view on shard
+    # `viewed` refused that shard's donation after the shards before it were
+    # consumed (while DonationError said nothing was).
+    sharding = NamedSharding(mesh, P("x"))
+    step = bt.jit(lambda a, b: (a * 2, b + 1), donate_argnums=(0, 1))
+    xs = bt.device_put(floats(4 * 64), sharding)
+    ys = bt.device_put(floats(4 * 64) + 1, sharding)
+    view = np.asarray(ys.addressable_shards[viewed].data)
+    before = in_use()
+    with pytest.raises(bt.errors.DonationError, match=r"argument \[0\]\[1\].*host ref"):
+        step(xs, ys)
+    assert not xs.is_deleted() and not ys.is_deleted()
+    assert not any(s.data.is_deleted() for s in xs.addressable_shards)
+    assert not any(s.data.is_deleted() for s in ys.addressable_shards)
+    assert in_use() == before
+    np.testing.assert_array_equal(np.asarray(xs), floats(4 * 64))
+    del view
+    a, b = step(xs, ys)  # the view is gone: now it donates every shard
+    assert xs.is_deleted() and ys.is_deleted()
+    np.testing.assert_array_equal(np.asarray(a), floats(4 * 64) * 2)
+    np.testing.assert_array_equal(np.asarray(b), floats(4 * 64) + 2)
+
+
+def test_sharded_donation_by_keyword_and_argname(mesh):
+    sharding = NamedSharding(mesh, P("x"))
+    step = bt.jit(lambda a, *, scale: a * scale, donate_argnames="a")
+    xs = bt.device_put(floats(4 * 64), sharding)
+    view = np.asarray(xs.addressable_shards[2].data)
+    with pytest.raises(bt.errors.DonationError):
+        step(a=xs, scale=2.0)
+    assert not any(s.data.is_deleted() for s in xs.addressable_shards)
+    del view
+    out = step(xs, scale=2.0)
+    assert xs.is_deleted()
+    np.testing.assert_array_equal(np.asarray(out), floats(4 * 64) * 2)
