@@ -127,7 +127,22 @@ class Exchange:
                     "read": 0,
                     "done": combine is None,
                     "result": None,
+                    "what": what,
+                    "by": me,
                 }
+            elif slot["what"] != what:
+                # Another member of this group called another collective as
+                # the same step (psum here, pmax there): fail them all.
+                error = ValueError(
+                    f"{what}: the devices of one group called different collectives "
+                    f"as the same step: member {slot['by']} called {slot['what']}, "
+                    f"member {me} called {what}; every device of a group must call "
+                    "the same collectives in the same order"
+                )
+                if self._failed is None:
+                    self._failed = error
+                self._cv.notify_all()
+                raise error
             slot["values"][me] = value
             slot["arrived"] += 1
             self._cv.notify_all()

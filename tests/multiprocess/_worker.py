@@ -85,6 +85,35 @@ def killed(mesh):
     return {"error": np.array("no error")}
 
 
+def mismatch(mesh):
+    """Collectives the processes call differently (issue 36: a shape
+    mismatch aborted rank 1 inside Gloo; a dtype mismatch reinterpreted bits;
+    psum here and pmax there mixed). Each must raise on every rank, and a
+    matching collective afterwards must still work."""
+    me = bt.process_index()
+    xs = bt.device_put(
+        np.ones((len(bt.devices()) * 2, 3), np.float32), NamedSharding(mesh, P("data"))
+    )
+    bodies = {
+        "shape": lambda b: bt.lax.psum(b if me == 0 else b[:1], "data"),
+        "dtype": lambda b: bt.lax.psum(b if me == 0 else b.astype(np.int32), "data"),
+        "op": lambda b: (bt.lax.psum if me == 0 else bt.lax.pmax)(b, "data"),
+    }
+    result = {}
+    for name, body in bodies.items():
+        f = bt.shard_map(body, mesh=mesh, in_specs=P("data"), out_specs=P())
+        try:
+            np.asarray(f(xs))
+            result[name] = np.array("no error")
+        except Exception as e:
+            result[name] = np.array(f"{type(e).__name__}: {e}")
+    f = bt.shard_map(
+        lambda b: bt.lax.psum(b, "data"), mesh=mesh, in_specs=P("data"), out_specs=P()
+    )
+    result["after"] = np.asarray(f(xs))
+    return result
+
+
 def main():
     scenario, out = sys.argv[1], sys.argv[2]
     # set by tools' launch (Gloo) or by mpirun (MPI)
@@ -92,9 +121,13 @@ def main():
     try:
         bt.distributed.initialize(collective_timeout=float(os.environ.get("T", "30")))
         mesh = bt.sharding.Mesh(np.array(bt.devices()), ("data",))
-        result = {"collectives": collectives, "train": train, "killed": killed}[
-            scenario
-        ](mesh)
+        scenarios = {
+            "collectives": collectives,
+            "train": train,
+            "killed": killed,
+            "mismatch": mismatch,
+        }
+        result = scenarios[scenario](mesh)
         result["process_index"] = np.array(bt.process_index())
         result["process_count"] = np.array(bt.process_count())
         result["backend"] = np.array(bt.distributed.backend())

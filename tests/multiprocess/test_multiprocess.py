@@ -191,6 +191,24 @@ def test_a_killed_peer_is_a_clear_error_within_the_timeout(tmp_path):
         assert float(results[rank]["waited"]) < timeout + 10
 
 
+@needs_gloo
+def test_collectives_called_differently_fail_every_rank_clearly(tmp_path):
+    # Issue 36: a shape mismatch killed rank 1 with SIGABRT inside Gloo, a
+    # dtype mismatch gave rank 1 reinterpreted bits, psum/pmax mixed.
+    outputs, results = launch("mismatch", 2, tmp_path, timeout=90)
+    for rank in (0, 1):
+        assert outputs[rank][0] == 0, outputs[rank][1]
+        for case, shown in (
+            ("shape", "float32[3]"),
+            ("dtype", "int32[6]"),
+            ("op", "all_reduce(max)"),
+        ):
+            err = str(results[rank][case])
+            assert err.startswith("ValueError"), (case, err)
+            assert "called different collectives" in err and shown in err, (case, err)
+        np.testing.assert_array_equal(results[rank]["after"], np.full((2, 3), 2.0))
+
+
 @pytest.mark.parametrize("backend", BACKENDS)
 def test_the_four_process_example_runs_and_checks_itself(backend):
     root = os.path.join(HERE, "..", "..")

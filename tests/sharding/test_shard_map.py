@@ -263,3 +263,22 @@ def test_collective_errors(mesh):
                 lambda b: b, mesh=mesh, in_specs=P("x"), out_specs=P("x")
             )(a)
         )(X)
+
+
+def test_devices_calling_different_collectives_is_an_error(mesh):
+    # Issue 36: device 0 calling psum while the others call pmax was not
+    # noticed (the group mixed the two).
+    xs = bt.device_put(np.ones((N, 3), np.float32), NamedSharding(mesh, P("x")))
+
+    def body(b):
+        if int(bt.lax.axis_index("x")) == 0:
+            return bt.lax.psum(b, "x")
+        return bt.lax.pmax(b, "x")
+
+    f = bt.shard_map(body, mesh=mesh, in_specs=P("x"), out_specs=P())
+    with pytest.raises(ValueError, match="called different collectives"):
+        np.asarray(f(xs))
+    g = bt.shard_map(
+        lambda b: bt.lax.psum(b, "x"), mesh=mesh, in_specs=P("x"), out_specs=P()
+    )
+    np.testing.assert_array_equal(np.asarray(g(xs)), np.full((1, 3), float(N)))

@@ -12,7 +12,13 @@
 #include <gloo/rendezvous/prefix_store.h>
 #include <gloo/transport/tcp/device.h>
 
+#include <netdb.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <cerrno>
 #include <csignal>
+#include <cstring>
 #include <exception>
 #include <functional>
 
@@ -37,6 +43,43 @@ void IgnoreSigpipeUnlessHandled() {
   }
 }
 
+// The interface address must name an address of this machine before Gloo
+// sees it: Gloo's device creation throws on a name that does not resolve,
+// and a second attempt after that crashed inside Gloo (issue 36). Resolving
+// the name and binding a socket to it (port 0, closed at once) is what
+// Gloo will do; here a failure is a FailedPrecondition naming the address
+// (this machine has no such interface: bt.distributed's DistributedError).
+Status CheckInterfaceAddress(const std::string& host) {
+  addrinfo hints{};
+  hints.ai_family = AF_UNSPEC;
+  hints.ai_socktype = SOCK_STREAM;
+  addrinfo* found = nullptr;
+  if (int rc = getaddrinfo(host.c_str(), nullptr, &hints, &found); rc != 0) {
+    return Status(ErrorCode::kFailedPrecondition,
+                  "interface_address '" + host + "' does not resolve (" +
+                           gai_strerror(rc) +
+                           "); pass an address or host name of this machine's network "
+                           "interface that the other processes can reach");
+  }
+  std::string why;
+  bool bound = false;
+  for (addrinfo* a = found; a != nullptr && !bound; a = a->ai_next) {
+    int fd = socket(a->ai_family, a->ai_socktype, a->ai_protocol);
+    if (fd < 0) {
+      why = std::strerror(errno);
+      continue;
+    }
+    bound = bind(fd, a->ai_addr, a->ai_addrlen) == 0;
+    if (!bound) why = std::strerror(errno);
+    close(fd);
+  }
+  freeaddrinfo(found);
+  if (bound) return OkStatus();
+  return Status(ErrorCode::kFailedPrecondition,
+                "interface_address '" + host + "' is not an address of this machine (" +
+                         why + "); pass the address of one of its network interfaces");
+}
+
 class GlooProcessGroup final : public ProcessGroup {
  public:
   ProcessGroupOptions options;
@@ -48,10 +91,10 @@ class GlooProcessGroup final : public ProcessGroup {
   int rank() const override { return options.process_id; }
   int size() const override { return options.num_processes; }
   const char* backend() const override { return "gloo"; }
-  Status AllReduce(void* data, size_t count, DType dtype, ReduceOp op) override;
-  Status AllGather(const void* in, void* out, size_t bytes) override;
-  Status Broadcast(void* data, size_t bytes, int root) override;
-  Status Barrier() override;
+  Status DoAllReduce(void* data, size_t count, DType dtype, ReduceOp op) override;
+  Status DoAllGather(const void* in, void* out, size_t bytes) override;
+  Status DoBroadcast(void* data, size_t bytes, int root) override;
+  Status DoBarrier() override;
 };
 
 std::string Describe(const ProcessGroupOptions& o) {
@@ -114,6 +157,7 @@ Result<std::unique_ptr<ProcessGroup>> ProcessGroup::Connect(const ProcessGroupOp
   }
   Result<HostPort> hp = ParseHostPort(options.coordinator_address);
   if (!hp.ok()) return hp.status();
+  if (Status s = CheckInterfaceAddress(options.interface_host); !s.ok()) return s;
   IgnoreSigpipeUnlessHandled();
   auto group = std::make_unique<GlooProcessGroup>();
   group->options = options;
@@ -147,7 +191,7 @@ Result<std::unique_ptr<ProcessGroup>> ProcessGroup::Connect(const ProcessGroupOp
 
 namespace {
 
-Status GlooProcessGroup::AllReduce(void* data, size_t count, DType dtype, ReduceOp op) {
+Status GlooProcessGroup::DoAllReduce(void* data, size_t count, DType dtype, ReduceOp op) {
   if (count == 0) return OkStatus();
   return Guard("all_reduce", options, [&] {
     gloo::AllreduceOptions opts(context);
@@ -165,7 +209,7 @@ Status GlooProcessGroup::AllReduce(void* data, size_t count, DType dtype, Reduce
   });
 }
 
-Status GlooProcessGroup::AllGather(const void* in, void* out, size_t bytes) {
+Status GlooProcessGroup::DoAllGather(const void* in, void* out, size_t bytes) {
   if (bytes == 0) return OkStatus();
   return Guard("all_gather", options, [&] {
     gloo::AllgatherOptions opts(context);
@@ -177,7 +221,7 @@ Status GlooProcessGroup::AllGather(const void* in, void* out, size_t bytes) {
   });
 }
 
-Status GlooProcessGroup::Broadcast(void* data, size_t bytes, int root) {
+Status GlooProcessGroup::DoBroadcast(void* data, size_t bytes, int root) {
   if (Status s = CheckBroadcastRoot(root, size()); !s.ok()) return s;
   if (bytes == 0) return OkStatus();
   return Guard("broadcast from process " + std::to_string(root), options, [&] {
@@ -190,7 +234,7 @@ Status GlooProcessGroup::Broadcast(void* data, size_t bytes, int root) {
   });
 }
 
-Status GlooProcessGroup::Barrier() {
+Status GlooProcessGroup::DoBarrier() {
   return Guard("barrier", options, [&] {
     gloo::BarrierOptions opts(context);
     opts.setTag(next_tag++);

@@ -97,7 +97,7 @@ class MpiProcessGroup final : public ProcessGroup {
   int size() const override { return size_; }
   const char* backend() const override { return "mpi"; }
 
-  Status AllReduce(void* data, size_t count, DType dtype, ReduceOp op) override {
+  Status DoAllReduce(void* data, size_t count, DType dtype, ReduceOp op) override {
     MPI_Datatype type = MpiType(dtype);
     if (type == MPI_DATATYPE_NULL) {
       return InvalidArgument("all_reduce: dtype " + std::string(dtype_name(dtype)) +
@@ -114,7 +114,7 @@ class MpiProcessGroup final : public ProcessGroup {
     return OkStatus();
   }
 
-  Status AllGather(const void* in, void* out, size_t bytes) override {
+  Status DoAllGather(const void* in, void* out, size_t bytes) override {
     if (bytes == 0) return OkStatus();
     if (bytes > kMaxChunkBytes) {
       return InvalidArgument("all_gather over MPI: " + std::to_string(bytes) +
@@ -125,7 +125,7 @@ class MpiProcessGroup final : public ProcessGroup {
     return rc == MPI_SUCCESS ? OkStatus() : MpiError("all_gather", rank_, size_, rc);
   }
 
-  Status Broadcast(void* data, size_t bytes, int root) override {
+  Status DoBroadcast(void* data, size_t bytes, int root) override {
     if (Status s = CheckBroadcastRoot(root, size_); !s.ok()) return s;
     char* p = static_cast<char*>(data);
     for (size_t done = 0; done < bytes; done += kMaxChunkBytes) {
@@ -138,7 +138,7 @@ class MpiProcessGroup final : public ProcessGroup {
     return OkStatus();
   }
 
-  Status Barrier() override {
+  Status DoBarrier() override {
     int rc = MPI_Barrier(comm_);
     return rc == MPI_SUCCESS ? OkStatus() : MpiError("barrier", rank_, size_, rc);
   }

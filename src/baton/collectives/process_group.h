@@ -31,6 +31,7 @@
 
 #include <chrono>
 #include <cstddef>
+#include <cstdint>
 #include <memory>
 #include <string>
 
@@ -73,16 +74,38 @@ class ProcessGroup {
   // "gloo" or "mpi".
   virtual const char* backend() const = 0;
 
+  // The collectives. Each first agrees with every process on what is called
+  // (which collective, dtype, element or byte count, op, root), through a
+  // small all-gather: processes that called different collectives (psum on
+  // one, pmax on another; float32 here, int32 there; different lengths)
+  // all get the same InvalidArgument naming every process's call, instead of
+  // reinterpreted bits, mixed ops or an abort inside the engine.
+  //
   // In place over `count` elements of float32/float64/int32/int64.
-  virtual Status AllReduce(void* data, size_t count, DType dtype, ReduceOp op) = 0;
+  Status AllReduce(void* data, size_t count, DType dtype, ReduceOp op);
   // `out` holds size() * bytes: process i's `bytes` land at out + i*bytes.
-  virtual Status AllGather(const void* in, void* out, size_t bytes) = 0;
+  Status AllGather(const void* in, void* out, size_t bytes);
   // In place: every process ends with root's `bytes`.
-  virtual Status Broadcast(void* data, size_t bytes, int root) = 0;
-  virtual Status Barrier() = 0;
+  Status Broadcast(void* data, size_t bytes, int root);
+  Status Barrier();
 
  protected:
   ProcessGroup() = default;
+  // The engine's collectives, called once every process agreed on the call.
+  virtual Status DoAllReduce(void* data, size_t count, DType dtype, ReduceOp op) = 0;
+  virtual Status DoAllGather(const void* in, void* out, size_t bytes) = 0;
+  virtual Status DoBroadcast(void* data, size_t bytes, int root) = 0;
+  virtual Status DoBarrier() = 0;
+
+ private:
+  // What one process called, as every process sends it before the call.
+  struct CallHeader {
+    uint32_t collective = 0;  // 1 all_reduce, 2 all_gather, 3 broadcast, 4 barrier
+    uint32_t dtype = 0;       // DType (all_reduce), else 0
+    uint64_t count = 0;       // elements (all_reduce) or bytes
+    int64_t detail = 0;       // ReduceOp (all_reduce), root (broadcast)
+  };
+  Status Agree(const CallHeader& mine);
 };
 
 // The argument checks both engines share.

@@ -131,5 +131,67 @@ TEST(ProcessGroup, BadOptionsAreInvalidArguments) {
   EXPECT_EQ(ProcessGroup::Connect(o).status().code(), ErrorCode::kInvalidArgument);
 }
 
+// Issue 36: an interface address that does not resolve went to Gloo
+// unchecked, and a second attempt crashed inside Gloo's device creation.
+// Both kinds of bad address (a name that does not resolve, an address of
+// another machine; neither needs the network to tell) are refused up front,
+// as often as they are tried. 192.0.2.1 is TEST-NET-1: never local.
+TEST(ProcessGroup, AnInterfaceAddressNotOfThisMachineIsRefusedEveryTime) {
+  for (const char* host : {"", "192.0.2.1", "", "192.0.2.1"}) {
+    ProcessGroupOptions o;
+    o.coordinator_address = "127.0.0.1:" + std::to_string(FreePort());
+    o.num_processes = 1;
+    o.process_id = 0;
+    o.interface_host = host;
+    auto group = ProcessGroup::Connect(o);
+    ASSERT_FALSE(group.ok()) << "interface " << host;
+    EXPECT_EQ(group.status().code(), ErrorCode::kFailedPrecondition);
+    EXPECT_NE(group.status().message().find(std::string("interface_address '") + host + "'"),
+              std::string::npos)
+        << group.status().message();
+  }
+  // A good one still joins afterwards.
+  RunRanks(1, [](ProcessGroup& g) { EXPECT_TRUE(g.Barrier().ok()); });
+}
+
+// Issue 36: processes that call different collectives (another dtype, op,
+// length, or another collective altogether) used to exchange reinterpreted
+// bits, mix ops, or abort inside Gloo. Every rank now gets the same
+// InvalidArgument naming each process's call, its data is untouched, and
+// the group stays usable.
+TEST(ProcessGroup, MismatchedCallsFailEveryRankAndLeaveTheGroupUsable) {
+  RunRanks(2, [](ProcessGroup& g) {
+    const int r = g.rank();
+    std::vector<float> f = {1.5f, 2.5f};
+    std::vector<int32_t> i = {7, 8};
+    Status s = r == 0 ? g.AllReduce(f.data(), 2, DType::kFloat32, ReduceOp::kSum)
+                      : g.AllReduce(i.data(), 2, DType::kInt32, ReduceOp::kSum);
+    EXPECT_EQ(s.code(), ErrorCode::kInvalidArgument) << s.to_string();
+    EXPECT_NE(s.message().find("process 0: all_reduce(sum) of float32[2]"),
+              std::string::npos) << s.message();
+    EXPECT_NE(s.message().find("process 1: all_reduce(sum) of int32[2]"),
+              std::string::npos) << s.message();
+    EXPECT_EQ(f, (std::vector<float>{1.5f, 2.5f}));
+    EXPECT_EQ(i, (std::vector<int32_t>{7, 8}));
+
+    s = g.AllReduce(f.data(), 2, DType::kFloat32, r == 0 ? ReduceOp::kSum : ReduceOp::kMax);
+    EXPECT_EQ(s.code(), ErrorCode::kInvalidArgument) << s.to_string();
+    EXPECT_NE(s.message().find("all_reduce(max)"), std::string::npos) << s.message();
+
+    s = g.AllReduce(f.data(), r == 0 ? 2 : 1, DType::kFloat32, ReduceOp::kSum);
+    EXPECT_EQ(s.code(), ErrorCode::kInvalidArgument) << s.to_string();
+    EXPECT_NE(s.message().find("float32[1]"), std::string::npos) << s.message();
+
+    s = r == 0 ? g.Barrier() : g.AllReduce(f.data(), 2, DType::kFloat32, ReduceOp::kSum);
+    EXPECT_EQ(s.code(), ErrorCode::kInvalidArgument) << s.to_string();
+    EXPECT_NE(s.message().find("process 0: barrier"), std::string::npos) << s.message();
+    EXPECT_EQ(f, (std::vector<float>{1.5f, 2.5f}));
+
+    // The same call on both: it runs.
+    ASSERT_TRUE(g.AllReduce(f.data(), 2, DType::kFloat32, ReduceOp::kSum).ok());
+    EXPECT_EQ(f, (std::vector<float>{3.0f, 5.0f}));
+  });
+}
+
 }  // namespace
 }  // namespace baton::collectives
