@@ -1,8 +1,9 @@
 #!/usr/bin/env python3
 """Which public names of JAX's namespaces outside jax.numpy baton has.
 
-For each namespace pair (jax.lax / baton.lax, jax.nn / baton.nn,
-jax.random / baton.random, jax.scipy.special, jax.scipy.stats) lists the
+For each namespace pair (jax / baton (the top level), jax.lax / baton.lax,
+jax.nn / baton.nn, jax.random / baton.random, jax.scipy.special,
+jax.scipy.stats, jax.example_libraries.stax / .optimizers) lists the
 public names of the JAX module (``*_p`` primitives of jax.lax left out) and
 whether the baton module has each. A name whose JAX value is a module
 (``jax.scipy.stats.norm``) also counts its functions. Presence only: the
@@ -12,11 +13,13 @@ jax.numpy, by tools/jnp_coverage.py, whose name listing this reuses).
     python3 tools/namespace_coverage.py              # the table
     python3 tools/namespace_coverage.py -v           # and the missing names
     python3 tools/namespace_coverage.py --only jax.nn -v
+    python3 tools/namespace_coverage.py --only jax -v   # the top level
 """
 
 from __future__ import annotations
 
 import argparse
+import functools
 import importlib
 import os
 import sys
@@ -29,13 +32,21 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import jnp_coverage
 
 PAIRS = (
+    ("jax", "baton"),
     ("jax.numpy", "baton.numpy"),
     ("jax.lax", "baton.lax"),
     ("jax.nn", "baton.nn"),
     ("jax.random", "baton.random"),
     ("jax.scipy.special", "baton.scipy.special"),
     ("jax.scipy.stats", "baton.scipy.stats"),
+    ("jax.example_libraries.stax", "baton.example_libraries.stax"),
+    ("jax.example_libraries.optimizers", "baton.example_libraries.optimizers"),
 )
+
+# In these namespaces, names a module only imports for its own use (modules,
+# typing helpers, builtins such as ``map``) are not part of its API.
+_OWN_NAMES_ONLY = ("jax.example_libraries.",)
+_NOT_API_MODULES = ("typing", "builtins", "functools", "collections", "__future__")
 
 
 @dataclass
@@ -64,7 +75,33 @@ def public_names(module: types.ModuleType, skip_primitives: bool) -> list[str]:
     }
     if skip_primitives:
         names = {n for n in names if not n.endswith("_p")}
+    if module.__name__.startswith(_OWN_NAMES_ONLY):
+        names = {n for n in names if _is_api(getattr(module, n))}
+        # stax's layers without parameters are (init_fun, apply_fun) pairs.
+        names |= {
+            n
+            for n in dir(module)
+            if not n.startswith("_")
+            and isinstance(getattr(module, n), tuple)
+            and len(getattr(module, n)) == 2
+            and all(map(callable, getattr(module, n)))
+        }
     return sorted(names)
+
+
+def _is_api(value: object) -> bool:
+    """Not a module, a typing construct, a standard-library helper or one of
+    JAX's private utilities (``safe_map``); ``functools.partial`` layers
+    (stax's ``Conv``) are API."""
+    if isinstance(value, types.ModuleType):
+        return False
+    if isinstance(value, functools.partial):
+        return True
+    mod = getattr(value, "__module__", None) or type(value).__module__ or ""
+    return mod.split(".")[0] not in _NOT_API_MODULES and mod not in (
+        "jax._src.util",
+        "jaxlib.utils",
+    )
 
 
 def _import(name: str) -> types.ModuleType | None:
@@ -100,9 +137,10 @@ def run(only: list[str] | None = None) -> list[Coverage]:
 
 
 def render(results: list[Coverage], verbose: bool) -> str:
+    w = max([20] + [len(c.jax_name) for c in results])
     lines = [
-        f"{'namespace':<20} {'present':>8} {'of':>5} {'%':>6}   members",
-        "-" * 60,
+        f"{'namespace':<{w}} {'present':>8} {'of':>5} {'%':>6}   members",
+        "-" * (w + 40),
     ]
     for c in results:
         pct = 100.0 * len(c.present) / c.total if c.total else 0.0
@@ -112,7 +150,7 @@ def render(results: list[Coverage], verbose: bool) -> str:
             tot = sum(t for _, t in c.members.values())
             extra = f"{got}/{tot} functions of submodules"
         lines.append(
-            f"{c.jax_name:<20} {len(c.present):>8} {c.total:>5} {pct:>5.1f}%   {extra}"
+            f"{c.jax_name:<{w}} {len(c.present):>8} {c.total:>5} {pct:>5.1f}%   {extra}"
         )
     if verbose:
         for c in results:

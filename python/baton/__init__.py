@@ -36,8 +36,10 @@ from baton.errors import (
     ResourceExhaustedError,
 )
 from baton import _array_methods  # noqa: F401 -- attaches Array's methods
+from baton._array_type import Array  # bt.Array: arrays and tracers (jax.Array)
 from baton import lax
 from baton._jit import clear_caches, device_put, jit  # device_put: traced form too
+from baton._compile_log import log_compiles
 from baton import _operators  # noqa: F401 -- operators, indexing, .at[] (uses jit)
 from baton._autodiff import grad, jvp, value_and_grad, vjp
 from baton._vmap import vmap
@@ -67,6 +69,7 @@ from baton import debug  # bt.debug.print / callback (host callbacks)
 from baton import core, dtypes, typing  # jax.core / jax.dtypes / jax.typing names
 from baton import profiler  # bt.profiler: pprof, Chrome trace, memory scopes
 from baton import distributed  # bt.distributed: several processes (no network at import)
+from baton._toplevel import *  # noqa: F401, F403 -- disable_jit, custom_gradient, ... (JAX's top level)
 from baton._environment import print_environment_info, warn_if_blas_kernel_unfit
 
 warn_if_blas_kernel_unfit()  # a generic BLAS kernel on a modern CPU: say so once
@@ -121,6 +124,7 @@ __all__ = [
     "jacobian",
     "jacrev",
     "jit",
+    "log_compiles",
     "jvp",
     "lax",
     "live_arrays",

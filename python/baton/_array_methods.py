@@ -158,3 +158,56 @@ for _name, _fn in {
 }.items():
     attach(_name, _fn)
 del _name, _fn
+
+
+# ---- the jax.Array methods that are baton.numpy functions ----
+
+
+def numpy_methods(bnp: Any) -> dict[str, Any]:
+    """``jax.Array``'s methods that call a ``jax.numpy`` function on the
+    array (``x.take(i)`` is ``jnp.take(x, i)``), for both ``Array`` and
+    ``Tracer`` (``baton._operators`` attaches them with the operators).
+    ``real`` / ``imag`` are properties: baton has real dtypes only, so
+    ``x.real`` is ``x`` and ``x.imag`` zeros of its dtype."""
+
+    def method(name: str) -> Callable[..., Any]:
+        fn = getattr(bnp, name)
+
+        def m(self: Any, *args: Any, **kwargs: Any) -> Any:
+            return fn(self, *args, **kwargs)
+
+        m.__name__ = name
+        m.__qualname__ = f"Array.{name}"
+        m.__doc__ = f"``bt.numpy.{name}(self, ...)``.\n\n{fn.__doc__ or ''}"
+        return m
+
+    def compress(self: Any, condition: Any, axis: Any = None, **kwargs: Any) -> Any:
+        """``bt.numpy.compress(condition, self, axis)``."""
+        return bnp.compress(condition, self, axis, **kwargs)
+
+    out: dict[str, Any] = {
+        name: method(name)
+        for name in (
+            "argpartition",
+            "argsort",
+            "choose",
+            "conj",
+            "conjugate",
+            "cumprod",
+            "cumsum",
+            "diagonal",
+            "nonzero",
+            "ptp",
+            "repeat",
+            "searchsorted",
+            "sort",
+            "take",
+            "trace",
+        )
+    }
+    out["compress"] = compress
+    out["real"] = property(bnp.real, doc="The real part: the array itself.")
+    out["imag"] = property(
+        bnp.imag, doc="The imaginary part: zeros (baton has real dtypes only)."
+    )
+    return out

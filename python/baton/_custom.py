@@ -126,7 +126,10 @@ def _out_leaves(out: Any, what: str) -> tuple[list, Any]:
 
 
 def _conform(
-    x: Any, aval: tuple, what: str, shape_error: type = ValueError,
+    x: Any,
+    aval: tuple,
+    what: str,
+    shape_error: type = ValueError,
     tangent: bool = False,
 ) -> Any:
     """A rule's output leaf as a value of ``aval``'s shape and dtype (weak
@@ -208,7 +211,11 @@ class _CustomFunction:
             leaves, cell["out_tree"] = _out_leaves(s.call(self.fun, ts), what)
             return leaves
 
-        body = trace(body_fn, s.avals, name)
+        # values: the arguments the parameters stand for, so that outside
+        # bt.jit (an eager grad / jvp binds its arguments) the function and
+        # its rules may branch on them in Python, as JAX's eager
+        # differentiation evaluates them on concrete values.
+        body = trace(body_fn, s.avals, name, values=s.leaves)
         out_tree = cell["out_tree"]
         return tree.unflatten(out_tree, self._emit(s, body, out_tree, name))
 
@@ -337,7 +344,14 @@ class custom_jvp(_CustomFunction):
             return outs + tans
 
         with _tracing_rules(self):
-            rule = trace(rule_fn, s.avals + s.avals, f"{name} jvp rule")
+            # The primals are bound to the call's arguments (concrete where
+            # those are, see __call__); the tangents stand for nothing known.
+            rule = trace(
+                rule_fn,
+                s.avals + s.avals,
+                f"{name} jvp rule",
+                values=list(s.leaves) + [None] * n,
+            )
         ops = _Operands(s, body, [rule], name)
         (pr,) = ops.rule_pos
         nl = ops.nl
@@ -438,7 +452,7 @@ class custom_vjp(_CustomFunction):
             return outs + res_leaves
 
         with _tracing_rules(self):
-            fwd = trace(fwd_fn, s.avals, f"{name} fwd rule")
+            fwd = trace(fwd_fn, s.avals, f"{name} fwd rule", values=s.leaves)
         res_tree = cell["res_tree"]
         res_avals = [
             (tuple(a[0]), a[1], w, None)

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from baton import _array_methods, _remote_device
+from baton import _array_methods, _baton, _remote_device
 from baton._baton import _all_devices
 from baton._baton import _unavailable_platforms
 from baton._baton import devices as _local_device_list
@@ -142,3 +142,14 @@ _array_methods.attach(
     "is_fully_addressable",
     property(lambda self: True, doc="True: a single-device array is in this process."),
 )
+
+
+def _device_memory_stats(self: Any, memory_kind: str | None = None) -> dict[str, int]:
+    """``jax.Device.memory_stats()``: this device's ``bt.memory_stats`` (its
+    default memory kind unless ``memory_kind`` is given)."""
+    from baton._baton import memory_stats
+
+    return memory_stats(self, memory_kind or self.default_memory_kind)
+
+
+_baton.Device.memory_stats = _device_memory_stats

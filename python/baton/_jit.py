@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import functools
 import inspect
+import time
 import types
 import warnings
 from collections.abc import Iterable
@@ -22,7 +23,7 @@ from typing import Any, Callable
 import numpy as np
 import optree
 
-from baton import _baton, _dtypes, _sharded_call, _transfer, tree
+from baton import _baton, _compile_log, _dtypes, _sharded_call, _transfer, tree
 from baton._baton import Array, Donated, JitFunction, transforms
 from baton._baton import lax as _lax
 from baton._sharded_array import is_sharded
@@ -375,7 +376,11 @@ def _trace(jitted: _Jitted, args: tuple, kwargs: dict, tracers: list) -> tuple:
         new_kwargs[k] = v if k in static_names else _substitute(v, it)
     if getattr(jitted, "_binds_arguments", False):
         _bind_arguments(jitted, args, kwargs, tracers)
+    start = time.perf_counter() if _compile_log.active() else None
     out = jitted._fun(*new_args, **new_kwargs)
+    if start is not None:  # bt.log_compiles(): a cache miss, traced now
+        took = time.perf_counter() - start
+        _compile_log.traced(getattr(jitted, "__name__", "fn"), took)
     leaves, treedef = tree.flatten(out)
     outs = [_as_output(leaf, jitted, treedef) for leaf in leaves]
     try:

@@ -235,6 +235,7 @@ for _name, _fn in _BINARY.items():
     _METHODS[f"__r{_name}__"] = _binary(_fn, reflected=True)
 for _name, _fn in _COMPARE.items():
     _METHODS[f"__{_name}__"] = _binary(_fn)
+_METHODS.update(_array_methods.numpy_methods(bnp))  # take, sort, real, ...
 
 # Array: all of them. numpy defers to Array's reflected operators
 # (np_array + x gives a baton Array), as it does for JAX arrays.

@@ -123,6 +123,20 @@ def _weak_kind(x: Any) -> Any:
     return True if k == "b" else (0 if k in "iu" else 0.0)
 
 
+def _abstract_value(x: Any) -> bool:
+    """An object that only describes an array (``bt.ShapeDtypeStruct`` or a
+    library's equivalent): ``shape`` and ``dtype`` attributes, no data
+    (neither ``__array__`` nor a length). ``*_like`` functions accept it,
+    as in JAX."""
+    return (
+        hasattr(x, "shape")
+        and hasattr(x, "dtype")
+        and not hasattr(x, "__array__")
+        and not hasattr(x, "__len__")
+        and not isinstance(x, (type, np.generic))
+    )
+
+
 def dtype_of(x: Any) -> np.dtype | None:
     """x's dtype; None for a weakly typed operand."""
     if isinstance(x, Tracer):
@@ -131,6 +145,8 @@ def dtype_of(x: Any) -> np.dtype | None:
         return np.dtype(x.dtype)
     if is_scalar(x):
         return None
+    if _abstract_value(x):
+        return np.dtype(x.dtype)
     return host_array(x).dtype
 
 
@@ -428,6 +444,8 @@ def shape_of(x: Any) -> tuple[int, ...]:
         return tuple(x.shape)
     if is_scalar(x):
         return ()
+    if _abstract_value(x):
+        return tuple(int(n) for n in x.shape)
     return tuple(host_array(x).shape)
 
 

@@ -251,3 +251,29 @@ def test_jit_accepts_jax_inline_argument():
     np.testing.assert_array_equal(np.asarray(g(np.arange(3.0))), [1.0, 3.0, 5.0])
     with pytest.raises(TypeError, match="inline must be a bool"):
         bt.jit(lambda x: x, inline="yes")
+
+
+def test_log_compiles_reaches_the_jax_logger(tmp_path):
+    # optax's test utilities listen on logging.getLogger("jax") for
+    # "Finished ... compilation" records while jax.log_compiles() is active.
+    script = _script(
+        tmp_path,
+        """
+        import logging, re
+        import jax, jax.numpy as jnp
+        seen = []
+        class H(logging.Handler):
+            def emit(self, record):
+                seen.append(record.getMessage())
+        logging.getLogger("jax").addHandler(H())
+        f = jax.jit(lambda x: x * 2)
+        with jax.log_compiles():
+            f(jnp.ones(3))
+            first = len(seen)
+            f(jnp.ones(3))
+        assert first == 1 and len(seen) == 1, seen
+        assert re.search(r"Finished .* compilation", seen[0]), seen
+        print("ok")
+        """,
+    )
+    assert _ok(_run(["-m", "baton.as_jax", script])).strip() == "ok"

@@ -22,6 +22,7 @@ from __future__ import annotations
 import importlib
 import importlib.abc
 import importlib.machinery
+import logging
 import sys
 import types
 from typing import Any
@@ -103,6 +104,31 @@ def _import_target(fullname: str) -> types.ModuleType:
 _FINDER = _Finder()
 
 
+class _ToJaxLogger(logging.Handler):
+    """Hands baton's ``"baton.jit"`` records (``bt.log_compiles()``) to the
+    handlers of the logger ``"jax"`` too, where programs written for JAX
+    attach theirs (``logging.getLogger("jax").addHandler(...)``). Only the
+    ``"jax"`` logger's own handlers: the record already propagates from
+    ``"baton.jit"`` to the root logger, so it is not shown twice."""
+
+    def emit(self, record: logging.LogRecord) -> None:
+        jax_logger = logging.getLogger(_PREFIX)
+        if not jax_logger.isEnabledFor(record.levelno):
+            return
+        for handler in jax_logger.handlers:
+            if record.levelno >= handler.level:
+                handler.handle(record)
+
+
+_TO_JAX = _ToJaxLogger()
+
+
+def _compile_logger() -> logging.Logger:
+    from baton import _compile_log
+
+    return logging.getLogger(_compile_log.LOGGER_NAME)
+
+
 def _real_jax_loaded() -> str | None:
     """The name of a module of the real JAX already imported, if any."""
     baton = sys.modules.get(_TARGET)
@@ -144,6 +170,9 @@ def install() -> None:
         return
     importlib.import_module(_TARGET)
     sys.meta_path.insert(0, _FINDER)
+    logger = _compile_logger()
+    if _TO_JAX not in logger.handlers:
+        logger.addHandler(_TO_JAX)
 
 
 def uninstall() -> None:
@@ -151,6 +180,7 @@ def uninstall() -> None:
     (the baton modules themselves stay imported)."""
     while _FINDER in sys.meta_path:
         sys.meta_path.remove(_FINDER)
+    _compile_logger().removeHandler(_TO_JAX)
     for name in [n for n in sys.modules if _is_jax_name(n)]:
         mod = sys.modules[name]
         if getattr(mod, "__name__", "").split(".")[0] == _TARGET:

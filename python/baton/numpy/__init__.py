@@ -25,7 +25,7 @@ small integers int32, arrays are immutable (``x.at[i].set(v)`` instead of
 for static indices and JAX for traced ones (see ``baton._indexing``).
 """
 
-from baton._baton import Array as ndarray
+from baton._array_type import Array as ndarray  # arrays and tracers
 from baton.numpy import (
     _arrange,
     _creation,

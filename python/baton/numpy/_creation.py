@@ -164,29 +164,49 @@ def _like(a: Any, dtype: Any, shape: Any) -> tuple[tuple[int, ...], np.dtype, An
     s = _ops.shape_of(a) if shape is None else _shape(shape)
     d = _dt(dtype)
     if d is None:
+        # A weakly typed operand: a Python scalar (its default dtype) or a
+        # Tracer of one, which has a dtype of its own (``_ops.dtype_of``
+        # says None for both: "weak").
         d = _ops.dtype_of(a)
         if d is None:
-            d = _ops.weak_dtype(a, None)
+            d = np.dtype(a.dtype) if isinstance(a, Tracer) else _ops.weak_dtype(a, None)
     device = a.device if isinstance(a, Array) else None
     return s, d, device
 
 
+def _filled_like(a: Any, fill: Any, dtype: Any, shape: Any) -> Any:
+    """``fill`` in a's shape and dtype (unless given). Like JAX, the result
+    of a weakly typed Tracer ``a`` (a Python scalar passed to a jitted
+    function) without ``dtype`` is weakly typed too, so it still takes the
+    other operand's dtype in arithmetic."""
+    s, d, dev = _like(a, dtype, shape)
+    weak = (
+        dtype is None
+        and isinstance(a, Tracer)
+        and _ops.is_weak(a)
+        and s == ()
+        and _ops.is_scalar(fill)
+    )
+    if weak:
+        kind = {"b": bool, "i": int, "u": int}.get(d.kind, float)
+        t = lax.as_tracer(kind(fill))
+        return t if np.dtype(t.dtype) == d else full(s, fill, d)
+    return full(s, fill, d, device=dev)
+
+
 def zeros_like(a: Any, dtype: Any = None, shape: Any = None) -> Any:
     """Zeros with a's shape and dtype (unless given)."""
-    s, d, dev = _like(a, dtype, shape)
-    return full(s, 0, d, device=dev)
+    return _filled_like(a, 0, dtype, shape)
 
 
 def ones_like(a: Any, dtype: Any = None, shape: Any = None) -> Any:
     """Ones with a's shape and dtype (unless given)."""
-    s, d, dev = _like(a, dtype, shape)
-    return full(s, 1, d, device=dev)
+    return _filled_like(a, 1, dtype, shape)
 
 
 def full_like(a: Any, fill_value: Any, dtype: Any = None, shape: Any = None) -> Any:
     """``fill_value`` with a's shape and dtype (unless given)."""
-    s, d, dev = _like(a, dtype, shape)
-    return full(s, fill_value, d, device=dev)
+    return _filled_like(a, fill_value, dtype, shape)
 
 
 def empty_like(a: Any, dtype: Any = None, shape: Any = None) -> Any:
@@ -200,6 +220,8 @@ def _host_or_traced(values: np.ndarray) -> Any:
 
 
 def _static_number(x: Any, what: str) -> Any:
+    if isinstance(x, Array) and x.ndim == 0:
+        return x.item()  # a concrete scalar array has a value, as in JAX
     if isinstance(x, (Array, Tracer)):
         raise TypeError(
             f"{what} must be a static Python number (the result's shape depends on "

@@ -14,6 +14,9 @@ __all__ = [
     "bfloat16",
     "bool_",
     "can_cast",
+    "complex64",
+    "complex128",
+    "complexfloating",
     "dtype",
     "e",
     "finfo",
@@ -62,6 +65,12 @@ signedinteger = np.signedinteger
 unsignedinteger = np.unsignedinteger
 inexact = np.inexact
 floating = np.floating
+complexfloating = np.complexfloating
+# Complex dtype names, for code that names them (issubdtype, dtype lists):
+# baton has no complex arrays yet, so making one with them raises TypeError
+# ("baton does not support dtype complex64").
+complex64 = np.complex64
+complex128 = np.complex128
 
 dtype = np.dtype
 newaxis = None

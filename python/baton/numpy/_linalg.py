@@ -26,9 +26,41 @@ def _matmul(a: Any, b: Any) -> Any:
     return lax.matmul(a, b)
 
 
-def matmul(a: Any, b: Any, /) -> Any:
+def _options(name: str, a: Any, b: Any, precision: Any,
+             preferred_element_type: Any) -> tuple[Any, Any]:
+    """Checks JAX's ``precision=`` (None, a ``lax.Precision`` or its string
+    name, or a pair of them: baton's float32 products are always full
+    float32, so every precision gives the same values) and applies
+    ``preferred_element_type=`` (the operands are cast to it, so products
+    accumulate and come out in that dtype)."""
+    from baton._lax_precision import Precision
+
+    ps = precision if isinstance(precision, (tuple, list)) else (precision,)
+    if len(ps) not in (1, 2):
+        raise ValueError(
+            f"{name}: `precision` must be None, a lax.Precision or a pair of "
+            f"them, not {precision!r}"
+        )
+    for p in ps:
+        if p is not None and not isinstance(p, Precision):
+            try:
+                Precision(p)
+            except ValueError as e:
+                raise ValueError(f"{name}: {e}") from None
+    if preferred_element_type is None:
+        return a, b
+    from baton.numpy._misc import astype
+
+    return astype(a, preferred_element_type), astype(b, preferred_element_type)
+
+
+def matmul(
+    a: Any, b: Any, /, *, precision: Any = None, preferred_element_type: Any = None
+) -> Any:
     """numpy's matmul (the ``@`` operator): 1-D operands are vectors, batch
-    dimensions broadcast."""
+    dimensions broadcast. ``precision`` / ``preferred_element_type`` as in
+    JAX (see ``_options``)."""
+    a, b = _options("matmul", a, b, precision, preferred_element_type)
     sa, sb = _ops.shape_of(a), _ops.shape_of(b)
     if not sa or not sb:
         raise ValueError("matmul: input operand does not have enough dimensions (0-d)")
@@ -61,9 +93,12 @@ def _contract(a: Any, b: Any, ca: tuple[int, ...], cb: tuple[int, ...]) -> Any:
     return _ops.apply(_dot_general, (a, b), (("dims", dims), ("perm", None)))
 
 
-def dot(a: Any, b: Any) -> Any:
+def dot(
+    a: Any, b: Any, *, precision: Any = None, preferred_element_type: Any = None
+) -> Any:
     """numpy's dot: scalars multiply; otherwise a's last axis contracts with
     b's second-to-last (its only one for 1-D b)."""
+    a, b = _options("dot", a, b, precision, preferred_element_type)
     sa, sb = _ops.shape_of(a), _ops.shape_of(b)
     if not sa or not sb:
         from baton.numpy._elementwise import multiply
@@ -72,15 +107,21 @@ def dot(a: Any, b: Any) -> Any:
     return _contract(a, b, (len(sa) - 1,), (0 if len(sb) == 1 else len(sb) - 2,))
 
 
-def vdot(a: Any, b: Any) -> Any:
+def vdot(
+    a: Any, b: Any, *, precision: Any = None, preferred_element_type: Any = None
+) -> Any:
     """The dot product of the flattened operands."""
     from baton.numpy._shapes import ravel
 
+    a, b = _options("vdot", a, b, precision, preferred_element_type)
     return dot(ravel(a), ravel(b))
 
 
-def inner(a: Any, b: Any) -> Any:
+def inner(
+    a: Any, b: Any, *, precision: Any = None, preferred_element_type: Any = None
+) -> Any:
     """Contraction over the last axes of both."""
+    a, b = _options("inner", a, b, precision, preferred_element_type)
     sa, sb = _ops.shape_of(a), _ops.shape_of(b)
     if not sa or not sb:
         from baton.numpy._elementwise import multiply
@@ -96,9 +137,17 @@ def outer(a: Any, b: Any) -> Any:
     return _contract(reshape(ravel(a), (-1, 1)), reshape(ravel(b), (1, -1)), (1,), (0,))
 
 
-def tensordot(a: Any, b: Any, axes: Any = 2) -> Any:
+def tensordot(
+    a: Any,
+    b: Any,
+    axes: Any = 2,
+    *,
+    precision: Any = None,
+    preferred_element_type: Any = None,
+) -> Any:
     """Sum of products over ``axes`` (an int N: a's last N with b's first
     N; or a pair of axis lists)."""
+    a, b = _options("tensordot", a, b, precision, preferred_element_type)
     sa, sb = _ops.shape_of(a), _ops.shape_of(b)
     if isinstance(axes, (int, np.integer)):
         n = int(axes)

@@ -22,6 +22,7 @@ from baton import _dtypes, _ops
 from baton._baton import Array, lax
 from baton.errors import ConcretizationTypeError
 from baton.numpy import _mx_common as _c
+from baton.numpy._vectorize import vectorize
 
 Tracer = lax.Tracer
 _F32 = np.dtype(np.float32)
@@ -364,63 +365,6 @@ def piecewise(x: Any, condlist: Any, funclist: Any, *args: Any, **kw: Any) -> An
     for c, f in zip(conds, funclist):
         out = _bnp.where(c, value(f), out)
     return out
-
-
-def vectorize(
-    pyfunc: Callable[..., Any],
-    *,
-    excluded: Any = frozenset(),
-    signature: str | None = None,
-) -> Callable[..., Any]:
-    """``pyfunc`` applied elementwise over its broadcast array arguments
-    (through ``bt.vmap``); ``excluded`` names positions / keywords passed
-    through unmapped. ``signature=`` is not supported."""
-    if signature is not None:
-        raise NotImplementedError(
-            "vectorize: `signature=` is not supported in baton; map the core "
-            "dimensions with bt.vmap directly"
-        )
-    if not callable(pyfunc):
-        raise TypeError(
-            f"vectorize: `pyfunc` must be callable, not {type(pyfunc).__name__}"
-        )
-    excluded = frozenset(excluded)
-    for e in excluded:
-        if not isinstance(e, (int, str)):
-            raise TypeError(
-                f"vectorize: `excluded` entries must be ints (positions) or "
-                f"strs (keywords), not {type(e).__name__}"
-            )
-
-    def wrapped(*args: Any, **kwargs: Any) -> Any:
-        import baton as bt
-
-        fixed_pos = {i: a for i, a in enumerate(args) if i in excluded}
-        fixed_kw = {k: v for k, v in kwargs.items() if k in excluded}
-        pos = [i for i in range(len(args)) if i not in excluded]
-        kws = [k for k in kwargs if k not in excluded]
-        mapped = [_bnp.asarray(args[i]) for i in pos] + [
-            _bnp.asarray(kwargs[k]) for k in kws
-        ]
-        if mapped:
-            mapped = list(_bnp.broadcast_arrays(*mapped))
-        shape = tuple(mapped[0].shape) if mapped else ()
-
-        def call(*vals: Any) -> Any:
-            full = dict(fixed_pos)
-            full.update(zip(pos, vals[: len(pos)]))
-            kw = dict(fixed_kw)
-            kw.update(zip(kws, vals[len(pos) :]))
-            return pyfunc(*[full[i] for i in range(len(args))], **kw)
-
-        f = call
-        for _ in shape:
-            f = bt.vmap(f)
-        return f(*mapped)
-
-    wrapped.__name__ = getattr(pyfunc, "__name__", "vectorized")
-    wrapped.__doc__ = getattr(pyfunc, "__doc__", None)
-    return wrapped
 
 
 # ---- unwrap ----

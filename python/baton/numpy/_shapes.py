@@ -197,8 +197,17 @@ def squeeze(a: Any, axis: Any = None) -> Any:
 
 
 def broadcast_shapes(*shapes: Any) -> tuple[int, ...]:
-    """numpy's broadcast_shapes."""
-    return tuple(np.broadcast_shapes(*(_ints(s, "shape") for s in shapes)))
+    """numpy's broadcast_shapes; shapes that do not broadcast raise
+    ValueError ("Incompatible shapes for broadcasting", as in JAX)."""
+    ints = [_ints(s, "shape") for s in shapes]
+    try:
+        return tuple(np.broadcast_shapes(*ints))
+    except ValueError:
+        raise ValueError(
+            f"Incompatible shapes for broadcasting: shapes={[tuple(s) for s in ints]}; "
+            "they cannot be broadcast together (each dimension must be equal, 1, "
+            "or missing, counting from the last)"
+        ) from None
 
 
 def _broadcast_to(a: Any, *, shape: tuple[int, ...]) -> Any:

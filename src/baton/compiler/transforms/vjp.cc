@@ -3,6 +3,7 @@
 // and the final assembly (parameter order, unused residuals dropped).
 #include "baton/compiler/transforms/vjp.h"
 
+#include <algorithm>
 #include <map>
 #include <string>
 #include <tuple>
@@ -168,6 +169,18 @@ std::vector<int> VjpBuilder::Record(const Program& src,
       map[id] = AddOpNode(inst.attrs, ops, region);
     } else if (!call->body) {
       map[id] = RecordCall(*call, ops, region)[0];
+    } else if (region < 0 && std::none_of(ops.begin(), ops.end(), [&](int o) {
+                 return nodes_[o].active;
+               })) {
+      // Nothing to differentiate here: the call stays as it was, custom
+      // rules and all (as Jvp keeps it), so a transformation of the forward
+      // program still sees them -- e.g. a custom_vjp function called in
+      // another's forward rule, or on a value an outer grad differentiates,
+      // keeps its rule under grad of grad. Its outputs are plain inactive
+      // values. (Inside a checkpoint region the call is flattened as below:
+      // recomputing a value there re-emits one instruction, which must not
+      // split a call group.)
+      map[id] = AddOpNode(inst.attrs, ops, region);
     } else {
       Key key{call->body.get(), call->rule.get(), static_cast<int>(call->kind),
               ops};

@@ -1,0 +1,301 @@
+"""Names of JAX's top level beyond the transformations (DESIGN 5.4):
+context managers, environment queries and small helpers, with JAX's names
+and signatures. ``baton/__init__.py`` imports everything in ``__all__``.
+
+Where baton differs:
+
+- ``disable_jit()``: inside the block a ``bt.jit`` function runs its Python
+  body directly, op by op on concrete arrays (``print`` shows values, Python
+  control flow on values works). baton's own transformations still trace
+  (``grad`` and ``vmap`` work by tracing, inside the block too).
+- ``default_device(device)``: baton places new arrays on the first device
+  of its platform, fixed at startup; the block accepts that device (or
+  None) and refuses another with ``NotImplementedError`` rather than
+  silently ignoring it.
+- ``ensure_compile_time_eval()``: inside ``bt.jit``, a value computed only
+  from constants can already be made concrete (``bool``, ``int``,
+  ``float``, Python ``if``; ``python/src/concrete.cc``), which is what this
+  block is for in JAX; the block marks such code and changes nothing else.
+- ``pure_callback``: runs the callback at once outside a trace. baton's host
+  callbacks (``bt.debug.callback``) cannot return values into a compiled
+  program yet, so inside ``bt.jit`` or a transformation it raises
+  ``NotImplementedError``.
+- ``named_scope`` / ``named_call``: baton's programs carry no name stack;
+  they check their arguments, and ``named_call`` renames the function.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+import threading
+from collections.abc import Iterator
+from typing import Any, Callable
+
+import numpy as np
+
+from baton import _device_queries, _jit, _transfer, tree
+from baton._abstract_eval import ShapeDtypeStruct
+from baton._baton import Array
+from baton._baton import lax as _lax
+from baton._config import config
+from baton._subtrace import aval_of, is_tracing
+from baton._toplevel_ad import (
+    closure_convert,
+    custom_gradient,
+    linear_transpose,
+    linearize,
+)
+from baton.sharding import NamedSharding, P
+
+__all__ = [
+    "NamedSharding",
+    "P",
+    "closure_convert",
+    "copy_to_host_async",
+    "custom_gradient",
+    "default_device",
+    "disable_jit",
+    "enable_x64",
+    "ensure_compile_time_eval",
+    "float0",
+    "host_count",
+    "host_id",
+    "host_ids",
+    "linear_transpose",
+    "linearize",
+    "make_array_from_callback",
+    "named_call",
+    "named_scope",
+    "process_indices",
+    "pure_callback",
+    "typeof",
+]
+
+# JAX's dtype of the tangent of an integer value. baton gives integer values
+# zero tangents of their own dtype instead (see _autodiff), but programs
+# compare against it.
+float0 = np.dtype([("float0", np.void, 0)])
+
+
+# ---- disable_jit ----
+
+_state = threading.local()
+_patch_lock = threading.Lock()
+_patch_users = 0
+_compiled_call = _jit.JitFunction.__call__
+
+
+def _jit_disabled() -> bool:
+    return getattr(_state, "disable_jit", False)
+
+
+def _internal(fun: Any) -> bool:
+    """A jitted function baton made for itself (eager ops, eager
+    transformations): those must still trace."""
+    mod = getattr(fun, "__module__", None) or type(fun).__module__ or ""
+    parts = mod.split(".")
+    return len(parts) > 1 and parts[0] == "baton" and parts[1].startswith("_")
+
+
+def _maybe_eager_call(self: Any, *args: Any, **kwargs: Any) -> Any:
+    if (
+        _jit_disabled()
+        and not getattr(self, "_binds_arguments", False)
+        and not _internal(self._fun)
+    ):
+        return self._fun(*args, **kwargs)
+    return _compiled_call(self, *args, **kwargs)
+
+
+@contextlib.contextmanager
+def disable_jit(disable: bool = True) -> Iterator[None]:
+    """In this block (on this thread) ``bt.jit`` functions run their
+    Python bodies op by op instead of compiling."""
+    global _patch_users
+    prev = _jit_disabled()
+    with _patch_lock:
+        if _patch_users == 0:
+            # Only while some block is open: the compiled call path stays
+            # the C++ one otherwise.
+            _jit._Jitted.__call__ = _maybe_eager_call
+        _patch_users += 1
+    _state.disable_jit = bool(disable)
+    try:
+        yield
+    finally:
+        _state.disable_jit = prev
+        with _patch_lock:
+            _patch_users -= 1
+            if _patch_users == 0:
+                del _jit._Jitted.__call__
+
+
+# ---- devices and the environment ----
+
+
+@contextlib.contextmanager
+def default_device(device: Any = None) -> Iterator[None]:
+    """Places new arrays on ``device`` in this block: baton's default device
+    (the first of its platform) or None; another device raises
+    ``NotImplementedError`` (baton's default device is fixed at startup)."""
+    default = _device_queries.local_devices()[0]
+    if device is not None and device != default:
+        if isinstance(device, str) and device == _device_queries.default_backend():
+            device = None
+        else:
+            raise NotImplementedError(
+                f"default_device({device!r}): baton's default device is fixed "
+                f"({default}); put arrays elsewhere with bt.device_put(x, device)"
+            )
+    yield
+
+
+def process_indices(backend: Any = None) -> list[int]:
+    """The indices of the processes (``bt.distributed``), in order."""
+    return list(range(_device_queries.process_count()))
+
+
+def host_count(backend: Any = None) -> int:
+    """JAX's older name of ``process_count``."""
+    return _device_queries.process_count()
+
+
+def host_id(backend: Any = None) -> int:
+    """JAX's older name of ``process_index``."""
+    return _device_queries.process_index()
+
+
+def host_ids(backend: Any = None) -> list[int]:
+    """JAX's older name of ``process_indices``."""
+    return process_indices(backend)
+
+
+@contextlib.contextmanager
+def enable_x64(new_val: bool = True) -> Iterator[None]:
+    """64-bit dtypes on (or off) in this block (``bt.config``'s
+    ``enable_x64``; the previous setting is restored after it)."""
+    prev = config.read("enable_x64")
+    config.update("enable_x64", bool(new_val))
+    try:
+        yield
+    finally:
+        config.update("enable_x64", prev)
+
+
+@contextlib.contextmanager
+def ensure_compile_time_eval() -> Iterator[None]:
+    """Marks code whose values depend on constants only; see the module
+    docstring (inside ``bt.jit`` they can already be made concrete)."""
+    yield
+
+
+def typeof(x: Any) -> ShapeDtypeStruct:
+    """The abstract value of ``x``: its shape, dtype and weak type."""
+    shape, dtype, weak, _ = aval_of(x)
+    return ShapeDtypeStruct(shape, np.dtype(getattr(x, "dtype", dtype)), weak_type=weak)
+
+
+# ---- names ----
+
+
+def named_call(
+    fun: Callable[..., Any], *, name: str | None = None
+) -> Callable[..., Any]:
+    """``fun`` under another name (``name``, default its own)."""
+    if name is None:
+        return fun
+
+    @functools.wraps(fun)
+    def named(*args: Any, **kwargs: Any) -> Any:
+        return fun(*args, **kwargs)
+
+    named.__name__ = named.__qualname__ = name
+    return named
+
+
+@contextlib.contextmanager
+def named_scope(name: str) -> Iterator[None]:
+    """A name for the ops traced in this block (JAX's name stack; baton's
+    programs do not keep it)."""
+    if not isinstance(name, str):
+        raise TypeError(f"named_scope name must be a string, got {name!r}")
+    yield
+
+
+# ---- host data ----
+
+
+def copy_to_host_async(x: Any) -> None:
+    """Starts copying ``x``'s arrays to the host. baton's host views
+    (``np.asarray``) need no copy on its CPU devices, so there is nothing
+    to start; kept for JAX's API."""
+    for leaf in tree.leaves(x):
+        if not isinstance(leaf, Array) and not hasattr(leaf, "shape"):
+            raise TypeError(f"copy_to_host_async: not an array: {type(leaf).__name__}")
+
+
+def make_array_from_callback(
+    shape: Any, sharding: Any, data_callback: Callable[[Any], Any], dtype: Any = None
+) -> Any:
+    """An array of ``shape`` whose data ``data_callback(index)`` returns,
+    placed by ``sharding``; ``index`` is a tuple of slices (the whole array:
+    baton asks for all of it at once and lets ``device_put`` place it)."""
+    shape = tuple(int(s) for s in shape)
+    data = np.asarray(data_callback(tuple(slice(None) for _ in shape)))
+    if dtype is not None:
+        data = data.astype(dtype)
+    if data.shape != shape:
+        raise ValueError(
+            f"make_array_from_callback: the callback returned shape {data.shape} "
+            f"for the whole array, expected {shape}"
+        )
+    from baton._jit import device_put
+
+    return device_put(data, sharding)
+
+
+def pure_callback(
+    callback: Callable[..., Any],
+    result_shape_dtypes: Any,
+    *args: Any,
+    sharding: Any = None,
+    vmap_method: str | None = None,
+    **kwargs: Any,
+) -> Any:
+    """``callback(*args, **kwargs)`` on host (numpy) values, its result
+    checked against ``result_shape_dtypes`` (a pytree of objects with
+    ``shape`` and ``dtype``) and returned as baton arrays. Outside a trace
+    only; see the module docstring."""
+    if is_tracing():
+        raise NotImplementedError(
+            "pure_callback inside bt.jit or a transformation: baton's host "
+            "callbacks cannot return values into a compiled program yet; call "
+            "the function outside bt.jit (bt.debug.callback runs a host "
+            "function for its effects)"
+        )
+    host = tree.map(
+        lambda v: np.asarray(v) if hasattr(v, "shape") else v, (args, kwargs)
+    )
+    out = callback(*host[0], **host[1])
+    spec_leaves, spec_tree = tree.flatten(result_shape_dtypes)
+    out_leaves, out_tree = tree.flatten(out)
+    if out_tree != spec_tree:
+        raise TypeError(
+            f"pure_callback: the callback returned structure {out_tree}, expected "
+            f"{spec_tree} (result_shape_dtypes)"
+        )
+    results = []
+    for o, s in zip(out_leaves, spec_leaves):
+        o = np.asarray(o)
+        if o.shape != tuple(s.shape) or o.dtype != np.dtype(s.dtype):
+            raise RuntimeError(
+                "pure_callback: the callback returned a value of shape "
+                f"{o.shape} and dtype {o.dtype}, expected {tuple(s.shape)} "
+                f"{np.dtype(s.dtype)}"
+            )
+        results.append(_transfer.device_put(o))
+    return tree.unflatten(spec_tree, results)
+
+
+del _lax
