@@ -96,27 +96,42 @@ StepPlan PlanSteps(const Program& program) {
     plan.materialized[v] = false;
   }
 
-  // Fusion: an elementwise value (or a table gather) folds into its single
-  // elementwise user of the same size, unless it is an output; into a table
-  // gather, only as its indices.
-  std::vector<ValueId> fused_into(n, kNoValue);
-  for (ValueId v = 0; v < n; ++v) {
+  // Fusion: an elementwise value (or a table gather, or a regular
+  // broadcast) folds into the group of its users when every user is an
+  // elementwise op of its size (or a table gather reading it as indices) and
+  // all of them are in one group, unless it is an output. Groups are
+  // directed acyclic graphs, not just trees: a value read by several members
+  // of one group (threefry's rotated words, a polynomial's argument) lives
+  // in a tile slot until its last reader in the tile has run, instead of
+  // being materialized at full size and splitting the chain into steps whose
+  // full-size results are alive at once. Visiting values last to first
+  // settles every user's group before its operands ask. A group stays
+  // convex: a member's users are all in its group, so no path leaves the
+  // group and comes back, and the group runs as one step.
+  std::vector<ValueId> fused_into(n, kNoValue);  // the group's root
+  auto group_root = [&](ValueId u) {
+    return fused_into[u] != kNoValue ? fused_into[u] : u;
+  };
+  for (ValueId v = n - 1; v >= 0; --v) {
     const Instruction& inst = program.instruction(v);
-    if (is_output[v] || users[v].size() != 1 || !plan.materialized[v]) {
-      continue;
-    }
+    if (is_output[v] || users[v].empty() || !plan.materialized[v]) continue;
     RegularBroadcast pattern;
     if (!IsElementwise(inst.kind()) && !IsTableGather(program, v) &&
         !AsRegularBroadcast(program, v, &pattern)) {
       continue;
     }
-    const ValueId u = users[v][0];
-    const Instruction& user = program.instruction(u);
-    const bool into =
-        IsElementwise(user.kind()) ||
-        (IsTableGather(program, u) && user.operands[0] != v);
-    if (into && program.type(u).num_elements() == inst.type.num_elements()) {
-      fused_into[v] = u;
+    const ValueId root = group_root(users[v][0]);
+    const bool fusible =
+        std::all_of(users[v].begin(), users[v].end(), [&](ValueId u) {
+          const Instruction& user = program.instruction(u);
+          const bool into =
+              IsElementwise(user.kind()) ||
+              (IsTableGather(program, u) && user.operands[0] != v);
+          return into && group_root(u) == root &&
+                 program.type(u).num_elements() == inst.type.num_elements();
+        });
+    if (fusible) {
+      fused_into[v] = root;
       plan.materialized[v] = false;
     }
   }
@@ -138,10 +153,7 @@ StepPlan PlanSteps(const Program& program) {
     feeds_reduce[o] = true;
     plan.materialized[o] = false;
   }
-  auto root_of = [&](ValueId v) {
-    while (fused_into[v] != kNoValue) v = fused_into[v];
-    return v;
-  };
+  auto root_of = [&](ValueId v) { return group_root(v); };
   // Members of each fused group, in program order.
   std::vector<std::vector<ValueId>> group(n);
   for (ValueId v = 0; v < n; ++v) {

@@ -3,10 +3,13 @@
 //  - A broadcast_in_dim of a one-element value whose users are all
 //    elementwise ops is never materialized: kernels read the scalar instead
 //    (a "virtual scalar").
-//  - Chains of elementwise ops (unary, binary, compare, select, convert) of
-//    one shape, where each inner value has a single user, form one fused step
-//    that runs tile by tile: inner values live in small per-thread tiles,
-//    never in whole-array temporaries, and memory is traversed once.
+//  - Graphs of elementwise ops (unary, binary, compare, select, convert) of
+//    one size form one fused step that runs tile by tile: inner values live
+//    in small per-thread tiles, never in whole-array temporaries, and memory
+//    is traversed once. An inner value may have several readers, as long as
+//    all of them are members of the same step (threefry reads each word
+//    twice a round; splitting there left a dozen full-size temporaries
+//    alive at once); a value also read outside the step is materialized.
 //  - A broadcast_in_dim whose single user is such an elementwise op, and
 //    whose operand's elements repeat in one regular pattern (a "row" or
 //    "column" broadcast: a bias added to every row, a per-row statistic

@@ -4,6 +4,8 @@
 #include <gtest/gtest.h>
 
 #include <bit>
+#include <cmath>
+#include <cstdint>
 #include <limits>
 
 #include "baton/backend/cpu/float_chain.h"
@@ -70,9 +72,13 @@ TEST(JitFusionTest, SharedInnerValuesKeepTheirSlotUntilLastRead) {
   EXPECT_EQ(ToHost(f({x})[0]), (std::vector<float>{7, 11, 15, 19, 23}));
   auto exe = ValueOrThrow(f.Lower({Spec(Shape{5})}, Dev()));
   const compiler::StepPlan plan = compiler::PlanSteps(exe->program());
-  const compiler::FusedTiles t =
-      compiler::PlanFusedTiles(exe->program(), OnlyFusedStep(plan));
-  EXPECT_EQ(t.num_slots, 2);  // a lives across b and c
+  const compiler::Step& step = OnlyFusedStep(plan);
+  // a is read by two members of one group: it is an inner value too, not a
+  // materialized array.
+  EXPECT_EQ(step.members.size(), 4u);
+  const compiler::FusedTiles t = compiler::PlanFusedTiles(exe->program(), step);
+  // a's slot lives across b and c; c is written while b's slot is read.
+  EXPECT_EQ(t.num_slots, 3);
 }
 
 TEST(JitFusionTest, LongChainValuesAreExact) {
@@ -172,6 +178,103 @@ TEST(JitFusionTest, ChainsWithOtherOpsUseTheTiledRunner) {
                 exe->program(), plan, step,
                 compiler::PlanFusedTiles(exe->program(), step).operand_member),
             nullptr);
+}
+
+// Threefry-style hashing of counters: each round reads both words twice
+// (x0 + x1, and x1 rotated then xored with the new x0), so every value has
+// two readers. One fused step holds the whole graph in tile slots.
+Jitted CounterHash(int rounds) {
+  return Jitted([rounds](TraceScope& s, const std::vector<Tracer>& a) {
+    const Tracer& key = a[0];  // uint32 scalar
+    const Tracer& n = a[1];    // only its shape is used
+    Tracer count = iota(s.context(), DType::kUInt32, n.shape());
+    Tracer x0 = count + key;
+    Tracer x1 = count ^ 0x1BD11BDA;
+    for (int r = 0; r < rounds; ++r) {
+      const int rot = 13 + r % 7;
+      x0 = x0 + x1;
+      x1 = shift_left(x1, rot) | shift_right_logical(x1, 32 - rot);
+      x1 = x1 ^ x0;
+    }
+    return std::vector<Tracer>{x0 ^ x1};
+  }, {.name = "counter_hash"});
+}
+
+uint32_t CounterHashScalar(uint32_t key, uint32_t count, int rounds) {
+  uint32_t x0 = count + key, x1 = count ^ 0x1BD11BDAu;
+  for (int r = 0; r < rounds; ++r) {
+    const int rot = 13 + r % 7;
+    x0 += x1;
+    x1 = (x1 << rot) | (x1 >> (32 - rot));
+    x1 ^= x0;
+  }
+  return x0 ^ x1;
+}
+
+TEST(JitFusionTest, ValuesWithSeveralReadersInOneChainFuseIntoOneStep) {
+  const int rounds = 20;
+  const int64_t n = int64_t{1} << 18;  // 1 MiB of uint32
+  Jitted f = CounterHash(rounds);
+  const std::vector<ArgSpec> specs = {Spec(Shape{}, false, DType::kUInt32),
+                                      Spec(Shape{n}, false, DType::kUInt32)};
+  auto exe = ValueOrThrow(f.Lower(specs, Dev()));
+  const compiler::StepPlan plan = compiler::PlanSteps(exe->program());
+  int fused = 0;
+  size_t members = 0;
+  for (const compiler::Step& st : plan.steps) {
+    if (st.kind != compiler::Step::Kind::kFusedElementwise) continue;
+    ++fused;
+    members = st.members.size();
+  }
+  // Every full-size op after the iota: 2 + 5 per round + the final xor.
+  EXPECT_EQ(fused, 1);
+  EXPECT_EQ(members, static_cast<size_t>(2 + 5 * rounds + 1));
+  // Split at every shared value, the rounds left several full-size
+  // temporaries alive at once (megabytes); fused, nothing but the output.
+  const compiler::FusedTiles t =
+      compiler::PlanFusedTiles(exe->program(), OnlyFusedStep(plan));
+  EXPECT_LE(t.num_slots, 4);
+  EXPECT_LT(exe->memory_analysis().temp_size_in_bytes, 64 * 1024);
+
+  const uint32_t key = 0xC0FFEEu;
+  Array k = ValueOrThrow(DevicePut(HostBuffer{&key, Shape{}, DType::kUInt32},
+                                   Dev(), MemoryKind::kDevice));
+  std::vector<uint32_t> zeros(static_cast<size_t>(n), 0);
+  Array shape_only = ValueOrThrow(DevicePut(
+      HostBuffer{zeros.data(), Shape{n}, DType::kUInt32}, Dev(),
+      MemoryKind::kDevice));
+  Array out = f({k, shape_only})[0];
+  std::vector<uint32_t> got(static_cast<size_t>(n));
+  ThrowIfError(CopyToHost(out, got.data(), got.size() * sizeof(uint32_t)));
+  for (int64_t i = 0; i < n; ++i) {
+    ASSERT_EQ(got[i], CounterHashScalar(key, static_cast<uint32_t>(i), rounds))
+        << i;
+  }
+}
+
+TEST(JitFusionTest, ValueAlsoReadOutsideTheGroupStaysMaterialized) {
+  // e = exp(x) feeds the fused e * 3 + e and a sum: the sum cannot read a
+  // tile slot, so e keeps storage of its own and the group reads it.
+  Jitted f([](TraceScope&, const std::vector<Tracer>& a) {
+    Tracer e = exp(a[0]);
+    return std::vector<Tracer>{e * 3.0f + e, sum(e)};
+  }, {.name = "shared_outside"});
+  auto exe = ValueOrThrow(f.Lower({Spec(Shape{64})}, Dev()));
+  const compiler::Program& p = exe->program();
+  const compiler::StepPlan plan = compiler::PlanSteps(p);
+  const compiler::Step& step = OnlyFusedStep(plan);
+  EXPECT_EQ(step.members.size(), 2u);  // e * 3, then + e
+  const compiler::ValueId e = step.inputs[0];
+  EXPECT_TRUE(plan.materialized[e]);
+  EXPECT_GE(plan.step_of[e], 0);
+  std::vector<float> x(64);
+  for (int i = 0; i < 64; ++i) x[i] = 0.01f * static_cast<float>(i);
+  std::vector<Array> out = f({Floats(x, Shape{64})});
+  const std::vector<float> got = ToHost(out[0]);
+  for (int i = 0; i < 64; ++i) {
+    const float ei = std::exp(x[i]);
+    EXPECT_FLOAT_EQ(got[i], ei * 3.0f + ei) << i;
+  }
 }
 
 }  // namespace
