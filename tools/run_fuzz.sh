@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Builds the libFuzzer targets (tests/fuzz/fuzz_*.cc, docs/fuzzing.md) with
-# clang, ASan and UBSan in build/fuzz, then for each target:
+# clang, ASan and UBSan in build/asan (tools/build.sh asan: the same build
+# runs the C++ tests under ASan+UBSan), then for each target:
 #   1. replays its committed corpus (tests/fuzz/corpus/<target>/), one run
 #      per file -- every file must pass (old crashers stay fixed);
 #   2. fuzzes for SECONDS, starting from that corpus and writing new corpus
@@ -17,8 +18,7 @@
 #   tools/run_fuzz.sh                 45 s per target, random seed
 #   tools/run_fuzz.sh 3600            an hour per target
 #   tools/run_fuzz.sh 600 fuzz_tracer one target
-# Environment: BATON_FUZZ_BUILD (build folder, default build/fuzz),
-# BATON_FUZZ_SEED (the seed of ci mode, default 1),
+# Environment: BATON_FUZZ_SEED (the seed of ci mode, default 1),
 # BATON_FUZZ_KEEP=1 keeps the temporary folder (new corpus entries) and
 # prints where it is.
 set -euo pipefail
@@ -28,13 +28,8 @@ seconds=${1:-45}
 shift || true
 ci=0
 if [ "$seconds" = ci ]; then ci=1; fi
-build=${BATON_FUZZ_BUILD:-build/fuzz}
-case "$build" in /*) ;; *) build=$root/$build ;; esac
-
-CC=clang CXX=clang++ cmake -S . -B "$build" -G Ninja \
-  -DBATON_BUILD_FUZZERS=ON -DBATON_BUILD_TESTS=OFF -DBATON_BUILD_BENCH=OFF \
-  -DBATON_BUILD_EXAMPLES=OFF >/dev/null
-cmake --build "$build" --target fuzzers
+build=$root/build/asan
+bash tools/build.sh asan fuzzers
 
 if [ $# -gt 0 ]; then
   targets=("$@")

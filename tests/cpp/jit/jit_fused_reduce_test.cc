@@ -112,7 +112,8 @@ TEST(JitFusedReduceTest, RowReductionsAreBitwiseTheUnfusedOnes) {
         const std::string what =
             rname + "(" + pname + ") over " + c.shape.to_string();
         const std::vector<int64_t> axes = c.axes;
-        Pair f = Build(producer, [&](const Tracer& y) { return reduce(y, axes); });
+        const Reduce& reduce_fn = reduce;  // clang 14 cannot capture a binding
+        Pair f = Build(producer, [&](const Tracer& y) { return reduce_fn(y, axes); });
         auto exe = ValueOrThrow(f.fused.Lower({Spec(c.shape)}, Dev()));
         EXPECT_EQ(CountSteps(exe->program(), Step::Kind::kFusedReduce), 1)
             << what;

@@ -71,7 +71,7 @@ Reference RefDot(const HostArray& lhs, const HostArray& rhs,
       }
       for (int64_t d : lf) li[d] = oi[p++];
       for (int64_t d : rf) ri[d] = oi[p++];
-      T acc = T(0);
+      T acc{};  // value-initialized: zero (also for the half types' storage)
       for (int64_t k = 0; k < k_total; ++k) {
         const std::vector<int64_t> ki = Unravel(k, k_dims);
         for (size_t c = 0; c < ki.size(); ++c) {

@@ -4,6 +4,8 @@
 
 #include <gtest/gtest.h>
 
+#include <type_traits>
+
 #include "baton/backend/cpu/kernels/isa.h"
 #include "baton/core/scalar_math.h"
 #include "kernel_test_util.h"
@@ -215,7 +217,11 @@ HostArray IndicesOfType(DType dt, const std::vector<int64_t>& v) {
   HostArray a(dt, Shape{static_cast<int64_t>(v.size())});
   VisitDType(dt, [&](auto tag) {
     using I = typename decltype(tag)::type;
-    for (size_t i = 0; i < v.size(); ++i) a.as<I>()[i] = static_cast<I>(v[i]);
+    if constexpr (std::is_arithmetic_v<I>) {
+      for (size_t i = 0; i < v.size(); ++i) a.as<I>()[i] = static_cast<I>(v[i]);
+    } else {
+      ADD_FAILURE() << "indices of a non-numeric dtype";
+    }
   });
   return a;
 }
