@@ -119,7 +119,7 @@ int main() {
   }
   stop = true;
   server.join();
-  dev->Synchronize();
+  (void)dev->Synchronize();  // refused only from inside a task
   row("3. all 8 swapped in place with device_put(into=) while serving");
   std::printf("   peak during the swap: %.1f MiB (parameters: %.1f MiB); "
               "staging peak %.1f MiB (bound %.0f MiB); %d batches served\n",

@@ -84,6 +84,35 @@ del _cls
 
 __version__ = "0.1.0"
 
+
+def _warn_before_fork():
+    # os.fork() copies only the calling thread: a child forked now has none
+    # of baton's worker threads, and baton refuses to run there (every call
+    # that computes raises RuntimeError; src/baton/runtime/fork_guard.h).
+    if _baton._runtime_threads() > 0:
+        import warnings
+
+        warnings.warn(
+            "os.fork() was called while baton's worker threads are running. "
+            "The child process cannot use baton (its calls raise "
+            "RuntimeError, since the threads that run the work do not exist "
+            "there). Use multiprocessing's 'spawn' or 'forkserver' start "
+            "method instead, e.g. multiprocessing.get_context('spawn').",
+            RuntimeWarning,
+            stacklevel=2,
+        )
+
+
+def _install_fork_warning():
+    import os
+
+    if hasattr(os, "register_at_fork"):  # POSIX
+        os.register_at_fork(before=_warn_before_fork)
+
+
+_install_fork_warning()
+
+
 __all__ = [
     "Array",
     "DeletedArrayError",

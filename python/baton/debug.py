@@ -43,10 +43,13 @@ baton's contract differs from JAX's in two deliberate ways:
   run in the order they were called; ``ordered`` and ``partitioned`` are
   accepted for compatibility.
 - **The function receives numpy arrays** (copies, which it may keep), where
-  JAX passes ``jax.Array`` values: the callback runs on the device queue that
-  runs the program, so waiting there for baton work would wait for itself.
-  It must not block on baton arrays; ``bt.effects_barrier()`` inside a
-  callback is refused with a ``RuntimeError`` that says so.
+  JAX passes ``jax.Array`` values. It may call back into baton -- call a
+  jitted function, ``bt.grad``, ``bt.device_put``, read results with
+  ``np.asarray`` -- and gets the values, as in JAX: work it launches runs at
+  once on the callback's thread, inside the running program. What can only
+  run after that program -- a computation launched later on the same device,
+  ``bt.effects_barrier()`` -- would wait for itself, and raises
+  ``RuntimeError`` instead.
 
 An exception raised by the function fails the execution that called it: its
 outputs raise ``RuntimeError`` naming the exception when they are read, and

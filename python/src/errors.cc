@@ -14,6 +14,7 @@
 #include "errors.h"
 
 #include "baton/core/error.h"
+#include "baton/runtime/fork_guard.h"
 #include "module.h"
 
 namespace baton::python {
@@ -65,6 +66,13 @@ void ThrowDonationError(const Status& s) {
   ThrowIfError(s);
 }
 
+void ThrowIfForkedChild() {
+  if (ForkGuard::InForkedChild()) {
+    ThrowPythonError(PyExc_RuntimeError,
+                     ForkGuard::ForkedChildError().message());
+  }
+}
+
 void SetPythonError(const Status& s, PyObject* precondition) {
   PyObject* type = PyExc_RuntimeError;
   switch (s.code()) {
@@ -99,6 +107,13 @@ void SetPythonError(const Status& s, PyObject* precondition) {
 
 void init_errors(nb::module_& m) {
   using namespace baton::python;
+  m.def(
+      "_runtime_threads", [] { return baton::ForkGuard::RuntimeThreads(); },
+      "baton's worker threads running in this process (os.fork() warns "
+      "when there are any).");
+  m.def(
+      "_check_not_forked", [] { ThrowIfForkedChild(); },
+      "Raises RuntimeError in a child forked while baton's threads ran.");
   auto deleted = nb::exception<baton::DeletedArrayError>(m, "DeletedArrayError",
                                                          PyExc_RuntimeError);
   deleted.attr("__doc__") =

@@ -31,6 +31,10 @@ PyObject* InPlaceErrorType();
 PyObject* TracerIntegerConversionErrorType();
 PyObject* TracerArrayConversionErrorType();
 
+// Raises RuntimeError (ForkGuard's message) in a child forked while baton's
+// threads ran: nothing baton runs there could finish (fork_guard.h).
+void ThrowIfForkedChild();
+
 // Raises `type` (a Python exception class) with `msg`.
 [[noreturn]] void ThrowPythonError(PyObject* type, const std::string& msg);
 

@@ -6,10 +6,12 @@
 // The Python function runs on the thread that runs the program (a device
 // queue's worker, or the caller when a small program runs inline), holding
 // the GIL only while it runs. It receives one numpy array per operand: a
-// copy, so it may keep it. It must not wait for baton work (block on an
-// array, np.asarray of one): the device queue it would wait for is busy
-// running it. effects_barrier() called from a callback is refused for that
-// reason, with a message that says so.
+// copy, so it may keep it. It may call back into baton -- call a jitted
+// function, transfer, read the results (np.asarray): work it launches runs
+// at once on its thread, inside the running program (runtime/work_queue.h).
+// Waiting for work that can only run after the program (a computation
+// launched later on the same device, effects_barrier()) would never end and
+// raises RuntimeError instead.
 //
 // A Python exception in the function fails the execution that called it
 // (its outputs raise RuntimeError naming the exception when read) and its
@@ -170,8 +172,15 @@ void init_host_callbacks(nb::module_& m) {
               "runs on the device queue it would wait for; call it from the "
               "code that runs the program instead");
         }
-        nb::gil_scoped_release release;  // callbacks need the GIL
-        for (Device* d : AllDevices()) d->Synchronize();
+        Status s;
+        {
+          nb::gil_scoped_release release;  // callbacks need the GIL
+          for (Device* d : AllDevices()) {
+            s = d->Synchronize();
+            if (!s.ok()) break;
+          }
+        }
+        ThrowIfError(s);
       },
       "Waits until every computation enqueued so far, on every device, has "
       "finished -- and so every bt.debug.print and bt.debug.callback it "

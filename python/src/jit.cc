@@ -276,6 +276,7 @@ std::shared_ptr<const Entry> JitFunction::Lower(nb::handle self, PyObject* args,
 
 nb::object JitFunction::Call(nb::handle self, PyObject* args,
                              PyObject* kwargs) {
+  baton::python::ThrowIfForkedChild();  // before any runtime lock
   baton::python::AllocationStackScope stacks;  // while profiling
   if (IsTracing()) {
     // Inside another trace: inline (the outer trace captures arrays and

@@ -29,8 +29,12 @@ std::string Device::ToString() const {
   return platform() + ":" + std::to_string(id_);
 }
 
-void Device::Synchronize() {
-  for (auto& q : queues_) q->Synchronize();
+Status Device::Synchronize() {
+  // From inside a task every queue refuses (work_queue.h): refused before
+  // waiting for anything.
+  if (QueueTaskScope::RunningAny()) return queues_[0]->Synchronize();
+  for (auto& q : queues_) BATON_RETURN_IF_ERROR(q->Synchronize());
+  return OkStatus();
 }
 
 void Device::RegisterArray(const std::shared_ptr<ArrayImpl>& impl) {

@@ -64,8 +64,10 @@ class Device {
 
   // Live, undeleted arrays on this device (every memory kind).
   std::vector<Array> LiveArrays();
-  // Waits for every queue to drain.
-  void Synchronize();
+  // Waits for every queue to drain. Refused (WouldDeadlock, waiting for
+  // nothing) when called from inside a running task, e.g. from a host
+  // callback: that task could be part of what it would wait for.
+  Status Synchronize();
 
   // Registry hooks used by ArrayImpl.
   void RegisterArray(const std::shared_ptr<ArrayImpl>& impl);

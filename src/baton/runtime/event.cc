@@ -7,12 +7,46 @@
 #include <thread>
 #include <unordered_set>
 
+#include "baton/runtime/fork_guard.h"
+
 namespace baton {
 
 namespace {
 // Pending host-write events, process-wide (see Event::CreateHostWrite).
 std::atomic<int> live_host_writes{0};
+// The innermost QueueTaskScope of this thread (a stack linked by outer_).
+thread_local const QueueTaskScope* innermost_task_scope = nullptr;
 }  // namespace
+
+QueueTaskScope::QueueTaskScope(int queue_id, const std::string* queue_name)
+    : queue_id_(queue_id),
+      queue_name_(queue_name),
+      outer_(innermost_task_scope) {
+  innermost_task_scope = this;
+}
+
+QueueTaskScope::~QueueTaskScope() { innermost_task_scope = outer_; }
+
+const std::string* QueueTaskScope::Running(int queue_id) {
+  if (queue_id == kNoQueue) return nullptr;
+  for (const QueueTaskScope* s = innermost_task_scope; s; s = s->outer_) {
+    if (s->queue_id_ == queue_id) return s->queue_name_;
+  }
+  return nullptr;
+}
+
+bool QueueTaskScope::RunningAny() { return innermost_task_scope != nullptr; }
+
+Status WaitForOwnQueueError(const std::string& queue_name,
+                            const std::string& what) {
+  return WouldDeadlock(
+      what + " would never end: it needs work queued on " + queue_name +
+      " behind the task this thread is running (the caller runs inside that "
+      "task, e.g. in a host callback such as bt.debug.callback), and that "
+      "work can only start once the running task has finished. Inside a "
+      "callback, compute only from its arguments and from arrays that were "
+      "ready before the program that calls it was launched.");
+}
 
 struct Event::State {
   State(int q, uint64_t seq) : queue_id(q), sequence(seq) {}
@@ -95,7 +129,24 @@ Status Event::Wait() const {
           "wait for results.");
     }
   }
+  if (ForkGuard::InForkedChild()) {
+    // Whatever would complete a pending event did not survive the fork; its
+    // lock may even have been held then, so only try it.
+    std::unique_lock<std::mutex> lock(state_->mu, std::try_to_lock);
+    if (!lock.owns_lock() || !state_->ready) {
+      return ForkGuard::ForkedChildError();
+    }
+    return state_->status;
+  }
   std::unique_lock<std::mutex> lock(state_->mu);
+  if (!state_->ready) {
+    // Pending work of a queue this thread runs a task of finishes only after
+    // that task (the queue is in order), which is waiting here.
+    if (const std::string* q = QueueTaskScope::Running(state_->queue_id)) {
+      lock.unlock();
+      return WaitForOwnQueueError(*q, "this wait");
+    }
+  }
   state_->cv.wait(lock, [&] { return state_->ready; });
   return state_->status;
 }

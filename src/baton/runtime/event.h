@@ -45,7 +45,9 @@ class Event {
   // The final status; only meaningful once IsReady().
   Status status() const;
   // Blocks until ready; returns the final status -- or, without blocking,
-  // WouldDeadlock if it depends on a host write this thread holds.
+  // WouldDeadlock if it depends on a host write this thread holds, or if it
+  // is pending work of a queue whose task this thread is running (see
+  // QueueTaskScope: that work runs only after the running task).
   Status Wait() const;
   // The queue whose in-order work completes this event, or kNoQueue.
   int queue_id() const;
@@ -92,6 +94,40 @@ class Event {
   explicit Event(std::shared_ptr<State> s) : state_(std::move(s)) {}
   std::shared_ptr<State> state_;
 };
+
+// --- the queue tasks a thread is running ------------------------------------
+// A WorkQueue marks the thread that runs one of its tasks (its worker, or a
+// caller running a task inline or re-entrantly) for the task's duration.
+// Code inside a task -- a host callback -- can then be told that waiting for
+// pending work of that queue would never end: the queue is in order, so its
+// pending work is the running task itself or work queued behind it. Scopes
+// nest (a task enqueued re-entrantly from inside another runs within it).
+// Thread-safety: the record is per thread; a scope must end on the thread
+// that began it, in reverse order of beginning (it is a stack object).
+class QueueTaskScope {
+ public:
+  // `queue_name` must outlive the scope (the queue's own name).
+  QueueTaskScope(int queue_id, const std::string* queue_name);
+  ~QueueTaskScope();
+  QueueTaskScope(const QueueTaskScope&) = delete;
+  QueueTaskScope& operator=(const QueueTaskScope&) = delete;
+
+  // The name of queue `queue_id` if the calling thread is running one of its
+  // tasks, else nullptr.
+  static const std::string* Running(int queue_id);
+  // True if the calling thread is running a task of any queue.
+  static bool RunningAny();
+
+ private:
+  const int queue_id_;
+  const std::string* const queue_name_;
+  const QueueTaskScope* const outer_;
+};
+
+// The WouldDeadlock error for waiting (or making work wait) from inside a
+// task of queue `queue_name` for pending work of that same queue.
+Status WaitForOwnQueueError(const std::string& queue_name,
+                            const std::string& what);
 
 // Waits for every event; returns the first error met, or OK.
 Status WaitAll(const std::vector<Event>& events);

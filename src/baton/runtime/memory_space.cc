@@ -6,6 +6,7 @@
 #include <cstdio>
 
 #include "baton/runtime/allocation_faults.h"
+#include "baton/runtime/fork_guard.h"
 #include "baton/runtime/trace_recorder.h"
 
 namespace baton {
@@ -47,6 +48,14 @@ MemorySpace::MemorySpace(std::string device_name, int device_id,
 
 Result<void*> MemorySpace::Allocate(size_t bytes, int queue_id,
                                     AllocationLabel label) {
+  if (ForkGuard::InForkedChild()) return ForkGuard::ForkedChildError();
+  // Work enqueued by a thread running a task runs at once, before the tasks
+  // queued on its queue and the rest of the running task (work_queue.h), so
+  // the memory released to that queue by them is not free for it: take no
+  // pending block (kNoQueue reuses none).
+  if (queue_id != kNoQueue && QueueTaskScope::RunningAny()) {
+    queue_id = kNoQueue;
+  }
   if (AllocationFaults::ShouldFailThisAllocation()) {
     return ResourceExhausted(OutOfMemoryMessage(bytes, label.text) +
                              " (failure injected by the AllocationFaults "

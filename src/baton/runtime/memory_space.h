@@ -81,6 +81,8 @@ class MemorySpace {
   // (kNoQueue: the host writes it directly). `label` ("float32(8, 1024)")
   // names the allocation in out-of-memory messages, traces and profiles;
   // while a recording is active it also keeps the thread's AllocationSite.
+  // Called from inside a running task (for work that runs at once there,
+  // work_queue.h), no pending block is reused.
   Result<void*> Allocate(size_t bytes, int queue_id, AllocationLabel label);
   // Frees now; the memory must not be in use.
   void Free(void* ptr);

@@ -5,6 +5,8 @@
 #include <chrono>
 #include <memory>
 
+#include "baton/runtime/fork_guard.h"
+
 namespace baton {
 namespace {
 // True on pool worker threads: nested ParallelFor runs serially there.
@@ -49,6 +51,7 @@ ThreadPool::ThreadPool(int num_threads) {
   }
   num_threads_ = num_threads;
   for (int i = 1; i < num_threads_; ++i) {
+    ForkGuard::ThreadStarted();
     workers_.emplace_back([this] { WorkerLoop(); });
   }
 }
@@ -59,7 +62,14 @@ ThreadPool::~ThreadPool() {
     stopping_ = true;
   }
   cv_.notify_all();
-  for (auto& t : workers_) t.join();
+  for (auto& t : workers_) {
+    if (ForkGuard::InForkedChild()) {
+      t.detach();  // it does not exist here
+      continue;
+    }
+    t.join();
+    ForkGuard::ThreadStopped();
+  }
 }
 
 ThreadPool& ThreadPool::Global() {
@@ -94,8 +104,10 @@ void ThreadPool::ParallelFor(int64_t n, int64_t min_chunk,
   // starts late or is slowed by another process (a 2-core machine shared
   // with a build) leaves its chunks to the others instead of holding the
   // whole call back by its share.
+  // In a forked child the helpers do not exist (fork_guard.h): serial,
+  // without touching the pool's lock.
   const int64_t num_chunks =
-      in_pool_worker
+      in_pool_worker || ForkGuard::InForkedChild()
           ? 1
           : std::min<int64_t>(kChunksPerThread * num_threads_, max_chunks);
   if (num_chunks <= 1) {

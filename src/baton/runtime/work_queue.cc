@@ -4,6 +4,8 @@
 
 #include <pthread.h>
 
+#include "baton/runtime/fork_guard.h"
+
 namespace baton {
 namespace {
 std::atomic<int> next_queue_id{0};
@@ -14,10 +16,26 @@ bool AllDoneOk(const std::vector<Event>& deps) {
   }
   return true;
 }
+
+// If the calling thread runs a task of some queue and `deps` has pending
+// work of that queue, the error to fail the new work with: that work is the
+// running task or behind it, and the caller (inside the task) would wait.
+Status RefuseWaitForOwnQueue(const std::vector<Event>& deps) {
+  if (!QueueTaskScope::RunningAny()) return OkStatus();
+  for (const Event& e : deps) {
+    if (!e.valid()) continue;
+    const std::string* q = QueueTaskScope::Running(e.queue_id());
+    if (q != nullptr && !e.IsReady()) {
+      return WaitForOwnQueueError(*q, "work enqueued here");
+    }
+  }
+  return OkStatus();
+}
 }  // namespace
 
 WorkQueue::WorkQueue(std::string name)
     : name_(std::move(name)), id_(next_queue_id.fetch_add(1)) {
+  ForkGuard::ThreadStarted();
   worker_ = std::thread([this] { WorkerLoop(); });
   // Thread names are at most 15 characters on Linux.
   pthread_setname_np(worker_.native_handle(), name_.substr(0, 15).c_str());
@@ -29,11 +47,23 @@ WorkQueue::~WorkQueue() {
     stopping_ = true;
   }
   worker_cv_.notify_all();
+  if (ForkGuard::InForkedChild()) {
+    worker_.detach();  // it does not exist here; nothing to wait for
+    return;
+  }
   worker_.join();
+  ForkGuard::ThreadStopped();
 }
 
 Event WorkQueue::Enqueue(std::vector<Event> deps, std::function<Status()> fn,
                          Dispatch dispatch) {
+  // Before any lock: in a forked child one may have been held at the fork.
+  if (ForkGuard::InForkedChild()) {
+    return Event::Failed(ForkGuard::ForkedChildError());
+  }
+  if (QueueTaskScope::RunningAny()) {
+    return RunInsideTask(std::move(deps), std::move(fn));
+  }
   Task task{std::move(deps), std::move(fn), Event()};
   bool run_inline = false;
   bool wake = false;
@@ -82,11 +112,41 @@ Event WorkQueue::Enqueue(std::vector<Event> deps, std::function<Status()> fn,
   return done;
 }
 
-void WorkQueue::Synchronize() {
+Event WorkQueue::RunInsideTask(std::vector<Event> deps,
+                               std::function<Status()> fn) {
+  // Not in queue order (see class comment): an event of no queue.
+  Task task{std::move(deps), std::move(fn), Event::Create(kNoQueue)};
+  if (Status refused = RefuseWaitForOwnQueue(task.deps); !refused.ok()) {
+    task.fn = nullptr;
+    task.done.SetError(std::move(refused));
+    return task.done;
+  }
+  if (Event::HostWritesLive()) task.done.SetWaitsOn(task.deps);
+  {
+    // In flight, so that Synchronize on another thread waits for it; the
+    // worker is not involved.
+    std::lock_guard<std::mutex> lock(mu_);
+    ++in_flight_;
+  }
+  RunTask(task);
+  std::lock_guard<std::mutex> lock(mu_);
+  OnTaskFinishedLocked();
+  return task.done;
+}
+
+Status WorkQueue::Synchronize() {
+  if (ForkGuard::InForkedChild()) return ForkGuard::ForkedChildError();
+  if (QueueTaskScope::RunningAny()) {
+    return WouldDeadlock(
+        "synchronizing " + name_ + " from inside a running task (e.g. in a "
+        "host callback) could wait for that task itself and never end; "
+        "synchronize from the code that launched the work instead");
+  }
   std::unique_lock<std::mutex> lock(mu_);
   ++idle_waiters_;
   idle_cv_.wait(lock, [&] { return in_flight_ == 0; });
   --idle_waiters_;
+  return OkStatus();
 }
 
 size_t WorkQueue::pending() const {
@@ -98,9 +158,16 @@ void WorkQueue::RunTask(Task& task) {
   // Dependencies come from other queues or from the host (e.g. a writable
   // host view); waiting here keeps this queue in order. They were all
   // enqueued before this task, so the waits cannot form a cycle.
-  Status status = WaitAll(task.deps);
-  if (status.ok()) status = task.fn();
-  task.fn = nullptr;  // drop captured state before signalling completion
+  Status status;
+  {
+    // Work this task enqueues on this queue runs re-entrantly (class
+    // comment). The scope ends before completion: the event's callbacks are
+    // not part of the task.
+    QueueTaskScope scope(id_, &name_);
+    status = WaitAll(task.deps);
+    if (status.ok()) status = task.fn();
+    task.fn = nullptr;  // drop captured state before signalling completion
+  }
   task.deps.clear();
   task.done.SetStatus(std::move(status));
 }

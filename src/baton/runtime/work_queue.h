@@ -14,11 +14,54 @@
 // wake and a context switch, several microseconds) from calls whose work is
 // smaller than the hand-off itself; XLA's CPU client does the same.
 //
+// Work launched from inside a task: a task may run code that enqueues more
+// work and waits for it -- a host callback (bt.debug.callback) that calls a
+// jitted function, reads an array or makes a transfer. Queued as usual it
+// could wait for ever: on the task's own queue it would wait behind the task
+// that waits for it, and on another queue (device-to-host, say) behind work
+// that itself waits for the running task (another thread's read of the
+// running program's output). So work enqueued by a thread that is running
+// a task -- of this queue or of any other -- runs at once, on that thread,
+// inside the running task, after waiting for its dependencies; its event is
+// ready when Enqueue returns. This is the only order that cannot hang, and
+// the one JAX gives such callbacks. What it costs the rest of the design,
+// and how that is kept sound:
+//  - Queue order. Such a task runs before tasks already queued on its queue,
+//    so it is not part of that queue's order: its event has queue_id() ==
+//    kNoQueue. Everything keyed on "later on the same queue implies done"
+//    (TrackedBuffer keeps one usage event per queue; MemorySpace::FreeAfter
+//    reuses memory at once for later work of the freeing queue) thus treats
+//    it as work of no queue. It does count as in flight (Synchronize waits
+//    for it).
+//  - Stream-ordered memory reuse (DESIGN R1). Memory released to a queue by
+//    queued work may be handed to "later" work on that queue without
+//    waiting -- but this work runs earlier than the queued work (and than
+//    the rest of the running task). MemorySpace::Allocate therefore reuses
+//    no pending block when called by a thread running a task
+//    (QueueTaskScope::RunningAny): such allocations take free memory.
+//  - Dependencies that cannot be met. Pending work of a queue whose task
+//    this thread is running is that task itself or work behind it: work
+//    depending on it could never start. Such work is refused: its event
+//    fails with WouldDeadlock and it does not run. Event::Wait refuses the
+//    same wait (event.h). A dependency that reaches the running task only
+//    through other queued work (an earlier task of another queue that waits
+//    for it) is not detected.
+//  - Synchronize() from inside any task could wait for work that waits for
+//    the task: it is refused with WouldDeadlock.
+// Alternatives considered: a second worker per queue (breaks the in-order
+// contract every event and stream-ordered reuse depend on); running host
+// callbacks off the queue (a program's later ops need the callback to have
+// finished, and its callbacks must run in program order); running only work
+// for the task's own queue at once (a callback's read then still hangs
+// behind another thread's read queued on the device-to-host queue).
+//
+// After fork(): in a child forked while baton threads ran, Enqueue returns a
+// failed event and Synchronize an error (ForkGuard), before taking any lock.
+//
 // Ownership: a WorkQueue owns its worker thread; it is non-copyable and
 // non-movable. The destructor waits for all enqueued work to finish.
 // Thread-safety: Enqueue/Synchronize may be called from any thread, including
-// from inside a task of another queue (not from a task of this same queue for
-// Synchronize, which would deadlock).
+// from inside a task (with the effects described above).
 #pragma once
 
 #include <condition_variable>
@@ -52,11 +95,16 @@ class WorkQueue {
   // The returned event's queue_id() is id(). Events are created in enqueue
   // order under the queue's lock, so "enqueued before" is well defined.
   // With kInlineWhenIdle the event may already be ready on return.
+  // Called by a thread running a task (of any queue), `fn` runs on that
+  // thread before Enqueue returns, whatever `dispatch` says, and the event's
+  // queue_id() is kNoQueue (see class comment).
   Event Enqueue(std::vector<Event> deps, std::function<Status()> fn,
                 Dispatch dispatch = Dispatch::kAsync);
 
-  // Blocks until every task enqueued so far has finished.
-  void Synchronize();
+  // Blocks until every task enqueued so far has finished. Returns
+  // WouldDeadlock at once when called from inside a task (it could wait for
+  // itself), and ForkGuard's error in a forked child.
+  Status Synchronize();
 
   int id() const { return id_; }
   const std::string& name() const { return name_; }
@@ -70,8 +118,11 @@ class WorkQueue {
     Event done;
   };
   void WorkerLoop();
-  // Runs a task's function after its dependencies; completes its event.
-  static void RunTask(Task& task);
+  // Runs a task's function after its dependencies, marking this thread as
+  // running a task of this queue (QueueTaskScope); completes its event.
+  void RunTask(Task& task);
+  // Enqueue for a thread running a task (class comment).
+  Event RunInsideTask(std::vector<Event> deps, std::function<Status()> fn);
   // Called with mu_ held after a task finished: wakes whoever waits for it.
   void OnTaskFinishedLocked();
 

@@ -139,7 +139,7 @@ std::vector<c::InPlaceMiss> ExpectMatchesReference(
   Result<std::vector<Literal>> want = c::Interpret(p, args);
   EXPECT_TRUE(want.ok()) << want.status().to_string() << ProgramToText(p);
   if (!want.ok()) return {};
-  Dev()->Synchronize();
+  EXPECT_TRUE(Dev()->Synchronize().ok());
   const int64_t base = Stats().bytes_in_use;
   std::vector<c::InPlaceMiss> misses;
   {
@@ -184,7 +184,7 @@ std::vector<c::InPlaceMiss> ExpectMatchesReference(
       }
     }
   }
-  Dev()->Synchronize();
+  EXPECT_TRUE(Dev()->Synchronize().ok());
   EXPECT_EQ(Stats().bytes_in_use, base) << "device memory after the call";
   return misses;
 }

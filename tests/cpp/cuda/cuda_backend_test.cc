@@ -411,7 +411,7 @@ class CudaClientTest : public CudaDeviceTest {
     dev_ = client_->devices()[0];
   }
   void TearDown() override {
-    if (dev_ != nullptr) dev_->Synchronize();
+    if (dev_ != nullptr) EXPECT_TRUE(dev_->Synchronize().ok());
     client_.reset();
     CudaDeviceTest::TearDown();
   }
@@ -528,7 +528,7 @@ TEST_F(CudaClientTest, DevicePutAndCopyToHostEveryKind) {
                 static_cast<int64_t>((n * 4 + 255) / 256 * 256));
       EXPECT_EQ(Get(a), v);
       a.Delete();
-      dev_->Synchronize();
+      EXPECT_TRUE(dev_->Synchronize().ok());
       EXPECT_EQ(InUse(kind), before);  // deterministic release (R1)
     }
   }

@@ -113,11 +113,11 @@ void ExpectFailedCallLeavesPendingStorageAlone(bool use_memory_limit) {
     std::vector<Array> later;
     for (int i = 0; i < 3; ++i) later.push_back(PutFloats(d, sevens));
     gate.SetReady();  // call 1 runs now
-    d->Synchronize();
+    EXPECT_TRUE(d->Synchronize().ok());
     for (const Array& a : later) EXPECT_EQ(GetFloats(a), sevens);
     EXPECT_EQ(GetFloats(x), ones);
   }  // the programs (and their constants) go too
-  d->Synchronize();
+  EXPECT_TRUE(d->Synchronize().ok());
   for (int k = 0; k < kNumMemoryKinds; ++k) {
     EXPECT_EQ(InUse(d, static_cast<MemoryKind>(k)), 0);
   }

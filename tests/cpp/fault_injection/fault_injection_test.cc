@@ -36,7 +36,7 @@ struct Baseline {
 Baseline BytesInUse() {
   Baseline b;
   for (Device* d : Devices()) {
-    d->Synchronize();
+    EXPECT_TRUE(d->Synchronize().ok());
     for (int k = 0; k < kNumMemoryKinds; ++k) {
       b.bytes.push_back(
           d->memory_space(static_cast<MemoryKind>(k)).stats().bytes_in_use);

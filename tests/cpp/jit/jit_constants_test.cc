@@ -61,7 +61,7 @@ std::vector<float> HostData(float offset) {
 }
 
 int64_t InUse() {
-  Dev()->Synchronize();
+  EXPECT_TRUE(Dev()->Synchronize().ok());
   return Stats().bytes_in_use;
 }
 

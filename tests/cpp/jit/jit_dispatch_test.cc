@@ -80,7 +80,7 @@ TEST(JitDispatchTest, InlineCallReturnsWithTheWorkDoneAndInputsReleased) {
   Jitted f = AddOne();
   Array x = Floats({1, 2, 3, 4});
   f({x});  // compile: the constant 1 gets its device copy now
-  Dev()->Synchronize();
+  EXPECT_TRUE(Dev()->Synchronize().ok());
   const int64_t before = Stats().bytes_in_use;
   Array y = f({x})[0];
   EXPECT_TRUE(y.IsReady());  // no BlockUntilReady needed
@@ -94,7 +94,7 @@ TEST(JitDispatchTest, InlineDonationReusesTheBuffer) {
   Jitted f = AddOne({0});
   f({Floats({0, 0, 0, 0})});  // compile (and store the constant 1)
   Array x = Floats({1, 2, 3, 4});
-  Dev()->Synchronize();
+  EXPECT_TRUE(Dev()->Synchronize().ok());
   const void* storage = ValueOrThrow(x.impl()->AcquireRead()).data();
   const int64_t before = Stats().bytes_in_use;
   Array y = f({x})[0];
@@ -108,7 +108,7 @@ TEST(JitDispatchTest, InlineDonationReusesTheBuffer) {
 TEST(JitDispatchTest, SmallCallQueuesBehindBusyComputeQueue) {
   Jitted f = AddOne();
   Array x = Floats({1, 2, 3, 4});
-  Dev()->Synchronize();
+  EXPECT_TRUE(Dev()->Synchronize().ok());
   Event gate = Event::Create();
   Dev()->queue(QueueKind::kCompute).Enqueue({gate}, [] { return OkStatus(); });
   Array y = f({x})[0];

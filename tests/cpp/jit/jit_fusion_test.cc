@@ -157,7 +157,7 @@ TEST(JitFusionTest, FloatChainInPlaceOverADonatedInput) {
     y[i] = static_cast<float>(i % 7);
   }
   Array ax = Floats(x);
-  Dev()->Synchronize();
+  EXPECT_TRUE(Dev()->Synchronize().ok());
   const void* storage = ValueOrThrow(ax.impl()->AcquireRead()).data();
   Array out = f({ax, Floats(y)})[0];
   EXPECT_EQ(ValueOrThrow(out.impl()->AcquireRead()).data(), storage);

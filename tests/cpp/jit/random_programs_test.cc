@@ -320,7 +320,7 @@ std::string RunOne(uint64_t seed, Coverage& cov) {
     }
     for (bool synchronized : {false, true}) {
       if (!synchronized && !computed_output) continue;
-      if (synchronized) Dev()->Synchronize();
+      if (synchronized) EXPECT_TRUE(Dev()->Synchronize().ok());
       const auto in_use = InUse();
       for (int k = 0; k < kNumMemoryKinds; ++k) {
         if (in_use[k] != expected[k]) {
@@ -342,7 +342,7 @@ std::string RunOne(uint64_t seed, Coverage& cov) {
     }
   }
   // Outputs, arguments and the executable (with its constants) are gone.
-  Dev()->Synchronize();
+  EXPECT_TRUE(Dev()->Synchronize().ok());
   const auto after = InUse();
   for (int k = 0; k < kNumMemoryKinds; ++k) {
     if (after[k] != base[k]) {
@@ -447,12 +447,12 @@ TEST(RandomProgramsRegressionTest, ReshapeOfAHostValueGetsDeviceStorage) {
       },
       {.name = "reshape_host_value", .donate_argnums = {}});
   Array x = Floats({1, 2, 3, 4});
-  Dev()->Synchronize();
+  EXPECT_TRUE(Dev()->Synchronize().ok());
   const auto before = InUse();
   Array y = f({x})[0];
   EXPECT_EQ(y.memory_kind(), MemoryKind::kDevice);
   EXPECT_EQ(ToHost(y), (std::vector<float>{2, 3, 4, 5}));
-  Dev()->Synchronize();
+  EXPECT_TRUE(Dev()->Synchronize().ok());
   const auto after = InUse();
   const int dev = static_cast<int>(MemoryKind::kDevice);
   const int pinned = static_cast<int>(MemoryKind::kPinnedHost);

@@ -85,7 +85,7 @@ TEST(WorkQueueTest, SynchronizeWaitsForAll) {
       return OkStatus();
     });
   }
-  q.Synchronize();
+  EXPECT_TRUE(q.Synchronize().ok());
   EXPECT_EQ(n.load(), 100);
   EXPECT_EQ(q.pending(), 0u);
 }
@@ -163,7 +163,7 @@ TEST(WorkQueueTest, TasksEnqueuedDuringAnInlineTaskRunAfterIt) {
       order.push_back(2);
       return OkStatus();
     });
-    q.Synchronize();  // waits for the inline task too
+    EXPECT_TRUE(q.Synchronize().ok());  // waits for the inline task too
     EXPECT_TRUE(later.IsReady());
   });
   Event first = q.Enqueue({}, [&] {

@@ -99,7 +99,7 @@ TEST_F(HostWriteDeadlockTest, NothingIsRecordedOnceNoViewIsLive) {
   EXPECT_FALSE(Event::HostWritesLive());
   EXPECT_TRUE(EnqueueRead(a, QueueKind::kCompute, Event()).Wait().ok());
   a = Array();
-  dev_->Synchronize();
+  EXPECT_TRUE(dev_->Synchronize().ok());
   EXPECT_EQ(InUse(dev_, MemoryKind::kPinnedHost), 0);
 }
 

@@ -83,7 +83,7 @@ TEST(OverwriteTest, SwapWhileServingSeesWholeArraysAndBoundedPeak) {
   }
   stop = true;
   server.join();
-  dev->Synchronize();
+  EXPECT_TRUE(dev->Synchronize().ok());
 
   EXPECT_EQ(torn.load(), 0);
   EXPECT_GT(reads.load(), 0);

@@ -139,7 +139,7 @@ TEST(StressTest, RandomOperationsFromManyThreads) {
 
   for (auto& a : slots) a = Array();
   for (Device* d : devs) {
-    d->Synchronize();
+    EXPECT_TRUE(d->Synchronize().ok());
     EXPECT_TRUE(d->LiveArrays().empty());
     for (int k = 0; k < kNumMemoryKinds; ++k) {
       EXPECT_EQ(d->memory_space(static_cast<MemoryKind>(k)).stats().bytes_in_use,

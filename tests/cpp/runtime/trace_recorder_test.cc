@@ -147,7 +147,7 @@ TEST(TraceRecorderTest, PendingFreeIsRecordedWhenItsBytesStopCounting) {
   EXPECT_EQ(testing::InUse(dev), 4096);  // still counted
   gate.SetReady();
   ASSERT_TRUE(read.Wait().ok());
-  dev->Synchronize();
+  EXPECT_TRUE(dev->Synchronize().ok());
   const std::vector<TraceRecord> events = rec.Stop(token);
   ASSERT_EQ(events.size(), 2u);
   EXPECT_EQ(events[0].kind, TraceRecord::Kind::kFreeRequested);

@@ -238,7 +238,7 @@ TEST(SoakTest, ServeSwapDonateViewAndTransferFromEightThreads) {
 
   int64_t bytes_left = 0;
   for (Device* d : devs) {
-    d->Synchronize();
+    EXPECT_TRUE(d->Synchronize().ok());
     EXPECT_TRUE(d->LiveArrays().empty()) << d->ToString();
     for (int k = 0; k < kNumMemoryKinds; ++k) {
       const int64_t left =
