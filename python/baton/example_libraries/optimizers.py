@@ -132,6 +132,12 @@ def optimizer(opt_maker: Callable[..., tuple]) -> Callable[..., Optimizer]:
 # ---- optimizers ----
 
 
+
+def _params_of(state: tuple) -> Any:
+    """The parameters of an optimizer state whose first entry they are (the
+    ``get_params`` of every optimizer here)."""
+    return state[0]
+
 @optimizer
 def sgd(step_size: Any) -> tuple:
     """Stochastic gradient descent: ``x - step_size(i) * g``."""
@@ -162,10 +168,7 @@ def momentum(step_size: Any, mass: float) -> tuple:
         velocity = mass * velocity + g
         return x - step_size(i) * velocity, velocity
 
-    def get_params(state: tuple) -> Any:
-        return state[0]
-
-    return init, update, get_params
+    return init, update, _params_of
 
 
 @optimizer
@@ -181,10 +184,7 @@ def nesterov(step_size: Any, mass: float) -> tuple:
         velocity = mass * velocity + g
         return x - step_size(i) * (mass * velocity + g), velocity
 
-    def get_params(state: tuple) -> Any:
-        return state[0]
-
-    return init, update, get_params
+    return init, update, _params_of
 
 
 @optimizer
@@ -202,10 +202,7 @@ def adagrad(step_size: Any, momentum: float = 0.9) -> tuple:
         m = (1.0 - momentum) * (g * g_sq_inv_sqrt) + momentum * m
         return x - step_size(i) * m, g_sq, m
 
-    def get_params(state: tuple) -> Any:
-        return state[0]
-
-    return init, update, get_params
+    return init, update, _params_of
 
 
 @optimizer
@@ -221,10 +218,7 @@ def rmsprop(step_size: Any, gamma: float = 0.9, eps: float = 1e-8) -> tuple:
         avg_sq_grad = avg_sq_grad * gamma + jnp.square(g) * (1.0 - gamma)
         return x - step_size(i) * g / jnp.sqrt(avg_sq_grad + eps), avg_sq_grad
 
-    def get_params(state: tuple) -> Any:
-        return state[0]
-
-    return init, update, get_params
+    return init, update, _params_of
 
 
 @optimizer
@@ -243,10 +237,7 @@ def rmsprop_momentum(
         mom = momentum * mom + step_size(i) * g / jnp.sqrt(avg_sq_grad + eps)
         return x - mom, avg_sq_grad, mom
 
-    def get_params(state: tuple) -> Any:
-        return state[0]
-
-    return init, update, get_params
+    return init, update, _params_of
 
 
 @optimizer
@@ -267,10 +258,7 @@ def adam(
         vhat = v / (1 - jnp.asarray(b2, m.dtype) ** (i + 1))
         return x - step_size(i) * mhat / (jnp.sqrt(vhat) + eps), m, v
 
-    def get_params(state: tuple) -> Any:
-        return state[0]
-
-    return init, update, get_params
+    return init, update, _params_of
 
 
 @optimizer
@@ -292,10 +280,7 @@ def adamax(
         )
         return x, m, u
 
-    def get_params(state: tuple) -> Any:
-        return state[0]
-
-    return init, update, get_params
+    return init, update, _params_of
 
 
 def _splice(seq: Any, i: int, x: list) -> list:
