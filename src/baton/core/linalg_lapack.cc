@@ -6,6 +6,7 @@
 #include <numeric>
 #include <vector>
 
+#include "baton/core/blas_fork_lock.h"
 #include "baton/core/lapack.h"
 
 namespace baton {
@@ -315,6 +316,7 @@ void LinalgBatches(const LinalgOptions& o, DType dtype, const LinalgGeometry& g,
   // routines below are so never given n = 0, which LAPACK rejects as lda = 0
   // (printing a line about it).
   if (g.out_size == 0) return;
+  BlasCallScope blas_call;  // a fork waits for it (core/blas_fork_lock.h)
   if (dtype == DType::kFloat64) {
     RunBatches(o, g, static_cast<const double*>(a),
                static_cast<const double*>(b), static_cast<double*>(out), begin,

@@ -5,6 +5,8 @@
 #include <atomic>
 #include <mutex>
 
+#include "baton/core/blas_fork_lock.h"
+
 namespace baton {
 namespace {
 
@@ -14,6 +16,7 @@ std::atomic<bool> forked_child{false};
 // Runs in the child right after fork(), on its only thread. Lock-free
 // atomics only: any other thread may have held any lock at the fork.
 void MarkChild() {
+  ReleaseBlasCallsAfterFork();
   if (runtime_threads.load(std::memory_order_relaxed) > 0) {
     forked_child.store(true, std::memory_order_relaxed);
   }
@@ -24,7 +27,12 @@ void MarkChild() {
 
 void ForkGuard::ThreadStarted() {
   static std::once_flag installed;
-  std::call_once(installed, [] { pthread_atfork(nullptr, nullptr, MarkChild); });
+  // Registered after the BLAS library loaded (it is a dependency of
+  // baton), so this prepare handler runs before the BLAS's own: no BLAS call
+  // is running when the BLAS stops its threads (core/blas_fork_lock.h).
+  std::call_once(installed, [] {
+    pthread_atfork(HoldBlasCallsForFork, ReleaseBlasCallsAfterFork, MarkChild);
+  });
   runtime_threads.fetch_add(1, std::memory_order_relaxed);
 }
 

@@ -10,6 +10,7 @@
 #include "baton/backend/cpu/kernels/parallel.h"
 #include "baton/backend/cpu/kernels/shape_ops.h"
 #include "baton/backend/cpu/kernels/vector_loop.h"
+#include "baton/core/blas_fork_lock.h"
 #include "baton/core/blas_symbols.h"
 #include "baton/core/dtype_dispatch.h"
 #include "baton/core/scalar_math.h"
@@ -97,6 +98,7 @@ struct GemmShape {
 template <typename F>
 void BlasGemm(const MatrixOperand& a, const MatrixOperand& b, F* c,
               const GemmShape& g) {
+  BlasCallScope blas_call;  // a fork waits for it (core/blas_fork_lock.h)
   const auto ta = a.transposed ? CblasTrans : CblasNoTrans;
   const auto tb = b.transposed ? CblasTrans : CblasNoTrans;
   const F* ap = static_cast<const F*>(a.data);
