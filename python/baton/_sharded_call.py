@@ -58,16 +58,38 @@ def _split(jitted: Any, args: tuple, kwargs: dict) -> tuple[list, Any, list]:
 
 
 def _refuse(name: str, msg: str, leaves: list) -> None:
+    # call() gives the caller's markers back as the error passes through it.
+    raise ValueError(f"{name}: {msg} Nothing was consumed.")
+
+
+def _give_back(leaves: list) -> None:
+    """Gives back the storage of every donate() marker among ``leaves`` --
+    the caller's (bt.donate) and those taken for donated positions -- that
+    no device's call used: a refused or failed call consumes nothing it did
+    not run on, as for a single-device call."""
     for leaf in leaves:
         if isinstance(leaf, ShardedDonated):
+            for s in leaf._shards:
+                if not s.data.used:
+                    s.data._restore()
+        elif isinstance(leaf, Donated) and not leaf.used:
             leaf._restore()
-    raise ValueError(f"{name}: {msg} Nothing was consumed.")
 
 
 def call(jitted: Any, args: tuple, kwargs: dict) -> Any:
     """Runs ``jitted`` on every shard of its sharded arguments."""
-    name = getattr(jitted, "__name__", "jit")
     leaves, rebuild, names = _split(jitted, args, kwargs)
+    try:
+        return _call(jitted, args, kwargs, leaves, rebuild, names)
+    except BaseException:
+        _give_back(leaves)  # _take_donations put its markers into `leaves`
+        raise
+
+
+def _call(
+    jitted: Any, args: tuple, kwargs: dict, leaves: list, rebuild: Any, names: list
+) -> Any:
+    name = getattr(jitted, "__name__", "jit")
     sharded = [i for i, leaf in enumerate(leaves) if is_sharded(leaf)]
     first = leaves[sharded[0]]
     sharding, shape = first.sharding, first.shape
@@ -116,16 +138,9 @@ def call(jitted: Any, args: tuple, kwargs: dict) -> Any:
                 "the array onto one device with bt.device_put(x, device).",
                 leaves,
             )
-    taken = _take_donations(jitted, args, kwargs, leaves, names, sharded)
-    try:
-        return _run_per_shard(jitted, leaves, rebuild, sharded, sharding)
-    except BaseException:
-        # A failure after some shards ran: give back what no call took.
-        for marker in taken:
-            for s in marker._shards:
-                if not s.data.used:
-                    s.data._restore()
-        raise
+    _take_donations(jitted, args, kwargs, leaves, names, sharded)
+    # A failure after some shards ran: call() gives back what no call took.
+    return _run_per_shard(jitted, leaves, rebuild, sharded, sharding)
 
 
 def _donated_positions(jitted: Any, args: tuple, kwargs: dict) -> tuple[set, set]:
@@ -168,6 +183,7 @@ def _take_donations(
         if k in donated_names:
             donated_leaves.update(range(position, position + n))
         position += n
+    _refuse_aliased_donations(jitted, leaves, names, sharded, donated_leaves)
     taken: list = []
     try:
         for i in sharded:
@@ -187,6 +203,37 @@ def _take_donations(
             marker._restore()
         raise
     return taken
+
+
+def _refuse_aliased_donations(
+    jitted: Any, leaves: list, names: list, sharded: list, donated_leaves: set
+) -> None:
+    """DonationError, as for a single-device call, when a sharded array is
+    donated twice or donated and also passed undonated (else the first
+    device's call would find the shard consumed and say so misleadingly)."""
+    name = getattr(jitted, "__name__", "jit")
+    donated_at: dict = {}
+    for i in sharded:
+        if i in donated_leaves and isinstance(leaves[i], ShardedArray):
+            for s in leaves[i]._shards:
+                j = donated_at.setdefault(s.data._id, i)
+                if j != i:
+                    raise DonationError(
+                        f"{name}: argument {names[i]} is donated twice (also as "
+                        f"{names[j]}); an array can be donated once. Nothing was "
+                        "consumed."
+                    )
+    for i in sharded:
+        if i not in donated_leaves and isinstance(leaves[i], ShardedArray):
+            for s in leaves[i]._shards:
+                j = donated_at.get(s.data._id)
+                if j is not None:
+                    raise DonationError(
+                        f"{name}: argument {names[j]} is donated and also passed "
+                        f"undonated as {names[i]}. A donated buffer is overwritten "
+                        "by the call, so it cannot be read elsewhere in it. Pass a "
+                        "copy. Nothing was consumed."
+                    )
 
 
 def _why_not_local(jitted: Any, leaves: list, rebuild: Any, kwargs: dict) -> Any:

@@ -293,13 +293,16 @@ nb::object JitFunction::Call(nb::handle self, PyObject* args,
     entry = Find(p.sig);
     if (!entry) entry = Compile(self, args, kwargs, p);
   } catch (nb::python_error& err) {
+    if (!err.matches(Helpers().sharded_arguments)) {
+      RestoreMarkers(p, args, kwargs);  // parsed or not: the call failed
+      throw;
+    }
     RestoreMarkers(p);
-    if (!err.matches(Helpers().sharded_arguments)) throw;
     // Sharded arguments: the function runs on every shard (Python).
     return nb::borrow(Helpers().sharded_call)(self, nb::handle(args),
                                               Kwargs(kwargs));
   } catch (...) {
-    RestoreMarkers(p);
+    RestoreMarkers(p, args, kwargs);
     throw;
   }
   const Entry& e = *entry;

@@ -46,6 +46,38 @@ void RestoreMarkers(Parsed& p) {
 
 namespace {
 
+// Markers parsing never claimed still hold their storage themselves.
+void RestoreUnclaimed(nb::handle h, int depth) {
+  if (depth > 64) return;  // a pathological nesting: what parsing refused
+  if (nb::isinstance<Donated>(h)) {
+    Donated* d = nb::inst_ptr<Donated>(h);
+    if (d->taken.buffer) {
+      d->array.impl()->Untake(std::move(d->taken));
+      d->taken = ArrayImpl::Taken{};
+    }
+    return;
+  }
+  if (PyTuple_Check(h.ptr()) || PyList_Check(h.ptr())) {
+    for (nb::handle c : h) RestoreUnclaimed(c, depth + 1);
+  } else if (PyDict_Check(h.ptr())) {
+    PyObject *key, *value;
+    Py_ssize_t pos = 0;
+    while (PyDict_Next(h.ptr(), &pos, &key, &value)) {
+      RestoreUnclaimed(value, depth + 1);
+    }
+  }
+}
+
+}  // namespace
+
+void RestoreMarkers(Parsed& p, PyObject* args, PyObject* kwargs) {
+  RestoreMarkers(p);
+  if (args) RestoreUnclaimed(args, 0);
+  if (kwargs) RestoreUnclaimed(kwargs, 0);
+}
+
+namespace {
+
 // A Python bool / int / float leaf as a 0-d bool / int32 / float32 array
 // on `device` (what bt.device_put makes of it). False for anything else and
 // for ints that do not fit int32 (the Python path raises the error).

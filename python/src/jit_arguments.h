@@ -90,7 +90,11 @@ std::vector<std::string> LeafNames(nb::handle self, PyObject* args,
                                    PyObject* kwargs);
 
 // Gives the storage call-site markers handed to this call back to their
-// arrays (nothing consumed; the markers stay used).
+// arrays (nothing consumed; the markers stay used): the parsed ones, and
+// those in `args`/`kwargs` (tuples, lists, dicts) that parsing had not
+// reached when it failed -- a deleted argument before `bt.donate(y)` must not
+// leave y consumed.
 void RestoreMarkers(Parsed& p);
+void RestoreMarkers(Parsed& p, PyObject* args, PyObject* kwargs);
 
 }  // namespace baton::python
