@@ -83,8 +83,9 @@ def promote_types(a: np.dtype, b: np.dtype) -> np.dtype:
 
 
 def weak_dtype(value: Any, other: np.dtype | None) -> np.dtype:
-    """The dtype a weakly typed Python scalar takes next to a value of dtype
-    ``other`` (None: its own default, bool / int32 / float32)."""
+    """The dtype a weakly typed Python scalar (or weakly typed tracer) takes
+    next to a value of dtype ``other`` (None: its own default, bool / int32 /
+    float32, or the tracer's dtype)."""
     if isinstance(value, bool):
         return _BOOL if other is None else other
     if isinstance(value, int):
@@ -93,6 +94,15 @@ def weak_dtype(value: Any, other: np.dtype | None) -> np.dtype:
         return _FLOAT32 if other is None or not is_float(other) else other
     if isinstance(value, complex):
         raise TypeError("baton does not support complex numbers")
+    if isinstance(value, Tracer) and value.weak_type:
+        # A weakly typed tracer (a Python scalar argument under jit) takes
+        # the other operand's dtype as the scalar it stands for would.
+        d = np.dtype(value.dtype)
+        if d == _BOOL:
+            return _BOOL if other is None else other
+        if d.kind in "iu":
+            return d if other is None or other == _BOOL else other
+        return d if other is None or not is_float(other) else other
     raise TypeError(f"{type(value).__name__} is not a Python scalar")
 
 

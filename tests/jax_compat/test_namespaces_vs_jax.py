@@ -512,3 +512,22 @@ def test_precision_has_jax_members_and_string_forms():
     assert str(bt.lax.Precision.HIGHEST) == str(jax.lax.Precision.HIGHEST)
     with pytest.raises(ValueError, match="unknown precision"):
         bt.lax.Precision("float64")
+
+
+def test_weakly_typed_tracers_in_full_like_dtype_and_result_type():
+    # A Python scalar passed to a jitted function is a weakly typed tracer:
+    # these raised "Tracer is not a Python scalar" (_ops.weak_dtype).
+    import jax
+    import jax.numpy as jnp
+
+    import baton.numpy as bnp
+
+    def check(lib, np_):
+        got = lib.jit(lambda x: lib.lax.full_like(x, 3))(2.0)
+        np.testing.assert_array_equal(np.asarray(got), np.float32(3.0))
+        assert lib.jit(lambda x: np_.result_type(x) == np.float32)(2.0)
+        assert lib.jit(lambda x: lib.lax.dtype(x) == np.int32)(2)
+        assert lib.jit(lambda x: lib.lax.full_like(x, 1).dtype == np.bool_)(True)
+
+    check(bt, bnp)
+    check(jax, jnp)
