@@ -14,8 +14,8 @@ import baton as bt
 HERE = Path(__file__).parent
 
 
-def run(code_or_args, platforms, **kw):
-    env = dict(os.environ, BATON_PLATFORMS=platforms)
+def run(code_or_args, platforms, extra_env=None, **kw):
+    env = dict(os.environ, BATON_PLATFORMS=platforms, **(extra_env or {}))
     args = code_or_args if isinstance(code_or_args, list) else ["-c", code_or_args]
     return subprocess.run(
         [sys.executable, *args], env=env, capture_output=True, text=True, timeout=600, **kw
@@ -61,11 +61,34 @@ def test_no_listed_platform_with_devices_fails_clearly():
     assert "Add 'cpu'" in r.stderr
 
 
-def test_accelerator_memory_contract_on_the_simulated_platform():
+@pytest.mark.parametrize("slow_seed", [None, "7"], ids=["sim", "sim_slow"])
+def test_accelerator_memory_contract_on_the_simulated_platform(slow_seed):
+    # BATON_SIM_SLOW=<seed>: slow-device mode (random delays before every
+    # device operation, freed device memory poisoned), where a missing
+    # dependency between streams shows up as wrong values.
     r = run(
         ["-m", "pytest", "-q", "-p", "no:cacheprovider", str(HERE / "test_accelerator_memory.py")],
         "sim,cpu",
+        extra_env={"BATON_SIM_SLOW": slow_seed} if slow_seed else None,
         cwd=HERE.parent.parent,
     )
     assert r.returncode == 0, r.stdout[-4000:] + r.stderr[-2000:]
     assert " passed" in r.stdout and "skipped" not in r.stdout, r.stdout[-2000:]
+
+
+def test_slow_simulated_device_still_runs_ahead():
+    # In slow-device mode a copy out of device memory returns before the
+    # device has done it; block_until_ready waits for it.
+    r = run(
+        "import numpy as np, baton as bt\n"
+        "x = bt.device_put(np.arange(1 << 16, dtype=np.float32))\n"
+        "x.block_until_ready()\n"
+        "y = bt.device_put(x, memory_kind='pinned_host')\n"
+        "print(y.is_ready())\n"
+        "y.block_until_ready()\n"
+        "print(y.is_ready(), float(np.asarray(y)[-1]))\n",
+        "sim,cpu",
+        extra_env={"BATON_SIM_SLOW": "3"},
+    )
+    assert r.returncode == 0, r.stderr[-2000:]
+    assert r.stdout.split() == ["False", "True", "65535.0"], r.stdout

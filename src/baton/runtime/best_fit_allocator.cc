@@ -175,7 +175,8 @@ BestFitAllocator::PendingToken BestFitAllocator::FreeWhenDone(void* ptr,
   return b->token;
 }
 
-void BestFitAllocator::CompletePending(PendingToken token) {
+void BestFitAllocator::CompletePending(
+    PendingToken token, const std::function<void(void*, size_t)>& on_freed) {
   std::lock_guard<std::mutex> lock(mu_);
   outstanding_tokens_.erase(token);
   // UnindexPending drops the entry once its last block leaves, which ends the
@@ -186,6 +187,7 @@ void BestFitAllocator::CompletePending(PendingToken token) {
     UnindexPending(b);
     stats_.bytes_pending -= static_cast<int64_t>(b->size);
     stats_.bytes_in_use -= static_cast<int64_t>(b->size);
+    if (on_freed) on_freed(b->ptr, b->size);
     MakeFree(b);
   }
 }

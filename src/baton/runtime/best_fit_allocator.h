@@ -42,6 +42,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -95,7 +96,11 @@ class BestFitAllocator {
   // to CompletePending when the work using it has finished.
   PendingToken FreeWhenDone(void* ptr, int queue_id);
   // Frees whatever of the token's blocks is still pending. Idempotent.
-  void CompletePending(PendingToken token);
+  // `on_freed(ptr, size)`, if given, is called (with the allocator's lock
+  // held: it must not call back into it) for each block that becomes free.
+  void CompletePending(
+      PendingToken token,
+      const std::function<void(void*, size_t)>& on_freed = nullptr);
 
   // The rounded size of the live block at `ptr` (what bytes_in_use counts).
   size_t BlockSize(const void* ptr) const;

@@ -12,11 +12,6 @@ Client::Client(int num_devices, std::shared_ptr<DeviceBackend> backend)
   }
 }
 
-Client& Client::Default() {
-  static Client* client = new Client(NumCpuDevicesFromEnv());
-  return *client;
-}
-
 int Client::NumCpuDevicesFromEnv() {
   const char* env = std::getenv("BATON_NUM_CPU_DEVICES");
   if (env == nullptr) return 1;

@@ -19,8 +19,10 @@ class Array;
 class Client {
  public:
   // `num_devices` devices of `backend`'s platform, ordinals 0..n-1.
-  explicit Client(int num_devices, std::shared_ptr<DeviceBackend> backend =
-                                       HostDeviceBackend());
+  Client(int num_devices, std::shared_ptr<DeviceBackend> backend);
+  // `num_devices` CPU devices. The runtime names no platform: this and
+  // Default() are defined with the CPU backend (backend/cpu/host_backend.cc).
+  explicit Client(int num_devices);
   // The process-wide CPU client.
   static Client& Default();
   // The device count BATON_NUM_CPU_DEVICES asks for (1 if unset or invalid).

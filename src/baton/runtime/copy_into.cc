@@ -41,22 +41,25 @@ Result<Array> CopyArrayInto(const Array& src, const Array& into) {
   const TraceTrack track = route.track;
   taken.buffer->memory_space()->RecordUse(TraceRecord::Kind::kOverwrite, to,
                                           "device_put(into=)");
-  Event done = q.Enqueue(hold.dependencies(), [copy = std::move(route.copy),
-                                               to, from, n,
-                                               wait = std::move(taken.wait_for),
-                                               device_id, track, kind]() {
-    // Order after the old value's users; their errors do not matter,
-    // the old value is being replaced.
-    (void)WaitAll(wait);
-    const int64_t begin = TraceRecorder::NowNs();
-    Status s = copy(to, from, n);
-    auto& rec = TraceRecorder::Global();
-    if (rec.enabled()) {
-      rec.RecordTransfer(begin, device_id, track, kind,
-                         static_cast<int64_t>(n), "device_put(into=)");
-    }
-    return s;
-  });
+  Event done = q.EnqueueLaunch(
+      hold.dependencies(), [copy = std::move(route.copy), to, from, n,
+                            wait = std::move(taken.wait_for), device_id, track,
+                            kind]() {
+        // Order after the old value's users; their errors do not matter,
+        // the old value is being replaced.
+        (void)WaitAll(wait);
+        const int64_t begin = TraceRecorder::NowNs();
+        Event copied = copy(to, from, n);
+        if (TraceRecorder::Global().enabled()) {
+          copied.OnReady([begin, device_id, track, kind, n](const Status&) {
+            TraceRecorder::Global().RecordTransfer(begin, device_id, track,
+                                                   kind,
+                                                   static_cast<int64_t>(n),
+                                                   "device_put(into=)");
+          });
+        }
+        return copied;
+      });
   hold.Finish(done);
   taken.buffer->ResetForNewOwner(done);
   return Array(ArrayImpl::Create(device, kind, old->shape(), old->dtype(),

@@ -19,6 +19,14 @@ Device::Device(int id, std::shared_ptr<DeviceBackend> backend, int ordinal)
   queues_[0] = std::make_unique<WorkQueue>("compute:" + tag);
   queues_[1] = std::make_unique<WorkQueue>("h2d:" + tag);
   queues_[2] = std::make_unique<WorkQueue>("d2h:" + tag);
+  for (int k = 0; k < kNumQueueKinds; ++k) {
+    queues_[k]->SetDeviceWaiter(
+        [backend = backend_.get(), ordinal = ordinal_,
+         queue = static_cast<QueueKind>(k)](const Event& e) {
+          return backend->WaitOnStream(ordinal, queue, e);
+        },
+        kMaxLaunchedPerQueue);
+  }
 }
 
 Device::~Device() {

@@ -44,15 +44,23 @@ class Device {
   bool host_addressable(MemoryKind kind) const {
     return backend_->host_addressable(kind);
   }
-  // Byte movement through the backend, from a task of queue `queue` (see
-  // DeviceBackend::Copy and Fill).
+  // Byte movement on the stream of queue `queue`, from a task of that queue
+  // (DeviceBackend::CopyAsync and FillAsync): returns the device work's
+  // event. The synchronous forms wait for it.
+  Event CopyAsync(QueueKind queue, void* dst, const void* src, size_t bytes) {
+    return backend_->CopyAsync(ordinal_, queue, dst, src, bytes);
+  }
+  Event FillAsync(QueueKind queue, void* dst, int64_t count, size_t elem_bytes,
+                  uint64_t pattern) {
+    return backend_->FillAsync(ordinal_, queue, dst, count, elem_bytes,
+                               pattern);
+  }
   Status Copy(QueueKind queue, void* dst, const void* src, size_t bytes) {
     return backend_->Copy(ordinal_, queue, dst, src, bytes);
   }
-  Status Fill(QueueKind queue, void* dst, int64_t count, size_t elem_bytes,
-              uint64_t pattern) {
-    return backend_->Fill(ordinal_, queue, dst, count, elem_bytes, pattern);
-  }
+  // Launched device work in flight per queue before its worker waits
+  // (WorkQueue::SetDeviceWaiter; PJRT allows 32 executions per device).
+  static constexpr size_t kMaxLaunchedPerQueue = 32;
   // "cpu:0".
   std::string ToString() const;
 

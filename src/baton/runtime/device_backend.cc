@@ -2,34 +2,7 @@
 
 #include <cstring>
 
-#include "baton/runtime/parallel_copy.h"
-
 namespace baton {
-namespace {
-
-class HostBackend final : public DeviceBackend {
- public:
-  const std::string& platform() const override { return platform_; }
-  std::unique_ptr<RegionProvider> MakeRegionProvider(int, MemoryKind) override {
-    return std::make_unique<HostRegionProvider>();
-  }
-  bool host_addressable(MemoryKind) const override { return true; }
-  Status Copy(int, QueueKind, void* dst, const void* src,
-              size_t bytes) override {
-    ParallelCopy(dst, src, bytes);
-    return OkStatus();
-  }
-  Status Fill(int, QueueKind, void* dst, int64_t count, size_t elem_bytes,
-              uint64_t pattern) override {
-    FillHost(dst, count, elem_bytes, pattern);
-    return OkStatus();
-  }
-
- private:
-  const std::string platform_ = "cpu";
-};
-
-}  // namespace
 
 void FillHost(void* dst, int64_t count, size_t elem_bytes, uint64_t pattern) {
   char* out = static_cast<char*>(dst);
@@ -43,10 +16,20 @@ void FillHost(void* dst, int64_t count, size_t elem_bytes, uint64_t pattern) {
   }
 }
 
-std::shared_ptr<DeviceBackend> HostDeviceBackend() {
-  static const std::shared_ptr<DeviceBackend> backend =
-      std::make_shared<HostBackend>();
-  return backend;
+bool DeviceBackend::WaitOnStream(int, QueueKind, const Event&) {
+  return false;
+}
+
+Status DeviceBackend::Copy(int device_ordinal, QueueKind queue, void* dst,
+                           const void* src, size_t bytes) {
+  return CopyAsync(device_ordinal, queue, dst, src, bytes).Wait();
+}
+
+Status DeviceBackend::Fill(int device_ordinal, QueueKind queue, void* dst,
+                           int64_t count, size_t elem_bytes,
+                           uint64_t pattern) {
+  return FillAsync(device_ordinal, queue, dst, count, elem_bytes, pattern)
+      .Wait();
 }
 
 }  // namespace baton

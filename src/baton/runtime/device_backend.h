@@ -1,12 +1,14 @@
-// DeviceBackend: what a platform (CPU, CUDA) supplies to each of its Devices.
+// DeviceBackend: what a platform (CPU, CUDA, the simulated device) supplies
+// to each of its Devices.
 //
 // The runtime's contract (memory spaces, statistics, queues, events,
 // deterministic release) is the same on every platform; what differs is
 // where memory comes from, whether the host may touch it, and how bytes move
-// in and out of it. A Device asks its backend for those three things and for
+// in and out of it. A Device asks its backend for those things and for
 // nothing else, so the runtime never dereferences memory the host cannot
 // address: every byte written to or read from such memory goes through
-// Copy or Fill.
+// CopyAsync or FillAsync. (Compiled programs are the backend layer's
+// Executable, backend/executable.h: the runtime does not know programs.)
 //
 //  - MakeRegionProvider(kind): the allocator's source of big regions for one
 //    memory kind (region_provider.h). The allocator only does arithmetic on
@@ -14,11 +16,18 @@
 //  - host_addressable(kind): whether host code may read and write that
 //    memory directly (every kind on the CPU; pinned_host and unpinned_host
 //    on a GPU). Host views (R7) are zero-copy exactly when this holds.
-//  - Copy / Fill: synchronous byte movement, called from a task of the named
-//    queue of this device (or from the caller for work that runs inline). A
-//    GPU backend runs them on that queue's stream and returns once they are
-//    done, so a WorkQueue task's event still means "the bytes are there" and
-//    memory released after that event is really unused (R1).
+//  - Streams: each (device ordinal, QueueKind) is an in-order stream of
+//    device work (a CUDA stream). CopyAsync / FillAsync enqueue on it and
+//    return at once with the work's event, which completes when the bytes
+//    are in place -- completed by a thread of the backend, in stream order,
+//    never by a thread of the device's driver. A WorkQueue launches its
+//    device work through them (WorkQueue::EnqueueLaunch), so the host runs
+//    ahead and memory released after the event is really unused (R1). On
+//    the CPU the work is done on the calling thread and the event is ready
+//    on return.
+//  - WaitOnStream(e): later work on a stream starts after `e` without the
+//    host waiting (cudaStreamWaitEvent), for events the backend marked
+//    (Event::SetDeviceMarker).
 //
 // Ownership: shared by the Devices of one Client (shared_ptr).
 // Thread-safety: every method may be called from any thread.
@@ -31,6 +40,7 @@
 
 #include "baton/core/memory_kind.h"
 #include "baton/core/status.h"
+#include "baton/runtime/event.h"
 #include "baton/runtime/region_provider.h"
 
 namespace baton {
@@ -48,20 +58,31 @@ class DeviceBackend {
   virtual std::unique_ptr<RegionProvider> MakeRegionProvider(
       int device_ordinal, MemoryKind kind) = 0;
   virtual bool host_addressable(MemoryKind kind) const = 0;
-  // Copies `bytes` from `src` to `dst` (non-overlapping; either may be host
-  // memory of any kind or memory of device `device_ordinal`). Returns when
-  // the bytes are in place.
-  virtual Status Copy(int device_ordinal, QueueKind queue, void* dst,
-                      const void* src, size_t bytes) = 0;
-  // Writes `count` copies of the `elem_bytes`-byte little-endian `pattern`
-  // (1, 2, 4 or 8 bytes) at `dst`.
-  virtual Status Fill(int device_ordinal, QueueKind queue, void* dst,
-                      int64_t count, size_t elem_bytes, uint64_t pattern) = 0;
-};
+  // Enqueues a copy of `bytes` from `src` to `dst` (non-overlapping; either
+  // may be host memory of any kind or memory of device `device_ordinal`) on
+  // the stream of (`device_ordinal`, `queue`). Returns the event that
+  // completes when the bytes are in place (failed for a bad argument or a
+  // device error). Both sides must stay valid until then.
+  virtual Event CopyAsync(int device_ordinal, QueueKind queue, void* dst,
+                          const void* src, size_t bytes) = 0;
+  // Enqueues writing `count` copies of the `elem_bytes`-byte little-endian
+  // `pattern` (1, 2, 4 or 8 bytes) at `dst`; returns its event.
+  virtual Event FillAsync(int device_ordinal, QueueKind queue, void* dst,
+                          int64_t count, size_t elem_bytes,
+                          uint64_t pattern) = 0;
+  // Makes work enqueued later on (`device_ordinal`, `queue`) start after
+  // `event` is complete, without blocking the caller, and returns true; or
+  // returns false (nothing enqueued) when this backend cannot wait for it on
+  // the device -- the caller then waits on the host. The default: false.
+  virtual bool WaitOnStream(int device_ordinal, QueueKind queue,
+                            const Event& event);
 
-// The CPU platform: every kind is host memory from mmap (HostRegionProvider),
-// copies are ParallelCopy. One process-wide instance.
-std::shared_ptr<DeviceBackend> HostDeviceBackend();
+  // Synchronous forms: enqueue, then wait for the event.
+  Status Copy(int device_ordinal, QueueKind queue, void* dst, const void* src,
+              size_t bytes);
+  Status Fill(int device_ordinal, QueueKind queue, void* dst, int64_t count,
+              size_t elem_bytes, uint64_t pattern);
+};
 
 // Fill on host memory (what the CPU backend's Fill does; GPU backends use it
 // to build a pattern in pinned memory).

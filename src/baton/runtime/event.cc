@@ -66,6 +66,8 @@ struct Event::State {
   bool completing = false;  // guarded by mu: status set, callbacks running
   Status status;            // guarded by mu; immutable once completing
   std::vector<std::function<void(const Status&)>> callbacks;  // guarded by mu
+  const void* marker_owner = nullptr;  // guarded by mu
+  std::shared_ptr<void> marker;        // guarded by mu
 };
 
 Event Event::Create(int queue_id, uint64_t sequence) {
@@ -149,6 +151,30 @@ Status Event::Wait() const {
   }
   state_->cv.wait(lock, [&] { return state_->ready; });
   return state_->status;
+}
+
+void Event::SetDeviceMarker(const void* owner,
+                            std::shared_ptr<void> marker) const {
+  std::lock_guard<std::mutex> lock(state_->mu);
+  state_->marker_owner = owner;
+  state_->marker = std::move(marker);
+}
+
+std::shared_ptr<void> Event::DeviceMarker(const void* owner) const {
+  std::lock_guard<std::mutex> lock(state_->mu);
+  return state_->marker_owner == owner ? state_->marker : nullptr;
+}
+
+void Event::AdoptDeviceMarker(const Event& from) const {
+  if (!from.valid() || from.state_ == state_) return;
+  const void* owner;
+  std::shared_ptr<void> marker;
+  {
+    std::lock_guard<std::mutex> lock(from.state_->mu);
+    owner = from.state_->marker_owner;
+    marker = from.state_->marker;
+  }
+  if (marker != nullptr) SetDeviceMarker(owner, std::move(marker));
 }
 
 int Event::queue_id() const { return state_->queue_id; }

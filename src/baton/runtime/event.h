@@ -73,6 +73,20 @@ class Event {
   // True while any host-write event is pending, anywhere.
   static bool HostWritesLive();
 
+  // --- device markers ---------------------------------------------------------
+  // Work of an accelerator completes when the device passes a marker its
+  // backend recorded in a stream (a CUDA event). A backend attaches that
+  // marker to the work's event so that later work on another stream of the
+  // same backend can wait for it on the device (cudaStreamWaitEvent) instead
+  // of on the host. `owner` identifies the backend; a marker is only ever
+  // read back by its owner. Setting it again replaces it (a queue's event
+  // takes the marker of the device work its task launched).
+  void SetDeviceMarker(const void* owner, std::shared_ptr<void> marker) const;
+  // The marker `owner` attached, or null (none, or another owner's).
+  std::shared_ptr<void> DeviceMarker(const void* owner) const;
+  // Takes `from`'s marker (whatever its owner), if it has one.
+  void AdoptDeviceMarker(const Event& from) const;
+
   // Runs `callback(status)` once the event is ready (see class comment).
   void OnReady(std::function<void(const Status&)> callback) const;
 

@@ -44,6 +44,7 @@ MemorySpace::MemorySpace(std::string device_name, int device_id,
       device_id_(device_id),
       kind_(kind),
       provider_(std::move(provider)),
+      notify_frees_(provider_->WantsFreeNotices()),
       allocator_(provider_.get()) {}
 
 Result<void*> MemorySpace::Allocate(size_t bytes, int queue_id,
@@ -132,6 +133,7 @@ void MemorySpace::Free(void* ptr) {
       live_.erase(it);
     }
   }
+  if (notify_frees_) provider_->OnBlockFreed(ptr, allocator_.BlockSize(ptr));
   allocator_.Free(ptr);
   if (TraceRecorder::Global().enabled()) {
     a.address = reinterpret_cast<uint64_t>(ptr);
@@ -172,7 +174,13 @@ void MemorySpace::FreeAfter(void* ptr, const std::vector<Event>& pending) {
     RecordMemoryEvent(TraceRecord::Kind::kFreeRequested, a);
   }
   JoinEvents(live).OnReady([this, token, a = std::move(a)](const Status&) {
-    allocator_.CompletePending(token);
+    if (notify_frees_) {
+      allocator_.CompletePending(token, [this](void* p, size_t bytes) {
+        provider_->OnBlockFreed(p, bytes);
+      });
+    } else {
+      allocator_.CompletePending(token);
+    }
     if (TraceRecorder::Global().enabled()) {
       RecordMemoryEvent(TraceRecord::Kind::kFree, a);
     }

@@ -115,6 +115,7 @@ class MemorySpace {
   const int device_id_;
   const MemoryKind kind_;
   std::unique_ptr<RegionProvider> provider_;
+  const bool notify_frees_;  // provider_->WantsFreeNotices()
   BestFitAllocator allocator_;
   std::atomic<int64_t> limit_{BestFitAllocator::kNoLimit};
   mutable std::mutex mu_;

@@ -1,7 +1,8 @@
 // RegionProvider: where an allocator gets its big chunks of memory from.
 //
 // The CPU backend's provider maps host memory (every memory kind is host RAM
-// there); a CUDA backend supplies cudaMalloc / cudaHostAlloc providers. The
+// there: backend/cpu/host_region_provider.h); a CUDA backend supplies
+// cudaMalloc / cudaHostAlloc providers. The
 // allocator never calls the system directly, so it is testable with a fake.
 //
 // Thread-safety: implementations must be callable from any thread.
@@ -21,15 +22,15 @@ class RegionProvider {
   // Advice: [ptr, ptr + bytes) (inside a region) is only partly used, so it
   // should not be backed by huge pages that would make all of it resident.
   virtual void AdviseSmallPages(void* /*ptr*/, size_t /*bytes*/) {}
-};
-
-// Host memory from mmap (page aligned, zero pages until touched); large
-// regions are advised to use transparent huge pages.
-class HostRegionProvider final : public RegionProvider {
- public:
-  void* AllocateRegion(size_t bytes) override;
-  void FreeRegion(void* ptr, size_t bytes) override;
-  void AdviseSmallPages(void* ptr, size_t bytes) override;
+  // Notice: the block [ptr, ptr + bytes) of a region went back to the
+  // allocator's free memory -- no work uses it any more. A checking
+  // provider (the simulated device's slow mode) poisons it, so a reader
+  // that should have waited reads garbage instead of the old value.
+  // Called only when WantsFreeNotices() (read once, at construction of
+  // the memory space), from any thread, possibly with allocator locks held:
+  // it must not allocate or free.
+  virtual void OnBlockFreed(void* /*ptr*/, size_t /*bytes*/) {}
+  virtual bool WantsFreeNotices() const { return false; }
 };
 
 }  // namespace baton

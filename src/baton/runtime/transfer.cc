@@ -23,17 +23,23 @@ std::string Label(const Shape& shape, DType dtype) {
 }
 
 // Wraps a queue task so it appears in traces as a transfer on `track`.
-std::function<Status()> Traced(std::function<Status()> fn, int device_id,
-                               TraceTrack track, MemoryKind kind,
-                               int64_t bytes, std::string label) {
-  return [fn = std::move(fn), device_id, track, kind, bytes,
+// Device work `launch` recorded in traces as a transfer from its launch to
+// its completion (when a recording is active).
+std::function<Event()> Traced(std::function<Event()> launch, int device_id,
+                              TraceTrack track, MemoryKind kind, int64_t bytes,
+                              std::string label) {
+  return [launch = std::move(launch), device_id, track, kind, bytes,
           label = std::move(label)]() {
     auto& rec = TraceRecorder::Global();
-    if (!rec.enabled()) return fn();
+    if (!rec.enabled()) return launch();
     const int64_t begin = TraceRecorder::NowNs();
-    Status s = fn();
-    rec.RecordTransfer(begin, device_id, track, kind, bytes, label);
-    return s;
+    Event done = launch();
+    done.OnReady([begin, device_id, track, kind, bytes,
+                  label](const Status&) {
+      TraceRecorder::Global().RecordTransfer(begin, device_id, track, kind,
+                                             bytes, label);
+    });
+    return done;
   };
 }
 
@@ -108,12 +114,16 @@ Result<Array> DevicePut(const HostBuffer& host, Device* device,
                                               "baton::DevicePut")));
   void* dst = buffer->data();
   const void* src = host.data;
-  Event done = q.Enqueue(
+  Event done = q.EnqueueLaunch(
       {}, Traced(
               [device, dst, src, n, on_done = std::move(on_done)]() {
-                Status s = device->Copy(QueueKind::kHostToDevice, dst, src, n);
-                if (on_done) on_done();
-                return s;
+                Event copied =
+                    device->CopyAsync(QueueKind::kHostToDevice, dst, src, n);
+                // The caller's bytes are free to change once they are read.
+                if (on_done) copied.OnReady([on_done](const Status&) {
+                  on_done();
+                });
+                return copied;
               },
               device->id(), TraceTrack::kHostToDevice, kind,
               static_cast<int64_t>(n), "device_put"));
@@ -157,17 +167,19 @@ Result<Array> DevicePutInto(const HostBuffer& host, const Array& into) {
       Result<void*> slot = staging.Reserve(c);
       if (!slot.ok()) break;  // no staging memory: finish synchronously below
       std::memcpy(slot.value(), src + copied, c);
-      defined = q.Enqueue(
+      defined = q.EnqueueLaunch(
           {}, Traced(
                   [device, wait = taken.wait_for, &staging,
                    chunk = slot.value(), to = dst + copied, c]() {
                     // Order after the old value's readers; their errors do
                     // not matter, the old value is being replaced.
                     (void)WaitAll(wait);
-                    Status s =
-                        device->Copy(QueueKind::kHostToDevice, to, chunk, c);
-                    staging.Release(chunk, c);
-                    return s;
+                    Event e = device->CopyAsync(QueueKind::kHostToDevice, to,
+                                                chunk, c);
+                    e.OnReady([&staging, chunk, c](const Status&) {
+                      staging.Release(chunk, c);
+                    });
+                    return e;
                   },
                   device->id(), TraceTrack::kHostToDevice, old->memory_kind(),
                   static_cast<int64_t>(c), "device_put(into=)"));
@@ -201,7 +213,7 @@ Result<Array> CopyArray(const Array& src, Device* device, MemoryKind kind) {
                                               "baton::CopyArray")));
   void* to = buffer->data();
   const void* from = hold.data();
-  Event done = q.Enqueue(
+  Event done = q.EnqueueLaunch(
       hold.dependencies(),
       Traced([copy = std::move(route.copy), to, from,
               n]() { return copy(to, from, n); },
@@ -248,7 +260,7 @@ Result<CopyRoute> RouteCopy(const Array& src, Device* device,
   return CopyRoute{
       &queue_device->queue(queue_kind), track,
       [copier, queue_kind](void* dst, const void* src_bytes, size_t bytes) {
-        return copier->Copy(queue_kind, dst, src_bytes, bytes);
+        return copier->CopyAsync(queue_kind, dst, src_bytes, bytes);
       }};
 }
 
@@ -264,11 +276,11 @@ Result<Event> CopyToHostAsync(const Array& src, void* dst, size_t dst_bytes) {
   Device* device = src.device();
   WorkQueue& q = device->queue(QueueKind::kDeviceToHost);
   const void* from = hold.data();
-  Event done = q.Enqueue(
+  Event done = q.EnqueueLaunch(
       hold.dependencies(),
       Traced(
           [device, dst, from, n]() {
-            return device->Copy(QueueKind::kDeviceToHost, dst, from, n);
+            return device->CopyAsync(QueueKind::kDeviceToHost, dst, from, n);
           },
           src.device()->id(), TraceTrack::kDeviceToHost, src.memory_kind(),
           static_cast<int64_t>(n), "device_get"),
@@ -312,8 +324,8 @@ Result<Array> Full(const Shape& shape, DType dtype, const void* value,
   uint64_t pattern = 0;
   std::memcpy(&pattern, value, elem);
   void* dst = buffer->data();
-  Event done = q.Enqueue({}, [device, dst, count, elem, pattern]() {
-    return device->Fill(QueueKind::kCompute, dst, count, elem, pattern);
+  Event done = q.EnqueueLaunch({}, [device, dst, count, elem, pattern]() {
+    return device->FillAsync(QueueKind::kCompute, dst, count, elem, pattern);
   });
   buffer->SetDefinitionEvent(done);
   return Array(ArrayImpl::Create(device, kind, shape, dtype, std::move(buffer)));

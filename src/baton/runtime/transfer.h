@@ -69,13 +69,15 @@ Result<Array> CopyArray(const Array& src, Device* device, MemoryKind kind);
 // runs on, and its track in traces: the destination's compute queue within
 // one memory space, its host-to-device queue into device memory, else the
 // source's device-to-host queue. (CopyArray and CopyArrayInto.)
-// `copy` moves the bytes through the backend that can address both sides
+// `copy` launches the byte movement (returning its device event, see
+// WorkQueue::EnqueueLaunch) through the backend that can address both sides
 // (the destination's when only it cannot be touched by the host, else the
-// source's); it fails for memory of two different accelerator platforms.
+// source's); routing fails for memory of two different accelerator
+// platforms.
 struct CopyRoute {
   WorkQueue* queue;
   TraceTrack track;
-  std::function<Status(void* dst, const void* src, size_t bytes)> copy;
+  std::function<Event(void* dst, const void* src, size_t bytes)> copy;
 };
 Result<CopyRoute> RouteCopy(const Array& src, Device* device, MemoryKind kind);
 

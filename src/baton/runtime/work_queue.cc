@@ -53,18 +53,37 @@ WorkQueue::~WorkQueue() {
   }
   worker_.join();
   ForkGuard::ThreadStopped();
+  // Device work launched by the last tasks completes on its backend's
+  // thread, which then touches this queue (TaskFinished).
+  std::unique_lock<std::mutex> lock(mu_);
+  ++idle_waiters_;
+  idle_cv_.wait(lock, [&] { return in_flight_ == 0; });
 }
 
 Event WorkQueue::Enqueue(std::vector<Event> deps, std::function<Status()> fn,
                          Dispatch dispatch) {
+  return EnqueueTask(Task{std::move(deps), std::move(fn), nullptr, Event()},
+                     dispatch);
+}
+
+Event WorkQueue::EnqueueLaunch(std::vector<Event> deps,
+                               std::function<Event()> launch,
+                               Dispatch dispatch) {
+  return EnqueueTask(
+      Task{std::move(deps), nullptr, std::move(launch), Event()}, dispatch);
+}
+
+void WorkQueue::SetDeviceWaiter(DeviceWaiter waiter, size_t max_launched) {
+  device_waiter_ = std::move(waiter);
+  max_launched_ = max_launched;
+}
+
+Event WorkQueue::EnqueueTask(Task task, Dispatch dispatch) {
   // Before any lock: in a forked child one may have been held at the fork.
   if (ForkGuard::InForkedChild()) {
     return Event::Failed(ForkGuard::ForkedChildError());
   }
-  if (QueueTaskScope::RunningAny()) {
-    return RunInsideTask(std::move(deps), std::move(fn));
-  }
-  Task task{std::move(deps), std::move(fn), Event()};
+  if (QueueTaskScope::RunningAny()) return RunInsideTask(std::move(task));
   bool run_inline = false;
   bool wake = false;
   {
@@ -83,13 +102,14 @@ Event WorkQueue::Enqueue(std::vector<Event> deps, std::function<Status()> fn,
       last_recorded_ = Event();
     }
     ++in_flight_;
-    // in_flight_ was 0: nothing queued, nothing running (worker or inline).
+    // in_flight_ was 0: nothing queued, nothing running (worker or inline),
+    // no device work in flight.
     if (dispatch == Dispatch::kInlineWhenIdle && in_flight_ == 1 &&
-        AllDoneOk(task.deps)) {
+        !inline_running_ && AllDoneOk(task.deps)) {
       inline_running_ = true;
       run_inline = true;
     } else {
-      tasks_.push_back(Task{std::move(task.deps), std::move(task.fn), task.done});
+      tasks_.push_back(task);
       // Only a sleeping worker needs the (costly) wake-up; a busy one finds
       // the task when it looks for the next.
       // (During an inline task the finisher wakes it instead.)
@@ -101,7 +121,6 @@ Event WorkQueue::Enqueue(std::vector<Event> deps, std::function<Status()> fn,
     RunTask(task);
     std::lock_guard<std::mutex> lock(mu_);
     inline_running_ = false;
-    OnTaskFinishedLocked();
     // Tasks enqueued meanwhile waited for this one; the worker may go now.
     if (worker_waiting_ && (!tasks_.empty() || stopping_)) {
       worker_cv_.notify_one();
@@ -112,12 +131,10 @@ Event WorkQueue::Enqueue(std::vector<Event> deps, std::function<Status()> fn,
   return done;
 }
 
-Event WorkQueue::RunInsideTask(std::vector<Event> deps,
-                               std::function<Status()> fn) {
+Event WorkQueue::RunInsideTask(Task task) {
   // Not in queue order (see class comment): an event of no queue.
-  Task task{std::move(deps), std::move(fn), Event::Create(kNoQueue)};
+  task.done = Event::Create(kNoQueue);
   if (Status refused = RefuseWaitForOwnQueue(task.deps); !refused.ok()) {
-    task.fn = nullptr;
     task.done.SetError(std::move(refused));
     return task.done;
   }
@@ -128,10 +145,9 @@ Event WorkQueue::RunInsideTask(std::vector<Event> deps,
     std::lock_guard<std::mutex> lock(mu_);
     ++in_flight_;
   }
+  Event done = task.done;
   RunTask(task);
-  std::lock_guard<std::mutex> lock(mu_);
-  OnTaskFinishedLocked();
-  return task.done;
+  return done;
 }
 
 Status WorkQueue::Synchronize() {
@@ -159,20 +175,59 @@ void WorkQueue::RunTask(Task& task) {
   // host view); waiting here keeps this queue in order. They were all
   // enqueued before this task, so the waits cannot form a cycle.
   Status status;
+  Event launched;
+  std::vector<Event> device_deps;
   {
     // Work this task enqueues on this queue runs re-entrantly (class
     // comment). The scope ends before completion: the event's callbacks are
     // not part of the task.
     QueueTaskScope scope(id_, &name_);
-    status = WaitAll(task.deps);
-    if (status.ok()) status = task.fn();
+    if (task.launch) {
+      // Launched work waits on the device for what the device can wait
+      // for (a pending event of its own backend), on the host for the rest.
+      std::vector<Event> host_deps;
+      for (Event& e : task.deps) {
+        if (!e.valid()) continue;
+        if (!e.IsReady() && device_waiter_ && device_waiter_(e)) {
+          device_deps.push_back(std::move(e));
+        } else {
+          host_deps.push_back(std::move(e));
+        }
+      }
+      status = WaitAll(host_deps);
+      if (status.ok()) launched = task.launch();
+    } else {
+      status = WaitAll(task.deps);
+      if (status.ok()) status = task.fn();
+    }
     task.fn = nullptr;  // drop captured state before signalling completion
+    task.launch = nullptr;
   }
   task.deps.clear();
-  task.done.SetStatus(std::move(status));
+  if (!launched.valid()) {
+    // A host task, or a launch refused before it ran.
+    task.done.SetStatus(std::move(status));
+    TaskFinished(false);
+    return;
+  }
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    ++launched_;
+  }
+  task.done.AdoptDeviceMarker(launched);
+  device_deps.push_back(launched);
+  JoinEvents(device_deps).OnReady([this, done = task.done](const Status& s) {
+    done.SetStatus(s);
+    TaskFinished(true);
+  });
 }
 
-void WorkQueue::OnTaskFinishedLocked() {
+void WorkQueue::TaskFinished(bool launched) {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (launched) {
+    --launched_;
+    launch_cv_.notify_one();
+  }
   --in_flight_;
   if (in_flight_ == 0 && idle_waiters_ > 0) idle_cv_.notify_all();
 }
@@ -192,10 +247,12 @@ void WorkQueue::WorkerLoop() {
       if (tasks_.empty()) return;  // stopping and drained
       task = std::move(tasks_.front());
       tasks_.pop_front();
+      // Bounded device work in flight (class comment).
+      if (task.launch && max_launched_ > 0) {
+        launch_cv_.wait(lock, [&] { return launched_ < max_launched_; });
+      }
     }
     RunTask(task);
-    std::lock_guard<std::mutex> lock(mu_);
-    OnTaskFinishedLocked();
   }
 }
 

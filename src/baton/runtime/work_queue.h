@@ -23,8 +23,9 @@
 // running program's output). So work enqueued by a thread that is running
 // a task -- of this queue or of any other -- runs at once, on that thread,
 // inside the running task, after waiting for its dependencies; its event is
-// ready when Enqueue returns. This is the only order that cannot hang, and
-// the one JAX gives such callbacks. What it costs the rest of the design,
+// ready when Enqueue returns (device work: once the device has done it).
+// This is the only order that cannot hang, and the one JAX gives such
+// callbacks. What it costs the rest of the design,
 // and how that is kept sound:
 //  - Queue order. Such a task runs before tasks already queued on its queue,
 //    so it is not part of that queue's order: its event has queue_id() ==
@@ -54,6 +55,20 @@
 // finished, and its callbacks must run in program order); running only work
 // for the task's own queue at once (a callback's read then still hangs
 // behind another thread's read queued on the device-to-host queue).
+//
+// Device work (an accelerator's queue): the queue's thread only *launches*
+// it. EnqueueLaunch's task enqueues copies or kernels on the device stream
+// behind this queue (DeviceBackend::CopyAsync) and returns the device's
+// event; the task's own event completes when that one does, and the worker
+// goes on to the next task at once, so the host runs ahead of the device.
+// The stream keeps the device work in the queue's order. A dependency that
+// the device itself can wait for (an event of the same backend carrying a
+// device marker, see DeviceWaiter) becomes a device-side wait instead of a
+// host wait; its error still reaches the task's event. At most
+// max_launched() launched tasks are in flight on the device: the worker
+// waits for the oldest before launching more (PJRT bounds executions in
+// flight the same way), so the host's lead and the memory it holds stay
+// bounded.
 //
 // After fork(): in a child forked while baton threads ran, Enqueue returns a
 // failed event and Synchronize an error (ForkGuard), before taking any lock.
@@ -101,6 +116,24 @@ class WorkQueue {
   Event Enqueue(std::vector<Event> deps, std::function<Status()> fn,
                 Dispatch dispatch = Dispatch::kAsync);
 
+  // Enqueues device work: `launch` runs in queue order like a task (after
+  // the dependencies the device cannot wait for) and returns the event of
+  // the device work it enqueued (Event::Ready() for work already done, a
+  // failed event for a launch error). The returned event completes with
+  // the first error among that event and the dependencies waited for on the
+  // device, and takes its device marker.
+  Event EnqueueLaunch(std::vector<Event> deps, std::function<Event()> launch,
+                      Dispatch dispatch = Dispatch::kAsync);
+
+  // Makes launched work wait for dependencies on the device: `waiter(e)`
+  // enqueues a device-side wait for pending event `e` on this queue's
+  // stream and returns true, or returns false when the device cannot wait
+  // for `e` (the queue then waits on the host). Set once, before the first
+  // EnqueueLaunch; without one every dependency is waited for on the host.
+  using DeviceWaiter = std::function<bool(const Event&)>;
+  void SetDeviceWaiter(DeviceWaiter waiter, size_t max_launched);
+  size_t max_launched() const { return max_launched_; }
+
   // Blocks until every task enqueued so far has finished. Returns
   // WouldDeadlock at once when called from inside a task (it could wait for
   // itself), and ForkGuard's error in a forked child.
@@ -114,17 +147,21 @@ class WorkQueue {
  private:
   struct Task {
     std::vector<Event> deps;
-    std::function<Status()> fn;
+    std::function<Status()> fn;      // a host task, or
+    std::function<Event()> launch;   // a launch of device work
     Event done;
   };
+  Event EnqueueTask(Task task, Dispatch dispatch);
   void WorkerLoop();
   // Runs a task's function after its dependencies, marking this thread as
-  // running a task of this queue (QueueTaskScope); completes its event.
+  // running a task of this queue (QueueTaskScope). A host task's event is
+  // complete on return; a launch task's completes with its device work,
+  // which also ends its in-flight count (TaskFinished).
   void RunTask(Task& task);
+  // Ends the in-flight count of a task whose event is complete.
+  void TaskFinished(bool launched);
   // Enqueue for a thread running a task (class comment).
-  Event RunInsideTask(std::vector<Event> deps, std::function<Status()> fn);
-  // Called with mu_ held after a task finished: wakes whoever waits for it.
-  void OnTaskFinishedLocked();
+  Event RunInsideTask(Task task);
 
   const std::string name_;
   const int id_;
@@ -137,6 +174,10 @@ class WorkQueue {
   bool inline_running_ = false;  // guarded by mu_: a caller runs a task inline
   int idle_waiters_ = 0;         // guarded by mu_: threads in Synchronize
   bool stopping_ = false;   // guarded by mu_
+  DeviceWaiter device_waiter_;  // set before use, then immutable
+  size_t max_launched_ = 0;     // 0: unbounded
+  size_t launched_ = 0;         // guarded by mu_: launched, device not done
+  std::condition_variable launch_cv_;  // the worker waits for launched_
   uint64_t next_sequence_ = 0;  // guarded by mu_
   // guarded by mu_: the last task enqueued while a host write was live
   // (see Event::SetWaitsOn); invalid otherwise.

@@ -1,6 +1,8 @@
 // The runtime's memory contract on every backend: the CPU, the simulated
 // accelerator (device memory the host cannot touch: any direct access
-// faults) and CUDA where a GPU is visible (skipped elsewhere).
+// faults; asynchronous streams), the simulated accelerator in slow-device
+// mode (random delays, poisoned frees) and CUDA where a GPU is visible
+// (skipped elsewhere).
 //
 // Each test states one promise of DESIGN R1-R9 -- values survive every
 // transfer, statistics count exactly, storage is released when the last
@@ -48,8 +50,14 @@ class BackendConformanceTest : public ::testing::TestWithParam<std::string> {
     if (p == "cpu") {
       owned_ = std::make_unique<Client>(2);
       client_ = owned_.get();
-    } else if (p == "sim") {
-      sim_ = std::make_shared<SimulatedBackend>();
+    } else if (p == "sim" || p == "sim_slow") {
+      // sim_slow: every device operation starts after a random delay and
+      // freed device memory is poisoned, so a missing dependency shows.
+      SimulatedBackend::Options options;
+      options.slow = p == "sim_slow";
+      options.seed = 20261205;
+      options.max_delay_us = 300;
+      sim_ = std::make_shared<SimulatedBackend>(options);
       owned_ = std::make_unique<Client>(2, sim_);
       client_ = owned_.get();
     } else {
@@ -267,7 +275,7 @@ TEST_P(BackendConformanceTest, CopiesBetweenPlatformsGoThroughTheAccelerator) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Backends, BackendConformanceTest,
-                         ::testing::Values("cpu", "sim", "cuda"),
+                         ::testing::Values("cpu", "sim", "sim_slow", "cuda"),
                          [](const auto& info) { return info.param; });
 
 // The simulation is real: host code touching device memory faults.

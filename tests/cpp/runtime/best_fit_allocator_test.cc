@@ -14,7 +14,7 @@
 #include <thread>
 #include <vector>
 
-#include "baton/runtime/region_provider.h"
+#include "baton/backend/cpu/host_region_provider.h"
 
 namespace baton {
 namespace {

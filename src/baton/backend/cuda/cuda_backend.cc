@@ -2,11 +2,17 @@
 
 #include <cuda_runtime_api.h>
 
+#include <pthread.h>
+
 #include <algorithm>
+#include <condition_variable>
 #include <cstring>
+#include <deque>
+#include <thread>
 
 #include "baton/backend/cuda/cuda_error.h"
 #include "baton/backend/cuda/cuda_region_provider.h"
+#include "baton/runtime/fork_guard.h"
 #include "baton/runtime/parallel_copy.h"
 
 namespace baton::cuda {
@@ -44,19 +50,119 @@ bool IsHostMemory(const void* ptr) {
          attributes.type == cudaMemoryTypeHost;
 }
 
+// The device marker of a CudaBackend event: the CUDA event recorded behind
+// the work. Destroyed with the last Event handle that carries it (CUDA
+// defers the destruction until the device has passed it).
+struct CudaMarker {
+  cudaEvent_t event = nullptr;
+  int ordinal = 0;
+  ~CudaMarker() {
+    if (event != nullptr) (void)cudaEventDestroy(event);
+  }
+};
+
 }  // namespace
 
+// The completion thread of one device: waits for its CUDA events in the
+// order they were recorded and completes their Events.
+class CudaBackend::Completions {
+ public:
+  explicit Completions(int ordinal) : ordinal_(ordinal) {
+    ForkGuard::ThreadStarted();
+    thread_ = std::thread([this] { Loop(); });
+    pthread_setname_np(thread_.native_handle(), "cuda-completion");
+  }
+  ~Completions() {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      stopping_ = true;
+    }
+    cv_.notify_all();
+    if (ForkGuard::InForkedChild()) {
+      thread_.detach();
+      return;
+    }
+    thread_.join();
+    ForkGuard::ThreadStopped();
+  }
+  void Push(std::shared_ptr<CudaMarker> marker, Event event, std::string doing,
+            std::shared_ptr<void> keep_alive) {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      items_.push_back(Item{std::move(marker), std::move(event),
+                            std::move(doing), std::move(keep_alive)});
+    }
+    cv_.notify_one();
+  }
+  // OK, or why the device is unusable (a sticky error was seen).
+  Status unusable() const {
+    std::lock_guard<std::mutex> lock(mu_);
+    return unusable_;
+  }
+
+ private:
+  struct Item {
+    std::shared_ptr<CudaMarker> marker;
+    Event event;
+    std::string doing;
+    std::shared_ptr<void> keep_alive;
+  };
+  void Loop() {
+    const bool selected = cudaSetDevice(ordinal_) == cudaSuccess;
+    for (;;) {
+      Item item;
+      {
+        std::unique_lock<std::mutex> lock(mu_);
+        cv_.wait(lock, [&] { return stopping_ || !items_.empty(); });
+        if (items_.empty()) return;  // stopping and drained
+        item = std::move(items_.front());
+        items_.pop_front();
+      }
+      Status status = unusable();
+      if (status.ok()) {
+        const cudaError_t error = selected
+                                      ? cudaEventSynchronize(item.marker->event)
+                                      : cudaErrorInvalidDevice;
+        if (error != cudaSuccess) {
+          // Errors that surface here are asynchronous faults of the device
+          // (an illegal address, a launch failure): sticky for the process.
+          status = CudaError(error, "cudaEventSynchronize", item.doing);
+          std::lock_guard<std::mutex> lock(mu_);
+          unusable_ = Internal(
+              "cuda:" + std::to_string(ordinal_) + " is unusable: " +
+              status.message() +
+              ". CUDA keeps such an error for the rest of the process: every "
+              "pending and later operation on this device fails; restart the "
+              "process");
+        }
+      }
+      item.keep_alive.reset();
+      item.event.SetStatus(std::move(status));
+    }
+  }
+
+  const int ordinal_;
+  mutable std::mutex mu_;
+  std::condition_variable cv_;
+  std::deque<Item> items_;  // guarded by mu_
+  bool stopping_ = false;   // guarded by mu_
+  Status unusable_;         // guarded by mu_
+  std::thread thread_;
+};
+
 CudaBackend::CudaBackend(int device_count)
-    : streams_(static_cast<size_t>(std::max(device_count, 0))) {
+    : streams_(static_cast<size_t>(std::max(device_count, 0))),
+      completions_(static_cast<size_t>(std::max(device_count, 0))) {
   for (auto& per_device : streams_) per_device.fill(nullptr);
 }
 
 CudaBackend::~CudaBackend() {
+  completions_.clear();  // drains: every event completes first
   for (size_t ordinal = 0; ordinal < streams_.size(); ++ordinal) {
     for (CUstream_st* stream : streams_[ordinal]) {
       if (stream == nullptr) continue;
-      // Teardown: nothing to report to, and the stream is idle (every Copy
-      // and Fill synchronized it).
+      // Teardown: nothing to report to, and the stream is idle (the
+      // completion threads saw all its work done).
       if (cudaSetDevice(static_cast<int>(ordinal)) == cudaSuccess) {
         (void)cudaStreamDestroy(stream);
       }
@@ -86,6 +192,11 @@ Status CudaBackend::StreamFor(int ordinal, QueueKind queue,
       CudaError(cudaSetDevice(ordinal), "cudaSetDevice",
                 "cuda:" + std::to_string(ordinal) + ": selecting the device"));
   std::lock_guard<std::mutex> lock(mu_);
+  if (completions_[ordinal] != nullptr) {
+    BATON_RETURN_IF_ERROR(completions_[ordinal]->unusable());
+  } else {
+    completions_[ordinal] = std::make_unique<Completions>(ordinal);
+  }
   CUstream_st*& slot = streams_[ordinal][static_cast<int>(queue)];
   if (slot == nullptr) {
     cudaStream_t created = nullptr;
@@ -99,43 +210,84 @@ Status CudaBackend::StreamFor(int ordinal, QueueKind queue,
   return OkStatus();
 }
 
-Status CudaBackend::Copy(int device_ordinal, QueueKind queue, void* dst,
-                         const void* src, size_t bytes) {
-  if (bytes == 0) return OkStatus();
-  BATON_RETURN_IF_ERROR(CheckOrdinal(device_ordinal));
-  if (IsHostMemory(dst) && IsHostMemory(src)) {
-    ParallelCopy(dst, src, bytes);  // no stream, no device switch
-    return OkStatus();
+Event CudaBackend::Complete(int ordinal, CUstream_st* stream, Status enqueued,
+                           const std::string& doing,
+                           std::shared_ptr<void> keep_alive) {
+  auto marker = std::make_shared<CudaMarker>();
+  marker->ordinal = ordinal;
+  Status recorded = CudaError(
+      cudaEventCreateWithFlags(&marker->event, cudaEventDisableTiming),
+      "cudaEventCreateWithFlags", doing);
+  if (recorded.ok()) {
+    recorded = CudaError(cudaEventRecord(marker->event, stream),
+                         "cudaEventRecord", doing);
   }
-  cudaStream_t stream = nullptr;
-  BATON_RETURN_IF_ERROR(StreamFor(device_ordinal, queue, &stream));
-  const auto doing = [&] {
-    return Doing(device_ordinal, queue,
-                 "copying " + std::to_string(bytes) + " bytes");
-  };
-  BATON_RETURN_IF_ERROR(
-      CudaError(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDefault, stream),
-                "cudaMemcpyAsync", doing()));
-  return CudaError(cudaStreamSynchronize(stream), "cudaStreamSynchronize",
-                   doing());
+  if (!recorded.ok()) {
+    // Without a marker nothing can tell when the work is done: wait here.
+    Status synced =
+        CudaError(cudaStreamSynchronize(stream), "cudaStreamSynchronize", doing);
+    Status first = !enqueued.ok() ? enqueued : recorded;
+    return Event::Failed(first.ok() ? synced : first);
+  }
+  Completions* completions;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    completions = completions_[ordinal].get();
+  }
+  Event done = Event::Create();
+  if (!enqueued.ok()) {
+    // Part of the work may be on the stream: fail with the enqueue error
+    // once the device is past it (keep_alive is released only then).
+    Event passed = Event::Create();
+    completions->Push(std::move(marker), passed, doing, std::move(keep_alive));
+    passed.OnReady([done, enqueued](const Status&) { done.SetError(enqueued); });
+    return done;
+  }
+  done.SetDeviceMarker(this, marker);
+  completions->Push(std::move(marker), done, doing, std::move(keep_alive));
+  return done;
 }
 
-Status CudaBackend::Fill(int device_ordinal, QueueKind queue, void* dst,
-                         int64_t count, size_t elem_bytes, uint64_t pattern) {
-  if (elem_bytes != 1 && elem_bytes != 2 && elem_bytes != 4 &&
-      elem_bytes != 8) {
-    return InvalidArgument("Fill: element size " + std::to_string(elem_bytes) +
-                           " is not 1, 2, 4 or 8 bytes");
-  }
-  if (count <= 0) return OkStatus();
-  const size_t total = static_cast<size_t>(count) * elem_bytes;
-  BATON_RETURN_IF_ERROR(CheckOrdinal(device_ordinal));
-  if (IsHostMemory(dst)) {
-    FillHost(dst, count, elem_bytes, pattern);
-    return OkStatus();
+Event CudaBackend::CopyAsync(int device_ordinal, QueueKind queue, void* dst,
+                             const void* src, size_t bytes) {
+  if (bytes == 0) return Event::Ready();
+  if (Status s = CheckOrdinal(device_ordinal); !s.ok()) return Event::Failed(s);
+  if (IsHostMemory(dst) && IsHostMemory(src)) {
+    ParallelCopy(dst, src, bytes);  // no stream, no device switch
+    return Event::Ready();
   }
   cudaStream_t stream = nullptr;
-  BATON_RETURN_IF_ERROR(StreamFor(device_ordinal, queue, &stream));
+  if (Status s = StreamFor(device_ordinal, queue, &stream); !s.ok()) {
+    return Event::Failed(s);
+  }
+  const std::string doing =
+      Doing(device_ordinal, queue, "copying " + std::to_string(bytes) + " bytes");
+  Status enqueued =
+      CudaError(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDefault, stream),
+                "cudaMemcpyAsync", doing);
+  return Complete(device_ordinal, stream, std::move(enqueued), doing);
+}
+
+Event CudaBackend::FillAsync(int device_ordinal, QueueKind queue, void* dst,
+                             int64_t count, size_t elem_bytes,
+                             uint64_t pattern) {
+  if (elem_bytes != 1 && elem_bytes != 2 && elem_bytes != 4 &&
+      elem_bytes != 8) {
+    return Event::Failed(InvalidArgument(
+        "Fill: element size " + std::to_string(elem_bytes) +
+        " is not 1, 2, 4 or 8 bytes"));
+  }
+  if (count <= 0) return Event::Ready();
+  const size_t total = static_cast<size_t>(count) * elem_bytes;
+  if (Status s = CheckOrdinal(device_ordinal); !s.ok()) return Event::Failed(s);
+  if (IsHostMemory(dst)) {
+    FillHost(dst, count, elem_bytes, pattern);
+    return Event::Ready();
+  }
+  cudaStream_t stream = nullptr;
+  if (Status s = StreamFor(device_ordinal, queue, &stream); !s.ok()) {
+    return Event::Failed(s);
+  }
   const std::string doing =
       Doing(device_ordinal, queue,
             "filling " + std::to_string(count) + " elements of " +
@@ -148,22 +300,21 @@ Status CudaBackend::Fill(int device_ordinal, QueueKind queue, void* dst,
       std::all_of(element, element + elem_bytes,
                   [&](unsigned char b) { return b == element[0]; });
   if (byte_uniform) {
-    BATON_RETURN_IF_ERROR(
-        CudaError(cudaMemsetAsync(dst, element[0], total, stream),
-                  "cudaMemsetAsync", doing));
-    return CudaError(cudaStreamSynchronize(stream), "cudaStreamSynchronize",
-                     doing);
+    Status enqueued = CudaError(cudaMemsetAsync(dst, element[0], total, stream),
+                                "cudaMemsetAsync", doing);
+    return Complete(device_ordinal, stream, std::move(enqueued), doing);
   }
 
   // A general pattern: a seed of whole elements from the host, then the
   // filled prefix doubles with device-to-device copies (log2 steps).
   // kFillSeedBytes is a multiple of every element size, so the seed is too.
+  // The seed lives until the device has read it (Complete's keep_alive).
   const size_t seed_bytes = std::min(total, kFillSeedBytes);
-  std::vector<unsigned char> seed(seed_bytes);
-  FillHost(seed.data(), static_cast<int64_t>(seed_bytes / elem_bytes),
+  auto seed = std::make_shared<std::vector<unsigned char>>(seed_bytes);
+  FillHost(seed->data(), static_cast<int64_t>(seed_bytes / elem_bytes),
            elem_bytes, pattern);
   char* out = static_cast<char*>(dst);
-  Status status = CudaError(cudaMemcpyAsync(out, seed.data(), seed_bytes,
+  Status status = CudaError(cudaMemcpyAsync(out, seed->data(), seed_bytes,
                                             cudaMemcpyHostToDevice, stream),
                             "cudaMemcpyAsync", doing);
   for (size_t filled = seed_bytes; status.ok() && filled < total;) {
@@ -173,11 +324,23 @@ Status CudaBackend::Fill(int device_ordinal, QueueKind queue, void* dst,
         "cudaMemcpyAsync", doing);
     filled += n;
   }
-  // Always synchronize: whatever was enqueued must be done before `seed`
-  // goes away and before the caller sees the result.
-  Status synced =
-      CudaError(cudaStreamSynchronize(stream), "cudaStreamSynchronize", doing);
-  return status.ok() ? synced : status;
+  return Complete(device_ordinal, stream, std::move(status), doing,
+                  std::move(seed));
+}
+
+bool CudaBackend::WaitOnStream(int device_ordinal, QueueKind queue,
+                               const Event& event) {
+  std::shared_ptr<void> marker = event.DeviceMarker(this);
+  if (marker == nullptr) return false;
+  cudaStream_t stream = nullptr;
+  if (!StreamFor(device_ordinal, queue, &stream).ok()) return false;
+  const auto* cuda_marker = static_cast<const CudaMarker*>(marker.get());
+  // Across devices too: a stream may wait for another device's event.
+  if (cudaStreamWaitEvent(stream, cuda_marker->event, 0) != cudaSuccess) {
+    (void)cudaGetLastError();
+    return false;  // the caller waits on the host instead
+  }
+  return true;
 }
 
 }  // namespace baton::cuda

@@ -5,14 +5,21 @@
 // `unpinned_host` ordinary host memory (cuda_region_provider.h).
 //
 // Queues are CUDA streams: one non-blocking stream per (device ordinal,
-// QueueKind), created on first use after cudaSetDevice(ordinal). Copy and
-// Fill enqueue on the named queue's stream and synchronize that stream
-// before returning, so they are synchronous as DeviceBackend requires: a
-// WorkQueue task that returns has its bytes in place, and memory released
-// after its event is really unused (R1). Each call first makes `ordinal` the
-// calling thread's current CUDA device, so any thread may call any method.
-// Copies and fills between two host pointers run on the CPU, without
-// touching a stream or the current device.
+// QueueKind), created on first use after cudaSetDevice(ordinal). CopyAsync
+// and FillAsync enqueue on the named queue's stream, record a CUDA event
+// behind the work and return at once; the returned Event carries that CUDA
+// event as its device marker and is completed by the device's completion
+// thread, which waits for the CUDA events of its device in the order they
+// were recorded (so per stream, in stream order) -- no baton or user
+// callback ever runs on a thread of the CUDA driver. WaitOnStream turns a
+// dependency on such an event into cudaStreamWaitEvent: one stream waits for
+// another on the device, the host does not. A sticky CUDA error (the device
+// is unusable until the process exits) fails the work that saw it, every
+// pending event of that device and every later call on it, with a message
+// saying so. Each call first makes `ordinal` the calling thread's current
+// CUDA device, so any thread may call any method. Copies and fills between
+// two host pointers run on the CPU, without touching a stream or the
+// current device.
 //
 // Errors: a failed CUDA call becomes a Status naming the operation, the byte
 // count, the device and CUDA's description (cuda_error.h); an ordinal outside
@@ -24,6 +31,7 @@
 #pragma once
 
 #include <array>
+#include <memory>
 #include <mutex>
 #include <string>
 #include <vector>
@@ -51,10 +59,12 @@ class CudaBackend final : public DeviceBackend {
   bool host_addressable(MemoryKind kind) const override {
     return kind != MemoryKind::kDevice;
   }
-  Status Copy(int device_ordinal, QueueKind queue, void* dst, const void* src,
-              size_t bytes) override;
-  Status Fill(int device_ordinal, QueueKind queue, void* dst, int64_t count,
-              size_t elem_bytes, uint64_t pattern) override;
+  Event CopyAsync(int device_ordinal, QueueKind queue, void* dst,
+                  const void* src, size_t bytes) override;
+  Event FillAsync(int device_ordinal, QueueKind queue, void* dst,
+                  int64_t count, size_t elem_bytes, uint64_t pattern) override;
+  bool WaitOnStream(int device_ordinal, QueueKind queue,
+                    const Event& event) override;
 
   // Fill builds at most this many bytes of a general pattern on the host,
   // copies them over, then doubles the filled prefix on the device.
@@ -64,14 +74,24 @@ class CudaBackend final : public DeviceBackend {
   // InvalidArgument unless 0 <= ordinal < device_count().
   Status CheckOrdinal(int ordinal) const;
   // Makes `ordinal` current on this thread and returns its stream of
-  // `queue`, creating it on first use.
+  // `queue`, creating it on first use; fails once the device is unusable.
   Status StreamFor(int ordinal, QueueKind queue, CUstream_st** stream);
+  // Records a CUDA event on `stream` behind the work just enqueued and
+  // returns the Event the completion thread of `ordinal` completes when the
+  // device passes it; `keep_alive` (host memory the work reads) is dropped
+  // then. `enqueued` is the status of enqueueing the work itself.
+  Event Complete(int ordinal, CUstream_st* stream, Status enqueued,
+                 const std::string& doing,
+                 std::shared_ptr<void> keep_alive = nullptr);
 
+  class Completions;  // cuda_backend.cc: one per device
   const std::string platform_ = "cuda";
   std::mutex mu_;
   // [ordinal][queue]; nullptr until created. The vector's size is fixed.
   std::vector<std::array<CUstream_st*, kNumQueueKinds>>
       streams_;  // guarded by mu_
+  // [ordinal]: the completion thread, started on first use; guarded by mu_.
+  std::vector<std::unique_ptr<Completions>> completions_;
 };
 
 }  // namespace baton::cuda

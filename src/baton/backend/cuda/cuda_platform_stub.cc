@@ -16,11 +16,12 @@ class UnavailableBackend final : public DeviceBackend {
   bool host_addressable(MemoryKind kind) const override {
     return kind != MemoryKind::kDevice;
   }
-  Status Copy(int, QueueKind, void*, const void*, size_t) override {
-    return Unimplemented(UnavailableReason());
+  Event CopyAsync(int, QueueKind, void*, const void*, size_t) override {
+    return Event::Failed(Unimplemented(UnavailableReason()));
   }
-  Status Fill(int, QueueKind, void*, int64_t, size_t, uint64_t) override {
-    return Unimplemented(UnavailableReason());
+  Event FillAsync(int, QueueKind, void*, int64_t, size_t,
+                  uint64_t) override {
+    return Event::Failed(Unimplemented(UnavailableReason()));
   }
 
  private:

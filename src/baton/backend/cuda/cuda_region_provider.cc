@@ -4,6 +4,8 @@
 
 #include <cstdint>
 
+#include "baton/backend/cpu/host_region_provider.h"
+
 namespace baton::cuda {
 namespace {
 

@@ -6,6 +6,7 @@
 #include <cstdlib>
 #include <cstring>
 
+#include "baton/backend/cpu/host_region_provider.h"
 #include "baton/runtime/client.h"
 
 namespace baton {
@@ -22,6 +23,10 @@ class SimulatedDeviceRegions final : public RegionProvider {
   void FreeRegion(void* ptr, size_t bytes) override {
     backend_->UnmapRegion(ptr, bytes);
   }
+  bool WantsFreeNotices() const override { return backend_->options().slow; }
+  void OnBlockFreed(void* ptr, size_t bytes) override {
+    backend_->Poison(ptr, bytes);
+  }
 
  private:
   const std::shared_ptr<SimulatedBackend> backend_;
@@ -36,7 +41,25 @@ int NumSimDevicesFromEnv() {
   return static_cast<int>(n);
 }
 
+// BATON_SIM_SLOW=<seed>: slow-device mode with that seed.
+SimulatedBackend::Options OptionsFromEnv() {
+  SimulatedBackend::Options options;
+  const char* env = std::getenv("BATON_SIM_SLOW");
+  if (env == nullptr || *env == '\0') return options;
+  char* end = nullptr;
+  const unsigned long long seed = std::strtoull(env, &end, 10);
+  if (end == env || *end != '\0') return options;
+  options.slow = true;
+  options.seed = seed;
+  return options;
+}
+
 }  // namespace
+
+SimulatedBackend::~SimulatedBackend() {
+  // Streams first: their last work may still touch the regions.
+  streams_.clear();
+}
 
 std::unique_ptr<RegionProvider> SimulatedBackend::MakeRegionProvider(
     int, MemoryKind kind) {
@@ -113,33 +136,89 @@ bool SimulatedBackend::IsDeviceMemory(const void* ptr, size_t bytes) const {
   return r.ok() && r.value() != nullptr;
 }
 
-Status SimulatedBackend::Copy(int, QueueKind, void* dst, const void* src,
-                              size_t bytes) {
-  if (bytes == 0) return OkStatus();
-  bool dst_device = false;
-  bool src_device = false;
-  BATON_ASSIGN_OR_RETURN(char* to, Resolve(dst, bytes, &dst_device));
-  BATON_ASSIGN_OR_RETURN(char* from, Resolve(src, bytes, &src_device));
-  std::memcpy(to, from, bytes);
-  if (dst_device) to_device_.fetch_add(static_cast<int64_t>(bytes));
-  if (src_device) from_device_.fetch_add(static_cast<int64_t>(bytes));
-  return OkStatus();
+SimulatedStreams& SimulatedBackend::StreamsOf(int ordinal) {
+  std::lock_guard<std::mutex> lock(mu_);
+  std::unique_ptr<SimulatedStreams>& streams = streams_[ordinal];
+  if (streams == nullptr) {
+    Options options = options_;
+    options.seed += static_cast<uint64_t>(ordinal);
+    streams = std::make_unique<SimulatedStreams>(kNumQueueKinds, options);
+    if (held_) streams->Hold();
+  }
+  return *streams;
 }
 
-Status SimulatedBackend::Fill(int, QueueKind, void* dst, int64_t count,
-                              size_t elem_bytes, uint64_t pattern) {
+void SimulatedBackend::HoldDevices() {
+  std::lock_guard<std::mutex> lock(mu_);
+  held_ = true;
+  for (auto& [ordinal, streams] : streams_) streams->Hold();
+}
+
+void SimulatedBackend::ReleaseDevices() {
+  std::lock_guard<std::mutex> lock(mu_);
+  held_ = false;
+  for (auto& [ordinal, streams] : streams_) streams->Release();
+}
+
+Event SimulatedBackend::CopyAsync(int ordinal, QueueKind queue, void* dst,
+                                  const void* src, size_t bytes) {
+  if (bytes == 0) return Event::Ready();
+  bool dst_device = false;
+  bool src_device = false;
+  Result<char*> to = Resolve(dst, bytes, &dst_device);
+  if (!to.ok()) return Event::Failed(to.status());
+  Result<char*> from = Resolve(src, bytes, &src_device);
+  if (!from.ok()) return Event::Failed(from.status());
+  return StreamsOf(ordinal).Enqueue(
+      static_cast<int>(queue),
+      [this, to = to.value(), from = from.value(), bytes, dst_device,
+       src_device] {
+        std::memcpy(to, from, bytes);
+        if (dst_device) to_device_.fetch_add(static_cast<int64_t>(bytes));
+        if (src_device) from_device_.fetch_add(static_cast<int64_t>(bytes));
+        return OkStatus();
+      },
+      this);
+}
+
+Event SimulatedBackend::FillAsync(int ordinal, QueueKind queue, void* dst,
+                                  int64_t count, size_t elem_bytes,
+                                  uint64_t pattern) {
   const size_t bytes = static_cast<size_t>(count) * elem_bytes;
-  if (bytes == 0) return OkStatus();
+  if (bytes == 0) return Event::Ready();
   bool on_device = false;
-  BATON_ASSIGN_OR_RETURN(char* to, Resolve(dst, bytes, &on_device));
-  FillHost(to, count, elem_bytes, pattern);
-  if (on_device) to_device_.fetch_add(static_cast<int64_t>(bytes));
-  return OkStatus();
+  Result<char*> to = Resolve(dst, bytes, &on_device);
+  if (!to.ok()) return Event::Failed(to.status());
+  return StreamsOf(ordinal).Enqueue(
+      static_cast<int>(queue),
+      [this, to = to.value(), count, elem_bytes, pattern, bytes, on_device] {
+        FillHost(to, count, elem_bytes, pattern);
+        if (on_device) to_device_.fetch_add(static_cast<int64_t>(bytes));
+        return OkStatus();
+      },
+      this);
+}
+
+bool SimulatedBackend::WaitOnStream(int ordinal, QueueKind queue,
+                                    const Event& event) {
+  std::shared_ptr<void> marker = event.DeviceMarker(this);
+  if (marker == nullptr) return false;
+  StreamsOf(ordinal).EnqueueWait(
+      static_cast<int>(queue),
+      std::static_pointer_cast<SimulatedStreams::Work>(std::move(marker)));
+  return true;
+}
+
+void SimulatedBackend::Poison(void* device_ptr, size_t bytes) {
+  Result<char*> shadow = Shadow(device_ptr, bytes);
+  if (shadow.ok() && shadow.value() != nullptr) {
+    std::memset(shadow.value(), kPoisonByte, bytes);
+  }
 }
 
 Client& SimulatedClient() {
-  static Client* client =
-      new Client(NumSimDevicesFromEnv(), std::make_shared<SimulatedBackend>());
+  static Client* client = new Client(
+      NumSimDevicesFromEnv(), std::make_shared<SimulatedBackend>(OptionsFromEnv()));
   return *client;
 }
 

@@ -1,4 +1,4 @@
-#include "baton/runtime/region_provider.h"
+#include "baton/backend/cpu/host_region_provider.h"
 
 #include <sys/mman.h>
 

@@ -1,0 +1,160 @@
+#include "baton/backend/simulated/simulated_streams.h"
+
+#include <pthread.h>
+
+#include <chrono>
+
+#include "baton/runtime/fork_guard.h"
+
+namespace baton {
+
+struct SimulatedStreams::Work {
+  std::function<Status()> run;          // null for a wait
+  std::shared_ptr<Work> waits_for;      // a wait: the work it waits for
+  std::mutex mu;
+  std::condition_variable cv;
+  bool done = false;  // guarded by mu
+  Status status;      // guarded by mu; final once done
+
+  void Finish(Status s) {
+    {
+      std::lock_guard<std::mutex> lock(mu);
+      status = std::move(s);
+      done = true;
+    }
+    cv.notify_all();
+  }
+  Status WaitDone() {
+    std::unique_lock<std::mutex> lock(mu);
+    cv.wait(lock, [&] { return done; });
+    return status;
+  }
+};
+
+SimulatedStreams::SimulatedStreams(int num_streams, Options options)
+    : options_(options), streams_(static_cast<size_t>(num_streams)),
+      rng_(options.seed) {
+  for (int s = 0; s < num_streams; ++s) {
+    ForkGuard::ThreadStarted();
+    streams_[s].thread = std::thread([this, s] { StreamLoop(s); });
+    pthread_setname_np(streams_[s].thread.native_handle(), "sim-stream");
+  }
+  ForkGuard::ThreadStarted();
+  completion_thread_ = std::thread([this] { CompletionLoop(); });
+  pthread_setname_np(completion_thread_.native_handle(), "sim-completion");
+}
+
+SimulatedStreams::~SimulatedStreams() {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    stopping_ = true;
+    held_ = false;
+  }
+  cv_.notify_all();
+  const bool forked = ForkGuard::InForkedChild();
+  for (Stream& s : streams_) {
+    if (forked) {
+      s.thread.detach();
+    } else {
+      s.thread.join();
+      ForkGuard::ThreadStopped();
+    }
+  }
+  if (forked) {
+    completion_thread_.detach();
+  } else {
+    completion_thread_.join();
+    ForkGuard::ThreadStopped();
+  }
+}
+
+Event SimulatedStreams::Enqueue(int stream, std::function<Status()> run,
+                                const void* marker_owner) {
+  auto work = std::make_shared<Work>();
+  work->run = std::move(run);
+  Event done = Event::Create();
+  done.SetDeviceMarker(marker_owner, work);
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    streams_[stream].work.push_back(work);
+    completions_.emplace_back(work, done);
+  }
+  cv_.notify_all();
+  return done;
+}
+
+void SimulatedStreams::EnqueueWait(int stream, std::shared_ptr<Work> marker) {
+  auto work = std::make_shared<Work>();
+  work->waits_for = std::move(marker);
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    streams_[stream].work.push_back(std::move(work));
+  }
+  cv_.notify_all();
+}
+
+void SimulatedStreams::Hold() {
+  std::lock_guard<std::mutex> lock(mu_);
+  held_ = true;
+}
+
+void SimulatedStreams::Release() {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    held_ = false;
+  }
+  cv_.notify_all();
+}
+
+int SimulatedStreams::DelayUs() {
+  if (!options_.slow || options_.max_delay_us <= 0) return 0;
+  return static_cast<int>(rng_() %
+                          static_cast<uint64_t>(options_.max_delay_us + 1));
+}
+
+void SimulatedStreams::StreamLoop(int stream) {
+  for (;;) {
+    std::shared_ptr<Work> work;
+    int delay_us = 0;
+    {
+      std::unique_lock<std::mutex> lock(mu_);
+      cv_.wait(lock, [&] {
+        return (!held_ && !streams_[stream].work.empty()) ||
+               (stopping_ && streams_[stream].work.empty());
+      });
+      if (streams_[stream].work.empty()) return;  // stopping and drained
+      work = std::move(streams_[stream].work.front());
+      streams_[stream].work.pop_front();
+      delay_us = DelayUs();
+    }
+    if (delay_us > 0) {
+      std::this_thread::sleep_for(std::chrono::microseconds(delay_us));
+    }
+    if (work->waits_for != nullptr) {
+      // A device-side wait: this stream stops until that work has run.
+      work->waits_for->WaitDone();
+      work->Finish(OkStatus());
+    } else {
+      work->Finish(work->run());
+      work->run = nullptr;
+    }
+  }
+}
+
+void SimulatedStreams::CompletionLoop() {
+  for (;;) {
+    std::pair<std::shared_ptr<Work>, Event> next;
+    {
+      std::unique_lock<std::mutex> lock(mu_);
+      cv_.wait(lock, [&] { return stopping_ || !completions_.empty(); });
+      if (completions_.empty()) return;  // stopping and drained
+      next = std::move(completions_.front());
+      completions_.pop_front();
+    }
+    // In enqueue order: per stream, the order the work ran in.
+    Status status = next.first->WaitDone();
+    next.second.SetStatus(std::move(status));
+  }
+}
+
+}  // namespace baton
