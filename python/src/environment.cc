@@ -1,15 +1,16 @@
 // What baton runs on, for bt.print_environment_info(): the BLAS kernel the
-// linked OpenBLAS chose and whether it fits this CPU (backend/cpu/blas_info.h).
+// linked OpenBLAS chose and whether it fits this CPU
+// (backend/environment_info.h).
 #include <nanobind/stl/string.h>
 
-#include "baton/backend/cpu/blas_info.h"
+#include "baton/backend/environment_info.h"
 #include "module.h"
 
 void init_environment(nb::module_& m) {
   m.def(
       "blas_info",
       [] {
-        const baton::cpu::BlasInfo info = baton::cpu::QueryBlasInfo();
+        const baton::BlasEnvironment info = baton::QueryBlasEnvironment();
         nb::dict d;
         d["config"] = info.config;
         d["corename"] = info.corename;
@@ -23,7 +24,7 @@ void init_environment(nb::module_& m) {
       "instructions), 'kernel_fits_cpu', 'advice' (what to do when it does "
       "not fit)}.");
   m.def(
-      "blas_kernel_isa", &baton::cpu::KernelIsa, nb::arg("corename"),
+      "blas_kernel_isa", &baton::BlasKernelIsa, nb::arg("corename"),
       "The vector ISA an OpenBLAS kernel family is written for ('avx512', "
       "'avx2', 'avx', 'sse'; '' when unknown).");
 }

@@ -13,7 +13,7 @@
 //   3. look the signature up (structure, static args, per-leaf shape, dtype,
 //      memory kind, donated, weak); on a miss trace the Python function with
 //      Tracers (baton/_jit.py rebuilds the pytrees and flattens the outputs)
-//      and compile it (CpuExecutable);
+//      and compile it (CompileExecutable: the device's backend);
 //   4. refuse or report donations (same array twice, unusable buffers:
 //      DonationWarning naming each one, or DonationError in "error" mode),
 //      take the donated storage, run; a failure gives everything back;
@@ -42,7 +42,7 @@
 #include <vector>
 
 #include "array_caster.h"
-#include "baton/backend/cpu/cpu_executable.h"
+#include "baton/backend/executable.h"
 #include "baton/compiler/passes.h"
 #include "baton/core/config.h"
 #include "baton/core/error.h"
@@ -155,7 +155,7 @@ class JitFunction {
   nb::object fn_;
   std::string name_;
   bool require_in_place_ = false;  // bt.jit(require_in_place=True)
-  void CheckInPlace(const cpu::CpuExecutable& exe) const;
+  void CheckInPlace(const Executable& exe) const;
   ArgumentRules rules_;
   mutable std::mutex mu_;
   Cache cache_;  // guarded by mu_
@@ -188,7 +188,7 @@ std::shared_ptr<const Entry> JitFunction::Find(const Signature& sig) {
 }
 
 // InPlaceError listing every update of `exe` that copies its operand.
-void JitFunction::CheckInPlace(const cpu::CpuExecutable& exe) const {
+void JitFunction::CheckInPlace(const Executable& exe) const {
   const std::vector<compiler::InPlaceMiss> misses = exe.in_place_misses();
   if (misses.empty()) return;
   std::string msg = name_ + ": require_in_place=True, but " +
@@ -243,13 +243,13 @@ std::shared_ptr<const Entry> JitFunction::Compile(nb::handle self,
   compiler::Program traced = frame->Finish(out_tracers, &entry->captured);
   std::vector<bool> donated;
   for (const ArgSpec& s : p.sig.specs) donated.push_back(s.donated);
-  Result<std::shared_ptr<cpu::CpuExecutable>> exe = Status();
+  Result<std::shared_ptr<Executable>> exe = Status();
   {
     nb::gil_scoped_release release;
     auto program =
         std::make_shared<const compiler::Program>(compiler::Optimize(traced));
     donated.resize(program->num_parameters(), false);  // hidden: never donated
-    exe = cpu::CpuExecutable::Compile(program, donated, p.device, name_);
+    exe = CompileExecutable(program, donated, p.device, name_);
   }
   ThrowIfError(exe.status());
   if (require_in_place_) CheckInPlace(*exe.value());
@@ -398,7 +398,7 @@ nb::object JitFunction::Call(nb::handle self, PyObject* args,
   }
 
   // Take donated storage and run, without the GIL.
-  std::vector<cpu::CallArgument> call(n + e.captured.size());
+  std::vector<CallArgument> call(n + e.captured.size());
   for (size_t i = 0; i < n; ++i) {
     Leaf& l = p.leaves[i];
     call[i].array = l.array;
@@ -416,7 +416,7 @@ nb::object JitFunction::Call(nb::handle self, PyObject* args,
   // over and back costs, and nothing on that path blocks; keep it.
   const bool keep_gil = e.exe->runs_inline();
   auto give_back = [&] {  // every taken buffer, markers' included
-    for (cpu::CallArgument& a : call) {
+    for (CallArgument& a : call) {
       if (a.donated && a.taken.buffer) a.array.impl()->Untake(std::move(a.taken));
     }
   };

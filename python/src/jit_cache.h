@@ -16,7 +16,7 @@
 #include <string>
 #include <vector>
 
-#include "baton/backend/cpu/cpu_executable.h"
+#include "baton/backend/executable.h"
 #include "baton/jit/jit.h"
 
 namespace nb = nanobind;
@@ -95,7 +95,7 @@ struct OutNode {
 // One compiled signature.
 struct Entry {
   Signature sig;
-  std::shared_ptr<cpu::CpuExecutable> exe;
+  std::shared_ptr<Executable> exe;
   std::vector<Array> captured;  // hidden arguments, in order
   nb::object out_treedef;
   std::vector<OutNode> out_nodes;  // empty: build with out_treedef

@@ -197,7 +197,7 @@ inline void CheckCpuBackend(const c::Program& optimized,
                  exe.status().to_string(),
              program.get());
   }
-  std::vector<cpu::CallArgument> call(args.size());
+  std::vector<CallArgument> call(args.size());
   for (size_t i = 0; i < args.size(); ++i) {
     const c::Literal& l = args[i];
     Result<Array> a =

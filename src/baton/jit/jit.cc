@@ -61,15 +61,14 @@ Result<std::shared_ptr<const Jitted::Entry>> Jitted::GetOrCompile(
   for (const ArgSpec& s : specs) donated.push_back(s.donated);
   donated.resize(program->num_parameters(), false);  // hidden: never donated
   BATON_ASSIGN_OR_RETURN(
-      auto exe, cpu::CpuExecutable::Compile(program, donated, device,
-                                            options_.name));
+      auto exe, CompileExecutable(program, donated, device, options_.name));
   auto entry = std::make_shared<Entry>(Entry{std::move(exe), scope.captured()});
   std::lock_guard<std::mutex> lock(mu_);
   auto [it, inserted] = cache_.emplace(std::move(key), entry);
   return it->second;  // a racing compile of the same key: first one wins
 }
 
-Result<std::shared_ptr<cpu::CpuExecutable>> Jitted::Lower(
+Result<std::shared_ptr<Executable>> Jitted::Lower(
     const std::vector<ArgSpec>& specs, Device* device) {
   BATON_ASSIGN_OR_RETURN(auto entry, GetOrCompile(specs, device));
   return entry->executable;
@@ -158,7 +157,7 @@ Result<std::vector<Array>> Jitted::CallImpl(std::vector<Arg>& args) {
   }
 
   // 4. Take donated storage; give it all back if any take fails.
-  std::vector<cpu::CallArgument> call(args.size() + entry->captured.size());
+  std::vector<CallArgument> call(args.size() + entry->captured.size());
   for (size_t i = 0; i < args.size(); ++i) {
     call[i].array = args[i].array();
     if (args[i].is_donated()) {

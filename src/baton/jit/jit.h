@@ -1,5 +1,8 @@
 // jit: trace a function once per argument signature, compile it, and call it
-// (DESIGN section 3, C++ form).
+// (DESIGN section 3, C++ form). It compiles through CompileExecutable and
+// runs through the Executable interface (backend/executable.h): the
+// arguments' device picks the backend, and nothing here names one (nor in
+// python/src, whose bt.jit compiles and runs through the same interface).
 //
 //   Jitted step([](TraceScope& s, const std::vector<Tracer>& a) {
 //     return std::vector<Tracer>{a[0] - a[1] * 0.1};
@@ -32,7 +35,7 @@
 #include <variant>
 #include <vector>
 
-#include "baton/backend/cpu/cpu_executable.h"
+#include "baton/backend/executable.h"
 #include "baton/compiler/tracer.h"
 #include "baton/jit/donation.h"
 #include "baton/runtime/array.h"
@@ -105,7 +108,7 @@ class Jitted {
 
   // Traces and compiles for `specs` on `device` without running or
   // consuming anything (for memory_analysis() and as_text()).
-  Result<std::shared_ptr<cpu::CpuExecutable>> Lower(
+  Result<std::shared_ptr<Executable>> Lower(
       const std::vector<ArgSpec>& specs, Device* device);
 
   const std::string& name() const { return options_.name; }
@@ -114,7 +117,7 @@ class Jitted {
 
  private:
   struct Entry {
-    std::shared_ptr<cpu::CpuExecutable> executable;
+    std::shared_ptr<Executable> executable;
     std::vector<Array> captured;  // hidden arguments, in order
   };
   using Key = std::pair<int, std::vector<ArgSpec>>;  // device id, specs

@@ -1,7 +1,7 @@
 // Control flow on the CPU executor (backend/cpu/region_step.h): while, scan
 // and case groups compiled through the jit layer (Optimize, then
-// CpuExecutable) against the reference interpreter on many inputs, carries
-// kept in place, and memory.
+// CompileExecutable, which builds a CpuExecutable) against the reference
+// interpreter on many inputs, carries kept in place, and memory.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
@@ -213,7 +213,7 @@ TEST(ControlFlowExecTest, AWhileLoopIsNeverRunOnTheCallersThread) {
                                   Literal::Scalar<int32_t>(3), Data(Shape{1}, 2)};
   auto exe = ValueOrThrow(f.Lower(SpecsOf(args, {}), Dev()));
   EXPECT_FALSE(exe->runs_inline());
-  EXPECT_EQ(exe->work(), cpu::kUnboundedWork);
+  EXPECT_EQ(CpuOf(exe).work(), cpu::kUnboundedWork);
 }
 
 // cond(i, x, limit, w) = i < limit; body = (i + 1, x * 0.5 + w)

@@ -1,7 +1,8 @@
-// Inline execution of small programs (CpuExecutable::runs_inline): a call
-// whose work is smaller than a thread hand-off runs on the caller when the
-// compute queue is idle, and is queued like any other otherwise. Either way
-// values, donation and memory accounting are the same.
+// Inline execution of small programs (Executable::runs_inline, decided by
+// the CPU backend's cost model): a call whose work is smaller than a thread
+// hand-off runs on the caller when the compute queue is idle, and is queued
+// like any other otherwise. Either way values, donation and memory
+// accounting are the same.
 #include <gtest/gtest.h>
 
 #include "baton/backend/cpu/cost_model.h"
@@ -41,7 +42,7 @@ TEST(JitDispatchTest, TheCostModelCountsTheWorkNotTheResultSize) {
                   ->runs_inline());
   auto big_sum = ValueOrThrow(total.Lower({Spec(Shape{limit * 64})}, Dev()));
   EXPECT_FALSE(big_sum->runs_inline());  // one output element, 1M read
-  EXPECT_GE(big_sum->work(), limit * 64);
+  EXPECT_GE(CpuOf(big_sum).work(), limit * 64);
 
   Jitted th([](TraceScope&, const std::vector<Tracer>& a) {
     return std::vector<Tracer>{tanh(a[0])};
@@ -49,12 +50,12 @@ TEST(JitDispatchTest, TheCostModelCountsTheWorkNotTheResultSize) {
   // Half the limit in elements: inline as an add (above), queued as a tanh.
   EXPECT_FALSE(ValueOrThrow(th.Lower({Spec(Shape{limit / 2})}, Dev()))
                    ->runs_inline());
-  EXPECT_EQ(ValueOrThrow(th.Lower({Spec(Shape{64})}, Dev()))->work(),
+  EXPECT_EQ(CpuOf(ValueOrThrow(th.Lower({Spec(Shape{64})}, Dev()))).work(),
             64 * cpu::kFastMathCost);
   // float64 tanh is libm's: dearer than the vectorized float32 one.
-  EXPECT_EQ(ValueOrThrow(th.Lower({Spec(Shape{64}, false, DType::kFloat64)},
-                                  Dev()))
-                ->work(),
+  EXPECT_EQ(CpuOf(ValueOrThrow(th.Lower(
+                      {Spec(Shape{64}, false, DType::kFloat64)}, Dev())))
+                .work(),
             64 * cpu::kTranscendentalCost);
 
   auto set_one = [](std::vector<int> donate) {
@@ -68,7 +69,7 @@ TEST(JitDispatchTest, TheCostModelCountsTheWorkNotTheResultSize) {
   auto in_place = ValueOrThrow(set_one({0}).Lower(donated, Dev()));
   EXPECT_TRUE(in_place->in_place_misses().empty());
   EXPECT_TRUE(in_place->runs_inline());  // O(1) on a 16 MiB donated array
-  EXPECT_LE(in_place->work(), 2);
+  EXPECT_LE(CpuOf(in_place).work(), 2);
   const std::vector<ArgSpec> kept = {Spec(Shape{limit * 256}), Spec(Shape{1}),
                                      Spec(Shape{}, false, DType::kInt32)};
   auto copying = ValueOrThrow(set_one({}).Lower(kept, Dev()));

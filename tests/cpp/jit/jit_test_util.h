@@ -3,8 +3,10 @@
 
 #include <gtest/gtest.h>
 
+#include <memory>
 #include <vector>
 
+#include "baton/backend/cpu/cpu_executable.h"
 #include "baton/core/error.h"
 #include "baton/jit/jit.h"
 #include "baton/runtime/client.h"
@@ -13,6 +15,18 @@
 namespace baton::testing {
 
 inline Device* Dev() { return Client::Default().devices()[0]; }
+
+// The CPU executable behind what Jitted::Lower returned on a CPU device, for
+// tests of the CPU backend's own choices (its cost model: work(),
+// kInlineWorkLimit). Everything else is read through Executable.
+inline const cpu::CpuExecutable& CpuOf(const std::shared_ptr<Executable>& exe) {
+  const auto* cpu = dynamic_cast<const cpu::CpuExecutable*>(exe.get());
+  if (cpu == nullptr) {
+    ADD_FAILURE() << exe->name() << " is not a CpuExecutable";
+    std::abort();
+  }
+  return *cpu;
+}
 
 inline Array Floats(const std::vector<float>& v, Shape shape = {},
                     MemoryKind kind = MemoryKind::kDevice) {

@@ -1,6 +1,9 @@
 // CpuExecutable: a compiled program bound to one CPU device -- its step plan,
 // buffer assignment and shared constant copies -- and the code that runs it
-// on the device's compute queue.
+// on the device's compute queue. The CPU backend's Executable (executable.h):
+// the jit reaches it through CompileExecutable and that interface only; the
+// CPU-specific members (work, assignment, RunOnCaller) serve the backend's
+// own control-flow steps and its tests.
 //
 // A call (Execute) validates and pins every input, allocates outputs and one
 // temporary arena per memory kind, and enqueues a single task; it returns at
@@ -25,6 +28,7 @@
 #include "baton/backend/cpu/constant_cache.h"
 #include "baton/backend/cpu/fused_reduce_runner.h"
 #include "baton/backend/cpu/fused_runner.h"
+#include "baton/backend/executable.h"
 #include "baton/compiler/buffer_assignment.h"
 #include "baton/compiler/ir.h"
 #include "baton/compiler/step_plan.h"
@@ -34,17 +38,10 @@ namespace baton::cpu {
 
 class RegionStep;  // region_step.h
 
-// One argument of a call: an array read in place, or donated storage taken
-// from `array` (already consumed; given back if the call fails to start).
-struct CallArgument {
-  Array array;
-  bool donated = false;
-  ArrayImpl::Taken taken;  // when donated
-};
-
-class CpuExecutable : public std::enable_shared_from_this<CpuExecutable> {
+class CpuExecutable : public Executable,
+                      public std::enable_shared_from_this<CpuExecutable> {
  public:
-  ~CpuExecutable();
+  ~CpuExecutable() override;
   // `donated[i]`: parameter i arrives as donated storage. `name` appears in
   // traces and error messages. The program is first reordered to need less
   // memory (memory_schedule.h); program() is the reordered one.
@@ -59,20 +56,20 @@ class CpuExecutable : public std::enable_shared_from_this<CpuExecutable> {
   // and live on this executable's device (the jit layer checks that with a
   // clear message). On error nothing is consumed: donated storage is given
   // back to its array.
-  Result<std::vector<Array>> Execute(std::vector<CallArgument>& args);
+  Result<std::vector<Array>> Execute(std::vector<CallArgument>& args) override;
 
-  const compiler::Program& program() const { return *program_; }
-  const compiler::MemoryAnalysis& memory_analysis() const {
+  const compiler::Program& program() const override { return *program_; }
+  const compiler::MemoryAnalysis& memory_analysis() const override {
     return assignment_.analysis;
   }
   // Donated parameters whose storage no output can use.
-  const std::vector<int>& unusable_donations() const {
+  const std::vector<int>& unusable_donations() const override {
     return assignment_.unusable_donations;
   }
-  const std::vector<bool>& donated() const { return donated_; }
+  const std::vector<bool>& donated() const override { return donated_; }
   // Updates that copy their operand instead of writing over it, here and in
   // the regions of control-flow steps (bt.jit(require_in_place=True)).
-  std::vector<compiler::InPlaceMiss> in_place_misses() const;
+  std::vector<compiler::InPlaceMiss> in_place_misses() const override;
   const compiler::BufferAssignment& assignment() const { return assignment_; }
   // Element operations of one call (cost_model.h; see runs_inline()).
   int64_t work() const { return work_; }
@@ -88,13 +85,13 @@ class CpuExecutable : public std::enable_shared_from_this<CpuExecutable> {
                      std::vector<void*>& value_data) const;
   // True when the program is cheap enough to run on the caller's thread (see
   // the file comment): at most kInlineWorkLimit element operations.
-  bool runs_inline() const { return runs_inline_; }
+  bool runs_inline() const override { return runs_inline_; }
   static constexpr int64_t kInlineWorkLimit = int64_t{1} << 14;
-  Device* device() const { return device_; }
-  const std::string& name() const { return name_; }
+  Device* device() const override { return device_; }
+  const std::string& name() const override { return name_; }
   // The program after optimization, with each value's buffer and the memory
   // analysis.
-  std::string as_text() const;
+  std::string as_text() const override;
 
  private:
   CpuExecutable();

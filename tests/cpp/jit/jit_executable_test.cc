@@ -1,0 +1,80 @@
+// The backend-neutral Executable (backend/executable.h): CompileExecutable
+// picks the backend by the device's platform, the jit runs whatever it
+// returns through the interface, and a platform without executables is
+// refused with Unimplemented before anything is consumed.
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "baton/backend/executable.h"
+#include "baton/backend/simulated/simulated_backend.h"
+#include "baton/compiler/passes.h"
+#include "jit/jit_test_util.h"
+
+namespace baton {
+namespace {
+
+using namespace baton::testing;
+
+// x * 2 + 1 over float32[n].
+std::shared_ptr<const compiler::Program> TwiceXPlusOne(int64_t n) {
+  compiler::TraceContext ctx;
+  Tracer x = ctx.AddParameter(
+      compiler::ValueType{Shape{n}, DType::kFloat32, MemoryKind::kDevice});
+  return std::make_shared<const compiler::Program>(
+      compiler::Optimize(ctx.Finish({x * 2.0f + 1.0f})));
+}
+
+TEST(JitExecutableTest, ACpuDeviceCompilesAndRunsThroughTheInterface) {
+  Result<std::shared_ptr<Executable>> exe =
+      CompileExecutable(TwiceXPlusOne(3), {false}, Dev(), "twice_plus_one");
+  ASSERT_TRUE(exe.ok()) << exe.status().to_string();
+  const Executable& e = *exe.value();
+  EXPECT_EQ(e.device(), Dev());
+  EXPECT_EQ(e.name(), "twice_plus_one");
+  EXPECT_EQ(e.program().num_parameters(), 1);
+  EXPECT_EQ(e.donated(), std::vector<bool>{false});
+  EXPECT_TRUE(e.unusable_donations().empty());
+  EXPECT_NE(e.as_text().find("twice_plus_one"), std::string::npos);
+  std::vector<CallArgument> call(1);
+  call[0].array = Floats({1, 2, 3});
+  std::vector<Array> out = ValueOrThrow(exe.value()->Execute(call));
+  ASSERT_EQ(out.size(), 1u);
+  EXPECT_EQ(ToHost(out[0]), (std::vector<float>{3, 5, 7}));
+  EXPECT_FALSE(call[0].array.IsDeleted());
+}
+
+TEST(JitExecutableTest, JittedLowersToTheExecutableOfItsDevice) {
+  Jitted f = AddOne();
+  std::shared_ptr<Executable> exe =
+      ValueOrThrow(f.Lower({Spec(Shape{4})}, Dev()));
+  EXPECT_EQ(exe->device(), Dev());
+  EXPECT_EQ(exe->name(), "add_one");
+  EXPECT_EQ(CpuOf(exe).device(), Dev());  // the CPU backend's, on a CPU device
+  EXPECT_EQ(ToHost(f({Floats({1, 2, 3, 4})})[0]),
+            (std::vector<float>{2, 3, 4, 5}));
+}
+
+TEST(JitExecutableTest, APlatformWithoutExecutablesIsRefusedConsumingNothing) {
+  Device* sim = SimulatedClient().devices()[0];
+  ASSERT_EQ(sim->platform(), "sim");
+  Result<std::shared_ptr<Executable>> exe =
+      CompileExecutable(TwiceXPlusOne(3), {false}, sim, "on_sim");
+  ASSERT_FALSE(exe.ok());
+  EXPECT_EQ(exe.status().code(), ErrorCode::kUnimplemented);
+  EXPECT_NE(exe.status().message().find("no executables"), std::string::npos)
+      << exe.status().message();
+  EXPECT_NE(exe.status().message().find("on_sim"), std::string::npos);
+
+  // Through the jit, with a donation: refused, and the argument is intact.
+  Jitted f = AddOne({0});
+  Array on_sim =
+      ValueOrThrow(CopyArray(Floats({1, 2, 3}), sim, MemoryKind::kDevice));
+  Result<std::vector<Array>> out = f.Call({on_sim});
+  ASSERT_FALSE(out.ok());
+  EXPECT_EQ(out.status().code(), ErrorCode::kUnimplemented);
+  EXPECT_FALSE(on_sim.IsDeleted());
+}
+
+}  // namespace
+}  // namespace baton
