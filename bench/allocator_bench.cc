@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "baton/runtime/best_fit_allocator.h"
-#include "baton/backend/cpu/host_region_provider.h"
+#include "baton/backend/host_region_provider.h"
 
 namespace baton {
 namespace {

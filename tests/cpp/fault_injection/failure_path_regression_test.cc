@@ -8,7 +8,7 @@
 #include "baton/runtime/allocation_faults.h"
 #include "baton/runtime/best_fit_allocator.h"
 #include "baton/runtime/client.h"
-#include "baton/backend/cpu/host_region_provider.h"
+#include "baton/backend/host_region_provider.h"
 #include "runtime/runtime_test_util.h"
 
 namespace baton {

@@ -14,7 +14,7 @@
 #include <thread>
 #include <vector>
 
-#include "baton/backend/cpu/host_region_provider.h"
+#include "baton/backend/host_region_provider.h"
 
 namespace baton {
 namespace {

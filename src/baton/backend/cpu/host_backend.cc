@@ -2,7 +2,7 @@
 
 #include <string>
 
-#include "baton/backend/cpu/host_region_provider.h"
+#include "baton/backend/host_region_provider.h"
 #include "baton/runtime/client.h"
 #include "baton/runtime/parallel_copy.h"
 

@@ -4,7 +4,7 @@
 
 #include <cstdint>
 
-#include "baton/backend/cpu/host_region_provider.h"
+#include "baton/backend/host_region_provider.h"
 
 namespace baton::cuda {
 namespace {

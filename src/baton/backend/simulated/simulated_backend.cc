@@ -6,7 +6,7 @@
 #include <cstdlib>
 #include <cstring>
 
-#include "baton/backend/cpu/host_region_provider.h"
+#include "baton/backend/host_region_provider.h"
 #include "baton/runtime/client.h"
 
 namespace baton {

@@ -1,4 +1,4 @@
-#include "baton/backend/cpu/host_region_provider.h"
+#include "baton/backend/host_region_provider.h"
 
 #include <sys/mman.h>
 
