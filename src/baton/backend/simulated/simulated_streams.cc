@@ -132,7 +132,7 @@ void SimulatedStreams::StreamLoop(int stream) {
     }
     if (work->waits_for != nullptr) {
       // A device-side wait: this stream stops until that work has run.
-      work->waits_for->WaitDone();
+      (void)work->waits_for->WaitDone();
       work->Finish(OkStatus());
     } else {
       work->Finish(work->run());
