@@ -1,9 +1,11 @@
 #!/usr/bin/env bash
 # The prepared GPU check (DESIGN 5.7), for a machine with an NVIDIA GPU:
 # builds a release tree with the CUDA backend (-DBATON_CUDA=ON) into
-# build/gpu, runs the CUDA tests (ctest -L cuda), the rest of the C++ suite,
-# the Python tests of the accelerator contract on CUDA, and the transfer
-# benchmark (baton against cudaMemcpyAsync in the same run), and writes every
+# build/gpu (only the targets it runs), runs the CUDA tests (ctest -L cuda),
+# the runtime's tests (the backend conformance suite on cuda too), the
+# Python tests of the accelerator contract on CUDA, the transfer benchmark
+# (baton against cudaMemcpyAsync in the same run) and pageable device_put
+# against JAX's (bench/device_put_vs_jax.py), and writes every
 # step's output into one folder, ${OUT:-gpu_check_results}. The whole run
 # stays under 9 minutes (GPU_CHECK_BUDGET_S, default 530 s): every step runs
 # under `timeout`, cut to what is left, and a step with no time left is
@@ -22,9 +24,11 @@
 # installed there with pip --target. Re-running is safe: the build tree is
 # reused, the results folder is rewritten.
 #
-# The folder holds at most 10 files: 1_nvidia_smi.log, 2_setup.log,
-# 3_configure.log, 4_build.log, 5_ctest_cuda.log, 6_ctest_rest.log,
-# 7_pytest.log, 8_bench_transfer.log, bench_transfer.json and summary.txt.
+# The folder holds at most 12 files (pack them into one archive to bring
+# them back): 1_nvidia_smi.log, 2_setup.log,
+# 3_configure.log, 4_build.log, 5_ctest_cuda.log, 6_runtime_tests.log,
+# 7_pytest.log, 8_bench_transfer.log, bench_transfer.json,
+# 9_bench_device_put.log, bench_device_put.json and summary.txt.
 # shellcheck disable=SC2317  # functions run through `bash -c` (step)
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -101,8 +105,15 @@ step() {
   fi
 }
 
-echo "baton GPU check, $(date -u +%FT%TZ), commit $(git rev-parse --short HEAD 2>/dev/null || echo '?')" \
-  >"$out/summary.txt"
+# The commit only when this folder is itself the checkout: a plain copy of
+# the tree (what the device tool sends) may sit inside another repository,
+# whose HEAD says nothing about these files.
+commit="unknown (not a git checkout)"
+if [ "$(git rev-parse --show-toplevel 2>/dev/null)" = "$PWD" ]; then
+  commit=$(git rev-parse --short HEAD)
+  git diff --quiet HEAD 2>/dev/null || commit="$commit + local changes"
+fi
+echo "baton GPU check, $(date -u +%FT%TZ), commit $commit" >"$out/summary.txt"
 
 # 1. The GPU as the driver sees it.
 step 1_nvidia_smi 30 nvidia-smi
@@ -145,25 +156,30 @@ fi
 [ -d "$prefix/site" ] && export PYTHONPATH="$prefix/site${PYTHONPATH:+:$PYTHONPATH}"
 [ -x /usr/local/cuda/bin/nvcc ] && export PATH="$PATH:/usr/local/cuda/bin"
 
-# 3-4. Configure and build (as tools/build.sh does, plus CUDA and Python).
+# 3-4. Configure and build (as tools/build.sh does, plus CUDA and Python),
+# only the targets run below. The BLAS is the system's (the carried Debian
+# OpenBLAS): the GPU image has no PyPI for scipy-openblas32.
 flags=(-DCMAKE_BUILD_TYPE=Release -DBATON_CUDA=ON -DBATON_BUILD_BENCH=ON
-       -DBATON_BUILD_EXAMPLES=OFF)
+       -DBATON_BUILD_EXAMPLES=OFF -DBATON_BLAS=system)
+targets=(cuda_tests runtime_tests cuda_transfer_bench)
 python_ok=0
 if python3 -c "import nanobind, numpy, ml_dtypes, optree, pytest" 2>/dev/null; then
   python_ok=1
   flags+=(-DBATON_BUILD_PYTHON=ON -DBATON_PYTHON_STUBS=OFF
           "-DPython_EXECUTABLE=$(command -v python3)")
 fi
+[ "$python_ok" = 1 ] && targets+=(_baton)
 step 3_configure 120 cmake -S . -B build/gpu -G Ninja "${flags[@]}"
-step 4_build 330 cmake --build build/gpu -j "$(nproc)"
+step 4_build 330 cmake --build build/gpu -j "$(nproc)" --target "${targets[@]}"
 
-# 5-6. The CUDA tests, then the rest of the suite. BATON_EXPECT_CUDA_DEVICES
-# makes "no device found" a failure here instead of a silent skip.
+# 5-6. The CUDA tests, then the runtime's (the backend conformance suite on
+# cpu, sim, sim_slow and cuda; the asynchronous device contract).
+# BATON_EXPECT_CUDA_DEVICES makes "no device found" a failure here instead
+# of a silent skip.
 export BATON_EXPECT_CUDA_DEVICES=1
 step 5_ctest_cuda 120 ctest --test-dir build/gpu -L cuda --output-on-failure
 # Keep time for the Python step.
-RESERVE_S=$((python_ok ? 150 : 60)) step 6_ctest_rest 240 ctest --test-dir build/gpu -LE cuda \
-  --output-on-failure -j "$(nproc)"
+RESERVE_S=$((python_ok ? 150 : 60)) step 6_runtime_tests 240 build/gpu/tests/cpp/runtime_tests
 
 # 7. The Python accelerator contract on CUDA, and every test named for CUDA.
 pytest_cuda() {
@@ -194,9 +210,20 @@ else
 fi
 
 # 8. Transfers against cudaMemcpyAsync, same run (ratio = baton / CUDA).
+# A plain number of seconds: Debian's Google Benchmark 1.7 rejects "0.1s"
+# (1.8 takes both).
 step 8_bench_transfer 60 build/gpu/bench/cuda_transfer_bench \
-  --benchmark_min_time=0.1s --benchmark_out="$out/bench_transfer.json" \
+  --benchmark_min_time=0.1 --benchmark_out="$out/bench_transfer.json" \
   --benchmark_out_format=json
+
+# 9. Pageable device_put against JAX's, same run (needs step 7's package).
+if [ "$python_ok" = 1 ] && python3 -c "import jax" 2>/dev/null; then
+  step 9_bench_device_put 90 env PYTHONPATH="$PWD/build/gpu/python_pkg${PYTHONPATH:+:$PYTHONPATH}" \
+    BATON_PLATFORMS=cuda,cpu python3 bench/device_put_vs_jax.py \
+    --out "$out/bench_device_put.json"
+else
+  summary "SKIPPED 9_bench_device_put: no JAX or no baton Python package here"
+fi
 
 summary "total $(($(date +%s) - start))s; $([ $failed = 0 ] && echo 'all steps passed' || echo 'some steps FAILED')"
 exit "$failed"
