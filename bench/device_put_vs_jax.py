@@ -30,6 +30,11 @@ def main():
     parser.add_argument("--out", help="write the results as JSON here")
     parser.add_argument("--repeats", type=int, default=5)
     parser.add_argument("--sizes-mib", default="1,16,256,1024")
+    parser.add_argument(
+        "--allow-cpu",
+        action="store_true",
+        help="run even when a library has no GPU device (a dry run)",
+    )
     args = parser.parse_args()
 
     import jax
@@ -39,6 +44,12 @@ def main():
     bt_dev = bt.devices()[0]
     jax_dev = jax.devices()[0]
     print(f"baton device {bt_dev}, JAX device {jax_dev}")
+    if not args.allow_cpu and (bt_dev.platform == "cpu" or jax_dev.platform == "cpu"):
+        raise SystemExit(
+            "device_put_vs_jax: both libraries need a GPU device (baton has "
+            f"{bt_dev}, JAX {jax_dev}); set BATON_PLATFORMS=cuda,cpu and install "
+            "JAX's CUDA plugin, or pass --allow-cpu for a dry run"
+        )
     rows = []
     for mib in (int(s) for s in args.sizes_mib.split(",")):
         host = np.ones(mib << 18, dtype=np.float32)  # pageable memory

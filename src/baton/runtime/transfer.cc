@@ -4,6 +4,7 @@
 #include <cstring>
 #include <memory>
 
+#include "baton/runtime/parallel_copy.h"
 #include "baton/runtime/trace_recorder.h"
 
 namespace baton {
@@ -69,6 +70,61 @@ bool AllReady(const std::vector<Event>& events) {
   return true;
 }
 
+// A snapshot of `n` host bytes (pageable, any address) into memory of
+// `device` the host cannot address: each chunk of at most
+// StagingPool::kChunkBytes is copied on this thread into a chunk of the
+// device's pinned staging pool, then copied to `dst` on the host-to-device
+// stream; the staging chunk goes back when that copy is done. The pool's
+// bound (Reserve blocks) keeps at most its capacity in flight, and the
+// host's memcpy of one chunk overlaps the device's copies of the previous
+// ones. Returns once every byte is snapshotted, with the event of the last
+// copy (the stream runs them in order); a failed copy fails it. The copies
+// are launched by the host-to-device queue, so its Synchronize (and the
+// Device's teardown) waits for them.
+Result<Event> StagedPut(Device* device, MemoryKind kind, char* dst,
+                        const char* src, size_t n) {
+  StagingPool& staging = device->staging();
+  const int64_t begin = TraceRecorder::NowNs();
+  std::vector<Event> copies;
+  for (size_t done = 0; done < n;) {
+    const size_t c = std::min(StagingPool::kChunkBytes, n - done);
+    Result<void*> slot = staging.Reserve(c);
+    if (!slot.ok()) {
+      // No pinned memory for staging: the rest through the backend's own
+      // (synchronous) path.
+      (void)WaitAll(copies);
+      Status s = device->Copy(QueueKind::kHostToDevice, dst + done, src + done,
+                              n - done);
+      if (!s.ok()) return s;
+      break;
+    }
+    void* chunk = slot.value();
+    ParallelCopy(chunk, src + done, c);
+    copies.push_back(device->queue(QueueKind::kHostToDevice)
+                         .EnqueueLaunch({}, [device, &staging, chunk, c,
+                                             to = dst + done] {
+                           Event copied = device->CopyAsync(
+                               QueueKind::kHostToDevice, to, chunk, c);
+                           copied.OnReady([&staging, chunk, c](const Status&) {
+                             staging.Release(chunk, c);
+                           });
+                           return copied;
+                         }));
+    done += c;
+  }
+  Event defined = JoinEvents(copies);
+  if (TraceRecorder::Global().enabled()) {
+    const int id = device->id();
+    defined.OnReady([begin, id, kind, n](const Status&) {
+      TraceRecorder::Global().RecordTransfer(begin, id,
+                                             TraceTrack::kHostToDevice, kind,
+                                             static_cast<int64_t>(n),
+                                             "device_put");
+    });
+  }
+  return defined;
+}
+
 }  // namespace
 
 Result<Array> DevicePut(const HostBuffer& host, Device* device,
@@ -91,6 +147,18 @@ Result<Array> DevicePut(const HostBuffer& host, Device* device,
                                  AllocationLabel(Label(host.shape, host.dtype),
                                                  AllocationKind::kArray,
                                                  "baton::DevicePut")));
+    if (!device->host_addressable(kind)) {
+      // Through pinned staging: returns once the caller's bytes are
+      // snapshotted, with the device copies still running.
+      BATON_ASSIGN_OR_RETURN(
+          Event defined,
+          StagedPut(device, kind, static_cast<char*>(buffer->data()),
+                    static_cast<const char*>(host.data), n));
+      if (on_done) on_done();
+      buffer->SetDefinitionEvent(std::move(defined));
+      return Array(ArrayImpl::Create(device, kind, host.shape, host.dtype,
+                                     std::move(buffer)));
+    }
     const int64_t begin = TraceRecorder::NowNs();
     BATON_RETURN_IF_ERROR(
         device->Copy(QueueKind::kHostToDevice, buffer->data(), host.data, n));

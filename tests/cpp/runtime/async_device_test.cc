@@ -5,6 +5,7 @@
 // slow-device mode turns a missing dependency edge into wrong values.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstring>
 #include <memory>
 #include <vector>
@@ -74,6 +75,57 @@ TEST(AsyncDeviceTest, HostRunsAheadOfTheDevice) {
   EXPECT_EQ(sim->bytes_to_device() - to_device_before,
             static_cast<int64_t>(kCopies * v.size() * sizeof(float)));
   for (const Array& c : copies) EXPECT_EQ(GetFloats(c), v);
+}
+
+// A snapshot device_put of pageable memory into device memory returns once
+// the bytes are in pinned staging: the caller may change its buffer at once,
+// the device copies later, and the staging is counted (pinned_host) until
+// then and returned after.
+TEST(AsyncDeviceTest, SnapshotPutReturnsOnceStagedAndKeepsTheSnapshot) {
+  auto sim = std::make_shared<SimulatedBackend>();
+  Client client(1, sim);
+  Device* dev = client.devices()[0];
+  constexpr size_t kN = (size_t{10} << 20) / sizeof(float);  // 10 MiB
+  static_assert(kN * sizeof(float) <= StagingPool::kDefaultCapacity);
+  std::vector<float> host = Iota(kN, 0.5f);
+  const std::vector<float> snapshot = host;
+  const int64_t pinned_before = InUse(dev, MemoryKind::kPinnedHost);
+  const int64_t to_device_before = sim->bytes_to_device();
+  sim->HoldDevices();
+  Array a = ValueOrThrowForTest(
+      DevicePut(HostBuffer{host.data(), Shape{int64_t(kN)}, DType::kFloat32},
+                dev, MemoryKind::kDevice, HostBufferSemantics::kSnapshot));
+  std::fill(host.begin(), host.end(), -7.f);  // allowed: it was snapshotted
+  EXPECT_FALSE(a.IsReady());
+  EXPECT_EQ(InUse(dev, MemoryKind::kPinnedHost) - pinned_before,
+            static_cast<int64_t>(kN * sizeof(float)))
+      << "the staging chunks, counted while the device has not read them";
+  sim->ReleaseDevices();
+  EXPECT_EQ(GetFloats(a), snapshot);
+  EXPECT_EQ(sim->bytes_to_device() - to_device_before,
+            static_cast<int64_t>(kN * sizeof(float)));
+  EXPECT_EQ(InUse(dev, MemoryKind::kPinnedHost), pinned_before);
+}
+
+// Larger than the staging pool: chunks go round it, values and statistics
+// exact, in slow-device mode too.
+TEST(AsyncDeviceTest, SnapshotPutLargerThanTheStagingPool) {
+  for (bool slow : {false, true}) {
+    SimulatedBackend::Options options;
+    options.slow = slow;
+    options.seed = 5;
+    options.max_delay_us = 200;
+    auto sim = std::make_shared<SimulatedBackend>(options);
+    Client client(1, sim);
+    Device* dev = client.devices()[0];
+    const size_t n = 3 * StagingPool::kDefaultCapacity / sizeof(float) + 17;
+    const std::vector<float> v = Iota(n, 0.25f);
+    const int64_t pinned_before = InUse(dev, MemoryKind::kPinnedHost);
+    Array a = PutFloats(dev, v);
+    EXPECT_EQ(GetFloats(a), v) << (slow ? "slow" : "normal");
+    EXPECT_EQ(sim->bytes_to_device(), static_cast<int64_t>(n * sizeof(float)));
+    EXPECT_EQ(InUse(dev, MemoryKind::kPinnedHost), pinned_before);
+  }
 }
 
 // A reader on another stream (device-to-host) of work still held on the

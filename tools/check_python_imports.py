@@ -1,0 +1,354 @@
+#!/usr/bin/env python3
+"""Finds the import circles of the baton Python package (issue 39).
+
+Builds the import graph of python/baton: every .py file is a module
+(`__init__.py` is its package), and every `import baton.x`, `from baton.x
+import y`, `from . import y` and `from ..x import y` that names a module of
+the package is an edge. An import inside a function body runs only when the
+function is called ("lazy"); it still counts as an edge -- it is how a
+circle is hidden, not how one is broken -- but it is listed apart. Names are
+resolved as the import system does: `from P import y` is an edge to module
+P.y when that is a module of the package, otherwise to P (y is an attribute
+of P). Imports of the compiled extension (baton._baton, built from
+python/src) and of other packages are no edges.
+
+The strongly connected components of the graph (Tarjan's algorithm) with
+more than one module are the circles. Each must be exactly an entry of KNOWN
+below, so that
+
+  - a new circle, or a known one that grew, fails the check;
+  - a known circle that is gone, shrank or split also fails it, with a note
+    saying how to update KNOWN, so the list only gets shorter.
+
+    python3 tools/check_python_imports.py              # python/baton
+    python3 tools/check_python_imports.py --root DIR   # another package dir
+    python3 tools/check_python_imports.py --list       # every component too
+    python3 tools/check_python_imports.py --known FILE # circles from FILE, not
+                                                       # KNOWN (the tests)
+
+Exit status 0 when the circles are exactly KNOWN, 1 otherwise, 2 when there
+is no package at the root. tests/python/test_python_imports.py runs it.
+"""
+
+from __future__ import annotations
+
+import argparse
+import ast
+import pathlib
+import sys
+from collections.abc import Iterable
+
+# Compiled extension modules of the package (relative to its name): imported
+# by the package, defined by no .py file, importing nothing of it.
+EXTENSIONS = frozenset({"_baton"})
+
+# issue 39: to be broken; remove an entry when its circle is gone.
+# Each entry is one strongly connected component of python/baton's import
+# graph today (the largest goes through baton/__init__.py, "baton", itself).
+KNOWN: frozenset[frozenset[str]] = frozenset({
+    frozenset({
+        "baton", "baton._collectives", "baton._environment", "baton._lax_math",
+        "baton._lax_slicing", "baton._operators", "baton.lax", "baton.nn",
+        "baton.nn._activations", "baton.nn._gated", "baton.nn.initializers",
+        "baton.numpy", "baton.numpy._exponents", "baton.numpy._linalg",
+        "baton.numpy._linalg_norms", "baton.numpy._math_extra", "baton.numpy._misc",
+        "baton.numpy._polynomial", "baton.numpy._vectorize", "baton.numpy.linalg",
+        "baton.random", "baton.random._gumbel", "baton.random._shuffle",
+        "baton.random._transforms", "baton.scipy", "baton.scipy._float_args",
+        "baton.scipy._special_gamma", "baton.scipy._special_math",
+        "baton.scipy._special_ndtr", "baton.scipy.linalg", "baton.scipy.special",
+        "baton.scipy.stats", "baton.scipy.stats._functions",
+        "baton.scipy.stats._gumbel", "baton.scipy.stats.bernoulli",
+        "baton.scipy.stats.beta", "baton.scipy.stats.cauchy", "baton.scipy.stats.chi2",
+        "baton.scipy.stats.expon", "baton.scipy.stats.gamma", "baton.scipy.stats.geom",
+        "baton.scipy.stats.gumbel_l", "baton.scipy.stats.gumbel_r",
+        "baton.scipy.stats.laplace", "baton.scipy.stats.logistic",
+        "baton.scipy.stats.multivariate_normal", "baton.scipy.stats.norm",
+        "baton.scipy.stats.pareto", "baton.scipy.stats.poisson", "baton.scipy.stats.t",
+        "baton.scipy.stats.uniform"
+    }),
+    frozenset({
+        "baton._array_methods", "baton._device_queries", "baton._sharded_array",
+        "baton._sharded_put", "baton._transfer", "baton.sharding"
+    }),
+    frozenset({
+        "baton._abstract_eval", "baton._jit", "baton._sharded_call", "baton._subtrace"
+    }),
+    frozenset({
+        "baton.numpy._creation", "baton.numpy._shapes"
+    }),
+})
+
+
+class Graph:
+    """Modules of one package and the imports between them."""
+
+    def __init__(self, package: str) -> None:
+        self.package = package
+        self.modules: dict[str, pathlib.Path] = {}
+        self.packages: set[str] = set()
+        # (importer, imported) -> True when some import of it runs at import
+        # time (eager), False when every one is inside a function (lazy).
+        self.edges: dict[tuple[str, str], bool] = {}
+        # (importer, line, imported) of the lazy imports.
+        self.lazy: list[tuple[str, int, str]] = []
+
+    def successors(self, module: str) -> list[str]:
+        return sorted(b for (a, b) in self.edges if a == module)
+
+
+def module_name(package: str, rel: pathlib.PurePath) -> tuple[str, bool]:
+    """(dotted name, is a package) of a .py file at `rel` under the root."""
+    parts = [package, *rel.parts]
+    parts[-1] = parts[-1][: -len(".py")]
+    if parts[-1] == "__init__":
+        return ".".join(parts[:-1]), True
+    return ".".join(parts), False
+
+
+def load(root: pathlib.Path) -> Graph:
+    graph = Graph(root.name)
+    for path in sorted(root.rglob("*.py")):
+        rel = path.relative_to(root)
+        if "__pycache__" in rel.parts:
+            continue
+        name, is_package = module_name(root.name, rel)
+        graph.modules[name] = path
+        if is_package:
+            graph.packages.add(name)
+    for name in sorted(graph.modules):
+        add_imports(graph, name)
+    return graph
+
+
+def resolve(graph: Graph, dotted: str) -> str | None:
+    """The module of the package that importing `dotted` runs, if any."""
+    top = graph.package
+    if dotted != top and not dotted.startswith(top + "."):
+        return None
+    parts = dotted.split(".")
+    if len(parts) > 1 and parts[1] in EXTENSIONS:
+        return None
+    while parts:
+        candidate = ".".join(parts)
+        if candidate in graph.modules:
+            return candidate
+        parts.pop()
+    return None
+
+
+def imported_names(graph: Graph, module: str, node: ast.AST) -> Iterable[str]:
+    """Dotted names an import statement in `module` makes Python import."""
+    if isinstance(node, ast.Import):
+        for alias in node.names:
+            yield alias.name
+        return
+    assert isinstance(node, ast.ImportFrom)
+    if node.level:
+        base = module.split(".")
+        if module not in graph.packages:
+            base = base[:-1]  # a module's own package
+        up = node.level - 1
+        if up >= len(base):
+            return  # beyond the top package: not ours
+        base = base[: len(base) - up]
+        if node.module:
+            base += node.module.split(".")
+        frm = ".".join(base)
+    else:
+        frm = node.module or ""
+    for alias in node.names:
+        sub = f"{frm}.{alias.name}"
+        # `from P import y`: the submodule P.y if there is one, else P.
+        if alias.name != "*" and (sub in graph.modules or is_extension(graph, sub)):
+            yield sub
+        else:
+            yield frm
+
+
+def is_extension(graph: Graph, dotted: str) -> bool:
+    parts = dotted.split(".")
+    return len(parts) == 2 and parts[0] == graph.package and parts[1] in EXTENSIONS
+
+
+def add_imports(graph: Graph, module: str) -> None:
+    path = graph.modules[module]
+    tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
+
+    def visit(node: ast.AST, in_function: bool) -> None:
+        if isinstance(node, (ast.Import, ast.ImportFrom)):
+            for dotted in imported_names(graph, module, node):
+                target = resolve(graph, dotted)
+                if target is None or target == module:
+                    continue
+                key = (module, target)
+                graph.edges[key] = graph.edges.get(key, False) or not in_function
+                if in_function:
+                    graph.lazy.append((module, node.lineno, target))
+        inner = in_function or isinstance(
+            node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda))
+        for child in ast.iter_child_nodes(node):
+            visit(child, inner)
+
+    visit(tree, False)
+
+
+def strongly_connected(graph: Graph) -> list[list[str]]:
+    """Tarjan's algorithm (iterative); components in a stable order."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    on_stack: set[str] = set()
+    stack: list[str] = []
+    components: list[list[str]] = []
+    succ = {m: graph.successors(m) for m in graph.modules}
+    counter = 0
+    for start in sorted(graph.modules):
+        if start in index:
+            continue
+        work = [(start, 0)]
+        while work:
+            node, i = work.pop()
+            if i == 0:
+                index[node] = low[node] = counter
+                counter += 1
+                stack.append(node)
+                on_stack.add(node)
+            recurse = False
+            for j in range(i, len(succ[node])):
+                nxt = succ[node][j]
+                if nxt not in index:
+                    work.append((node, j + 1))
+                    work.append((nxt, 0))
+                    recurse = True
+                    break
+                if nxt in on_stack:
+                    low[node] = min(low[node], index[nxt])
+            if recurse:
+                continue
+            if low[node] == index[node]:
+                component = []
+                while True:
+                    top = stack.pop()
+                    on_stack.discard(top)
+                    component.append(top)
+                    if top == node:
+                        break
+                components.append(sorted(component))
+            if work:
+                parent = work[-1][0]
+                low[parent] = min(low[parent], low[node])
+    return sorted(components, key=lambda c: (-len(c), c))
+
+
+def show(names: Iterable[str]) -> str:
+    return ", ".join(sorted(names))
+
+
+def read_known(path: pathlib.Path) -> list[frozenset[str]]:
+    """Circles from a file: one a line, module names apart by spaces; # notes."""
+    known = []
+    for line in path.read_text(encoding="utf-8").splitlines():
+        names = line.split("#", 1)[0].split()
+        if names:
+            known.append(frozenset(names))
+    return known
+
+
+def describe(graph: Graph, component: list[str]) -> list[str]:
+    """The edges inside a component, one line each; lazy ones marked."""
+    members = set(component)
+    lines = []
+    for a in component:
+        for b in graph.successors(a):
+            if b in members:
+                kind = "" if graph.edges[(a, b)] else "  (lazy)"
+                lines.append(f"    {a} -> {b}{kind}")
+    return lines
+
+
+def compare(
+    circles: list[frozenset[str]], known: Iterable[frozenset[str]]
+) -> list[str]:
+    """Problems: circles not exactly KNOWN, and KNOWN entries not found."""
+    problems = []
+    known = set(known)
+    for c in circles:
+        if c in known:
+            continue
+        bigger = [k for k in known if c < k]
+        smaller = [k for k in known if k < c]
+        if bigger:
+            continue  # reported below, as the known circle that shrank
+        if smaller:
+            grown = c - frozenset().union(*smaller)
+            problems.append(
+                f"a known circle grew: now {{{show(c)}}}; added: {show(grown)}")
+        else:
+            problems.append(f"a new circle: {{{show(c)}}}")
+    for k in sorted(known - set(circles), key=sorted):
+        inside = [c for c in circles if c < k]
+        if inside:
+            problems.append(
+                f"stale KNOWN entry {{{show(k)}}}: that circle shrank or split "
+                f"(good); replace the entry with "
+                + " and ".join(f"{{{show(c)}}}" for c in inside))
+        elif not any(k < c for c in circles):
+            problems.append(
+                f"stale KNOWN entry {{{show(k)}}}: that circle is gone (good); "
+                "remove the entry")
+    return problems
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument(
+        "--root", type=pathlib.Path,
+        default=pathlib.Path(__file__).resolve().parent.parent / "python" / "baton",
+        help="the package directory (default: python/baton of this checkout)")
+    parser.add_argument(
+        "--list", action="store_true",
+        help="print every strongly connected component, one module ones too")
+    parser.add_argument(
+        "--known", type=pathlib.Path,
+        help="a file of known circles (one a line, module names apart by "
+             "spaces) to use instead of KNOWN")
+    args = parser.parse_args(argv)
+    root = args.root.resolve()
+    if not (root / "__init__.py").is_file():
+        print(f"check_python_imports: no package at {root}", file=sys.stderr)
+        return 2
+    graph = load(root)
+    components = strongly_connected(graph)
+    cycles = [c for c in components if len(c) > 1]
+    if args.list:
+        for c in components:
+            print(" ".join(c))
+    for c in cycles:
+        print(f"circle of {len(c)} modules: {' '.join(c)}")
+        print("\n".join(describe(graph, c)))
+    members = {m for c in cycles for m in c}
+    lazy = [x for x in graph.lazy if x[0] in members and x[2] in members]
+    if lazy:
+        print("lazy imports (inside functions) within circles:")
+        for module, line, target in sorted(set(lazy)):
+            path = graph.modules[module].relative_to(root.parent).as_posix()
+            print(f"    {path}:{line}: {target}")
+    circles = [frozenset(c) for c in cycles]
+    known = read_known(args.known) if args.known else KNOWN
+    problems = compare(circles, known)
+    for p in problems:
+        print(p)
+    summary = (f"{len(graph.modules)} modules, {len(graph.edges)} imports "
+               f"({sum(not e for e in graph.edges.values())} only lazy), "
+               f"{len(cycles)} circle(s)")
+    if problems:
+        print(f"check_python_imports: {summary}; {len(problems)} problem(s): "
+              "KNOWN in tools/check_python_imports.py must list exactly the "
+              "circles of today", file=sys.stderr)
+        return 1
+    print(f"check_python_imports: {summary}, all KNOWN (issue 39)")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
