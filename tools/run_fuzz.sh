@@ -58,6 +58,7 @@ common=(-rss_limit_mb=2048 -timeout=10 -print_final_stats=1)
 flags() {
   case "$1" in
     fuzz_program_builder | fuzz_tracer) echo "-max_len=4096 -len_control=0" ;;
+    fuzz_runtime_calls) echo "-max_len=512 -len_control=0" ;;
     *) echo "-max_len=512" ;;
   esac
 }
@@ -71,6 +72,7 @@ ci_runs() {
     fuzz_dlpack_import) echo 150000 ;;
     fuzz_program_builder) echo 3000 ;;
     fuzz_tracer) echo 10000 ;;
+    fuzz_runtime_calls) echo 4000 ;;
     *) echo 10000 ;;
   esac
 }

@@ -14,7 +14,8 @@
 //      interpreter runs it on arguments decoded from the input and gives
 //      outputs of the declared types, the same (bitwise, NaNs alike) for the
 //      optimized program.
-//   4. Then the CPU backend compiles (or refuses as Unimplemented, a
+//   4. The program's JVP, VJP and vmap agree with it (transform_checks.h).
+//   5. Then the CPU backend compiles (or refuses as Unimplemented, a
 //      documented limitation) and runs the optimized program; its
 //      outputs have the declared types and equal the interpreter's bitwise
 //      wherever no floating-point reduction or dot (whose rounding order may
@@ -175,6 +176,14 @@ inline void CheckSameSignature(const c::Program& a, const c::Program& b,
   }
 }
 
+}  // namespace baton::fuzz
+
+// The transformation checks use FuzzFail, SameValues and MayRoundDifferently
+// above; CheckProgram below calls them.
+#include "transform_checks.h"  // NOLINT(build/include_order)
+
+namespace baton::fuzz {
+
 inline Device* FuzzDevice() { return Client::Default().devices()[0]; }
 
 // Runs `program` on the CPU backend; compares with `want` where exact.
@@ -318,6 +327,7 @@ inline void CheckProgram(const c::Program& p, FuzzInput& in, bool whole_groups,
                &p);
     }
   }
+  CheckTransforms(p, args, want.value());
   if (run_backend) CheckCpuBackend(optimized, args, want.value());
 }
 

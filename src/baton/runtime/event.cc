@@ -18,19 +18,23 @@ std::atomic<int> live_host_writes{0};
 thread_local const QueueTaskScope* innermost_task_scope = nullptr;
 }  // namespace
 
-QueueTaskScope::QueueTaskScope(int queue_id, const std::string* queue_name)
+QueueTaskScope::QueueTaskScope(int queue_id, const std::string* queue_name,
+                               uint64_t sequence)
     : queue_id_(queue_id),
       queue_name_(queue_name),
+      sequence_(sequence),
       outer_(innermost_task_scope) {
   innermost_task_scope = this;
 }
 
 QueueTaskScope::~QueueTaskScope() { innermost_task_scope = outer_; }
 
-const std::string* QueueTaskScope::Running(int queue_id) {
+const std::string* QueueTaskScope::Running(int queue_id, uint64_t sequence) {
   if (queue_id == kNoQueue) return nullptr;
   for (const QueueTaskScope* s = innermost_task_scope; s; s = s->outer_) {
-    if (s->queue_id_ == queue_id) return s->queue_name_;
+    if (s->queue_id_ == queue_id && sequence >= s->sequence_) {
+      return s->queue_name_;
+    }
   }
   return nullptr;
 }
@@ -144,7 +148,8 @@ Status Event::Wait() const {
   if (!state_->ready) {
     // Pending work of a queue this thread runs a task of finishes only after
     // that task (the queue is in order), which is waiting here.
-    if (const std::string* q = QueueTaskScope::Running(state_->queue_id)) {
+    if (const std::string* q =
+            QueueTaskScope::Running(state_->queue_id, state_->sequence)) {
       lock.unlock();
       return WaitForOwnQueueError(*q, "this wait");
     }

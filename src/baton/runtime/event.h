@@ -120,21 +120,29 @@ class Event {
 // that began it, in reverse order of beginning (it is a stack object).
 class QueueTaskScope {
  public:
-  // `queue_name` must outlive the scope (the queue's own name).
-  QueueTaskScope(int queue_id, const std::string* queue_name);
+  // `queue_name` must outlive the scope (the queue's own name). `sequence`:
+  // the running task's position in its queue (Event::sequence()); events of
+  // the queue enqueued before it do not wait for it (a queue runs its tasks
+  // in order, and their device work completes without it). 0 for a task
+  // run outside the queue's order: every pending event of the queue counts.
+  QueueTaskScope(int queue_id, const std::string* queue_name,
+                 uint64_t sequence = 0);
   ~QueueTaskScope();
   QueueTaskScope(const QueueTaskScope&) = delete;
   QueueTaskScope& operator=(const QueueTaskScope&) = delete;
 
   // The name of queue `queue_id` if the calling thread is running one of its
-  // tasks, else nullptr.
-  static const std::string* Running(int queue_id);
+  // tasks that a pending event of that queue with `sequence` may wait for
+  // (one enqueued at or after it), else nullptr.
+  static const std::string* Running(int queue_id,
+                                    uint64_t sequence = UINT64_MAX);
   // True if the calling thread is running a task of any queue.
   static bool RunningAny();
 
  private:
   const int queue_id_;
   const std::string* const queue_name_;
+  const uint64_t sequence_;
   const QueueTaskScope* const outer_;
 };
 

@@ -325,6 +325,17 @@ Result<CopyRoute> RouteCopy(const Array& src, Device* device,
   }
   // The copier is a device whose backend can address both sides.
   Device* copier = !dst_host ? device : from;
+  if (queue_device != copier && !copier->host_addressable(MemoryKind::kDevice)) {
+    // An accelerator's copies run on its streams, asynchronously: launch
+    // them from the copier's own queue, whose work is that stream's. (From
+    // another device's queue, that queue's order would no longer be the
+    // order its work runs in, and its stream-ordered memory reuse would
+    // hand out memory the copy still reads.) Here: an accelerator's memory
+    // read into a CPU device's.
+    queue_device = copier;
+    queue_kind = QueueKind::kDeviceToHost;
+    track = TraceTrack::kDeviceToHost;
+  }
   return CopyRoute{
       &queue_device->queue(queue_kind), track,
       [copier, queue_kind](void* dst, const void* src_bytes, size_t bytes) {

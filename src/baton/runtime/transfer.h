@@ -68,7 +68,10 @@ Result<Array> CopyArray(const Array& src, Device* device, MemoryKind kind);
 // The queue a device-to-device copy of `src` into `device`'s `kind` memory
 // runs on, and its track in traces: the destination's compute queue within
 // one memory space, its host-to-device queue into device memory, else the
-// source's device-to-host queue. (CopyArray and CopyArrayInto.)
+// source's device-to-host queue -- and always the copying accelerator's own
+// queue when an accelerator copies (an accelerator's memory into a CPU
+// device's: the source's device-to-host queue). (CopyArray and
+// CopyArrayInto.)
 // `copy` launches the byte movement (returning its device event, see
 // WorkQueue::EnqueueLaunch) through the backend that can address both sides
 // (the destination's when only it cannot be touched by the host, else the

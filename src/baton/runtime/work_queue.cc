@@ -24,7 +24,7 @@ Status RefuseWaitForOwnQueue(const std::vector<Event>& deps) {
   if (!QueueTaskScope::RunningAny()) return OkStatus();
   for (const Event& e : deps) {
     if (!e.valid()) continue;
-    const std::string* q = QueueTaskScope::Running(e.queue_id());
+    const std::string* q = QueueTaskScope::Running(e.queue_id(), e.sequence());
     if (q != nullptr && !e.IsReady()) {
       return WaitForOwnQueueError(*q, "work enqueued here");
     }
@@ -118,7 +118,7 @@ Event WorkQueue::EnqueueTask(Task task, Dispatch dispatch) {
   }
   Event done = task.done;
   if (run_inline) {
-    RunTask(task);
+    RunTask(task, /*in_queue_order=*/true);
     std::lock_guard<std::mutex> lock(mu_);
     inline_running_ = false;
     // Tasks enqueued meanwhile waited for this one; the worker may go now.
@@ -146,7 +146,7 @@ Event WorkQueue::RunInsideTask(Task task) {
     ++in_flight_;
   }
   Event done = task.done;
-  RunTask(task);
+  RunTask(task, /*in_queue_order=*/false);
   return done;
 }
 
@@ -170,7 +170,19 @@ size_t WorkQueue::pending() const {
   return in_flight_;
 }
 
-void WorkQueue::RunTask(Task& task) {
+void WorkQueue::RunTask(Task& task, bool in_queue_order) {
+  // Events complete in queue order (event.h: of two events of one queue,
+  // the later completes last), which stream-ordered reuse and usage
+  // tracking rely on. Tasks run in that order; a host task may still finish
+  // before the device work an earlier task launched (on another device's
+  // stream, or a copy after a launch), so each task completes only once the
+  // one before it has.
+  Event previous;
+  if (in_queue_order) {
+    std::lock_guard<std::mutex> lock(mu_);
+    previous = std::move(last_completion_);
+    last_completion_ = task.done;
+  }
   // Dependencies come from other queues or from the host (e.g. a writable
   // host view); waiting here keeps this queue in order. They were all
   // enqueued before this task, so the waits cannot form a cycle.
@@ -181,14 +193,19 @@ void WorkQueue::RunTask(Task& task) {
     // Work this task enqueues on this queue runs re-entrantly (class
     // comment). The scope ends before completion: the event's callbacks are
     // not part of the task.
-    QueueTaskScope scope(id_, &name_);
+    QueueTaskScope scope(id_, &name_,
+                         in_queue_order ? task.done.sequence() : 0);
     if (task.launch) {
       // Launched work waits on the device for what the device can wait
       // for (a pending event of its own backend), on the host for the rest.
+      // Earlier work of this queue is before it on its stream already: not
+      // waited for, only joined (its error still reaches this task).
       std::vector<Event> host_deps;
       for (Event& e : task.deps) {
         if (!e.valid()) continue;
-        if (!e.IsReady() && device_waiter_ && device_waiter_(e)) {
+        if (in_queue_order && e.queue_id() == id_ && !e.IsReady()) {
+          device_deps.push_back(std::move(e));
+        } else if (!e.IsReady() && device_waiter_ && device_waiter_(e)) {
           device_deps.push_back(std::move(e));
         } else {
           host_deps.push_back(std::move(e));
@@ -204,10 +221,19 @@ void WorkQueue::RunTask(Task& task) {
     task.launch = nullptr;
   }
   task.deps.clear();
+  const bool previous_pending = previous.valid() && !previous.IsReady();
   if (!launched.valid()) {
     // A host task, or a launch refused before it ran.
-    task.done.SetStatus(std::move(status));
-    TaskFinished(false);
+    if (!previous_pending) {
+      task.done.SetStatus(std::move(status));
+      TaskFinished(false);
+      return;
+    }
+    previous.OnReady([this, done = task.done,
+                      status = std::move(status)](const Status&) {
+      done.SetStatus(status);
+      TaskFinished(false);
+    });
     return;
   }
   {
@@ -216,9 +242,20 @@ void WorkQueue::RunTask(Task& task) {
   }
   task.done.AdoptDeviceMarker(launched);
   device_deps.push_back(launched);
-  JoinEvents(device_deps).OnReady([this, done = task.done](const Status& s) {
+  Event device_done = JoinEvents(device_deps);
+  auto complete = [this, done = task.done](const Status& s) {
     done.SetStatus(s);
     TaskFinished(true);
+  };
+  if (!previous_pending) {
+    device_done.OnReady(std::move(complete));
+    return;
+  }
+  // The previous task's status is its own: only its completion is waited
+  // for.
+  previous.OnReady([device_done, complete = std::move(complete)](
+                       const Status&) mutable {
+    device_done.OnReady(std::move(complete));
   });
 }
 
@@ -252,7 +289,7 @@ void WorkQueue::WorkerLoop() {
         launch_cv_.wait(lock, [&] { return launched_ < max_launched_; });
       }
     }
-    RunTask(task);
+    RunTask(task, /*in_queue_order=*/true);
   }
 }
 

@@ -154,10 +154,11 @@ class WorkQueue {
   Event EnqueueTask(Task task, Dispatch dispatch);
   void WorkerLoop();
   // Runs a task's function after its dependencies, marking this thread as
-  // running a task of this queue (QueueTaskScope). A host task's event is
-  // complete on return; a launch task's completes with its device work,
-  // which also ends its in-flight count (TaskFinished).
-  void RunTask(Task& task);
+  // running a task of this queue (QueueTaskScope). Its event completes (and
+  // its in-flight count ends, TaskFinished) once it is done -- a launch
+  // task's with its device work -- and, for a task in queue order, once the
+  // task before it has completed: a queue's events complete in order.
+  void RunTask(Task& task, bool in_queue_order);
   // Ends the in-flight count of a task whose event is complete.
   void TaskFinished(bool launched);
   // Enqueue for a thread running a task (class comment).
@@ -177,6 +178,7 @@ class WorkQueue {
   DeviceWaiter device_waiter_;  // set before use, then immutable
   size_t max_launched_ = 0;     // 0: unbounded
   size_t launched_ = 0;         // guarded by mu_: launched, device not done
+  Event last_completion_;       // guarded by mu_: the last task run in order
   std::condition_variable launch_cv_;  // the worker waits for launched_
   uint64_t next_sequence_ = 0;  // guarded by mu_
   // guarded by mu_: the last task enqueued while a host write was live

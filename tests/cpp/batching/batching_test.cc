@@ -339,5 +339,22 @@ TEST(BatchingTest, InDimsOutOfRange) {
   EXPECT_EQ(negative.status().code(), ErrorCode::kInvalidArgument);
 }
 
+// Found by fuzz_program_builder's vmap check: an empty value of shape
+// (2^58, 0) is valid, but batched by 2 its dimensions multiply past what a
+// shape may hold. vmap refuses that up front (InvalidArgument naming the
+// value), not as an internal error from a batching rule.
+TEST(BatchingTest, BatchThatMakesAShapeTooLargeIsRefused) {
+  const int64_t huge = int64_t{1} << 58;
+  P params{{T(F32, {huge, 0})}};
+  Program f = Trace(params, [](TraceContext&, const V& a) { return V{-a[0]}; });
+  Result<BatchedProgram> r = transforms::Vmap(f, {0}, 2);
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.status().code(), ErrorCode::kInvalidArgument);
+  EXPECT_NE(r.status().message().find("too large to batch"), std::string::npos)
+      << r.status().message();
+  // A batch of 1 fits.
+  EXPECT_TRUE(transforms::Vmap(f, {0}, 1).ok());
+}
+
 }  // namespace
 }  // namespace baton::compiler::batching_test

@@ -6,8 +6,10 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cstring>
 #include <memory>
+#include <thread>
 #include <vector>
 
 #include "baton/backend/simulated/simulated_backend.h"
@@ -170,6 +172,83 @@ TEST(AsyncDeviceTest, ReleaseWaitsForPendingDeviceWork) {
   sim->ReleaseDevices();
   ASSERT_TRUE(dev->Synchronize().ok());
   EXPECT_EQ(InUse(dev), before);
+}
+
+// A queue's events complete in its order even when a later host task
+// finishes before the device work an earlier task launched (found by
+// fuzz_runtime_calls): usage tracking and stream-ordered reuse take "a
+// later event of the queue is complete" to mean "every earlier one is".
+TEST(AsyncDeviceTest, QueueEventsCompleteInQueueOrder) {
+  WorkQueue q("order-test");
+  Event device_work = Event::Create();
+  Event launched = q.EnqueueLaunch({}, [&] { return device_work; });
+  std::atomic<bool> ran{false};
+  Event host = q.Enqueue({}, [&] {
+    ran = true;
+    return OkStatus();
+  });
+  while (!ran) std::this_thread::yield();
+  // The host task has run, but its event waits for the launch before it.
+  EXPECT_FALSE(launched.IsReady());
+  EXPECT_FALSE(host.IsReady());
+  device_work.SetReady();
+  EXPECT_TRUE(host.Wait().ok());
+  EXPECT_TRUE(launched.IsReady());
+  // An earlier task's error stays its own.
+  Event failing = Event::Create();
+  Event bad = q.EnqueueLaunch({}, [&] { return failing; });
+  Event after = q.Enqueue({}, [] { return OkStatus(); });
+  failing.SetError(Internal("device fault"));
+  EXPECT_FALSE(bad.Wait().ok());
+  EXPECT_TRUE(after.Wait().ok());
+}
+
+// Work depending on an earlier task of its own queue whose device work is
+// still running: a launch is ordered behind it by the stream (no wait), a
+// host task waits for it -- neither is a wait "for itself" (found by
+// fuzz_runtime_calls: a copy of a copy on one device failed WouldDeadlock).
+TEST(AsyncDeviceTest, DependenciesOnEarlierWorkOfTheSameQueue) {
+  WorkQueue q("same-queue-test");
+  Event device_work = Event::Create();
+  Event first = q.EnqueueLaunch({}, [&] { return device_work; });
+  std::atomic<bool> launched{false};
+  Event second = q.EnqueueLaunch({first}, [&] {
+    launched = true;
+    return Event::Ready();
+  });
+  while (!launched) std::this_thread::yield();  // launched without waiting
+  EXPECT_FALSE(second.IsReady());
+  std::atomic<bool> read{false};
+  Event host = q.Enqueue({first}, [&] {
+    read = true;
+    return OkStatus();
+  });
+  device_work.SetReady();
+  EXPECT_TRUE(second.Wait().ok()) << second.status().to_string();
+  EXPECT_TRUE(host.Wait().ok()) << host.status().to_string();
+  EXPECT_TRUE(read);
+}
+
+// A copy the accelerator makes (its memory into a CPU device's) is
+// launched from the accelerator's own device-to-host queue, whose order is
+// its stream's -- not from the CPU device's queue (found by
+// fuzz_runtime_calls: that queue's later CPU work reused memory the copy
+// still wrote).
+TEST(AsyncDeviceTest, AcceleratorCopiesLaunchFromTheirOwnQueue) {
+  auto sim = std::make_shared<SimulatedBackend>();
+  Client client(1, sim);
+  Client cpu(1);
+  Device* dev = client.devices()[0];
+  Device* host = cpu.devices()[0];
+  Array a = FullFloats(dev, 256, 4.f);
+  a.BlockUntilReady();
+  sim->HoldDevices();
+  Array b = ValueOrThrowForTest(CopyArray(a, host, MemoryKind::kDevice));
+  EXPECT_FALSE(b.IsReady());
+  EXPECT_EQ(host->queue(QueueKind::kHostToDevice).pending(), 0u);
+  EXPECT_EQ(dev->queue(QueueKind::kDeviceToHost).pending(), 1u);
+  sim->ReleaseDevices();
+  EXPECT_EQ(GetFloats(b), std::vector<float>(256, 4.f));
 }
 
 // Slow-device mode catches a missing dependency edge: the same fill and

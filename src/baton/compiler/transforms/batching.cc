@@ -25,6 +25,35 @@ using batching::kUnbatched;
 // one Vmap (a body called many times is batched once).
 using BodyCache = std::map<const Program*, std::shared_ptr<const Program>>;
 
+// Every value of `p` (regions and call bodies included) must still be a
+// valid array with a batch dimension of `batch_size` added: a value of
+// shape (2^58, 0) is, but batched by 2 its dimensions multiply past what a
+// shape may hold. Refused up front, naming the value, rather than by a
+// batching rule half way through.
+Status CheckBatchedShapesFit(const Program& p, int64_t batch_size) {
+  for (ValueId id = 0; id < p.num_values(); ++id) {
+    const ValueType& t = p.type(id);
+    std::vector<int64_t> dims = t.shape.dims();
+    dims.insert(dims.begin(), batch_size);
+    if (Status s = Shape(std::move(dims)).Check(); !s.ok()) {
+      return InvalidArgument("vmap: a batch of " + std::to_string(batch_size) +
+                             " makes the " + TypeForMessage(t) +
+                             " value of the function too large to batch: " +
+                             s.message());
+    }
+    const Instruction& inst = p.instruction(id);
+    for (const Program* r : Regions(inst.attrs)) {
+      BATON_RETURN_IF_ERROR(CheckBatchedShapesFit(*r, batch_size));
+    }
+    if (const auto* call = inst.attrs_if<CallAttrs>()) {
+      if (call->body) {
+        BATON_RETURN_IF_ERROR(CheckBatchedShapesFit(*call->body, batch_size));
+      }
+    }
+  }
+  return OkStatus();
+}
+
 BatchedProgram VmapImpl(const Program& src, const std::vector<int>& in_dims,
                         int64_t batch_size, bool all_outputs_batched,
                         BodyCache& cache);
@@ -217,6 +246,7 @@ Result<BatchedProgram> Vmap(const Program& program,
                             const std::vector<int>& in_dims,
                             int64_t batch_size) {
   BATON_RETURN_IF_ERROR(CheckArguments(program, in_dims, batch_size));
+  BATON_RETURN_IF_ERROR(CheckBatchedShapesFit(program, batch_size));
   BodyCache cache;
   try {
     return VmapImpl(program, in_dims, batch_size, false, cache);
