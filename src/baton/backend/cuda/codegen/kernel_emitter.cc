@@ -68,6 +68,8 @@ Status EmitStep(EmitContext& ctx, const Step& step) {
 
 }  // namespace
 
+std::string_view DevicePrelude() { return kPrelude; }
+
 Result<EmittedProgram> EmitProgram(const compiler::Program& program,
                                    const compiler::StepPlan& plan,
                                    const EmitOptions& options,

@@ -44,6 +44,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "baton/compiler/ir.h"
@@ -106,6 +107,10 @@ struct EmittedProgram {
   std::vector<Action> actions;              // in program order
   std::vector<int64_t> step_scratch_bytes;  // per plan step
 };
+
+// The device prelude's text (device_prelude.inc), as every emitted source
+// begins.
+std::string_view DevicePrelude();
 
 // Emits every step of `plan` (over `program`, optimized, scheduled and
 // planned as the CPU backend does). `name` appears in error messages.
