@@ -194,6 +194,7 @@ class CodegenBatch {
   // Emits every case (library_gemm off: dots are kernels), compiles them in
   // one host-compiler run, runs each and compares it with the reference.
   void Run() {
+    if (cases_.empty()) return;
     std::vector<cuda::codegen::EmittedProgram> emitted(cases_.size());
     std::vector<const cuda::codegen::EmittedProgram*> all;
     for (size_t c = 0; c < cases_.size(); ++c) {
