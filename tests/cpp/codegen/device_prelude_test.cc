@@ -49,11 +49,12 @@ constexpr double kDoubleRel = 1e-14;
   static_assert(bt::NS::NAME == static_cast<int>(ENUM::NAME), #NAME);
 #define BATON_UNARY(NAME) BATON_SAME_CODE(unary_op, UnaryOp, NAME)
 BATON_UNARY(kNeg)
-BATON_UNARY(kAbs) BATON_UNARY(kExp) BATON_UNARY(kLog) BATON_UNARY(kTanh)
-    BATON_UNARY(kLogistic) BATON_UNARY(kSqrt) BATON_UNARY(kRsqrt) BATON_UNARY(
-        kSin) BATON_UNARY(kCos) BATON_UNARY(kNot) BATON_UNARY(kSign)
-        BATON_UNARY(kFloor) BATON_UNARY(kCeil) BATON_UNARY(kRound) BATON_UNARY(
-            kLog1p) BATON_UNARY(kExpm1) BATON_UNARY(kTan) BATON_UNARY(kAtan)
+BATON_UNARY(kAbs)
+BATON_UNARY(kExp) BATON_UNARY(kLog) BATON_UNARY(kTanh) BATON_UNARY(kLogistic)
+    BATON_UNARY(kSqrt) BATON_UNARY(kRsqrt) BATON_UNARY(kSin) BATON_UNARY(
+        kCos) BATON_UNARY(kNot) BATON_UNARY(kSign) BATON_UNARY(kFloor)
+        BATON_UNARY(kCeil) BATON_UNARY(kRound) BATON_UNARY(kLog1p) BATON_UNARY(
+            kExpm1) BATON_UNARY(kTan) BATON_UNARY(kAtan)
 #undef BATON_UNARY
 #define BATON_BINARY(NAME) BATON_SAME_CODE(binary_op, BinaryOp, NAME)
             BATON_BINARY(kAdd) BATON_BINARY(kSub) BATON_BINARY(
