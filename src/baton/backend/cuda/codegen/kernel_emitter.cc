@@ -1,5 +1,9 @@
 #include "baton/backend/cuda/codegen/kernel_emitter.h"
 
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <functional>
 #include <string_view>
 
 #include "baton/backend/cuda/codegen/emit_context.h"
@@ -66,6 +70,32 @@ Status EmitStep(EmitContext& ctx, const Step& step) {
   }
 }
 
+// With $BATON_DUMP_CUDA_SOURCE set to a folder, writes `source` there as
+// <name>.<hash>.cu (name reduced to [A-Za-z0-9_-]); a failure to write is
+// reported on stderr and does not fail the emission.
+void MaybeDump(const std::string& name, const std::string& source) {
+  const char* dir = std::getenv("BATON_DUMP_CUDA_SOURCE");
+  if (dir == nullptr || *dir == '\0') return;
+  std::string stem;
+  for (char c : name) {
+    const bool plain = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
+                       (c >= '0' && c <= '9') || c == '_' || c == '-';
+    stem += plain ? c : '_';
+  }
+  char hash[17];
+  std::snprintf(
+      hash, sizeof hash, "%016llx",
+      static_cast<unsigned long long>(std::hash<std::string>()(source)));
+  const std::string path =
+      std::string(dir) + "/" + stem.substr(0, 100) + "." + hash + ".cu";
+  std::ofstream out(path, std::ios::binary);
+  out << source;
+  if (!out) {
+    std::fprintf(stderr, "baton: BATON_DUMP_CUDA_SOURCE: cannot write %s\n",
+                 path.c_str());
+  }
+}
+
 }  // namespace
 
 std::string_view DevicePrelude() { return kPrelude; }
@@ -84,6 +114,7 @@ Result<EmittedProgram> EmitProgram(const compiler::Program& program,
     ctx.BeginStep(static_cast<int>(s));
     BATON_RETURN_IF_ERROR(EmitStep(ctx, plan.steps[s]));
   }
+  MaybeDump(name, out.source);
   return out;
 }
 

@@ -112,6 +112,10 @@ struct EmittedProgram {
 // begins.
 std::string_view DevicePrelude();
 
+// With $BATON_DUMP_CUDA_SOURCE set to a folder, each emitted source is also
+// written there as <name>.<hash>.cu (for reading, or compiling by hand with
+// nvcc -arch=sm_90 or g++ -x c++ -DBATON_HOST_EMULATION).
+//
 // Emits every step of `plan` (over `program`, optimized, scheduled and
 // planned as the CPU backend does). `name` appears in error messages.
 // Unimplemented for a step the backend cannot run (sort, linalg, host_callback,
