@@ -45,63 +45,41 @@ constexpr double kFloatRel = 1e-6;
 constexpr double kDoubleRel = 1e-14;
 
 // The op codes the code generator emits are the enums' values.
+// clang-format off
 #define BATON_SAME_CODE(NS, ENUM, NAME) \
   static_assert(bt::NS::NAME == static_cast<int>(ENUM::NAME), #NAME);
 #define BATON_UNARY(NAME) BATON_SAME_CODE(unary_op, UnaryOp, NAME)
-BATON_UNARY(kNeg)
-BATON_UNARY(kAbs)
-BATON_UNARY(kExp) BATON_UNARY(kLog) BATON_UNARY(kTanh) BATON_UNARY(kLogistic)
-    BATON_UNARY(kSqrt) BATON_UNARY(kRsqrt) BATON_UNARY(kSin) BATON_UNARY(
-        kCos) BATON_UNARY(kNot) BATON_UNARY(kSign) BATON_UNARY(kFloor)
-        BATON_UNARY(kCeil) BATON_UNARY(kRound) BATON_UNARY(kLog1p) BATON_UNARY(
-            kExpm1) BATON_UNARY(kTan) BATON_UNARY(kAtan)
+BATON_UNARY(kNeg) BATON_UNARY(kAbs) BATON_UNARY(kExp) BATON_UNARY(kLog)
+BATON_UNARY(kTanh) BATON_UNARY(kLogistic) BATON_UNARY(kSqrt)
+BATON_UNARY(kRsqrt) BATON_UNARY(kSin) BATON_UNARY(kCos) BATON_UNARY(kNot)
+BATON_UNARY(kSign) BATON_UNARY(kFloor) BATON_UNARY(kCeil) BATON_UNARY(kRound)
+BATON_UNARY(kLog1p) BATON_UNARY(kExpm1) BATON_UNARY(kTan) BATON_UNARY(kAtan)
 #undef BATON_UNARY
 #define BATON_BINARY(NAME) BATON_SAME_CODE(binary_op, BinaryOp, NAME)
-            BATON_BINARY(kAdd) BATON_BINARY(kSub) BATON_BINARY(
-                kMul) BATON_BINARY(kDiv) BATON_BINARY(kPow) BATON_BINARY(kMax)
-                BATON_BINARY(kMin) BATON_BINARY(kAnd) BATON_BINARY(
-                    kOr) BATON_BINARY(kRem) BATON_BINARY(kAtan2)
-                    BATON_BINARY(kXor) BATON_BINARY(kShiftLeft) BATON_BINARY(
-                        kShiftRightArithmetic) BATON_BINARY(kShiftRightLogical)
+BATON_BINARY(kAdd) BATON_BINARY(kSub) BATON_BINARY(kMul) BATON_BINARY(kDiv)
+BATON_BINARY(kPow) BATON_BINARY(kMax) BATON_BINARY(kMin) BATON_BINARY(kAnd)
+BATON_BINARY(kOr) BATON_BINARY(kRem) BATON_BINARY(kAtan2) BATON_BINARY(kXor)
+BATON_BINARY(kShiftLeft) BATON_BINARY(kShiftRightArithmetic)
+BATON_BINARY(kShiftRightLogical)
 #undef BATON_BINARY
-                        BATON_SAME_CODE(
-                            compare_op, CompareOp,
-                            kEq) BATON_SAME_CODE(compare_op, CompareOp,
-                                                 kNe) BATON_SAME_CODE(compare_op,
-                                                                      CompareOp,
-                                                                      kLt)
-                            BATON_SAME_CODE(compare_op, CompareOp,
-                                            kLe) BATON_SAME_CODE(compare_op,
-                                                                 CompareOp, kGt)
-                                BATON_SAME_CODE(compare_op, CompareOp,
-                                                kGe) BATON_SAME_CODE(reduce_op,
-                                                                     ReduceOp,
-                                                                     kSum)
-                                    BATON_SAME_CODE(
-                                        reduce_op, ReduceOp,
-                                        kProd) BATON_SAME_CODE(reduce_op,
-                                                               ReduceOp, kMax)
-                                        BATON_SAME_CODE(
-                                            reduce_op, ReduceOp,
-                                            kMin) BATON_SAME_CODE(scatter_mode,
-                                                                  ScatterMode,
-                                                                  kSet)
-                                            BATON_SAME_CODE(scatter_mode,
-                                                            ScatterMode, kAdd)
-                                                BATON_SAME_CODE(scatter_mode,
-                                                                ScatterMode,
-                                                                kMul)
-                                                    BATON_SAME_CODE(
-                                                        scatter_mode,
-                                                        ScatterMode, kMin)
-                                                        BATON_SAME_CODE(
-                                                            scatter_mode,
-                                                            ScatterMode, kMax)
+BATON_SAME_CODE(compare_op, CompareOp, kEq)
+BATON_SAME_CODE(compare_op, CompareOp, kNe)
+BATON_SAME_CODE(compare_op, CompareOp, kLt)
+BATON_SAME_CODE(compare_op, CompareOp, kLe)
+BATON_SAME_CODE(compare_op, CompareOp, kGt)
+BATON_SAME_CODE(compare_op, CompareOp, kGe)
+BATON_SAME_CODE(reduce_op, ReduceOp, kSum)
+BATON_SAME_CODE(reduce_op, ReduceOp, kProd)
+BATON_SAME_CODE(reduce_op, ReduceOp, kMax)
+BATON_SAME_CODE(reduce_op, ReduceOp, kMin)
+BATON_SAME_CODE(scatter_mode, ScatterMode, kSet)
+BATON_SAME_CODE(scatter_mode, ScatterMode, kAdd)
+BATON_SAME_CODE(scatter_mode, ScatterMode, kMul)
+BATON_SAME_CODE(scatter_mode, ScatterMode, kMin)
+BATON_SAME_CODE(scatter_mode, ScatterMode, kMax)
 #undef BATON_SAME_CODE
-                                                            static_assert(
-                                                                bt::unary_op::
-                                                                    kCount ==
-                                                                kNumUnaryOps);
+// clang-format on
+static_assert(bt::unary_op::kCount == kNumUnaryOps);
 static_assert(bt::binary_op::kCount == kNumBinaryOps);
 static_assert(bt::compare_op::kCount == static_cast<int>(CompareOp::kGe) + 1);
 static_assert(bt::reduce_op::kCount == static_cast<int>(ReduceOp::kMin) + 1);
@@ -110,52 +88,18 @@ static_assert(bt::scatter_mode::kCount ==
 
 // ---- Types: baton's host type B and the prelude's type BtOf<B>. ----
 
-template <typename B>
-struct BtOfT {
-  using type = B;
-};  // bool, float, ...
-template <>
-struct BtOfT<int8_t> {
-  using type = bt::i8;
-};
-template <>
-struct BtOfT<int16_t> {
-  using type = bt::i16;
-};
-template <>
-struct BtOfT<int32_t> {
-  using type = bt::i32;
-};
-template <>
-struct BtOfT<int64_t> {
-  using type = bt::i64;
-};  // long long
-template <>
-struct BtOfT<uint8_t> {
-  using type = bt::u8;
-};
-template <>
-struct BtOfT<uint16_t> {
-  using type = bt::u16;
-};
-template <>
-struct BtOfT<uint32_t> {
-  using type = bt::u32;
-};
-template <>
-struct BtOfT<uint64_t> {
-  using type = bt::u64;
-};
-template <>
-struct BtOfT<float16> {
-  using type = bt::f16;
-};
-template <>
-struct BtOfT<bfloat16> {
-  using type = bt::bf16;
-};
-template <typename B>
-using BtOf = typename BtOfT<B>::type;
+template <typename B> struct BtOfT { using type = B; };  // bool, float, ...
+template <> struct BtOfT<int8_t> { using type = bt::i8; };
+template <> struct BtOfT<int16_t> { using type = bt::i16; };
+template <> struct BtOfT<int32_t> { using type = bt::i32; };
+template <> struct BtOfT<int64_t> { using type = bt::i64; };  // long long
+template <> struct BtOfT<uint8_t> { using type = bt::u8; };
+template <> struct BtOfT<uint16_t> { using type = bt::u16; };
+template <> struct BtOfT<uint32_t> { using type = bt::u32; };
+template <> struct BtOfT<uint64_t> { using type = bt::u64; };
+template <> struct BtOfT<float16> { using type = bt::f16; };
+template <> struct BtOfT<bfloat16> { using type = bt::bf16; };
+template <typename B> using BtOf = typename BtOfT<B>::type;
 
 template <typename B>
 constexpr bool kIsHalf =
@@ -163,10 +107,8 @@ constexpr bool kIsHalf =
 
 template <typename B>
 BtOf<B> ToBt(B x) {
-  if constexpr (kIsHalf<B>)
-    return BtOf<B>{x.bits};
-  else
-    return static_cast<BtOf<B>>(x);
+  if constexpr (kIsHalf<B>) return BtOf<B>{x.bits};
+  else return static_cast<BtOf<B>>(x);
 }
 
 // The bits of any value of either side, for bit-exact comparison.
@@ -185,16 +127,11 @@ uint64_t Bits(T x) {
 
 template <typename B>
 std::string TypeName() {
-  if constexpr (std::is_same_v<B, float16>)
-    return "float16";
-  else if constexpr (std::is_same_v<B, bfloat16>)
-    return "bfloat16";
-  else if constexpr (std::is_same_v<B, uint16_t>)
-    return "uint16";
-  else if constexpr (std::is_same_v<B, uint64_t>)
-    return "uint64";
-  else
-    return std::string(dtype_name(dtype_of<B>()));
+  if constexpr (std::is_same_v<B, float16>) return "float16";
+  else if constexpr (std::is_same_v<B, bfloat16>) return "bfloat16";
+  else if constexpr (std::is_same_v<B, uint16_t>) return "uint16";
+  else if constexpr (std::is_same_v<B, uint64_t>) return "uint64";
+  else return std::string(dtype_name(dtype_of<B>()));
 }
 
 template <typename T>
@@ -215,15 +152,16 @@ std::string Show(T x) {
   return buf;
 }
 
-template <typename... B>
-struct TypeList {};
+template <typename... B> struct TypeList {};
 // The compute types of the dtypes, and two more unsigned widths the prelude
 // also defines (its integer code is generic over them).
-using ComputeTypes = TypeList<bool, int8_t, int16_t, int32_t, int64_t, uint8_t,
-                              uint16_t, uint32_t, uint64_t, float, double>;
+using ComputeTypes = TypeList<bool, int8_t, int16_t, int32_t, int64_t,
+                              uint8_t, uint16_t, uint32_t, uint64_t, float,
+                              double>;
 // Every dtype's storage type.
-using StorageTypes = TypeList<bool, int8_t, int16_t, int32_t, int64_t, uint8_t,
-                              uint32_t, float16, bfloat16, float, double>;
+using StorageTypes = TypeList<bool, int8_t, int16_t, int32_t, int64_t,
+                              uint8_t, uint32_t, float16, bfloat16, float,
+                              double>;
 
 template <typename... B, typename F>
 void ForEachType(TypeList<B...>, F&& f) {
@@ -233,8 +171,7 @@ template <int n, typename F>
 void ForEachCode(F&& f) {
   [&]<int... i>(std::integer_sequence<int, i...>) {
     (f(std::integral_constant<int, i>{}), ...);
-  }
-  (std::make_integer_sequence<int, n>{});
+  }(std::make_integer_sequence<int, n>{});
 }
 
 // ---- Inputs. ----
@@ -245,12 +182,12 @@ std::vector<T> IntInputs() {
   constexpr int64_t kBits = sizeof(T) * 8;
   std::vector<T> v;
   // Wrapping conversions (C++20) fold out-of-range constants into range.
-  for (int64_t c :
-       {int64_t{0},    int64_t{1},  int64_t{2},   int64_t{3},  int64_t{5},
-        int64_t{7},    int64_t{8},  int64_t{100}, kBits - 1,   kBits,
-        kBits + 1,     int64_t{63}, int64_t{64},  int64_t{65}, int64_t{-1},
-        int64_t{-2},   int64_t{-3}, int64_t{-7},  int64_t{-8}, -kBits,
-        int64_t{-100}, int64_t{19}, int64_t{20},  int64_t{37}, int64_t{1000}}) {
+  for (int64_t c : {int64_t{0}, int64_t{1}, int64_t{2}, int64_t{3},
+                    int64_t{5}, int64_t{7}, int64_t{8}, int64_t{100},
+                    kBits - 1, kBits, kBits + 1, int64_t{63}, int64_t{64},
+                    int64_t{65}, int64_t{-1}, int64_t{-2}, int64_t{-3},
+                    int64_t{-7}, int64_t{-8}, -kBits, int64_t{-100},
+                    int64_t{19}, int64_t{20}, int64_t{37}, int64_t{1000}}) {
     v.push_back(static_cast<T>(c));
   }
   v.push_back(L::min());
@@ -280,15 +217,15 @@ std::vector<F> FloatInputs() {
   using L = std::numeric_limits<F>;
   const bool single = sizeof(F) == 4;
   std::vector<F> v = {
-      F(0), -F(0), F(1), F(-1), F(2), F(-2), F(0.5), F(-0.5), F(1.5), F(-1.5),
-      F(2.5), F(-2.5), F(3.5), F(3.7), F(-3.7), F(0.1), F(100), F(-100),
-      F(1e10), F(-1e10), F(3.14159265358979), F(-1.5707963267949), F(88.5),
-      F(-88.5), F(89), F(-89), F(-100.5), F(-104), F(20), F(-20), F(710),
-      F(-745), F(65504), F(65520), F(-65519), F(1e-7), F(-3e-8), L::min(),
-      -L::min(), L::denorm_min(), -L::denorm_min(),
+      F(0), -F(0), F(1), F(-1), F(2), F(-2), F(0.5), F(-0.5), F(1.5),
+      F(-1.5), F(2.5), F(-2.5), F(3.5), F(3.7), F(-3.7), F(0.1), F(100),
+      F(-100), F(1e10), F(-1e10), F(3.14159265358979), F(-1.5707963267949),
+      F(88.5), F(-88.5), F(89), F(-89), F(-100.5), F(-104), F(20), F(-20),
+      F(710), F(-745), F(65504), F(65520), F(-65519), F(1e-7), F(-3e-8),
+      L::min(), -L::min(), L::denorm_min(), -L::denorm_min(),
       L::min() - L::denorm_min(),  // the largest denormal
-      L::max(), L::lowest(), L::epsilon(), F(1) + L::epsilon(), L::infinity(),
-      -L::infinity(), L::quiet_NaN(), -L::quiet_NaN(),
+      L::max(), L::lowest(), L::epsilon(), F(1) + L::epsilon(),
+      L::infinity(), -L::infinity(), L::quiet_NaN(), -L::quiet_NaN(),
       // A NaN with a payload and a signaling NaN.
       FromBitsOf<F>(single ? 0x7fc12345u : 0x7ff8000012345678ull),
       FromBitsOf<F>(single ? 0xff800001u : 0xfff0000000000001ull),
@@ -306,12 +243,9 @@ std::vector<F> FloatInputs() {
 
 template <typename B>
 std::vector<B> Inputs() {
-  if constexpr (std::is_same_v<B, bool>)
-    return {false, true};
-  else if constexpr (std::is_floating_point_v<B>)
-    return FloatInputs<B>();
-  else
-    return IntInputs<B>();
+  if constexpr (std::is_same_v<B, bool>) return {false, true};
+  else if constexpr (std::is_floating_point_v<B>) return FloatInputs<B>();
+  else return IntInputs<B>();
 }
 
 // Storage-type inputs: every bit pattern of the 16-bit floats.
@@ -384,8 +318,8 @@ class Mismatches {
     ++checks_;
     if (Matches(got, want, approx)) return;
     if (++count_ <= 5) {
-      first_ +=
-          "\n  " + describe() + ": got " + Show(got) + ", want " + Show(want);
+      first_ += "\n  " + describe() + ": got " + Show(got) + ", want " +
+                Show(want);
     }
   }
 
@@ -398,15 +332,9 @@ class Mismatches {
 
 constexpr bool IsTranscendental(UnaryOp op) {
   switch (op) {
-    case UnaryOp::kExp:
-    case UnaryOp::kLog:
-    case UnaryOp::kTanh:
-    case UnaryOp::kLogistic:
-    case UnaryOp::kSin:
-    case UnaryOp::kCos:
-    case UnaryOp::kLog1p:
-    case UnaryOp::kExpm1:
-    case UnaryOp::kTan:
+    case UnaryOp::kExp: case UnaryOp::kLog: case UnaryOp::kTanh:
+    case UnaryOp::kLogistic: case UnaryOp::kSin: case UnaryOp::kCos:
+    case UnaryOp::kLog1p: case UnaryOp::kExpm1: case UnaryOp::kTan:
     case UnaryOp::kAtan:
       return true;
     default:
@@ -432,9 +360,10 @@ TEST(DevicePreludeTest, UnaryMatchesScalarMath) {
       const bool approx = std::is_floating_point_v<B> && IsTranscendental(bop);
       Mismatches m(std::string(op_name(bop)) + " on " + TypeName<B>());
       for (const B x : inputs) {
-        m.Check(
-            bt::unary<op, T>(ToBt(x)), scalar::Unary<bop, B>(x), approx,
-            [&] { return std::string(op_name(bop)) + "(" + Show(x) + ")"; });
+        m.Check(bt::unary<op, T>(ToBt(x)), scalar::Unary<bop, B>(x), approx,
+                [&] {
+                  return std::string(op_name(bop)) + "(" + Show(x) + ")";
+                });
       }
     });
   });
@@ -693,16 +622,16 @@ TEST(DevicePreludeTest, XlaSemanticsSpotChecks) {
   EXPECT_FALSE((bt::binary<kSub, bool>(true, true)));
   const float nan = std::numeric_limits<float>::quiet_NaN();
   EXPECT_EQ(bt::bits_of(bt::binary<kMax, float>(1.f, nan)), 0x7fc00000u);
-  EXPECT_EQ(
-      bt::bits_of(bt::binary<kAdd, float>(bt::from_bits(0xffc00001u), 1.f)),
-      0x7fc00000u);
+  EXPECT_EQ(bt::bits_of(bt::binary<kAdd, float>(
+                bt::from_bits(0xffc00001u), 1.f)),
+            0x7fc00000u);
   EXPECT_EQ((bt::unary<bt::unary_op::kRound, float>(2.5f)), 2.f);
   EXPECT_EQ((bt::unary<bt::unary_op::kRound, float>(-3.5f)), -4.f);
   EXPECT_EQ((bt::convert<bt::i32, float>(nan)), 0);
   EXPECT_EQ((bt::convert<bt::i32, float>(3e9f)), 2147483647);
   EXPECT_EQ((bt::convert<bt::u8, float>(-1.f)), 0);
   EXPECT_EQ((bt::convert<bt::i8, bt::i32>(200)), -56);
-  EXPECT_EQ(bt::convert<bt::f16>(65520.f).bits, 0x7c00);       // rounds to inf
+  EXPECT_EQ(bt::convert<bt::f16>(65520.f).bits, 0x7c00);  // rounds to inf
   EXPECT_EQ(bt::convert<bt::bf16>(1.00390625f).bits, 0x3f80);  // tie: even
   EXPECT_EQ((bt::reduce_init<bt::reduce_op::kMax, bt::i16>()), -32768);
   EXPECT_EQ(bt::bits_of(bt::reduce_init<bt::reduce_op::kMin, double>()),
