@@ -90,12 +90,14 @@ inline Result<std::vector<compiler::Literal>> RunEmittedOnHost(
         0);
     value_data[v] = storage[v].data();
     const compiler::Instruction& inst = program.instruction(v);
-    if (const auto* c = inst.attrs_if<compiler::ConstantAttrs>()) {
+    const auto* c = inst.attrs_if<compiler::ConstantAttrs>();
+    if (c != nullptr && c->literal->byte_size() > 0) {
       std::memcpy(storage[v].data(), c->literal->untyped_data(),
                   static_cast<size_t>(c->literal->byte_size()));
     }
   }
   for (int i = 0; i < program.num_parameters(); ++i) {
+    if (args[i].byte_size() == 0) continue;  // its data may be null
     std::memcpy(value_data[program.parameter(i)], args[i].untyped_data(),
                 static_cast<size_t>(args[i].byte_size()));
   }
