@@ -1,0 +1,227 @@
+#include "baton/backend/cuda/codegen/emit_context.h"
+
+#include <algorithm>
+
+namespace baton::cuda::codegen {
+
+using compiler::ValueId;
+
+namespace {
+constexpr int64_t kScratchAlignment = 256;
+}  // namespace
+
+EmitContext::EmitContext(const compiler::Program& program,
+                         const compiler::StepPlan& plan,
+                         const EmitOptions& options, const std::string& name,
+                         EmittedProgram* out)
+    : program_(program),
+      plan_(plan),
+      options_(options),
+      name_(name),
+      out_(out) {
+  out_->step_scratch_bytes.assign(plan_.steps.size(), 0);
+}
+
+void EmitContext::BeginStep(int step_index) { step_index_ = step_index; }
+
+std::string EmitContext::StorageType(DType dtype) {
+  switch (dtype) {
+    case DType::kBool:
+      return "bool";
+    case DType::kInt8:
+      return "bt::i8";
+    case DType::kInt16:
+      return "bt::i16";
+    case DType::kInt32:
+      return "bt::i32";
+    case DType::kInt64:
+      return "bt::i64";
+    case DType::kUInt8:
+      return "bt::u8";
+    case DType::kUInt32:
+      return "bt::u32";
+    case DType::kFloat16:
+      return "bt::f16";
+    case DType::kBFloat16:
+      return "bt::bf16";
+    case DType::kFloat32:
+      return "float";
+    case DType::kFloat64:
+      return "double";
+  }
+  return "void";
+}
+
+std::string EmitContext::ComputeType(DType dtype) {
+  if (dtype == DType::kFloat16 || dtype == DType::kBFloat16) return "float";
+  return StorageType(dtype);
+}
+
+std::string EmitContext::Int(int64_t v) {
+  if (v == INT64_MIN) return "(-9223372036854775807LL-1)";
+  return "(" + std::to_string(v) + "LL)";
+}
+
+int EmitContext::Kernel::Arg(const BufferRef& ref) {
+  auto it = std::find(args.begin(), args.end(), ref);
+  if (it != args.end()) return static_cast<int>(it - args.begin());
+  args.push_back(ref);
+  return static_cast<int>(args.size()) - 1;
+}
+
+std::string EmitContext::Kernel::Temp() {
+  return "t" + std::to_string(temps++);
+}
+
+EmitContext::Kernel EmitContext::NewKernel(int64_t threads) {
+  Kernel k;
+  k.name = options_.kernel_prefix + std::to_string(out_->kernel_names.size());
+  k.threads = threads;
+  // Reserve the name now, so that kernels built side by side differ.
+  out_->kernel_names.push_back(k.name);
+  return k;
+}
+
+Status EmitContext::Finish(Kernel kernel) {
+  if (static_cast<int>(kernel.args.size()) > kMaxKernelArgs) {
+    return NotOnCuda(
+        "a kernel of " + std::to_string(kernel.args.size()) + " buffers",
+        "a kernel takes at most " + std::to_string(kMaxKernelArgs));
+  }
+  const auto it = std::find(out_->kernel_names.begin(),
+                            out_->kernel_names.end(), kernel.name);
+  const int index = static_cast<int>(it - out_->kernel_names.begin());
+  std::string& s = out_->source;
+  s += "\n// step " + std::to_string(step_index_) + "\n";
+  s += "BATON_FN void " + kernel.name +
+       "_body(bt::i64 i, const KernelArgs& a) {\n";
+  s += kernel.body;
+  s += "}\n";
+  s += "#ifdef BATON_HOST_EMULATION\n";
+  s += "extern \"C\" void " + kernel.name +
+       "(bt::i64 n, const KernelArgs* a) {\n"
+       "  for (bt::i64 i = 0; i < n; ++i) " +
+       kernel.name + "_body(i, *a);\n}\n";
+  s += "#else\n";
+  s += "extern \"C\" __global__ void " + kernel.name +
+       "(const KernelArgs a, bt::i64 n) {\n"
+       "  for (bt::i64 i = (bt::i64)blockIdx.x * blockDim.x + threadIdx.x; i < "
+       "n;\n"
+       "       i += (bt::i64)blockDim.x * gridDim.x)\n"
+       "    " +
+       kernel.name + "_body(i, a);\n}\n";
+  s += "#endif\n";
+  if (kernel.threads <= 0) return OkStatus();
+  Action act;
+  act.kind = Action::Kind::kKernel;
+  act.step = step_index_;
+  act.kernel = index;
+  act.threads = kernel.threads;
+  act.args = std::move(kernel.args);
+  out_->actions.push_back(std::move(act));
+  return OkStatus();
+}
+
+void EmitContext::Copy(const BufferRef& dst, const BufferRef& src,
+                       int64_t bytes) {
+  if (bytes <= 0) return;
+  Action act;
+  act.kind = Action::Kind::kCopy;
+  act.step = step_index_;
+  act.dst = dst;
+  act.src = src;
+  act.bytes = bytes;
+  out_->actions.push_back(std::move(act));
+}
+
+void EmitContext::Gemm(DType dtype, int64_t batch, int64_t m, int64_t n,
+                       int64_t k, const BufferRef& a, const BufferRef& b,
+                       const BufferRef& c) {
+  Action act;
+  act.kind = Action::Kind::kGemm;
+  act.step = step_index_;
+  act.dtype = dtype;
+  act.batch = batch;
+  act.m = m;
+  act.n = n;
+  act.k = k;
+  act.a = a;
+  act.b = b;
+  act.c = c;
+  out_->actions.push_back(std::move(act));
+}
+
+BufferRef EmitContext::Scratch(int64_t bytes) {
+  int64_t& used = out_->step_scratch_bytes[step_index_];
+  BufferRef ref{BufferRef::Kind::kScratch, used};
+  used += (std::max<int64_t>(bytes, 1) + kScratchAlignment - 1) /
+          kScratchAlignment * kScratchAlignment;
+  return ref;
+}
+
+bool EmitContext::IsVirtualScalar(ValueId v) const {
+  return plan_.scalar_source[v] != compiler::kNoValue;
+}
+
+BufferRef EmitContext::Value(ValueId v) const {
+  const ValueId src = plan_.scalar_source[v];
+  return BufferRef{BufferRef::Kind::kSlot, src != compiler::kNoValue ? src : v};
+}
+
+std::string EmitContext::Pointer(Kernel& k, const BufferRef& ref, DType dtype,
+                                 bool writable) {
+  const std::string type = StorageType(dtype);
+  return "((" + std::string(writable ? "" : "const ") + type + "*)a.p[" +
+         std::to_string(k.Arg(ref)) + "])";
+}
+
+std::string EmitContext::Load(Kernel& k, ValueId v, const std::string& index) {
+  return LoadRef(k, Value(v), program_.type(v).dtype,
+                 IsVirtualScalar(v) ? "0" : index);
+}
+
+std::string EmitContext::LoadRef(Kernel& k, const BufferRef& ref, DType dtype,
+                                 const std::string& index) {
+  return Pointer(k, ref, dtype, false) + "[" + index + "]";
+}
+
+std::string EmitContext::Store(Kernel& k, ValueId v, const std::string& index,
+                               const std::string& expr) {
+  return StoreRef(k, Value(v), program_.type(v).dtype, index, expr);
+}
+
+std::string EmitContext::StoreRef(Kernel& k, const BufferRef& ref, DType dtype,
+                                  const std::string& index,
+                                  const std::string& expr) {
+  return Pointer(k, ref, dtype, true) + "[" + index + "] = " + expr + ";";
+}
+
+std::vector<int64_t> EmitContext::Strides(const std::vector<int64_t>& dims) {
+  std::vector<int64_t> strides(dims.size(), 1);
+  for (int d = static_cast<int>(dims.size()) - 2; d >= 0; --d) {
+    strides[d] = strides[d + 1] * dims[d + 1];
+  }
+  return strides;
+}
+
+std::string EmitContext::Unravel(const std::vector<int64_t>& dims,
+                                 const std::string& linear,
+                                 const std::string& prefix) {
+  std::string s;
+  const std::vector<int64_t> strides = Strides(dims);
+  for (size_t d = 0; d < dims.size(); ++d) {
+    std::string e = "(" + linear + ")";
+    if (strides[d] != 1) e = "(" + e + " / " + Int(strides[d]) + ")";
+    if (d > 0) e = "(" + e + " % " + Int(dims[d]) + ")";
+    s += "  const bt::i64 " + prefix + std::to_string(d) + " = " + e + ";\n";
+  }
+  return s;
+}
+
+Status EmitContext::NotOnCuda(const std::string& what,
+                              const std::string& why) const {
+  return Unimplemented(name_ + ": " + what +
+                       " does not run on CUDA yet: " + why);
+}
+
+}  // namespace baton::cuda::codegen

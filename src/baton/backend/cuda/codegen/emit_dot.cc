@@ -1,0 +1,193 @@
+// dot_general: result [batch..., lhs free..., rhs free...] as
+// c[B][M][N] = sum over k of a[B][M][k] * b[B][k][N].
+//
+// With a GEMM library (EmitOptions::library_gemm) and a float dtype, the
+// operands are brought to row-major [B, M, K] and [B, K, N] -- as they are
+// when their memory already has that order (size-1 dimensions aside, a
+// reshape of it), else by a transpose kernel into scratch -- and a kGemm
+// action multiplies them. Otherwise one work item per output element loops
+// k in order over the operands in place (through their strides), with the
+// CPU's arithmetic (kernels/dot.cc): integers wrap in their own type, bool
+// is or-of-ands, float16/bfloat16 accumulate in float (the CPU widens them
+// to float32 and calls sgemm) and round once at the end. Float results
+// differ from the CPU's (OpenBLAS) in summation order only.
+#include <algorithm>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "baton/backend/cuda/codegen/elementwise_chain.h"
+
+namespace baton::cuda::codegen {
+
+using compiler::Instruction;
+using compiler::Step;
+using compiler::ValueId;
+
+namespace {
+
+// Dimensions of a rank-`rank` operand that are neither batch nor
+// contracting, in increasing order (the result's order).
+std::vector<int64_t> FreeDims(int rank, const std::vector<int64_t>& batch,
+                              const std::vector<int64_t>& contracting) {
+  std::vector<int64_t> free;
+  for (int64_t d = 0; d < rank; ++d) {
+    if (std::find(batch.begin(), batch.end(), d) == batch.end() &&
+        std::find(contracting.begin(), contracting.end(), d) ==
+            contracting.end()) {
+      free.push_back(d);
+    }
+  }
+  return free;
+}
+
+int64_t SizeOf(const Shape& shape, const std::vector<int64_t>& dims) {
+  int64_t n = 1;
+  for (int64_t d : dims) n *= shape[static_cast<int>(d)];
+  return n;
+}
+
+// The walk over `dims` of an operand of `shape` (row-major strides).
+std::vector<StridedDim> Walk(const Shape& shape,
+                             const std::vector<int64_t>& dims) {
+  const std::vector<int64_t> strides = shape.strides();
+  std::vector<StridedDim> walk;
+  for (int64_t d : dims) {
+    walk.push_back(
+        {shape[static_cast<int>(d)], strides[static_cast<size_t>(d)]});
+  }
+  return walk;
+}
+
+std::vector<int64_t> Concat(const std::vector<int64_t>& a,
+                            const std::vector<int64_t>& b,
+                            const std::vector<int64_t>& c) {
+  std::vector<int64_t> out = a;
+  out.insert(out.end(), b.begin(), b.end());
+  out.insert(out.end(), c.begin(), c.end());
+  return out;
+}
+
+// Whether visiting `order` walks `shape`'s memory in row-major order,
+// size-1 dimensions aside (kernels/dot.cc's IsMemoryOrder): then the
+// operand already is the row-major matrix batch that order describes.
+bool IsMemoryOrder(const Shape& shape, const std::vector<int64_t>& order) {
+  int64_t last = -1;
+  for (int64_t d : order) {
+    if (shape[static_cast<int>(d)] == 1) continue;
+    if (d < last) return false;
+    last = d;
+  }
+  return true;
+}
+
+// Operand `v` with its dimensions in `order`, row-major: its own storage
+// when that is its layout already, else a transposed copy in scratch.
+Result<BufferRef> InOrder(EmitContext& ctx, ValueId v,
+                          const std::vector<int64_t>& order) {
+  const compiler::ValueType& type = ctx.program().type(v);
+  if (IsMemoryOrder(type.shape, order)) return ctx.Value(v);
+  const int64_t n = type.num_elements();
+  const BufferRef copy =
+      ctx.Scratch(n * static_cast<int64_t>(dtype_size(type.dtype)));
+  EmitContext::Kernel k = ctx.NewKernel(n);
+  k.body += "  " +
+            ctx.StoreRef(
+                k, copy, type.dtype, "i",
+                ctx.Load(k, v, StridedOffset(Walk(type.shape, order), "i"))) +
+            "\n";
+  BATON_RETURN_IF_ERROR(ctx.Finish(std::move(k)));
+  return copy;
+}
+
+}  // namespace
+
+Status EmitDotStep(EmitContext& ctx, const Step& step) {
+  const compiler::Program& program = ctx.program();
+  const Instruction& inst = program.instruction(step.result);
+  const auto* attrs = inst.attrs_if<compiler::DotGeneralAttrs>();
+  if (attrs == nullptr) {
+    return ctx.NotOnCuda(std::string(compiler::op_kind_name(inst.kind())) +
+                             " %" + std::to_string(step.result),
+                         "not a dot_general");
+  }
+  const ValueId lhs = inst.operands[0], rhs = inst.operands[1];
+  const Shape& ls = program.type(lhs).shape;
+  const Shape& rs = program.type(rhs).shape;
+  const std::vector<int64_t> lhs_free =
+      FreeDims(ls.rank(), attrs->lhs_batch, attrs->lhs_contracting);
+  const std::vector<int64_t> rhs_free =
+      FreeDims(rs.rank(), attrs->rhs_batch, attrs->rhs_contracting);
+  const int64_t batch = SizeOf(ls, attrs->lhs_batch);
+  const int64_t m = SizeOf(ls, lhs_free);
+  const int64_t n = SizeOf(rs, rhs_free);
+  const int64_t k_size = SizeOf(ls, attrs->lhs_contracting);
+  const DType dtype = inst.type.dtype;
+  const std::string type = EmitContext::StorageType(dtype);
+  const int64_t outputs = batch * m * n;
+  if (outputs == 0) return OkStatus();
+  if (k_size == 0) {  // an empty sum: zeros (all-zero bits, as the CPU's)
+    EmitContext::Kernel k = ctx.NewKernel(outputs);
+    k.body += "  " + ctx.Store(k, step.result, "i", type + "()") + "\n";
+    return ctx.Finish(std::move(k));
+  }
+
+  if (ctx.options().library_gemm && is_floating(dtype)) {
+    BATON_ASSIGN_OR_RETURN(
+        const BufferRef a,
+        InOrder(ctx, lhs,
+                Concat(attrs->lhs_batch, lhs_free, attrs->lhs_contracting)));
+    BATON_ASSIGN_OR_RETURN(
+        const BufferRef b,
+        InOrder(ctx, rhs,
+                Concat(attrs->rhs_batch, attrs->rhs_contracting, rhs_free)));
+    ctx.Gemm(dtype, batch, m, n, k_size, a, b, ctx.Value(step.result));
+    return OkStatus();
+  }
+
+  // One work item per output element (b, mi, ni) of [batch, m, n].
+  const DType acc_dtype =
+      (dtype == DType::kFloat16 || dtype == DType::kBFloat16) ? DType::kFloat32
+                                                              : dtype;
+  const std::string acc = EmitContext::StorageType(acc_dtype);
+  const std::string add = "bt::binary<bt::binary_op::kAdd, " + acc + ">";
+  const std::string mul = "bt::binary<bt::binary_op::kMul, " + acc + ">";
+  EmitContext::Kernel k = ctx.NewKernel(outputs);
+  // Coordinates declared only where an offset reads them (NVRTC warns of
+  // unused locals): a size-1 group's offset is "0".
+  const std::string lb = StridedOffset(Walk(ls, attrs->lhs_batch), "b");
+  const std::string rb = StridedOffset(Walk(rs, attrs->rhs_batch), "b");
+  const std::string lm = StridedOffset(Walk(ls, lhs_free), "mi");
+  const std::string rn = StridedOffset(Walk(rs, rhs_free), "ni");
+  if (lb != "0" || rb != "0") {
+    k.body += "  const bt::i64 b = i / " + EmitContext::Int(m * n) + ";\n";
+  }
+  if (lm != "0") {
+    k.body += "  const bt::i64 mi = (i / " + EmitContext::Int(n) + ") % " +
+              EmitContext::Int(m) + ";\n";
+  }
+  if (rn != "0") {
+    k.body += "  const bt::i64 ni = i % " + EmitContext::Int(n) + ";\n";
+  }
+  k.body += "  const bt::i64 l_base = " + lb + " + " + lm + ";\n";
+  k.body += "  const bt::i64 r_base = " + rb + " + " + rn + ";\n";
+  k.body += "  " + acc + " acc = " + acc + "(0);\n";
+  k.body +=
+      "  for (bt::i64 kk = 0; kk < " + EmitContext::Int(k_size) + "; ++kk) {\n";
+  const std::string x = ctx.Load(
+      k, lhs,
+      "l_base + " + StridedOffset(Walk(ls, attrs->lhs_contracting), "kk"));
+  const std::string y = ctx.Load(
+      k, rhs,
+      "r_base + " + StridedOffset(Walk(rs, attrs->rhs_contracting), "kk"));
+  k.body += "    acc = " + add + "(acc, " + mul + "(bt::to_compute(" + x +
+            "), bt::to_compute(" + y + ")));\n";
+  k.body += "  }\n";
+  k.body +=
+      "  " +
+      ctx.Store(k, step.result, "i", "bt::from_compute<" + type + ">(acc)") +
+      "\n";
+  return ctx.Finish(std::move(k));
+}
+
+}  // namespace baton::cuda::codegen

@@ -1,0 +1,182 @@
+// Emitted kernels compiled and run on the host (host_kernel_runner.h).
+#include "baton/backend/cuda/codegen/host_kernel_runner.h"
+
+#include <dlfcn.h>
+#include <unistd.h>
+#include <xxhash.h>
+
+#include <atomic>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+
+#ifndef BATON_HOST_CXX_DEFAULT
+#define BATON_HOST_CXX_DEFAULT "c++"
+#endif
+
+namespace baton::cuda::codegen {
+namespace {
+
+namespace fs = std::filesystem;
+
+std::string Env(const char* name, const char* fallback) {
+  const char* v = std::getenv(name);
+  return v != nullptr && *v != '\0' ? v : fallback;
+}
+
+fs::path CacheDir() {
+  const std::string set = Env("BATON_HOST_KERNEL_CACHE", "");
+  if (!set.empty()) return set;
+  return fs::path(Env("TMPDIR", "/tmp")) /
+         ("baton-host-kernels-" + std::to_string(getuid()));
+}
+
+// Runs `command`; its exit status, with what it printed in `output`.
+int RunCommand(const std::string& command, std::string* output) {
+  FILE* pipe = popen((command + " 2>&1").c_str(), "r");
+  if (pipe == nullptr) return -1;
+  char chunk[4096];
+  size_t n;
+  while ((n = std::fread(chunk, 1, sizeof chunk, pipe)) > 0) {
+    output->append(chunk, n);
+  }
+  return pclose(pipe);
+}
+
+// Compiles `source` into the cache unless it is there; the library's path.
+Result<fs::path> CompileIntoCache(const std::string& source,
+                                  const std::string& name) {
+  const std::string compiler = Env("BATON_HOST_CXX", BATON_HOST_CXX_DEFAULT);
+  // No FMA contraction and IEEE math, as the CPU backend (-ffp-contract=off)
+  // and the NVRTC build (--fmad=false) compute. -O1: the kernels are many
+  // and small, and compile time dominates the tests that run them.
+  const std::string flags =
+      "-std=c++17 -O1 -fPIC -shared -w -DBATON_HOST_EMULATION "
+      "-ffp-contract=off -fno-fast-math -x c++";
+  const std::string command_key = compiler + " " + flags;
+  const uint64_t hash =
+      XXH3_64bits_withSeed(source.data(), source.size(),
+                           XXH3_64bits(command_key.data(), command_key.size()));
+  char hex[17];
+  std::snprintf(hex, sizeof hex, "%016llx",
+                static_cast<unsigned long long>(hash));
+  const fs::path dir = CacheDir();
+  const fs::path library = dir / (std::string(hex) + ".so");
+  std::error_code ec;
+  if (fs::exists(library, ec)) return library;
+  fs::create_directories(dir, ec);
+  if (ec) {
+    return Internal(name + ": cannot create the host kernel cache " +
+                    dir.string() + ": " + ec.message() +
+                    " (set BATON_HOST_KERNEL_CACHE to a writable folder)");
+  }
+  static std::atomic<uint64_t> counter{0};
+  const std::string unique = "." + std::to_string(getpid()) + "." +
+                             std::to_string(counter.fetch_add(1));
+  const fs::path source_path = dir / (std::string(hex) + unique + ".cc");
+  const fs::path partial = dir / (std::string(hex) + unique + ".so");
+  {
+    std::ofstream out(source_path, std::ios::binary);
+    out << source;
+    if (!out) return Internal(name + ": cannot write " + source_path.string());
+  }
+  std::string log;
+  const int rc = RunCommand(command_key + " '" + source_path.string() +
+                                "' -o '" + partial.string() + "'",
+                            &log);
+  if (rc != 0) {
+    // The source is kept for the report; the partial output is not.
+    fs::remove(partial, ec);
+    return Internal(name + ": the host compiler (" + compiler +
+                    ") rejected the emitted kernels (" + source_path.string() +
+                    "), exit status " + std::to_string(rc) + ":\n" + log);
+  }
+  fs::remove(source_path, ec);
+  fs::rename(partial, library, ec);  // atomic: racing compiles agree
+  if (ec) {
+    return Internal(name + ": cannot move " + partial.string() +
+                    " into place: " + ec.message());
+  }
+  return library;
+}
+
+}  // namespace
+
+Result<std::unique_ptr<HostKernelLibrary>> HostKernelLibrary::Compile(
+    const std::string& source, const std::string& name) {
+  BATON_ASSIGN_OR_RETURN(fs::path path, CompileIntoCache(source, name));
+  std::unique_ptr<HostKernelLibrary> lib(new HostKernelLibrary());
+  lib->handle_ = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
+  if (lib->handle_ == nullptr) {
+    return Internal(name + ": cannot load " + path.string() + ": " + dlerror());
+  }
+  return lib;
+}
+
+HostKernelLibrary::~HostKernelLibrary() {
+  if (handle_ != nullptr) dlclose(handle_);
+}
+
+Result<HostKernel> HostKernelLibrary::Find(const std::string& kernel) const {
+  void* fn = dlsym(handle_, kernel.c_str());
+  if (fn == nullptr) {
+    return Internal("host kernel library has no kernel " + kernel);
+  }
+  return reinterpret_cast<HostKernel>(fn);
+}
+
+std::string CombinedSource(const std::vector<const EmittedProgram*>& programs) {
+  if (programs.empty()) return "";
+  std::string source = programs[0]->source;
+  for (size_t i = 1; i < programs.size(); ++i) {
+    const EmittedProgram& p = *programs[i];
+    source.append(p.source, p.kernels_offset, std::string::npos);
+  }
+  return source;
+}
+
+Status RunOnHost(const HostKernelLibrary& library,
+                 const EmittedProgram& emitted,
+                 const std::vector<void*>& value_data,
+                 const std::vector<void*>& step_scratch) {
+  auto at = [&](const BufferRef& ref, int step) -> void* {
+    if (ref.kind == BufferRef::Kind::kSlot) {
+      return value_data[static_cast<size_t>(ref.index)];
+    }
+    return static_cast<char*>(step_scratch[static_cast<size_t>(step)]) +
+           ref.index;
+  };
+  for (const Action& action : emitted.actions) {
+    switch (action.kind) {
+      case Action::Kind::kKernel: {
+        BATON_ASSIGN_OR_RETURN(
+            HostKernel fn,
+            library.Find(
+                emitted.kernel_names[static_cast<size_t>(action.kernel)]));
+        KernelArgs args{};
+        for (size_t k = 0; k < action.args.size(); ++k) {
+          args.p[k] = at(action.args[k], action.step);
+        }
+        fn(action.threads, &args);
+        break;
+      }
+      case Action::Kind::kCopy: {
+        void* dst = at(action.dst, action.step);
+        const void* src = at(action.src, action.step);
+        if (dst != src) {
+          std::memmove(dst, src, static_cast<size_t>(action.bytes));
+        }
+        break;
+      }
+      case Action::Kind::kGemm:
+        return Unimplemented(
+            "host emulation has no GEMM library: emit dots as kernels "
+            "(EmitOptions::library_gemm = false)");
+    }
+  }
+  return OkStatus();
+}
+
+}  // namespace baton::cuda::codegen

@@ -1,0 +1,121 @@
+#include "baton/backend/cuda/codegen/kernel_emitter.h"
+
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <functional>
+#include <string_view>
+
+#include "baton/backend/cuda/codegen/emit_context.h"
+
+namespace baton::cuda::codegen {
+
+using compiler::OpKind;
+using compiler::Step;
+
+namespace {
+
+// The prelude's text, embedded at build time (device_prelude.inc is also a
+// header of the host-side test, so it is included as a raw string here).
+constexpr std::string_view kPrelude =
+#include "baton/backend/cuda/codegen/device_prelude_text.inc"
+    ;
+
+Status EmitStep(EmitContext& ctx, const Step& step) {
+  switch (step.kind) {
+    case Step::Kind::kFusedElementwise:
+      return EmitElementwiseStep(ctx, step);
+    case Step::Kind::kFusedReduce:
+      return EmitReduceStep(ctx, step);
+    case Step::Kind::kRegion:
+      return ctx.NotOnCuda(
+          "control flow (" +
+              std::string(compiler::op_kind_name(
+                  ctx.program().instruction(step.result).kind())) +
+              " %" + std::to_string(step.result) + ")",
+          "its regions run on the CPU backend only");
+    case Step::Kind::kOp:
+      break;
+  }
+  const compiler::Instruction& inst = ctx.program().instruction(step.result);
+  if (compiler::IsElementwise(inst.kind()) ||
+      compiler::IsTableGather(ctx.program(), step.result) ||
+      inst.kind() == OpKind::kIota) {
+    return EmitElementwiseStep(ctx, step);
+  }
+  switch (inst.kind()) {
+    case OpKind::kReduce:
+      return EmitReduceStep(ctx, step);
+    case OpKind::kDotGeneral:
+      return EmitDotStep(ctx, step);
+    case OpKind::kBroadcastInDim:
+    case OpKind::kReshape:
+    case OpKind::kTranspose:
+    case OpKind::kSlice:
+    case OpKind::kDynamicSlice:
+    case OpKind::kDynamicUpdateSlice:
+    case OpKind::kConcatenate:
+    case OpKind::kPad:
+    case OpKind::kGather:
+    case OpKind::kScatter:
+    case OpKind::kTransfer:
+      return EmitShapeStep(ctx, step);
+    default:
+      return ctx.NotOnCuda(
+          std::string(compiler::op_kind_name(inst.kind())) + " %" +
+              std::to_string(step.result),
+          "baton's CUDA kernels cover elementwise ops, reductions, shape "
+          "ops, gather/scatter and dot_general; compute this part on a CPU "
+          "device and move the result with bt.device_put");
+  }
+}
+
+// With $BATON_DUMP_CUDA_SOURCE set to a folder, writes `source` there as
+// <name>.<hash>.cu (name reduced to [A-Za-z0-9_-]); a failure to write is
+// reported on stderr and does not fail the emission.
+void MaybeDump(const std::string& name, const std::string& source) {
+  const char* dir = std::getenv("BATON_DUMP_CUDA_SOURCE");
+  if (dir == nullptr || *dir == '\0') return;
+  std::string stem;
+  for (char c : name) {
+    const bool plain = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
+                       (c >= '0' && c <= '9') || c == '_' || c == '-';
+    stem += plain ? c : '_';
+  }
+  char hash[17];
+  std::snprintf(
+      hash, sizeof hash, "%016llx",
+      static_cast<unsigned long long>(std::hash<std::string>()(source)));
+  const std::string path =
+      std::string(dir) + "/" + stem.substr(0, 100) + "." + hash + ".cu";
+  std::ofstream out(path, std::ios::binary);
+  out << source;
+  if (!out) {
+    std::fprintf(stderr, "baton: BATON_DUMP_CUDA_SOURCE: cannot write %s\n",
+                 path.c_str());
+  }
+}
+
+}  // namespace
+
+std::string_view DevicePrelude() { return kPrelude; }
+
+Result<EmittedProgram> EmitProgram(const compiler::Program& program,
+                                   const compiler::StepPlan& plan,
+                                   const EmitOptions& options,
+                                   const std::string& name) {
+  EmittedProgram out;
+  out.source = std::string(kPrelude);
+  out.source += "\nstruct KernelArgs {\n  void* p[" +
+                std::to_string(kMaxKernelArgs) + "];\n};\n";
+  out.kernels_offset = out.source.size();
+  EmitContext ctx(program, plan, options, name, &out);
+  for (size_t s = 0; s < plan.steps.size(); ++s) {
+    ctx.BeginStep(static_cast<int>(s));
+    BATON_RETURN_IF_ERROR(EmitStep(ctx, plan.steps[s]));
+  }
+  MaybeDump(name, out.source);
+  return out;
+}
+
+}  // namespace baton::cuda::codegen
