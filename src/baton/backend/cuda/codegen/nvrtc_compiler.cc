@@ -2,9 +2,17 @@
 #include "baton/backend/cuda/codegen/nvrtc_compiler.h"
 
 #include <dlfcn.h>
+#include <unistd.h>
 #include <xxhash.h>
 
+#include <algorithm>
 #include <cstddef>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
 #include <map>
 #include <mutex>
 
@@ -181,44 +189,31 @@ class ProgramGuard {
   nvrtcProgram program_;
 };
 
-// Compiled PTX and CUBIN by a 128-bit hash of source, architecture, options
-// and output kind: a program compiled again (another executable of the same
-// computation, a test run twice) costs a lookup. Never evicted.
-class PtxCache {
- public:
-  static PtxCache& Get() {
-    static PtxCache* cache = new PtxCache;  // never destroyed
-    return *cache;
+// The cache key: a 128-bit hash of the source, NVRTC's version and the
+// option strings (each after a NUL, so option boundaries count).
+XXH128_hash_t CacheKey(const std::string& source, int major, int minor,
+                       const std::vector<std::string>& options) {
+  XXH3_state_t* state = XXH3_createState();
+  XXH3_128bits_reset(state);
+  XXH3_128bits_update(state, source.data(), source.size());
+  const std::string version =
+      "nvrtc " + std::to_string(major) + "." + std::to_string(minor);
+  XXH3_128bits_update(state, "\0", 1);
+  XXH3_128bits_update(state, version.data(), version.size());
+  for (const std::string& option : options) {
+    XXH3_128bits_update(state, "\0", 1);
+    XXH3_128bits_update(state, option.data(), option.size());
   }
-  static XXH128_hash_t Key(const std::string& source,
-                           const std::vector<std::string>& options) {
-    XXH3_state_t* state = XXH3_createState();
-    XXH3_128bits_reset(state);
-    XXH3_128bits_update(state, source.data(), source.size());
-    for (const std::string& option : options) {
-      XXH3_128bits_update(state, "\0", 1);
-      XXH3_128bits_update(state, option.data(), option.size());
-    }
-    const XXH128_hash_t key = XXH3_128bits_digest(state);
-    XXH3_freeState(state);
-    return key;
-  }
-  bool Find(const XXH128_hash_t& key, std::string* ptx) {
-    std::lock_guard<std::mutex> lock(mu_);
-    auto it = map_.find({key.high64, key.low64});
-    if (it == map_.end()) return false;
-    *ptx = it->second;
-    return true;
-  }
-  void Put(const XXH128_hash_t& key, const std::string& ptx) {
-    std::lock_guard<std::mutex> lock(mu_);
-    map_.emplace(std::make_pair(key.high64, key.low64), ptx);
-  }
+  const XXH128_hash_t key = XXH3_128bits_digest(state);
+  XXH3_freeState(state);
+  return key;
+}
 
- private:
-  std::mutex mu_;
-  std::map<std::pair<uint64_t, uint64_t>, std::string> map_;
-};
+// A cache file: this magic (the format's version in its last byte), the
+// code's and the log's sizes (8 bytes each, little-endian as the host), the
+// code, the log, then an XXH64 of everything before it.
+constexpr char kFileMagic[8] = {'B', 'T', 'N', 'V', 'R', 'T', 'C', '1'};
+constexpr size_t kFileHeader = sizeof kFileMagic + 2 * sizeof(uint64_t);
 
 }  // namespace
 
@@ -242,11 +237,193 @@ Result<std::pair<int, int>> NvrtcVersion() {
 
 namespace {
 
-// CompileToPtx (cubin false) or CompileToCubin (cubin true).
-Result<std::string> Compile(const std::string& source, const std::string& name,
-                            const std::string& arch,
-                            const std::vector<std::string>& extra_options,
-                            bool cubin) {
+// The first integer after `key` in `line` ("Used 10 registers": key
+// "Used "), or -1.
+int64_t NumberAfter(std::string_view line, std::string_view key) {
+  const size_t at = line.find(key);
+  if (at == std::string_view::npos) return -1;
+  size_t i = at + key.size();
+  if (i >= line.size() || line[i] < '0' || line[i] > '9') return -1;
+  int64_t value = 0;
+  for (; i < line.size() && line[i] >= '0' && line[i] <= '9'; ++i) {
+    value = value * 10 + (line[i] - '0');
+  }
+  return value;
+}
+
+// The integer just before `suffix` in `line` ("0 bytes stack frame"), or -1.
+int64_t NumberBefore(std::string_view line, std::string_view suffix) {
+  const size_t at = line.find(suffix);
+  if (at == std::string_view::npos || at == 0) return -1;
+  size_t begin = at;
+  while (begin > 0 && line[begin - 1] >= '0' && line[begin - 1] <= '9') {
+    --begin;
+  }
+  if (begin == at) return -1;
+  int64_t value = 0;
+  for (size_t i = begin; i < at; ++i) value = value * 10 + (line[i] - '0');
+  return value;
+}
+
+std::string Hex(const XXH128_hash_t& key) {
+  char hex[33];
+  std::snprintf(hex, sizeof hex, "%016llx%016llx",
+                static_cast<unsigned long long>(key.high64),
+                static_cast<unsigned long long>(key.low64));
+  return hex;
+}
+
+std::string EnvOr(const char* name, const std::string& fallback) {
+  const char* v = std::getenv(name);
+  return v != nullptr && *v != '\0' ? v : fallback;
+}
+
+}  // namespace
+
+std::vector<KernelResources> ParsePtxasReport(std::string_view log) {
+  std::vector<KernelResources> out;
+  // Find-or-add by name: a function is named by "Compiling entry function"
+  // (entries only) and by "Function properties for" (every function).
+  auto at = [&out](std::string_view name) -> KernelResources& {
+    for (KernelResources& r : out) {
+      if (r.name == name) return r;
+    }
+    out.push_back(KernelResources{std::string(name)});
+    return out.back();
+  };
+  int entry = -1;       // the entry function "Used N registers" is about
+  int properties = -1;  // the function the stack/spill line is about
+  size_t begin = 0;
+  while (begin < log.size()) {
+    size_t end = log.find('\n', begin);
+    if (end == std::string_view::npos) end = log.size();
+    const std::string_view line = log.substr(begin, end - begin);
+    begin = end + 1;
+    if (line.substr(0, 5) != "ptxas") continue;
+    constexpr std::string_view kEntry = "Compiling entry function '";
+    constexpr std::string_view kProperties = "Function properties for ";
+    if (size_t i = line.find(kEntry); i != std::string_view::npos) {
+      const std::string_view rest = line.substr(i + kEntry.size());
+      at(rest.substr(0, rest.find('\''))).entry = true;
+      entry = static_cast<int>(&at(rest.substr(0, rest.find('\''))) -
+                               out.data());
+    } else if (size_t j = line.find(kProperties);
+               j != std::string_view::npos) {
+      std::string_view name = line.substr(j + kProperties.size());
+      while (!name.empty() && (name.back() == ' ' || name.back() == '\r')) {
+        name.remove_suffix(1);
+      }
+      properties = static_cast<int>(&at(name) - out.data());
+    } else if (line.find("bytes stack frame") != std::string_view::npos) {
+      if (properties < 0) continue;
+      KernelResources& r = out[properties];
+      r.stack_bytes = std::max<int64_t>(0, NumberBefore(line, " bytes stack"));
+      r.spill_store_bytes =
+          std::max<int64_t>(0, NumberBefore(line, " bytes spill stores"));
+      r.spill_load_bytes =
+          std::max<int64_t>(0, NumberBefore(line, " bytes spill loads"));
+    } else if (const int64_t registers = NumberAfter(line, "Used ");
+               registers >= 0 && line.find(" registers") !=
+                                     std::string_view::npos) {
+      if (entry >= 0) out[entry].registers = static_cast<int>(registers);
+    }
+  }
+  return out;
+}
+
+std::string NvrtcCompiler::DefaultCacheDir() {
+  if (const char* set = std::getenv("BATON_CUDA_CACHE_DIR"); set != nullptr) {
+    return set;
+  }
+  const std::string home = EnvOr("HOME", "");
+  const std::string base =
+      EnvOr("XDG_CACHE_HOME", home.empty() ? "" : home + "/.cache");
+  return base.empty() ? "" : base + "/baton/cuda";
+}
+
+NvrtcCompiler& NvrtcCompiler::Default() {
+  static NvrtcCompiler* compiler =  // never destroyed
+      new NvrtcCompiler(Options{DefaultCacheDir()});
+  return *compiler;
+}
+
+NvrtcCompiler::NvrtcCompiler(Options options) : options_(std::move(options)) {}
+
+void NvrtcCompiler::ClearMemoryCache() {
+  std::lock_guard<std::mutex> lock(mu_);
+  memory_.clear();
+}
+
+bool NvrtcCompiler::ReadDisk(const std::string& path, Entry* entry) const {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return false;
+  std::string bytes((std::istreambuf_iterator<char>(in)),
+                    std::istreambuf_iterator<char>());
+  if (bytes.size() < kFileHeader + sizeof(uint64_t) ||
+      bytes.compare(0, sizeof kFileMagic, kFileMagic, sizeof kFileMagic) !=
+          0) {
+    return false;
+  }
+  uint64_t code_size = 0;
+  uint64_t log_size = 0;
+  std::memcpy(&code_size, bytes.data() + sizeof kFileMagic, sizeof code_size);
+  std::memcpy(&log_size, bytes.data() + sizeof kFileMagic + sizeof code_size,
+              sizeof log_size);
+  const uint64_t body = bytes.size() - kFileHeader - sizeof(uint64_t);
+  if (code_size > body || log_size != body - code_size) return false;
+  uint64_t stored = 0;
+  const size_t hashed = bytes.size() - sizeof stored;
+  std::memcpy(&stored, bytes.data() + hashed, sizeof stored);
+  if (XXH64(bytes.data(), hashed, 0) != stored) return false;
+  entry->code = bytes.substr(kFileHeader, code_size);
+  entry->log = bytes.substr(kFileHeader + code_size, log_size);
+  return true;
+}
+
+void NvrtcCompiler::WriteDisk(const std::string& path, const Entry& entry) {
+  namespace fs = std::filesystem;
+  std::string bytes(kFileMagic, sizeof kFileMagic);
+  const uint64_t sizes[2] = {entry.code.size(), entry.log.size()};
+  bytes.append(reinterpret_cast<const char*>(sizes), sizeof sizes);
+  bytes += entry.code;
+  bytes += entry.log;
+  const uint64_t hash = XXH64(bytes.data(), bytes.size(), 0);
+  bytes.append(reinterpret_cast<const char*>(&hash), sizeof hash);
+
+  static std::atomic<uint64_t> counter{0};
+  const std::string partial = path + ".tmp." + std::to_string(getpid()) +
+                              "." + std::to_string(counter.fetch_add(1));
+  std::error_code ec;
+  std::string failure;
+  fs::create_directories(options_.cache_dir, ec);
+  if (ec) {
+    failure = "cannot create " + options_.cache_dir + ": " + ec.message();
+  } else {
+    {
+      std::ofstream out(partial, std::ios::binary | std::ios::trunc);
+      out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
+      out.close();
+      if (!out) failure = "cannot write " + partial;
+    }
+    if (failure.empty()) {
+      fs::rename(partial, path, ec);  // atomic: racing writers agree
+      if (ec) failure = "cannot rename " + partial + ": " + ec.message();
+    }
+    if (!failure.empty()) fs::remove(partial, ec);
+  }
+  if (!failure.empty() && !warned_.exchange(true)) {
+    std::fprintf(stderr,
+                 "baton: the NVRTC disk cache is not written (%s); kernels "
+                 "are compiled again in each process (set "
+                 "BATON_CUDA_CACHE_DIR to a writable folder)\n",
+                 failure.c_str());
+  }
+}
+
+Result<NvrtcCompiler::Entry> NvrtcCompiler::Compile(
+    const std::string& source, const std::string& name,
+    const std::string& arch, const std::vector<std::string>& extra_options,
+    bool cubin) {
   const Nvrtc& n = GetNvrtc();
   if (!n.unavailable_reason.empty()) {
     return Unavailable(n, "compile kernel program '" + name + "'");
@@ -255,12 +432,33 @@ Result<std::string> Compile(const std::string& source, const std::string& name,
                                       "-std=c++17", "--fmad=false",
                                       "-default-device"};
   options.insert(options.end(), extra_options.begin(), extra_options.end());
+  if (cubin) options.push_back("--ptxas-options=--verbose");
+  BATON_ASSIGN_OR_RETURN(const auto version, NvrtcVersion());
   // The output kind is part of the key: PTX and CUBIN differ for one arch.
   std::vector<std::string> key_parts = options;
   key_parts.push_back(cubin ? "cubin" : "ptx");
-  const XXH128_hash_t key = PtxCache::Key(source, key_parts);
-  if (std::string out; PtxCache::Get().Find(key, &out)) return out;
+  const XXH128_hash_t key =
+      CacheKey(source, version.first, version.second, key_parts);
+  const std::pair<uint64_t, uint64_t> memory_key{key.high64, key.low64};
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (auto it = memory_.find(memory_key); it != memory_.end()) {
+      return it->second;
+    }
+  }
+  const std::string path =
+      options_.cache_dir.empty()
+          ? ""
+          : options_.cache_dir + "/" + Hex(key) + (cubin ? ".cubin" : ".ptx");
+  Entry entry;
+  if (!path.empty() && ReadDisk(path, &entry)) {
+    disk_hits_.fetch_add(1);
+    std::lock_guard<std::mutex> lock(mu_);
+    memory_.emplace(memory_key, entry);
+    return entry;
+  }
 
+  compiles_.fetch_add(1);
   nvrtcProgram program = nullptr;
   nvrtcResult result = n.create_program(&program, source.c_str(), name.c_str(),
                                         0, nullptr, nullptr);
@@ -294,32 +492,59 @@ Result<std::string> Compile(const std::string& source, const std::string& name,
     return NvrtcError(n, result,
                       cubin ? "nvrtcGetCUBINSize" : "nvrtcGetPTXSize", name);
   }
-  std::string out(size, '\0');
-  result =
-      cubin ? n.get_cubin(program, out.data()) : n.get_ptx(program, out.data());
+  entry.code.assign(size, '\0');
+  result = cubin ? n.get_cubin(program, entry.code.data())
+                 : n.get_ptx(program, entry.code.data());
   if (result != kNvrtcSuccess) {
     return NvrtcError(n, result, cubin ? "nvrtcGetCUBIN" : "nvrtcGetPTX", name);
   }
   // PTX's size counts its terminating NUL.
   if (!cubin) {
-    while (!out.empty() && out.back() == '\0') out.pop_back();
+    while (!entry.code.empty() && entry.code.back() == '\0') {
+      entry.code.pop_back();
+    }
   }
-  PtxCache::Get().Put(key, out);
-  return out;
+  entry.log = ProgramLog(n, program);
+  if (!path.empty()) WriteDisk(path, entry);
+  std::lock_guard<std::mutex> lock(mu_);
+  memory_.emplace(memory_key, entry);
+  return entry;
 }
 
-}  // namespace
+Result<std::string> NvrtcCompiler::CompileToPtx(
+    const std::string& source, const std::string& name, const std::string& arch,
+    const std::vector<std::string>& extra_options) {
+  BATON_ASSIGN_OR_RETURN(Entry entry, Compile(source, name, arch,
+                                              extra_options, /*cubin=*/false));
+  return std::move(entry.code);
+}
+
+Result<CompiledCubin> NvrtcCompiler::CompileToCubin(
+    const std::string& source, const std::string& name, const std::string& arch,
+    const std::vector<std::string>& extra_options) {
+  BATON_ASSIGN_OR_RETURN(Entry entry, Compile(source, name, arch,
+                                              extra_options, /*cubin=*/true));
+  CompiledCubin out;
+  out.resources = ParsePtxasReport(entry.log);
+  out.cubin = std::move(entry.code);
+  return out;
+}
 
 Result<std::string> CompileToPtx(
     const std::string& source, const std::string& name, const std::string& arch,
     const std::vector<std::string>& extra_options) {
-  return Compile(source, name, arch, extra_options, /*cubin=*/false);
+  return NvrtcCompiler::Default().CompileToPtx(source, name, arch,
+                                               extra_options);
 }
 
 Result<std::string> CompileToCubin(
     const std::string& source, const std::string& name, const std::string& arch,
     const std::vector<std::string>& extra_options) {
-  return Compile(source, name, arch, extra_options, /*cubin=*/true);
+  BATON_ASSIGN_OR_RETURN(
+      CompiledCubin out,
+      NvrtcCompiler::Default().CompileToCubin(source, name, arch,
+                                              extra_options));
+  return std::move(out.cubin);
 }
 
 }  // namespace baton::cuda
