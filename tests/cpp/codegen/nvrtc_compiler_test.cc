@@ -166,16 +166,22 @@ TEST(NvrtcCompilerTest, CompilesFromSeveralThreadsAtOnce) {
   }
 }
 
-// The kernels of random programs (elementwise chains with promotion and
-// scalar broadcasts, reductions, data movement, indexing, matmul; the
+// The emitted source of random programs (elementwise chains with promotion
+// and scalar broadcasts, reductions, data movement, indexing, matmul; the
 // programs with ops the emitter refuses -- sort, control flow, host
-// callbacks -- are left out) compile for sm_90, all in one source.
-TEST(NvrtcCompilerTest, GeneratedKernelsOfRandomProgramsCompileForSm90) {
-  BATON_SKIP_WITHOUT_NVRTC();
+// callbacks -- are left out), all in one source.
+struct Corpus {
+  std::string source;
+  size_t programs = 0;
+  size_t kernels = 0;
+  int refused = 0;
+};
+
+Corpus RandomProgramCorpus() {
   constexpr int kPrograms = 400;
   std::vector<cuda::codegen::EmittedProgram> emitted;
   emitted.reserve(kPrograms);
-  int refused = 0;
+  Corpus corpus;
   for (int seed = 0; seed < kPrograms; ++seed) {
     testing::ProgramGenerator generator(20261205 + seed);
     const testing::PlannedProgram p =
@@ -187,29 +193,137 @@ TEST(NvrtcCompilerTest, GeneratedKernelsOfRandomProgramsCompileForSm90) {
     if (!e.ok()) {
       EXPECT_EQ(e.status().code(), ErrorCode::kUnimplemented)
           << e.status().to_string();
-      ++refused;
+      ++corpus.refused;
       continue;
     }
     emitted.push_back(std::move(*e));
   }
   std::vector<const cuda::codegen::EmittedProgram*> all;
-  size_t kernels = 0;
   for (const auto& e : emitted) {
     all.push_back(&e);
-    kernels += e.kernel_names.size();
+    corpus.kernels += e.kernel_names.size();
   }
   // About a quarter of the programs are emitted: the others hold a host
   // callback (the generator adds one to two thirds of them), a control-flow
   // region or a sort.
-  EXPECT_GT(emitted.size(), kPrograms / 6) << refused << " refused";
-  const std::string source = cuda::codegen::CombinedSource(all);
-  auto cubin = CompileToCubin(source, "random_programs.cu", kRealArch);
+  EXPECT_GT(emitted.size(), kPrograms / 6) << corpus.refused << " refused";
+  corpus.programs = emitted.size();
+  corpus.source = cuda::codegen::CombinedSource(all);
+  return corpus;
+}
+
+TEST(NvrtcCompilerTest, GeneratedKernelsOfRandomProgramsCompileForSm90) {
+  BATON_SKIP_WITHOUT_NVRTC();
+  const Corpus corpus = RandomProgramCorpus();
+  auto cubin = CompileToCubin(corpus.source, "random_programs.cu", kRealArch);
   ASSERT_TRUE(cubin.ok()) << cubin.status().to_string();
   EXPECT_EQ(cubin->substr(0, 4),
             "\x7f"
             "ELF");
   std::printf("%zu programs, %zu kernels, %zu bytes of source compiled\n",
-              emitted.size(), kernels, source.size());
+              corpus.programs, corpus.kernels, corpus.source.size());
+}
+
+TEST(NvrtcCompilerTest, ParsesThePtxasReport) {
+  const std::vector<cuda::KernelResources> r = cuda::ParsePtxasReport(
+      "ptxas info    : 0 bytes gmem\n"
+      "ptxas info    : Compiling entry function 'a' for 'sm_90'\n"
+      "ptxas info    : Function properties for a\n"
+      "ptxas         .     0 bytes stack frame, 0 bytes spill stores, "
+      "0 bytes spill loads\n"
+      "ptxas info    : Used 10 registers, used 0 barriers\n"
+      "ptxas info    : Compile time = 3.689 ms\n"
+      "ptxas info    : Function properties for _Z6helperi\n"
+      "ptxas         .     24 bytes stack frame, 8 bytes spill stores, "
+      "4 bytes spill loads\n"
+      "ptxas info    : Compiling entry function 'b' for 'sm_90'\n"
+      "ptxas info    : Function properties for b\n"
+      "ptxas         .     16 bytes stack frame, 12 bytes spill stores, "
+      "20 bytes spill loads\n"
+      "ptxas info    : Used 255 registers, 380 bytes cmem[0]\n"
+      "an unrelated line\n");
+  ASSERT_EQ(r.size(), 3u);
+  EXPECT_EQ(r[0].name, "a");
+  EXPECT_TRUE(r[0].entry);
+  EXPECT_EQ(r[0].registers, 10);
+  EXPECT_EQ(r[0].stack_bytes, 0);
+  EXPECT_EQ(r[1].name, "_Z6helperi");
+  EXPECT_FALSE(r[1].entry);
+  EXPECT_EQ(r[1].registers, -1);
+  EXPECT_EQ(r[1].stack_bytes, 24);
+  EXPECT_EQ(r[1].spill_store_bytes, 8);
+  EXPECT_EQ(r[1].spill_load_bytes, 4);
+  EXPECT_EQ(r[2].name, "b");
+  EXPECT_TRUE(r[2].entry);
+  EXPECT_EQ(r[2].registers, 255);
+  EXPECT_EQ(r[2].stack_bytes, 16);
+  EXPECT_EQ(r[2].spill_store_bytes, 12);
+  EXPECT_EQ(r[2].spill_load_bytes, 20);
+  EXPECT_TRUE(cuda::ParsePtxasReport("").empty());
+}
+
+// A kernel with a local array too large for registers, indexed at run time,
+// gets a stack frame (1 KiB):
+// the report says so (the parse is not vacuous on real ptxas output).
+TEST(NvrtcCompilerTest, ReportsAStackFrame) {
+  BATON_SKIP_WITHOUT_NVRTC();
+  cuda::NvrtcCompiler compiler({});
+  auto out = compiler.CompileToCubin(
+      "extern \"C\" __global__ void framed(float* o, int j) {\n"
+      "  float a[256];\n"
+      "  for (int i = 0; i < 256; ++i) a[i] = o[i * threadIdx.x];\n"
+      "  o[threadIdx.x] = a[j & 255];\n}\n"
+      "extern \"C\" __global__ void plain(float* o) { o[threadIdx.x] = 1; }\n",
+      "framed.cu", kRealArch);
+  ASSERT_TRUE(out.ok()) << out.status().to_string();
+  ASSERT_EQ(out->resources.size(), 2u);
+  for (const cuda::KernelResources& r : out->resources) {
+    EXPECT_TRUE(r.entry) << r.name;
+    EXPECT_GT(r.registers, 0) << r.name;
+    EXPECT_EQ(r.stack_bytes, r.name == "framed" ? 1024 : 0) << r.name;
+  }
+}
+
+// Issue 33's acceptance: every generated kernel of the corpus compiles for
+// sm_90 with no spills, no stack frame and at most kRegisterCap registers.
+// The cap: at 128 registers per thread an SM (64 Ki registers) still holds
+// 512 threads, two blocks of 256; the generated kernels are grid-stride
+// loops that need a few tens (the corpus peaked at 32 with NVRTC 13.0; the
+// test prints it), so a kernel past 128 has grown something (an unrolled
+// row, a local array) that should be looked at, not a higher cap.
+TEST(NvrtcCompilerTest, GeneratedKernelsNeitherSpillNorUseAStack) {
+  BATON_SKIP_WITHOUT_NVRTC();
+  constexpr int kRegisterCap = 128;
+  const Corpus corpus = RandomProgramCorpus();
+  auto out = cuda::NvrtcCompiler::Default().CompileToCubin(
+      corpus.source, "random_programs.cu", kRealArch);
+  ASSERT_TRUE(out.ok()) << out.status().to_string();
+  size_t entries = 0;
+  int max_registers = 0;
+  std::string max_name;
+  int64_t stack_and_spills = 0;
+  for (const cuda::KernelResources& r : out->resources) {
+    stack_and_spills +=
+        r.stack_bytes + r.spill_store_bytes + r.spill_load_bytes;
+    EXPECT_EQ(r.stack_bytes, 0) << r.name;
+    EXPECT_EQ(r.spill_store_bytes, 0) << r.name;
+    EXPECT_EQ(r.spill_load_bytes, 0) << r.name;
+    if (!r.entry) continue;
+    ++entries;
+    EXPECT_GT(r.registers, 0) << r.name;
+    EXPECT_LE(r.registers, kRegisterCap) << r.name;
+    if (r.registers > max_registers) {
+      max_registers = r.registers;
+      max_name = r.name;
+    }
+  }
+  // Every emitted kernel is an entry ptxas reports on.
+  EXPECT_EQ(entries, corpus.kernels);
+  std::printf(
+      "ptxas sm_90: %zu kernels, max %d registers (%s), %lld bytes of stack "
+      "and spills\n",
+      entries, max_registers, max_name.c_str(),
+      static_cast<long long>(stack_and_spills));
 }
 
 }  // namespace
