@@ -8,8 +8,6 @@
 
 #include <gtest/gtest.h>
 
-#include <stdlib.h>
-
 #include <algorithm>
 #include <chrono>
 #include <cstdint>
@@ -526,8 +524,8 @@ compiler::Program MlpTrainingStep() {
         const Tracer d = out - p[5];
         return std::vector<Tracer>{sum(d * d) * (1.0 / (kBatch * kOut))};
       });
-  auto vjp = compiler::transforms::Vjp(
-      loss, {true, true, true, true, false, false});
+  auto vjp =
+      compiler::transforms::Vjp(loss, {true, true, true, true, false, false});
   EXPECT_TRUE(vjp.ok()) << vjp.status().to_string();
   if (!vjp.ok()) return compiler::Program();
   return trace([&vjp](TraceContext& ctx, const std::vector<Tracer>& p) {
@@ -552,8 +550,8 @@ TEST(NvrtcCompilerTest, ColdCompileOfTheMlpTrainingStep) {
   BATON_SKIP_WITHOUT_NVRTC();
   const testing::PlannedProgram p = testing::Plan(MlpTrainingStep());
   ASSERT_TRUE(p.program.Verify().ok());
-  auto emitted = cuda::codegen::EmitProgram(p.program, p.plan, {},
-                                            "mlp training step");
+  auto emitted =
+      cuda::codegen::EmitProgram(p.program, p.plan, {}, "mlp training step");
   ASSERT_TRUE(emitted.ok()) << emitted.status().to_string();
   size_t gemms = 0;
   for (const cuda::codegen::Action& a : emitted->actions) {

@@ -304,11 +304,10 @@ std::vector<KernelResources> ParsePtxasReport(std::string_view log) {
     constexpr std::string_view kProperties = "Function properties for ";
     if (size_t i = line.find(kEntry); i != std::string_view::npos) {
       const std::string_view rest = line.substr(i + kEntry.size());
-      at(rest.substr(0, rest.find('\''))).entry = true;
-      entry = static_cast<int>(&at(rest.substr(0, rest.find('\''))) -
-                               out.data());
-    } else if (size_t j = line.find(kProperties);
-               j != std::string_view::npos) {
+      KernelResources& r = at(rest.substr(0, rest.find('\'')));
+      r.entry = true;
+      entry = static_cast<int>(&r - out.data());
+    } else if (size_t j = line.find(kProperties); j != std::string_view::npos) {
       std::string_view name = line.substr(j + kProperties.size());
       while (!name.empty() && (name.back() == ' ' || name.back() == '\r')) {
         name.remove_suffix(1);
@@ -323,8 +322,8 @@ std::vector<KernelResources> ParsePtxasReport(std::string_view log) {
       r.spill_load_bytes =
           std::max<int64_t>(0, NumberBefore(line, " bytes spill loads"));
     } else if (const int64_t registers = NumberAfter(line, "Used ");
-               registers >= 0 && line.find(" registers") !=
-                                     std::string_view::npos) {
+               registers >= 0 &&
+               line.find(" registers") != std::string_view::npos) {
       if (entry >= 0) out[entry].registers = static_cast<int>(registers);
     }
   }
@@ -360,8 +359,7 @@ bool NvrtcCompiler::ReadDisk(const std::string& path, Entry* entry) const {
   std::string bytes((std::istreambuf_iterator<char>(in)),
                     std::istreambuf_iterator<char>());
   if (bytes.size() < kFileHeader + sizeof(uint64_t) ||
-      bytes.compare(0, sizeof kFileMagic, kFileMagic, sizeof kFileMagic) !=
-          0) {
+      bytes.compare(0, sizeof kFileMagic, kFileMagic, sizeof kFileMagic) != 0) {
     return false;
   }
   uint64_t code_size = 0;
@@ -391,8 +389,8 @@ void NvrtcCompiler::WriteDisk(const std::string& path, const Entry& entry) {
   bytes.append(reinterpret_cast<const char*>(&hash), sizeof hash);
 
   static std::atomic<uint64_t> counter{0};
-  const std::string partial = path + ".tmp." + std::to_string(getpid()) +
-                              "." + std::to_string(counter.fetch_add(1));
+  const std::string partial = path + ".tmp." + std::to_string(getpid()) + "." +
+                              std::to_string(counter.fetch_add(1));
   std::error_code ec;
   std::string failure;
   fs::create_directories(options_.cache_dir, ec);
@@ -421,9 +419,8 @@ void NvrtcCompiler::WriteDisk(const std::string& path, const Entry& entry) {
 }
 
 Result<NvrtcCompiler::Entry> NvrtcCompiler::Compile(
-    const std::string& source, const std::string& name,
-    const std::string& arch, const std::vector<std::string>& extra_options,
-    bool cubin) {
+    const std::string& source, const std::string& name, const std::string& arch,
+    const std::vector<std::string>& extra_options, bool cubin) {
   const Nvrtc& n = GetNvrtc();
   if (!n.unavailable_reason.empty()) {
     return Unavailable(n, "compile kernel program '" + name + "'");
@@ -514,16 +511,16 @@ Result<NvrtcCompiler::Entry> NvrtcCompiler::Compile(
 Result<std::string> NvrtcCompiler::CompileToPtx(
     const std::string& source, const std::string& name, const std::string& arch,
     const std::vector<std::string>& extra_options) {
-  BATON_ASSIGN_OR_RETURN(Entry entry, Compile(source, name, arch,
-                                              extra_options, /*cubin=*/false));
+  BATON_ASSIGN_OR_RETURN(
+      Entry entry, Compile(source, name, arch, extra_options, /*cubin=*/false));
   return std::move(entry.code);
 }
 
 Result<CompiledCubin> NvrtcCompiler::CompileToCubin(
     const std::string& source, const std::string& name, const std::string& arch,
     const std::vector<std::string>& extra_options) {
-  BATON_ASSIGN_OR_RETURN(Entry entry, Compile(source, name, arch,
-                                              extra_options, /*cubin=*/true));
+  BATON_ASSIGN_OR_RETURN(
+      Entry entry, Compile(source, name, arch, extra_options, /*cubin=*/true));
   CompiledCubin out;
   out.resources = ParsePtxasReport(entry.log);
   out.cubin = std::move(entry.code);
@@ -540,10 +537,9 @@ Result<std::string> CompileToPtx(
 Result<std::string> CompileToCubin(
     const std::string& source, const std::string& name, const std::string& arch,
     const std::vector<std::string>& extra_options) {
-  BATON_ASSIGN_OR_RETURN(
-      CompiledCubin out,
-      NvrtcCompiler::Default().CompileToCubin(source, name, arch,
-                                              extra_options));
+  BATON_ASSIGN_OR_RETURN(CompiledCubin out,
+                         NvrtcCompiler::Default().CompileToCubin(
+                             source, name, arch, extra_options));
   return std::move(out.cubin);
 }
 
