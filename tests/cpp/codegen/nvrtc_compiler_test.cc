@@ -477,6 +477,8 @@ TEST(NvrtcCompilerTest, TheDefaultCacheFolderFollowsTheEnvironment) {
   const std::string saved_value = saved != nullptr ? saved : "";
   setenv("BATON_CUDA_CACHE_DIR", "/some/where", 1);
   EXPECT_EQ(cuda::NvrtcCompiler::DefaultCacheDir(), "/some/where");
+  setenv("BATON_CUDA_CACHE_DIR", "", 1);  // set but empty: no disk cache
+  EXPECT_EQ(cuda::NvrtcCompiler::DefaultCacheDir(), "");
   unsetenv("BATON_CUDA_CACHE_DIR");
   const char* xdg = std::getenv("XDG_CACHE_HOME");
   const std::string xdg_value = xdg != nullptr ? xdg : "";
