@@ -25,36 +25,6 @@ namespace {
 
 using namespace baton::testing;
 
-// As random_programs_test.cc's Mismatch: "" when `got` matches `want` as
-// `v` demands.
-std::string Mismatch(const Literal& want, const Literal& got, const Val& v) {
-  if (want.shape() != got.shape() || want.dtype() != got.dtype()) {
-    return "type " + got.ToString() + " vs reference " + want.ToString();
-  }
-  const size_t elem = dtype_size(want.dtype());
-  const auto* w = static_cast<const uint8_t*>(want.untyped_data());
-  const auto* g = static_cast<const uint8_t*>(got.untyped_data());
-  double scale = 0;
-  if (!v.exact) {
-    for (int64_t i = 0; i < want.num_elements(); ++i) {
-      const double x = std::fabs(want.GetAsDouble(i));
-      if (std::isfinite(x)) scale = std::max(scale, x);
-    }
-  }
-  for (int64_t i = 0; i < want.num_elements(); ++i) {
-    if (std::memcmp(w + i * elem, g + i * elem, elem) == 0) continue;
-    const double a = want.GetAsDouble(i), b = got.GetAsDouble(i);
-    if (std::isnan(a) && std::isnan(b)) continue;
-    if (!v.exact && std::fabs(a - b) <= v.rel * std::max(std::fabs(a), scale)) {
-      continue;
-    }
-    return "element " + std::to_string(i) + ": emitted " +
-           got.ElementToString(i) + ", reference " + want.ElementToString(i) +
-           (v.exact ? " (bitwise expected)" : " (beyond tolerance)");
-  }
-  return "";
-}
-
 TEST(EmittedRandomProgramsTest, MatchTheReference) {
   constexpr int kPrograms = 400;
   constexpr uint64_t kBaseSeed = 20261205;

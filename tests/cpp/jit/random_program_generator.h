@@ -28,8 +28,11 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <memory>
 #include <random>
+#include <sstream>
+#include <string>
 #include <vector>
 
 #include "baton/compiler/control_flow.h"
@@ -1155,5 +1158,40 @@ class ProgramGenerator {
   std::vector<Val> pool_;
   Tracer index_param_;
 };
+
+// "" when `got` matches `want` as `v` demands (bitwise when v.exact, else
+// within v.rel of the largest finite reference value), else what differs.
+// The random-program tests of the CPU executor and of the generated kernels
+// both judge their results with it.
+inline std::string Mismatch(const c::Literal& want, const c::Literal& got,
+                            const Val& v) {
+  if (want.shape() != got.shape() || want.dtype() != got.dtype()) {
+    return "type " + got.ToString() + " vs reference " + want.ToString();
+  }
+  const size_t elem = dtype_size(want.dtype());
+  const auto* w = static_cast<const uint8_t*>(want.untyped_data());
+  const auto* g = static_cast<const uint8_t*>(got.untyped_data());
+  double scale = 0;
+  if (!v.exact) {
+    for (int64_t i = 0; i < want.num_elements(); ++i) {
+      const double x = std::fabs(want.GetAsDouble(i));
+      if (std::isfinite(x)) scale = std::max(scale, x);
+    }
+  }
+  for (int64_t i = 0; i < want.num_elements(); ++i) {
+    if (std::memcmp(w + i * elem, g + i * elem, elem) == 0) continue;
+    const double a = want.GetAsDouble(i), b = got.GetAsDouble(i);
+    if (std::isnan(a) && std::isnan(b)) continue;
+    if (!v.exact && std::fabs(a - b) <= v.rel * std::max(std::fabs(a), scale)) {
+      continue;
+    }
+    std::ostringstream os;
+    os << "element " << i << ": got " << got.ElementToString(i)
+       << ", reference " << want.ElementToString(i)
+       << (v.exact ? " (bitwise expected)" : " (beyond tolerance)");
+    return os.str();
+  }
+  return "";
+}
 
 }  // namespace baton::testing
