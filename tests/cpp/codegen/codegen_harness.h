@@ -208,6 +208,8 @@ class CodegenBatch {
 
   // Appended to the names of the cases added next (a dtype, in loops).
   void SetContext(const std::string& context) { context_ = context; }
+  // EmitOptions::index_bits for every case (0: per kernel; 64: forced).
+  void SetIndexBits(int bits) { index_bits_ = bits; }
 
   // Emits every case (library_gemm off: dots are kernels), compiles them in
   // one host-compiler run, runs each and compares it with the reference.
@@ -219,6 +221,7 @@ class CodegenBatch {
       cuda::codegen::EmitOptions options;
       options.library_gemm = false;
       options.kernel_prefix = "bt_p" + std::to_string(c) + "_k";
+      options.index_bits = index_bits_;
       auto e = cuda::codegen::EmitProgram(cases_[c].planned.program,
                                           cases_[c].planned.plan, options,
                                           cases_[c].name);
@@ -272,6 +275,7 @@ class CodegenBatch {
 
   std::vector<Case> cases_;
   std::string context_;
+  int index_bits_ = 0;
   std::string source_;
 };
 

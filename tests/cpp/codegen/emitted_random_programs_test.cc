@@ -25,10 +25,13 @@ namespace {
 
 using namespace baton::testing;
 
-TEST(EmittedRandomProgramsTest, MatchTheReference) {
+// The corpus of emitted random programs, each with `index_bits`; returns
+// the source that ran.
+std::string RunCorpus(int index_bits) {
   constexpr int kPrograms = 400;
   constexpr uint64_t kBaseSeed = 20261205;
   CodegenBatch b;
+  b.SetIndexBits(index_bits);
   int refused = 0;
   for (int k = 0; k < kPrograms; ++k) {
     const uint64_t seed = kBaseSeed + k;
@@ -48,6 +51,22 @@ TEST(EmittedRandomProgramsTest, MatchTheReference) {
   // About a quarter are emitted (nvrtc_compiler_test.cc says why).
   EXPECT_GT(b.size(), kPrograms / 6) << refused << " refused";
   b.Run();
+  return b.source();
+}
+
+TEST(EmittedRandomProgramsTest, MatchTheReference) {
+  // These buffers are small: every kernel indexes in 32 bits.
+  const std::string source = RunCorpus(0);
+  EXPECT_NE(source.find("typedef bt::i32 idx;"), std::string::npos);
+  EXPECT_EQ(source.find("typedef bt::i64 idx;"), std::string::npos);
+}
+
+// The same kernels with 64-bit index arithmetic throughout, the form a
+// kernel takes when a buffer reaches 2^31 bytes (too big to test here).
+TEST(EmittedRandomProgramsTest, MatchTheReferenceWith64BitIndices) {
+  const std::string source = RunCorpus(64);
+  EXPECT_NE(source.find("typedef bt::i64 idx;"), std::string::npos);
+  EXPECT_EQ(source.find("typedef bt::i32 idx;"), std::string::npos);
 }
 
 }  // namespace

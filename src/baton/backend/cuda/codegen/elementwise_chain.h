@@ -19,7 +19,7 @@ namespace baton::cuda::codegen {
 // that compute every member of `chain` -- a kFusedElementwise step, a kOp
 // step of one elementwise op or table gather, or ProducerOf a
 // kFusedReduce step -- at element `index` of its result (`index` names a
-// bt::i64 that stays unchanged; it is read several times). Each member is
+// idx that stays unchanged; it is read several times). Each member is
 // a const local of its storage type, computed as the CPU backend computes
 // it: converted to the compute type for its op and back after it, so
 // float16/bfloat16 round after every member as the CPU's tiles do.
@@ -37,7 +37,7 @@ struct StridedDim {
   int64_t stride = 0;
 };
 
-// The expression (bt::i64) of the element offset that position `linear`
+// The expression (idx) of the element offset that position `linear`
 // (a C++ expression, read several times) of the row-major walk over `dims`
 // (outermost first) reaches: sum of coordinate * stride. "0" when `dims`
 // is empty. Size-1 dimensions may be passed; they add nothing.

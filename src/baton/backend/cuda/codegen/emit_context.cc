@@ -22,7 +22,29 @@ EmitContext::EmitContext(const compiler::Program& program,
   out_->step_scratch_bytes.assign(plan_.steps.size(), 0);
 }
 
-void EmitContext::BeginStep(int step_index) { step_index_ = step_index; }
+void EmitContext::BeginStep(int step_index) {
+  step_index_ = step_index;
+  scratch_bytes_.clear();
+}
+
+bool EmitContext::WideIndex(const Kernel& kernel) const {
+  if (options_.index_bits == 64) return true;
+  // Every index expression a kernel computes is a work item or an element
+  // offset inside one of its buffers (or a partial sum of one), so the
+  // largest of these bounds them all; bytes bound elements.
+  int64_t extent = kernel.threads;
+  for (const BufferRef& ref : kernel.args) {
+    int64_t bytes = 0;
+    if (ref.kind == BufferRef::Kind::kSlot) {
+      bytes = program_.type(static_cast<ValueId>(ref.index)).byte_size();
+    } else {
+      const auto it = scratch_bytes_.find(ref.index);
+      bytes = it == scratch_bytes_.end() ? INT64_MAX : it->second;
+    }
+    extent = std::max(extent, bytes);
+  }
+  return extent > INT32_MAX;
+}
 
 std::string EmitContext::StorageType(DType dtype) {
   switch (dtype) {
@@ -58,6 +80,11 @@ std::string EmitContext::ComputeType(DType dtype) {
 }
 
 std::string EmitContext::Int(int64_t v) {
+  // An int literal where one fits, so that 32-bit index arithmetic stays
+  // 32-bit (a long long operand would widen every expression it meets).
+  if (v >= INT32_MIN + 1 && v <= INT32_MAX) {
+    return v < 0 ? "(" + std::to_string(v) + ")" : std::to_string(v);
+  }
   if (v == INT64_MIN) return "(-9223372036854775807LL-1)";
   return "(" + std::to_string(v) + "LL)";
 }
@@ -91,25 +118,33 @@ Status EmitContext::Finish(Kernel kernel) {
   const auto it = std::find(out_->kernel_names.begin(),
                             out_->kernel_names.end(), kernel.name);
   const int index = static_cast<int>(it - out_->kernel_names.begin());
+  const bool wide = WideIndex(kernel);
+  const std::string idx = wide ? "bt::i64" : "bt::i32";
   std::string& s = out_->source;
   s += "\n// step " + std::to_string(step_index_) + "\n";
-  s += "BATON_FN void " + kernel.name +
-       "_body(bt::i64 i, const KernelArgs& a) {\n";
+  s += "BATON_FN void " + kernel.name + "_body(" + idx +
+       " i, const KernelArgs& a) {\n";
+  s += "  typedef " + idx + " idx;\n";
   s += kernel.body;
   s += "}\n";
   s += "#ifdef BATON_HOST_EMULATION\n";
   s += "extern \"C\" void " + kernel.name +
        "(bt::i64 n, const KernelArgs* a) {\n"
        "  for (bt::i64 i = 0; i < n; ++i) " +
-       kernel.name + "_body(i, *a);\n}\n";
+       kernel.name + "_body((" + idx + ")i, *a);\n}\n";
   s += "#else\n";
+  // The grid-stride loop counts in 32 bits when the kernel does: i < n <
+  // 2^31 and a launch of at most 2^31 threads (kernel_emitter.h) keep
+  // i + stride below 2^32. A 64-bit counter here would double NVRTC's
+  // time for the whole kernel.
+  const std::string counter = wide ? "bt::i64" : "unsigned";
   s += "extern \"C\" __global__ void " + kernel.name +
        "(const KernelArgs a, bt::i64 n) {\n"
-       "  for (bt::i64 i = (bt::i64)blockIdx.x * blockDim.x + threadIdx.x; i < "
-       "n;\n"
-       "       i += (bt::i64)blockDim.x * gridDim.x)\n"
+       "  for (" + counter + " i = (" + counter +
+       ")blockIdx.x * blockDim.x + threadIdx.x; i < (" + counter + ")n;\n"
+       "       i += (" + counter + ")blockDim.x * gridDim.x)\n"
        "    " +
-       kernel.name + "_body(i, a);\n}\n";
+       kernel.name + "_body((" + idx + ")i, a);\n}\n";
   s += "#endif\n";
   if (kernel.threads <= 0) return OkStatus();
   Action act;
@@ -154,6 +189,7 @@ void EmitContext::Gemm(DType dtype, int64_t batch, int64_t m, int64_t n,
 BufferRef EmitContext::Scratch(int64_t bytes) {
   int64_t& used = out_->step_scratch_bytes[step_index_];
   BufferRef ref{BufferRef::Kind::kScratch, used};
+  scratch_bytes_[used] = bytes;
   used += (std::max<int64_t>(bytes, 1) + kScratchAlignment - 1) /
           kScratchAlignment * kScratchAlignment;
   return ref;
@@ -213,7 +249,7 @@ std::string EmitContext::Unravel(const std::vector<int64_t>& dims,
     std::string e = "(" + linear + ")";
     if (strides[d] != 1) e = "(" + e + " / " + Int(strides[d]) + ")";
     if (d > 0) e = "(" + e + " % " + Int(dims[d]) + ")";
-    s += "  const bt::i64 " + prefix + std::to_string(d) + " = " + e + ";\n";
+    s += "  const idx " + prefix + std::to_string(d) + " = " + e + ";\n";
   }
   return s;
 }

@@ -3,10 +3,14 @@
 // EmittedProgram -- so that each emitter only says what its op computes.
 //
 // A kernel is written as the body of
-//     BATON_FN void <name>_body(bt::i64 i, const KernelArgs& a)
+//     BATON_FN void <name>_body(idx i, const KernelArgs& a)
 // for work item `i` (0 <= i < threads); Finish() wraps it in the device
 // grid-stride loop (or, under BATON_HOST_EMULATION, a host loop) and
-// records the launch action. Pointers are bound with Kernel::Arg: each
+// records the launch action. `idx`, the type of every index and offset in
+// a body, is declared by Finish: bt::i32 when the work items and every
+// buffer the kernel binds fit in 2^31 (elements and bytes), else bt::i64
+// (64-bit division and remainder are emulated on a GPU: several times the
+// instructions, and about twice the NVRTC compile time). Pointers are bound with Kernel::Arg: each
 // distinct BufferRef gets one slot of a.p.
 //
 // Typical use (an elementwise negate of value `x` into step result `r`):
@@ -21,6 +25,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -55,7 +60,7 @@ class EmitContext {
     std::string name;
     int64_t threads = 0;
     std::vector<BufferRef> args;
-    std::string body;  // statements; the work item is `i` (bt::i64)
+    std::string body;  // statements; the work item is `i` (an idx)
     int temps = 0;
     // The a.p slot of `ref`, binding it on first use.
     int Arg(const BufferRef& ref);
@@ -101,7 +106,7 @@ class EmitContext {
   std::string Pointer(Kernel& k, const BufferRef& ref, DType dtype,
                       bool writable);
 
-  // Statements declaring `bt::i64 <prefix>0 .. <prefix>{rank-1}`, the
+  // Statements declaring `idx <prefix>0 .. <prefix>{rank-1}`, the
   // row-major coordinates of linear index `linear` in `dims`.
   static std::string Unravel(const std::vector<int64_t>& dims,
                              const std::string& linear,
@@ -119,6 +124,11 @@ class EmitContext {
   const std::string& name_;
   EmittedProgram* out_;
   int step_index_ = -1;
+  // The step's scratch reservations: offset -> bytes.
+  std::map<int64_t, int64_t> scratch_bytes_;
+
+  // Whether `kernel` needs 64-bit indices (see the top of this file).
+  bool WideIndex(const Kernel& kernel) const;
 };
 
 // The per-family emitters, each for one plan step (emit_*.cc); EmitProgram

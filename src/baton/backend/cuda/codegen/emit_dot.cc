@@ -160,20 +160,20 @@ Status EmitDotStep(EmitContext& ctx, const Step& step) {
   const std::string lm = StridedOffset(Walk(ls, lhs_free), "mi");
   const std::string rn = StridedOffset(Walk(rs, rhs_free), "ni");
   if (lb != "0" || rb != "0") {
-    k.body += "  const bt::i64 b = i / " + EmitContext::Int(m * n) + ";\n";
+    k.body += "  const idx b = i / " + EmitContext::Int(m * n) + ";\n";
   }
   if (lm != "0") {
-    k.body += "  const bt::i64 mi = (i / " + EmitContext::Int(n) + ") % " +
+    k.body += "  const idx mi = (i / " + EmitContext::Int(n) + ") % " +
               EmitContext::Int(m) + ";\n";
   }
   if (rn != "0") {
-    k.body += "  const bt::i64 ni = i % " + EmitContext::Int(n) + ";\n";
+    k.body += "  const idx ni = i % " + EmitContext::Int(n) + ";\n";
   }
-  k.body += "  const bt::i64 l_base = " + lb + " + " + lm + ";\n";
-  k.body += "  const bt::i64 r_base = " + rb + " + " + rn + ";\n";
+  k.body += "  const idx l_base = " + lb + " + " + lm + ";\n";
+  k.body += "  const idx r_base = " + rb + " + " + rn + ";\n";
   k.body += "  " + acc + " acc = " + acc + "(0);\n";
   k.body +=
-      "  for (bt::i64 kk = 0; kk < " + EmitContext::Int(k_size) + "; ++kk) {\n";
+      "  for (idx kk = 0; kk < " + EmitContext::Int(k_size) + "; ++kk) {\n";
   const std::string x = ctx.Load(
       k, lhs,
       "l_base + " + StridedOffset(Walk(ls, attrs->lhs_contracting), "kk"));

@@ -95,18 +95,18 @@ struct Accumulator {
   }
 };
 
-// The loop of one work item of output `o` (a bt::i64 in scope) over
+// The loop of one work item of output `o` (an idx in scope) over
 // r = first, first + step, ... < R into a local `acc`, appended to k's body.
 Status EmitAccumulate(EmitContext& ctx, EmitContext::Kernel& k,
                       const ReduceInput& in, const Accumulator& acc,
                       const std::string& o, const std::string& first,
                       int64_t step) {
-  k.body += "  const bt::i64 base = " + StridedOffset(in.kept, o) + ";\n";
+  k.body += "  const idx base = " + StridedOffset(in.kept, o) + ";\n";
   k.body += "  " + acc.type + " acc = " + acc.Init() + ";\n";
-  k.body += "  for (bt::i64 r = " + first + "; r < " +
+  k.body += "  for (idx r = " + first + "; r < " +
             EmitContext::Int(in.reduced_count) +
             "; r += " + EmitContext::Int(step) + ") {\n";
-  k.body += "    const bt::i64 x_at = base + " +
+  k.body += "    const idx x_at = base + " +
             StridedOffset(in.reduced, "r") + ";\n";
   std::string x;
   if (in.chain != nullptr) {
@@ -147,11 +147,11 @@ Status EmitReduction(EmitContext& ctx, const ReduceInput& in,
   // Phase 1: partial (o, j) at o * parts + j whichever order the items go.
   EmitContext::Kernel k1 = ctx.NewKernel(o_count * parts);
   if (in.rows) {
-    k1.body += "  const bt::i64 o = i / " + t + ";\n";
-    k1.body += "  const bt::i64 j = i % " + t + ";\n";
+    k1.body += "  const idx o = i / " + t + ";\n";
+    k1.body += "  const idx j = i % " + t + ";\n";
   } else {
-    k1.body += "  const bt::i64 o = i % " + o + ";\n";
-    k1.body += "  const bt::i64 j = i / " + o + ";\n";
+    k1.body += "  const idx o = i % " + o + ";\n";
+    k1.body += "  const idx j = i / " + o + ";\n";
   }
   BATON_RETURN_IF_ERROR(EmitAccumulate(ctx, k1, in, acc, "o", "j", parts));
   k1.body += "  " +
@@ -161,7 +161,7 @@ Status EmitReduction(EmitContext& ctx, const ReduceInput& in,
   // Phase 2: the partials in order j = 0 .. parts - 1.
   EmitContext::Kernel k2 = ctx.NewKernel(o_count);
   k2.body += "  " + acc.type + " acc = " + acc.Init() + ";\n";
-  k2.body += "  for (bt::i64 j = 0; j < " + t + "; ++j) {\n";
+  k2.body += "  for (idx j = 0; j < " + t + "; ++j) {\n";
   k2.body += "    const " + acc.type + " x = " +
              ctx.LoadRef(k2, partials, acc.dtype, "i * " + t + " + j") + ";\n";
   k2.body += "    acc = " + acc.Combine("acc", "x") + ";\n";

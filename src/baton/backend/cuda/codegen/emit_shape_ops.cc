@@ -7,7 +7,8 @@
 // moves storage values (no conversion), so the results are the CPU's bit
 // for bit (backend/cpu/kernels/shape_ops.cc, indexing.cc). Indices read on
 // the device (dynamic starts, gather and scatter indices) are widened to
-// bt::i64 first, as the CPU's ReadIndex does; all offsets are bt::i64.
+// bt::i64 first, as the CPU's ReadIndex does, and narrowed to idx once clamped
+// or range-checked; offsets are idx (emit_context.h).
 #include <algorithm>
 #include <cstdint>
 #include <string>
@@ -135,7 +136,7 @@ Status EmitPad(EmitContext& ctx, const Step& step, const Instruction& inst) {
     return ctx.Finish(std::move(k));
   }
   k.body += EmitContext::Unravel(out, "i", "r");
-  k.body += "  bool in = true;\n  bt::i64 src = 0;\n";
+  k.body += "  bool in = true;\n  idx src = 0;\n";
   for (size_t d = 0; d < out.size(); ++d) {
     const std::string r = "r" + std::to_string(d);
     const int64_t step_d = a.interior[d] + 1;
@@ -152,7 +153,7 @@ Status EmitPad(EmitContext& ctx, const Step& step, const Instruction& inst) {
       bad += " || " + p + " % " + I(step_d) + " != 0";
       coordinate = "(" + p + " / " + I(step_d) + ")";
     }
-    k.body += "  const bt::i64 " + p + " = " + r + " - " + I(a.low[d]) + ";\n";
+    k.body += "  const idx " + p + " = " + r + " - " + I(a.low[d]) + ";\n";
     k.body += "  if (" + bad + ") in = false;\n";
     if (in[d] > 1) {
       k.body +=
@@ -196,10 +197,10 @@ Status EmitConcatenate(EmitContext& ctx, const Step& step,
     const int64_t first = parts[g].begin;
     const int64_t width = parts[end - 1].begin + parts[end - 1].chunk - first;
     EmitContext::Kernel k = ctx.NewKernel(outer * width);
-    k.body += "  const bt::i64 o = i / " + I(width) + ";\n";
-    k.body += "  const bt::i64 c = i % " + I(width) + ";\n";
+    k.body += "  const idx o = i / " + I(width) + ";\n";
+    k.body += "  const idx c = i % " + I(width) + ";\n";
     k.body +=
-        "  const bt::i64 dst = o * " + I(row) + " + " + I(first) + " + c;\n";
+        "  const idx dst = o * " + I(row) + " + " + I(first) + " + c;\n";
     for (size_t p = g; p < end; ++p) {
       const Part& part = parts[p];
       const int64_t lo = part.begin - first;
@@ -227,7 +228,7 @@ void EmitStarts(EmitContext& ctx, EmitContext::Kernel& k,
                 const std::vector<int64_t>& size) {
   for (size_t d = 0; d < dims.size(); ++d) {
     const ValueId start = inst.operands[first_start + static_cast<int>(d)];
-    k.body += "  const bt::i64 s" + std::to_string(d) + " = bt::clamp_index(" +
+    k.body += "  const idx s" + std::to_string(d) + " = bt::clamp_index(" +
               ReadScalar(ctx, k, start) + ", 0, " + I(dims[d] - size[d]) +
               ");\n";
   }
@@ -318,10 +319,10 @@ Status EmitGather(EmitContext& ctx, const Step& step, const Instruction& inst) {
   const int64_t n = ctx.program().type(step.result).num_elements();
   if (n == 0) return OkStatus();
   EmitContext::Kernel k = ctx.NewKernel(n);
-  k.body += "  const bt::i64 o = i / " + I(s.n * s.inner) + ";\n";
-  k.body += "  const bt::i64 j = (i / " + I(s.inner) + ") % " + I(s.n) + ";\n";
-  k.body += "  const bt::i64 c = i % " + I(s.inner) + ";\n";
-  k.body += "  const bt::i64 t = bt::clamp_index((bt::i64)" +
+  k.body += "  const idx o = i / " + I(s.n * s.inner) + ";\n";
+  k.body += "  const idx j = (i / " + I(s.inner) + ") % " + I(s.n) + ";\n";
+  k.body += "  const idx c = i % " + I(s.inner) + ";\n";
+  k.body += "  const idx t = bt::clamp_index((bt::i64)" +
             ctx.Load(k, indices, "j") + ", 0, " + I(s.d - 1) + ");\n";
   return EmitGather1(ctx, std::move(k), step.result, x,
                      "(o * " + I(s.d) + " + t) * " + I(s.inner) + " + c");
@@ -351,17 +352,17 @@ Status EmitScatter(EmitContext& ctx, const Step& step,
                                       /*writable=*/true);
   const std::string src = ctx.Pointer(k, ctx.Value(updates), type.dtype,
                                       /*writable=*/false);
-  k.body += "  const bt::i64 o = i / " + I(s.inner) + ";\n";
-  k.body += "  const bt::i64 c = i % " + I(s.inner) + ";\n";
+  k.body += "  const idx o = i / " + I(s.inner) + ";\n";
+  k.body += "  const idx c = i % " + I(s.inner) + ";\n";
   k.body += "  " + storage + "* dst = " + dst + " + o * " + I(s.d * s.inner) +
             " + c;\n";
   k.body += "  const " + storage + "* src = " + src + " + o * " +
             I(s.n * s.inner) + " + c;\n";
-  k.body += "  for (bt::i64 j = 0; j < " + I(s.n) + "; ++j) {\n";
+  k.body += "  for (idx j = 0; j < " + I(s.n) + "; ++j) {\n";
   k.body +=
       "    const bt::i64 t = (bt::i64)" + ctx.Load(k, indices, "j") + ";\n";
   k.body += "    if (t < 0 || t >= " + I(s.d) + ") continue;\n";
-  const std::string at = "dst[t * " + I(s.inner) + "]";
+  const std::string at = "dst[(idx)t * " + I(s.inner) + "]";
   const std::string update = "src[j * " + I(s.inner) + "]";
   if (a.mode == compiler::ScatterMode::kSet) {
     // A storage copy: through float, f16/bf16 NaN payloads would change.

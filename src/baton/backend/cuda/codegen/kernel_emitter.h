@@ -54,6 +54,12 @@
 
 namespace baton::cuda::codegen {
 
+// Launching a kernel: any grid and block shape covering `threads` work items
+// or fewer (the grid-stride loop does the rest), with at most 2^31 threads
+// in all (gridDim.x * blockDim.x <= 2^31: a kernel with 32-bit indices
+// counts its loop in 32 bits).
+inline constexpr int64_t kMaxThreadsPerLaunch = int64_t{1} << 31;
+
 // Pointers one kernel takes (the KernelArgs block in the emitted source).
 inline constexpr int kMaxKernelArgs = 64;
 struct KernelArgs {
@@ -97,6 +103,9 @@ struct EmitOptions {
   // emitted with distinct prefixes can share one compilation
   // (CombinedSource, host_kernel_runner.h).
   std::string kernel_prefix = "bt_k";
+  // Index arithmetic: 0 picks per kernel (32-bit when everything it
+  // touches fits, emit_context.h); 64 forces 64-bit (tests of that path).
+  int index_bits = 0;
 };
 
 struct EmittedProgram {
