@@ -43,27 +43,77 @@
 //        below x = -88.7 (the old libm formula did); NaN -> NaN, +inf -> 1,
 //        -inf -> 0, logistic(+-0) == 0.5.
 // float64 keeps libm (scalar_math.h), as do sin and cos at every precision.
-#pragma once
+//
+// The GPU runs this same text: the CUDA code generator puts it into every
+// kernel source ahead of its device prelude (backend/cuda/codegen), so the
+// generated kernels' float32 exp/log/tanh/logistic are these functions, bit
+// for bit, and not CUDA's math library. Under NVRTC (__CUDACC__) there are no
+// std headers: `port` below supplies the bit casts and the fma from CUDA's
+// intrinsics (__fmaf_rn is IEEE fma, as std::fma), and kernels are compiled
+// with --fmad=false, the GPU's -ffp-contract=off. Include guards rather than
+// #pragma once: in a generated kernel source the text is not a file.
+#ifndef BATON_CORE_FAST_MATH_H_
+#define BATON_CORE_FAST_MATH_H_
 
+#if defined(__CUDACC__)
+#define BATON_FAST_MATH_INLINE __device__ __forceinline__
+#else
 #include <bit>
 #include <cmath>
 #include <cstdint>
-#include <limits>
+#endif
 
+#if !defined(__CUDACC__)
 // Forced inlining keeps the functions inside the caller's loop, so they
 // vectorize there and compile for the caller's ISA (a target("avx2") kernel
 // may inline these default-ISA functions: their ISA is a subset).
 #define BATON_FAST_MATH_INLINE inline __attribute__((always_inline))
+#endif
 
 namespace baton::fast_math {
 namespace detail {
 
+#if defined(__CUDACC__)
+using uint32_t = unsigned int;
+using int32_t = int;
+BATON_FAST_MATH_INLINE float FromBits(uint32_t u) { return __uint_as_float(u); }
+BATON_FAST_MATH_INLINE uint32_t Bits(float f) { return __float_as_uint(f); }
+BATON_FAST_MATH_INLINE float Fma(float a, float b, float c) {
+  return __fmaf_rn(a, b, c);
+}
+#else
+using std::int32_t;
+using std::uint32_t;
+// std::bit_cast is C++20; the generated kernels are C++17 (NVRTC's
+// -std=c++17, and the host compiler when it emulates them), where GCC's and
+// Clang's builtin does the same.
+#if defined(__cpp_lib_bit_cast)
 BATON_FAST_MATH_INLINE float FromBits(uint32_t u) {
   return std::bit_cast<float>(u);
 }
 BATON_FAST_MATH_INLINE uint32_t Bits(float f) {
   return std::bit_cast<uint32_t>(f);
 }
+#else
+BATON_FAST_MATH_INLINE float FromBits(uint32_t u) {
+  return __builtin_bit_cast(float, u);
+}
+BATON_FAST_MATH_INLINE uint32_t Bits(float f) {
+  return __builtin_bit_cast(uint32_t, f);
+}
+#endif
+BATON_FAST_MATH_INLINE float Fma(float a, float b, float c) {
+  return std::fma(a, b, c);
+}
+#endif
+// The bits of the float constants std::numeric_limits would give (an
+// unnamed enum: NVRTC warns about unreferenced namespace-scope variables).
+enum : uint32_t {
+  kInfinityBits = 0x7f800000u,
+  kQuietNaNBits = 0x7fc00000u,
+  kMinNormalBits = 0x00800000u,
+  kMaxBits = 0x7f7fffffu,
+};
 BATON_FAST_MATH_INLINE float Abs(float x) {
   return FromBits(Bits(x) & 0x7fffffffu);
 }
@@ -84,6 +134,9 @@ BATON_FAST_MATH_INLINE float NaNOf(float x, float y) {
 }
 
 }  // namespace detail
+
+using detail::int32_t;
+using detail::uint32_t;
 
 namespace detail {
 // e^x = ExpMantissa(x, n) * 2^n, the mantissa in [0.7, 1.42] (exact below
@@ -127,7 +180,7 @@ BATON_FAST_MATH_INLINE float Exp(float x) {
   // Past 89 / -104 n leaves that range; the results there are inf and 0
   // (exp(x) overflows from 88.72, and is below half the least denormal
   // under -103.97). NaN: see NaNOf.
-  float y = detail::Select(x > 89.f, std::numeric_limits<float>::infinity(), e);
+  float y = detail::Select(x > 89.f, detail::FromBits(detail::kInfinityBits), e);
   y = detail::Select(x < -104.f, 0.f, y);
   return detail::NaNOf(x, y);
 }
@@ -137,7 +190,7 @@ BATON_FAST_MATH_INLINE float Log(float x) {
   using detail::Bits;
   using detail::FromBits;
   // Denormals (and 0, negatives, NaN: fixed up below) are scaled by 2^23.
-  const bool tiny = x < std::numeric_limits<float>::min();
+  const bool tiny = x < detail::FromBits(detail::kMinNormalBits);
   const float xs = detail::Select(tiny, x * 8388608.f, x);
   // x = m * 2^e with m in [sqrt(1/2), sqrt(2)): moving the mantissa's
   // origin to sqrt(1/2) (0x3f3504f3) makes the exponent field carry e.
@@ -163,10 +216,10 @@ BATON_FAST_MATH_INLINE float Log(float x) {
   y = y + -0.5f * z;
   float r = (f + y) + fe * 0.693359375f;
   // +inf -> +inf, NaN -> NaN (NaNOf), x < 0 -> NaN, +-0 -> -inf.
-  r = detail::NaNOf(x, detail::Select(x > std::numeric_limits<float>::max(),
+  r = detail::NaNOf(x, detail::Select(x > detail::FromBits(detail::kMaxBits),
                                       x, r));
-  r = detail::Select(x < 0.f, std::numeric_limits<float>::quiet_NaN(), r);
-  return detail::Select(x == 0.f, -std::numeric_limits<float>::infinity(),
+  r = detail::Select(x < 0.f, detail::FromBits(detail::kQuietNaNBits), r);
+  return detail::Select(x == 0.f, -detail::FromBits(detail::kInfinityBits),
                         r);
 }
 
@@ -185,10 +238,10 @@ BATON_FAST_MATH_INLINE float Tanh(float x) {
   // 2^-24); the sum rounds once, so tiny x give x.
   const float z = a * a;
   float p = 1.64378788e-2f;
-  p = std::fma(p, z, -5.26720099e-2f);
-  p = std::fma(p, z, 1.33207291e-1f);
-  p = std::fma(p, z, -3.33329469e-1f);
-  const float small = std::fma(a * z, p, a);
+  p = detail::Fma(p, z, -5.26720099e-2f);
+  p = detail::Fma(p, z, 1.33207291e-1f);
+  p = detail::Fma(p, z, -3.33329469e-1f);
+  const float small = detail::Fma(a * z, p, a);
   // Otherwise 1 - 2 / (e^2c + 1), c = |x| clamped to 9.1: past 9.01 that
   // rounds to 1 (also for inf; NaN is replaced below). e^2c = 2^n e^2r with
   // n = round(2c / ln2) (adding 1.5 * 2^23 rounds to an integer in the low
@@ -202,18 +255,18 @@ BATON_FAST_MATH_INLINE float Tanh(float x) {
   // 2.88539008 is 2 / ln2, 0.346573591 is ln2 / 2.
   const float c = detail::Select(a < 9.1f, a, 9.1f);
   constexpr float kShift = 12582912.f;  // 0x4b400000
-  const float t = std::fma(c, 2.88539008f, kShift);
+  const float t = detail::Fma(c, 2.88539008f, kShift);
   const float n = t - kShift;
-  const float r = std::fma(n, -0.346573591f, c);
+  const float r = detail::Fma(n, -0.346573591f, c);
   float q = 2.65274525e-1f;
-  q = std::fma(q, r, 6.70372009e-1f);
-  q = std::fma(q, r, 1.33341181f);
-  q = std::fma(q, r, 1.99996591f);
-  q = std::fma(q, r, 1.9999994f);
-  q = std::fma(q, r, 1.f);
+  q = detail::Fma(q, r, 6.70372009e-1f);
+  q = detail::Fma(q, r, 1.33341181f);
+  q = detail::Fma(q, r, 1.99996591f);
+  q = detail::Fma(q, r, 1.9999994f);
+  q = detail::Fma(q, r, 1.f);
   // 2^n: t's bits are 0x4b400000 + n, whose 0x4b400000 shifts out.
   const float s = FromBits((Bits(t) << 23) + 0x3f800000u);
-  const float large = 1.f - 2.f / std::fma(q, s, 1.f);
+  const float large = 1.f - 2.f / detail::Fma(q, s, 1.f);
   // A NaN takes the small branch, whose every NaN operand is that NaN
   // quieted with the sign cleared; its sign is then replaced by x's (bits
   // of x + x), whatever sign an operation gave it.
@@ -228,3 +281,5 @@ BATON_FAST_MATH_INLINE float Logistic(float x) {
 }
 
 }  // namespace baton::fast_math
+
+#endif  // BATON_CORE_FAST_MATH_H_
