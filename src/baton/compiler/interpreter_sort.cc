@@ -1,7 +1,12 @@
-// Reference interpreter: sort (SortAttrs). Deliberately simple and
-// independent of the CPU kernel's algorithm: each element's position in its
-// row is counted directly (the elements before it in the order, plus the
-// equal elements before it in the row: stability), O(n^2) per row.
+// Reference interpreter: sort (SortAttrs). Independent of the CPU kernel's
+// algorithm (std::stable_sort there): the order is spelled out as a strict
+// total order on (value, position) -- `before` below, equal values keeping
+// their positions' order (stability) -- and each row is put in that order
+// by a bottom-up merge sort written here. With ties broken by position
+// there is exactly one sorted order, whatever algorithm finds it. (It used
+// to count each element's rank directly, O(n^2) per row: the random-program
+// tests spent most of their minute there.)
+#include <algorithm>
 #include <vector>
 
 #include "baton/compiler/interpreter_ops.h"
@@ -36,18 +41,34 @@ Literal EvalSort(const Instruction& inst, const Operands& in) {
       return !gt && i < j;
     };
     std::vector<C> row(n);
-    std::vector<int64_t> pos(n);
+    std::vector<int64_t> pos(n), order(n), merged(n);
     ForEachIndex(
         Shape(row_dims), [&](const std::vector<int64_t>& index, int64_t) {
           const int64_t base = Offset(index, strides);
           for (int64_t i = 0; i < n; ++i) {
             row[i] = ToCompute(src[base + i * stride]);
+            order[i] = i;
           }
-          for (int64_t j = 0; j < n; ++j) {
-            int64_t p = 0;
-            for (int64_t i = 0; i < n; ++i) p += before(row[i], i, row[j], j);
+          // Runs of `width` in order, merged pairwise into runs of twice
+          // that; from the right run only what goes strictly before the
+          // left run's head.
+          for (int64_t width = 1; width < n; width *= 2) {
+            for (int64_t lo = 0; lo < n; lo += 2 * width) {
+              const int64_t mid = std::min(lo + width, n);
+              const int64_t hi = std::min(lo + 2 * width, n);
+              int64_t l = lo, r = mid;
+              for (int64_t k = lo; k < hi; ++k) {
+                const bool take_right =
+                    r < hi && (l >= mid || before(row[order[r]], order[r],
+                                                  row[order[l]], order[l]));
+                merged[k] = take_right ? order[r++] : order[l++];
+              }
+            }
+            std::swap(order, merged);
+          }
+          for (int64_t p = 0; p < n; ++p) {
             // Values descending: the ascending result reversed.
-            pos[j] = a.descending && !a.indices ? n - 1 - p : p;
+            pos[order[p]] = a.descending && !a.indices ? n - 1 - p : p;
           }
           for (int64_t j = 0; j < n; ++j) {
             const int64_t to = base + pos[j] * stride;
