@@ -72,6 +72,64 @@ inline compiler::Program TraceOn(const TraceFn& fn,
   return ctx.Finish(fn(scope, params));
 }
 
+// A step left to the host (EmitOptions::host_fallback): the step's members
+// as a program of their own -- parameters for its inputs, the virtual
+// scalars it reads rebuilt from theirs -- run by the reference interpreter
+// on the inputs' storage, its materialized members written back.
+inline Status RunStepOnHost(const PlannedProgram& p, int step_index,
+                            const std::vector<void*>& value_data) {
+  const compiler::Program& program = p.program;
+  const compiler::Step& step = p.plan.steps[static_cast<size_t>(step_index)];
+  compiler::Program slice;
+  std::vector<compiler::ValueId> in_slice(program.num_values(),
+                                          compiler::kNoValue);
+  std::vector<compiler::Literal> args;
+  for (compiler::ValueId v : step.inputs) {
+    const compiler::ValueType& t = program.type(v);
+    BATON_ASSIGN_OR_RETURN(in_slice[v], slice.AddParameter(t));
+    compiler::Literal l(t.shape, t.dtype);
+    if (l.byte_size() > 0) {
+      std::memcpy(l.untyped_mutable_data(), value_data[v],
+                  static_cast<size_t>(l.byte_size()));
+    }
+    args.push_back(std::move(l));
+  }
+  std::function<Result<compiler::ValueId>(compiler::ValueId)> add =
+      [&](compiler::ValueId v) -> Result<compiler::ValueId> {
+    if (in_slice[v] != compiler::kNoValue) return in_slice[v];
+    const compiler::Instruction& inst = program.instruction(v);
+    if (inst.attrs_if<compiler::ParameterAttrs>() != nullptr) {
+      return Internal("step " + std::to_string(step_index) + " reads %" +
+                      std::to_string(v) + ", which is not among its inputs");
+    }
+    std::vector<compiler::ValueId> operands;
+    for (compiler::ValueId o : inst.operands) {
+      BATON_ASSIGN_OR_RETURN(compiler::ValueId mapped, add(o));
+      operands.push_back(mapped);
+    }
+    BATON_ASSIGN_OR_RETURN(
+        in_slice[v],
+        slice.Add(inst.attrs, compiler::OperandList(operands)));
+    return in_slice[v];
+  };
+  std::vector<compiler::ValueId> written, outputs;
+  for (compiler::ValueId m : step.members) {
+    BATON_ASSIGN_OR_RETURN(compiler::ValueId mapped, add(m));
+    if (!p.plan.materialized[m]) continue;
+    written.push_back(m);
+    outputs.push_back(mapped);
+  }
+  BATON_RETURN_IF_ERROR(slice.SetOutputs(outputs));
+  BATON_ASSIGN_OR_RETURN(std::vector<compiler::Literal> results,
+                         compiler::Interpret(slice, args));
+  for (size_t i = 0; i < written.size(); ++i) {
+    if (results[i].byte_size() == 0) continue;
+    std::memcpy(value_data[written[i]], results[i].untyped_data(),
+                static_cast<size_t>(results[i].byte_size()));
+  }
+  return OkStatus();
+}
+
 // Runs one emitted program's actions on the host: each materialized value
 // gets storage of its own (parameters and constants filled in), each step
 // its scratch; returns the outputs.
@@ -108,8 +166,9 @@ inline Result<std::vector<compiler::Literal>> RunEmittedOnHost(
     scratch[s].assign(static_cast<size_t>(emitted.step_scratch_bytes[s]), 0);
     step_scratch[s] = scratch[s].data();
   }
-  BATON_RETURN_IF_ERROR(
-      cuda::codegen::RunOnHost(library, emitted, value_data, step_scratch));
+  BATON_RETURN_IF_ERROR(cuda::codegen::RunOnHost(
+      library, emitted, value_data, step_scratch,
+      [&](int step) { return RunStepOnHost(p, step, value_data); }));
   std::vector<compiler::Literal> out;
   for (compiler::ValueId o : program.outputs()) {
     const compiler::ValueType& t = program.type(o);
@@ -198,8 +257,10 @@ class CodegenBatch {
   // programs the code generator does not cover yet.
   Status KeepIfEmitted() {
     const Case& c = cases_.back();
+    cuda::codegen::EmitOptions options;
+    options.host_fallback = host_fallback_;
     auto e = cuda::codegen::EmitProgram(c.planned.program, c.planned.plan,
-                                        cuda::codegen::EmitOptions{}, c.name);
+                                        options, c.name);
     if (!e.ok()) cases_.pop_back();
     return e.status();
   }
@@ -210,6 +271,14 @@ class CodegenBatch {
   void SetContext(const std::string& context) { context_ = context; }
   // EmitOptions::index_bits for every case (0: per kernel; 64: forced).
   void SetIndexBits(int bits) { index_bits_ = bits; }
+  // EmitOptions::host_fallback for every case: steps the emitter refuses
+  // run on the host through the reference interpreter (RunStepOnHost), so
+  // the other steps of such programs are tested too.
+  void SetHostFallback(bool on) { host_fallback_ = on; }
+  // How many steps of the cases run so far were left to the host, and how
+  // many ran as emitted actions.
+  int host_steps() const { return host_steps_; }
+  int device_steps() const { return device_steps_; }
 
   // Emits every case (library_gemm off: dots are kernels), compiles them in
   // one host-compiler run, runs each and compares it with the reference.
@@ -222,12 +291,20 @@ class CodegenBatch {
       options.library_gemm = false;
       options.kernel_prefix = "bt_p" + std::to_string(c) + "_k";
       options.index_bits = index_bits_;
+      options.host_fallback = host_fallback_;
       auto e = cuda::codegen::EmitProgram(cases_[c].planned.program,
                                           cases_[c].planned.plan, options,
                                           cases_[c].name);
       ASSERT_TRUE(e.ok()) << cases_[c].name << ": " << e.status().to_string();
       emitted[c] = std::move(*e);
       all.push_back(&emitted[c]);
+      std::vector<bool> on_host(cases_[c].planned.plan.steps.size(), false);
+      for (const cuda::codegen::Action& a : emitted[c].actions) {
+        if (a.kind == cuda::codegen::Action::Kind::kHostStep) {
+          on_host[static_cast<size_t>(a.step)] = true;
+        }
+      }
+      for (bool h : on_host) (h ? host_steps_ : device_steps_)++;
     }
     source_ = cuda::codegen::CombinedSource(all);
     auto library =
@@ -276,6 +353,8 @@ class CodegenBatch {
   std::vector<Case> cases_;
   std::string context_;
   int index_bits_ = 0;
+  bool host_fallback_ = false;
+  int host_steps_ = 0, device_steps_ = 0;
   std::string source_;
 };
 

@@ -41,6 +41,7 @@
 #include "baton/core/config.h"
 #include "baton/runtime/best_fit_allocator.h"
 #include "jit/jit_test_util.h"
+#include "jit/random_program_corpus.h"
 #include "jit/random_program_generator.h"
 
 namespace baton {
@@ -48,9 +49,9 @@ namespace {
 
 using namespace baton::testing;
 
-// Well above the 500 the issue asks for, and about 2 s in a release build.
-constexpr int kDefaultNumPrograms = 4000;
-constexpr uint64_t kBaseSeed = 20240611;
+// Well above the 500 the issue asks for, and about 1 s in a release build.
+constexpr int kDefaultNumPrograms = kRandomProgramCount;
+constexpr uint64_t kBaseSeed = kRandomProgramBaseSeed;
 
 // Replays a traced program inside a jit trace (same instructions, the jit's
 // parameters).

@@ -23,6 +23,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -66,10 +67,13 @@ std::string CombinedSource(const std::vector<const EmittedProgram*>& programs);
 // BufferRef::kSlot names it); `step_scratch[s]` holds at least
 // step_scratch_bytes[s] bytes for each step s that needs scratch. A copy
 // whose source is its destination moves nothing. kGemm actions are
-// Unimplemented: emit with EmitOptions::library_gemm = false.
+// Unimplemented: emit with EmitOptions::library_gemm = false. A kHostStep
+// action calls `host_step` with its step index (Unimplemented without one).
+using HostStepRunner = std::function<Status(int step)>;
 Status RunOnHost(const HostKernelLibrary& library,
                  const EmittedProgram& emitted,
                  const std::vector<void*>& value_data,
-                 const std::vector<void*>& step_scratch);
+                 const std::vector<void*>& step_scratch,
+                 const HostStepRunner& host_step = nullptr);
 
 }  // namespace baton::cuda::codegen

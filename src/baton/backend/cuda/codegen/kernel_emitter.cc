@@ -112,7 +112,23 @@ Result<EmittedProgram> EmitProgram(const compiler::Program& program,
   EmitContext ctx(program, plan, options, name, &out);
   for (size_t s = 0; s < plan.steps.size(); ++s) {
     ctx.BeginStep(static_cast<int>(s));
-    BATON_RETURN_IF_ERROR(EmitStep(ctx, plan.steps[s]));
+    // What the step had appended when it is refused part way.
+    const size_t source_size = out.source.size();
+    const size_t actions = out.actions.size();
+    const size_t kernels = out.kernel_names.size();
+    Status emitted = EmitStep(ctx, plan.steps[s]);
+    if (emitted.ok()) continue;
+    if (!options.host_fallback || emitted.code() != ErrorCode::kUnimplemented) {
+      return emitted;
+    }
+    out.source.resize(source_size);
+    out.actions.resize(actions);
+    out.kernel_names.resize(kernels);
+    out.step_scratch_bytes[s] = 0;
+    Action host;
+    host.kind = Action::Kind::kHostStep;
+    host.step = static_cast<int>(s);
+    out.actions.push_back(std::move(host));
   }
   MaybeDump(name, out.source);
   return out;

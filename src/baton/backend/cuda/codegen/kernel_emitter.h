@@ -78,7 +78,11 @@ struct BufferRef {
 };
 
 struct Action {
-  enum class Kind : uint8_t { kKernel, kCopy, kGemm };
+  // kHostStep: a step the emitter cannot put on the device, left for the
+  // runner to compute on the host (only with EmitOptions::host_fallback:
+  // how the emulation tests reach the device-ready steps of programs that
+  // also hold sort, control flow or host callbacks).
+  enum class Kind : uint8_t { kKernel, kCopy, kGemm, kHostStep };
   Kind kind = Kind::kKernel;
   int step = -1;  // the plan step it belongs to
   // kKernel: which kernel (EmittedProgram::kernel_names), over how many
@@ -103,6 +107,9 @@ struct EmitOptions {
   // emitted with distinct prefixes can share one compilation
   // (CombinedSource, host_kernel_runner.h).
   std::string kernel_prefix = "bt_k";
+  // Whether a step that cannot be emitted becomes a kHostStep action
+  // instead of failing the whole program (tests: no device runs those).
+  bool host_fallback = false;
   // Index arithmetic: 0 picks per kernel (32-bit when everything it
   // touches fits, emit_context.h); 64 forces 64-bit (tests of that path).
   int index_bits = 0;
@@ -128,7 +135,8 @@ std::string_view DevicePrelude();
 // Emits every step of `plan` (over `program`, optimized, scheduled and
 // planned as the CPU backend does). `name` appears in error messages.
 // Unimplemented for a step the backend cannot run (sort, linalg, host_callback,
-// regions, an op with more than kMaxKernelArgs operands), naming it.
+// regions, an op with more than kMaxKernelArgs operands), naming it --
+// unless options.host_fallback, which makes such a step a kHostStep action.
 Result<EmittedProgram> EmitProgram(const compiler::Program& program,
                                    const compiler::StepPlan& plan,
                                    const EmitOptions& options,
