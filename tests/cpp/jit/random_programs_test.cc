@@ -52,26 +52,6 @@ using namespace baton::testing;
 constexpr int kDefaultNumPrograms = 4000;
 constexpr uint64_t kBaseSeed = 20240611;
 
-// Replays a traced program inside a jit trace (same instructions, the jit's
-// parameters).
-std::vector<Tracer> Replay(const c::Program& p, TraceScope& scope,
-                           const std::vector<Tracer>& params) {
-  std::vector<Tracer> v(p.num_values());
-  for (ValueId id = 0; id < p.num_values(); ++id) {
-    const c::Instruction& inst = p.instruction(id);
-    if (const auto* a = inst.attrs_if<c::ParameterAttrs>()) {
-      v[id] = params[a->index];
-      continue;
-    }
-    std::vector<Tracer> ops;
-    for (ValueId o : inst.operands) ops.push_back(v[o]);
-    v[id] = scope.context().Emit(inst.attrs, ops);
-  }
-  std::vector<Tracer> outs;
-  for (ValueId o : p.outputs()) outs.push_back(v[o]);
-  return outs;
-}
-
 // "" when the executor's callbacks saw what the reference's saw, in the
 // same order (NaN equal to NaN); else the first difference.
 std::string SamePrints(const std::vector<c::test_util::Seen>& want,
