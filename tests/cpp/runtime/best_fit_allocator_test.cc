@@ -111,15 +111,6 @@ void* MustAllocate(BestFitAllocator& a, size_t bytes, int queue = kNoQueue) {
   return r.ok() ? r.value() : nullptr;
 }
 
-bool SameStats(const AllocatorStats& x, const AllocatorStats& y) {
-  return x.bytes_in_use == y.bytes_in_use &&
-         x.peak_bytes_in_use == y.peak_bytes_in_use &&
-         x.num_allocs == y.num_allocs &&
-         x.largest_alloc_size == y.largest_alloc_size &&
-         x.bytes_reserved == y.bytes_reserved &&
-         x.bytes_pending == y.bytes_pending;
-}
-
 // A 4 KiB region holds exactly 16 granules, so tests can fill one completely
 // and know every block's address.
 BestFitAllocator::Options SmallRegions() {
@@ -279,7 +270,7 @@ TEST_F(BestFitAllocatorTest, TracksUsePeakCountAndLargest) {
   BestFitAllocator a(&provider_);
   void* p = MustAllocate(a, 1000);  // 1024
   void* q = MustAllocate(a, 3000);  // 3072
-  AllocatorStats s = a.stats();
+  MemoryStats s = a.stats();
   EXPECT_EQ(s.bytes_in_use, 4096);
   EXPECT_EQ(s.peak_bytes_in_use, 4096);
   EXPECT_EQ(s.num_allocs, 2);
@@ -312,7 +303,7 @@ TEST_F(BestFitAllocatorTest, LimitRefusalChangesNothing) {
   void* p = MustAllocate(a, 3 * kKiB);
   // A pending block too, so that every statistic is nonzero.
   BestFitAllocator::PendingToken t = a.FreeWhenDone(MustAllocate(a, 256), 5);
-  const AllocatorStats before = a.stats();
+  const MemoryStats before = a.stats();
   const int calls = provider_.allocate_calls();
 
   Result<void*> r = a.Allocate(1 * kKiB, kNoQueue, 4 * kKiB);
@@ -324,7 +315,7 @@ TEST_F(BestFitAllocatorTest, LimitRefusalChangesNothing) {
   EXPECT_EQ(big.status().code(), ErrorCode::kResourceExhausted);
   // A limit already below what is in use refuses every growth.
   EXPECT_FALSE(a.Allocate(0, kNoQueue, 0).ok());
-  EXPECT_TRUE(SameStats(a.stats(), before));
+  EXPECT_TRUE(a.stats() == before);
   EXPECT_EQ(provider_.allocate_calls(), calls);
 
   // Reaching the limit exactly is allowed.
@@ -339,10 +330,10 @@ TEST_F(BestFitAllocatorTest, LimitRefusalChangesNothing) {
 
 TEST_F(BestFitAllocatorTest, AbsurdRequestIsResourceExhausted) {
   BestFitAllocator a(&provider_);
-  const AllocatorStats before = a.stats();
+  const MemoryStats before = a.stats();
   Result<void*> r = a.Allocate(SIZE_MAX, kNoQueue);
   EXPECT_EQ(r.status().code(), ErrorCode::kResourceExhausted);
-  EXPECT_TRUE(SameStats(a.stats(), before));
+  EXPECT_TRUE(a.stats() == before);
   EXPECT_GE(a.RoundedSize(SIZE_MAX), size_t{1} << 48) << "no wrap-around";
 }
 
@@ -407,7 +398,7 @@ TEST_F(BestFitAllocatorTest, ProviderFailingTwiceIsResourceExhausted) {
   Result<void*> r = a.Allocate(10 * kMiB, kNoQueue);
   ASSERT_FALSE(r.ok());
   EXPECT_EQ(r.status().code(), ErrorCode::kResourceExhausted);
-  const AllocatorStats s = a.stats();
+  const MemoryStats s = a.stats();
   EXPECT_EQ(s.bytes_in_use, 1024);
   EXPECT_EQ(s.num_allocs, 1);
   EXPECT_EQ(s.bytes_reserved, int64_t{2 * kMiB}) << "in-use region kept";
@@ -450,7 +441,7 @@ TEST_F(BestFitAllocatorTest, PendingBytesCountUntilCompleted) {
   void* p = MustAllocate(a, 4 * kKiB);
   BestFitAllocator::PendingToken t = a.FreeWhenDone(p, 3);
   EXPECT_NE(t, 0u);
-  AllocatorStats s = a.stats();
+  MemoryStats s = a.stats();
   EXPECT_EQ(s.bytes_in_use, 4096);
   EXPECT_EQ(s.bytes_pending, 4096);
   EXPECT_EQ(a.BlockSize(p), 0u) << "no longer live";
@@ -466,11 +457,11 @@ TEST_F(BestFitAllocatorTest, SameQueueReusesAPendingBlockAtOnce) {
   BestFitAllocator a(&provider_);
   void* p = MustAllocate(a, 4 * kKiB, 1);
   BestFitAllocator::PendingToken t = a.FreeWhenDone(p, 1);
-  const AllocatorStats before = a.stats();
+  const MemoryStats before = a.stats();
 
   void* q = MustAllocate(a, 4 * kKiB, 1);
   EXPECT_EQ(q, p);
-  AllocatorStats s = a.stats();
+  MemoryStats s = a.stats();
   EXPECT_EQ(s.bytes_in_use, before.bytes_in_use) << "x = f(x) peaks at 2x";
   EXPECT_EQ(s.bytes_pending, 0);
   EXPECT_EQ(s.num_allocs, before.num_allocs + 1);
@@ -493,7 +484,7 @@ TEST_F(BestFitAllocatorTest, PartialReuseSplitsAndCompleteFreesTheRest) {
 
   void* head = MustAllocate(a, 1 * kKiB, 2);
   EXPECT_EQ(head, p);
-  AllocatorStats s = a.stats();
+  MemoryStats s = a.stats();
   EXPECT_EQ(s.bytes_in_use, 4096 + 256);
   EXPECT_EQ(s.bytes_pending, 3072);
   // A second same-queue request takes the pending remainder too.
@@ -564,7 +555,7 @@ TEST_F(BestFitAllocatorTest, UnknownTokenAndNullAreIgnored) {
   a.CompletePending(12345);
   a.Free(nullptr);
   EXPECT_EQ(a.FreeWhenDone(nullptr, 0), 0u);
-  EXPECT_TRUE(SameStats(a.stats(), AllocatorStats{}));
+  EXPECT_TRUE(a.stats() == MemoryStats{});
 }
 
 TEST_F(BestFitAllocatorTest, ZeroByteRequestGetsOneGranule) {
@@ -668,7 +659,7 @@ TEST_F(BestFitAllocatorTest, ConcurrentMixedOperationsStayConsistent) {
         if (kind == 98) a.CompletePending(t);  // idempotent
       } else {
         (void)a.Trim();
-        const AllocatorStats s = a.stats();
+        const MemoryStats s = a.stats();
         if (s.bytes_pending > s.bytes_in_use ||
             s.bytes_in_use > s.bytes_reserved) {
           ++corrupted;
@@ -687,7 +678,7 @@ TEST_F(BestFitAllocatorTest, ConcurrentMixedOperationsStayConsistent) {
   for (BestFitAllocator::PendingToken t : tokens) a.CompletePending(t);
 
   EXPECT_EQ(corrupted.load(), 0);
-  const AllocatorStats s = a.stats();
+  const MemoryStats s = a.stats();
   EXPECT_EQ(s.bytes_in_use, 0);
   EXPECT_EQ(s.bytes_pending, 0);
   EXPECT_EQ(s.num_allocs, allocs.load());
