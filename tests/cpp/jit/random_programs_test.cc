@@ -33,6 +33,7 @@
 #include <cstring>
 #include <sstream>
 
+#include "baton/backend/cpu/fusion_tiling.h"
 #include "baton/compiler/buffer_assignment.h"
 #include "baton/compiler/passes.h"
 #include "baton/compiler/program_printer.h"
@@ -198,8 +199,8 @@ std::string RunOne(uint64_t seed, Coverage& cov) {
     {
       // In place: a step result sharing storage with one of its inputs.
       const c::StepPlan plan = c::PlanSteps(exe->program());
-      const c::BufferAssignment ba =
-          c::AssignBuffers(exe->program(), plan, exe->donated(), 1);
+      const c::BufferAssignment ba = c::AssignBuffers(
+          exe->program(), plan, exe->donated(), 1, cpu::kFusionTiling);
       bool in_place = false;
       for (size_t s = 0; s < plan.steps.size(); ++s) {
         if (ba.step_is_noop[s]) continue;
