@@ -310,9 +310,10 @@ struct Outcome {
   }
 };
 
-class OpRegistry {
+// Runs each pass on one example program.
+class PassRunner {
  public:
-  OpRegistry(OpKind kind, Program program)
+  PassRunner(OpKind kind, Program program)
       : kind_(kind), program_(std::move(program)) {
     for (int i = 0; i < program_.num_parameters(); ++i) {
       const ValueType& t = program_.parameter_type(i);
@@ -427,10 +428,10 @@ TEST_P(OpRegistryTest, HasEveryRuleOrAnExemption) {
   }
   ASSERT_TRUE(program.has_value())
       << "the example does not build: " << built.status.to_string();
-  OpRegistry registry(kind, *program);
+  PassRunner runner(kind, *program);
   for (Pass pass : kPasses) {
     SCOPED_TRACE(PassName(pass));
-    const Outcome o = registry.Run(pass);
+    const Outcome o = runner.Run(pass);
     const std::optional<std::string> exempt = ExemptionOf(kind, pass);
     if (o.lacks_rule()) {
       EXPECT_TRUE(exempt.has_value())
