@@ -3,7 +3,7 @@ checkpoint, custom rules): trace a Python function into a program, transform
 the program in C++ (``baton._baton.transforms``), apply the result.
 
 - :func:`trace` runs a function on Tracers in a trace nested in the current
-  one (``python/src/tracing.h``). Values it uses from outside -- Tracers of
+  one (``python/src/trace_frames.h``). Values it uses from outside -- Tracers of
   an enclosing trace, baton Arrays -- become extra parameters of the program
   ("lifted"), returned with it so that whoever applies the program passes
   them; numpy data stays a snapshot constant.

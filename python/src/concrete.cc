@@ -1,4 +1,4 @@
-// Concrete values of traced values (declared in tracing.h).
+// Concrete values of traced values (declared in trace_frames.h).
 //
 // bt.grad, bt.vjp, bt.jvp and their siblings called outside bt.jit trace
 // the user's function like jit does, but the arguments are known: they bind
@@ -22,7 +22,7 @@
 #include "baton/compiler/passes.h"
 #include "baton/compiler/reference_interpreter.h"
 #include "conversions.h"
-#include "tracing.h"
+#include "trace_frames.h"
 
 namespace baton::python {
 namespace {

@@ -8,7 +8,7 @@
 // Tracer concretization errors (JAX's classes, all TypeError):
 //   ConcretizationTypeError, TracerBoolConversionError (a
 //   ConcretizationTypeError), TracerIntegerConversionError,
-//   TracerArrayConversionError; raised by python/src/tracer.cc.
+//   TracerArrayConversionError; raised by python/src/tracer_class.cc.
 // bt.DonationWarning and NonConcreteBooleanIndexError are defined in Python
 // (baton/errors.py).
 #include "errors.h"

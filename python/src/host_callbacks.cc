@@ -33,7 +33,7 @@
 #include "lax_internal.h"
 #include "module.h"
 #include "platforms.h"
-#include "tracing.h"
+#include "trace_frames.h"
 
 namespace baton::python {
 namespace {

@@ -52,7 +52,7 @@
 #include "jit_arguments.h"
 #include "jit_cache.h"
 #include "module.h"
-#include "tracing.h"
+#include "trace_frames.h"
 
 namespace baton::python {
 namespace {
@@ -220,8 +220,8 @@ std::shared_ptr<const Entry> JitFunction::Compile(nb::handle self,
   // The frame stays on this thread's stack until the trace is finished; if
   // anything raises, the guard abandons it.
   FrameGuard guard(frame);
-  nb::object result = nb::borrow(Helpers().trace)(self, nb::handle(args),
-                                                  Kwargs(kwargs), tracers);
+  nb::object result = nb::borrow(JitPython().trace)(self, nb::handle(args),
+                                                    Kwargs(kwargs), tracers);
   nb::handle outs = PyTuple_GET_ITEM(result.ptr(), 0);
   std::vector<compiler::Tracer> out_tracers;
   for (nb::handle o : nb::iter(outs)) {
@@ -281,8 +281,8 @@ nb::object JitFunction::Call(nb::handle self, PyObject* args,
   if (IsTracing()) {
     // Inside another trace: inline (the outer trace captures arrays and
     // consumes nothing).
-    return nb::borrow(Helpers().inline_call)(self, nb::handle(args),
-                                             Kwargs(kwargs));
+    return nb::borrow(JitPython().inline_call)(self, nb::handle(args),
+                                               Kwargs(kwargs));
   }
   Parsed p;
   std::shared_ptr<const Entry> entry;
@@ -293,14 +293,14 @@ nb::object JitFunction::Call(nb::handle self, PyObject* args,
     entry = Find(p.sig);
     if (!entry) entry = Compile(self, args, kwargs, p);
   } catch (nb::python_error& err) {
-    if (!err.matches(Helpers().sharded_arguments)) {
+    if (!err.matches(JitPython().sharded_arguments)) {
       RestoreMarkers(p, args, kwargs);  // parsed or not: the call failed
       throw;
     }
     RestoreMarkers(p);
     // Sharded arguments: the function runs on every shard (Python).
-    return nb::borrow(Helpers().sharded_call)(self, nb::handle(args),
-                                              Kwargs(kwargs));
+    return nb::borrow(JitPython().sharded_call)(self, nb::handle(args),
+                                                Kwargs(kwargs));
   } catch (...) {
     RestoreMarkers(p, args, kwargs);
     throw;
@@ -455,7 +455,7 @@ nb::object JitFunction::Call(nb::handle self, PyObject* args,
   if (!executed && failed_take < 0) {
     // Every donation is taken, so the warning about freeing them is true.
     try {
-      nb::borrow(Helpers().warn)(unusable_warning);
+      nb::borrow(JitPython().warn)(unusable_warning);
     } catch (...) {
       give_back();  // warnings turned into errors: nothing consumed
       throw;
@@ -628,15 +628,12 @@ void init_jit(nb::module_& m) {
          nb::object warn, nb::object sharded_arguments,
          nb::object sharded_call) {
         // Kept for the life of the process (module-level functions).
-        Helpers() = JitHelpers{flatten.release().ptr(),
-                               trace.release().ptr(),
-                               inline_call.release().ptr(),
-                               to_array.release().ptr(),
-                               host_spec.release().ptr(),
-                               leaf_names.release().ptr(),
-                               warn.release().ptr(),
-                               sharded_arguments.release().ptr(),
-                               sharded_call.release().ptr()};
+        JitPython() = JitPythonFunctions{
+            flatten.release().ptr(),     trace.release().ptr(),
+            inline_call.release().ptr(), to_array.release().ptr(),
+            host_spec.release().ptr(),   leaf_names.release().ptr(),
+            warn.release().ptr(),        sharded_arguments.release().ptr(),
+            sharded_call.release().ptr()};
       },
       "Installs baton/_jit.py's helpers (called once at import).");
 }

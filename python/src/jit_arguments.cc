@@ -17,13 +17,13 @@
 #include "conversions.h"
 #include "donation.h"
 #include "errors.h"
-#include "tracing.h"
+#include "trace_frames.h"
 
 namespace baton::python {
 
-JitHelpers& Helpers() {
-  static JitHelpers helpers;
-  return helpers;
+JitPythonFunctions& JitPython() {
+  static JitPythonFunctions functions;
+  return functions;
 }
 
 nb::object Kwargs(PyObject* kwargs) {
@@ -138,9 +138,9 @@ void AddArgument(nb::handle arg, bool donated, Parsed& p) {
     for (nb::handle h : fast) classify(h);
     return;
   }
-  nb::object r = nb::borrow(Helpers().flatten)(arg, nb::none(),
-                                               nb::arg("none_is_leaf") = false,
-                                               nb::arg("namespace") = "baton");
+  nb::object r = nb::borrow(JitPython().flatten)(
+      arg, nb::none(), nb::arg("none_is_leaf") = false,
+      nb::arg("namespace") = "baton");
   nb::object leaves = nb::borrow(PyTuple_GET_ITEM(r.ptr(), 0));
   p.sig.trees.push_back(
       ArgTree{std::string(), nb::borrow(PyTuple_GET_ITEM(r.ptr(), 1))});
@@ -153,8 +153,8 @@ void AddArgument(nb::handle arg, bool donated, Parsed& p) {
 
 std::vector<std::string> LeafNames(nb::handle self, PyObject* args,
                                    PyObject* kwargs) {
-  nb::object names =
-      nb::borrow(Helpers().leaf_names)(self, nb::handle(args), Kwargs(kwargs));
+  nb::object names = nb::borrow(JitPython().leaf_names)(self, nb::handle(args),
+                                                        Kwargs(kwargs));
   return nb::cast<std::vector<std::string>>(names);
 }
 
@@ -330,7 +330,7 @@ uint64_t LeafSpecs(const ArgumentRules& rules, nb::handle self, PyObject* args,
       }
       nb::object a;
       try {
-        a = nb::borrow(Helpers().to_array)(l.obj, device_obj);
+        a = nb::borrow(JitPython().to_array)(l.obj, device_obj);
       } catch (nb::python_error& e) {
         if (!e.matches(PyExc_TypeError)) throw;
         const std::string what = nb::str(e.value()).c_str();
@@ -346,7 +346,7 @@ uint64_t LeafSpecs(const ArgumentRules& rules, nb::handle self, PyObject* args,
     if (l.kind == Leaf::Kind::kHost && !for_call) {
       nb::object s;
       try {
-        s = nb::borrow(Helpers().host_spec)(l.obj);
+        s = nb::borrow(JitPython().host_spec)(l.obj);
       } catch (nb::python_error& e) {
         if (!e.matches(PyExc_TypeError)) throw;
         const std::string what = nb::str(e.value()).c_str();

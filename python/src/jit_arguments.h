@@ -22,8 +22,9 @@ namespace nb = nanobind;
 
 namespace baton::python {
 
-// Python helpers from baton/_jit.py (set once at import; never freed).
-struct JitHelpers {
+// The functions of baton/_jit.py the jit calls back into (installed once at
+// import by _jit_set_helpers; never freed).
+struct JitPythonFunctions {
   PyObject* flatten = nullptr;      // optree.tree_flatten
   PyObject* trace = nullptr;        // (jitted, args, kwargs, tracers)
                                     //   -> (outs, treedef, out_spec)
@@ -37,7 +38,7 @@ struct JitHelpers {
   PyObject* sharded_arguments = nullptr;
   PyObject* sharded_call = nullptr;
 };
-JitHelpers& Helpers();
+JitPythonFunctions& JitPython();
 
 // The call's keyword arguments as a dict (an empty one for none).
 nb::object Kwargs(PyObject* kwargs);

@@ -8,7 +8,7 @@
 #include <string_view>
 
 #include "array_caster.h"
-#include "tracing.h"
+#include "trace_frames.h"
 
 namespace baton::python {
 

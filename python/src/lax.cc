@@ -23,7 +23,7 @@
 #include "conversions.h"
 #include "lax_internal.h"
 #include "module.h"
-#include "tracing.h"
+#include "trace_frames.h"
 
 namespace baton::python {
 namespace {

@@ -10,7 +10,7 @@
 
 #include "baton/core/error.h"
 #include "lax_internal.h"
-#include "tracing.h"
+#include "trace_frames.h"
 
 namespace baton::python {
 

@@ -1,6 +1,6 @@
-// Helpers shared by the files behind baton._baton.lax (tracing.cc,
-// lax_elementwise.cc, tracer.cc, lax.cc): argument conversion and the
-// elementwise op table. Not part of tracing.h's interface to jit.cc.
+// Helpers shared by the files behind baton._baton.lax (trace_frames.cc,
+// lax_elementwise.cc, tracer_class.cc, lax.cc): argument conversion and the
+// elementwise op table. Not part of trace_frames.h's interface to jit.cc.
 #pragma once
 
 #include <nanobind/nanobind.h>
@@ -14,7 +14,7 @@
 #include <vector>
 
 #include "baton/compiler/tracer.h"
-#include "tracing.h"
+#include "trace_frames.h"
 
 namespace nb = nanobind;
 

@@ -9,7 +9,7 @@
 #include "baton/compiler/linalg_ops.h"
 #include "lax_internal.h"
 #include "module.h"
-#include "tracing.h"
+#include "trace_frames.h"
 
 namespace baton::python {
 namespace {

@@ -15,7 +15,7 @@ void init_dlpack(nb::module_& m);      // dlpack.cc (after array)
 void init_transfers(nb::module_& m);   // transfers.cc
 void init_donation(nb::module_& m);    // donation.cc
 void init_config(nb::module_& m);      // config.cc (after errors)
-void init_tracer(nb::module_& m);      // tracer.cc: `lax` and its Tracer
+void init_tracer(nb::module_& m);      // tracer_class.cc: `lax` and its Tracer
 void init_lax(nb::module_& m);         // lax.cc (after tracer)
 void init_lax_linalg(nb::module_& m);  // lax_linalg.cc (after tracer)
 void init_compiled(nb::module_& m);    // compiled.cc: Lowered, Compiled

@@ -1,12 +1,11 @@
 // The platforms Python sees and their order of preference.
 //
 // BATON_PLATFORMS (read once, at import) lists platform names, comma
-// separated, most preferred first: "cpu", "cuda", and "sim" (the simulated
-// accelerator of backend/simulated, for tests). Unset, it is "cpu,cuda": the
-// CPU stays the default platform while the CUDA backend has no executables,
-// and CUDA devices are reached with bt.devices("cuda"). The default platform
-// is the first listed one that has devices; bt.devices() lists its devices,
-// and arrays go to its device 0 unless told otherwise.
+// separated, most preferred first: "cpu", "cuda", and "sim" (the names and
+// the clients are backend/platforms.h's). Unset, it is kDefaultPlatforms,
+// "cpu,cuda": CUDA devices are reached with bt.devices("cuda"). The default
+// platform is the first listed one that has devices; bt.devices() lists its
+// devices, and arrays go to its device 0 unless told otherwise.
 //
 // Ownership: the clients are process-wide and never destroyed; so is the
 // table. Thread-safety: built at import, read-only afterwards.
@@ -15,15 +14,10 @@
 #include <string>
 #include <vector>
 
+#include "baton/backend/platforms.h"
 #include "baton/runtime/client.h"
 
 namespace baton::python {
-
-struct Platform {
-  std::string name;         // "cpu", "cuda", "sim"
-  Client* client;           // may have no devices
-  std::string unavailable;  // why it has none ("" when it has some)
-};
 
 // Parses BATON_PLATFORMS and creates the clients; throws std::runtime_error
 // naming the problem for an unknown name, or when no listed platform has a

@@ -4,8 +4,8 @@
 //
 // Everything here works on Programs, not on Python functions:
 //   - subtrace(fn, avals, name) traces `fn` into a Program in a frame nested
-//     in the current one (tracing.h): outer Tracers and baton Arrays it uses
-//     become extra parameters, returned so the caller can pass them;
+//     in the current one (trace_frames.h): outer Tracers and baton Arrays it
+//     uses become extra parameters, returned so the caller can pass them;
 //   - jvp / vjp / vmap transform Programs (compiler/transforms/);
 //   - inline(program, operands) re-emits a Program into the current trace;
 //   - emit_call emits a call group (stop_gradient, checkpoint_name,
@@ -20,7 +20,7 @@
 //
 // Ownership: a Program handle shares an immutable compiler::Program (cheap to
 // copy, safe to read from any thread). Thread-safety: tracing functions run
-// on the calling thread with the GIL held (tracing.h).
+// on the calling thread with the GIL held (trace_frames.h).
 #include <nanobind/stl/optional.h>
 #include <nanobind/stl/string.h>
 #include <nanobind/stl/vector.h>
@@ -45,7 +45,7 @@
 #include "conversions.h"
 #include "lax_internal.h"
 #include "module.h"
-#include "tracing.h"
+#include "trace_frames.h"
 #include "not_constructible.h"
 
 namespace baton::python {

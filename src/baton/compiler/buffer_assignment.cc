@@ -75,12 +75,13 @@ bool IsSameKindTransfer(const Program& program, ValueId v) {
          program.type(inst.operands[0]).memory_kind == t->memory_kind;
 }
 
-int64_t FusionScratchBytes(const Program& program, const Step& step) {
+int64_t FusionScratchBytes(const Program& program, const Step& step,
+                           const FusionTiling& tiling) {
   if (step.kind == Step::Kind::kFusedReduce) {
-    return PlanFusedTiles(program, ProducerOf(step)).scratch_bytes();
+    return PlanFusedTiles(program, ProducerOf(step), tiling).scratch_bytes();
   }
   if (step.kind != Step::Kind::kFusedElementwise) return 0;
-  return PlanFusedTiles(program, step).scratch_bytes();
+  return PlanFusedTiles(program, step, tiling).scratch_bytes();
 }
 
 std::string MemoryAnalysis::ToString() const {
@@ -94,7 +95,7 @@ std::string MemoryAnalysis::ToString() const {
 
 BufferAssignment AssignBuffers(const Program& program, const StepPlan& plan,
                                const std::vector<bool>& donated,
-                               int num_threads,
+                               int num_threads, const FusionTiling& tiling,
                                const std::vector<int64_t>& step_scratch_bytes,
                                const std::vector<bool>& fresh_outputs) {
   const std::vector<bool> fresh = FreshValues(program, fresh_outputs);
@@ -406,8 +407,8 @@ BufferAssignment AssignBuffers(const Program& program, const StepPlan& plan,
   // Fusion scratch on the stack (fused_tiles.h) is not a temporary.
   int64_t scratch = 0;
   for (const Step& s : plan.steps) {
-    const int64_t bytes = FusionScratchBytes(program, s);
-    if (bytes > kStackScratchBytes) scratch = std::max(scratch, bytes);
+    const int64_t bytes = FusionScratchBytes(program, s, tiling);
+    if (bytes > tiling.local_scratch_bytes) scratch = std::max(scratch, bytes);
   }
   a.temp_size_in_bytes += scratch * std::max(1, num_threads);
 

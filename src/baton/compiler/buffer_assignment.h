@@ -29,9 +29,10 @@
 #include <string>
 #include <vector>
 
+#include "baton/compiler/control_flow.h"
+#include "baton/compiler/fused_tiles.h"
 #include "baton/compiler/ir.h"
 #include "baton/compiler/step_plan.h"
-#include "baton/compiler/control_flow.h"
 
 namespace baton::compiler {
 
@@ -112,10 +113,12 @@ struct BufferAssignment {
 bool IsSameKindTransfer(const Program& program, ValueId v);
 
 // The per-thread scratch a fused step needs (fused_tiles.h).
-int64_t FusionScratchBytes(const Program& program, const Step& step);
+int64_t FusionScratchBytes(const Program& program, const Step& step,
+                           const FusionTiling& tiling);
 
-// `donated[i]` says whether parameter i is donated. `num_threads` sizes the
-// fusion scratch reported in the analysis. `step_scratch_bytes` (per step,
+// `donated[i]` says whether parameter i is donated. `num_threads` and
+// `tiling` (the backend's, fused_tiles.h) size the fusion scratch reported
+// in the analysis. `step_scratch_bytes` (per step,
 // or empty): device scratch a region step needs while it runs -- its
 // regions' temporaries and spare carry buffers (backend-defined) -- placed
 // in the arena like a temporary that lives for that step only.
@@ -127,11 +130,12 @@ int64_t FusionScratchBytes(const Program& program, const Step& step);
 // `fresh_outputs[i]` (per program output, or empty): output i must not be
 // stored in a donated parameter's storage -- the caller gives it storage of
 // its own (a scan body's stacked outputs go straight into their slice).
-BufferAssignment AssignBuffers(const Program& program, const StepPlan& plan,
-                               const std::vector<bool>& donated,
-                               int num_threads,
-                               const std::vector<int64_t>& step_scratch_bytes = {},
-                               const std::vector<bool>& fresh_outputs = {});
+BufferAssignment AssignBuffers(
+    const Program& program, const StepPlan& plan,
+    const std::vector<bool>& donated, int num_threads,
+    const FusionTiling& tiling,
+    const std::vector<int64_t>& step_scratch_bytes = {},
+    const std::vector<bool>& fresh_outputs = {});
 
 // Per value: whether it is only returned as outputs marked in
 // `fresh_outputs` (and so must not take a donated parameter's storage).

@@ -5,11 +5,13 @@
 
 namespace baton::compiler {
 
-FusedTiles PlanFusedTiles(const Program& program, const Step& step) {
+FusedTiles PlanFusedTiles(const Program& program, const Step& step,
+                          const FusionTiling& tiling) {
   FusedTiles t;
   const size_t n = step.members.size();
-  t.tile_elements = std::clamp<int64_t>(
-      program.type(step.result).num_elements(), 1, kFusionTileElements);
+  t.tile_elements =
+      std::clamp<int64_t>(program.type(step.result).num_elements(), 1,
+                          std::max<int64_t>(1, tiling.max_tile_elements));
   std::unordered_map<ValueId, int> member_of;
   for (size_t i = 0; i < n; ++i) member_of[step.members[i]] = static_cast<int>(i);
 

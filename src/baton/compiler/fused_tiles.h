@@ -19,20 +19,22 @@
 
 namespace baton::compiler {
 
-// Elements per fused tile at most. A tile's working set -- the input and
-// output tiles streaming through plus the scratch slots -- must stay in the
-// 32 KiB L1 data cache: at 4096 float32 elements (16 KiB a tile) x*2+1 on
-// 64 MiB ran at 14 GB/s, at 1024 and 2048 at 30 GB/s (jit_bench, same run).
-inline constexpr int64_t kFusionTileElements = 1024;
-
-// Scratch of at most this many bytes lives on the running thread's stack
-// (a tile of float64 with four slots): no allocation per call, and, like any
-// kernel's locals, not a temporary the memory analysis counts. Larger
-// scratch (many slots of wide types) is allocated and counted.
-inline constexpr int64_t kStackScratchBytes = 32 * 1024;
+// How a backend sizes the tiles of its fused steps: machine numbers (cache
+// sizes, stack budgets) the compiler takes as parameters instead of
+// deciding them. The CPU backend's are cpu::kFusionTiling
+// (backend/cpu/fusion_tiling.h).
+struct FusionTiling {
+  // Elements per fused tile at most.
+  int64_t max_tile_elements = 1;
+  // Scratch of at most this many bytes is the runner's own (on the running
+  // thread's stack: no allocation per call, and, like any kernel's locals,
+  // not a temporary the memory analysis counts). Larger scratch is
+  // allocated per thread and counted (buffer_assignment.h).
+  int64_t local_scratch_bytes = 0;
+};
 
 struct FusedTiles {
-  int64_t tile_elements = 1;  // min(kFusionTileElements, result elements)
+  int64_t tile_elements = 1;  // min(max_tile_elements, result elements)
   int64_t slot_bytes = 0;     // tile_elements * widest inner element
   int num_slots = 0;
   // Per member of the step (in step.members order): the scratch slot its
@@ -46,6 +48,7 @@ struct FusedTiles {
 };
 
 // `step` must be a kFusedElementwise step of `program`.
-FusedTiles PlanFusedTiles(const Program& program, const Step& step);
+FusedTiles PlanFusedTiles(const Program& program, const Step& step,
+                          const FusionTiling& tiling);
 
 }  // namespace baton::compiler

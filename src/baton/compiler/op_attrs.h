@@ -57,8 +57,9 @@ enum class OpKind : uint8_t {
   kWhile,
   kScan,
   kCase,
+  // A new kind goes here, with its attribute struct in OpAttrs below (at the
+  // same position), and every rule tests/cpp/op_registry checks.
 };
-inline constexpr int kNumOpKinds = 28;
 
 // StableHLO-style names: "parameter", "broadcast_in_dim", "dot_general", ...
 std::string_view op_kind_name(OpKind kind);
@@ -420,7 +421,15 @@ inline OpKind KindOf(const OpAttrs& attrs) {
 // "reduce sum", "scatter add", "broadcast_in_dim".
 std::string OpDisplayName(const OpAttrs& attrs);
 
-static_assert(std::variant_size_v<OpAttrs> == kNumOpKinds);
+// How many kinds there are (they run 0 .. kNumOpKinds - 1): one per
+// attribute struct, so a new op is counted (and iterated by the op
+// registry test) as soon as it has its attributes; the checks below keep
+// the enumerators in step with the structs.
+inline constexpr int kNumOpKinds =
+    static_cast<int>(std::variant_size_v<OpAttrs>);
+// kCase is the last kind: one added after it takes its place here.
+static_assert(static_cast<int>(OpKind::kCase) + 1 == kNumOpKinds,
+              "OpKind and OpAttrs differ in length");
 #define BATON_CHECK_ATTRS_ORDER(kind, type)                           \
   static_assert(                                                      \
       std::is_same_v<std::variant_alternative_t<                      \

@@ -218,7 +218,7 @@ std::vector<BestFitAllocator::RegionView> BestFitAllocator::Regions() const {
   return out;
 }
 
-AllocatorStats BestFitAllocator::stats() const {
+MemoryStats BestFitAllocator::stats() const {
   std::lock_guard<std::mutex> lock(mu_);
   return stats_;
 }

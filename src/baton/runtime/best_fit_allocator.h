@@ -53,18 +53,10 @@
 
 #include "baton/core/status.h"
 #include "baton/runtime/event.h"  // kNoQueue
+#include "baton/runtime/memory_stats.h"
 #include "baton/runtime/region_provider.h"
 
 namespace baton {
-
-struct AllocatorStats {
-  int64_t bytes_in_use = 0;
-  int64_t peak_bytes_in_use = 0;
-  int64_t num_allocs = 0;
-  int64_t largest_alloc_size = 0;
-  int64_t bytes_reserved = 0;
-  int64_t bytes_pending = 0;  // part of bytes_in_use waiting for work to end
-};
 
 class BestFitAllocator {
  public:
@@ -121,7 +113,7 @@ class BestFitAllocator {
   };
   std::vector<RegionView> Regions() const;
 
-  AllocatorStats stats() const;
+  MemoryStats stats() const;  // bytes_limit stays 0 (MemorySpace sets it)
   void ResetPeak();  // peak := current bytes_in_use
   // Returns fully free regions to the provider; returns the bytes released.
   size_t Trim();
@@ -180,7 +172,7 @@ class BestFitAllocator {
   std::unordered_map<const void*, Block*> live_;
   uint64_t large_blocks_ = 0;  // guarded by mu_: counts colored blocks
   PendingToken next_token_ = 1;  // 0 is never issued
-  AllocatorStats stats_;
+  MemoryStats stats_;
 };
 
 }  // namespace baton

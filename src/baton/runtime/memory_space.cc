@@ -228,13 +228,7 @@ std::vector<SegmentInfo> MemorySpace::Segments() const {
 }
 
 MemoryStats MemorySpace::stats() const {
-  const AllocatorStats a = allocator_.stats();
-  MemoryStats s;
-  s.bytes_in_use = a.bytes_in_use;
-  s.peak_bytes_in_use = a.peak_bytes_in_use;
-  s.num_allocs = a.num_allocs;
-  s.largest_alloc_size = a.largest_alloc_size;
-  s.bytes_reserved = a.bytes_reserved;
+  MemoryStats s = allocator_.stats();
   const int64_t limit = limit_.load();
   s.bytes_limit =
       limit == BestFitAllocator::kNoLimit ? PhysicalMemoryBytes() : limit;

@@ -28,18 +28,10 @@
 #include "baton/runtime/allocation_site.h"
 #include "baton/runtime/best_fit_allocator.h"
 #include "baton/runtime/event.h"
+#include "baton/runtime/memory_stats.h"
 #include "baton/runtime/trace_recorder.h"
 
 namespace baton {
-
-struct MemoryStats {
-  int64_t bytes_in_use = 0;
-  int64_t peak_bytes_in_use = 0;
-  int64_t num_allocs = 0;
-  int64_t largest_alloc_size = 0;
-  int64_t bytes_limit = 0;  // the set limit, else the machine's memory
-  int64_t bytes_reserved = 0;
-};
 
 // One live allocation, as the profiler sees it.
 struct LiveAllocation {

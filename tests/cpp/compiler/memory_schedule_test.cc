@@ -7,6 +7,7 @@
 
 #include <memory>
 
+#include "baton/backend/cpu/fusion_tiling.h"
 #include "baton/compiler/buffer_assignment.h"
 #include "baton/compiler/program_printer.h"
 #include "baton/compiler/reference_interpreter.h"
@@ -28,7 +29,8 @@ Literal Ramp(Shape shape, float scale) {
 DotGeneralAttrs MatMul() { return DotGeneralAttrs{{}, {}, {1}, {0}}; }
 
 int64_t TempBytes(const Program& p, const std::vector<bool>& donated) {
-  return AssignBuffers(p, PlanSteps(p), donated, 1).analysis.temp_size_in_bytes;
+  return AssignBuffers(p, PlanSteps(p), donated, 1, cpu::kFusionTiling)
+      .analysis.temp_size_in_bytes;
 }
 
 int CountFused(const Program& p) {
@@ -111,7 +113,8 @@ TEST(MemoryScheduleTest, UpdateRunsRightAfterItsGradient) {
   EXPECT_EQ(CountFused(q), CountFused(t.program));
   EXPECT_EQ(CountFused(q), 2);  // each update is still one fused step
   // Both updates still overwrite their donated parameters.
-  const BufferAssignment ba = AssignBuffers(q, PlanSteps(q), donated, 1);
+  const BufferAssignment ba =
+      AssignBuffers(q, PlanSteps(q), donated, 1, cpu::kFusionTiling);
   EXPECT_EQ(ba.analysis.alias_size_in_bytes, 2 * 64 * 64 * 4);
   ExpectSameResults(
       t.program, q,
@@ -139,7 +142,8 @@ TEST(MemoryScheduleTest, UpdateWaitsForTheLastReadOfItsDonatedParameter) {
   const std::vector<bool> donated = {true, false};
   const Program q = ScheduleForMemory(p, donated);
   ASSERT_TRUE(q.Verify().ok()) << ProgramToText(q);
-  const BufferAssignment ba = AssignBuffers(q, PlanSteps(q), donated, 1);
+  const BufferAssignment ba =
+      AssignBuffers(q, PlanSteps(q), donated, 1, cpu::kFusionTiling);
   EXPECT_EQ(ba.analysis.alias_size_in_bytes, 64 * 64 * 4) << ProgramToText(q);
   EXPECT_TRUE(ba.unusable_donations.empty());
   ExpectSameResults(p, q, {Ramp(w, 0.01f), Ramp(w, 0.02f)});

@@ -9,6 +9,7 @@
 #include <limits>
 
 #include "baton/backend/cpu/float_chain.h"
+#include "baton/backend/cpu/fusion_tiling.h"
 #include "baton/compiler/fused_tiles.h"
 #include "baton/core/scalar_math.h"
 #include "jit/jit_test_util.h"
@@ -40,10 +41,11 @@ TEST(JitFusionTest, LongChainReusesTwoScratchSlots) {
   const compiler::StepPlan plan = compiler::PlanSteps(exe->program());
   const compiler::Step& step = OnlyFusedStep(plan);
   EXPECT_EQ(step.members.size(), 2000u);
-  const compiler::FusedTiles t = compiler::PlanFusedTiles(exe->program(), step);
+  const compiler::FusedTiles t =
+      compiler::PlanFusedTiles(exe->program(), step, cpu::kFusionTiling);
   EXPECT_EQ(t.num_slots, 2);
-  EXPECT_EQ(t.tile_elements, compiler::kFusionTileElements);
-  EXPECT_EQ(t.scratch_bytes(), 2 * compiler::kFusionTileElements * 4);
+  EXPECT_EQ(t.tile_elements, cpu::kFusionTiling.max_tile_elements);
+  EXPECT_EQ(t.scratch_bytes(), 2 * cpu::kFusionTiling.max_tile_elements * 4);
   // The analysis reports that scratch (per pool thread), nothing per member.
   EXPECT_LE(exe->memory_analysis().temp_size_in_bytes,
             t.scratch_bytes() * 64);
@@ -52,8 +54,8 @@ TEST(JitFusionTest, LongChainReusesTwoScratchSlots) {
 TEST(JitFusionTest, ScalarChainTilesHoldOneElement) {
   auto exe = ValueOrThrow(Chain(3000).Lower({Spec(Shape{})}, Dev()));
   const compiler::StepPlan plan = compiler::PlanSteps(exe->program());
-  const compiler::FusedTiles t =
-      compiler::PlanFusedTiles(exe->program(), OnlyFusedStep(plan));
+  const compiler::FusedTiles t = compiler::PlanFusedTiles(
+      exe->program(), OnlyFusedStep(plan), cpu::kFusionTiling);
   EXPECT_EQ(t.tile_elements, 1);
   EXPECT_EQ(t.scratch_bytes(), 2 * 4);
 }
@@ -76,7 +78,8 @@ TEST(JitFusionTest, SharedInnerValuesKeepTheirSlotUntilLastRead) {
   // a is read by two members of one group: it is an inner value too, not a
   // materialized array.
   EXPECT_EQ(step.members.size(), 4u);
-  const compiler::FusedTiles t = compiler::PlanFusedTiles(exe->program(), step);
+  const compiler::FusedTiles t =
+      compiler::PlanFusedTiles(exe->program(), step, cpu::kFusionTiling);
   // a's slot lives across b and c; c is written while b's slot is read.
   EXPECT_EQ(t.num_slots, 3);
 }
@@ -125,7 +128,8 @@ TEST(JitFusionTest, FloatArithmeticChainsRunBlockwiseAndBitwiseExact) {
   auto exe = ValueOrThrow(f.Lower({Spec(Shape{300}), Spec(Shape{300})}, Dev()));
   const compiler::StepPlan plan = compiler::PlanSteps(exe->program());
   const compiler::Step& step = OnlyFusedStep(plan);
-  const compiler::FusedTiles tiles = compiler::PlanFusedTiles(exe->program(), step);
+  const compiler::FusedTiles tiles =
+      compiler::PlanFusedTiles(exe->program(), step, cpu::kFusionTiling);
   EXPECT_NE(cpu::FloatChain::TryPlan(exe->program(), plan, step,
                                      tiles.operand_member),
             nullptr);
@@ -174,10 +178,12 @@ TEST(JitFusionTest, ChainsWithOtherOpsUseTheTiledRunner) {
   auto exe = ValueOrThrow(f.Lower({Spec(Shape{300})}, Dev()));
   const compiler::StepPlan plan = compiler::PlanSteps(exe->program());
   const compiler::Step& step = OnlyFusedStep(plan);
-  EXPECT_EQ(cpu::FloatChain::TryPlan(
-                exe->program(), plan, step,
-                compiler::PlanFusedTiles(exe->program(), step).operand_member),
-            nullptr);
+  EXPECT_EQ(
+      cpu::FloatChain::TryPlan(
+          exe->program(), plan, step,
+          compiler::PlanFusedTiles(exe->program(), step, cpu::kFusionTiling)
+              .operand_member),
+      nullptr);
 }
 
 // Threefry-style hashing of counters: each round reads both words twice
@@ -231,8 +237,8 @@ TEST(JitFusionTest, ValuesWithSeveralReadersInOneChainFuseIntoOneStep) {
   EXPECT_EQ(members, static_cast<size_t>(2 + 5 * rounds + 1));
   // Split at every shared value, the rounds left several full-size
   // temporaries alive at once (megabytes); fused, nothing but the output.
-  const compiler::FusedTiles t =
-      compiler::PlanFusedTiles(exe->program(), OnlyFusedStep(plan));
+  const compiler::FusedTiles t = compiler::PlanFusedTiles(
+      exe->program(), OnlyFusedStep(plan), cpu::kFusionTiling);
   EXPECT_LE(t.num_slots, 4);
   EXPECT_LT(exe->memory_analysis().temp_size_in_bytes, 64 * 1024);
 

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "baton/backend/cpu/cpu_executable.h"
+#include "baton/compiler/literal.h"
 #include "baton/core/error.h"
 #include "baton/jit/jit.h"
 #include "baton/runtime/client.h"
@@ -52,6 +53,40 @@ inline MemoryStats Stats(MemoryKind k = MemoryKind::kDevice) {
 
 inline ArgSpec Spec(Shape s, bool donated = false, DType d = DType::kFloat32) {
   return ArgSpec{std::move(s), d, MemoryKind::kDevice, donated};
+}
+
+// Replays a traced program inside a jit trace (same instructions, the jit's
+// parameters).
+inline std::vector<Tracer> Replay(const compiler::Program& p, TraceScope& scope,
+                                  const std::vector<Tracer>& params) {
+  std::vector<Tracer> v(p.num_values());
+  for (compiler::ValueId id = 0; id < p.num_values(); ++id) {
+    const compiler::Instruction& inst = p.instruction(id);
+    if (const auto* a = inst.attrs_if<compiler::ParameterAttrs>()) {
+      v[id] = params[a->index];
+      continue;
+    }
+    std::vector<Tracer> ops;
+    for (compiler::ValueId o : inst.operands) ops.push_back(v[o]);
+    v[id] = scope.context().Emit(inst.attrs, ops);
+  }
+  std::vector<Tracer> outs;
+  for (compiler::ValueId o : p.outputs()) outs.push_back(v[o]);
+  return outs;
+}
+
+// A literal's value on the default device, and back.
+inline Array ToArray(const compiler::Literal& l) {
+  return ValueOrThrow(
+      DevicePut(HostBuffer{l.untyped_data(), l.shape(), l.dtype()}, Dev(),
+                MemoryKind::kDevice));
+}
+
+inline compiler::Literal ToLiteral(const Array& a) {
+  compiler::Literal host(a.shape(), a.dtype());
+  ThrowIfError(CopyToHost(a, host.untyped_mutable_data(),
+                          static_cast<size_t>(host.byte_size())));
+  return host;
 }
 
 // f(x) = x + 1, donating the listed arguments.

@@ -33,6 +33,7 @@
 #include <cstring>
 #include <sstream>
 
+#include "baton/backend/cpu/fusion_tiling.h"
 #include "baton/compiler/buffer_assignment.h"
 #include "baton/compiler/passes.h"
 #include "baton/compiler/program_printer.h"
@@ -52,26 +53,6 @@ using namespace baton::testing;
 // Well above the 500 the issue asks for, and about 1 s in a release build.
 constexpr int kDefaultNumPrograms = kRandomProgramCount;
 constexpr uint64_t kBaseSeed = kRandomProgramBaseSeed;
-
-// Replays a traced program inside a jit trace (same instructions, the jit's
-// parameters).
-std::vector<Tracer> Replay(const c::Program& p, TraceScope& scope,
-                           const std::vector<Tracer>& params) {
-  std::vector<Tracer> v(p.num_values());
-  for (ValueId id = 0; id < p.num_values(); ++id) {
-    const c::Instruction& inst = p.instruction(id);
-    if (const auto* a = inst.attrs_if<c::ParameterAttrs>()) {
-      v[id] = params[a->index];
-      continue;
-    }
-    std::vector<Tracer> ops;
-    for (ValueId o : inst.operands) ops.push_back(v[o]);
-    v[id] = scope.context().Emit(inst.attrs, ops);
-  }
-  std::vector<Tracer> outs;
-  for (ValueId o : p.outputs()) outs.push_back(v[o]);
-  return outs;
-}
 
 // "" when the executor's callbacks saw what the reference's saw, in the
 // same order (NaN equal to NaN); else the first difference.
@@ -219,8 +200,8 @@ std::string RunOne(uint64_t seed, Coverage& cov) {
     {
       // In place: a step result sharing storage with one of its inputs.
       const c::StepPlan plan = c::PlanSteps(exe->program());
-      const c::BufferAssignment ba =
-          c::AssignBuffers(exe->program(), plan, exe->donated(), 1);
+      const c::BufferAssignment ba = c::AssignBuffers(
+          exe->program(), plan, exe->donated(), 1, cpu::kFusionTiling);
       bool in_place = false;
       for (size_t s = 0; s < plan.steps.size(); ++s) {
         if (ba.step_is_noop[s]) continue;

@@ -1,137 +1,24 @@
+// BestFitAllocator (runtime/best_fit_allocator.h): placement, splitting and
+// coalescing, regions, limits, trimming and stats. Pending frees and
+// concurrency: best_fit_allocator_pending_test.cc.
 #include "baton/runtime/best_fit_allocator.h"
 
 #include <gtest/gtest.h>
 
-#include <set>
-
-#include <atomic>
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
-#include <map>
-#include <mutex>
 #include <random>
-#include <thread>
+#include <set>
 #include <vector>
 
 #include "baton/backend/host_region_provider.h"
+#include "runtime/best_fit_allocator_test_util.h"
 
 namespace baton {
 namespace {
 
-constexpr size_t kKiB = 1024;
-constexpr size_t kMiB = 1024 * 1024;
-
-uintptr_t Addr(const void* p) { return reinterpret_cast<uintptr_t>(p); }
-
-// Counts what the allocator holds, checks every region comes back with the
-// size it was given, and can be told to refuse.
-class FakeRegionProvider final : public RegionProvider {
- public:
-  ~FakeRegionProvider() override {
-    EXPECT_TRUE(regions_.empty()) << "the allocator leaked a region";
-  }
-
-  void* AllocateRegion(size_t bytes) override {
-    std::lock_guard<std::mutex> lock(mu_);
-    ++allocate_calls_;
-    if (fail_next_ > 0) {
-      --fail_next_;
-      return nullptr;
-    }
-    void* p = std::aligned_alloc(4096, (bytes + 4095) / 4096 * 4096);
-    if (p == nullptr) return nullptr;
-    regions_[p] = bytes;
-    bytes_ += bytes;
-    return p;
-  }
-
-  void FreeRegion(void* ptr, size_t bytes) override {
-    std::lock_guard<std::mutex> lock(mu_);
-    auto it = regions_.find(ptr);
-    ASSERT_NE(it, regions_.end()) << "freed a region it never got";
-    EXPECT_EQ(it->second, bytes);
-    bytes_ -= it->second;
-    regions_.erase(it);
-    ++free_calls_;
-    std::free(ptr);
-  }
-
-  void AdviseSmallPages(void* ptr, size_t bytes) override {
-    std::lock_guard<std::mutex> lock(mu_);
-    small_page_advice_.emplace_back(reinterpret_cast<uintptr_t>(ptr), bytes);
-  }
-  // (address, bytes) of every AdviseSmallPages call.
-  std::vector<std::pair<uintptr_t, size_t>> small_page_advice() const {
-    return Locked([&] { return small_page_advice_; });
-  }
-
-  void FailNext(int n) {
-    Locked([&] { fail_next_ = n; });
-  }
-  int regions() const {
-    return Locked([&] { return static_cast<int>(regions_.size()); });
-  }
-  size_t bytes() const {
-    return Locked([&] { return bytes_; });
-  }
-  int allocate_calls() const {
-    return Locked([&] { return allocate_calls_; });
-  }
-  int free_calls() const {
-    return Locked([&] { return free_calls_; });
-  }
-  std::vector<uintptr_t> bases() const {
-    return Locked([&] {
-      std::vector<uintptr_t> out;
-      for (const auto& [p, n] : regions_) out.push_back(Addr(p));
-      return out;
-    });
-  }
-
- private:
-  template <typename F>
-  auto Locked(F f) const -> decltype(f()) {
-    std::lock_guard<std::mutex> lock(mu_);
-    return f();
-  }
-
-  mutable std::mutex mu_;
-  std::map<void*, size_t> regions_;
-  size_t bytes_ = 0;
-  int fail_next_ = 0;
-  std::vector<std::pair<uintptr_t, size_t>> small_page_advice_;
-  int allocate_calls_ = 0;
-  int free_calls_ = 0;
-};
-
-void* MustAllocate(BestFitAllocator& a, size_t bytes, int queue = kNoQueue) {
-  Result<void*> r = a.Allocate(bytes, queue);
-  EXPECT_TRUE(r.ok()) << r.status().to_string();
-  return r.ok() ? r.value() : nullptr;
-}
-
-bool SameStats(const AllocatorStats& x, const AllocatorStats& y) {
-  return x.bytes_in_use == y.bytes_in_use &&
-         x.peak_bytes_in_use == y.peak_bytes_in_use &&
-         x.num_allocs == y.num_allocs &&
-         x.largest_alloc_size == y.largest_alloc_size &&
-         x.bytes_reserved == y.bytes_reserved &&
-         x.bytes_pending == y.bytes_pending;
-}
-
-// A 4 KiB region holds exactly 16 granules, so tests can fill one completely
-// and know every block's address.
-BestFitAllocator::Options SmallRegions() {
-  BestFitAllocator::Options o;
-  o.min_region_bytes = 4 * kKiB;
-  return o;
-}
-
-class BestFitAllocatorTest : public ::testing::Test {
- protected:
-  FakeRegionProvider provider_;  // declared first: must outlive the allocator
-};
+using namespace baton::testing;
 
 TEST_F(BestFitAllocatorTest, RoundsEveryRequestUpToTheGranularity) {
   BestFitAllocator a(&provider_);
@@ -279,7 +166,7 @@ TEST_F(BestFitAllocatorTest, TracksUsePeakCountAndLargest) {
   BestFitAllocator a(&provider_);
   void* p = MustAllocate(a, 1000);  // 1024
   void* q = MustAllocate(a, 3000);  // 3072
-  AllocatorStats s = a.stats();
+  MemoryStats s = a.stats();
   EXPECT_EQ(s.bytes_in_use, 4096);
   EXPECT_EQ(s.peak_bytes_in_use, 4096);
   EXPECT_EQ(s.num_allocs, 2);
@@ -312,7 +199,7 @@ TEST_F(BestFitAllocatorTest, LimitRefusalChangesNothing) {
   void* p = MustAllocate(a, 3 * kKiB);
   // A pending block too, so that every statistic is nonzero.
   BestFitAllocator::PendingToken t = a.FreeWhenDone(MustAllocate(a, 256), 5);
-  const AllocatorStats before = a.stats();
+  const MemoryStats before = a.stats();
   const int calls = provider_.allocate_calls();
 
   Result<void*> r = a.Allocate(1 * kKiB, kNoQueue, 4 * kKiB);
@@ -324,7 +211,7 @@ TEST_F(BestFitAllocatorTest, LimitRefusalChangesNothing) {
   EXPECT_EQ(big.status().code(), ErrorCode::kResourceExhausted);
   // A limit already below what is in use refuses every growth.
   EXPECT_FALSE(a.Allocate(0, kNoQueue, 0).ok());
-  EXPECT_TRUE(SameStats(a.stats(), before));
+  EXPECT_TRUE(a.stats() == before);
   EXPECT_EQ(provider_.allocate_calls(), calls);
 
   // Reaching the limit exactly is allowed.
@@ -339,10 +226,10 @@ TEST_F(BestFitAllocatorTest, LimitRefusalChangesNothing) {
 
 TEST_F(BestFitAllocatorTest, AbsurdRequestIsResourceExhausted) {
   BestFitAllocator a(&provider_);
-  const AllocatorStats before = a.stats();
+  const MemoryStats before = a.stats();
   Result<void*> r = a.Allocate(SIZE_MAX, kNoQueue);
   EXPECT_EQ(r.status().code(), ErrorCode::kResourceExhausted);
-  EXPECT_TRUE(SameStats(a.stats(), before));
+  EXPECT_TRUE(a.stats() == before);
   EXPECT_GE(a.RoundedSize(SIZE_MAX), size_t{1} << 48) << "no wrap-around";
 }
 
@@ -377,7 +264,8 @@ TEST_F(BestFitAllocatorTest, LargeRegionsAreColored) {
     offsets.insert(reinterpret_cast<uintptr_t>(blocks.back()) % (64 * kKiB));
   }
   EXPECT_EQ(offsets.size(), 4u);
-  EXPECT_EQ(a.stats().bytes_in_use, int64_t{4 * 8 * kMiB});  // no padding counted
+  EXPECT_EQ(a.stats().bytes_in_use,
+            int64_t{4 * 8 * kMiB});  // no padding counted
   // Each colored block spills into its region's last 2 MiB, which is advised
   // to stay off huge pages (so the spill costs KiB of RSS, not 2 MiB).
   const auto advice = provider_.small_page_advice();
@@ -407,7 +295,7 @@ TEST_F(BestFitAllocatorTest, ProviderFailingTwiceIsResourceExhausted) {
   Result<void*> r = a.Allocate(10 * kMiB, kNoQueue);
   ASSERT_FALSE(r.ok());
   EXPECT_EQ(r.status().code(), ErrorCode::kResourceExhausted);
-  const AllocatorStats s = a.stats();
+  const MemoryStats s = a.stats();
   EXPECT_EQ(s.bytes_in_use, 1024);
   EXPECT_EQ(s.num_allocs, 1);
   EXPECT_EQ(s.bytes_reserved, int64_t{2 * kMiB}) << "in-use region kept";
@@ -445,126 +333,13 @@ TEST_F(BestFitAllocatorTest, TrimReturnsOnlyFullyFreeRegions) {
   EXPECT_EQ(provider_.regions(), 0);
 }
 
-TEST_F(BestFitAllocatorTest, PendingBytesCountUntilCompleted) {
-  BestFitAllocator a(&provider_);
-  void* p = MustAllocate(a, 4 * kKiB);
-  BestFitAllocator::PendingToken t = a.FreeWhenDone(p, 3);
-  EXPECT_NE(t, 0u);
-  AllocatorStats s = a.stats();
-  EXPECT_EQ(s.bytes_in_use, 4096);
-  EXPECT_EQ(s.bytes_pending, 4096);
-  EXPECT_EQ(a.BlockSize(p), 0u) << "no longer live";
-  a.CompletePending(t);
-  s = a.stats();
-  EXPECT_EQ(s.bytes_in_use, 0);
-  EXPECT_EQ(s.bytes_pending, 0);
-  a.CompletePending(t);  // idempotent
-  EXPECT_EQ(a.stats().bytes_in_use, 0);
-}
-
-TEST_F(BestFitAllocatorTest, SameQueueReusesAPendingBlockAtOnce) {
-  BestFitAllocator a(&provider_);
-  void* p = MustAllocate(a, 4 * kKiB, 1);
-  BestFitAllocator::PendingToken t = a.FreeWhenDone(p, 1);
-  const AllocatorStats before = a.stats();
-
-  void* q = MustAllocate(a, 4 * kKiB, 1);
-  EXPECT_EQ(q, p);
-  AllocatorStats s = a.stats();
-  EXPECT_EQ(s.bytes_in_use, before.bytes_in_use) << "x = f(x) peaks at 2x";
-  EXPECT_EQ(s.bytes_pending, 0);
-  EXPECT_EQ(s.num_allocs, before.num_allocs + 1);
-  EXPECT_EQ(a.BlockSize(q), 4 * kKiB);
-
-  a.CompletePending(t);  // the old work ends: the reused block stays live
-  EXPECT_EQ(a.stats().bytes_in_use, 4096);
-  EXPECT_EQ(a.BlockSize(q), 4 * kKiB);
-  a.CompletePending(t);
-  EXPECT_EQ(a.stats().bytes_in_use, 4096);
-  a.Free(q);
-  EXPECT_EQ(a.stats().bytes_in_use, 0);
-}
-
-TEST_F(BestFitAllocatorTest, PartialReuseSplitsAndCompleteFreesTheRest) {
-  BestFitAllocator a(&provider_);
-  void* p = MustAllocate(a, 4 * kKiB);
-  void* guard = MustAllocate(a, 256);  // keeps p's tail off the region's tail
-  BestFitAllocator::PendingToken t = a.FreeWhenDone(p, 2);
-
-  void* head = MustAllocate(a, 1 * kKiB, 2);
-  EXPECT_EQ(head, p);
-  AllocatorStats s = a.stats();
-  EXPECT_EQ(s.bytes_in_use, 4096 + 256);
-  EXPECT_EQ(s.bytes_pending, 3072);
-  // A second same-queue request takes the pending remainder too.
-  void* second = MustAllocate(a, 1 * kKiB, 2);
-  EXPECT_EQ(Addr(second), Addr(p) + 1 * kKiB);
-  EXPECT_EQ(a.stats().bytes_pending, 2048);
-
-  a.CompletePending(t);
-  s = a.stats();
-  EXPECT_EQ(s.bytes_in_use, 1024 + 1024 + 256);
-  EXPECT_EQ(s.bytes_pending, 0);
-  // The remainder is an ordinary free block now, usable by anyone.
-  EXPECT_EQ(Addr(MustAllocate(a, 2 * kKiB)), Addr(p) + 2 * kKiB);
-  a.Free(reinterpret_cast<void*>(Addr(p) + 2 * kKiB));
-  a.Free(second);
-  a.Free(head);
-  // Everything in front of the guard merged back: 4 KiB fits at p.
-  EXPECT_EQ(MustAllocate(a, 4 * kKiB), p);
-  a.Free(p);
-  a.Free(guard);
-  EXPECT_EQ(a.stats().bytes_in_use, 0);
-}
-
-TEST_F(BestFitAllocatorTest, OtherQueuesNeverTakeAPendingBlock) {
-  BestFitAllocator a(&provider_);
-  void* p = MustAllocate(a, 4 * kKiB);
-  void* n = MustAllocate(a, 4 * kKiB);
-  BestFitAllocator::PendingToken tp = a.FreeWhenDone(p, 1);
-  BestFitAllocator::PendingToken tn = a.FreeWhenDone(n, kNoQueue);
-
-  // n, freed with kNoQueue, is not reusable even by kNoQueue requests.
-  std::vector<void*> got;
-  for (int queue : {0, 2, kNoQueue}) {
-    void* q = MustAllocate(a, 4 * kKiB, queue);
-    EXPECT_NE(q, p) << queue;
-    EXPECT_NE(q, n) << queue;
-    got.push_back(q);
-  }
-  EXPECT_EQ(a.stats().bytes_in_use, 5 * 4096);
-  EXPECT_EQ(a.stats().bytes_pending, 2 * 4096);
-  void* q = MustAllocate(a, 4 * kKiB, 1);  // queue 1 does take its own block
-  EXPECT_EQ(q, p);
-  got.push_back(q);
-
-  a.CompletePending(tp);
-  a.CompletePending(tn);
-  for (void* g : got) a.Free(g);
-  EXPECT_EQ(a.stats().bytes_in_use, 0);
-  EXPECT_EQ(a.stats().bytes_pending, 0);
-}
-
-TEST_F(BestFitAllocatorTest, PendingReuseIsAllowedAtTheLimit) {
-  BestFitAllocator a(&provider_);
-  void* p = MustAllocate(a, 4 * kKiB, 1);
-  BestFitAllocator::PendingToken t = a.FreeWhenDone(p, 1);
-  const int64_t limit = a.stats().bytes_in_use;
-  EXPECT_FALSE(a.Allocate(4 * kKiB, 2, limit).ok()) << "would add bytes";
-  Result<void*> r = a.Allocate(4 * kKiB, 1, limit);
-  ASSERT_TRUE(r.ok()) << "adds nothing to bytes_in_use";
-  EXPECT_EQ(r.value(), p);
-  a.CompletePending(t);
-  a.Free(p);
-}
-
 TEST_F(BestFitAllocatorTest, UnknownTokenAndNullAreIgnored) {
   BestFitAllocator a(&provider_);
   a.CompletePending(0);
   a.CompletePending(12345);
   a.Free(nullptr);
   EXPECT_EQ(a.FreeWhenDone(nullptr, 0), 0u);
-  EXPECT_TRUE(SameStats(a.stats(), AllocatorStats{}));
+  EXPECT_TRUE(a.stats() == MemoryStats{});
 }
 
 TEST_F(BestFitAllocatorTest, ZeroByteRequestGetsOneGranule) {
@@ -593,111 +368,6 @@ TEST_F(BestFitAllocatorTest, DestructorReturnsEveryRegion) {
 // Threads allocate, free, free-when-done on shared queues and complete each
 // other's tokens. Each block carries its owner's tag at both ends; a tag
 // changed before its owner frees it means two owners got the same bytes.
-TEST_F(BestFitAllocatorTest, ConcurrentMixedOperationsStayConsistent) {
-  constexpr int kThreads = 4;
-  constexpr int kOpsPerThread = 20000;
-  BestFitAllocator a(&provider_, SmallRegions());
-  std::mutex tokens_mu;
-  std::vector<BestFitAllocator::PendingToken> tokens;
-  std::atomic<int64_t> allocs{0};
-  std::atomic<int> corrupted{0};
-
-  struct Owned {
-    void* ptr;
-    size_t size;
-    uint64_t tag;
-  };
-  auto check = [&](const Owned& o) {
-    uint64_t head, tail;
-    std::memcpy(&head, o.ptr, 8);
-    std::memcpy(&tail, static_cast<char*>(o.ptr) + o.size - 8, 8);
-    if (head != o.tag || tail != o.tag) ++corrupted;
-  };
-
-  auto worker = [&](int id) {
-    std::mt19937_64 rng(1000 + id);
-    std::vector<Owned> owned;
-    auto pick = [&](size_t n) {
-      return std::uniform_int_distribution<size_t>(0, n - 1)(rng);
-    };
-    auto take_owned = [&] {
-      size_t i = pick(owned.size());
-      Owned o = owned[i];
-      owned[i] = owned.back();
-      owned.pop_back();
-      check(o);
-      return o;
-    };
-    for (int op = 0; op < kOpsPerThread; ++op) {
-      const int kind = static_cast<int>(pick(100));
-      if (kind < 40 && owned.size() < 64) {
-        const int band = static_cast<int>(pick(100));
-        size_t n = band < 70   ? pick(4 * kKiB)
-                   : band < 97 ? pick(64 * kKiB)
-                               : 3 * kMiB + pick(kMiB);   // own region
-        const int queue = static_cast<int>(pick(4)) - 1;  // kNoQueue, 0..2
-        Result<void*> r = a.Allocate(n, queue);
-        ASSERT_TRUE(r.ok()) << r.status().to_string();
-        ++allocs;
-        Owned o{r.value(), a.BlockSize(r.value()),
-                (uint64_t{static_cast<unsigned>(id)} << 32) | unsigned(op)};
-        if (o.size < a.RoundedSize(n) || Addr(o.ptr) % 256 != 0) ++corrupted;
-        std::memcpy(o.ptr, &o.tag, 8);
-        std::memcpy(static_cast<char*>(o.ptr) + o.size - 8, &o.tag, 8);
-        owned.push_back(o);
-      } else if (kind < 65 && !owned.empty()) {
-        a.Free(take_owned().ptr);
-      } else if (kind < 85 && !owned.empty()) {
-        const int queue = static_cast<int>(pick(4)) - 1;
-        BestFitAllocator::PendingToken t =
-            a.FreeWhenDone(take_owned().ptr, queue);
-        std::lock_guard<std::mutex> lock(tokens_mu);
-        tokens.push_back(t);
-      } else if (kind < 99) {
-        BestFitAllocator::PendingToken t = 0;
-        {
-          std::lock_guard<std::mutex> lock(tokens_mu);
-          if (!tokens.empty()) {
-            size_t i = pick(tokens.size());
-            t = tokens[i];
-            tokens[i] = tokens.back();
-            tokens.pop_back();
-          }
-        }
-        a.CompletePending(t);
-        if (kind == 98) a.CompletePending(t);  // idempotent
-      } else {
-        (void)a.Trim();
-        const AllocatorStats s = a.stats();
-        if (s.bytes_pending > s.bytes_in_use ||
-            s.bytes_in_use > s.bytes_reserved) {
-          ++corrupted;
-        }
-      }
-    }
-    for (const Owned& o : owned) {
-      check(o);
-      a.Free(o.ptr);
-    }
-  };
-
-  std::vector<std::thread> threads;
-  for (int i = 0; i < kThreads; ++i) threads.emplace_back(worker, i);
-  for (std::thread& t : threads) t.join();
-  for (BestFitAllocator::PendingToken t : tokens) a.CompletePending(t);
-
-  EXPECT_EQ(corrupted.load(), 0);
-  const AllocatorStats s = a.stats();
-  EXPECT_EQ(s.bytes_in_use, 0);
-  EXPECT_EQ(s.bytes_pending, 0);
-  EXPECT_EQ(s.num_allocs, allocs.load());
-  EXPECT_GT(s.peak_bytes_in_use, 0);
-  EXPECT_EQ(s.bytes_reserved, static_cast<int64_t>(provider_.bytes()));
-  // Everything coalesced: each region is one free block, so all of it trims.
-  EXPECT_EQ(a.Trim(), static_cast<size_t>(s.bytes_reserved));
-  EXPECT_EQ(a.stats().bytes_reserved, 0);
-  EXPECT_EQ(provider_.regions(), 0);
-}
 
 }  // namespace
 }  // namespace baton

@@ -1,17 +1,18 @@
 #include "baton/backend/cpu/cpu_executable.h"
 
 #include <cstddef>
-#include <new>
 #include <cstring>
+#include <new>
 #include <span>
 
 #include "baton/backend/cpu/cost_model.h"
+#include "baton/backend/cpu/fusion_tiling.h"
 #include "baton/backend/cpu/instruction_runner.h"
 #include "baton/backend/cpu/region_step.h"
 #include "baton/compiler/memory_schedule.h"
+#include "baton/compiler/program_printer.h"
 #include "baton/core/dtype_dispatch.h"
 #include "baton/core/scalar_math.h"
-#include "baton/compiler/program_printer.h"
 #include "baton/runtime/device.h"
 #include "baton/runtime/thread_pool.h"
 #include "baton/runtime/trace_recorder.h"
@@ -99,7 +100,7 @@ Result<std::shared_ptr<CpuExecutable>> CpuExecutable::Compile(
   }
   exe->assignment_ = compiler::AssignBuffers(
       p, exe->plan_, exe->donated_, ThreadPool::Global().num_threads(),
-      scratch, fresh_outputs);
+      kFusionTiling, scratch, fresh_outputs);
   std::vector<int64_t> region_work(exe->plan_.steps.size(), 0);
   for (size_t s = 0; s < exe->regions_.size(); ++s) {
     if (exe->regions_[s]) region_work[s] = exe->regions_[s]->work();

@@ -17,7 +17,7 @@ using compiler::ValueId;
 
 FusedStep::FusedStep(const compiler::Program& program,
                      const compiler::StepPlan& plan, const compiler::Step& step)
-    : tiles_(compiler::PlanFusedTiles(program, step)),
+    : tiles_(compiler::PlanFusedTiles(program, step, kFusionTiling)),
       total_elements_(program.type(step.result).num_elements()) {
   for (size_t i = 0; i < step.members.size(); ++i) {
     Member m;

@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "baton/backend/cpu/float_chain.h"
+#include "baton/backend/cpu/fusion_tiling.h"
 #include "baton/backend/cpu/instruction_runner.h"
 #include "baton/compiler/fused_tiles.h"
 #include "baton/compiler/step_plan.h"
@@ -42,7 +43,8 @@ class FusedStep {
  private:
   // Elementwise ops take at most three operands (select).
   static constexpr size_t kMaxOperands = 3;
-  static constexpr int64_t kLocalScratchBytes = compiler::kStackScratchBytes;
+  static constexpr int64_t kLocalScratchBytes =
+      kFusionTiling.local_scratch_bytes;
   struct Operand {
     const compiler::ValueType* type = nullptr;
     int slot = -1;  // scratch slot of the inner member producing it, or

@@ -1,4 +1,4 @@
-// Tracing Python functions: the state shared by baton._baton.lax (tracer.cc)
+// Tracing Python functions: the state shared by baton._baton.lax (tracer_class.cc)
 // and bt.jit (jit.cc).
 //
 // A TraceFrame is one trace in progress: the C++ TraceContext that records

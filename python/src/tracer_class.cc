@@ -13,7 +13,7 @@
 #include "errors.h"
 #include "lax_internal.h"
 #include "module.h"
-#include "tracing.h"
+#include "trace_frames.h"
 #include "not_constructible.h"
 
 namespace baton::python {

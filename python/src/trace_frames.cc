@@ -1,6 +1,6 @@
 // Trace frames and operand conversion for baton._baton.lax and bt.jit
-// (declared in tracing.h and lax_internal.h).
-#include "tracing.h"
+// (declared in trace_frames.h and lax_internal.h).
+#include "trace_frames.h"
 
 #include <nanobind/stl/string.h>
 
