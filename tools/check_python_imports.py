@@ -72,9 +72,6 @@ KNOWN: frozenset[frozenset[str]] = frozenset({
         "baton._sharded_put", "baton._transfer", "baton.sharding"
     }),
     frozenset({
-        "baton._abstract_eval", "baton._jit", "baton._sharded_call", "baton._subtrace"
-    }),
-    frozenset({
         "baton.numpy._creation", "baton.numpy._shapes"
     }),
 })

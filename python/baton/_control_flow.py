@@ -24,7 +24,7 @@ traced bounds, a ``while_loop``. ``unroll`` is accepted for compatibility
 and does not change what runs.
 
 Outside a trace each function runs through a fresh ``bt.jit`` of itself
-(``_subtrace.run_eagerly``); the functions and static arguments are closed
+(``_eager_transform.run_eagerly``); the functions and static arguments are closed
 over, the arrays traced.
 """
 

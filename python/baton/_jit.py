@@ -350,7 +350,7 @@ def _bind_arguments(jitted: _Jitted, args: tuple, kwargs: dict, tracers: list) -
     """Binds each parameter Tracer to the argument leaf it stands for (the
     order of :func:`_substitute`), so values computed from them can be made
     concrete (``python/src/concrete.cc``): used by transformations called
-    outside ``bt.jit`` (``_subtrace.run_eagerly``)."""
+    outside ``bt.jit`` (``_eager_transform.run_eagerly``)."""
     values: list = []
     for i, a in enumerate(args):
         if i not in jitted._static_nums:
