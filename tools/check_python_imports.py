@@ -71,9 +71,6 @@ KNOWN: frozenset[frozenset[str]] = frozenset({
         "baton._array_methods", "baton._device_queries", "baton._sharded_array",
         "baton._sharded_put", "baton._transfer", "baton.sharding"
     }),
-    frozenset({
-        "baton.numpy._creation", "baton.numpy._shapes"
-    }),
 })
 
 

@@ -68,6 +68,25 @@ def _contains_traced(obj: Any) -> bool:
     return False
 
 
+# array() of a list holding traced values stacks them. These two lax-level
+# helpers keep this module below numpy/_shapes (whose operations take what
+# asarray() makes), as numpy.stack and numpy.reshape would do it.
+def _reshape(a: Any, *, shape: tuple[int, ...]) -> Any:
+    return lax.reshape(_ops.as_tracer(a), shape)
+
+
+def _stacked(*rows: Any) -> Any:
+    return lax.concatenate(
+        [lax.reshape(_ops.as_tracer(r), (1, *r.shape)) for r in rows], 0
+    )
+
+
+def _stack(rows: list[Any]) -> Any:
+    if len({tuple(r.shape) for r in rows}) != 1:
+        raise ValueError("all input arrays must have the same shape")
+    return _ops.apply(_stacked, tuple(rows))
+
+
 def array(object: Any, dtype: Any = None, copy: bool = True, ndmin: int = 0) -> Any:
     """A new array from ``object`` (numpy data, nested lists, scalars, a
     baton Array): always a copy (a snapshot of numpy data). Python data
@@ -78,9 +97,7 @@ def array(object: Any, dtype: Any = None, copy: bool = True, ndmin: int = 0) -> 
         if out is object and copy and isinstance(out, Array):
             out = out.copy()
     elif isinstance(object, (list, tuple)) and _contains_traced(object):
-        from baton.numpy._shapes import stack
-
-        out = stack([array(o) for o in object])
+        out = _stack([array(o) for o in object])
         if d is not None:
             out = _astype(out, d)
     else:
@@ -92,9 +109,8 @@ def array(object: Any, dtype: Any = None, copy: bool = True, ndmin: int = 0) -> 
                 a = a.astype(d)
         out = _put(np.array(a, copy=True))
     if ndmin > len(out.shape):
-        from baton.numpy._shapes import reshape
-
-        out = reshape(out, (1,) * (ndmin - len(out.shape)) + tuple(out.shape))
+        new = (1,) * (ndmin - len(out.shape)) + tuple(out.shape)
+        out = _ops.apply(_reshape, (out,), (("shape", new),))
     return out
 
 
