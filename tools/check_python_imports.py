@@ -67,10 +67,6 @@ KNOWN: frozenset[frozenset[str]] = frozenset({
         "baton.scipy.stats.pareto", "baton.scipy.stats.poisson", "baton.scipy.stats.t",
         "baton.scipy.stats.uniform"
     }),
-    frozenset({
-        "baton._array_methods", "baton._device_queries", "baton._sharded_array",
-        "baton._sharded_put", "baton._transfer", "baton.sharding"
-    }),
 })
 
 

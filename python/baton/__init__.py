@@ -27,7 +27,8 @@ from baton._config import config
 from baton._creation import empty, full, ones, zeros
 from baton._dlpack import from_dlpack
 from baton._donation import donate
-from baton._transfer import block_until_ready, device_get
+from baton._device_put import device_get
+from baton._transfer import block_until_ready
 from baton.errors import (
     DeletedArrayError,
     DonationError,
@@ -49,7 +50,7 @@ from baton._checkpoint import checkpoint, checkpoint_policies, remat, saved_resi
 from baton import ad_checkpoint
 from baton import random
 from baton import errors, sharding, tree_util  # JAX's surface (DESIGN 5.4)
-from baton import _device_queries  # noqa: F401 -- Array.devices(), .sharding
+from baton import _array_sharding  # noqa: F401 -- Array.devices(), .sharding
 from baton._device_queries import (
     default_backend,
     devices,

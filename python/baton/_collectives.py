@@ -20,7 +20,7 @@ from typing import Any
 
 import numpy as np
 
-from baton import _process_collectives, _transfer, tree
+from baton import _device_put, _process_collectives, tree
 from baton._baton import Array, Donated
 from baton._shard_map import DeviceContext, current_context
 
@@ -75,7 +75,7 @@ def _as_array(x: Any, device: Any, what: str) -> Array:
     if isinstance(x, Array):
         x._check_live()
         return x
-    return _transfer.device_put(x, device)
+    return _device_put.device_put(x, device)
 
 
 def _swap(
@@ -98,7 +98,7 @@ def _swap(
 
 
 def _here(v: Array, device: Any) -> Array:
-    return v if v.device == device else _transfer.device_put(v, device)
+    return v if v.device == device else _device_put.device_put(v, device)
 
 
 def _each(x: Any, fn: Any) -> Any:
@@ -125,7 +125,7 @@ def _reduce(x: Any, axis_name: Any, op: str, what: str) -> Any:
             ctx, members
         ) and _process_collectives.allreduce_eligible(ctx, names):
             ctx.count += 1
-            return _transfer.device_put(
+            return _device_put.device_put(
                 _process_collectives.allreduce(ctx, a, op, what), ctx.device
             )
         values, _ = _swap(ctx, names, a, what)
@@ -163,7 +163,7 @@ def axis_index(axis_name: Any) -> Array:
     """This device's index along ``axis_name`` (int32, on this device)."""
     ctx = current_context("axis_index")
     _, me, _ = _group(ctx, _axes(ctx, axis_name, "axis_index"))
-    return _transfer.device_put(np.int32(me), ctx.device)
+    return _device_put.device_put(np.int32(me), ctx.device)
 
 
 def axis_size(axis_name: Any) -> int:

@@ -17,7 +17,7 @@ from typing import Any
 
 import numpy as np
 
-from baton import _creation, _dtypes, _ops, _transfer
+from baton import _creation, _device_put, _dtypes, _ops
 from baton._baton import Array, lax
 
 Tracer = lax.Tracer
@@ -117,7 +117,7 @@ def array(object: Any, dtype: Any = None, copy: bool = True, ndmin: int = 0) -> 
 def _put(a: np.ndarray) -> Any:
     if _ops._is_tracing():
         return lax.constant(a)
-    return _transfer.device_put(a)
+    return _device_put.device_put(a)
 
 
 def asarray(a: Any, dtype: Any = None, copy: bool | None = None) -> Any:
@@ -232,7 +232,9 @@ def empty_like(a: Any, dtype: Any = None, shape: Any = None) -> Any:
 
 
 def _host_or_traced(values: np.ndarray) -> Any:
-    return lax.constant(values) if _ops._is_tracing() else _transfer.device_put(values)
+    return (
+        lax.constant(values) if _ops._is_tracing() else _device_put.device_put(values)
+    )
 
 
 def _static_number(x: Any, what: str) -> Any:
