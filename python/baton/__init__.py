@@ -83,7 +83,7 @@ for _cls in (Array, Device, Donated):
         pass
 del _cls
 
-__version__ = "0.1.0"
+from baton._version import __version__  # noqa: E402
 
 
 def _warn_before_fork():

@@ -17,10 +17,11 @@ from typing import Any, Callable
 
 import numpy as np
 
-import baton.numpy as _bnp
-from baton import _dtypes, _ops
+from baton import _dlpack, _dtypes, _ops
 from baton._baton import Array, lax
+from baton._jit import device_put
 from baton.errors import ConcretizationTypeError
+from baton.numpy import _creation, _cumulative, _elementwise, _shapes
 from baton.numpy import _mx_common as _c
 from baton.numpy._vectorize import vectorize
 
@@ -75,10 +76,8 @@ def astype(x: Any, dtype: Any, /, *, copy: bool = False, device: Any = None) -> 
     unless ``copy=True``)."""
     if dtype is None:
         raise TypeError("astype: `dtype` must be a dtype, not None")
-    out = _bnp.asarray(x, dtype=dtype, copy=copy)
+    out = _creation.asarray(x, dtype=dtype, copy=copy)
     if device is not None:
-        from baton import device_put
-
         out = device_put(out, device)
     return out
 
@@ -128,7 +127,7 @@ def angle(z: Any, deg: bool = False) -> Any:
 
 def bitwise_invert(x: Any, /) -> Any:
     """Bitwise NOT of integers, logical NOT of bool (alias of ``invert``)."""
-    return _bnp.invert(x)
+    return _elementwise.invert(x)
 
 
 # ---- window functions ----
@@ -158,7 +157,7 @@ def _window(name: str, M: Any, f: Callable[[np.ndarray, int], np.ndarray]) -> An
         w = f(np.arange(m, dtype=np.float32), m).astype(np.float32)
     if _ops._is_tracing():
         return lax.constant(w)
-    return _bnp.asarray(w)
+    return _creation.asarray(w)
 
 
 def _f32(v: Any) -> np.float32:
@@ -224,7 +223,7 @@ def _nonzero_impl(a: Any, *fills: Any, size: int) -> Any:
     for k, s in enumerate(shape):
         stride //= s
         # No integer-division primitive: floor_divide's exact composition.
-        c = _bnp.remainder(_bnp.floor_divide(pos, max(stride, 1)), s)
+        c = _elementwise.remainder(_elementwise.floor_divide(pos, max(stride, 1)), s)
         f = lax.broadcast_to(_ops.as_tracer(fills[k], _I32), (size,))
         out.append(lax.select(missing, f, c))
     return tuple(out)
@@ -246,7 +245,7 @@ def _nonzero(name: str, a: Any, size: Any, fill_value: Any) -> tuple[Any, ...]:
                 "optionally `fill_value=`), or call it outside jit"
             )
         h = np.asarray(a) if isinstance(a, Array) else _ops.host_array(a)
-        return tuple(_bnp.asarray(i.astype(np.int32)) for i in np.nonzero(h))
+        return tuple(_creation.asarray(i.astype(np.int32)) for i in np.nonzero(h))
     try:
         size = operator.index(size)
     except TypeError:
@@ -285,15 +284,15 @@ def nonzero(
 def flatnonzero(a: Any, *, size: int | None = None, fill_value: Any = None) -> Any:
     """The indices of the nonzero entries of ``ravel(a)`` (see ``nonzero``
     for ``size=`` / ``fill_value=``)."""
-    return _nonzero("flatnonzero", _bnp.ravel(a), size, fill_value)[0]
+    return _nonzero("flatnonzero", _shapes.ravel(a), size, fill_value)[0]
 
 
 def argwhere(a: Any, *, size: int | None = None, fill_value: Any = None) -> Any:
     """The indices of ``a``'s nonzero entries as an (N, a.ndim) int32 array
     (see ``nonzero`` for ``size=`` / ``fill_value=``)."""
     nd = _c.ndim_of(a)
-    idx = _nonzero("argwhere", _bnp.atleast_1d(a), size, fill_value)
-    out = _bnp.stack(idx, axis=1)
+    idx = _nonzero("argwhere", _shapes.atleast_1d(a), size, fill_value)
+    out = _shapes.stack(idx, axis=1)
     return out[:, :0] if nd == 0 else out
 
 
@@ -337,7 +336,7 @@ def piecewise(x: Any, condlist: Any, funclist: Any, *args: Any, **kw: Any) -> An
     """``funclist[i](x, *args, **kw)`` (or the constant ``funclist[i]``)
     where ``condlist[i]`` holds (the last true condition wins); one extra
     function gives the value where none holds, else 0. Keeps x's dtype."""
-    x = _bnp.asarray(x)
+    x = _creation.asarray(x)
     d = np.dtype(x.dtype)
     if isinstance(condlist, (Array, Tracer, np.ndarray)) and (
         _c.ndim_of(condlist) == 0 or _c.ndim_of(condlist) == x.ndim
@@ -355,15 +354,15 @@ def piecewise(x: Any, condlist: Any, funclist: Any, *args: Any, **kw: Any) -> An
 
     def value(f: Any) -> Any:
         v = f(x, *args, **kw) if callable(f) else f
-        return _bnp.broadcast_to(_bnp.asarray(v, dtype=d), x.shape)
+        return _shapes.broadcast_to(_creation.asarray(v, dtype=d), x.shape)
 
-    conds = [_bnp.asarray(c, dtype=bool) for c in condlist]
+    conds = [_creation.asarray(c, dtype=bool) for c in condlist]
     if nf == nc + 1:
         out = value(funclist[-1])
     else:
-        out = _bnp.zeros(x.shape, d)
+        out = _creation.zeros(x.shape, d)
     for c, f in zip(conds, funclist):
-        out = _bnp.where(c, value(f), out)
+        out = _elementwise.where(c, value(f), out)
     return out
 
 
@@ -377,18 +376,18 @@ def _unwrap_impl(p: Any, *, axis: int, discont: Any, period: float) -> Any:
     if n < 2:
         return _c.down(t, d)
     wd = np.dtype(t.dtype)
-    x = _bnp.moveaxis(t, axis, -1)
-    dd = _bnp.diff(x, axis=-1)
+    x = _shapes.moveaxis(t, axis, -1)
+    dd = _cumulative.diff(x, axis=-1)
     half = period / 2
     lo = -half
-    ddmod = _bnp.mod(dd - lo, period) + lo
+    ddmod = _elementwise.mod(dd - lo, period) + lo
     # A jump of exactly half a period keeps its sign (numpy's rule).
-    ddmod = _bnp.where((ddmod == lo) & (dd > 0), half, ddmod)
+    ddmod = _elementwise.where((ddmod == lo) & (dd > 0), half, ddmod)
     lim = half if discont is None else max(discont, half)
-    corr = _bnp.where(_bnp.abs(dd) < lim, 0, ddmod - dd)
-    corr = _bnp.cumsum(corr, axis=-1).astype(wd)
-    out = _bnp.concatenate([x[..., :1], x[..., 1:] + corr], axis=-1)
-    return _c.down(_bnp.moveaxis(out, -1, axis), d)
+    corr = _elementwise.where(_elementwise.abs(dd) < lim, 0, ddmod - dd)
+    corr = _cumulative.cumsum(corr, axis=-1).astype(wd)
+    out = _shapes.concatenate([x[..., :1], x[..., 1:] + corr], axis=-1)
+    return _c.down(_shapes.moveaxis(out, -1, axis), d)
 
 
 def unwrap(
@@ -529,18 +528,16 @@ def isdtype(dtype: Any, kind: Any) -> bool:
 
 def _from_host(a: np.ndarray, dtype: Any) -> Any:
     d = _dtypes.canonicalize(dtype)
-    return _bnp.asarray(np.ascontiguousarray(a).astype(d, copy=False))
+    return _creation.asarray(np.ascontiguousarray(a).astype(d, copy=False))
 
 
 def from_dlpack(x: Any, /, *, device: Any = None, copy: bool | None = None) -> Any:
     """An array from an object with ``__dlpack__`` (see ``bt.from_dlpack``)."""
-    import baton as bt
-
-    out = bt.from_dlpack(x)
+    out = _dlpack.from_dlpack(x)
     if copy:
         out = out.copy()
     if device is not None:
-        out = bt.device_put(out, device)
+        out = device_put(out, device)
     return out
 
 

@@ -15,6 +15,7 @@ import numpy as np
 
 from baton import _ops
 from baton._baton import lax
+from baton._control_flow import fori_loop, scan
 from baton.numpy import _mx_common as _c
 
 __all__ = [
@@ -44,13 +45,11 @@ def _full_conv(long: Any, short: Any) -> Any:
         k = lax.iota(np.int32, (n, S), 1)
         windows = lax.gather(p, lax.add(i, lax.sub(S - 1, k)), 0)
         return lax.dot_general(windows, short, (((1,), (0,)), ((), ())))
-    from baton import lax as blax
-
     def body(k: Any, acc: Any) -> Any:
         seg = lax.dynamic_slice(p, [lax.sub(S - 1, k)], [n])
         return lax.add(acc, lax.mul(seg, lax.dynamic_slice(short, [k], [1])))
 
-    return blax.fori_loop(0, S, body, lax.full((n,), 0, long.dtype))
+    return fori_loop(0, S, body, lax.full((n,), 0, long.dtype))
 
 
 def _conv_impl(a: Any, v: Any, *, mode: str, flip: bool) -> Any:
@@ -151,12 +150,10 @@ def _polyval_impl(p: Any, x: Any) -> Any:
         for i in range(1, n):
             y = lax.add(lax.mul(y, t), lax.reshape(lax.slice(c, [i], [i + 1]), ()))
         return y
-    from baton import lax as blax
-
     def step(acc: Any, ci: Any) -> Any:
         return lax.add(lax.mul(acc, t), ci), None
 
-    return blax.scan(step, y, lax.slice(c, [1], [n]))[0]
+    return scan(step, y, lax.slice(c, [1], [n]))[0]
 
 
 def polyval(p: Any, x: Any) -> Any:

@@ -21,7 +21,9 @@ from typing import Any, Callable
 
 import numpy as np
 
-import baton.numpy as _bnp
+from baton import tree
+from baton._vmap import vmap
+from baton.numpy import _creation, _shapes
 
 __all__ = ["vectorize"]
 
@@ -90,14 +92,14 @@ def _checked(fn: Callable[..., Any], sizes: dict[str, int], outs: list[Core],
                     f"vectorize: signature {signature!r} has {len(outs)} "
                     f"outputs; the function returned {got}"
                 )
-            results = tuple(_bnp.asarray(o) for o in out)
+            results = tuple(_creation.asarray(o) for o in out)
         else:
             if isinstance(out, (tuple, list)):
                 raise ValueError(
                     f"vectorize: signature {signature!r} has one output; the "
                     f"function returned a {type(out).__name__} of {len(out)}"
                 )
-            results = (_bnp.asarray(out),)
+            results = (_creation.asarray(out),)
         own = dict(sizes)
         for k, (r, core) in enumerate(zip(results, outs)):
             shape = tuple(r.shape)
@@ -149,8 +151,6 @@ def vectorize(
     parsed = None if signature is None else _parse_signature(signature)
 
     def wrapped(*args: Any, **kwargs: Any) -> Any:
-        import baton as bt
-
         kws = [k for k in kwargs if k not in excluded]
         if parsed is not None and kws:
             raise TypeError(
@@ -182,8 +182,8 @@ def vectorize(
                 ins = ins[:j] + ins[j + 1:]
         fixed = {i: a for i, a in enumerate(args) if i not in dyn}
         fixed_kw = {k: v for k, v in kwargs.items() if k not in kws}
-        vals = [_bnp.asarray(args[i]) for i in dyn] + [
-            _bnp.asarray(kwargs[k]) for k in kws
+        vals = [_creation.asarray(args[i]) for i in dyn] + [
+            _creation.asarray(kwargs[k]) for k in kws
         ]
 
         sizes: dict[str, int] = {}
@@ -218,19 +218,19 @@ def vectorize(
         squeezed = []
         for v, ls in zip(vals, loops):
             ones = tuple(i for i, s in enumerate(ls) if s == 1)
-            squeezed.append(_bnp.squeeze(v, axis=ones) if ones else v)
+            squeezed.append(_shapes.squeeze(v, axis=ones) if ones else v)
         unmapped = []
         for axis in reversed(range(n)):
             in_axes = tuple(None if p[axis] == 1 else 0 for p in padded)
             if all(a is None for a in in_axes):
                 unmapped.append(axis)
             else:
-                fn = bt.vmap(fn, in_axes=in_axes)
+                fn = vmap(fn, in_axes=in_axes)
         out = fn(*squeezed)
         if not unmapped:
             return out
         dims = tuple(sorted(unmapped))
-        return bt.tree.map(lambda r: _bnp.expand_dims(r, dims), out)
+        return tree.map(lambda r: _shapes.expand_dims(r, dims), out)
 
     wrapped.__name__ = getattr(pyfunc, "__name__", "vectorized")
     wrapped.__qualname__ = getattr(pyfunc, "__qualname__", wrapped.__name__)
