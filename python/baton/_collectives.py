@@ -20,6 +20,7 @@ from typing import Any
 
 import numpy as np
 
+import baton.numpy as bnp
 from baton import _device_put, _process_collectives, tree
 from baton._baton import Array, Donated
 from baton._shard_map import DeviceContext, current_context
@@ -106,8 +107,6 @@ def _each(x: Any, fn: Any) -> Any:
 
 
 def _reduce(x: Any, axis_name: Any, op: str, what: str) -> Any:
-    import baton.numpy as bnp
-
     ctx = current_context(what)
     names = _axes(ctx, axis_name, what)
     combine = {"sum": bnp.add, "max": bnp.maximum, "min": bnp.minimum}[op]
@@ -181,8 +180,6 @@ def _axis(axis: int, rank: int, what: str) -> int:
 def all_gather(x: Any, axis_name: Any, *, axis: int = 0, tiled: bool = False) -> Any:
     """Every member's ``x``, stacked on a new dimension ``axis`` in group
     order (``tiled=True``: concatenated along ``axis``)."""
-    import baton.numpy as bnp
-
     ctx = current_context("all_gather")
     names = _axes(ctx, axis_name, "all_gather")
 
@@ -229,8 +226,6 @@ def psum_scatter(
     """The sum over the group, of which member i keeps block i along
     ``scatter_dimension`` (``tiled=False``: that dimension must equal the
     group size and is removed; ``tiled=True``: divided by it)."""
-    import baton.numpy as bnp
-
     what = "psum_scatter"
     ctx = current_context(what)
     names = _axes(ctx, axis_name, what)
@@ -252,8 +247,6 @@ def all_to_all(
     concatenates what it receives along ``concat_axis`` in group order
     (``tiled=False``: ``split_axis`` must equal the group size and is removed,
     and the received blocks are stacked on a new ``concat_axis``)."""
-    import baton.numpy as bnp
-
     what = "all_to_all"
     ctx = current_context(what)
     names = _axes(ctx, axis_name, what)
@@ -270,8 +263,6 @@ def ppermute(x: Any, axis_name: Any, perm: Any) -> Any:
     """Member ``dst`` receives member ``src``'s ``x`` for each ``(src, dst)``
     of ``perm`` (each index at most once as a source and once as a
     destination); members no pair sends to receive zeros."""
-    import baton.numpy as bnp
-
     what = "ppermute"
     ctx = current_context(what)
     names = _axes(ctx, axis_name, what)
