@@ -28,16 +28,20 @@ for static indices and JAX for traced ones (see ``baton._indexing``).
 from baton._array_type import Array as ndarray  # arrays and tracers
 from baton.numpy import (
     _arrange,
+    _casts,
     _creation,
     _dtypes,
     _elementwise,
     _elementwise_extra,
     _linalg,
     _math_extra,
-    _misc,
+    _nonzero,
+    _printing,
     _reductions,
     _shapes,
     _sorting,
+    _vectorize,
+    _windows,
 )
 from baton.numpy._arrange import *  # noqa: F403
 from baton.numpy._creation import *  # noqa: F403
@@ -46,7 +50,17 @@ from baton.numpy._elementwise import *  # noqa: F403
 from baton.numpy._elementwise_extra import *  # noqa: F403
 from baton.numpy._linalg import *  # noqa: F403
 from baton.numpy._math_extra import *  # noqa: F403
-from baton.numpy._misc import *  # noqa: F403
+from baton.numpy._casts import *  # noqa: F403
+from baton.numpy._creation import from_dlpack, frombuffer, fromstring  # noqa: F401
+from baton.numpy._elementwise import bitwise_invert  # noqa: F401
+from baton.numpy._nonzero import *  # noqa: F403
+from baton.numpy._polynomial import poly, polydiv  # noqa: F401
+from baton.numpy._predicates import isin  # noqa: F401
+from baton.numpy._printing import *  # noqa: F403
+from baton.numpy._selection import piecewise  # noqa: F401
+from baton.numpy._cumulative import unwrap  # noqa: F401
+from baton.numpy._vectorize import vectorize  # noqa: F401
+from baton.numpy._windows import *  # noqa: F403
 from baton.numpy._reductions import *  # noqa: F403
 from baton.numpy._shapes import *  # noqa: F403
 from baton.numpy._sorting import *  # noqa: F403
@@ -59,7 +73,11 @@ __all__ += _elementwise.__all__
 __all__ += _elementwise_extra.__all__
 __all__ += _linalg.__all__
 __all__ += _math_extra.__all__
-__all__ += _misc.__all__
+__all__ += _casts.__all__
+__all__ += _nonzero.__all__
+__all__ += _printing.__all__
+__all__ += _windows.__all__
+__all__ += ["vectorize"]
 __all__ += _reductions.__all__
 __all__ += _shapes.__all__
 __all__ += _sorting.__all__

@@ -17,8 +17,9 @@ from typing import Any
 
 import numpy as np
 
-from baton import _creation, _device_put, _dtypes, _ops
+from baton import _creation, _device_put, _dlpack, _dtypes, _ops
 from baton._baton import Array, lax
+from baton._jit import device_put
 
 Tracer = lax.Tracer
 _F32 = np.dtype(np.float32)
@@ -31,6 +32,9 @@ __all__ = [
     "empty",
     "empty_like",
     "eye",
+    "from_dlpack",
+    "frombuffer",
+    "fromstring",
     "full",
     "full_like",
     "identity",
@@ -352,3 +356,42 @@ def eye(N: int, M: int | None = None, k: int = 0, dtype: Any = None) -> Any:
 def identity(n: int, dtype: Any = None) -> Any:
     """The n x n identity (float32 by default)."""
     return eye(n, dtype=dtype)
+
+
+# ---- host-side constructors ----
+
+
+def _from_host(a: np.ndarray, dtype: Any) -> Any:
+    d = _dtypes.canonicalize(dtype)
+    return asarray(np.ascontiguousarray(a).astype(d, copy=False))
+
+
+def from_dlpack(x: Any, /, *, device: Any = None, copy: bool | None = None) -> Any:
+    """An array from an object with ``__dlpack__`` (see ``bt.from_dlpack``)."""
+    out = _dlpack.from_dlpack(x)
+    if copy:
+        out = out.copy()
+    if device is not None:
+        out = device_put(out, device)
+    return out
+
+
+def frombuffer(
+    buffer: Any, dtype: Any = float, count: int = -1, offset: int = 0
+) -> Any:
+    """A 1-D array of the bytes in ``buffer`` read as ``dtype`` (float:
+    float32 with 64-bit types off)."""
+    return _from_host(
+        np.frombuffer(buffer, dtype=dtype, count=count, offset=offset), dtype
+    )
+
+
+def fromstring(string: str, dtype: Any = float, count: int = -1, *, sep: str) -> Any:
+    """A 1-D array of the numbers in text ``string`` separated by ``sep``
+    (read on the host)."""
+    if not sep:
+        raise ValueError(
+            "fromstring: `sep` must be a non-empty separator; for binary data "
+            "use bnp.frombuffer"
+        )
+    return _from_host(np.fromstring(string, dtype=dtype, count=count, sep=sep), dtype)

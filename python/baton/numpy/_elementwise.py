@@ -22,7 +22,9 @@ from baton._baton import lax
 _F32 = np.dtype(np.float32)
 _BOOL = np.dtype(np.bool_)
 
-__all__: list[str] = []
+__all__: list[str] = [
+    "bitwise_invert",
+]
 
 
 def _export(fn: Callable[..., Any], *names: str) -> Callable[..., Any]:
@@ -561,3 +563,8 @@ def where(condition: Any, x: Any = None, y: Any = None, /) -> Any:
 
 
 __all__.append("where")
+
+
+def bitwise_invert(x: Any, /) -> Any:
+    """Bitwise NOT of integers, logical NOT of bool (alias of ``invert``)."""
+    return invert(x)  # noqa: F821 -- bound by the loop above

@@ -49,7 +49,7 @@ def _options(name: str, a: Any, b: Any, precision: Any,
                 raise ValueError(f"{name}: {e}") from None
     if preferred_element_type is None:
         return a, b
-    from baton.numpy._misc import astype
+    from baton.numpy._casts import astype
 
     return astype(a, preferred_element_type), astype(b, preferred_element_type)
 

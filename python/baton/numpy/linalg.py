@@ -24,7 +24,7 @@ import numpy as np
 from baton import _linalg_core as core
 from baton import _ops
 from baton._baton import lax
-from baton.numpy import _creation, _elementwise, _linalg, _misc, _reductions, _shapes
+from baton.numpy import _casts, _creation, _elementwise, _linalg, _reductions, _shapes
 
 __all__ = [
     "cholesky",
@@ -324,7 +324,7 @@ def matrix_rank(
             )
         rtol = tol
     if len(_ops.shape_of(M)) < 2:
-        return _misc.astype(_reductions.any(_elementwise.not_equal(M, 0)), np.int32)
+        return _casts.astype(_reductions.any(_elementwise.not_equal(M, 0)), np.int32)
     dt, _ = _types("matrix_rank", M)
     return _run(_matrix_rank, (M,), dt=dt, tol=None if rtol is None else float(rtol))
 
