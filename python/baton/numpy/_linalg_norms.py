@@ -15,7 +15,7 @@ import numpy as np
 from baton import _linalg_core as core
 from baton import _ops
 from baton._baton import lax
-from baton.numpy import _arrange, _linalg, _shapes
+from baton.numpy import _linalg, _matrices, _shapes
 from baton.numpy import _vector as _vectors
 
 __all__ = [
@@ -189,12 +189,12 @@ def matrix_norm(
 
 def trace(x: Any, /, *, offset: int = 0, dtype: Any = None) -> Any:
     """The sum of the diagonal (offset) of x's last two dimensions."""
-    return _arrange.trace(x, offset=offset, axis1=-2, axis2=-1, dtype=dtype)
+    return _matrices.trace(x, offset=offset, axis1=-2, axis2=-1, dtype=dtype)
 
 
 def diagonal(x: Any, /, *, offset: int = 0) -> Any:
     """The diagonal (offset) of x's last two dimensions."""
-    return _arrange.diagonal(x, offset=offset, axis1=-2, axis2=-1)
+    return _matrices.diagonal(x, offset=offset, axis1=-2, axis2=-1)
 
 
 def matrix_transpose(x: Any, /) -> Any:

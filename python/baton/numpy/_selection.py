@@ -1,6 +1,7 @@
 """Selection and scattering of ``baton.numpy``: insert / delete, select /
 choose, compress / extract / place / put, trim_zeros (and the private
-helpers that ``_arrange``, ``_along_axis`` and ``_index_tricks`` share).
+helpers that ``_joining``, ``_rearranging``, ``_matrices``, ``_along_axis`` and
+``_index_tricks`` share).
 
 As with ``take`` and indexing, static (numpy / list) indices follow numpy
 (out of range raises IndexError) and traced ones follow JAX (negative ones
