@@ -13,7 +13,7 @@ from baton import _ops
 from baton._baton import lax
 from baton._jit import device_put
 from baton.numpy import _creation
-from baton.numpy import _mx_common as _c
+from baton.numpy import _operands as _c
 
 _BOOL = np.dtype(np.bool_)
 

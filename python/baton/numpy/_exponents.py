@@ -15,7 +15,7 @@ from baton import _ops
 from baton._baton import lax
 from baton._control_flow import while_loop
 from baton.numpy import _elementwise as _ew
-from baton.numpy import _mx_common as _c
+from baton.numpy import _operands as _c
 from baton.numpy._dtypes import finfo as _finfo
 
 __all__ = ["frexp", "gcd", "lcm", "ldexp"]

@@ -15,7 +15,7 @@ import numpy as np
 
 from baton import _ops
 from baton._baton import lax
-from baton.numpy import _mx_common as _c
+from baton.numpy import _operands as _c
 from baton.numpy import _reductions as _red
 
 __all__ = [

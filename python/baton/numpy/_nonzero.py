@@ -15,7 +15,7 @@ from baton import _ops
 from baton._baton import Array, lax
 from baton.errors import ConcretizationTypeError
 from baton.numpy import _creation, _elementwise, _shapes
-from baton.numpy import _mx_common as _c
+from baton.numpy import _operands as _c
 
 Tracer = lax.Tracer
 _I32 = np.dtype(np.int32)

@@ -16,7 +16,7 @@ import numpy as np
 from baton import _ops
 from baton._baton import lax
 from baton._control_flow import fori_loop, scan
-from baton.numpy import _mx_common as _c
+from baton.numpy import _operands as _c
 
 __all__ = [
     "convolve",

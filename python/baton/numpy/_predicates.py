@@ -11,7 +11,7 @@ import numpy as np
 
 from baton import _ops
 from baton._baton import Array, lax
-from baton.numpy import _mx_common as _c
+from baton.numpy import _operands as _c
 
 Tracer = lax.Tracer
 

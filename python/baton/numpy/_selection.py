@@ -26,7 +26,7 @@ from baton._baton import Array, lax
 from baton.errors import ConcretizationTypeError
 from baton.numpy import _creation as _cr
 from baton.numpy import _elementwise
-from baton.numpy import _mx_common as _c
+from baton.numpy import _operands as _c
 from baton.numpy import _shapes as _sh
 
 Tracer = lax.Tracer
