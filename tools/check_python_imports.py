@@ -66,49 +66,115 @@ KNOWN: frozenset[frozenset[str]] = frozenset()
 LAYERS: list[tuple[str, tuple[str, ...]]] = [
     # What everything else stands on: dtypes, pytrees, config, errors, the
     # profilers' data, processes; no arrays are made here.
-    ("foundations", (
-        "baton._version", "baton._dtypes", "baton._array_type", "baton.errors",
-        "baton.typing", "baton.core", "baton._tree_keys", "baton.tree",
-        "baton.tree_util", "baton._config", "baton._lax_precision",
-        "baton._memory_kinds", "baton._compile_log", "baton._pprof",
-        "baton._chrome_trace", "baton._memory_scope", "baton._memory_viewer",
-        "baton.profiler", "baton._remote_device", "baton.distributed",
-        "baton._numpy_interop", "baton._index_plan",
-    )),
+    (
+        "foundations",
+        (
+            "baton._version",
+            "baton._dtypes",
+            "baton._array_type",
+            "baton.errors",
+            "baton.typing",
+            "baton.core",
+            "baton._tree_keys",
+            "baton.tree",
+            "baton.tree_util",
+            "baton._config",
+            "baton._lax_precision",
+            "baton._memory_kinds",
+            "baton._compile_log",
+            "baton._pprof",
+            "baton._chrome_trace",
+            "baton._memory_scope",
+            "baton._memory_viewer",
+            "baton.profiler",
+            "baton._remote_device",
+            "baton.distributed",
+            "baton._numpy_interop",
+            "baton._index_plan",
+        ),
+    ),
     # Concrete arrays: devices, Array's methods, transfers, sharded arrays.
-    ("arrays", (
-        "baton._device_queries", "baton._environment", "baton._array_methods",
-        "baton._transfer", "baton._sharded_array", "baton.sharding",
-        "baton._array_sharding", "baton._sharded_put", "baton._device_put",
-        "baton._donation", "baton._creation", "baton._dlpack",
-    )),
+    (
+        "arrays",
+        (
+            "baton._device_queries",
+            "baton._environment",
+            "baton._array_methods",
+            "baton._transfer",
+            "baton._sharded_array",
+            "baton.sharding",
+            "baton._array_sharding",
+            "baton._sharded_put",
+            "baton._device_put",
+            "baton._donation",
+            "baton._creation",
+            "baton._dlpack",
+        ),
+    ),
     # Tracing a function into a program and compiling it: bt.jit, control
     # flow, the eager-op cache, indexing, custom rules, shard_map.
-    ("tracing", (
-        "baton._subtrace", "baton._abstract_eval", "baton._custom", "baton.debug",
-        "baton._sharded_call", "baton._shard_map", "baton._process_collectives",
-        "baton._jit", "baton.experimental", "baton.experimental.*",
-        "baton._eager_transform", "baton._control_flow", "baton._ops",
-        "baton._eager_lax", "baton._indexing", "baton._at", "baton._lax_scatter",
-        "baton._linalg_core",
-    )),
+    (
+        "tracing",
+        (
+            "baton._subtrace",
+            "baton._abstract_eval",
+            "baton._custom",
+            "baton.debug",
+            "baton._sharded_call",
+            "baton._shard_map",
+            "baton._process_collectives",
+            "baton._jit",
+            "baton.experimental",
+            "baton.experimental.*",
+            "baton._eager_transform",
+            "baton._control_flow",
+            "baton._ops",
+            "baton._eager_lax",
+            "baton._indexing",
+            "baton._at",
+            "baton._lax_scatter",
+            "baton._linalg_core",
+        ),
+    ),
     # The transformations: grad, vjp/jvp, vmap, jacobians, checkpoint.
-    ("transforms", (
-        "baton._autodiff", "baton._vmap", "baton._jacobians", "baton._checkpoint",
-        "baton._toplevel_ad", "baton._toplevel", "baton.ad_checkpoint",
-        "baton.test_util",
-    )),
+    (
+        "transforms",
+        (
+            "baton._autodiff",
+            "baton._vmap",
+            "baton._jacobians",
+            "baton._checkpoint",
+            "baton._toplevel_ad",
+            "baton._toplevel",
+            "baton.ad_checkpoint",
+            "baton.test_util",
+        ),
+    ),
     # baton.numpy: its modules import each other and the layers below only.
     ("numpy", ("baton.numpy", "baton.numpy.*")),
     # Libraries over baton.numpy: bt.lax's compositions, collectives, Array's
     # operators, random, scipy, nn, the example libraries, JAX's facades.
-    ("libraries", (
-        "baton._lax_math", "baton._lax_slicing", "baton._collectives",
-        "baton.lax", "baton.lax_linalg", "baton._operators", "baton.dtypes",
-        "baton.flatten_util", "baton.random", "baton.random.*", "baton.scipy",
-        "baton.scipy.*", "baton.nn", "baton.nn.*", "baton.example_libraries",
-        "baton.example_libraries.*",
-    )),
+    (
+        "libraries",
+        (
+            "baton._lax_math",
+            "baton._lax_slicing",
+            "baton._collectives",
+            "baton.lax",
+            "baton.lax_linalg",
+            "baton._operators",
+            "baton.dtypes",
+            "baton.flatten_util",
+            "baton.random",
+            "baton.random.*",
+            "baton.scipy",
+            "baton.scipy.*",
+            "baton.nn",
+            "baton.nn.*",
+            "baton.example_libraries",
+            "baton.example_libraries.*",
+        ),
+    ),
     # The package itself (bt.*) and what stands on all of it.
     ("package", ("baton", "baton.as_jax", "baton.as_jax.*")),
 ]
@@ -223,7 +289,8 @@ def add_imports(graph: Graph, module: str) -> None:
                 if in_function:
                     graph.lazy.append((module, node.lineno, target))
         inner = in_function or isinstance(
-            node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda))
+            node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)
+        )
         for child in ast.iter_child_nodes(node):
             visit(child, inner)
 
@@ -330,7 +397,8 @@ def check_layers(
         how = "" if eager else " (lazily)"
         problems.append(
             f"{path(a)}:{graph.lines[(a, b)]}: {a} (layer {layers[la][0]}) "
-            f"imports {b} (layer {layers[lb][0]}){how}: an import up a layer")
+            f"imports {b} (layer {layers[lb][0]}){how}: an import up a layer"
+        )
     return problems
 
 
@@ -362,7 +430,8 @@ def compare(
         if smaller:
             grown = c - frozenset().union(*smaller)
             problems.append(
-                f"a known circle grew: now {{{show(c)}}}; added: {show(grown)}")
+                f"a known circle grew: now {{{show(c)}}}; added: {show(grown)}"
+            )
         else:
             problems.append(f"a new circle: {{{show(c)}}}")
     for k in sorted(known - set(circles), key=sorted):
@@ -371,31 +440,41 @@ def compare(
             problems.append(
                 f"stale KNOWN entry {{{show(k)}}}: that circle shrank or split "
                 f"(good); replace the entry with "
-                + " and ".join(f"{{{show(c)}}}" for c in inside))
+                + " and ".join(f"{{{show(c)}}}" for c in inside)
+            )
         elif not any(k < c for c in circles):
             problems.append(
                 f"stale KNOWN entry {{{show(k)}}}: that circle is gone (good); "
-                "remove the entry")
+                "remove the entry"
+            )
     return problems
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument(
-        "--root", type=pathlib.Path,
+        "--root",
+        type=pathlib.Path,
         default=pathlib.Path(__file__).resolve().parent.parent / "python" / "baton",
-        help="the package directory (default: python/baton of this checkout)")
+        help="the package directory (default: python/baton of this checkout)",
+    )
     parser.add_argument(
-        "--list", action="store_true",
-        help="print every strongly connected component, one module ones too")
+        "--list",
+        action="store_true",
+        help="print every strongly connected component, one module ones too",
+    )
     parser.add_argument(
-        "--known", type=pathlib.Path,
+        "--known",
+        type=pathlib.Path,
         help="a file of known circles (one a line, module names apart by "
-             "spaces) to use instead of KNOWN")
+        "spaces) to use instead of KNOWN",
+    )
     parser.add_argument(
-        "--layers", type=pathlib.Path,
+        "--layers",
+        type=pathlib.Path,
         help="a file of layers, lowest first (one a line: `name: pattern "
-             "...`), to use instead of LAYERS")
+        "...`), to use instead of LAYERS",
+    )
     args = parser.parse_args(argv)
     root = args.root.resolve()
     if not (root / "__init__.py").is_file():
@@ -424,17 +503,23 @@ def main(argv: list[str] | None = None) -> int:
     problems += check_layers(graph, layers, root)
     for p in problems:
         print(p)
-    summary = (f"{len(graph.modules)} modules, {len(graph.edges)} imports "
-               f"({sum(not e for e in graph.edges.values())} only lazy), "
-               f"{len(cycles)} circle(s), {len(layers)} layers")
+    summary = (
+        f"{len(graph.modules)} modules, {len(graph.edges)} imports "
+        f"({sum(not e for e in graph.edges.values())} only lazy), "
+        f"{len(cycles)} circle(s), {len(layers)} layers"
+    )
     if problems:
-        print(f"check_python_imports: {summary}; {len(problems)} problem(s): "
-              "no circle may be missing from KNOWN, and no import may go up "
-              "a layer of LAYERS (tools/check_python_imports.py)",
-              file=sys.stderr)
+        print(
+            f"check_python_imports: {summary}; {len(problems)} problem(s): "
+            "no circle may be missing from KNOWN, and no import may go up "
+            "a layer of LAYERS (tools/check_python_imports.py)",
+            file=sys.stderr,
+        )
         return 1
-    print(f"check_python_imports: {summary}; circles all KNOWN, every import "
-          "down the layers (issue 39)")
+    print(
+        f"check_python_imports: {summary}; circles all KNOWN, every import "
+        "down the layers (issue 39)"
+    )
     return 0
 
 

@@ -46,9 +46,11 @@ def is_array_like(x: Any) -> bool:
     """A value a traced function can take as an array argument."""
     from baton._sharded_array import is_sharded
 
-    return isinstance(
-        x, (Array, Tracer, Donated, np.ndarray, np.generic)
-    ) or is_python_scalar(x) or is_sharded(x)
+    return (
+        isinstance(x, (Array, Tracer, Donated, np.ndarray, np.generic))
+        or is_python_scalar(x)
+        or is_sharded(x)
+    )
 
 
 def aval_of(x: Any) -> Aval:

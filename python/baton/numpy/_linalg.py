@@ -26,8 +26,9 @@ def _matmul(a: Any, b: Any) -> Any:
     return lax.matmul(a, b)
 
 
-def _options(name: str, a: Any, b: Any, precision: Any,
-             preferred_element_type: Any) -> tuple[Any, Any]:
+def _options(
+    name: str, a: Any, b: Any, precision: Any, preferred_element_type: Any
+) -> tuple[Any, Any]:
     """Checks JAX's ``precision=`` (None, a ``lax.Precision`` or its string
     name, or a pair of them: baton's float32 products are always full
     float32, so every precision gives the same values) and applies

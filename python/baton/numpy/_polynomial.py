@@ -47,6 +47,7 @@ def _full_conv(long: Any, short: Any) -> Any:
         k = lax.iota(np.int32, (n, S), 1)
         windows = lax.gather(p, lax.add(i, lax.sub(S - 1, k)), 0)
         return lax.dot_general(windows, short, (((1,), (0,)), ((), ())))
+
     def body(k: Any, acc: Any) -> Any:
         seg = lax.dynamic_slice(p, [lax.sub(S - 1, k)], [n])
         return lax.add(acc, lax.mul(seg, lax.dynamic_slice(short, [k], [1])))
@@ -152,6 +153,7 @@ def _polyval_impl(p: Any, x: Any) -> Any:
         for i in range(1, n):
             y = lax.add(lax.mul(y, t), lax.reshape(lax.slice(c, [i], [i + 1]), ()))
         return y
+
     def step(acc: Any, ci: Any) -> Any:
         return lax.add(lax.mul(acc, t), ci), None
 
@@ -258,7 +260,9 @@ def _polyint_impl(p: Any, k: Any, *, m: int) -> Any:
         n = c.shape[0]
         powers = lax.sub(float(n), lax.iota(d, (n,), 0))
         c = (
-            lax.concatenate([lax.true_divide(c, powers), lax.slice(kk, [j], [j + 1])], 0)
+            lax.concatenate(
+                [lax.true_divide(c, powers), lax.slice(kk, [j], [j + 1])], 0
+            )
             if n
             else lax.slice(kk, [j], [j + 1])
         )

@@ -213,8 +213,8 @@ def _isin_impl(element: Any, test: Any, *, invert: bool) -> Any:
     k = int(np.prod(t.shape, dtype=np.int64))
     if k == 0:
         return lax.full(shape, bool(invert), _BOOL)
-    e2 = lax.broadcast_in_dim(e, shape + (k,), tuple(range(len(shape))))
-    t2 = lax.broadcast_in_dim(lax.reshape(t, (k,)), shape + (k,), (len(shape),))
+    e2 = lax.broadcast_in_dim(e, (*shape, k), tuple(range(len(shape))))
+    t2 = lax.broadcast_in_dim(lax.reshape(t, (k,)), (*shape, k), (len(shape),))
     hit = lax.eq(e2, t2)
     found = lax.ne(
         lax.sum(lax.astype(hit, _I32), (len(shape),)), lax.full(shape, 0, _I32)

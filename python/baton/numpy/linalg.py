@@ -400,7 +400,9 @@ def matrix_power(a: Any, n: int) -> Any:
     _matrix(a, "matrix_power", square=True)
     if n == 0:
         shape = _ops.shape_of(a)
-        return _shapes.broadcast_to(_creation.eye(shape[-1], dtype=_creation.asarray(a).dtype), shape)
+        return _shapes.broadcast_to(
+            _creation.eye(shape[-1], dtype=_creation.asarray(a).dtype), shape
+        )
     x = inv(a) if n < 0 else a
     n = abs(n)
     result = None
@@ -436,7 +438,9 @@ def cond(x: Any, p: Any = None) -> Any:
         hi, lo = _reductions.max(s, axis=-1), _reductions.min(s, axis=-1)
         return _elementwise.divide(lo, hi) if p == -2 else _elementwise.divide(hi, lo)
     _matrix(x, "cond", "x", square=True)
-    return _elementwise.multiply(norm(x, p, axis=(-2, -1)), norm(inv(x), p, axis=(-2, -1)))
+    return _elementwise.multiply(
+        norm(x, p, axis=(-2, -1)), norm(inv(x), p, axis=(-2, -1))
+    )
 
 
 # ---- norms and the array-API helpers: baton/numpy/_linalg_norms.py ----

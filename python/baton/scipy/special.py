@@ -58,8 +58,6 @@ __all__ = [
 ]
 
 
-
-
 def _axes(axis: Any) -> Any:
     if axis is None or isinstance(axis, int):
         return axis
@@ -335,6 +333,4 @@ def softmax(x: Any, /, *, axis: Any = None) -> Any:
 def log_softmax(x: Any, /, *, axis: Any = None) -> Any:
     """``x - logsumexp(x, axis)`` (``bt.nn.log_softmax``; all axes by
     default)."""
-    return _ops.apply(
-        _softmax.log_softmax, (x,), (("axis", _softmax.axis_arg(axis)),)
-    )
+    return _ops.apply(_softmax.log_softmax, (x,), (("axis", _softmax.axis_arg(axis)),))
