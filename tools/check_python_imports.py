@@ -1,5 +1,6 @@
 #!/usr/bin/env python3
-"""Finds the import circles of the baton Python package (issue 39).
+"""Checks the imports of the baton Python package (issue 39): no circles,
+and no import from a lower layer to a higher one.
 
 Builds the import graph of python/baton: every .py file is a module
 (`__init__.py` is its package), and every `import baton.x`, `from baton.x
@@ -12,28 +13,38 @@ P.y when that is a module of the package, otherwise to P (y is an attribute
 of P). Imports of the compiled extension (baton._baton, built from
 python/src) and of other packages are no edges.
 
-The strongly connected components of the graph (Tarjan's algorithm) with
-more than one module are the circles. Each must be exactly an entry of KNOWN
-below, so that
+Two rules, each checked on every edge, lazy ones included:
 
-  - a new circle, or a known one that grew, fails the check;
-  - a known circle that is gone, shrank or split also fails it, with a note
-    saying how to update KNOWN, so the list only gets shorter.
+  1. No circles. The strongly connected components of the graph (Tarjan's
+     algorithm) with more than one module are the circles. Each must be
+     exactly an entry of KNOWN below (empty now), so that
+       - a new circle, or a known one that grew, fails the check;
+       - a known circle that is gone, shrank or split also fails it, with a
+         note saying how to update KNOWN, so the list only gets shorter.
+  2. Layers. LAYERS below places every module in a layer, lowest first (the
+     first layer with a matching pattern); an import may stay in its layer
+     or go down, never up. A module no layer matches fails the check, so a
+     new module is placed on purpose. docs/architecture.md describes the
+     layers.
 
-    python3 tools/check_python_imports.py              # python/baton
-    python3 tools/check_python_imports.py --root DIR   # another package dir
-    python3 tools/check_python_imports.py --list       # every component too
-    python3 tools/check_python_imports.py --known FILE # circles from FILE, not
-                                                       # KNOWN (the tests)
+    python3 tools/check_python_imports.py               # python/baton
+    python3 tools/check_python_imports.py --root DIR    # another package dir
+    python3 tools/check_python_imports.py --list        # every component too
+    python3 tools/check_python_imports.py --known FILE  # circles from FILE,
+                                                        # not KNOWN (the tests)
+    python3 tools/check_python_imports.py --layers FILE # layers from FILE, not
+                                                        # LAYERS (the tests)
 
-Exit status 0 when the circles are exactly KNOWN, 1 otherwise, 2 when there
-is no package at the root. tests/python/test_python_imports.py runs it.
+Exit status 0 when the circles are exactly KNOWN and every import keeps the
+layers, 1 otherwise, 2 when there is no package at the root.
+tests/python/test_python_imports.py runs it.
 """
 
 from __future__ import annotations
 
 import argparse
 import ast
+import fnmatch
 import pathlib
 import sys
 from collections.abc import Iterable
@@ -42,42 +53,131 @@ from collections.abc import Iterable
 # by the package, defined by no .py file, importing nothing of it.
 EXTENSIONS = frozenset({"_baton"})
 
-# issue 39: to be broken; remove an entry when its circle is gone.
-# Each entry is one strongly connected component of python/baton's import
-# graph today (the largest goes through baton/__init__.py, "baton", itself).
-KNOWN: frozenset[frozenset[str]] = frozenset({
-    frozenset({
-        "baton", "baton._collectives", "baton._environment", "baton._lax_math",
-        "baton._lax_slicing", "baton._operators", "baton.lax", "baton.nn",
-        "baton.nn._activations", "baton.nn._gated", "baton.nn.initializers",
-        "baton.numpy", "baton.numpy._exponents", "baton.numpy._linalg",
-        "baton.numpy._linalg_norms", "baton.numpy._math_extra", "baton.numpy._misc",
-        "baton.numpy._polynomial", "baton.numpy._vectorize", "baton.numpy.linalg",
-        "baton.random", "baton.random._gumbel", "baton.random._shuffle",
-        "baton.random._transforms", "baton.scipy", "baton.scipy._float_args",
-        "baton.scipy._special_gamma", "baton.scipy._special_math",
-        "baton.scipy._special_ndtr", "baton.scipy.linalg", "baton.scipy.special",
-        "baton.scipy.stats", "baton.scipy.stats._functions",
-        "baton.scipy.stats._gumbel", "baton.scipy.stats.bernoulli",
-        "baton.scipy.stats.beta", "baton.scipy.stats.cauchy", "baton.scipy.stats.chi2",
-        "baton.scipy.stats.expon", "baton.scipy.stats.gamma", "baton.scipy.stats.geom",
-        "baton.scipy.stats.gumbel_l", "baton.scipy.stats.gumbel_r",
-        "baton.scipy.stats.laplace", "baton.scipy.stats.logistic",
-        "baton.scipy.stats.multivariate_normal", "baton.scipy.stats.norm",
-        "baton.scipy.stats.pareto", "baton.scipy.stats.poisson", "baton.scipy.stats.t",
-        "baton.scipy.stats.uniform"
-    }),
-    frozenset({
-        "baton._array_methods", "baton._device_queries", "baton._sharded_array",
-        "baton._sharded_put", "baton._transfer", "baton.sharding"
-    }),
-    frozenset({
-        "baton._abstract_eval", "baton._jit", "baton._sharded_call", "baton._subtrace"
-    }),
-    frozenset({
-        "baton.numpy._creation", "baton.numpy._shapes"
-    }),
-})
+# Circles tolerated for now: none (issue 39 broke the last ones). An entry
+# would be one strongly connected component of python/baton's import graph;
+# the check fails on any circle not listed, so a new one cannot creep in.
+KNOWN: frozenset[frozenset[str]] = frozenset()
+
+
+# The layers of python/baton, lowest first: (name, module patterns), the
+# patterns fnmatch-style over dotted names; a module is in the first layer
+# one of whose patterns it matches. An import may go to the same layer or a
+# lower one. Within a layer only rule 1 (no circles) orders the modules.
+LAYERS: list[tuple[str, tuple[str, ...]]] = [
+    # What everything else stands on: dtypes, pytrees, config, errors, the
+    # profilers' data, processes; no arrays are made here.
+    (
+        "foundations",
+        (
+            "baton._version",
+            "baton._dtypes",
+            "baton._array_type",
+            "baton.errors",
+            "baton.typing",
+            "baton.core",
+            "baton._tree_keys",
+            "baton.tree",
+            "baton.tree_util",
+            "baton._config",
+            "baton._lax_precision",
+            "baton._memory_kinds",
+            "baton._compile_log",
+            "baton._pprof",
+            "baton._chrome_trace",
+            "baton._memory_scope",
+            "baton._memory_viewer",
+            "baton.profiler",
+            "baton._remote_device",
+            "baton.distributed",
+            "baton._numpy_interop",
+            "baton._index_plan",
+        ),
+    ),
+    # Concrete arrays: devices, Array's methods, transfers, sharded arrays.
+    (
+        "arrays",
+        (
+            "baton._device_queries",
+            "baton._environment",
+            "baton._array_methods",
+            "baton._transfer",
+            "baton._sharded_array",
+            "baton.sharding",
+            "baton._array_sharding",
+            "baton._sharded_put",
+            "baton._device_put",
+            "baton._donation",
+            "baton._creation",
+            "baton._dlpack",
+        ),
+    ),
+    # Tracing a function into a program and compiling it: bt.jit, control
+    # flow, the eager-op cache, indexing, custom rules, shard_map.
+    (
+        "tracing",
+        (
+            "baton._subtrace",
+            "baton._abstract_eval",
+            "baton._custom",
+            "baton.debug",
+            "baton._sharded_call",
+            "baton._shard_map",
+            "baton._process_collectives",
+            "baton._jit",
+            "baton.experimental",
+            "baton.experimental.*",
+            "baton._eager_transform",
+            "baton._control_flow",
+            "baton._ops",
+            "baton._eager_lax",
+            "baton._indexing",
+            "baton._at",
+            "baton._lax_scatter",
+            "baton._linalg_core",
+        ),
+    ),
+    # The transformations: grad, vjp/jvp, vmap, jacobians, checkpoint.
+    (
+        "transforms",
+        (
+            "baton._autodiff",
+            "baton._vmap",
+            "baton._jacobians",
+            "baton._checkpoint",
+            "baton._toplevel_ad",
+            "baton._toplevel",
+            "baton.ad_checkpoint",
+            "baton.test_util",
+        ),
+    ),
+    # baton.numpy: its modules import each other and the layers below only.
+    ("numpy", ("baton.numpy", "baton.numpy.*")),
+    # Libraries over baton.numpy: bt.lax's compositions, collectives, Array's
+    # operators, random, scipy, nn, the example libraries, JAX's facades.
+    (
+        "libraries",
+        (
+            "baton._lax_math",
+            "baton._lax_slicing",
+            "baton._collectives",
+            "baton.lax",
+            "baton.lax_linalg",
+            "baton._operators",
+            "baton.dtypes",
+            "baton.flatten_util",
+            "baton.random",
+            "baton.random.*",
+            "baton.scipy",
+            "baton.scipy.*",
+            "baton.nn",
+            "baton.nn.*",
+            "baton.example_libraries",
+            "baton.example_libraries.*",
+        ),
+    ),
+    # The package itself (bt.*) and what stands on all of it.
+    ("package", ("baton", "baton.as_jax", "baton.as_jax.*")),
+]
 
 
 class Graph:
@@ -92,6 +192,8 @@ class Graph:
         self.edges: dict[tuple[str, str], bool] = {}
         # (importer, line, imported) of the lazy imports.
         self.lazy: list[tuple[str, int, str]] = []
+        # (importer, imported) -> the line of its first import statement.
+        self.lines: dict[tuple[str, str], int] = {}
 
     def successors(self, module: str) -> list[str]:
         return sorted(b for (a, b) in self.edges if a == module)
@@ -183,10 +285,12 @@ def add_imports(graph: Graph, module: str) -> None:
                     continue
                 key = (module, target)
                 graph.edges[key] = graph.edges.get(key, False) or not in_function
+                graph.lines.setdefault(key, node.lineno)
                 if in_function:
                     graph.lazy.append((module, node.lineno, target))
         inner = in_function or isinstance(
-            node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda))
+            node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)
+        )
         for child in ast.iter_child_nodes(node):
             visit(child, inner)
 
@@ -254,6 +358,50 @@ def read_known(path: pathlib.Path) -> list[frozenset[str]]:
     return known
 
 
+def read_layers(path: pathlib.Path) -> list[tuple[str, tuple[str, ...]]]:
+    """Layers from a file, lowest first: one a line, `name: pattern ...`."""
+    layers = []
+    for line in path.read_text(encoding="utf-8").splitlines():
+        line = line.split("#", 1)[0].strip()
+        if line:
+            name, _, patterns = line.partition(":")
+            layers.append((name.strip(), tuple(patterns.split())))
+    return layers
+
+
+def layer_of(module: str, layers: list[tuple[str, tuple[str, ...]]]) -> int | None:
+    """The index of the first layer with a pattern matching `module`."""
+    for i, (_, patterns) in enumerate(layers):
+        if any(fnmatch.fnmatchcase(module, p) for p in patterns):
+            return i
+    return None
+
+
+def check_layers(
+    graph: Graph, layers: list[tuple[str, tuple[str, ...]]], root: pathlib.Path
+) -> list[str]:
+    """Problems: modules in no layer, and imports that go up a layer."""
+    problems = []
+    place = {m: layer_of(m, layers) for m in graph.modules}
+
+    def path(module: str) -> str:
+        return graph.modules[module].relative_to(root.parent).as_posix()
+
+    for m in sorted(graph.modules):
+        if place[m] is None:
+            problems.append(f"{path(m)}: {m} is in no layer; place it in LAYERS")
+    for (a, b), eager in sorted(graph.edges.items()):
+        la, lb = place[a], place[b]
+        if la is None or lb is None or lb <= la:
+            continue
+        how = "" if eager else " (lazily)"
+        problems.append(
+            f"{path(a)}:{graph.lines[(a, b)]}: {a} (layer {layers[la][0]}) "
+            f"imports {b} (layer {layers[lb][0]}){how}: an import up a layer"
+        )
+    return problems
+
+
 def describe(graph: Graph, component: list[str]) -> list[str]:
     """The edges inside a component, one line each; lazy ones marked."""
     members = set(component)
@@ -282,7 +430,8 @@ def compare(
         if smaller:
             grown = c - frozenset().union(*smaller)
             problems.append(
-                f"a known circle grew: now {{{show(c)}}}; added: {show(grown)}")
+                f"a known circle grew: now {{{show(c)}}}; added: {show(grown)}"
+            )
         else:
             problems.append(f"a new circle: {{{show(c)}}}")
     for k in sorted(known - set(circles), key=sorted):
@@ -291,27 +440,41 @@ def compare(
             problems.append(
                 f"stale KNOWN entry {{{show(k)}}}: that circle shrank or split "
                 f"(good); replace the entry with "
-                + " and ".join(f"{{{show(c)}}}" for c in inside))
+                + " and ".join(f"{{{show(c)}}}" for c in inside)
+            )
         elif not any(k < c for c in circles):
             problems.append(
                 f"stale KNOWN entry {{{show(k)}}}: that circle is gone (good); "
-                "remove the entry")
+                "remove the entry"
+            )
     return problems
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument(
-        "--root", type=pathlib.Path,
+        "--root",
+        type=pathlib.Path,
         default=pathlib.Path(__file__).resolve().parent.parent / "python" / "baton",
-        help="the package directory (default: python/baton of this checkout)")
+        help="the package directory (default: python/baton of this checkout)",
+    )
     parser.add_argument(
-        "--list", action="store_true",
-        help="print every strongly connected component, one module ones too")
+        "--list",
+        action="store_true",
+        help="print every strongly connected component, one module ones too",
+    )
     parser.add_argument(
-        "--known", type=pathlib.Path,
+        "--known",
+        type=pathlib.Path,
         help="a file of known circles (one a line, module names apart by "
-             "spaces) to use instead of KNOWN")
+        "spaces) to use instead of KNOWN",
+    )
+    parser.add_argument(
+        "--layers",
+        type=pathlib.Path,
+        help="a file of layers, lowest first (one a line: `name: pattern "
+        "...`), to use instead of LAYERS",
+    )
     args = parser.parse_args(argv)
     root = args.root.resolve()
     if not (root / "__init__.py").is_file():
@@ -336,17 +499,27 @@ def main(argv: list[str] | None = None) -> int:
     circles = [frozenset(c) for c in cycles]
     known = read_known(args.known) if args.known else KNOWN
     problems = compare(circles, known)
+    layers = read_layers(args.layers) if args.layers else LAYERS
+    problems += check_layers(graph, layers, root)
     for p in problems:
         print(p)
-    summary = (f"{len(graph.modules)} modules, {len(graph.edges)} imports "
-               f"({sum(not e for e in graph.edges.values())} only lazy), "
-               f"{len(cycles)} circle(s)")
+    summary = (
+        f"{len(graph.modules)} modules, {len(graph.edges)} imports "
+        f"({sum(not e for e in graph.edges.values())} only lazy), "
+        f"{len(cycles)} circle(s), {len(layers)} layers"
+    )
     if problems:
-        print(f"check_python_imports: {summary}; {len(problems)} problem(s): "
-              "KNOWN in tools/check_python_imports.py must list exactly the "
-              "circles of today", file=sys.stderr)
+        print(
+            f"check_python_imports: {summary}; {len(problems)} problem(s): "
+            "no circle may be missing from KNOWN, and no import may go up "
+            "a layer of LAYERS (tools/check_python_imports.py)",
+            file=sys.stderr,
+        )
         return 1
-    print(f"check_python_imports: {summary}, all KNOWN (issue 39)")
+    print(
+        f"check_python_imports: {summary}; circles all KNOWN, every import "
+        "down the layers (issue 39)"
+    )
     return 0
 
 

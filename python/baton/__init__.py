@@ -11,7 +11,7 @@ hold lives exactly as long as the numpy array, and ``bt.memory_stats()``
 shows the effect of each.
 """
 
-from baton import _baton  # noqa: F401, I001 -- the extension first
+from baton import _baton  # noqa: I001 -- the extension first
 from baton import tree
 from baton._baton import (
     Array,
@@ -27,7 +27,8 @@ from baton._config import config
 from baton._creation import empty, full, ones, zeros
 from baton._dlpack import from_dlpack
 from baton._donation import donate
-from baton._transfer import block_until_ready, device_get
+from baton._device_put import device_get
+from baton._transfer import block_until_ready
 from baton.errors import (
     DeletedArrayError,
     DonationError,
@@ -36,7 +37,7 @@ from baton.errors import (
     ResourceExhaustedError,
 )
 from baton import _array_methods  # noqa: F401 -- attaches Array's methods
-from baton._array_type import Array  # bt.Array: arrays and tracers (jax.Array)
+from baton._array_type import Array  # noqa: F811 -- bt.Array: arrays and tracers
 from baton import lax
 from baton._jit import clear_caches, device_put, jit  # device_put: traced form too
 from baton._compile_log import log_compiles
@@ -49,7 +50,7 @@ from baton._checkpoint import checkpoint, checkpoint_policies, remat, saved_resi
 from baton import ad_checkpoint
 from baton import random
 from baton import errors, sharding, tree_util  # JAX's surface (DESIGN 5.4)
-from baton import _device_queries  # noqa: F401 -- Array.devices(), .sharding
+from baton import _array_sharding  # noqa: F401 -- Array.devices(), .sharding
 from baton._device_queries import (
     default_backend,
     devices,
@@ -66,10 +67,10 @@ from baton.sharding import make_mesh
 from baton._shard_map import shard_map
 from baton import nn, scipy  # bt.nn, bt.scipy.special (over baton.numpy)
 from baton import debug  # bt.debug.print / callback (host callbacks)
-from baton import core, dtypes, typing  # jax.core / jax.dtypes / jax.typing names
+from baton import core, dtypes, typing  # noqa: F401 -- jax.core / jax.dtypes / jax.typing names
 from baton import profiler  # bt.profiler: pprof, Chrome trace, memory scopes
-from baton import distributed  # bt.distributed: several processes (no network at import)
-from baton._toplevel import *  # noqa: F401, F403 -- disable_jit, custom_gradient, ... (JAX's top level)
+from baton import distributed  # noqa: F401 -- processes; no network at import
+from baton._toplevel import *  # noqa: F403 -- disable_jit, custom_gradient, ... (JAX's top level)
 from baton._environment import print_environment_info, warn_if_blas_kernel_unfit
 
 warn_if_blas_kernel_unfit()  # a generic BLAS kernel on a modern CPU: say so once
@@ -82,7 +83,7 @@ for _cls in (Array, Device, Donated):
         pass
 del _cls
 
-__version__ = "0.1.0"
+from baton._version import __version__  # noqa: E402, F401
 
 
 def _warn_before_fork():
@@ -153,12 +154,12 @@ __all__ = [
     "jacobian",
     "jacrev",
     "jit",
-    "log_compiles",
     "jvp",
     "lax",
     "live_arrays",
     "local_device_count",
     "local_devices",
+    "log_compiles",
     "make_jaxpr",
     "make_mesh",
     "memory_stats",

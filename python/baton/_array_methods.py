@@ -14,7 +14,7 @@ from typing import Any, Callable
 
 import numpy as np
 
-from baton import _baton, _numpy_interop
+from baton import _baton, _numpy_interop, _transfer
 
 Array = _baton.Array
 
@@ -111,9 +111,7 @@ def _deepcopy(self: Any, memo: dict) -> Any:
 
 
 def _rebuild(values: np.ndarray, memory_kind: str) -> Any:
-    from baton._transfer import device_put
-
-    return device_put(values, memory_kind=memory_kind)
+    return _transfer.put(values, memory_kind=memory_kind)
 
 
 def _reduce(self: Any) -> Any:

@@ -11,7 +11,7 @@ buffer assignment frees each residual after its last use.
 
 Where baton differs from JAX:
 - Outside ``bt.jit`` a transformed function still traces: it runs through a
-  fresh ``bt.jit`` of itself at every call (``_subtrace.run_eagerly``), so
+  fresh ``bt.jit`` of itself at every call (``_eager_transform.run_eagerly``), so
   Python control flow on traced values raises as under ``jit``.
 - baton has no ``float0``: the cotangent (``vjp``, ``grad(allow_int=True)``)
   and the tangent output (``jvp``) of an integer or bool value are zeros of
@@ -27,6 +27,7 @@ import numpy as np
 
 from baton import tree
 from baton._baton import lax as _lax
+from baton._eager_transform import run_eagerly, transformation
 from baton._subtrace import (
     Tracer,
     argnums_partial,
@@ -43,10 +44,8 @@ from baton._subtrace import (
     is_tracing,
     normalize_argnums,
     reject_holomorphic,
-    run_eagerly,
     shape_of,
     trace,
-    transformation,
     transforms,
 )
 

@@ -20,7 +20,8 @@ from typing import Any
 
 import numpy as np
 
-from baton import _process_collectives, _transfer, tree
+import baton.numpy as bnp
+from baton import _device_put, _process_collectives, tree
 from baton._baton import Array, Donated
 from baton._shard_map import DeviceContext, current_context
 
@@ -75,7 +76,7 @@ def _as_array(x: Any, device: Any, what: str) -> Array:
     if isinstance(x, Array):
         x._check_live()
         return x
-    return _transfer.device_put(x, device)
+    return _device_put.device_put(x, device)
 
 
 def _swap(
@@ -98,7 +99,7 @@ def _swap(
 
 
 def _here(v: Array, device: Any) -> Array:
-    return v if v.device == device else _transfer.device_put(v, device)
+    return v if v.device == device else _device_put.device_put(v, device)
 
 
 def _each(x: Any, fn: Any) -> Any:
@@ -106,8 +107,6 @@ def _each(x: Any, fn: Any) -> Any:
 
 
 def _reduce(x: Any, axis_name: Any, op: str, what: str) -> Any:
-    import baton.numpy as bnp
-
     ctx = current_context(what)
     names = _axes(ctx, axis_name, what)
     combine = {"sum": bnp.add, "max": bnp.maximum, "min": bnp.minimum}[op]
@@ -125,7 +124,7 @@ def _reduce(x: Any, axis_name: Any, op: str, what: str) -> Any:
             ctx, members
         ) and _process_collectives.allreduce_eligible(ctx, names):
             ctx.count += 1
-            return _transfer.device_put(
+            return _device_put.device_put(
                 _process_collectives.allreduce(ctx, a, op, what), ctx.device
             )
         values, _ = _swap(ctx, names, a, what)
@@ -163,7 +162,7 @@ def axis_index(axis_name: Any) -> Array:
     """This device's index along ``axis_name`` (int32, on this device)."""
     ctx = current_context("axis_index")
     _, me, _ = _group(ctx, _axes(ctx, axis_name, "axis_index"))
-    return _transfer.device_put(np.int32(me), ctx.device)
+    return _device_put.device_put(np.int32(me), ctx.device)
 
 
 def axis_size(axis_name: Any) -> int:
@@ -181,8 +180,6 @@ def _axis(axis: int, rank: int, what: str) -> int:
 def all_gather(x: Any, axis_name: Any, *, axis: int = 0, tiled: bool = False) -> Any:
     """Every member's ``x``, stacked on a new dimension ``axis`` in group
     order (``tiled=True``: concatenated along ``axis``)."""
-    import baton.numpy as bnp
-
     ctx = current_context("all_gather")
     names = _axes(ctx, axis_name, "all_gather")
 
@@ -229,8 +226,6 @@ def psum_scatter(
     """The sum over the group, of which member i keeps block i along
     ``scatter_dimension`` (``tiled=False``: that dimension must equal the
     group size and is removed; ``tiled=True``: divided by it)."""
-    import baton.numpy as bnp
-
     what = "psum_scatter"
     ctx = current_context(what)
     names = _axes(ctx, axis_name, what)
@@ -252,8 +247,6 @@ def all_to_all(
     concatenates what it receives along ``concat_axis`` in group order
     (``tiled=False``: ``split_axis`` must equal the group size and is removed,
     and the received blocks are stacked on a new ``concat_axis``)."""
-    import baton.numpy as bnp
-
     what = "all_to_all"
     ctx = current_context(what)
     names = _axes(ctx, axis_name, what)
@@ -270,8 +263,6 @@ def ppermute(x: Any, axis_name: Any, perm: Any) -> Any:
     """Member ``dst`` receives member ``src``'s ``x`` for each ``(src, dst)``
     of ``perm`` (each index at most once as a source and once as a
     destination); members no pair sends to receive zeros."""
-    import baton.numpy as bnp
-
     what = "ppermute"
     ctx = current_context(what)
     names = _axes(ctx, axis_name, what)

@@ -24,7 +24,7 @@ traced bounds, a ``while_loop``. ``unroll`` is accepted for compatibility
 and does not change what runs.
 
 Outside a trace each function runs through a fresh ``bt.jit`` of itself
-(``_subtrace.run_eagerly``); the functions and static arguments are closed
+(``_eager_transform.run_eagerly``); the functions and static arguments are closed
 over, the arrays traced.
 """
 
@@ -32,7 +32,8 @@ from __future__ import annotations
 
 import builtins
 import operator
-from typing import Any, Callable, Sequence
+from collections.abc import Sequence
+from typing import Any, Callable
 
 import numpy as np
 
@@ -77,20 +78,18 @@ def _as_tracer(x: Any, what: str) -> Any:
         return x
     if x is None or isinstance(x, (str, bytes)):
         raise TypeError(
-            f"{what} must be an array or a Python/numpy scalar, got "
-            f"{type(x).__name__}"
+            f"{what} must be an array or a Python/numpy scalar, got {type(x).__name__}"
         )
     try:
         return _lax.as_tracer(x)
     except TypeError as e:
         msg = str(e)
         if msg.startswith("as_tracer: "):  # the binding's reason, our name
-            raise TypeError(f"{what}: {msg[len('as_tracer: '):]}") from None
+            raise TypeError(f"{what}: {msg[len('as_tracer: ') :]}") from None
         if "incompatible function arguments" not in msg:
             raise
         raise TypeError(
-            f"{what} must be an array or a Python/numpy scalar, got "
-            f"{type(x).__name__}"
+            f"{what} must be an array or a Python/numpy scalar, got {type(x).__name__}"
         ) from None
 
 
@@ -104,8 +103,9 @@ def _type_str(aval: tuple) -> str:
     return s + "{weak_type=True}" if weak else s
 
 
-def _check_carry(what: str, in_tree: Any, out_tree: Any, in_avals: list,
-                 out_leaves: Sequence[Any]) -> None:
+def _check_carry(
+    what: str, in_tree: Any, out_tree: Any, in_avals: list, out_leaves: Sequence[Any]
+) -> None:
     """TypeError unless the new carry has the initial one's structure and
     types (weak types may differ: the carry's type is the strong one)."""
     if in_tree != out_tree:
@@ -130,7 +130,7 @@ def _path(treedef: Any, i: int) -> tuple:
         for path, leaf in tree.flatten_with_path(dummy)[0]:
             if leaf == i:
                 return path
-    except Exception:  # noqa: BLE001 - a message detail only
+    except Exception:
         pass
     return ()
 
@@ -139,7 +139,6 @@ def _keystr(path: tuple) -> str:
     from baton.tree_util import keystr
 
     return keystr(path) or "the carry"
-
 
 
 def _promote_weak(init: list, init_avals: list, out_leaves: Sequence[Any]) -> bool:
@@ -242,8 +241,7 @@ def scan(
         out = f(c, x)
         if not isinstance(out, (tuple, list)) or len(out) != 2:
             raise TypeError(
-                "scan body output must be a pair (carry, y), got "
-                f"{type(out).__name__}"
+                f"scan body output must be a pair (carry, y), got {type(out).__name__}"
             )
         c_leaves, c_tree = tree.flatten(out[0])
         y_leaves, cell["y_tree"] = tree.flatten(out[1])
@@ -258,12 +256,15 @@ def scan(
         ):
             break
     _check_carry(
-        "scan body function carry output", init_tree, cell["c_tree"], c_avals,
+        "scan body function carry output",
+        init_tree,
+        cell["c_tree"],
+        c_avals,
         cell["c_leaves"],
     )
-    out_weak = [
-        a[2] and w for a, w in zip(c_avals, body.out_weak[:nc])
-    ] + list(body.out_weak[nc:])
+    out_weak = [a[2] and w for a, w in zip(c_avals, body.out_weak[:nc])] + list(
+        body.out_weak[nc:]
+    )
     # No carries and no ys: emit_control_flow emits nothing, unless the body
     # prints (then the loop runs for its effects).
     outs = transforms.emit_control_flow(
@@ -285,8 +286,9 @@ def scan(
 # ---- while_loop / fori_loop ----
 
 
-def while_loop(cond_fun: Callable[[Any], Any], body_fun: Callable[[Any], Any],
-               init_val: Any) -> Any:
+def while_loop(
+    cond_fun: Callable[[Any], Any], body_fun: Callable[[Any], Any], init_val: Any
+) -> Any:
     """``val = body_fun(val)`` while ``cond_fun(val)`` is true, as
     ``jax.lax.while_loop``; returns the last ``val``.
 
@@ -312,15 +314,18 @@ def while_loop(cond_fun: Callable[[Any], Any], body_fun: Callable[[Any], Any],
     def cond_fn(*ts: Any) -> list:
         p = cond_fun(tree.unflatten(init_tree, list(ts)))
         leaves = tree.leaves(p)
-        if len(leaves) != 1 or aval_of(leaves[0])[0] != () or str(
-            aval_of(leaves[0])[1]
-        ) != "bool":
-            got = ", ".join(_type_str(aval_of(x)) for x in leaves) if all(
-                hasattr(x, "shape") or is_python_scalar(x) for x in leaves
-            ) else type(p).__name__
+        if (
+            len(leaves) != 1
+            or aval_of(leaves[0])[0] != ()
+            or str(aval_of(leaves[0])[1]) != "bool"
+        ):
+            got = (
+                ", ".join(_type_str(aval_of(x)) for x in leaves)
+                if all(hasattr(x, "shape") or is_python_scalar(x) for x in leaves)
+                else type(p).__name__
+            )
             raise TypeError(
-                "cond_fun must return a boolean scalar, but got output type(s) "
-                f"[{got}]"
+                f"cond_fun must return a boolean scalar, but got output type(s) [{got}]"
             )
         return leaves
 
@@ -381,7 +386,8 @@ def _check_bound(what: str, value: int, dtype: np.dtype) -> None:
         return
     info = np.iinfo(dtype)
     hint = (
-        "" if _x64() or dtype.itemsize >= 8
+        ""
+        if _x64() or dtype.itemsize >= 8
         else ", or enable 64-bit types (bt.config.update('enable_x64', True)) "
         "for an int64 counter"
     )
@@ -392,8 +398,14 @@ def _check_bound(what: str, value: int, dtype: np.dtype) -> None:
     )
 
 
-def fori_loop(lower: Any, upper: Any, body_fun: Callable[[Any, Any], Any],
-              init_val: Any, *, unroll: int | bool | None = None) -> Any:
+def fori_loop(
+    lower: Any,
+    upper: Any,
+    body_fun: Callable[[Any, Any], Any],
+    init_val: Any,
+    *,
+    unroll: int | bool | None = None,
+) -> Any:
     """``val = body_fun(i, val)`` for ``i`` in ``range(lower, upper)``, as
     ``jax.lax.fori_loop``; returns the last ``val``.
 
@@ -446,14 +458,16 @@ def fori_loop(lower: Any, upper: Any, body_fun: Callable[[Any, Any], Any],
     )
     if lo is not None and hi is not None:
         dtype = np.result_type(
-            *[np.asarray(b).dtype if isinstance(b, (np.integer, np.ndarray)) else np.int32
-              for b in (lower, upper)]
+            *[
+                np.asarray(b).dtype
+                if isinstance(b, (np.integer, np.ndarray))
+                else np.int32
+                for b in (lower, upper)
+            ]
         )
         if dtype == np.int64:
             dtype = np.dtype(np.int32)
-        if _x64() and dtype == np.int32 and not (
-            _fits(lo, dtype) and _fits(hi, dtype)
-        ):
+        if _x64() and dtype == np.int32 and not (_fits(lo, dtype) and _fits(hi, dtype)):
             dtype = np.dtype(np.int64)  # 64-bit types on: a wider counter
         for what, b in (("lower", lo), ("upper", hi)):
             _check_bound(what, b, dtype)
@@ -499,8 +513,9 @@ def fori_loop(lower: Any, upper: Any, body_fun: Callable[[Any, Any], Any],
 # ---- cond / switch ----
 
 
-def _branches_program(branches: Sequence[Callable[..., Any]], operands: tuple,
-                      what: str) -> tuple[list, list, Any, list]:
+def _branches_program(
+    branches: Sequence[Callable[..., Any]], operands: tuple, what: str
+) -> tuple[list, list, Any, list]:
     """Traces every branch over ``operands``; returns (programs over the
     operand leaves + the union of closed-over values, operand values, output
     tree, output weak flags). TypeError unless all return one structure of
@@ -569,8 +584,13 @@ def _index_tracer(index: Any, what: str) -> Any:
     return t
 
 
-def cond(pred: Any, true_fun: Callable[..., Any], false_fun: Callable[..., Any],
-         *operands: Any, operand: Any = None) -> Any:
+def cond(
+    pred: Any,
+    true_fun: Callable[..., Any],
+    false_fun: Callable[..., Any],
+    *operands: Any,
+    operand: Any = None,
+) -> Any:
     """``true_fun(*operands)`` if ``pred`` else ``false_fun(*operands)``, as
     ``jax.lax.cond``: both branches are traced, one runs. ``pred`` is a
     scalar boolean (or number: nonzero is true).
@@ -604,8 +624,12 @@ def cond(pred: Any, true_fun: Callable[..., Any], false_fun: Callable[..., Any],
     return _switch(index, [false_fun, true_fun], operands, "cond")
 
 
-def switch(index: Any, branches: Sequence[Callable[..., Any]], *operands: Any,
-           operand: Any = None) -> Any:
+def switch(
+    index: Any,
+    branches: Sequence[Callable[..., Any]],
+    *operands: Any,
+    operand: Any = None,
+) -> Any:
     """``branches[index](*operands)``, as ``jax.lax.switch``: every branch
     is traced, one runs; ``index`` is clamped to ``[0, len(branches) - 1]``.
 
@@ -630,9 +654,7 @@ def switch(index: Any, branches: Sequence[Callable[..., Any]], *operands: Any,
     i = _index_tracer(index, "Branch index")
     kind = np.dtype(i.dtype).kind if str(i.dtype) != "bool" else "b"
     if kind not in "iu":
-        raise TypeError(
-            f"Branch index must be an integer scalar, got {i.dtype}"
-        )
+        raise TypeError(f"Branch index must be an integer scalar, got {i.dtype}")
     i = _lax.convert_element_type(i, "int32")
     if len(branches) == 1:
         return branches[0](*operands)
@@ -648,7 +670,7 @@ def _switch(index: Any, branches: list, operands: tuple, what: str) -> Any:
 # ---- map ----
 
 
-def map(f: Callable[[Any], Any], xs: Any, *, batch_size: int | None = None) -> Any:  # noqa: A001
+def map(f: Callable[[Any], Any], xs: Any, *, batch_size: int | None = None) -> Any:
     """``f`` applied to each slice of ``xs`` along its leading axis, the
     results stacked, as ``jax.lax.map`` (a ``scan`` without a carry: each
     result is written into its slice of the final buffer).

@@ -9,8 +9,8 @@ import numpy as np
 
 from baton import _baton, _dtypes
 from baton._baton import Array, Device
-from baton._transfer import _check_device, _check_kind
-
+from baton._device_put import check_device as _check_device
+from baton._memory_kinds import check_kind as _check_kind
 
 _INT64_MAX = 2**63 - 1
 

@@ -1,7 +1,7 @@
 """JAX's device queries: ``bt.local_devices()``, ``bt.device_count()``,
 ``bt.local_device_count()``, ``bt.default_backend()``,
-``bt.process_index()``, ``bt.process_count()``, and ``Array.devices()`` /
-``Array.sharding``.
+``bt.process_index()``, ``bt.process_count()`` (``Array.devices()`` /
+``Array.sharding`` are ``_array_sharding``'s).
 
 baton is one process; every device it has is local. A backend is a
 platform: ``"cpu"``, ``"cuda"`` (when built with CUDA and a GPU is visible)
@@ -15,11 +15,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from baton import _array_methods, _baton, _remote_device
-from baton._baton import _all_devices
-from baton._baton import _unavailable_platforms
+from baton import _baton, _remote_device
+from baton._baton import _all_devices, _unavailable_platforms
 from baton._baton import devices as _local_device_list
-from baton.sharding import SingleDeviceSharding
 
 __all__ = [
     "default_backend",
@@ -103,45 +101,6 @@ def process_count() -> int:
     from baton import distributed
 
     return distributed._process_count()
-
-
-def _array_devices(self: Any) -> set:
-    """``{self.device}``: the devices holding this array."""
-    return {self.device}
-
-
-def _array_sharding(self: Any) -> SingleDeviceSharding:
-    return SingleDeviceSharding(self.device, memory_kind=self.memory_kind)
-
-
-_array_methods.attach("devices", _array_devices)
-_array_methods.attach(
-    "sharding",
-    property(_array_sharding, doc="Where the array lives: a SingleDeviceSharding."),
-)
-
-
-def _array_shards(self: Any) -> list:
-    from baton._sharded_array import Shard
-
-    return [Shard(self.device, tuple(slice(None) for _ in self.shape), 0, self)]
-
-
-_array_methods.attach(
-    "addressable_shards",
-    property(_array_shards, doc="``[Shard]``: the one shard, the whole array."),
-)
-_array_methods.attach(
-    "global_shards", property(_array_shards, doc="= addressable_shards.")
-)
-_array_methods.attach(
-    "is_fully_replicated",
-    property(lambda self: True, doc="True: a single-device array is whole."),
-)
-_array_methods.attach(
-    "is_fully_addressable",
-    property(lambda self: True, doc="True: a single-device array is in this process."),
-)
 
 
 def _device_memory_stats(self: Any, memory_kind: str | None = None) -> dict[str, int]:

@@ -6,7 +6,7 @@ from typing import Any
 
 from baton import _baton
 from baton._baton import Array, Device
-from baton._transfer import _check_device
+from baton._device_put import check_device as _check_device
 
 # kDLCPU and kDLCUDAHost: memory the host can read directly.
 _HOST_DEVICE_TYPES = (1, 3)

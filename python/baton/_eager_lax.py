@@ -12,7 +12,7 @@ through ``bt.jit``:
 - control flow (``cond``, ``switch``, ``fori_loop``, ``while_loop``,
   ``scan``, ``map``) takes Python functions whose closures may hold other
   arrays each call, so it is traced afresh every call
-  (``_subtrace.run_eagerly``), never reused stale.
+  (``_eager_transform.run_eagerly``), never reused stale.
 
 Inside a trace, or with a Tracer operand, the wrapped function is called
 as it is.
@@ -28,8 +28,8 @@ import numpy as np
 from baton import tree
 from baton._baton import Array, Donated
 from baton._baton import lax as _lax
+from baton._eager_transform import run_eagerly
 from baton._sharded_array import is_sharded
-from baton._subtrace import run_eagerly
 
 # Compiled eager operations, oldest first; bounded as _ops' cache is.
 _compiled: dict = {}

@@ -11,7 +11,8 @@ import platform
 import sys
 import warnings
 
-from baton import _baton
+from baton import _baton, _device_queries
+from baton._version import __version__
 
 __all__ = ["print_environment_info"]
 
@@ -36,18 +37,16 @@ def environment_info() -> str:
     import ml_dtypes
     import numpy as np
 
-    import baton
-
     blas = _baton.blas_info()
     fit = "fits this CPU" if blas["kernel_fits_cpu"] else "DOES NOT FIT this CPU"
     lines = [
-        f"baton:     {baton.__version__}",
+        f"baton:     {__version__}",
         f"numpy:     {np.__version__}, ml_dtypes {ml_dtypes.__version__}",
         f"python:    {sys.version.split()[0]}",
         f"platform:  {platform.platform()}",
         f"cpu:       {_cpu_model()}, {os.cpu_count()} logical cores, "
         f"best vector ISA {blas['cpu_isa']}",
-        f"devices:   {', '.join(str(d) for d in baton.devices())}",
+        f"devices:   {', '.join(str(d) for d in _device_queries.devices())}",
         f"blas:      {blas['config']}",
         f"blas core: {blas['corename']} ({fit})",
     ]

@@ -16,6 +16,7 @@ import numpy as np
 from baton import tree
 from baton._autodiff import jvp, vjp
 from baton._baton import lax as _lax
+from baton._eager_transform import transformation
 from baton._subtrace import (
     argnums_partial,
     dtype_of,
@@ -24,7 +25,6 @@ from baton._subtrace import (
     is_float,
     reject_holomorphic,
     shape_of,
-    transformation,
 )
 from baton._vmap import vmap
 

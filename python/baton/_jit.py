@@ -23,7 +23,15 @@ from typing import Any, Callable
 import numpy as np
 import optree
 
-from baton import _baton, _compile_log, _dtypes, _sharded_call, _transfer, tree
+from baton import (
+    _baton,
+    _compile_log,
+    _device_put,
+    _dtypes,
+    _memory_kinds,
+    _sharded_call,
+    tree,
+)
 from baton._baton import Array, Donated, JitFunction, transforms
 from baton._baton import lax as _lax
 from baton._sharded_array import is_sharded
@@ -350,7 +358,7 @@ def _bind_arguments(jitted: _Jitted, args: tuple, kwargs: dict, tracers: list) -
     """Binds each parameter Tracer to the argument leaf it stands for (the
     order of :func:`_substitute`), so values computed from them can be made
     concrete (``python/src/concrete.cc``): used by transformations called
-    outside ``bt.jit`` (``_subtrace.run_eagerly``)."""
+    outside ``bt.jit`` (``_eager_transform.run_eagerly``)."""
     values: list = []
     for i, a in enumerate(args):
         if i not in jitted._static_nums:
@@ -450,7 +458,7 @@ def _inline(jitted: _Jitted, args: tuple, kwargs: dict) -> Any:
 def _to_array(leaf: Any, device: Any) -> Array:
     if is_sharded(leaf):
         raise _sharded_call.ShardedArguments()  # the call goes to _sharded_call
-    return _transfer.device_put(leaf, device)
+    return _device_put.device_put(leaf, device)
 
 
 def _host_spec(leaf: Any) -> tuple[tuple[int, ...], str]:
@@ -536,7 +544,7 @@ def device_put(
     into: Any = None,
 ) -> Any:
     if not _lax.is_tracing():
-        return _transfer.device_put(
+        return _device_put.device_put(
             x, device, memory_kind=memory_kind, may_alias=may_alias, into=into
         )
     # Inside a function being traced: values of the program, not transfers.
@@ -545,8 +553,8 @@ def device_put(
             "device_put(into=...) cannot be used inside a traced function; "
             "donate the argument instead and return the new value"
         )
-    _transfer._check_device(device)
-    _transfer._check_kind(memory_kind)
+    _device_put.check_device(device)
+    _memory_kinds.check_kind(memory_kind)
     if device is not None and device != _lax._trace_device():
         raise ValueError(
             f"device_put: cannot move a traced value to {device}; the function "
@@ -556,7 +564,7 @@ def device_put(
 
 
 device_put.__doc__ = (
-    (_transfer.device_put.__doc__ or "")
+    (_device_put.device_put.__doc__ or "")
     + """
     Inside a function traced by ``bt.jit``: a Tracer is moved to
     ``memory_kind`` by the program (``lax.to_memory_kind``), a baton Array is

@@ -16,23 +16,14 @@ from typing import Any, Callable
 
 import numpy as np
 
+import baton.numpy as bnp
 from baton import _ops
 from baton._baton import lax
+from baton.random import _float_ops, _samplers
+from baton.scipy import special
 
 _F32 = np.dtype(np.float32)
 _F64 = np.dtype(np.float64)
-
-
-def _bnp() -> Any:
-    import baton.numpy as bnp  # lazily: baton.numpy is above this module
-
-    return bnp
-
-
-def _special() -> Any:
-    from baton.scipy import special
-
-    return special
 
 
 def _t(x: Any) -> Any:
@@ -44,7 +35,7 @@ def _t(x: Any) -> Any:
 
 def _from_numpy(name: str, doc: str) -> Callable[[Any], Any]:
     def fn(x: Any) -> Any:
-        return getattr(_bnp(), name)(x)
+        return getattr(bnp, name)(x)
 
     fn.__doc__ = doc
     fn.__name__ = fn.__qualname__ = f"numpy_{name}"
@@ -65,7 +56,7 @@ is_finite = _from_numpy("isfinite", "True where x is neither infinite nor NaN.")
 
 def cbrt(x: Any, *, accuracy: Any = None) -> Any:
     """Elementwise real cube root (``accuracy`` is accepted and ignored)."""
-    return _bnp().cbrt(x)
+    return bnp.cbrt(x)
 
 
 def reciprocal(x: Any) -> Any:
@@ -76,27 +67,27 @@ def reciprocal(x: Any) -> Any:
 
 def erf(x: Any) -> Any:
     """The error function (baton.scipy.special's approximation)."""
-    return _special().erf(x)
+    return special.erf(x)
 
 
 def erfc(x: Any) -> Any:
     """The complementary error function ``1 - erf(x)``."""
-    return _special().erfc(x)
+    return special.erfc(x)
 
 
 def erf_inv(x: Any) -> Any:
     """The inverse error function on [-1, 1]."""
-    return _special().erfinv(x)
+    return special.erfinv(x)
 
 
 def lgamma(x: Any) -> Any:
     """``log|Gamma(x)|`` (baton.scipy.special.gammaln)."""
-    return _special().gammaln(x)
+    return special.gammaln(x)
 
 
 def digamma(x: Any) -> Any:
     """The digamma function, the derivative of ``lgamma``."""
-    return _special().digamma(x)
+    return special.digamma(x)
 
 
 def integer_pow(x: Any, y: int) -> Any:
@@ -122,8 +113,6 @@ def integer_pow(x: Any, y: int) -> Any:
 def nextafter(x1: Any, x2: Any) -> Any:
     """The next float after x1 in the direction of x2 (float32 and 16-bit
     floats; float64 raises NotImplementedError)."""
-    from baton.random import _float_ops, _samplers
-
     a, b = _ops.promote(x1, x2)
     d = np.dtype(a.dtype)
     if d == _F64 or not _ops.is_float(d):
@@ -279,13 +268,13 @@ def reduce_xor(operand: Any, axes: Any) -> Any:
 def argmax(operand: Any, axis: int, index_dtype: Any) -> Any:
     """Index of the maximum along ``axis`` (the first of equal ones; NaN
     counts as the maximum), as ``index_dtype``."""
-    return lax.astype(_bnp().argmax(operand, axis=int(axis)), np.dtype(index_dtype))
+    return lax.astype(bnp.argmax(operand, axis=int(axis)), np.dtype(index_dtype))
 
 
 def argmin(operand: Any, axis: int, index_dtype: Any) -> Any:
     """Index of the minimum along ``axis`` (the first of equal ones; NaN
     counts as the minimum), as ``index_dtype``."""
-    return lax.astype(_bnp().argmin(operand, axis=int(axis)), np.dtype(index_dtype))
+    return lax.astype(bnp.argmin(operand, axis=int(axis)), np.dtype(index_dtype))
 
 
 # ---- cumulative ----
@@ -304,7 +293,7 @@ def _highest(d: np.dtype) -> Any:
 
 
 def _rev1(t: Any, axis: int) -> Any:
-    return _bnp().flip(t, axis=axis)
+    return bnp.flip(t, axis=axis)
 
 
 def _scan(operand: Any, axis: int, reverse: bool, op: Callable, identity: Any) -> Any:
@@ -349,7 +338,7 @@ def cummin(operand: Any, axis: int = 0, reverse: bool = False) -> Any:
 
 
 def _logaddexp(a: Any, b: Any) -> Any:
-    return _bnp().logaddexp(a, b)
+    return bnp.logaddexp(a, b)
 
 
 def cumlogsumexp(operand: Any, axis: int = 0, reverse: bool = False) -> Any:

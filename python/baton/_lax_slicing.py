@@ -18,16 +18,11 @@ from typing import Any
 
 import numpy as np
 
+import baton.numpy as bnp
 from baton import _ops
 from baton._baton import lax
 
 _I32 = np.dtype(np.int32)
-
-
-def _bnp() -> Any:
-    import baton.numpy as bnp  # lazily: baton.numpy is above this module
-
-    return bnp
 
 
 def _t(x: Any) -> Any:
@@ -188,7 +183,7 @@ def broadcast_to_rank(x: Any, rank: int) -> Any:
 
 def broadcast_shapes(*shapes: Any) -> tuple[int, ...]:
     """The numpy broadcast of the given shapes."""
-    return tuple(_bnp().broadcast_shapes(*shapes))
+    return tuple(bnp.broadcast_shapes(*shapes))
 
 
 def broadcasted_iota(
@@ -246,7 +241,7 @@ def rev(operand: Any, dimensions: Sequence[int]) -> Any:
     """``operand`` reversed along each of ``dimensions``."""
     dims = tuple(int(d) for d in dimensions)
     t = _t(operand)
-    return _bnp().flip(t, axis=dims) if dims else t
+    return bnp.flip(t, axis=dims) if dims else t
 
 
 def clamp(min: Any, x: Any, max: Any) -> Any:
@@ -301,7 +296,7 @@ def dtype(x: Any) -> np.dtype:
 
 
 def _take_along(x: Any, idx: Any, axis: int) -> Any:
-    return _bnp().take_along_axis(x, idx, axis=axis)
+    return bnp.take_along_axis(x, idx, axis=axis)
 
 
 def sort_key_val(
@@ -366,7 +361,7 @@ def unstack(x: Any, axis: int = 0) -> tuple[Any, ...]:
 
 def tile(operand: Any, reps: Sequence[int]) -> Any:
     """``operand`` repeated ``reps[i]`` times along each dimension i."""
-    return _bnp().tile(operand, tuple(int(r) for r in reps))
+    return bnp.tile(operand, tuple(int(r) for r in reps))
 
 
 # ---- contractions ----

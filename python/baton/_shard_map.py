@@ -47,7 +47,7 @@ from typing import Any, Callable
 
 import optree
 
-from baton import _transfer, tree
+from baton import _device_put, tree
 from baton._baton import Array, Donated
 from baton._baton import lax as _lax
 from baton._sharded_array import ShardedArray, ShardedDonated
@@ -350,7 +350,7 @@ def _run(
                     f"sharding {leaf.sharding}, not {sharding} from in_specs; donate "
                     "an array placed as in_specs says"
                 )
-            placed.append(_transfer.device_put(leaf, sharding))
+            placed.append(_device_put.device_put(leaf, sharding))
     devices = [
         (d, pos)
         for d, pos in mesh.device_positions()
@@ -417,7 +417,7 @@ def _assemble(mesh: Mesh, out_specs: Any, outs: list, devices: list) -> Any:
                     raise ValueError(
                         "shard_map: the function returned a donate() marker"
                     )
-                v = _transfer.device_put(v, devices[j])
+                v = _device_put.device_put(v, devices[j])
             elif v.device != devices[j]:
                 raise ValueError(
                     f"shard_map: output {n} of the function on {devices[j]} is on "

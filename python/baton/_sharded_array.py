@@ -30,7 +30,7 @@ from typing import Any
 
 import numpy as np
 
-from baton import _baton
+from baton import _baton, _device_queries
 from baton._baton import Array, Donated
 
 
@@ -73,8 +73,6 @@ def placement(sharding: Any, shape: tuple[int, ...]) -> list[tuple[Any, tuple, i
 
 
 def _process_index() -> int:
-    from baton import _device_queries
-
     return _device_queries.process_index()
 
 

@@ -25,7 +25,7 @@ from typing import Any
 
 import numpy as np
 
-from baton import _abstract_eval, _sharded_array, _transfer, tree
+from baton import _abstract_eval, _device_put, _sharded_array, tree
 from baton._baton import Array, Donated
 from baton._sharded_array import ShardedArray, ShardedDonated, is_sharded
 from baton.errors import DonationError
@@ -279,7 +279,7 @@ def _run_per_shard(
             local[i] = leaves[i]._shards[j].data
         for i, leaf in enumerate(leaves):
             if i not in sharded and isinstance(leaf, Array) and leaf.device != device:
-                local[i] = _transfer.device_put(leaf, device)
+                local[i] = _device_put.device_put(leaf, device)
         a, k = rebuild(local)
         outs_per_device.append(jitted(*a, **k))
     flat0, out_def = tree.flatten(outs_per_device[0])

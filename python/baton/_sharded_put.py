@@ -17,7 +17,7 @@ import numpy as np
 
 from baton import _baton, _transfer, tree
 from baton._baton import Array, Donated
-from baton._sharded_array import ShardedArray, ShardedDonated, placement
+from baton._sharded_array import ShardedArray, ShardedDonated, is_sharded, placement
 from baton.sharding import (
     Mesh,
     NamedSharding,
@@ -50,7 +50,7 @@ def put_leaf(leaf: Any, sharding: Any, memory_kind: str | None, path: tuple) -> 
         kind = memory_kind or sharding.memory_kind
         if isinstance(leaf, (ShardedArray, ShardedDonated)):
             return _gather(leaf, sharding.device, kind)
-        return _transfer.device_put(leaf, sharding.device, memory_kind=kind)
+        return _transfer.put(leaf, sharding.device, memory_kind=kind)
     kind = _kind_of(sharding, memory_kind)
     if isinstance(leaf, ShardedDonated):
         raise TypeError(
@@ -79,7 +79,7 @@ def put_leaf(leaf: Any, sharding: Any, memory_kind: str | None, path: tuple) -> 
         return ShardedArray(
             shape, leaf.dtype, sharding, _shards(sharding, shape, datas)
         )
-    host = _transfer._prepare(leaf, path)
+    host = _transfer.prepare(leaf, path)
     a = host.array
     sharding.check_shape(a.shape, f"device_put{where}: the array")
     datas = []
@@ -97,7 +97,7 @@ def _slice_to(a: Array, index: tuple, device: Any, kind: str) -> Array:
     whole = all(s == slice(None) for s in index)
     part = a if whole else a[index]
     if whole or part.device != device or part.memory_kind != kind:
-        return _transfer.device_put(part, device, memory_kind=kind)
+        return _transfer.put(part, device, memory_kind=kind)
     return part
 
 
@@ -107,7 +107,7 @@ def _gather(x: Any, device: Any, kind: str | None) -> Array:
             "device_put: a donated sharded array cannot be gathered onto one device; "
             "pass the array"
         )
-    return _transfer.device_put(np.asarray(x), device, memory_kind=kind)
+    return _transfer.put(np.asarray(x), device, memory_kind=kind)
 
 
 def plan_into(x: Any, into: ShardedArray, path: tuple) -> list:
@@ -135,7 +135,7 @@ def plan_into(x: Any, into: ShardedArray, path: tuple) -> list:
             "sharding. Nothing was consumed."
         )
     else:
-        host = _transfer._prepare(x, path)
+        host = _transfer.prepare(x, path)
         a = host.array
         if host.weak and a.dtype != into.dtype:
             a = a.astype(into.dtype)
@@ -160,7 +160,7 @@ def plan_into(x: Any, into: ShardedArray, path: tuple) -> list:
 
 def run_into(values: list, into: ShardedArray) -> ShardedArray:
     """Overwrites each shard of ``into`` with ``values`` (from :func:`plan_into`)."""
-    datas = [_transfer.device_put(v, into=s.data) for v, s in zip(values, into._shards)]
+    datas = [_transfer.put(v, into=s.data) for v, s in zip(values, into._shards)]
     return ShardedArray(
         into.shape, into.dtype, into.sharding, _shards(into.sharding, into.shape, datas)
     )
@@ -179,9 +179,9 @@ def device_put_replicated(x: Any, devices: list) -> Any:
     def one(leaf: Any) -> ShardedArray:
         a = np.asarray(leaf) if not isinstance(leaf, Array) else leaf
         if isinstance(a, Array):
-            datas = [_transfer.device_put(a.reshape((1, *a.shape)), d) for d in devices]
+            datas = [_transfer.put(a.reshape((1, *a.shape)), d) for d in devices]
         else:
-            host = _transfer._prepare(a, ())
+            host = _transfer.prepare(a, ())
             block = np.ascontiguousarray(host.array[None])
             datas = [
                 _baton._put_numpy(block, host.dtype_name, d, "device", False)
@@ -209,8 +209,13 @@ def device_put_sharded(shards: list, devices: list) -> Any:
     def stack(*leaves: Any) -> ShardedArray:
         datas = []
         for leaf, d in zip(leaves, devices):
-            a = leaf if isinstance(leaf, Array) else _transfer.device_put(leaf, d)
-            datas.append(_transfer.device_put(a.reshape((1, *a.shape)), d))
+            if isinstance(leaf, Array):
+                a = leaf
+            elif is_sharded(leaf):
+                a = _gather(leaf, d, None)
+            else:
+                a = _transfer.put(leaf, d)
+            datas.append(_transfer.put(a.reshape((1, *a.shape)), d))
         shapes = {tuple(a.shape) for a in datas}
         if len(shapes) != 1:
             raise ValueError(

@@ -8,26 +8,22 @@ the program in C++ (``baton._baton.transforms``), apply the result.
   ("lifted"), returned with it so that whoever applies the program passes
   them; numpy data stays a snapshot constant.
 - :func:`inline` re-emits a program into the current trace.
-- :func:`run_eagerly` is how a transformed function runs outside any trace:
-  through a fresh ``bt.jit`` of itself, so its inputs are traced there and
-  the function, its transformation and the use of the result become one
-  compiled program. A fresh jit per call means eager transformed functions
-  retrace (and recompile) at every call: nothing stale is ever reused, at
-  the cost of the compile; wrap them in ``bt.jit`` to compile once.
+
+How a transformed function runs outside any trace (through ``bt.jit``) is
+``_eager_transform``'s, a layer above ``_jit``, which builds on this module.
 
 Thread-safety: traces belong to the calling thread (as for ``bt.jit``).
 """
 
 from __future__ import annotations
 
-import functools
 import inspect
 from collections.abc import Sequence
 from typing import Any, Callable
 
 import numpy as np
 
-from baton import _baton, _dtypes, tree
+from baton import _baton, _dtypes
 from baton._baton import Array, Donated
 from baton._baton import lax as _lax
 
@@ -50,9 +46,11 @@ def is_array_like(x: Any) -> bool:
     """A value a traced function can take as an array argument."""
     from baton._sharded_array import is_sharded
 
-    return isinstance(
-        x, (Array, Tracer, Donated, np.ndarray, np.generic)
-    ) or is_python_scalar(x) or is_sharded(x)
+    return (
+        isinstance(x, (Array, Tracer, Donated, np.ndarray, np.generic))
+        or is_python_scalar(x)
+        or is_sharded(x)
+    )
 
 
 def aval_of(x: Any) -> Aval:
@@ -256,44 +254,6 @@ def reject_holomorphic(holomorphic: bool) -> None:
     dtypes)."""
     if holomorphic:
         raise NotImplementedError("baton has no complex dtypes (holomorphic=True)")
-
-
-def transformation(
-    fun: Callable[..., Any], name: str, traced_call: Callable[..., Any]
-) -> Callable[..., Any]:
-    """The function a transformation returns for ``fun``: inside a trace it
-    is ``traced_call``; outside any it runs itself through
-    :func:`run_eagerly`."""
-
-    @functools.wraps(fun)
-    def transformed(*args: Any, **kwargs: Any) -> Any:
-        if not is_tracing():
-            return run_eagerly(transformed, args, kwargs, name)
-        return traced_call(*args, **kwargs)
-
-    return transformed
-
-
-def run_eagerly(fn: Callable[..., Any], args: tuple, kwargs: dict, name: str) -> Any:
-    """``fn(*args, **kwargs)`` through a fresh ``bt.jit`` (see the module
-    docstring). Leaves that are not arrays are passed through unchanged
-    (as static values)."""
-    from baton._jit import jit
-
-    leaves, treedef = tree.flatten((args, kwargs))
-    dynamic = [i for i, leaf in enumerate(leaves) if is_array_like(leaf)]
-
-    def run(*dyn: Any) -> Any:
-        a, k = tree.unflatten(treedef, replaced(leaves, dynamic, dyn))
-        return fn(*a, **k)
-
-    run.__name__ = run.__qualname__ = name
-    jitted = jit(run)
-    # The arguments are known: bound to the trace's parameters, so the
-    # function may use Python control flow on its values (concrete.cc); a
-    # fresh jit per call, so a trace specialized that way is never reused.
-    jitted._binds_arguments = True
-    return jitted(*[leaves[i] for i in dynamic])
 
 
 def argument_names(fun: Any, nargs: int) -> list[str]:

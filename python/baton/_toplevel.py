@@ -34,7 +34,7 @@ from typing import Any, Callable
 
 import numpy as np
 
-from baton import _device_queries, _jit, _transfer, tree
+from baton import _device_put, _device_queries, _jit, tree
 from baton._abstract_eval import ShapeDtypeStruct
 from baton._baton import Array
 from baton._baton import lax as _lax
@@ -294,7 +294,7 @@ def pure_callback(
                 f"{o.shape} and dtype {o.dtype}, expected {tuple(s.shape)} "
                 f"{np.dtype(s.dtype)}"
             )
-        results.append(_transfer.device_put(o))
+        results.append(_device_put.device_put(o))
     return tree.unflatten(spec_tree, results)
 
 

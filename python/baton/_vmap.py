@@ -19,6 +19,7 @@ import optree
 
 from baton import tree
 from baton._baton import lax as _lax
+from baton._eager_transform import transformation
 from baton._subtrace import (
     argument_names,
     aval_of,
@@ -27,7 +28,6 @@ from baton._subtrace import (
     inline,
     shape_of,
     trace,
-    transformation,
     transforms,
     type_str,
 )

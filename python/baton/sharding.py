@@ -29,6 +29,9 @@ from typing import Any
 
 import numpy as np
 
+from baton import _device_queries
+from baton._memory_kinds import check_kind as _check_kind
+
 __all__ = [
     "Mesh",
     "NamedSharding",
@@ -196,8 +199,6 @@ def _process_of(device: Any) -> int:
 
 
 def _is_local(device: Any) -> bool:
-    from baton import _device_queries
-
     return _process_of(device) == _device_queries.process_index()
 
 
@@ -213,8 +214,6 @@ def make_mesh(
         raise ValueError(f"make_mesh: axis sizes must be positive, got {shape}")
     n = math.prod(shape)
     if devices is None:
-        from baton import _device_queries
-
         all_devices = _device_queries.devices()
         if n > len(all_devices):
             raise ValueError(
@@ -367,10 +366,7 @@ class NamedSharding(_Sharding):
                         "axis can split one dimension"
                     )
                 used.append(a)
-        if memory_kind is not None:
-            from baton import _transfer
-
-            _transfer._check_kind(memory_kind)
+        _check_kind(memory_kind)
         self._mesh = mesh
         self._spec = spec
         self._memory_kind = memory_kind

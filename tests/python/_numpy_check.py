@@ -1,4 +1,5 @@
-"""Shared helpers of the baton.numpy math tests (test_numpy_math_extra*.py):
+"""Shared helpers of the baton.numpy math tests (test_numpy_math.py,
+test_numpy_polynomials_statistics.py, test_numpy_nan_reductions_cumulative.py):
 sample inputs, running a function eagerly and under bt.jit, and comparing
 with numpy's result (dtype, shape, values; NaNs alike)."""
 

@@ -17,8 +17,8 @@ import numpy as np
 
 from baton import _ops
 from baton._baton import lax
-from baton._checkpoint import stop_gradient
-from baton.scipy import special
+from baton.scipy import _softmax, special
+from baton.scipy._softmax import axis_arg as _axis_arg
 
 __all__ = [
     "celu",
@@ -191,12 +191,6 @@ def gelu(x: Any, approximate: bool = True) -> Any:
     return _ops.apply(_gelu, (x,), (("approximate", bool(approximate)),))
 
 
-def _axis_arg(axis: Any) -> Any:
-    if axis is None or isinstance(axis, int):
-        return axis
-    return tuple(int(a) for a in axis)
-
-
 def _no_where(name: str, where: Any) -> None:
     if where is not None:
         raise NotImplementedError(
@@ -205,26 +199,11 @@ def _no_where(name: str, where: Any) -> None:
         )
 
 
-def _softmax(x: Any, *, axis: Any) -> Any:
-    bnp = _bnp()
-    t = _float(x)
-    shift = stop_gradient(bnp.max(t, axis=axis, keepdims=True))
-    e = bnp.exp(t - shift)
-    return e / bnp.sum(e, axis=axis, keepdims=True)
-
-
 def softmax(x: Any, axis: int | tuple[int, ...] | None = -1, where: Any = None) -> Any:
     """``exp(x) / sum(exp(x), axis)``, computed stably (the max is
     subtracted first)."""
     _no_where("softmax", where)
-    return _ops.apply(_softmax, (x,), (("axis", _axis_arg(axis)),))
-
-
-def _log_softmax(x: Any, *, axis: Any) -> Any:
-    bnp = _bnp()
-    t = _float(x)
-    shifted = t - stop_gradient(bnp.max(t, axis=axis, keepdims=True))
-    return shifted - bnp.log(bnp.sum(bnp.exp(shifted), axis=axis, keepdims=True))
+    return _ops.apply(_softmax.softmax, (x,), (("axis", _axis_arg(axis)),))
 
 
 def log_softmax(
@@ -232,7 +211,7 @@ def log_softmax(
 ) -> Any:
     """``x - logsumexp(x, axis, keepdims=True)``, computed stably."""
     _no_where("log_softmax", where)
-    return _ops.apply(_log_softmax, (x,), (("axis", _axis_arg(axis)),))
+    return _ops.apply(_softmax.log_softmax, (x,), (("axis", _axis_arg(axis)),))
 
 
 def _standardize(

@@ -27,41 +27,92 @@ for static indices and JAX for traced ones (see ``baton._indexing``).
 
 from baton._array_type import Array as ndarray  # arrays and tracers
 from baton.numpy import (
-    _arrange,
+    _along_axis,
+    _bitwise,
+    _casts,
     _creation,
+    _cumulative,
     _dtypes,
     _elementwise,
-    _elementwise_extra,
+    _exponents,
+    _float_functions,
+    _index_tricks,
+    _joining,
     _linalg,
-    _math_extra,
-    _misc,
+    _matrices,
+    _nan_reductions,
+    _nonzero,
+    _polynomial,
+    _predicates,
+    _printing,
+    _rearranging,
     _reductions,
+    _selection,
     _shapes,
     _sorting,
+    _statistics,
+    _transcendental,
+    _vector,
+    _vectorize,
+    _windows,
 )
-from baton.numpy._arrange import *  # noqa: F403
+from baton.numpy._along_axis import *  # noqa: F403
+from baton.numpy._bitwise import *  # noqa: F403
+from baton.numpy._casts import *  # noqa: F403
 from baton.numpy._creation import *  # noqa: F403
+from baton.numpy._cumulative import *  # noqa: F403
 from baton.numpy._dtypes import *  # noqa: F403
 from baton.numpy._elementwise import *  # noqa: F403
-from baton.numpy._elementwise_extra import *  # noqa: F403
+from baton.numpy._exponents import *  # noqa: F403
+from baton.numpy._float_functions import *  # noqa: F403
+from baton.numpy._index_tricks import *  # noqa: F403
+from baton.numpy._joining import *  # noqa: F403
 from baton.numpy._linalg import *  # noqa: F403
-from baton.numpy._math_extra import *  # noqa: F403
-from baton.numpy._misc import *  # noqa: F403
+from baton.numpy._matrices import *  # noqa: F403
+from baton.numpy._nan_reductions import *  # noqa: F403
+from baton.numpy._nonzero import *  # noqa: F403
+from baton.numpy._polynomial import *  # noqa: F403
+from baton.numpy._predicates import *  # noqa: F403
+from baton.numpy._printing import *  # noqa: F403
+from baton.numpy._rearranging import *  # noqa: F403
 from baton.numpy._reductions import *  # noqa: F403
+from baton.numpy._selection import *  # noqa: F403
 from baton.numpy._shapes import *  # noqa: F403
 from baton.numpy._sorting import *  # noqa: F403
+from baton.numpy._statistics import *  # noqa: F403
+from baton.numpy._transcendental import *  # noqa: F403
+from baton.numpy._vector import *  # noqa: F403
+from baton.numpy._vectorize import *  # noqa: F403
+from baton.numpy._windows import *  # noqa: F403
 
 __all__ = ["ndarray"]
-__all__ += _arrange.__all__
+__all__ += _along_axis.__all__
+__all__ += _bitwise.__all__
+__all__ += _casts.__all__
 __all__ += _creation.__all__
+__all__ += _cumulative.__all__
 __all__ += _dtypes.__all__
 __all__ += _elementwise.__all__
-__all__ += _elementwise_extra.__all__
+__all__ += _exponents.__all__
+__all__ += _float_functions.__all__
+__all__ += _index_tricks.__all__
+__all__ += _joining.__all__
 __all__ += _linalg.__all__
-__all__ += _math_extra.__all__
-__all__ += _misc.__all__
+__all__ += _matrices.__all__
+__all__ += _nan_reductions.__all__
+__all__ += _nonzero.__all__
+__all__ += _polynomial.__all__
+__all__ += _predicates.__all__
+__all__ += _printing.__all__
+__all__ += _rearranging.__all__
 __all__ += _reductions.__all__
+__all__ += _selection.__all__
 __all__ += _shapes.__all__
 __all__ += _sorting.__all__
+__all__ += _statistics.__all__
+__all__ += _transcendental.__all__
+__all__ += _vector.__all__
+__all__ += _vectorize.__all__
+__all__ += _windows.__all__
 
 from baton.numpy import linalg  # noqa: E402, F401  (bnp.linalg: LAPACK)

@@ -17,8 +17,9 @@ from typing import Any
 
 import numpy as np
 
-from baton import _creation, _dtypes, _ops, _transfer
+from baton import _creation, _device_put, _dlpack, _dtypes, _ops
 from baton._baton import Array, lax
+from baton._jit import device_put
 
 Tracer = lax.Tracer
 _F32 = np.dtype(np.float32)
@@ -31,6 +32,9 @@ __all__ = [
     "empty",
     "empty_like",
     "eye",
+    "from_dlpack",
+    "frombuffer",
+    "fromstring",
     "full",
     "full_like",
     "identity",
@@ -68,6 +72,25 @@ def _contains_traced(obj: Any) -> bool:
     return False
 
 
+# array() of a list holding traced values stacks them. These two lax-level
+# helpers keep this module below numpy/_shapes (whose operations take what
+# asarray() makes), as numpy.stack and numpy.reshape would do it.
+def _reshape(a: Any, *, shape: tuple[int, ...]) -> Any:
+    return lax.reshape(_ops.as_tracer(a), shape)
+
+
+def _stacked(*rows: Any) -> Any:
+    return lax.concatenate(
+        [lax.reshape(_ops.as_tracer(r), (1, *r.shape)) for r in rows], 0
+    )
+
+
+def _stack(rows: list[Any]) -> Any:
+    if len({tuple(r.shape) for r in rows}) != 1:
+        raise ValueError("all input arrays must have the same shape")
+    return _ops.apply(_stacked, tuple(rows))
+
+
 def array(object: Any, dtype: Any = None, copy: bool = True, ndmin: int = 0) -> Any:
     """A new array from ``object`` (numpy data, nested lists, scalars, a
     baton Array): always a copy (a snapshot of numpy data). Python data
@@ -78,9 +101,7 @@ def array(object: Any, dtype: Any = None, copy: bool = True, ndmin: int = 0) -> 
         if out is object and copy and isinstance(out, Array):
             out = out.copy()
     elif isinstance(object, (list, tuple)) and _contains_traced(object):
-        from baton.numpy._shapes import stack
-
-        out = stack([array(o) for o in object])
+        out = _stack([array(o) for o in object])
         if d is not None:
             out = _astype(out, d)
     else:
@@ -92,16 +113,15 @@ def array(object: Any, dtype: Any = None, copy: bool = True, ndmin: int = 0) -> 
                 a = a.astype(d)
         out = _put(np.array(a, copy=True))
     if ndmin > len(out.shape):
-        from baton.numpy._shapes import reshape
-
-        out = reshape(out, (1,) * (ndmin - len(out.shape)) + tuple(out.shape))
+        new = (1,) * (ndmin - len(out.shape)) + tuple(out.shape)
+        out = _ops.apply(_reshape, (out,), (("shape", new),))
     return out
 
 
 def _put(a: np.ndarray) -> Any:
     if _ops._is_tracing():
         return lax.constant(a)
-    return _transfer.device_put(a)
+    return _device_put.device_put(a)
 
 
 def asarray(a: Any, dtype: Any = None, copy: bool | None = None) -> Any:
@@ -216,7 +236,9 @@ def empty_like(a: Any, dtype: Any = None, shape: Any = None) -> Any:
 
 
 def _host_or_traced(values: np.ndarray) -> Any:
-    return lax.constant(values) if _ops._is_tracing() else _transfer.device_put(values)
+    return (
+        lax.constant(values) if _ops._is_tracing() else _device_put.device_put(values)
+    )
 
 
 def _static_number(x: Any, what: str) -> Any:
@@ -334,3 +356,42 @@ def eye(N: int, M: int | None = None, k: int = 0, dtype: Any = None) -> Any:
 def identity(n: int, dtype: Any = None) -> Any:
     """The n x n identity (float32 by default)."""
     return eye(n, dtype=dtype)
+
+
+# ---- host-side constructors ----
+
+
+def _from_host(a: np.ndarray, dtype: Any) -> Any:
+    d = _dtypes.canonicalize(dtype)
+    return asarray(np.ascontiguousarray(a).astype(d, copy=False))
+
+
+def from_dlpack(x: Any, /, *, device: Any = None, copy: bool | None = None) -> Any:
+    """An array from an object with ``__dlpack__`` (see ``bt.from_dlpack``)."""
+    out = _dlpack.from_dlpack(x)
+    if copy:
+        out = out.copy()
+    if device is not None:
+        out = device_put(out, device)
+    return out
+
+
+def frombuffer(
+    buffer: Any, dtype: Any = float, count: int = -1, offset: int = 0
+) -> Any:
+    """A 1-D array of the bytes in ``buffer`` read as ``dtype`` (float:
+    float32 with 64-bit types off)."""
+    return _from_host(
+        np.frombuffer(buffer, dtype=dtype, count=count, offset=offset), dtype
+    )
+
+
+def fromstring(string: str, dtype: Any = float, count: int = -1, *, sep: str) -> Any:
+    """A 1-D array of the numbers in text ``string`` separated by ``sep``
+    (read on the host)."""
+    if not sep:
+        raise ValueError(
+            "fromstring: `sep` must be a non-empty separator; for binary data "
+            "use bnp.frombuffer"
+        )
+    return _from_host(np.fromstring(string, dtype=dtype, count=count, sep=sep), dtype)

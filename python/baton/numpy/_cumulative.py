@@ -22,8 +22,11 @@ from typing import Any
 import numpy as np
 
 from baton import _ops
-from baton._baton import lax
-from baton.numpy import _mx_common as _c
+from baton._baton import Array, lax
+from baton.numpy import _elementwise, _shapes
+from baton.numpy import _operands as _c
+
+Tracer = lax.Tracer
 
 __all__ = [
     "cumprod",
@@ -36,6 +39,7 @@ __all__ = [
     "nancumprod",
     "nancumsum",
     "trapezoid",
+    "unwrap",
 ]
 
 
@@ -370,7 +374,9 @@ def _grad_axis(f: Any, h: Any, axis: int, coords: bool, edge_order: int) -> Any:
                 lax.add(
                     lax.mul(
                         lax.neg(
-                            lax.true_divide(lax.add(lax.mul(a1, 2.0), a2), lax.mul(a1, t12))
+                            lax.true_divide(
+                                lax.add(lax.mul(a1, 2.0), a2), lax.mul(a1, t12)
+                            )
                         ),
                         s(0, 1),
                     ),
@@ -383,7 +389,9 @@ def _grad_axis(f: Any, h: Any, axis: int, coords: bool, edge_order: int) -> Any:
             last = lax.add(
                 lax.add(
                     lax.mul(lax.true_divide(b2, lax.mul(b1, u12)), s(n - 3, n - 2)),
-                    lax.mul(lax.neg(lax.true_divide(u12, lax.mul(b1, b2))), s(n - 2, n - 1)),
+                    lax.mul(
+                        lax.neg(lax.true_divide(u12, lax.mul(b1, b2))), s(n - 2, n - 1)
+                    ),
                 ),
                 lax.mul(
                     lax.true_divide(lax.add(lax.mul(b2, 2.0), b1), lax.mul(b2, u12)),
@@ -525,3 +533,50 @@ def trapezoid(y: Any, x: Any = None, dx: Any = 1.0, axis: int = -1) -> Any:
 
 
 _ = math
+
+
+# ---- unwrap ----
+
+
+def _unwrap_impl(p: Any, *, axis: int, discont: Any, period: float) -> Any:
+    t, d = _c.inexact(p)
+    t = t[0]
+    n = t.shape[axis]
+    if n < 2:
+        return _c.down(t, d)
+    wd = np.dtype(t.dtype)
+    x = _shapes.moveaxis(t, axis, -1)
+    dd = diff(x, axis=-1)
+    half = period / 2
+    lo = -half
+    ddmod = _elementwise.mod(dd - lo, period) + lo
+    # A jump of exactly half a period keeps its sign (numpy's rule).
+    ddmod = _elementwise.where((ddmod == lo) & (dd > 0), half, ddmod)
+    lim = half if discont is None else max(discont, half)
+    corr = _elementwise.where(_elementwise.abs(dd) < lim, 0, ddmod - dd)
+    corr = cumsum(corr, axis=-1).astype(wd)
+    out = _shapes.concatenate([x[..., :1], x[..., 1:] + corr], axis=-1)
+    return _c.down(_shapes.moveaxis(out, -1, axis), d)
+
+
+def unwrap(
+    p: Any, discont: Any = None, axis: int = -1, period: Any = 2 * math.pi
+) -> Any:
+    """``p`` with jumps larger than ``max(discont, period/2)`` along ``axis``
+    replaced by their complement mod ``period`` (floats)."""
+    nd = _c.ndim_of(p)
+    if nd == 0:
+        raise ValueError("unwrap: `p` must have at least one dimension")
+    ax = _ops.normalize_axis(axis, nd)
+    for nm, v in (("discont", discont), ("period", period)):
+        if isinstance(v, (Array, Tracer)):
+            raise TypeError(f"unwrap: `{nm}` must be a Python number in baton")
+    return _ops.apply(
+        _unwrap_impl,
+        (p,),
+        (
+            ("axis", ax),
+            ("discont", None if discont is None else float(discont)),
+            ("period", float(period)),
+        ),
+    )

@@ -22,7 +22,9 @@ from baton._baton import lax
 _F32 = np.dtype(np.float32)
 _BOOL = np.dtype(np.bool_)
 
-__all__: list[str] = []
+__all__: list[str] = [
+    "bitwise_invert",
+]
 
 
 def _export(fn: Callable[..., Any], *names: str) -> Callable[..., Any]:
@@ -80,7 +82,9 @@ def _binary(
     return fn
 
 
-def _refusing_bool(name: str, lax_fn: Callable[..., Any], instead: str) -> Callable[..., Any]:
+def _refusing_bool(
+    name: str, lax_fn: Callable[..., Any], instead: str
+) -> Callable[..., Any]:
     """lax_fn, but a TypeError (as numpy and JAX raise) when the promoted
     operands are bool, saying what to use instead."""
 
@@ -197,7 +201,9 @@ def _floor_divide(x1: Any, x2: Any) -> Any:
         # (all these integers are below 2**53); numpy gives 0 for x // 0.
         m = lax.mod(a, b)
         f64 = np.float64
-        q = lax.true_divide(lax.sub(lax.astype(a, f64), lax.astype(m, f64)), lax.astype(b, f64))
+        q = lax.true_divide(
+            lax.sub(lax.astype(a, f64), lax.astype(m, f64)), lax.astype(b, f64)
+        )
         # Through int64, which wraps to d as numpy does: INT_MIN // -1 is
         # INT_MIN (a float -> int conversion would saturate to INT_MAX).
         q = lax.astype(lax.astype(lax.round(q), np.int64), d)
@@ -218,7 +224,9 @@ def _int64_floor_divide(a: Any, b: Any) -> Any:
     r = lax.sub(a, lax.mul(q, safe_b))
     q = lax.add(
         q,
-        lax.astype(lax.round(lax.true_divide(lax.astype(r, f64), lax.astype(safe_b, f64))), d),
+        lax.astype(
+            lax.round(lax.true_divide(lax.astype(r, f64), lax.astype(safe_b, f64))), d
+        ),
     )
     for _ in range(2):
         r = lax.sub(a, lax.mul(q, safe_b))
@@ -337,8 +345,18 @@ def _lax_unary(lax_fn: Callable[[Any], Any]) -> Callable[[Any], Any]:
 
 
 for _name, _fn, _doc, _aliases in (
-    ("negative", _refusing_bool("negative", lax.neg, "logical_not (the ~ operator)"), "-x.", ()),
-    ("sign", _refusing_bool("sign", lax.sign, "the array itself"), "-1, 0 or 1 (NaN stays NaN).", ()),
+    (
+        "negative",
+        _refusing_bool("negative", lax.neg, "logical_not (the ~ operator)"),
+        "-x.",
+        (),
+    ),
+    (
+        "sign",
+        _refusing_bool("sign", lax.sign, "the array itself"),
+        "-1, 0 or 1 (NaN stays NaN).",
+        (),
+    ),
     ("exp", lax.exp, "e**x (integers give float32).", ()),
     ("log", lax.log, "Natural logarithm (integers give float32).", ()),
     ("sqrt", lax.sqrt, "Square root (integers give float32).", ()),
@@ -561,3 +579,8 @@ def where(condition: Any, x: Any = None, y: Any = None, /) -> Any:
 
 
 __all__.append("where")
+
+
+def bitwise_invert(x: Any, /) -> Any:
+    """Bitwise NOT of integers, logical NOT of bool (alias of ``invert``)."""
+    return invert(x)  # noqa: F821 -- bound by the loop above

@@ -13,8 +13,9 @@ import numpy as np
 
 from baton import _ops
 from baton._baton import lax
+from baton._control_flow import while_loop
 from baton.numpy import _elementwise as _ew
-from baton.numpy import _mx_common as _c
+from baton.numpy import _operands as _c
 from baton.numpy._dtypes import finfo as _finfo
 
 __all__ = ["frexp", "gcd", "lcm", "ldexp"]
@@ -149,9 +150,7 @@ def _gcd_impl(x1: Any, x2: Any) -> Any:
         r = lax.mod(x, lax.select(nz, y, one))
         return lax.select(nz, y, x), lax.select(nz, r, zero)
 
-    from baton import lax as blax
-
-    return blax.while_loop(cond, body, (a, b))[0]
+    return while_loop(cond, body, (a, b))[0]
 
 
 def _lcm_impl(x1: Any, x2: Any) -> Any:

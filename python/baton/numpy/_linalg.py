@@ -26,8 +26,9 @@ def _matmul(a: Any, b: Any) -> Any:
     return lax.matmul(a, b)
 
 
-def _options(name: str, a: Any, b: Any, precision: Any,
-             preferred_element_type: Any) -> tuple[Any, Any]:
+def _options(
+    name: str, a: Any, b: Any, precision: Any, preferred_element_type: Any
+) -> tuple[Any, Any]:
     """Checks JAX's ``precision=`` (None, a ``lax.Precision`` or its string
     name, or a pair of them: baton's float32 products are always full
     float32, so every precision gives the same values) and applies
@@ -49,7 +50,7 @@ def _options(name: str, a: Any, b: Any, precision: Any,
                 raise ValueError(f"{name}: {e}") from None
     if preferred_element_type is None:
         return a, b
-    from baton.numpy._misc import astype
+    from baton.numpy._casts import astype
 
     return astype(a, preferred_element_type), astype(b, preferred_element_type)
 

@@ -12,10 +12,11 @@ from typing import Any
 
 import numpy as np
 
-import baton.numpy as bnp
 from baton import _linalg_core as core
 from baton import _ops
 from baton._baton import lax
+from baton.numpy import _linalg, _matrices, _shapes
+from baton.numpy import _vector as _vectors
 
 __all__ = [
     "cross",
@@ -188,18 +189,18 @@ def matrix_norm(
 
 def trace(x: Any, /, *, offset: int = 0, dtype: Any = None) -> Any:
     """The sum of the diagonal (offset) of x's last two dimensions."""
-    return bnp.trace(x, offset=offset, axis1=-2, axis2=-1, dtype=dtype)
+    return _matrices.trace(x, offset=offset, axis1=-2, axis2=-1, dtype=dtype)
 
 
 def diagonal(x: Any, /, *, offset: int = 0) -> Any:
     """The diagonal (offset) of x's last two dimensions."""
-    return bnp.diagonal(x, offset=offset, axis1=-2, axis2=-1)
+    return _matrices.diagonal(x, offset=offset, axis1=-2, axis2=-1)
 
 
 def matrix_transpose(x: Any, /) -> Any:
     """x with its last two dimensions swapped."""
     core.check_matrix(_ops.shape_of(x), "linalg.matrix_transpose", "x")
-    return bnp.swapaxes(x, -1, -2)
+    return _shapes.swapaxes(x, -1, -2)
 
 
 def outer(x1: Any, x2: Any, /) -> Any:
@@ -209,7 +210,7 @@ def outer(x1: Any, x2: Any, /) -> Any:
             raise ValueError(
                 f"linalg.outer: {name} must be 1-D, got shape {_ops.shape_of(x)}"
             )
-    return bnp.outer(x1, x2)
+    return _linalg.outer(x1, x2)
 
 
 def cross(x1: Any, x2: Any, /, *, axis: int = -1) -> Any:
@@ -221,22 +222,22 @@ def cross(x1: Any, x2: Any, /, *, axis: int = -1) -> Any:
                 f"linalg.cross: {name} must have size 3 along axis "
                 f"{axis}, got shape {s}"
             )
-    return bnp.cross(x1, x2, axis=axis)
+    return _vectors.cross(x1, x2, axis=axis)
 
 
 def vecdot(x1: Any, x2: Any, /, *, axis: int = -1, precision: Any = None) -> Any:
     """The dot product of vectors along axis (batch dimensions broadcast)."""
     del precision
-    return bnp.vecdot(x1, x2, axis=axis)
+    return _vectors.vecdot(x1, x2, axis=axis)
 
 
 def matmul(x1: Any, x2: Any, /, *, precision: Any = None) -> Any:
     """numpy's matmul."""
     del precision
-    return bnp.matmul(x1, x2)
+    return _linalg.matmul(x1, x2)
 
 
 def tensordot(x1: Any, x2: Any, /, *, axes: Any = 2, precision: Any = None) -> Any:
     """numpy's tensordot."""
     del precision
-    return bnp.tensordot(x1, x2, axes=axes)
+    return _linalg.tensordot(x1, x2, axes=axes)

@@ -15,23 +15,9 @@ import numpy as np
 
 from baton import _ops
 from baton._baton import lax
-from baton.numpy import _mx_common as _c
+from baton.numpy import _operands as _c
 from baton.numpy import _reductions as _red
-
-__all__ = [
-    "average",
-    "count_nonzero",
-    "nanargmax",
-    "nanargmin",
-    "nanmax",
-    "nanmean",
-    "nanmin",
-    "nanprod",
-    "nanstd",
-    "nansum",
-    "nanvar",
-    "ptp",
-]
+from baton.numpy._reduction_signatures import define
 
 
 def _is_float_t(t: Any) -> bool:
@@ -170,200 +156,110 @@ def _average_impl(
 # ---- public functions ----
 
 
-def _st(axes: tuple[int, ...], dtype: Any, keepdims: bool) -> tuple[Any, ...]:
-    return (
-        ("axes", axes),
-        ("dtype", _c.dtype_arg(dtype)),
-        ("keepdims", bool(keepdims)),
-    )
+def _nanext(name: str, largest: bool) -> Any:
+    """nanmax's and nanmin's body (the "max" shape)."""
+
+    def body(
+        a: Any, axis: Any, out: Any, keepdims: bool, initial: Any, where: Any
+    ) -> Any:
+        _red._unsupported(name, out, initial, where)
+        shape, axes = _red._axes(a, axis)
+        _red._nonempty("fmax" if largest else "fmin", shape, axes)
+        st = (("axes", axes), ("keepdims", bool(keepdims)), ("largest", largest))
+        return _ops.apply(_nanext_impl, (a,), st)
+
+    return body
 
 
-def nansum(
-    a: Any,
-    axis: Any = None,
-    dtype: Any = None,
-    out: None = None,
-    keepdims: bool = False,
-    initial: None = None,
-    where: None = None,
-) -> Any:
-    """Sum over ``axis`` treating NaN as 0 (dtypes as :func:`sum`).
+# (name, signature shape, body, docstring)
+REDUCTIONS = [
+    (
+        "nansum",
+        "sum",
+        _red._with_dtype("nansum", _nansum_impl),
+        """Sum over ``axis`` treating NaN as 0 (dtypes as :func:`sum`).
 
     >>> bnp.nansum(bnp.array([1.0, bnp.nan, 2.0]))   # 3.0
-    """
-    _red._unsupported("nansum", out, initial, where)
-    _, axes = _red._axes(a, axis)
-    return _ops.apply(_nansum_impl, (a,), _st(axes, dtype, keepdims))
-
-
-def nanprod(
-    a: Any,
-    axis: Any = None,
-    dtype: Any = None,
-    out: None = None,
-    keepdims: bool = False,
-    initial: None = None,
-    where: None = None,
-) -> Any:
-    """Product over ``axis`` treating NaN as 1.
+    """,
+    ),
+    (
+        "nanprod",
+        "sum",
+        _red._with_dtype("nanprod", _nanprod_impl),
+        """Product over ``axis`` treating NaN as 1.
 
     >>> bnp.nanprod(bnp.array([2.0, bnp.nan, 3.0]))   # 6.0
-    """
-    _red._unsupported("nanprod", out, initial, where)
-    _, axes = _red._axes(a, axis)
-    return _ops.apply(_nanprod_impl, (a,), _st(axes, dtype, keepdims))
-
-
-def _nanext(
-    name: str,
-    a: Any,
-    axis: Any,
-    out: Any,
-    keepdims: bool,
-    initial: Any,
-    where: Any,
-    largest: bool,
-) -> Any:
-    _red._unsupported(name, out, initial, where)
-    shape, axes = _red._axes(a, axis)
-    _red._nonempty("fmax" if largest else "fmin", shape, axes)
-    st = (("axes", axes), ("keepdims", bool(keepdims)), ("largest", largest))
-    return _ops.apply(_nanext_impl, (a,), st)
-
-
-def nanmax(
-    a: Any,
-    axis: Any = None,
-    out: None = None,
-    keepdims: bool = False,
-    initial: None = None,
-    where: None = None,
-) -> Any:
-    """Maximum over ``axis`` ignoring NaN (NaN where a slice is all NaN).
+    """,
+    ),
+    (
+        "nanmax",
+        "max",
+        _nanext("nanmax", True),
+        """Maximum over ``axis`` ignoring NaN (NaN where a slice is all NaN).
 
     >>> bnp.nanmax(bnp.array([1.0, bnp.nan, 3.0]))   # 3.0
-    """
-    return _nanext("nanmax", a, axis, out, keepdims, initial, where, True)
-
-
-def nanmin(
-    a: Any,
-    axis: Any = None,
-    out: None = None,
-    keepdims: bool = False,
-    initial: None = None,
-    where: None = None,
-) -> Any:
-    """Minimum over ``axis`` ignoring NaN (NaN where a slice is all NaN).
+    """,
+    ),
+    (
+        "nanmin",
+        "max",
+        _nanext("nanmin", False),
+        """Minimum over ``axis`` ignoring NaN (NaN where a slice is all NaN).
 
     >>> bnp.nanmin(bnp.array([1.0, bnp.nan, 3.0]))   # 1.0
-    """
-    return _nanext("nanmin", a, axis, out, keepdims, initial, where, False)
-
-
-def nanmean(
-    a: Any,
-    axis: Any = None,
-    dtype: Any = None,
-    out: None = None,
-    keepdims: bool = False,
-    *,
-    where: None = None,
-) -> Any:
-    """Mean over ``axis`` of the non-NaN elements (NaN for all-NaN slices;
+    """,
+    ),
+    (
+        "nanmean",
+        "mean",
+        _red._mean_like("nanmean", _nanmean_impl),
+        """Mean over ``axis`` of the non-NaN elements (NaN for all-NaN slices;
     integers give float32).
 
     >>> bnp.nanmean(bnp.array([1.0, bnp.nan, 3.0]))   # 2.0
-    """
-    _red._unsupported("nanmean", out, None, where)
-    _, axes = _red._axes(a, axis)
-    return _ops.apply(_nanmean_impl, (a,), _st(axes, dtype, keepdims))
-
-
-def _nanvar_like(
-    name: str,
-    a: Any,
-    axis: Any,
-    dtype: Any,
-    out: Any,
-    ddof: int,
-    keepdims: bool,
-    where: Any,
-    sqrt: bool,
-) -> Any:
-    _red._unsupported(name, out, None, where)
-    _, axes = _red._axes(a, axis)
-    st = (*_st(axes, dtype, keepdims), ("ddof", int(ddof)), ("sqrt", sqrt))
-    return _ops.apply(_nanvar_impl, (a,), st)
-
-
-def nanvar(
-    a: Any,
-    axis: Any = None,
-    dtype: Any = None,
-    out: None = None,
-    ddof: int = 0,
-    keepdims: bool = False,
-    *,
-    where: None = None,
-) -> Any:
-    """Variance over ``axis`` of the non-NaN elements, divided by
+    """,
+    ),
+    (
+        "nanvar",
+        "var",
+        _red._var_like("nanvar", False, _nanvar_impl),
+        """Variance over ``axis`` of the non-NaN elements, divided by
     count - ddof (NaN where that is <= 0).
 
     >>> bnp.nanvar(bnp.array([1.0, bnp.nan, 3.0]))   # 1.0
-    """
-    return _nanvar_like("nanvar", a, axis, dtype, out, ddof, keepdims, where, False)
-
-
-def nanstd(
-    a: Any,
-    axis: Any = None,
-    dtype: Any = None,
-    out: None = None,
-    ddof: int = 0,
-    keepdims: bool = False,
-    *,
-    where: None = None,
-) -> Any:
-    """Standard deviation over ``axis`` of the non-NaN elements.
+    """,
+    ),
+    (
+        "nanstd",
+        "var",
+        _red._var_like("nanstd", True, _nanvar_impl),
+        """Standard deviation over ``axis`` of the non-NaN elements.
 
     >>> bnp.nanstd(bnp.array([1.0, bnp.nan, 3.0]))   # 1.0
-    """
-    return _nanvar_like("nanstd", a, axis, dtype, out, ddof, keepdims, where, True)
-
-
-def _nanarg(
-    name: str, a: Any, axis: Any, out: Any, keepdims: bool, largest: bool
-) -> Any:
-    _red._unsupported(name, out)
-    shape = _ops.shape_of(a)
-    ax = None if axis is None else _ops.normalize_axis(axis, len(shape))
-    if (ax is None and 0 in shape) or (ax is not None and shape[ax] == 0):
-        raise ValueError(f"attempt to get {name} of an empty sequence")
-    st = (("axis", ax), ("keepdims", bool(keepdims)), ("largest", largest))
-    return _ops.apply(_nanarg_impl, (a,), st)
-
-
-def nanargmax(
-    a: Any, axis: Any = None, out: None = None, keepdims: bool = False
-) -> Any:
-    """Index of the first maximum ignoring NaN (int32); -1 for an all-NaN
+    """,
+    ),
+    (
+        "nanargmax",
+        "nanargmax",
+        _red._arg("nanargmax", True, _nanarg_impl),
+        """Index of the first maximum ignoring NaN (int32); -1 for an all-NaN
     slice, as in JAX (numpy raises).
 
     >>> bnp.nanargmax(bnp.array([bnp.nan, 3.0, 1.0]))   # 1
-    """
-    return _nanarg("nanargmax", a, axis, out, keepdims, True)
-
-
-def nanargmin(
-    a: Any, axis: Any = None, out: None = None, keepdims: bool = False
-) -> Any:
-    """Index of the first minimum ignoring NaN (int32); -1 for an all-NaN
+    """,
+    ),
+    (
+        "nanargmin",
+        "nanargmax",
+        _red._arg("nanargmin", False, _nanarg_impl),
+        """Index of the first minimum ignoring NaN (int32); -1 for an all-NaN
     slice.
 
     >>> bnp.nanargmin(bnp.array([bnp.nan, 3.0, 1.0]))   # 2
-    """
-    return _nanarg("nanargmin", a, axis, out, keepdims, False)
+    """,
+    ),
+]
+define(globals(), REDUCTIONS)
 
 
 def ptp(a: Any, axis: Any = None, out: None = None, keepdims: bool = False) -> Any:
@@ -439,3 +335,8 @@ def average(
         ("returned", bool(returned)),
     )
     return _ops.apply(_average_impl, (a, weights), st)
+
+
+__all__ = sorted(
+    [*(name for name, *_ in REDUCTIONS), "average", "count_nonzero", "ptp"]
+)

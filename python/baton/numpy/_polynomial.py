@@ -15,13 +15,16 @@ import numpy as np
 
 from baton import _ops
 from baton._baton import lax
-from baton.numpy import _mx_common as _c
+from baton._control_flow import fori_loop, scan
+from baton.numpy import _operands as _c
 
 __all__ = [
     "convolve",
     "correlate",
+    "poly",
     "polyadd",
     "polyder",
+    "polydiv",
     "polyint",
     "polymul",
     "polysub",
@@ -44,13 +47,12 @@ def _full_conv(long: Any, short: Any) -> Any:
         k = lax.iota(np.int32, (n, S), 1)
         windows = lax.gather(p, lax.add(i, lax.sub(S - 1, k)), 0)
         return lax.dot_general(windows, short, (((1,), (0,)), ((), ())))
-    from baton import lax as blax
 
     def body(k: Any, acc: Any) -> Any:
         seg = lax.dynamic_slice(p, [lax.sub(S - 1, k)], [n])
         return lax.add(acc, lax.mul(seg, lax.dynamic_slice(short, [k], [1])))
 
-    return blax.fori_loop(0, S, body, lax.full((n,), 0, long.dtype))
+    return fori_loop(0, S, body, lax.full((n,), 0, long.dtype))
 
 
 def _conv_impl(a: Any, v: Any, *, mode: str, flip: bool) -> Any:
@@ -151,12 +153,11 @@ def _polyval_impl(p: Any, x: Any) -> Any:
         for i in range(1, n):
             y = lax.add(lax.mul(y, t), lax.reshape(lax.slice(c, [i], [i + 1]), ()))
         return y
-    from baton import lax as blax
 
     def step(acc: Any, ci: Any) -> Any:
         return lax.add(lax.mul(acc, t), ci), None
 
-    return blax.scan(step, y, lax.slice(c, [1], [n]))[0]
+    return scan(step, y, lax.slice(c, [1], [n]))[0]
 
 
 def polyval(p: Any, x: Any) -> Any:
@@ -259,7 +260,9 @@ def _polyint_impl(p: Any, k: Any, *, m: int) -> Any:
         n = c.shape[0]
         powers = lax.sub(float(n), lax.iota(d, (n,), 0))
         c = (
-            lax.concatenate([lax.true_divide(c, powers), lax.slice(kk, [j], [j + 1])], 0)
+            lax.concatenate(
+                [lax.true_divide(c, powers), lax.slice(kk, [j], [j + 1])], 0
+            )
             if n
             else lax.slice(kk, [j], [j + 1])
         )
@@ -287,3 +290,70 @@ def polyint(p: Any, m: int = 1, k: Any = None) -> Any:
             f"polyint: k must be a scalar or have m = {m} values, got shape {ks}"
         )
     return _ops.apply(_polyint_impl, (p, k), (("m", m),), weak_ref=(0,))
+
+
+# ---- poly, polydiv ----
+
+
+def _poly_impl(r: Any) -> Any:
+    t, d = _c.inexact(r)
+    t = t[0]
+    wd = np.dtype(t.dtype)
+    if t.shape[0] == 0:
+        return lax.full((), 1, d)  # no roots: the constant 1 (0-d, as numpy)
+    c = lax.full((1,), 1, wd)
+    for i in range(t.shape[0]):
+        ri = lax.reshape(lax.slice(t, (i,), (i + 1,)), ())
+        k = c.shape[0]
+        shifted = lax.mul(lax.broadcast_to(ri, (k + 1,)), lax.pad(c, 0, [1], [0]))
+        c = lax.sub(lax.pad(c, 0, [0], [1]), shifted)
+    return _c.down(c, d)
+
+
+def poly(seq_of_zeros: Any) -> Any:
+    """The coefficients (highest power first, leading 1) of the polynomial
+    whose roots are the 1-D ``seq_of_zeros`` (floats)."""
+    nd = _c.ndim_of(seq_of_zeros)
+    if nd == 2:
+        raise NotImplementedError(
+            "poly: a 2-D input (a matrix's characteristic polynomial) needs "
+            "complex eigenvalues, which baton does not have; pass the roots"
+        )
+    if nd != 1:
+        raise ValueError(f"poly: `seq_of_zeros` must be 1-D, not {nd}-D")
+    return _ops.apply(_poly_impl, (seq_of_zeros,))
+
+
+def _polydiv_impl(u: Any, v: Any) -> Any:
+    (a, b), d = _c.inexact(u, v)
+    wd = np.dtype(a.dtype)
+    m, n = a.shape[0], b.shape[0]
+    lead = lax.reshape(lax.slice(b, (0,), (1,)), ())
+    qs = []
+    for k in range(max(m - n + 1, 0)):
+        q = lax.true_divide(lax.reshape(lax.slice(a, (k,), (k + 1,)), ()), lead)
+        qs.append(lax.reshape(q, (1,)))
+        a = lax.sub(
+            a, lax.mul(lax.broadcast_to(q, (m,)), lax.pad(b, 0, [k], [m - n - k]))
+        )
+    q = lax.concatenate(qs, 0) if qs else lax.full((1,), 0, wd)
+    return _c.down(q, d), _c.down(a, d)
+
+
+def polydiv(u: Any, v: Any, *, trim_leading_zeros: bool = False) -> tuple[Any, Any]:
+    """The quotient and remainder of polynomial division ``u / v`` (1-D
+    coefficients, highest power first; floats). ``trim_leading_zeros`` drops
+    the remainder's leading zeros (needs concrete values: not under jit)."""
+    for nm, x in (("u", u), ("v", v)):
+        if _c.ndim_of(x) != 1:
+            raise ValueError(
+                f"polydiv: `{nm}` must be 1-D coefficients, not {_c.ndim_of(x)}-D"
+            )
+    if _ops.shape_of(v)[0] == 0:
+        raise ValueError("polydiv: `v` must have at least one coefficient")
+    q, r = _ops.apply(_polydiv_impl, (u, v))
+    if trim_leading_zeros:
+        h = _c.concrete(r, "polydiv", "trim_leading_zeros")
+        nz = np.flatnonzero(h)
+        r = r[int(nz[0]) :] if nz.size else r[-1:]
+    return q, r

@@ -11,9 +11,12 @@ import numpy as np
 
 from baton import _ops
 from baton._baton import Array, lax
-from baton.numpy import _mx_common as _c
+from baton.numpy import _operands as _c
 
 Tracer = lax.Tracer
+
+_I32 = np.dtype(np.int32)
+_BOOL = np.dtype(np.bool_)
 
 __all__ = [
     "allclose",
@@ -22,6 +25,7 @@ __all__ = [
     "isclose",
     "iscomplex",
     "iscomplexobj",
+    "isin",
     "isreal",
     "isrealobj",
     "isscalar",
@@ -201,3 +205,36 @@ def iterable(y: Any) -> bool:
     except TypeError:
         return False
     return True
+
+
+def _isin_impl(element: Any, test: Any, *, invert: bool) -> Any:
+    e, t = _ops.promote(element, test)
+    shape = tuple(e.shape)
+    k = int(np.prod(t.shape, dtype=np.int64))
+    if k == 0:
+        return lax.full(shape, bool(invert), _BOOL)
+    e2 = lax.broadcast_in_dim(e, (*shape, k), tuple(range(len(shape))))
+    t2 = lax.broadcast_in_dim(lax.reshape(t, (k,)), (*shape, k), (len(shape),))
+    hit = lax.eq(e2, t2)
+    found = lax.ne(
+        lax.sum(lax.astype(hit, _I32), (len(shape),)), lax.full(shape, 0, _I32)
+    )
+    return lax.bitwise_not(found) if invert else found
+
+
+def isin(
+    element: Any,
+    test_elements: Any,
+    assume_unique: bool = False,
+    invert: bool = False,
+    *,
+    method: str = "auto",
+) -> Any:
+    """Whether each entry of ``element`` occurs in ``test_elements`` (bool,
+    ``element``'s shape); ``invert=True`` gives the negation."""
+    if method not in ("auto", "compare_all", "binary_search", "sort"):
+        raise ValueError(
+            f"isin: `method` must be 'auto', 'compare_all', 'binary_search' or "
+            f"'sort', not {method!r}"
+        )
+    return _ops.apply(_isin_impl, (element, test_elements), (("invert", bool(invert)),))

@@ -17,25 +17,10 @@ import numpy as np
 
 from baton import _dtypes, _ops
 from baton._baton import lax
+from baton.numpy._reduction_signatures import define
 
 _F32 = np.dtype(np.float32)
 _BOOL = np.dtype(np.bool_)
-
-__all__ = [
-    "all",
-    "amax",
-    "amin",
-    "any",
-    "argmax",
-    "argmin",
-    "max",
-    "mean",
-    "min",
-    "prod",
-    "std",
-    "sum",
-    "var",
-]
 
 
 def _unsupported(name: str, out: Any, initial: Any = None, where: Any = None) -> None:
@@ -160,39 +145,9 @@ def _arg_impl(a: Any, *, axis: int | None, keepdims: bool, largest: bool) -> Any
     return r
 
 
-# ---- public functions ----
-
-
-def sum(
-    a: Any,
-    axis: Any = None,
-    dtype: Any = None,
-    out: None = None,
-    keepdims: bool = False,
-    initial: None = None,
-    where: None = None,
-) -> Any:
-    """Sum over ``axis`` (None: all; an int or a tuple)."""
-    _unsupported("sum", out, initial, where)
-    _, axes = _axes(a, axis)
-    st = (("axes", axes), ("dtype", _dtype_arg(dtype)), ("keepdims", bool(keepdims)))
-    return _ops.apply(_sum, (a,), st)
-
-
-def prod(
-    a: Any,
-    axis: Any = None,
-    dtype: Any = None,
-    out: None = None,
-    keepdims: bool = False,
-    initial: None = None,
-    where: None = None,
-) -> Any:
-    """Product over ``axis``."""
-    _unsupported("prod", out, initial, where)
-    _, axes = _axes(a, axis)
-    st = (("axes", axes), ("dtype", _dtype_arg(dtype)), ("keepdims", bool(keepdims)))
-    return _ops.apply(_prod, (a,), st)
+# ---- public functions: a table of bodies ----
+# Each body takes its signature shape's arguments in order
+# (``_reduction_signatures``) and runs one implementation above.
 
 
 def _nonempty(name: str, shape: tuple[int, ...], axes: tuple[int, ...]) -> None:
@@ -202,155 +157,174 @@ def _nonempty(name: str, shape: tuple[int, ...], axes: tuple[int, ...]) -> None:
         )
 
 
-def max(
-    a: Any,
-    axis: Any = None,
-    out: None = None,
-    keepdims: bool = False,
-    initial: None = None,
-    where: None = None,
-) -> Any:
-    """Maximum over ``axis`` (propagates NaN)."""
-    _unsupported("max", out, initial, where)
-    shape, axes = _axes(a, axis)
-    _nonempty("maximum", shape, axes)
-    return _ops.apply(_max, (a,), (("axes", axes), ("keepdims", bool(keepdims))))
+def _with_dtype_static(axes: tuple[int, ...], dtype: Any, keepdims: bool) -> tuple:
+    return (("axes", axes), ("dtype", _dtype_arg(dtype)), ("keepdims", bool(keepdims)))
 
 
-def min(
-    a: Any,
-    axis: Any = None,
-    out: None = None,
-    keepdims: bool = False,
-    initial: None = None,
-    where: None = None,
-) -> Any:
-    """Minimum over ``axis`` (propagates NaN)."""
-    _unsupported("min", out, initial, where)
-    shape, axes = _axes(a, axis)
-    _nonempty("minimum", shape, axes)
-    return _ops.apply(_min, (a,), (("axes", axes), ("keepdims", bool(keepdims))))
+def _with_dtype(name: str, impl: Any) -> Any:
+    """sum's and prod's (and nansum's and nanprod's) body (the "sum" shape)."""
+
+    def body(
+        a: Any,
+        axis: Any,
+        dtype: Any,
+        out: Any,
+        keepdims: bool,
+        initial: Any,
+        where: Any,
+    ) -> Any:
+        _unsupported(name, out, initial, where)
+        _, axes = _axes(a, axis)
+        return _ops.apply(impl, (a,), _with_dtype_static(axes, dtype, keepdims))
+
+    return body
 
 
-amax = max
-amin = min
+def _extremum(name: str, what: str, impl: Any) -> Any:
+    """max's and min's body (the "max" shape); ``what`` names the operation in
+    the error for an empty reduction."""
+
+    def body(
+        a: Any, axis: Any, out: Any, keepdims: bool, initial: Any, where: Any
+    ) -> Any:
+        _unsupported(name, out, initial, where)
+        shape, axes = _axes(a, axis)
+        _nonempty(what, shape, axes)
+        return _ops.apply(impl, (a,), (("axes", axes), ("keepdims", bool(keepdims))))
+
+    return body
 
 
-def any(
-    a: Any,
-    axis: Any = None,
-    out: None = None,
-    keepdims: bool = False,
-    *,
-    where: None = None,
-) -> Any:
-    """Whether any element over ``axis`` is nonzero (bool)."""
-    _unsupported("any", out, None, where)
-    _, axes = _axes(a, axis)
-    return _ops.apply(_any, (a,), (("axes", axes), ("keepdims", bool(keepdims))))
+def _logical(name: str, impl: Any) -> Any:
+    """any's and all's body (the "any" shape)."""
+
+    def body(a: Any, axis: Any, out: Any, keepdims: bool, where: Any) -> Any:
+        _unsupported(name, out, None, where)
+        _, axes = _axes(a, axis)
+        return _ops.apply(impl, (a,), (("axes", axes), ("keepdims", bool(keepdims))))
+
+    return body
 
 
-def all(
-    a: Any,
-    axis: Any = None,
-    out: None = None,
-    keepdims: bool = False,
-    *,
-    where: None = None,
-) -> Any:
-    """Whether every element over ``axis`` is nonzero (bool)."""
-    _unsupported("all", out, None, where)
-    _, axes = _axes(a, axis)
-    return _ops.apply(_all, (a,), (("axes", axes), ("keepdims", bool(keepdims))))
+def _mean_like(name: str, impl: Any) -> Any:
+    """mean's (and nanmean's) body (the "mean" shape)."""
+
+    def body(
+        a: Any, axis: Any, dtype: Any, out: Any, keepdims: bool, where: Any
+    ) -> Any:
+        _unsupported(name, out, None, where)
+        _, axes = _axes(a, axis)
+        return _ops.apply(impl, (a,), _with_dtype_static(axes, dtype, keepdims))
+
+    return body
 
 
-def mean(
-    a: Any,
-    axis: Any = None,
-    dtype: Any = None,
-    out: None = None,
-    keepdims: bool = False,
-    *,
-    where: None = None,
-) -> Any:
-    """Arithmetic mean over ``axis`` (integers give float32)."""
-    _unsupported("mean", out, None, where)
-    _, axes = _axes(a, axis)
-    st = (("axes", axes), ("dtype", _dtype_arg(dtype)), ("keepdims", bool(keepdims)))
-    return _ops.apply(_mean_impl, (a,), st)
+def _var_like(name: str, sqrt: bool, impl: Any = _var_impl) -> Any:
+    """var's and std's body (the "var" shape; nanvar's and nanstd's too, with
+    their ``impl``)."""
+
+    def body(
+        a: Any, axis: Any, dtype: Any, out: Any, ddof: int, keepdims: bool, where: Any
+    ) -> Any:
+        _unsupported(name, out, None, where)
+        _, axes = _axes(a, axis)
+        st = (
+            ("axes", axes),
+            ("dtype", _dtype_arg(dtype)),
+            ("ddof", int(ddof)),
+            ("keepdims", bool(keepdims)),
+            ("sqrt", sqrt),
+        )
+        return _ops.apply(impl, (a,), st)
+
+    return body
 
 
-def _var_like(
-    name: str,
-    a: Any,
-    axis: Any,
-    dtype: Any,
-    out: Any,
-    ddof: int,
-    keepdims: bool,
-    where: Any,
-    sqrt: bool,
-) -> Any:
-    _unsupported(name, out, None, where)
-    _, axes = _axes(a, axis)
-    st = (
-        ("axes", axes),
-        ("dtype", _dtype_arg(dtype)),
-        ("ddof", int(ddof)),
-        ("keepdims", bool(keepdims)),
-        ("sqrt", sqrt),
-    )
-    return _ops.apply(_var_impl, (a,), st)
+def _arg(name: str, largest: bool, impl: Any = _arg_impl) -> Any:
+    """argmax's and argmin's body (the "argmax" shape; nanargmax's too, with
+    its ``impl``)."""
+
+    def body(a: Any, axis: Any, out: Any, keepdims: bool) -> Any:
+        _unsupported(name, out)
+        shape = _ops.shape_of(a)
+        ax = None if axis is None else _ops.normalize_axis(axis, len(shape))
+        if (ax is None and 0 in shape) or (ax is not None and shape[ax] == 0):
+            raise ValueError(f"attempt to get {name} of an empty sequence")
+        st = (("axis", ax), ("keepdims", bool(keepdims)), ("largest", largest))
+        return _ops.apply(impl, (a,), st)
+
+    return body
 
 
-def var(
-    a: Any,
-    axis: Any = None,
-    dtype: Any = None,
-    out: None = None,
-    ddof: int = 0,
-    keepdims: bool = False,
-    *,
-    where: None = None,
-) -> Any:
-    """Variance over ``axis`` (divided by n - ddof)."""
-    return _var_like("var", a, axis, dtype, out, ddof, keepdims, where, False)
+# (name, signature shape, body, docstring)
+REDUCTIONS = [
+    (
+        "sum",
+        "sum",
+        _with_dtype("sum", _sum),
+        "Sum over ``axis`` (None: all; an int or a tuple).",
+    ),
+    ("prod", "sum", _with_dtype("prod", _prod), "Product over ``axis``."),
+    (
+        "max",
+        "max",
+        _extremum("max", "maximum", _max),
+        "Maximum over ``axis`` (propagates NaN).",
+    ),
+    (
+        "min",
+        "max",
+        _extremum("min", "minimum", _min),
+        "Minimum over ``axis`` (propagates NaN).",
+    ),
+    (
+        "any",
+        "any",
+        _logical("any", _any),
+        "Whether any element over ``axis`` is nonzero (bool).",
+    ),
+    (
+        "all",
+        "any",
+        _logical("all", _all),
+        "Whether every element over ``axis`` is nonzero (bool).",
+    ),
+    (
+        "mean",
+        "mean",
+        _mean_like("mean", _mean_impl),
+        "Arithmetic mean over ``axis`` (integers give float32).",
+    ),
+    (
+        "var",
+        "var",
+        _var_like("var", False),
+        "Variance over ``axis`` (divided by n - ddof).",
+    ),
+    (
+        "std",
+        "var",
+        _var_like("std", True),
+        "Standard deviation over ``axis`` (sqrt of var).",
+    ),
+    (
+        "argmax",
+        "argmax",
+        _arg("argmax", True),
+        "Index of the first maximum over ``axis`` (None: of the flattened\n"
+        "    array); int32.",
+    ),
+    (
+        "argmin",
+        "argmax",
+        _arg("argmin", False),
+        "Index of the first minimum over ``axis``; int32.",
+    ),
+]
+define(globals(), REDUCTIONS)
 
+# The table's max and min (this module's globals shadow the builtins).
+amax = globals()["max"]
+amin = globals()["min"]
 
-def std(
-    a: Any,
-    axis: Any = None,
-    dtype: Any = None,
-    out: None = None,
-    ddof: int = 0,
-    keepdims: bool = False,
-    *,
-    where: None = None,
-) -> Any:
-    """Standard deviation over ``axis`` (sqrt of var)."""
-    return _var_like("std", a, axis, dtype, out, ddof, keepdims, where, True)
-
-
-def _arg(name: str, a: Any, axis: Any, out: Any, keepdims: bool, largest: bool) -> Any:
-    _unsupported(name, out)
-    shape = _ops.shape_of(a)
-    ax = None if axis is None else _ops.normalize_axis(axis, len(shape))
-    if (ax is None and 0 in shape) or (ax is not None and shape[ax] == 0):
-        raise ValueError(f"attempt to get {name} of an empty sequence")
-    st = (("axis", ax), ("keepdims", bool(keepdims)), ("largest", largest))
-    return _ops.apply(_arg_impl, (a,), st)
-
-
-def argmax(
-    a: Any, axis: Any = None, out: None = None, *, keepdims: bool = False
-) -> Any:
-    """Index of the first maximum over ``axis`` (None: of the flattened
-    array); int32."""
-    return _arg("argmax", a, axis, out, keepdims, True)
-
-
-def argmin(
-    a: Any, axis: Any = None, out: None = None, *, keepdims: bool = False
-) -> Any:
-    """Index of the first minimum over ``axis``; int32."""
-    return _arg("argmin", a, axis, out, keepdims, False)
+__all__ = sorted([*(name for name, *_ in REDUCTIONS), "amax", "amin"])

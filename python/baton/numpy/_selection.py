@@ -1,6 +1,7 @@
 """Selection and scattering of ``baton.numpy``: insert / delete, select /
 choose, compress / extract / place / put, trim_zeros (and the private
-helpers that ``_arrange``, ``_along_axis`` and ``_index_tricks`` share).
+helpers that ``_joining``, ``_rearranging``, ``_matrices``, ``_along_axis`` and
+``_index_tricks`` share).
 
 As with ``take`` and indexing, static (numpy / list) indices follow numpy
 (out of range raises IndexError) and traced ones follow JAX (negative ones
@@ -24,6 +25,8 @@ from baton import _index_plan, _ops
 from baton._baton import Array, lax
 from baton.errors import ConcretizationTypeError
 from baton.numpy import _creation as _cr
+from baton.numpy import _elementwise
+from baton.numpy import _operands as _c
 from baton.numpy import _shapes as _sh
 
 Tracer = lax.Tracer
@@ -36,6 +39,7 @@ __all__ = [
     "delete",
     "extract",
     "insert",
+    "piecewise",
     "place",
     "put",
     "select",
@@ -577,3 +581,37 @@ def trim_zeros(filt: Any, trim: str = "fb", axis: Any = None) -> Any:
         hi = int(hit[-1]) + 1 if "b" in t else v.shape[ax]
         key[ax] = slice(lo, hi)
     return _sh.asarray_like(filt)[tuple(key)]
+
+
+def piecewise(x: Any, condlist: Any, funclist: Any, *args: Any, **kw: Any) -> Any:
+    """``funclist[i](x, *args, **kw)`` (or the constant ``funclist[i]``)
+    where ``condlist[i]`` holds (the last true condition wins); one extra
+    function gives the value where none holds, else 0. Keeps x's dtype."""
+    x = _cr.asarray(x)
+    d = np.dtype(x.dtype)
+    if isinstance(condlist, (Array, Tracer, np.ndarray)) and (
+        _c.ndim_of(condlist) == 0 or _c.ndim_of(condlist) == x.ndim
+    ):
+        condlist = [condlist]
+    condlist = list(condlist)
+    funclist = list(funclist)
+    nc, nf = len(condlist), len(funclist)
+    if nf not in (nc, nc + 1):
+        raise ValueError(
+            f"piecewise: `funclist` has {nf} entries for {nc} conditions; give "
+            f"{nc} (one per condition) or {nc + 1} (the last is the otherwise "
+            "value)"
+        )
+
+    def value(f: Any) -> Any:
+        v = f(x, *args, **kw) if callable(f) else f
+        return _sh.broadcast_to(_cr.asarray(v, dtype=d), x.shape)
+
+    conds = [_cr.asarray(c, dtype=bool) for c in condlist]
+    if nf == nc + 1:
+        out = value(funclist[-1])
+    else:
+        out = _cr.zeros(x.shape, d)
+    for c, f in zip(conds, funclist):
+        out = _elementwise.where(c, value(f), out)
+    return out

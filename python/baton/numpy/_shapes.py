@@ -14,6 +14,7 @@ import numpy as np
 
 from baton import _index_plan, _indexing, _ops
 from baton._baton import Array, lax
+from baton.numpy._creation import asarray
 
 Tracer = lax.Tracer
 
@@ -133,8 +134,6 @@ def asarray_like(a: Any) -> Any:
     """a as a baton Array (or Tracer) without changing it."""
     if isinstance(a, (Array, Tracer)):
         return _ops.unchanged(a)
-    from baton.numpy._creation import asarray
-
     return asarray(a)
 
 

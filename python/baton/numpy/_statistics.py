@@ -18,7 +18,7 @@ import numpy as np
 
 from baton import _ops
 from baton._baton import lax
-from baton.numpy import _mx_common as _c
+from baton.numpy import _operands as _c
 
 __all__ = [
     "bincount",
@@ -187,7 +187,9 @@ def _interp_impl(
         f0, f1 = lax.gather(fs, lax.sub(k, 1), 0), lax.gather(fs, k, 0)
         dx = lax.sub(x1, x0)
         zero = lax.eq(dx, 0)
-        slope = lax.true_divide(lax.sub(f1, f0), lax.select(zero, lax.full((), 1, w), dx))
+        slope = lax.true_divide(
+            lax.sub(f1, f0), lax.select(zero, lax.full((), 1, w), dx)
+        )
         r = lax.add(f0, lax.mul(slope, lax.sub(t, x0)))
         r = lax.select(zero, f1, r)
     if not has_period:
@@ -482,7 +484,8 @@ def _cov_impl(
         else:
             a = lax.astype(_ops.as_tracer(aw), wd)
             fact = lax.sub(
-                w_sum, lax.mul(float(ddof), lax.true_divide(lax.sum(lax.mul(w, a)), w_sum))
+                w_sum,
+                lax.mul(float(ddof), lax.true_divide(lax.sum(lax.mul(w, a)), w_sum)),
             )
         dev = lax.sub(x, avg)
         xw = lax.mul(dev, w)
@@ -576,7 +579,9 @@ def _corrcoef_impl(m: Any, y: Any, *, has_y: bool, rowvar: bool) -> Any:
     eye = lax.eq(lax.iota(np.int32, (k, k), 0), lax.iota(np.int32, (k, k), 1))
     diag = lax.sum(lax.select(eye, c, lax.full((), 0, w)), (1,))
     sd = lax.sqrt(diag)
-    c = lax.true_divide(lax.true_divide(c, lax.reshape(sd, (k, 1))), lax.reshape(sd, (1, k)))
+    c = lax.true_divide(
+        lax.true_divide(c, lax.reshape(sd, (k, 1))), lax.reshape(sd, (1, k))
+    )
     c = lax.maximum(lax.minimum(c, 1.0), -1.0)  # NaN stays NaN
     return _c.down(c, d)
 

@@ -21,7 +21,9 @@ from typing import Any, Callable
 
 import numpy as np
 
-import baton.numpy as _bnp
+from baton import tree
+from baton._vmap import vmap
+from baton.numpy import _creation, _shapes
 
 __all__ = ["vectorize"]
 
@@ -55,8 +57,9 @@ def _parse_signature(signature: str) -> tuple[list[Core], list[Core]]:
     return cores(ins), cores(outs)
 
 
-def _bind(sizes: dict[str, int], core: Core, shape: tuple[int, ...], what: str,
-          signature: str) -> None:
+def _bind(
+    sizes: dict[str, int], core: Core, shape: tuple[int, ...], what: str, signature: str
+) -> None:
     """Binds the names of ``core`` to the trailing sizes of ``shape``."""
     if len(shape) < len(core):
         raise ValueError(
@@ -64,7 +67,7 @@ def _bind(sizes: dict[str, int], core: Core, shape: tuple[int, ...], what: str,
             f"{shape}), fewer than the {len(core)} core dimension(s) "
             f"{'(' + ','.join(core) + ')'} of signature {signature!r}"
         )
-    for name, size in zip(core, shape[len(shape) - len(core):]):
+    for name, size in zip(core, shape[len(shape) - len(core) :]):
         known = sizes.setdefault(name, int(size))
         if known != size:
             raise ValueError(
@@ -74,8 +77,9 @@ def _bind(sizes: dict[str, int], core: Core, shape: tuple[int, ...], what: str,
             )
 
 
-def _checked(fn: Callable[..., Any], sizes: dict[str, int], outs: list[Core],
-             signature: str) -> Callable[..., Any]:
+def _checked(
+    fn: Callable[..., Any], sizes: dict[str, int], outs: list[Core], signature: str
+) -> Callable[..., Any]:
     """``fn`` whose result is checked against the output cores (one array
     for a single output, a tuple of ``len(outs)`` arrays otherwise)."""
 
@@ -84,20 +88,23 @@ def _checked(fn: Callable[..., Any], sizes: dict[str, int], outs: list[Core],
         many = len(outs) != 1
         if many:
             if not isinstance(out, (tuple, list)) or len(out) != len(outs):
-                got = (f"{len(out)} outputs" if isinstance(out, (tuple, list))
-                       else f"a {type(out).__name__}")
+                got = (
+                    f"{len(out)} outputs"
+                    if isinstance(out, (tuple, list))
+                    else f"a {type(out).__name__}"
+                )
                 raise ValueError(
                     f"vectorize: signature {signature!r} has {len(outs)} "
                     f"outputs; the function returned {got}"
                 )
-            results = tuple(_bnp.asarray(o) for o in out)
+            results = tuple(_creation.asarray(o) for o in out)
         else:
             if isinstance(out, (tuple, list)):
                 raise ValueError(
                     f"vectorize: signature {signature!r} has one output; the "
                     f"function returned a {type(out).__name__} of {len(out)}"
                 )
-            results = (_bnp.asarray(out),)
+            results = (_creation.asarray(out),)
         own = dict(sizes)
         for k, (r, core) in enumerate(zip(results, outs)):
             shape = tuple(r.shape)
@@ -143,14 +150,10 @@ def vectorize(
                 f"strs (keywords), not {type(e).__name__}"
             )
         if isinstance(e, int) and e < 0:
-            raise ValueError(
-                f"vectorize: `excluded` positions must be >= 0, not {e}"
-            )
+            raise ValueError(f"vectorize: `excluded` positions must be >= 0, not {e}")
     parsed = None if signature is None else _parse_signature(signature)
 
     def wrapped(*args: Any, **kwargs: Any) -> Any:
-        import baton as bt
-
         kws = [k for k in kwargs if k not in excluded]
         if parsed is not None and kws:
             raise TypeError(
@@ -179,19 +182,22 @@ def vectorize(
                         f"{signature!r} gives it core dimensions {ins[j]}"
                     )
                 del dyn[j]
-                ins = ins[:j] + ins[j + 1:]
+                ins = ins[:j] + ins[j + 1 :]
         fixed = {i: a for i, a in enumerate(args) if i not in dyn}
         fixed_kw = {k: v for k, v in kwargs.items() if k not in kws}
-        vals = [_bnp.asarray(args[i]) for i in dyn] + [
-            _bnp.asarray(kwargs[k]) for k in kws
+        vals = [_creation.asarray(args[i]) for i in dyn] + [
+            _creation.asarray(kwargs[k]) for k in kws
         ]
 
         sizes: dict[str, int] = {}
         loops = []
         for j, (v, core) in enumerate(zip(vals, ins)):
             shape = tuple(v.shape)
-            what = (f"argument {dyn[j]}" if j < len(dyn)
-                    else f"keyword argument {kws[j - len(dyn)]!r}")
+            what = (
+                f"argument {dyn[j]}"
+                if j < len(dyn)
+                else f"keyword argument {kws[j - len(dyn)]!r}"
+            )
             _bind(sizes, core, shape, what, str(signature))
             loops.append(shape[: len(shape) - len(core)])
         try:
@@ -206,7 +212,7 @@ def vectorize(
             full = dict(fixed)
             full.update(zip(dyn, mapped[: len(dyn)]))
             kw = dict(fixed_kw)
-            kw.update(zip(kws, mapped[len(dyn):]))
+            kw.update(zip(kws, mapped[len(dyn) :]))
             return pyfunc(*[full[i] for i in range(len(args))], **kw)
 
         fn = call if outs is None else _checked(call, sizes, outs, str(signature))
@@ -218,19 +224,19 @@ def vectorize(
         squeezed = []
         for v, ls in zip(vals, loops):
             ones = tuple(i for i, s in enumerate(ls) if s == 1)
-            squeezed.append(_bnp.squeeze(v, axis=ones) if ones else v)
+            squeezed.append(_shapes.squeeze(v, axis=ones) if ones else v)
         unmapped = []
         for axis in reversed(range(n)):
             in_axes = tuple(None if p[axis] == 1 else 0 for p in padded)
             if all(a is None for a in in_axes):
                 unmapped.append(axis)
             else:
-                fn = bt.vmap(fn, in_axes=in_axes)
+                fn = vmap(fn, in_axes=in_axes)
         out = fn(*squeezed)
         if not unmapped:
             return out
         dims = tuple(sorted(unmapped))
-        return bt.tree.map(lambda r: _bnp.expand_dims(r, dims), out)
+        return tree.map(lambda r: _shapes.expand_dims(r, dims), out)
 
     wrapped.__name__ = getattr(pyfunc, "__name__", "vectorized")
     wrapped.__qualname__ = getattr(pyfunc, "__qualname__", wrapped.__name__)

@@ -21,10 +21,10 @@ from typing import Any
 
 import numpy as np
 
-import baton.numpy as bnp
 from baton import _linalg_core as core
 from baton import _ops
 from baton._baton import lax
+from baton.numpy import _casts, _creation, _elementwise, _linalg, _reductions, _shapes
 
 __all__ = [
     "cholesky",
@@ -324,7 +324,7 @@ def matrix_rank(
             )
         rtol = tol
     if len(_ops.shape_of(M)) < 2:
-        return bnp.astype(bnp.any(bnp.not_equal(M, 0)), np.int32)
+        return _casts.astype(_reductions.any(_elementwise.not_equal(M, 0)), np.int32)
     dt, _ = _types("matrix_rank", M)
     return _run(_matrix_rank, (M,), dt=dt, tol=None if rtol is None else float(rtol))
 
@@ -384,7 +384,7 @@ def lstsq(a: Any, b: Any, rcond: Any = None, *, numpy_resid: bool = False) -> tu
     if numpy_resid:
         rank = int(np.asarray(out[2]))
         if rank < sa[1] or sa[0] <= sa[1]:
-            out = (out[0], bnp.zeros((0,), rt), out[2], out[3])
+            out = (out[0], _creation.zeros((0,), rt), out[2], out[3])
     return out
 
 
@@ -400,16 +400,18 @@ def matrix_power(a: Any, n: int) -> Any:
     _matrix(a, "matrix_power", square=True)
     if n == 0:
         shape = _ops.shape_of(a)
-        return bnp.broadcast_to(bnp.eye(shape[-1], dtype=bnp.asarray(a).dtype), shape)
+        return _shapes.broadcast_to(
+            _creation.eye(shape[-1], dtype=_creation.asarray(a).dtype), shape
+        )
     x = inv(a) if n < 0 else a
     n = abs(n)
     result = None
     while n:
         if n & 1:
-            result = x if result is None else bnp.matmul(result, x)
+            result = x if result is None else _linalg.matmul(result, x)
         n >>= 1
         if n:
-            x = bnp.matmul(x, x)
+            x = _linalg.matmul(x, x)
     return result
 
 
@@ -422,7 +424,7 @@ def multi_dot(arrays: Any, *, precision: Any = None) -> Any:
         raise ValueError("linalg.multi_dot: expects at least two arrays")
     out = arrays[0]
     for x in arrays[1:]:
-        out = bnp.matmul(out, x)
+        out = _linalg.matmul(out, x)
     return out
 
 
@@ -433,10 +435,12 @@ def cond(x: Any, p: Any = None) -> Any:
     _matrix(x, "cond")
     if p is None or p in (2, -2):
         s = svdvals(x)
-        hi, lo = bnp.max(s, axis=-1), bnp.min(s, axis=-1)
-        return bnp.divide(lo, hi) if p == -2 else bnp.divide(hi, lo)
+        hi, lo = _reductions.max(s, axis=-1), _reductions.min(s, axis=-1)
+        return _elementwise.divide(lo, hi) if p == -2 else _elementwise.divide(hi, lo)
     _matrix(x, "cond", "x", square=True)
-    return bnp.multiply(norm(x, p, axis=(-2, -1)), norm(inv(x), p, axis=(-2, -1)))
+    return _elementwise.multiply(
+        norm(x, p, axis=(-2, -1)), norm(inv(x), p, axis=(-2, -1))
+    )
 
 
 # ---- norms and the array-API helpers: baton/numpy/_linalg_norms.py ----

@@ -1,5 +1,5 @@
 """What the special functions share: their arguments as float Tracers, and
-``baton.numpy`` imported when first needed (it imports this package)."""
+``baton.numpy`` (this package is above it)."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from baton import _ops
 
 
 def bnp() -> Any:
-    """``baton.numpy``, imported on first use (it sits above this package)."""
+    """``baton.numpy``, imported on first use."""
     import baton.numpy as bnp
 
     return bnp

@@ -22,7 +22,7 @@ import numpy as np
 from baton import _ops
 from baton._checkpoint import stop_gradient
 from baton._custom import custom_jvp
-from baton.scipy import _special_gamma, _special_ndtr
+from baton.scipy import _softmax, _special_gamma, _special_ndtr
 from baton.scipy._float_args import as_float as _float
 from baton.scipy._float_args import bnp as _bnp
 from baton.scipy._special_math import erf, erfc, erfinv, gammaln
@@ -56,8 +56,6 @@ __all__ = [
     "xlog1py",
     "xlogy",
 ]
-
-
 
 
 def _axes(axis: Any) -> Any:
@@ -329,14 +327,10 @@ def boxcox1p(x: Any, lmbda: Any) -> Any:
 def softmax(x: Any, /, *, axis: Any = None) -> Any:
     """``exp(x) / sum(exp(x), axis)`` (``bt.nn.softmax``; all axes by
     default, as in jax.scipy.special)."""
-    from baton.nn import _activations
-
-    return _activations.softmax(x, axis=axis)
+    return _ops.apply(_softmax.softmax, (x,), (("axis", _softmax.axis_arg(axis)),))
 
 
 def log_softmax(x: Any, /, *, axis: Any = None) -> Any:
     """``x - logsumexp(x, axis)`` (``bt.nn.log_softmax``; all axes by
     default)."""
-    from baton.nn import _activations
-
-    return _activations.log_softmax(x, axis=axis)
+    return _ops.apply(_softmax.log_softmax, (x,), (("axis", _softmax.axis_arg(axis)),))

@@ -1,5 +1,7 @@
-"""Helpers shared by the modules re-exported from ``_math_extra`` (not
-public)."""
+"""How ``baton.numpy``'s math modules take their operands (not public):
+the inexact and working dtypes (float32 for integers, float32 math for
+float16/bfloat16), ``dtype=`` and ``out=`` arguments, concrete values for
+functions that need them on the host, and ``ndim``."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""baton.numpy's extra elementwise math, whole-array comparisons, type
+"""baton.numpy's elementwise math of real numbers, whole-array comparisons, type
 predicates and vector products against numpy (and jax.numpy where the two
 differ), eagerly and under bt.jit."""
 

@@ -1,13 +1,9 @@
-"""More of jax.numpy's elementwise functions on ``baton.numpy``: the inverse
-trigonometric and hyperbolic functions, cbrt, the bit shifts and
-bitwise_count, built on the primitives ``lax.log1p``, ``lax.expm1``,
-``lax.tan``, ``lax.atan``, ``lax.atan2``, ``lax.bitwise_xor`` and the
-``lax.shift_*`` ops.
+"""Transcendental elementwise functions of ``baton.numpy`` on baton's newer
+lax primitives: log1p, expm1, tan, arctan / arctan2 (the primitives
+themselves), the inverse trigonometric and hyperbolic functions, and cbrt.
 
-This module is star-imported after ``_elementwise``, so the names it
-defines again (log1p, expm1, tan, sinh, cosh, bitwise_xor) replace the
-older compositions there with ones on the new primitives (libm accuracy,
-sinh/cosh within a few ulps up to overflow).
+On the primitives these have libm accuracy (sinh/cosh within a few ulps up
+to overflow).
 
 Promotion follows jax.numpy: functions producing floats give float32 for
 integer and bool operands; float16/bfloat16 computations of several steps
@@ -25,20 +21,14 @@ import numpy as np
 from baton import _ops
 from baton._baton import lax
 from baton.numpy._elementwise import (
-    _BOOL,
     _F32,
     _binary,
-    _check_integral,
     _down,
     _float_operand,
     _unary,
 )
 
-__all__: list[str] = []
-
 _F64 = np.dtype(np.float64)
-_I32 = np.dtype(np.int32)
-_U8 = np.dtype(np.uint8)
 _LN2 = math.log(2.0)
 
 
@@ -57,6 +47,9 @@ def _odd(t: Any, r: Any) -> Any:
 
 def _eps(d: Any) -> float:
     return float(np.finfo(np.dtype(d)).eps)
+
+
+__all__: list[str] = []
 
 
 # ---- primitives ----
@@ -175,7 +168,9 @@ def _arcsinh(x: Any) -> Any:
     a_l = lax.select(big, a, one)
     # asinh(a) = log1p(a + a^2 / (1 + sqrt(1 + a^2))), accurate near 0.
     sq = lax.mul(a_s, a_s)
-    near = lax.log1p(lax.add(a_s, lax.true_divide(sq, lax.add(1, lax.sqrt(lax.add(sq, 1))))))
+    near = lax.log1p(
+        lax.add(a_s, lax.true_divide(sq, lax.add(1, lax.sqrt(lax.add(sq, 1)))))
+    )
     far = lax.add(lax.log(a_l), _LN2)
     return _down(_odd(t, lax.select(big, far, near)), d)
 
@@ -242,105 +237,5 @@ for _name, _impl, _doc, _aliases in (
     ("cbrt", _cbrt, "Real cube root (negative for negative x).", ()),
 ):
     _export(_unary(_name, _impl, _doc), _name, *_aliases)
-
-
-# ---- bitwise ----
-
-
-def _bitwise_xor(x1: Any, x2: Any) -> Any:
-    a, b = _ops.promote(x1, x2)
-    _check_integral("bitwise_xor", a)
-    return lax.bitwise_xor(a, b)
-
-
-_export(
-    _binary(
-        "bitwise_xor", _bitwise_xor, "x1 ^ x2: bitwise for integers, logical for bool."
-    ),
-    "bitwise_xor",
-)
-
-
-def _shift_operands(name: str, x1: Any, x2: Any) -> tuple[Any, Any]:
-    a, b = _ops.promote(x1, x2)
-    _check_integral(name, a)
-    if a.dtype == _BOOL:  # jax.numpy shifts bools as int32
-        a, b = lax.astype(a, _I32), lax.astype(b, _I32)
-    return a, b
-
-
-def _left_shift(x1: Any, x2: Any) -> Any:
-    a, b = _shift_operands("left_shift", x1, x2)
-    return lax.shift_left(a, b)
-
-
-def _right_shift(x1: Any, x2: Any) -> Any:
-    a, b = _shift_operands("right_shift", x1, x2)
-    if np.dtype(a.dtype).kind == "u":
-        return lax.shift_right_logical(a, b)
-    return lax.shift_right_arithmetic(a, b)
-
-
-_export(
-    _binary(
-        "left_shift",
-        _left_shift,
-        "x1 << x2 for integers (bool as int32); shift amounts outside "
-        "[0, bit width) give 0, as in jax.numpy.",
-    ),
-    "left_shift",
-    "bitwise_left_shift",
-)
-_export(
-    _binary(
-        "right_shift",
-        _right_shift,
-        "x1 >> x2: arithmetic (sign-filling) for signed integers, logical for "
-        "unsigned; amounts outside [0, bit width) give the sign fill (0 or -1).",
-    ),
-    "right_shift",
-    "bitwise_right_shift",
-)
-
-
-# SWAR population count masks, per bit width (all fit the signed type).
-_M1 = {w: int("01" * (w // 2), 2) for w in (8, 16, 32, 64)}
-_M2 = {w: int("0011" * (w // 4), 2) for w in (8, 16, 32, 64)}
-_M4 = {w: int("00001111" * (w // 8), 2) for w in (8, 16, 32, 64)}
-
-
-def _bitwise_count(x: Any) -> Any:
-    t = _ops.as_tracer(x)
-    _check_integral("bitwise_count", t)
-    if t.dtype == _BOOL:
-        return lax.astype(t, _U8)
-    d = np.dtype(t.dtype)
-    w = d.itemsize * 8
-    if d.kind == "i":
-        t = lax.abs(t)  # numpy counts |x| (INT_MIN's bits are one 1)
-
-    def c(v: int) -> Any:
-        return lax.full((), v, d)
-
-    def srl(v: Any, n: int) -> Any:
-        return lax.shift_right_logical(v, c(n))
-
-    v = lax.sub(t, lax.bitwise_and(srl(t, 1), c(_M1[w])))
-    v = lax.add(lax.bitwise_and(v, c(_M2[w])), lax.bitwise_and(srl(v, 2), c(_M2[w])))
-    v = lax.bitwise_and(lax.add(v, srl(v, 4)), c(_M4[w]))
-    for n in (8, 16, 32):
-        if n < w:
-            v = lax.add(v, srl(v, n))
-    return lax.astype(lax.bitwise_and(v, c(0x7F)), _U8)
-
-
-_export(
-    _unary(
-        "bitwise_count",
-        _bitwise_count,
-        "The number of 1 bits in |x| (numpy's bitwise_count; uint8 result).",
-    ),
-    "bitwise_count",
-)
 
 del _name, _fn, _impl, _doc, _aliases

@@ -1,14 +1,8 @@
-"""More of jax.numpy's math on ``baton.numpy``, composed from baton's lax
-primitives and existing ``baton.numpy`` functions (no new C++).
-
-This module holds elementwise functions (copysign, hypot, heaviside, sinc,
-logaddexp, nan_to_num, divmod, modf, ...) and re-exports the other
-families: ``_predicates`` (isclose, allclose, array_equal, isscalar, ...),
-``_exponents`` (frexp, ldexp, gcd, lcm), ``_nan_reductions`` (nansum, ...,
-average, ptp, count_nonzero), ``_cumulative`` (cumsum, cumprod, diff,
-gradient, trapezoid), ``_polynomial`` (polyval, ..., convolve, correlate),
-``_statistics`` (cov, corrcoef, bincount, histogram, digitize,
-searchsorted, interp) and ``_vector`` (cross, vecdot, matvec, vecmat).
+"""Elementwise functions of real numbers on ``baton.numpy``, composed from
+baton's lax primitives and existing ``baton.numpy`` functions (no new
+C++): deg2rad / radians, rad2deg / degrees, fabs, isposinf / isneginf,
+sinc, copysign, float_power, heaviside, hypot, logaddexp / logaddexp2,
+nan_to_num, divmod, modf.
 
 Each function runs as one compiled program eagerly (``baton._ops.apply``)
 and inlines into the caller's program under ``bt.jit``. Promotion follows
@@ -26,25 +20,9 @@ import numpy as np
 
 from baton import _ops
 from baton._baton import lax
-from baton.numpy import (
-    _cumulative,
-    _exponents,
-    _nan_reductions,
-    _polynomial,
-    _predicates,
-    _statistics,
-    _vector,
-)
 from baton.numpy import _elementwise as _ew
-from baton.numpy import _mx_common as _c
-from baton.numpy._cumulative import *  # noqa: F403
+from baton.numpy import _operands as _c
 from baton.numpy._dtypes import finfo as _finfo
-from baton.numpy._exponents import *  # noqa: F403
-from baton.numpy._nan_reductions import *  # noqa: F403
-from baton.numpy._polynomial import *  # noqa: F403
-from baton.numpy._predicates import *  # noqa: F403
-from baton.numpy._statistics import *  # noqa: F403
-from baton.numpy._vector import *  # noqa: F403
 
 __all__: list[str] = [
     "copysign",
@@ -65,13 +43,6 @@ __all__: list[str] = [
     "radians",
     "sinc",
 ]
-__all__ += _cumulative.__all__
-__all__ += _exponents.__all__
-__all__ += _nan_reductions.__all__
-__all__ += _polynomial.__all__
-__all__ += _predicates.__all__
-__all__ += _statistics.__all__
-__all__ += _vector.__all__
 
 _LN2 = math.log(2.0)
 

@@ -1,4 +1,8 @@
-"""baton.numpy's _misc functions against jax.numpy (x64 off) and numpy."""
+"""Small families of baton.numpy functions against jax.numpy (x64 off) and
+numpy: dtype casts and complex accessors (_casts), window functions
+(_windows), nonzero / flatnonzero / argwhere (_nonzero), isin, piecewise,
+vectorize, unwrap, poly / polydiv, isdtype, the host constructors and
+printing (_printing)."""
 
 import os
 
