@@ -310,8 +310,10 @@ TEST(EmittedDotTest, LongAndEmptyContractions) {
 }
 
 // With a GEMM library (as on a GPU with cuBLAS), float dots are GEMM
-// actions, the operands transposed into scratch only when their memory is
-// not already [batch, m, k] / [batch, k, n]; integer dots stay kernels.
+// actions reading each operand as stored ([batch, m, k] / [batch, k, n]) or
+// transposed ([batch, k, m] / [batch, n, k]: trans_a / trans_b), into
+// scratch by a transpose kernel only when it is neither; integer dots stay
+// kernels.
 TEST(EmittedDotTest, GemmActionsAndTransposes) {
   struct Case {
     Shape lhs, rhs;
@@ -319,16 +321,25 @@ TEST(EmittedDotTest, GemmActionsAndTransposes) {
     DType dtype;
     int kernels;  // transposes (or the integer kernel)
     int gemms;
+    bool trans_a, trans_b;
   };
   const Case cases[] = {
-      {Shape{7, 9}, Shape{9, 5}, Dims({}, {}, {1}, {0}), DType::kFloat32, 0, 1},
-      {Shape{9, 7}, Shape{9, 5}, Dims({}, {}, {0}, {0}), DType::kFloat32, 1, 1},
-      {Shape{7, 9}, Shape{5, 9}, Dims({}, {}, {1}, {1}), DType::kFloat16, 1, 1},
+      {Shape{7, 9}, Shape{9, 5}, Dims({}, {}, {1}, {0}), DType::kFloat32, 0, 1,
+       false, false},
+      // x^T y and x y^T: the gradients of a matmul.
+      {Shape{9, 7}, Shape{9, 5}, Dims({}, {}, {0}, {0}), DType::kFloat32, 0, 1,
+       true, false},
+      {Shape{7, 9}, Shape{5, 9}, Dims({}, {}, {1}, {1}), DType::kFloat16, 0, 1,
+       false, true},
+      {Shape{9, 7}, Shape{5, 9}, Dims({}, {}, {0}, {1}), DType::kFloat32, 0, 1,
+       true, true},
       {Shape{3, 7, 9}, Shape{3, 9, 5}, Dims({0}, {0}, {2}, {1}),
-       DType::kBFloat16, 0, 1},
+       DType::kBFloat16, 0, 1, false, false},
+      // The batch dimension inside: neither order, one transpose.
       {Shape{7, 3, 9}, Shape{3, 9, 5}, Dims({1}, {0}, {2}, {1}),
-       DType::kFloat64, 1, 1},
-      {Shape{7, 9}, Shape{9, 5}, Dims({}, {}, {1}, {0}), DType::kInt32, 1, 0},
+       DType::kFloat64, 1, 1, false, false},
+      {Shape{7, 9}, Shape{9, 5}, Dims({}, {}, {1}, {0}), DType::kInt32, 1, 0,
+       false, false},
   };
   for (const Case& c : cases) {
     SCOPED_TRACE(c.lhs.to_string() + " x " + c.rhs.to_string());
@@ -350,6 +361,8 @@ TEST(EmittedDotTest, GemmActionsAndTransposes) {
       EXPECT_EQ(act.batch * act.m * act.n,
                 p.type(p.outputs()[0]).num_elements());
       EXPECT_EQ(act.k, 9);
+      EXPECT_EQ(act.trans_a, c.trans_a);
+      EXPECT_EQ(act.trans_b, c.trans_b);
       EXPECT_EQ(act.c.kind, cuda::codegen::BufferRef::Kind::kSlot);
       // An operand read in place is its parameter's slot; a transposed one
       // lives in scratch.

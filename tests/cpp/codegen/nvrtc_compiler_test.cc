@@ -382,6 +382,13 @@ TEST(NvrtcCompilerTest, EveryGeneratedKernelCompilesForSm90WithinResources) {
       static_cast<long long>(stack_and_spills), trig_frames);
 }
 
+// The kernel the disk-cache tests compile.
+std::string OnDiskKernelSource() {
+  return std::string(cuda::codegen::DevicePrelude()) +
+         "extern \"C\" __global__ void on_disk(float* o) "
+         "{ o[threadIdx.x] = 3.0f; }\n";
+}
+
 // A fresh folder for one test's disk cache, removed after it.
 class NvrtcDiskCacheTest : public ::testing::Test {
  protected:
@@ -406,9 +413,7 @@ class NvrtcDiskCacheTest : public ::testing::Test {
   }
 
   std::string dir_;
-  const std::string source_ = std::string(cuda::codegen::DevicePrelude()) +
-                              "extern \"C\" __global__ void on_disk(float* o) "
-                              "{ o[threadIdx.x] = 3.0f; }\n";
+  const std::string source_ = OnDiskKernelSource();
 };
 
 // Twice in one object: one compile, then the memory cache. A fresh object
@@ -441,6 +446,43 @@ TEST_F(NvrtcDiskCacheTest, CompilesOnceThenReadsMemoryThenDisk) {
   ASSERT_TRUE(first.CompileToCubin(source_, "on_disk.cu", kRealArch).ok());
   EXPECT_EQ(first.compiles(), 1);
   EXPECT_EQ(first.disk_hits(), 1);
+}
+
+// Issue 33's acceptance: a second process reuses the disk cache. This test
+// compiles into a fresh folder, then runs this test binary again as a child
+// (the disabled test below, which compiles the same source on that folder and
+// writes its compile count to a file): the child compiles nothing.
+TEST_F(NvrtcDiskCacheTest, ASecondProcessCompilesNothing) {
+  BATON_SKIP_WITHOUT_NVRTC();
+  cuda::NvrtcCompiler first({dir_});
+  ASSERT_TRUE(first.CompileToCubin(source_, "k.cu", kRealArch).ok());
+  ASSERT_EQ(first.compiles(), 1);
+  const std::string report = dir_ + "/child_report.txt";
+  const std::string command =
+      "BATON_NVRTC_CHILD_DIR='" + dir_ + "' BATON_NVRTC_CHILD_REPORT='" +
+      report + "' '" + std::filesystem::read_symlink("/proc/self/exe").string() +
+      "' --gtest_also_run_disabled_tests "
+      "--gtest_filter=NvrtcDiskCacheChild.DISABLED_CompileOnTheFolder "
+      ">/dev/null 2>&1";
+  ASSERT_EQ(std::system(command.c_str()), 0) << command;
+  std::ifstream in(report);
+  std::string compiles, disk_hits;
+  in >> compiles >> disk_hits;
+  EXPECT_EQ(compiles, "0");
+  EXPECT_EQ(disk_hits, "1");
+}
+
+// The child of ASecondProcessCompilesNothing (disabled: it runs only there).
+TEST(NvrtcDiskCacheChild, DISABLED_CompileOnTheFolder) {
+  const char* dir = std::getenv("BATON_NVRTC_CHILD_DIR");
+  const char* report = std::getenv("BATON_NVRTC_CHILD_REPORT");
+  ASSERT_NE(dir, nullptr);
+  ASSERT_NE(report, nullptr);
+  cuda::NvrtcCompiler compiler({dir});
+  ASSERT_TRUE(
+      compiler.CompileToCubin(OnDiskKernelSource(), "k.cu", kRealArch).ok());
+  std::ofstream(report) << compiler.compiles() << " " << compiler.disk_hits()
+                        << "\n";
 }
 
 // Another option, architecture or output kind is another key: a compile.
@@ -500,7 +542,14 @@ TEST_F(NvrtcDiskCacheTest, ACorruptFileIsRecompiledAndRewritten) {
     EXPECT_EQ(compiler.compiles(), 1);
     EXPECT_EQ(compiler.disk_hits(), 0);
     EXPECT_EQ(out->cubin, good);
-    EXPECT_EQ(std::filesystem::file_size(file), bytes.size());
+    // Rewritten: the next object reads it. (Not byte-equal to the first
+    // file: ptxas's report in it carries its own compile time.)
+    cuda::NvrtcCompiler reader({dir_});
+    auto again = reader.CompileToCubin(source_, "k.cu", kRealArch);
+    ASSERT_TRUE(again.ok()) << again.status().to_string();
+    EXPECT_EQ(reader.compiles(), 0);
+    EXPECT_EQ(reader.disk_hits(), 1);
+    EXPECT_EQ(again->cubin, good);
   }
   cuda::NvrtcCompiler after({dir_});
   ASSERT_TRUE(after.CompileToCubin(source_, "k.cu", kRealArch).ok());
@@ -593,6 +642,44 @@ compiler::Program MlpTrainingStep() {
   });
 }
 
+// Partition: each source is the prelude and whole kernels; every kernel is
+// in exactly the part part_of_kernel names; the parts are balanced.
+TEST(KernelPartitionTest, EveryKernelInOnePartEachAfterThePrelude) {
+  const testing::PlannedProgram p = testing::Plan(MlpTrainingStep());
+  auto emitted =
+      cuda::codegen::EmitProgram(p.program, p.plan, {}, "mlp training step");
+  ASSERT_TRUE(emitted.ok()) << emitted.status().to_string();
+  const size_t kernels = emitted->kernel_names.size();
+  ASSERT_GT(kernels, 4u);
+  for (int parts : {1, 3, 1000}) {
+    SCOPED_TRACE(parts);
+    const cuda::codegen::PartitionedSource out =
+        cuda::codegen::Partition(*emitted, parts);
+    ASSERT_EQ(out.sources.size(),
+              std::min(kernels, static_cast<size_t>(parts)));
+    ASSERT_EQ(out.part_of_kernel.size(), kernels);
+    const std::string head =
+        emitted->source.substr(0, emitted->kernels_offset);
+    size_t total = 0;
+    for (const std::string& source : out.sources) {
+      EXPECT_EQ(source.compare(0, head.size(), head), 0);
+      total += source.size() - head.size();
+    }
+    EXPECT_EQ(total, emitted->source.size() - head.size());
+    for (size_t k = 0; k < kernels; ++k) {
+      const std::string definition =
+          "void " + emitted->kernel_names[k] + "(";
+      for (size_t part = 0; part < out.sources.size(); ++part) {
+        EXPECT_EQ(out.sources[part].find(definition) != std::string::npos,
+                  static_cast<int>(part) == out.part_of_kernel[k])
+            << emitted->kernel_names[k] << " in part " << part;
+      }
+    }
+  }
+  EXPECT_TRUE(cuda::codegen::Partition(cuda::codegen::EmittedProgram{}, 4)
+                  .sources.empty());
+}
+
 // Issue 33's acceptance figure: one cold NVRTC compile (no memory or disk
 // cache) of the MLP training step's whole emitted source, to a CUBIN for
 // sm_90, printed, not asserted (a wall-clock limit would fail on a busy CI
@@ -628,25 +715,35 @@ TEST(NvrtcCompilerTest, ColdCompileOfTheMlpTrainingStep) {
     max_registers = std::max(max_registers, r.registers);
   }
   EXPECT_EQ(entries, emitted->kernel_names.size());
-  // The same with --split-compile=0 (NVRTC optimizes and runs ptxas on as
-  // many threads as there are cores): what parallel compilation would buy
-  // on this machine. Not the default: its cubin (deterministic, the same
-  // size) differs from the serial one in about 2% of its bytes, and nothing
-  // here shows yet that the machine code is the same.
-  cuda::NvrtcCompiler split({});
-  const auto split_start = std::chrono::steady_clock::now();
-  auto split_out = split.CompileToCubin(emitted->source, "mlp_step.cu",
-                                        kRealArch, {"--split-compile=0"});
-  const double split_ms = std::chrono::duration<double, std::milli>(
-                              std::chrono::steady_clock::now() - split_start)
-                              .count();
-  ASSERT_TRUE(split_out.ok()) << split_out.status().to_string();
+  // The same kernels in one source per core, compiled side by side
+  // (codegen::Partition, CompileToCubins): how an executable compiles.
+  const unsigned cores = std::max(1u, std::thread::hardware_concurrency());
+  const cuda::codegen::PartitionedSource parts =
+      cuda::codegen::Partition(*emitted, static_cast<int>(cores));
+  cuda::NvrtcCompiler parallel({});
+  const auto parallel_start = std::chrono::steady_clock::now();
+  auto parallel_out =
+      parallel.CompileToCubins(parts.sources, "mlp_step.cu", kRealArch);
+  const double parallel_ms =
+      std::chrono::duration<double, std::milli>(
+          std::chrono::steady_clock::now() - parallel_start)
+          .count();
+  ASSERT_TRUE(parallel_out.ok()) << parallel_out.status().to_string();
+  ASSERT_EQ(parallel_out->size(), parts.sources.size());
+  size_t parallel_entries = 0;
+  for (const cuda::CompiledCubin& c : *parallel_out) {
+    for (const cuda::KernelResources& r : c.resources) {
+      parallel_entries += r.entry;
+    }
+  }
+  EXPECT_EQ(parallel_entries, entries);
+  EXPECT_EQ(parallel.compiles(), static_cast<int64_t>(parts.sources.size()));
   std::printf(
       "MLP training step: %zu kernels, %zu GEMMs, %zu bytes of source, cold "
-      "NVRTC compile to sm_90 %.1f ms (%.1f ms with --split-compile=0 on %u "
-      "threads), max %d registers\n",
-      entries, gemms, emitted->source.size(), ms, split_ms,
-      std::thread::hardware_concurrency(), max_registers);
+      "NVRTC compile to sm_90 %.1f ms in one source, %.1f ms in %zu sources "
+      "on %u threads, max %d registers\n",
+      entries, gemms, emitted->source.size(), ms, parallel_ms,
+      parts.sources.size(), cores, max_registers);
 }
 
 }  // namespace

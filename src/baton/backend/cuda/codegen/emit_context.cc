@@ -1,6 +1,7 @@
 #include "baton/backend/cuda/codegen/emit_context.h"
 
 #include <algorithm>
+#include <iterator>
 
 namespace baton::cuda::codegen {
 
@@ -102,10 +103,10 @@ std::string EmitContext::Kernel::Temp() {
 
 EmitContext::Kernel EmitContext::NewKernel(int64_t threads) {
   Kernel k;
-  k.name = options_.kernel_prefix + std::to_string(out_->kernel_names.size());
+  // Numbered when made, so that kernels built side by side differ; named in
+  // the source (and kernel_names) only when finished and new.
+  k.name = options_.kernel_prefix + std::to_string(next_kernel_++);
   k.threads = threads;
-  // Reserve the name now, so that kernels built side by side differ.
-  out_->kernel_names.push_back(k.name);
   return k;
 }
 
@@ -115,12 +116,31 @@ Status EmitContext::Finish(Kernel kernel) {
         "a kernel of " + std::to_string(kernel.args.size()) + " buffers",
         "a kernel takes at most " + std::to_string(kMaxKernelArgs));
   }
-  const auto it = std::find(out_->kernel_names.begin(),
-                            out_->kernel_names.end(), kernel.name);
-  const int index = static_cast<int>(it - out_->kernel_names.begin());
   const bool wide = WideIndex(kernel);
   const std::string idx = wide ? "bt::i64" : "bt::i32";
+  // A kernel whose text (less the comments naming its values) is one
+  // already emitted is that kernel, launched again: the MLP step's backward
+  // pass repeats some of its products and reductions, and every kernel
+  // costs NVRTC some milliseconds.
+  std::string key = idx + "\n";
+  for (size_t at = 0; at < kernel.body.size();) {
+    size_t end = kernel.body.find('\n', at);
+    end = end == std::string::npos ? kernel.body.size() : end + 1;
+    if (kernel.body.compare(at, 5, "  // ") != 0) {
+      key.append(kernel.body, at, end - at);
+    }
+    at = end;
+  }
+  const auto [known, is_new] = kernel_by_text_.try_emplace(
+      std::move(key), static_cast<int>(out_->kernel_names.size()));
+  const int index = known->second;
+  if (is_new) out_->kernel_names.push_back(kernel.name);
+  if (!is_new) {
+    Launch(index, kernel);
+    return OkStatus();
+  }
   std::string& s = out_->source;
+  const size_t text_start = s.size();
   s += "\n// step " + std::to_string(step_index_) + "\n";
   s += "BATON_FN void " + kernel.name + "_body(" + idx +
        " i, const KernelArgs& a) {\n";
@@ -146,7 +166,13 @@ Status EmitContext::Finish(Kernel kernel) {
        "    " +
        kernel.name + "_body((" + idx + ")i, a);\n}\n";
   s += "#endif\n";
-  if (kernel.threads <= 0) return OkStatus();
+  out_->kernel_text.emplace_back(text_start, s.size() - text_start);
+  Launch(index, kernel);
+  return OkStatus();
+}
+
+void EmitContext::Launch(int index, Kernel& kernel) {
+  if (kernel.threads <= 0) return;
   Action act;
   act.kind = Action::Kind::kKernel;
   act.step = step_index_;
@@ -154,7 +180,13 @@ Status EmitContext::Finish(Kernel kernel) {
   act.threads = kernel.threads;
   act.args = std::move(kernel.args);
   out_->actions.push_back(std::move(act));
-  return OkStatus();
+}
+
+void EmitContext::ForgetKernelsFrom(size_t count) {
+  for (auto it = kernel_by_text_.begin(); it != kernel_by_text_.end();) {
+    it = static_cast<size_t>(it->second) >= count ? kernel_by_text_.erase(it)
+                                                  : std::next(it);
+  }
 }
 
 void EmitContext::Copy(const BufferRef& dst, const BufferRef& src,
@@ -171,7 +203,7 @@ void EmitContext::Copy(const BufferRef& dst, const BufferRef& src,
 
 void EmitContext::Gemm(DType dtype, int64_t batch, int64_t m, int64_t n,
                        int64_t k, const BufferRef& a, const BufferRef& b,
-                       const BufferRef& c) {
+                       const BufferRef& c, bool trans_a, bool trans_b) {
   Action act;
   act.kind = Action::Kind::kGemm;
   act.step = step_index_;
@@ -183,6 +215,8 @@ void EmitContext::Gemm(DType dtype, int64_t batch, int64_t m, int64_t n,
   act.a = a;
   act.b = b;
   act.c = c;
+  act.trans_a = trans_a;
+  act.trans_b = trans_b;
   out_->actions.push_back(std::move(act));
 }
 

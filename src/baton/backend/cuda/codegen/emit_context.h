@@ -27,6 +27,7 @@
 #include <cstdint>
 #include <map>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "baton/backend/cuda/codegen/kernel_emitter.h"
@@ -70,15 +71,20 @@ class EmitContext {
   // A new kernel over `threads` work items (may be 0: Finish then records
   // nothing).
   Kernel NewKernel(int64_t threads);
-  // Appends the kernel's source and its launch action. Unimplemented when
-  // it binds more than kMaxKernelArgs pointers.
+  // Appends the kernel's source (unless a kernel of the same text is there
+  // already: then that one is launched) and its launch action.
+  // Unimplemented when it binds more than kMaxKernelArgs pointers.
   Status Finish(Kernel kernel);
+  // Forgets the kernels from index `count` on, which the caller has cut
+  // from the output (a step refused part way, EmitOptions::host_fallback).
+  void ForgetKernelsFrom(size_t count);
 
   // A copy action (skipped at run time when dst and src are one storage).
   void Copy(const BufferRef& dst, const BufferRef& src, int64_t bytes);
   // A kGemm action.
   void Gemm(DType dtype, int64_t batch, int64_t m, int64_t n, int64_t k,
-            const BufferRef& a, const BufferRef& b, const BufferRef& c);
+            const BufferRef& a, const BufferRef& b, const BufferRef& c,
+            bool trans_a, bool trans_b);
   // Reserves `bytes` of this step's scratch (256-byte aligned) and returns
   // its reference.
   BufferRef Scratch(int64_t bytes);
@@ -126,6 +132,12 @@ class EmitContext {
   int step_index_ = -1;
   // The step's scratch reservations: offset -> bytes.
   std::map<int64_t, int64_t> scratch_bytes_;
+  // Kernels made so far (their numbers), and the emitted ones by text.
+  int next_kernel_ = 0;
+  std::unordered_map<std::string, int> kernel_by_text_;
+
+  // Records the launch of kernel `index` over `kernel`'s work items.
+  void Launch(int index, Kernel& kernel);
 
   // Whether `kernel` needs 64-bit indices (see the top of this file).
   bool WideIndex(const Kernel& kernel) const;

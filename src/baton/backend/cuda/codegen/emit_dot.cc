@@ -1,11 +1,14 @@
 // dot_general: result [batch..., lhs free..., rhs free...] as
 // c[B][M][N] = sum over k of a[B][M][k] * b[B][k][N].
 //
-// With a GEMM library (EmitOptions::library_gemm) and a float dtype, the
-// operands are brought to row-major [B, M, K] and [B, K, N] -- as they are
-// when their memory already has that order (size-1 dimensions aside, a
-// reshape of it), else by a transpose kernel into scratch -- and a kGemm
-// action multiplies them. Otherwise one work item per output element loops
+// With a GEMM library (EmitOptions::library_gemm) and a float dtype, a
+// kGemm action multiplies the operands as row-major [B, M, K] (or, with
+// trans_a, [B, K, M]) and [B, K, N] (or, trans_b, [B, N, K]) -- as they are
+// when their memory already has one of those orders (size-1 dimensions
+// aside, a reshape of it): the GEMM library transposes as it reads, so
+// x^T y and x y^T, which every matmul's gradient has, need no kernel --
+// else the operand is brought to the first order by a transpose kernel into
+// scratch. Otherwise one work item per output element loops
 // k in order over the operands in place (through their strides), with the
 // CPU's arithmetic (kernels/dot.cc): integers wrap in their own type, bool
 // is or-of-ands, float16/bfloat16 accumulate in float (the CPU widens them
@@ -133,15 +136,30 @@ Status EmitDotStep(EmitContext& ctx, const Step& step) {
   }
 
   if (ctx.options().library_gemm && is_floating(dtype)) {
-    BATON_ASSIGN_OR_RETURN(
-        const BufferRef a,
-        InOrder(ctx, lhs,
-                Concat(attrs->lhs_batch, lhs_free, attrs->lhs_contracting)));
-    BATON_ASSIGN_OR_RETURN(
-        const BufferRef b,
-        InOrder(ctx, rhs,
-                Concat(attrs->rhs_batch, attrs->rhs_contracting, rhs_free)));
-    ctx.Gemm(dtype, batch, m, n, k_size, a, b, ctx.Value(step.result));
+    // [B, K, M] / [B, N, K] in memory: read transposed by the library.
+    const bool trans_a = !IsMemoryOrder(ls, Concat(attrs->lhs_batch, lhs_free,
+                                                   attrs->lhs_contracting)) &&
+                         IsMemoryOrder(ls, Concat(attrs->lhs_batch,
+                                                  attrs->lhs_contracting,
+                                                  lhs_free));
+    const bool trans_b = !IsMemoryOrder(rs, Concat(attrs->rhs_batch,
+                                                   attrs->rhs_contracting,
+                                                   rhs_free)) &&
+                         IsMemoryOrder(rs, Concat(attrs->rhs_batch, rhs_free,
+                                                  attrs->rhs_contracting));
+    BufferRef a = ctx.Value(lhs), b = ctx.Value(rhs);
+    if (!trans_a) {
+      BATON_ASSIGN_OR_RETURN(
+          a, InOrder(ctx, lhs,
+                     Concat(attrs->lhs_batch, lhs_free, attrs->lhs_contracting)));
+    }
+    if (!trans_b) {
+      BATON_ASSIGN_OR_RETURN(
+          b, InOrder(ctx, rhs,
+                     Concat(attrs->rhs_batch, attrs->rhs_contracting, rhs_free)));
+    }
+    ctx.Gemm(dtype, batch, m, n, k_size, a, b, ctx.Value(step.result), trans_a,
+             trans_b);
     return OkStatus();
   }
 

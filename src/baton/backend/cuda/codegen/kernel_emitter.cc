@@ -1,5 +1,6 @@
 #include "baton/backend/cuda/codegen/kernel_emitter.h"
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
@@ -100,6 +101,35 @@ void MaybeDump(const std::string& name, const std::string& source) {
 
 std::string_view DevicePrelude() { return kPrelude; }
 
+PartitionedSource Partition(const EmittedProgram& emitted, int parts) {
+  PartitionedSource out;
+  const size_t kernels = emitted.kernel_text.size();
+  const size_t n = std::min(kernels, static_cast<size_t>(std::max(parts, 1)));
+  if (n == 0) return out;
+  // Longest first, each to the lightest part; each part keeps program order.
+  std::vector<size_t> by_length(kernels);
+  for (size_t k = 0; k < kernels; ++k) by_length[k] = k;
+  std::stable_sort(by_length.begin(), by_length.end(), [&](size_t a, size_t b) {
+    return emitted.kernel_text[a].second > emitted.kernel_text[b].second;
+  });
+  std::vector<size_t> load(n, 0);
+  out.part_of_kernel.assign(kernels, 0);
+  for (size_t k : by_length) {
+    const size_t part = static_cast<size_t>(
+        std::min_element(load.begin(), load.end()) - load.begin());
+    out.part_of_kernel[k] = static_cast<int>(part);
+    load[part] += emitted.kernel_text[k].second;
+  }
+  const std::string head = emitted.source.substr(0, emitted.kernels_offset);
+  out.sources.assign(n, head);
+  for (size_t k = 0; k < kernels; ++k) {
+    const auto [offset, length] = emitted.kernel_text[k];
+    out.sources[static_cast<size_t>(out.part_of_kernel[k])].append(
+        emitted.source, offset, length);
+  }
+  return out;
+}
+
 Result<EmittedProgram> EmitProgram(const compiler::Program& program,
                                    const compiler::StepPlan& plan,
                                    const EmitOptions& options,
@@ -124,6 +154,8 @@ Result<EmittedProgram> EmitProgram(const compiler::Program& program,
     out.source.resize(source_size);
     out.actions.resize(actions);
     out.kernel_names.resize(kernels);
+    out.kernel_text.resize(kernels);
+    ctx.ForgetKernelsFrom(kernels);
     out.step_scratch_bytes[s] = 0;
     Action host;
     host.kind = Action::Kind::kHostStep;

@@ -26,9 +26,9 @@
 //    broadcasts and table gathers inline), fused reductions;
 //  - iota, convert, broadcast_in_dim, transpose, slice, dynamic_slice,
 //    dynamic_update_slice, concatenate, pad, gather, scatter, reduce;
-//  - dot_general: operands brought to [batch, m, k] x [batch, k, n] by
-//    transpose kernels when needed, then a GEMM action (cuBLAS) for the
-//    float types, a kernel otherwise;
+//  - dot_general: a GEMM action (cuBLAS) for the float types, reading each
+//    operand as it is stored or transposed, a transpose kernel first only
+//    for an operand stored in neither order; a kernel for the others;
 //  - reshape and transfer: a copy (skipped at run time when source and
 //    destination share storage).
 // Sort, linalg, host callbacks and control-flow regions are not emitted:
@@ -45,6 +45,7 @@
 #include <cstdint>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "baton/compiler/ir.h"
@@ -91,12 +92,15 @@ struct Action {
   int64_t threads = 0;
   std::vector<BufferRef> args;
   // kCopy: bytes from src to dst (nothing when both are the same storage).
-  // kGemm: row-major c[batch][m][n] = a[batch][m][k] * b[batch][k][n].
+  // kGemm: row-major c[batch][m][n] = a[batch][m][k] * b[batch][k][n],
+  // where a is stored as a[batch][k][m] when trans_a, and b as
+  // b[batch][n][k] when trans_b (the library reads them transposed).
   BufferRef dst, src;                      // kCopy
   int64_t bytes = 0;                       // kCopy
   DType dtype = DType::kFloat32;           // kGemm
   int64_t batch = 1, m = 0, n = 0, k = 0;  // kGemm
   BufferRef a, b, c;                       // kGemm
+  bool trans_a = false, trans_b = false;   // kGemm
 };
 
 struct EmitOptions {
@@ -120,6 +124,8 @@ struct EmittedProgram {
   size_t kernels_offset = 0;                // where in `source` the kernels
                                             // begin (after the prelude)
   std::vector<std::string> kernel_names;    // extern "C" names, by index
+  // Where each kernel's text is in `source` (offset, length), by index.
+  std::vector<std::pair<size_t, size_t>> kernel_text;
   std::vector<Action> actions;              // in program order
   std::vector<int64_t> step_scratch_bytes;  // per plan step
 };
@@ -127,6 +133,17 @@ struct EmittedProgram {
 // The device prelude's text (device_prelude.inc), as every emitted source
 // begins.
 std::string_view DevicePrelude();
+
+// `emitted`'s kernels as up to `parts` sources, each the prelude and some of
+// the kernels (balanced by length), to compile side by side: NVRTC compiles
+// one program on one thread, some milliseconds a kernel. part_of_kernel[k]
+// says which source holds kernel k. Fewer sources when there are fewer
+// kernels; none when there are none.
+struct PartitionedSource {
+  std::vector<std::string> sources;
+  std::vector<int> part_of_kernel;
+};
+PartitionedSource Partition(const EmittedProgram& emitted, int parts);
 
 // With $BATON_DUMP_CUDA_SOURCE set to a folder, each emitted source is also
 // written there as <name>.<hash>.cu (for reading, or compiling by hand with

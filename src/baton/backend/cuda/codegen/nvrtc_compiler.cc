@@ -15,6 +15,9 @@
 #include <iterator>
 #include <map>
 #include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
 
 namespace baton::cuda {
 namespace {
@@ -416,6 +419,38 @@ void NvrtcCompiler::WriteDisk(const std::string& path, const Entry& entry) {
                  "BATON_CUDA_CACHE_DIR to a writable folder)\n",
                  failure.c_str());
   }
+}
+
+Result<std::vector<CompiledCubin>> NvrtcCompiler::CompileToCubins(
+    const std::vector<std::string>& sources, const std::string& name,
+    const std::string& arch, int threads,
+    const std::vector<std::string>& extra_options) {
+  std::vector<Result<CompiledCubin>> results(
+      sources.size(), Internal("not compiled"));
+  const size_t workers = std::min(
+      sources.size(),
+      static_cast<size_t>(threads > 0 ? threads
+                                      : std::max(1u, std::thread::
+                                                         hardware_concurrency())));
+  std::atomic<size_t> next{0};
+  auto work = [&] {
+    for (size_t i = next++; i < sources.size(); i = next++) {
+      results[i] = CompileToCubin(sources[i],
+                                  name + " (part " + std::to_string(i) + ")",
+                                  arch, extra_options);
+    }
+  };
+  std::vector<std::thread> pool;
+  for (size_t t = 1; t < workers; ++t) pool.emplace_back(work);
+  work();  // the calling thread compiles too
+  for (std::thread& t : pool) t.join();
+  std::vector<CompiledCubin> out;
+  out.reserve(sources.size());
+  for (Result<CompiledCubin>& r : results) {
+    if (!r.ok()) return r.status();
+    out.push_back(std::move(*r));
+  }
+  return out;
 }
 
 Result<NvrtcCompiler::Entry> NvrtcCompiler::Compile(

@@ -122,6 +122,15 @@ class NvrtcCompiler {
       const std::string& arch,
       const std::vector<std::string>& extra_options = {});
 
+  // Several sources at once, each on a thread of its own (at most
+  // `threads`; 0: the machine's cores), results in order: how one
+  // executable's kernels (codegen::Partition) compile in parallel. The
+  // first failure is returned.
+  Result<std::vector<CompiledCubin>> CompileToCubins(
+      const std::vector<std::string>& sources, const std::string& name,
+      const std::string& arch, int threads = 0,
+      const std::vector<std::string>& extra_options = {});
+
   const std::string& cache_dir() const { return options_.cache_dir; }
   // NVRTC compilations this object ran (not counting cache hits, counting
   // failed ones).
