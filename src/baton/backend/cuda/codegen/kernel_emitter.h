@@ -2,8 +2,9 @@
 // C++ kernels, and the list of actions -- kernel launches, copies, library
 // GEMMs -- that runs them in order.
 //
-// The emitted source is the device prelude (device_prelude.inc: the
-// per-element semantics of every elementwise op) followed by one kernel per
+// The emitted source is the device prelude (core/fast_math.h,
+// device_scalars.inc and device_prelude.inc: the per-element semantics of
+// every elementwise op) followed by one kernel per
 // piece of work. Each kernel takes one argument, the fixed-size KernelArgs
 // block of buffer pointers, and covers `threads` work items with a
 // grid-stride loop; under BATON_HOST_EMULATION the same text compiles as
