@@ -128,5 +128,44 @@ TEST(KernelEmitterTest, HostRunnerRefusesGemmActions) {
   EXPECT_EQ(s.code(), ErrorCode::kUnimplemented) << s.to_string();
 }
 
+// Under AddressSanitizer the emulated kernels are instrumented
+// (host_kernel_runner.cc): a kernel reading past a buffer stops there, and
+// the report names the generated kernel and its line in the emitted source.
+// Here the parameter's storage is a quarter of what the program says.
+#if defined(__SANITIZE_ADDRESS__)
+#define BATON_TEST_ASAN 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define BATON_TEST_ASAN 1
+#endif
+#endif
+TEST(KernelEmitterDeathTest, AnOutOfBoundsReadStopsAtTheGeneratedLine) {
+#ifndef BATON_TEST_ASAN
+  GTEST_SKIP() << "needs an AddressSanitizer build (tools/build.sh asan)";
+#else
+  compiler::TraceContext ctx;
+  Tracer x = ctx.AddParameter({Shape{64}, DType::kFloat32});
+  const PlannedProgram p = Plan(ctx.Finish({x * 2 + 1}));
+  auto e = cg::EmitProgram(p.program, p.plan, {}, "out_of_bounds");
+  ASSERT_TRUE(e.ok()) << e.status().to_string();
+  auto library = cg::HostKernelLibrary::Compile(e->source, "out_of_bounds");
+  ASSERT_TRUE(library.ok()) << library.status().to_string();
+  std::vector<std::vector<char>> storage(p.program.num_values());
+  std::vector<void*> slots(p.program.num_values(), nullptr);
+  for (compiler::ValueId v = 0; v < p.program.num_values(); ++v) {
+    if (!p.plan.materialized[v]) continue;
+    const bool parameter = v == p.program.parameter(0);
+    storage[v].assign(static_cast<size_t>(p.program.type(v).byte_size() /
+                                          (parameter ? 4 : 1)),
+                      0);
+    slots[v] = storage[v].data();
+  }
+  EXPECT_DEATH(
+      (void)cg::RunOnHost(**library, *e, slots,
+                          std::vector<void*>(p.plan.steps.size())),
+      "heap-buffer-overflow(.|\n)*bt_k0_body(.|\n)*\\.cc:[0-9]+");
+#endif
+}
+
 }  // namespace
 }  // namespace baton

@@ -45,6 +45,22 @@ int RunCommand(const std::string& command, std::string* output) {
   return pclose(pipe);
 }
 
+// In an AddressSanitizer build the emulated kernels are instrumented too,
+// with line tables: an index out of a buffer's bounds stops at the
+// generated line that made it (the file stays in the cache folder).
+#if defined(__SANITIZE_ADDRESS__)
+#define BATON_HOST_KERNELS_ASAN 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define BATON_HOST_KERNELS_ASAN 1
+#endif
+#endif
+#ifdef BATON_HOST_KERNELS_ASAN
+constexpr char kSanitizerFlags[] = " -fsanitize=address -g";
+#else
+constexpr char kSanitizerFlags[] = "";
+#endif
+
 // Compiles `source` into the cache unless it is there; the library's path.
 Result<fs::path> CompileIntoCache(const std::string& source,
                                   const std::string& name) {
@@ -57,7 +73,8 @@ Result<fs::path> CompileIntoCache(const std::string& source,
   // same at every level (SSE, no contraction).
   const std::string flags =
       "-std=c++17 -O0 -fPIC -shared -w -DBATON_HOST_EMULATION "
-      "-ffp-contract=off -fno-fast-math -x c++";
+      "-ffp-contract=off -fno-fast-math" +
+      std::string(kSanitizerFlags) + " -x c++";
   const std::string command_key = compiler + " " + flags;
   const uint64_t hash =
       XXH3_64bits_withSeed(source.data(), source.size(),
@@ -96,7 +113,9 @@ Result<fs::path> CompileIntoCache(const std::string& source,
                     ") rejected the emitted kernels (" + source_path.string() +
                     "), exit status " + std::to_string(rc) + ":\n" + log);
   }
-  fs::remove(source_path, ec);
+#ifndef BATON_HOST_KERNELS_ASAN
+  fs::remove(source_path, ec);  // kept under ASan: its reports point into it
+#endif
   fs::rename(partial, library, ec);  // atomic: racing compiles agree
   if (ec) {
     return Internal(name + ": cannot move " + partial.string() +
