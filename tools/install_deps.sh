@@ -16,6 +16,7 @@ APT_PACKAGES=(
   # (libclang_rt.fuzzer, ASan, UBSan), which Debian only recommends (through
   # libclang-common-14-dev), so --no-install-recommends would leave it out.
   clang libclang-rt-14-dev
+  llvm-14           # llvm-symbolizer: ASan reports name the function and line (the emulated-kernel death test in tests/cpp/codegen reads them)
   chromium          # headless browser for the memory viewer test
   # bt.profiler's pprof files are checked against pprof's published schema:
   # profile.proto (shipped with pprof's Go sources, which also build the real
