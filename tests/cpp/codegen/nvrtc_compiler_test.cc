@@ -10,7 +10,6 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
-#include <atomic>
 #include <chrono>
 #include <cstdint>
 #include <cstdio>
@@ -314,35 +313,20 @@ TEST(NvrtcCompilerTest, EveryGeneratedKernelCompilesForSm90WithinResources) {
   BATON_SKIP_WITHOUT_NVRTC();
   constexpr int kRegisterCap = 128;
   const Corpus corpus = RandomProgramCorpus();
-  std::vector<Result<cuda::CompiledCubin>> out(
-      corpus.chunks.size(), Internal("not compiled"));
-  {
-    std::atomic<size_t> next{0};
-    std::vector<std::thread> threads;
-    const unsigned n = std::max(1u, std::thread::hardware_concurrency());
-    for (unsigned t = 0; t < n; ++t) {
-      threads.emplace_back([&] {
-        for (size_t c = next++; c < corpus.chunks.size(); c = next++) {
-          out[c] = cuda::NvrtcCompiler::Default().CompileToCubin(
-              corpus.chunks[c], "random_programs_" + std::to_string(c) + ".cu",
-              kRealArch);
-        }
-      });
-    }
-    for (std::thread& t : threads) t.join();
-  }
+  auto compiled = cuda::NvrtcCompiler::Default().CompileToCubins(
+      corpus.chunks, "random_programs.cu", kRealArch);
+  ASSERT_TRUE(compiled.ok()) << compiled.status().to_string();
+  const std::vector<cuda::CompiledCubin>& out = *compiled;
   size_t entries = 0, trig_frames = 0;
   int max_registers = 0;
   std::string max_name;
   int64_t stack_and_spills = 0;
   for (size_t c = 0; c < out.size(); ++c) {
-    ASSERT_TRUE(out[c].ok()) << "chunk " << c << ": "
-                             << out[c].status().to_string();
-    EXPECT_EQ(out[c]->cubin.substr(0, 4),
+    EXPECT_EQ(out[c].cubin.substr(0, 4),
               "\x7f"
               "ELF");
     const std::set<std::string> trig = KernelsCallingTrig(corpus.chunks[c]);
-    for (const cuda::KernelResources& r : out[c]->resources) {
+    for (const cuda::KernelResources& r : out[c].resources) {
       stack_and_spills +=
           r.stack_bytes + r.spill_store_bytes + r.spill_load_bytes;
       if (r.stack_bytes > 0 && trig.count(r.name) > 0) {
