@@ -43,7 +43,8 @@ from baton._subtrace import (
     is_python_scalar,
     is_tracing,
     normalize_argnums,
-    reject_holomorphic,
+    check_holomorphic,
+    is_inexact,
     shape_of,
     trace,
     transforms,
@@ -143,14 +144,14 @@ def _differentiable(leaves: list, what: str, allow_int: bool) -> list[bool]:
     mask = []
     for leaf in leaves:
         d = dtype_of(leaf)
-        if not is_float(d) and not allow_int:
+        if not is_inexact(d) and not allow_int:
             raise TypeError(
                 f"{what} requires real- or complex-valued inputs (input dtype that "
                 f"is a sub-dtype of np.inexact), but got {dtype_str(d)}. If you "
                 "want to use Boolean- or integer-valued inputs, use vjp or set "
                 "allow_int to True."
             )
-        mask.append(is_float(d))
+        mask.append(is_inexact(d))
     return mask
 
 
@@ -170,7 +171,7 @@ def _as_value(x: Any, shape: tuple, dtype: np.dtype, what: str) -> Any:
             f"corresponding primal value {tuple(shape)}"
         )
     d = dtype_of(x)
-    if d != dtype and not _is_weak(x) and is_float(dtype):
+    if d != dtype and not _is_weak(x) and is_inexact(dtype):
         raise TypeError(
             f"{what}: dtype {dtype_str(d)} is not the expected dtype "
             f"{dtype_str(dtype)} of the corresponding primal value"
@@ -295,8 +296,9 @@ def vjp(fun: Callable[..., Any], *primals: Any, has_aux: bool = False) -> tuple:
 # ---- grad ----
 
 
-def _scalar_output_check(what: str) -> Callable[[Any], None]:
-    """A check that ``fun``'s output is a float scalar (TypeError, as JAX)."""
+def _scalar_output_check(what: str, holomorphic: bool = False) -> Callable[[Any], None]:
+    """A check that ``fun``'s output is a float scalar, or a complex one
+    with ``holomorphic`` (TypeError, as JAX)."""
 
     def check(out: Any) -> None:
         leaves = tree.leaves(out)
@@ -312,7 +314,17 @@ def _scalar_output_check(what: str) -> Callable[[Any], None]:
                 f"shape: {shape}."
             )
         d = dtype_of(out)
-        if not is_float(d):
+        if holomorphic:
+            check_holomorphic([out], what, "outputs")
+        elif np.dtype(d).kind == "c":
+            raise TypeError(
+                f"{what} requires real-valued outputs (output dtype that is a "
+                f"sub-dtype of np.floating), but got {dtype_str(d)}. For "
+                "holomorphic differentiation, pass holomorphic=True. For "
+                "differentiation of non-holomorphic functions involving complex "
+                "outputs, use jax.vjp directly."
+            )
+        elif not is_float(d):
             raise TypeError(
                 f"{what} requires real-valued outputs (output dtype that is a "
                 f"sub-dtype of np.floating), but got {dtype_str(d)}. For "
@@ -371,7 +383,6 @@ def _grad_impl(
 ) -> Callable[..., Any]:
     """``grad`` (kind "grad") or ``value_and_grad`` (kind
     "value_and_grad"); messages about ``fun`` itself say "grad", as JAX."""
-    reject_holomorphic(holomorphic)
     if reduce_axes:
         raise NotImplementedError(f"{kind}: reduce_axes is not supported")
     what = "grad"
@@ -381,8 +392,10 @@ def _grad_impl(
 
     def traced_call(*args: Any, **kwargs: Any) -> Any:
         f, dyn, was_int = argnums_partial(fun, args, kwargs, argnums, what)
+        if holomorphic:
+            check_holomorphic(tree.leaves(dyn), what, "inputs")
         out, pb, aux = _vjp_traced(
-            f, dyn, has_aux, what, allow_int, _scalar_output_check(what)
+            f, dyn, has_aux, what, allow_int, _scalar_output_check(what, holomorphic)
         )
         g = pb(_lax.full((), 1, out.dtype))
         g = g[0] if was_int else g
@@ -416,7 +429,7 @@ def _jvp_traced(
     check_args(p_leaves, what)
     check_args(t_leaves, what)
     flat = _Flat(fun, p_leaves, p_tree, has_aux, what)
-    has_tangent = [is_float(dtype_of(x)) for x in p_leaves]
+    has_tangent = [is_inexact(dtype_of(x)) for x in p_leaves]
     tans = []
     for p, t, m in zip(p_leaves, t_leaves, has_tangent):
         if shape_of(p) != shape_of(t):

@@ -1,16 +1,16 @@
 """baton's dtypes as numpy dtypes (bfloat16 from ml_dtypes).
 
 Python scalars follow JAX's default: ``bool`` -> bool, ``int`` -> int32,
-``float`` -> float32 (weakly typed).
+``float`` -> float32, ``complex`` -> complex64 (weakly typed).
 
 64-bit types follow JAX's x64 switch (``bt.config.update("enable_x64",
 ...)``, or ``BATON_ENABLE_X64=0/1`` before import). With it off (JAX's
-default) numpy data of float64, int64 or uint64 becomes float32, int32 or
-uint32 as it enters baton (``device_put``, operands, jit arguments,
+default) numpy data of float64, int64, uint64 or complex128 becomes float32, int32,
+uint32 or complex64 as it enters baton (``device_put``, operands, jit arguments,
 constants a trace captures) and a requested 64-bit ``dtype=`` gives the
 32-bit type with a ``UserWarning`` -- so memory is what a JAX user expects.
-With it on, numpy data keeps its dtype (baton has float64 and int64; not
-uint64).
+With it on, numpy data keeps its dtype (baton has float64, int64 and
+complex128; not uint64).
 """
 
 from __future__ import annotations
@@ -28,12 +28,13 @@ bfloat16 = np.dtype(ml_dtypes.bfloat16)
 # Every dtype baton supports, by name ("float32", "bfloat16", ...).
 SUPPORTED: dict[str, np.dtype] = {d.name: d for d in _baton._numpy_dtypes}
 
-_NAMES_64 = ("float64", "int64", "uint64")
+_NAMES_64 = ("float64", "int64", "uint64", "complex128")
 
 _PYTHON_TYPES: dict[type, np.dtype] = {
     bool: np.dtype(np.bool_),
     int: np.dtype(np.int32),
     float: np.dtype(np.float32),
+    complex: np.dtype(np.complex64),
 }
 
 
@@ -41,6 +42,7 @@ _64_TO_32: dict[np.dtype, np.dtype] = {
     np.dtype(np.float64): np.dtype(np.float32),
     np.dtype(np.int64): np.dtype(np.int32),
     np.dtype(np.uint64): np.dtype(np.uint32),
+    np.dtype(np.complex128): np.dtype(np.complex64),
 }
 # What host data of each dtype becomes now: the 64-bit -> 32-bit map with
 # x64 off, empty with x64 on (set_x64 keeps it current; read it, never
@@ -111,7 +113,7 @@ def canonicalize(dtype: Any) -> np.dtype:
 
 def name_of(dtype: np.dtype) -> str:
     """baton's name for a numpy dtype; TypeError for dtypes baton lacks
-    (object, complex, uint16, uint64, strings, structured, ...)."""
+    (object, complex256, uint16, uint64, strings, structured, ...)."""
     name = dtype.name
     if name not in SUPPORTED or SUPPORTED[name] != dtype:
         if dtype == np.dtype(object):
@@ -124,7 +126,8 @@ def name_of(dtype: np.dtype) -> str:
 
 
 def python_scalar_dtype(value: Any) -> np.dtype:
-    """The dtype a Python scalar becomes (weakly typed: bool, int32, float32)."""
+    """The dtype a Python scalar becomes (weakly typed: bool, int32, float32,
+    complex64)."""
     if isinstance(value, bool):
         return _PYTHON_TYPES[bool]
     if isinstance(value, int):
@@ -132,7 +135,7 @@ def python_scalar_dtype(value: Any) -> np.dtype:
     if isinstance(value, float):
         return _PYTHON_TYPES[float]
     if isinstance(value, complex):
-        raise TypeError("baton does not support complex numbers")
+        return _PYTHON_TYPES[complex]
     raise TypeError(f"{type(value).__name__} is not a Python scalar")
 
 

@@ -60,10 +60,12 @@ def index_mode(i: Any, n: int, mode: str, *, clamp: bool = True) -> tuple[Any, A
 
 
 def default_fill(d: np.dtype) -> Any:
-    """jax.numpy's fill for out-of-range reads: NaN, True, or the most
+    """jax.numpy's fill for out-of-range reads: NaN (NaN + NaN j), True, or the most
     negative (signed) / largest (unsigned) integer."""
     if d.kind == "f" or d.name == "bfloat16":
         return float("nan")
+    if d.kind == "c":
+        return complex(float("nan"), float("nan"))
     if d == np.bool_:
         return True
     info = np.iinfo(d)

@@ -23,7 +23,7 @@ from baton._subtrace import (
     dtype_str,
     fun_name,
     is_float,
-    reject_holomorphic,
+    check_holomorphic,
     shape_of,
 )
 from baton._vmap import vmap
@@ -68,16 +68,24 @@ def _blocks(t: Any, axis: int, sizes: list[int], shapes: list[tuple]) -> list:
     return blocks
 
 
-def _real_inputs(leaves: list, what: str) -> None:
-    """TypeError (as JAX) for an integer or bool input leaf."""
+def _real_inputs(leaves: list, what: str, holomorphic: bool = False) -> None:
+    """TypeError (as JAX) for an integer or bool input leaf, and for a
+    complex one unless ``holomorphic`` (which requires complex inputs)."""
+    if holomorphic:
+        check_holomorphic(leaves, what, "inputs")
+        return
     for x in leaves:
         d = dtype_of(x)
         if not is_float(d):
+            hint = (
+                "For holomorphic differentiation, pass holomorphic=True."
+                if np.dtype(d).kind == "c"
+                else "If you want to use Boolean- or integer-valued inputs, use "
+                "vjp or set allow_int to True."
+            )
             raise TypeError(
                 f"{what} requires real-valued inputs (input dtype that is a "
-                f"sub-dtype of np.floating), but got {dtype_str(d)}. If you want "
-                "to use Boolean- or integer-valued inputs, use vjp or set "
-                "allow_int to True."
+                f"sub-dtype of np.floating), but got {dtype_str(d)}. {hint}"
             )
 
 
@@ -90,13 +98,14 @@ def jacfwd(
     """The Jacobian of ``fun`` by forward mode (``vmap`` of ``jvp`` over the
     standard basis of the inputs): for an output leaf of shape S and an
     input leaf of shape T, a block of shape S + T, nested as JAX nests them
-    (output structure, then input structure)."""
-    reject_holomorphic(holomorphic)
+    (output structure, then input structure). With ``holomorphic=True``
+    the inputs must be complex (the complex derivative of a holomorphic
+    ``fun``)."""
 
     def jac(*args: Any, **kwargs: Any) -> Any:
         f, dyn, was_int = argnums_partial(fun, args, kwargs, argnums, "jacfwd")
         in_leaves, in_tree = tree.flatten(dyn)
-        _real_inputs(in_leaves, "jacfwd")
+        _real_inputs(in_leaves, "jacfwd", holomorphic)
         basis, sizes = _basis(in_leaves)
 
         def push(*tangent_leaves: Any) -> Any:
@@ -132,18 +141,21 @@ def jacrev(
 ) -> Callable[..., Any]:
     """The Jacobian of ``fun`` by reverse mode (``vmap`` of the ``vjp``
     function over the standard basis of the outputs); shaped as
-    :func:`jacfwd`'s."""
-    reject_holomorphic(holomorphic)
+    :func:`jacfwd`'s (``holomorphic=True``: complex inputs and outputs)."""
 
     def jac(*args: Any, **kwargs: Any) -> Any:
         f, dyn, was_int = argnums_partial(fun, args, kwargs, argnums, "jacrev")
         in_leaves, in_tree = tree.flatten(dyn)
-        if not allow_int:
+        if holomorphic:
+            _real_inputs(in_leaves, "jacrev", True)
+        elif not allow_int:
             _real_inputs(in_leaves, "jacrev")
         r = vjp(f, *dyn, has_aux=has_aux)
         y, pullback = r[0], r[1]
         out_leaves, out_tree = tree.flatten(y)
-        for o in out_leaves:
+        if holomorphic:
+            check_holomorphic(out_leaves, "jacrev", "outputs")
+        for o in out_leaves if not holomorphic else ():
             if not is_float(dtype_of(o)):
                 raise TypeError(
                     "jacrev requires real-valued outputs (output dtype that is a "

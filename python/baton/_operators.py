@@ -38,7 +38,8 @@ def _operand(x: Any) -> bool:
         or t is int
         or t is float
         or t is bool
-        or isinstance(x, (Tracer, Array, np.ndarray, np.generic, int, float))
+        or t is complex
+        or isinstance(x, (Tracer, Array, np.ndarray, np.generic, int, float, complex))
         or isinstance(x, ShardedArray)
     )
 

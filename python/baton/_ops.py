@@ -54,9 +54,39 @@ def is_int(d: np.dtype) -> bool:
     return d.kind in "iu"
 
 
+def is_complex(d: np.dtype) -> bool:
+    return d.kind == "c"
+
+
+def is_inexact(d: np.dtype) -> bool:
+    """Floating or complex (numpy's ``inexact``)."""
+    return is_float(d) or d.kind == "c"
+
+
+_COMPLEX64 = np.dtype(np.complex64)
+_COMPLEX128 = np.dtype(np.complex128)
+_FLOAT64 = np.dtype(np.float64)
+
+
+def complex_of(d: np.dtype) -> np.dtype:
+    """The complex dtype whose parts hold ``d`` (float64 and complex128 ->
+    complex128; everything else -> complex64)."""
+    return _COMPLEX128 if d in (_FLOAT64, _COMPLEX128) else _COMPLEX64
+
+
+def real_of(d: np.dtype) -> np.dtype:
+    """The dtype of a complex dtype's parts (``d`` itself if not complex)."""
+    if d == _COMPLEX64:
+        return _FLOAT32
+    if d == _COMPLEX128:
+        return _FLOAT64
+    return d
+
+
 def promote_types(a: np.dtype, b: np.dtype) -> np.dtype:
     """JAX's promotion (with 64-bit types enabled), as baton's C++ core does
-    it: bool < integers < floats; float16 with bfloat16 gives float32;
+    it: bool < integers < floats < complex (a complex type with float64
+    gives complex128); float16 with bfloat16 gives float32;
     signed with unsigned gives a signed type wide enough."""
     if a == b:
         return a
@@ -64,6 +94,13 @@ def promote_types(a: np.dtype, b: np.dtype) -> np.dtype:
         return b
     if b == _BOOL:
         return a
+    if is_complex(a) or is_complex(b):
+        ra, rb = real_of(a), real_of(b)
+        if is_float(ra) and is_float(rb):
+            parts = promote_types(ra, rb)
+        else:
+            parts = ra if is_float(ra) else rb
+        return complex_of(parts)
     fa, fb = is_float(a), is_float(b)
     if fa and fb:
         if {a, b} == {_F16, _BF16}:
@@ -91,9 +128,11 @@ def weak_dtype(value: Any, other: np.dtype | None) -> np.dtype:
     if isinstance(value, int):
         return _INT32 if other is None or other == _BOOL else other
     if isinstance(value, float):
-        return _FLOAT32 if other is None or not is_float(other) else other
+        return _FLOAT32 if other is None or not is_inexact(other) else other
     if isinstance(value, complex):
-        raise TypeError("baton does not support complex numbers")
+        if other is None:
+            return _COMPLEX64
+        return other if is_complex(other) else complex_of(other)
     if isinstance(value, Tracer) and value.weak_type:
         # A weakly typed tracer (a Python scalar argument under jit) takes
         # the other operand's dtype as the scalar it stands for would.
@@ -102,7 +141,11 @@ def weak_dtype(value: Any, other: np.dtype | None) -> np.dtype:
             return _BOOL if other is None else other
         if d.kind in "iu":
             return d if other is None or other == _BOOL else other
-        return d if other is None or not is_float(other) else other
+        if d.kind == "c":
+            if other is None or is_complex(other):
+                return d if other is None else other
+            return complex_of(other)
+        return d if other is None or not is_inexact(other) else other
     raise TypeError(f"{type(value).__name__} is not a Python scalar")
 
 
@@ -113,7 +156,8 @@ def is_scalar(x: Any) -> bool:
         t is int
         or t is float
         or t is bool
-        or (isinstance(x, (int, float)) and not isinstance(x, np.generic))
+        or t is complex
+        or (isinstance(x, (int, float, complex)) and not isinstance(x, np.generic))
     )
 
 
@@ -130,7 +174,7 @@ def _weak_kind(x: Any) -> Any:
     if not isinstance(x, Tracer):
         return x
     k = np.dtype(x.dtype).kind
-    return True if k == "b" else (0 if k in "iu" else 0.0)
+    return True if k == "b" else (0 if k in "iu" else (0j if k == "c" else 0.0))
 
 
 def _abstract_value(x: Any) -> bool:
@@ -184,8 +228,8 @@ _NAMES: dict[np.dtype, str] = {}  # baton's names of dtypes seen (dtype.name is 
 def host_array(x: Any) -> np.ndarray:
     """numpy data for a non-Array operand: numpy arrays keep their dtype
     (64-bit data becomes 32-bit with x64 off, as in JAX); Python scalars,
-    lists and tuples follow JAX's defaults (int32, float32); object, string
-    and complex data raise TypeError."""
+    lists and tuples follow JAX's defaults (int32, float32, complex64);
+    object and string data raise TypeError."""
     if type(x) is np.ndarray and x.dtype in _NAMES and x.dtype not in _dtypes.NARROW:
         return x  # a supported dtype (seen before)
     if isinstance(x, np.ndarray):
@@ -210,13 +254,15 @@ def host_array(x: Any) -> np.ndarray:
             a = a.astype(np.int32)
         elif a.dtype == np.float64 and not hasattr(x, "__array__"):
             a = a.astype(np.float32)
+        elif a.dtype == np.complex128 and not hasattr(x, "__array__"):
+            a = a.astype(np.complex64)
     if a.dtype.kind == "O":
         raise TypeError(
             f"cannot use a {type(x).__name__} of Python objects as an array (ragged "
             "or mixed data?)"
         )
     a = _dtypes.narrow_host(a)
-    _NAMES[a.dtype] = _dtypes.name_of(a.dtype)  # TypeError for complex, uint16, ...
+    _NAMES[a.dtype] = _dtypes.name_of(a.dtype)  # TypeError for uint16, ...
     return a
 
 
@@ -298,7 +344,7 @@ def apply(
             d = a.dtype
             if device is None:
                 device = a.device
-        elif t is int or t is float or t is bool:
+        elif t is int or t is float or t is bool or t is complex:
             if scalars is None:
                 scalars = [i]
             else:
@@ -309,7 +355,13 @@ def apply(
             return impl(*args, **dict(static))
         else:
             if is_scalar(a):
-                conv[i] = float(a) if isinstance(a, float) else int(a)
+                conv[i] = (
+                    float(a)
+                    if isinstance(a, float)
+                    else complex(a)
+                    if isinstance(a, complex)
+                    else int(a)
+                )
                 if scalars is None:
                     scalars = [i]
                 else:

@@ -92,6 +92,13 @@ def is_float(d: Any) -> bool:
     return d.kind == "f" or d == _dtypes.bfloat16
 
 
+def is_inexact(d: Any) -> bool:
+    """Whether dtype ``d`` is floating or complex (numpy's ``inexact``): the
+    dtypes that have derivatives."""
+    d = np.dtype(d)
+    return d.kind in "fc" or d == _dtypes.bfloat16
+
+
 def dtype_str(d: Any) -> str:
     """baton's name of dtype ``d`` (``float32``, ``bfloat16``), for messages."""
     return _dtypes.name_of(np.dtype(d))
@@ -249,11 +256,17 @@ def argnums_partial(
     return partial, tuple(args[i] for i in nums), was_int
 
 
-def reject_holomorphic(holomorphic: bool) -> None:
-    """NotImplementedError for ``holomorphic=True`` (baton has no complex
-    dtypes)."""
-    if holomorphic:
-        raise NotImplementedError("baton has no complex dtypes (holomorphic=True)")
+def check_holomorphic(values: list, what: str, role: str) -> None:
+    """TypeError (JAX's) unless every leaf of ``values`` is complex: with
+    ``holomorphic=True`` the inputs (role "inputs") and outputs ("outputs")
+    of the differentiated function must be complex."""
+    for x in values:
+        d = np.dtype(x.dtype) if hasattr(x, "dtype") else _dtypes.python_scalar_dtype(x)
+        if d.kind != "c":
+            raise TypeError(
+                f"{what} with holomorphic=True requires {role} with complex "
+                f"dtype, but got {dtype_str(d)}."
+            )
 
 
 def argument_names(fun: Any, nargs: int) -> list[str]:

@@ -25,6 +25,7 @@ DType CanonicalHostDType(DType t) {
   if (EnableX64()) return t;
   if (t == DType::kFloat64) return DType::kFloat32;
   if (t == DType::kInt64) return DType::kInt32;
+  if (t == DType::kComplex128) return DType::kComplex64;
   return t;
 }
 
@@ -96,6 +97,10 @@ const char* ArrayInterfaceTypestr(DType t) {
       return "<f4";
     case DType::kFloat64:
       return "<f8";
+    case DType::kComplex64:
+      return "<c8";
+    case DType::kComplex128:
+      return "<c16";
   }
   return "|V1";
 }

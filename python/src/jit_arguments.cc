@@ -78,7 +78,8 @@ void RestoreMarkers(Parsed& p, PyObject* args, PyObject* kwargs) {
 
 namespace {
 
-// A Python bool / int / float leaf as a 0-d bool / int32 / float32 array
+// A Python bool / int / float / complex leaf as a 0-d bool / int32 /
+// float32 / complex64 array
 // on `device` (what bt.device_put makes of it). False for anything else and
 // for ints that do not fit int32 (the Python path raises the error).
 bool PutPythonScalar(nb::handle h, Device* device, Array* out) {
@@ -88,6 +89,7 @@ bool PutPythonScalar(nb::handle h, Device* device, Array* out) {
     bool b;
     int32_t i;
     float f;
+    float c[2];
   } v;
   DType dtype;
   if (PyBool_Check(o)) {
@@ -99,6 +101,10 @@ bool PutPythonScalar(nb::handle h, Device* device, Array* out) {
     if (overflow != 0 || x < INT32_MIN || x > INT32_MAX) return false;
     v.i = static_cast<int32_t>(x);
     dtype = DType::kInt32;
+  } else if (PyComplex_Check(o)) {
+    v.c[0] = static_cast<float>(PyComplex_RealAsDouble(o));
+    v.c[1] = static_cast<float>(PyComplex_ImagAsDouble(o));
+    dtype = DType::kComplex64;
   } else {
     v.f = static_cast<float>(PyFloat_AS_DOUBLE(o));
     dtype = DType::kFloat32;

@@ -24,6 +24,7 @@ bool IsWeak(nb::handle h) {
 
 Tracer Unweaken(const Tracer& t, DType other) {
   const WeakScalar kind = t.dtype() == DType::kBool ? WeakScalar(true)
+                          : is_complex(t.dtype())   ? WeakScalar(std::complex<double>())
                           : is_floating(t.dtype())  ? WeakScalar(0.0)
                                                     : WeakScalar(int64_t{0});
   return compiler::astype(t, kind.ResultDType(other));
@@ -179,6 +180,8 @@ const BinaryDef kBinaryOps[] = {
      nullptr,
      "x >> y shifting in zeros; amounts outside [0, bit width) give 0, as in "
      "jax.lax.shift_right_logical."},
+    {"complex", BATON_TT(compiler::complex(a, b)), nullptr, nullptr,
+     "re + im * 1j: float32 (float64) parts make complex64 (complex128)."},
     {"atan2", BATON_TT(compiler::atan2(a, b)), BATON_TS(compiler::atan2(a, b)),
      BATON_ST(compiler::atan2(a, b)),
      "atan2(x, y): the angle of the point (y, x) in [-pi, pi] (x the "
@@ -215,6 +218,12 @@ nb::object ApplyBinary(const BinaryDef& d, nb::handle a, nb::handle b) {
 
 const UnaryDef kUnaryOps[] = {
     {"neg", +[](const Tracer& x) { return compiler::neg(x); }, "-x."},
+    {"real", +[](const Tracer& x) { return compiler::real(x); },
+     "The real part (float32 for complex64; x itself for real x)."},
+    {"imag", +[](const Tracer& x) { return compiler::imag(x); },
+     "The imaginary part (float32 for complex64; zeros for real x)."},
+    {"conj", +[](const Tracer& x) { return compiler::conj(x); },
+     "The complex conjugate (x itself for real x)."},
     {"abs", +[](const Tracer& x) { return compiler::abs(x); }, "|x|."},
     {"sign", +[](const Tracer& x) { return compiler::sign(x); },
      "-1, 0 or 1 (NaN for NaN)."},

@@ -216,7 +216,8 @@ bool IsPythonScalar(nb::handle h) {
   if (PyObject_TypeCheck(o, reinterpret_cast<PyTypeObject*>(np_generic))) {
     return false;  // numpy scalars are strongly typed
   }
-  return PyBool_Check(o) || PyLong_Check(o) || PyFloat_Check(o);
+  return PyBool_Check(o) || PyLong_Check(o) || PyFloat_Check(o) ||
+         PyComplex_Check(o);
 }
 
 WeakScalar ToWeakScalar(nb::handle h, const char* op) {
@@ -235,6 +236,10 @@ WeakScalar ToWeakScalar(nb::handle h, const char* op) {
       throw nb::python_error();
     }
     return WeakScalar(static_cast<int64_t>(v));
+  }
+  if (PyComplex_Check(o)) {
+    return WeakScalar(std::complex<double>(PyComplex_RealAsDouble(o),
+                                           PyComplex_ImagAsDouble(o)));
   }
   return WeakScalar(PyFloat_AsDouble(o));
 }

@@ -1,6 +1,7 @@
 """dtype casts and queries (``astype``, ``isdtype``) and the accessors of
-complex numbers, which on baton's real-only dtypes are simple: ``real`` is
-the value, ``imag`` zeros, ``conj`` the value, ``angle`` 0 or pi."""
+complex numbers (``real``, ``imag``, ``conj``, ``angle``); on real operands
+``real`` and ``conj`` give the value, ``imag`` zeros and ``angle`` 0 or pi,
+as numpy's."""
 
 from __future__ import annotations
 
@@ -42,35 +43,53 @@ def astype(x: Any, dtype: Any, /, *, copy: bool = False, device: Any = None) -> 
     return out
 
 
-def _identity_impl(x: Any) -> Any:
-    return _ops.as_tracer(x)
+def _real_impl(x: Any) -> Any:
+    return lax.real(_ops.as_tracer(x))
 
 
 def real(val: Any, /) -> Any:
-    """The real part: ``val`` itself (baton has no complex dtypes)."""
-    return _ops.apply(_identity_impl, (val,))
+    """The real part (float32 for complex64; ``val`` itself for real data).
+
+    >>> bnp.real(bnp.asarray([1 + 2j]))   # [1.]
+    """
+    return _ops.apply(_real_impl, (val,))
+
+
+def _conj_impl(x: Any) -> Any:
+    return lax.conj(_ops.as_tracer(x))
 
 
 def conj(x: Any, /) -> Any:
-    """The complex conjugate: ``x`` itself (baton has no complex dtypes)."""
-    return _ops.apply(_identity_impl, (x,))
+    """The complex conjugate (``x`` itself for real data).
+
+    >>> bnp.conj(bnp.asarray([1 + 2j]))   # [1.-2.j]
+    """
+    return _ops.apply(_conj_impl, (x,))
 
 
 conjugate = conj
 
 
-def _zeros_impl(x: Any) -> Any:
-    t = _ops.as_tracer(x)
-    return lax.full(tuple(t.shape), 0, np.dtype(t.dtype))
+def _imag_impl(x: Any) -> Any:
+    return lax.imag(_ops.as_tracer(x))
 
 
 def imag(val: Any, /) -> Any:
-    """The imaginary part: zeros of ``val``'s shape and dtype (baton has no
-    complex dtypes)."""
-    return _ops.apply(_zeros_impl, (val,))
+    """The imaginary part (float32 for complex64; zeros of ``val``'s shape
+    and dtype for real data).
+
+    >>> bnp.imag(bnp.asarray([1 + 2j]))   # [2.]
+    """
+    return _ops.apply(_imag_impl, (val,))
 
 
 def _angle_impl(z: Any, *, deg: bool) -> Any:
+    t0 = _ops.as_tracer(z)
+    if _ops.is_complex(np.dtype(t0.dtype)):
+        out = lax.atan2(lax.imag(t0), lax.real(t0))
+        if deg:
+            out = lax.mul(out, lax.full((), 180.0 / math.pi, np.dtype(out.dtype)))
+        return out
     t, d = _c.inexact(z)
     t = t[0]
     out = lax.atan2(lax.full(tuple(t.shape), 0, np.dtype(t.dtype)), t)
@@ -80,8 +99,9 @@ def _angle_impl(z: Any, *, deg: bool) -> Any:
 
 
 def angle(z: Any, deg: bool = False) -> Any:
-    """The argument of ``z``: 0 for x >= +0, pi for x < 0 and -0.0, NaN for
-    NaN (in degrees with ``deg=True``); integers and bool give float32."""
+    """The argument of ``z``: atan2(imag, real) for complex data; for real
+    data 0 for x >= +0, pi for x < 0 and -0.0, NaN for NaN (in degrees with
+    ``deg=True``); integers and bool give float32."""
     return _ops.apply(_angle_impl, (z,), (("deg", bool(deg)),))
 
 

@@ -57,7 +57,7 @@ def _float_operand(x: Any) -> tuple[Any, np.dtype]:
     (integers and bool give float32, as in JAX)."""
     t = _ops.as_tracer(x)
     d = np.dtype(t.dtype)
-    if not _ops.is_float(d):
+    if not _ops.is_inexact(d):
         return lax.astype(t, _F32), _F32
     return (lax.astype(t, _F32) if _is_half(d) else t), d
 

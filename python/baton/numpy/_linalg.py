@@ -111,11 +111,13 @@ def dot(
 def vdot(
     a: Any, b: Any, *, precision: Any = None, preferred_element_type: Any = None
 ) -> Any:
-    """The dot product of the flattened operands."""
+    """The dot product of the flattened operands, ``a`` conjugated when
+    complex (numpy's and JAX's vdot)."""
+    from baton.numpy._casts import conj
     from baton.numpy._shapes import ravel
 
     a, b = _options("vdot", a, b, precision, preferred_element_type)
-    return dot(ravel(a), ravel(b))
+    return dot(conj(ravel(a)), ravel(b))
 
 
 def inner(

@@ -1,7 +1,6 @@
 """Comparisons of whole arrays (isclose, allclose, array_equal,
 array_equiv) and type predicates (isreal, iscomplex, isrealobj,
-iscomplexobj, isscalar, iterable). baton has no complex dtypes: every
-array is real."""
+iscomplexobj, isscalar, iterable)."""
 
 from __future__ import annotations
 
@@ -131,29 +130,34 @@ def array_equiv(a1: Any, a2: Any) -> Any:
 # ---- type predicates ----
 
 
-def _full_impl(x: Any, *, value: bool) -> Any:
-    return lax.full(tuple(_ops.as_tracer(x).shape), value)
+def _imag_is_zero_impl(x: Any, *, zero: bool) -> Any:
+    t = _ops.as_tracer(x)
+    if not _ops.is_complex(np.dtype(t.dtype)):
+        return lax.full(tuple(t.shape), zero)
+    im = lax.imag(t)
+    return lax.eq(im, 0) if zero else lax.ne(im, 0)
 
 
 def isreal(x: Any) -> Any:
-    """Whether each element is real: all True (baton has no complex dtypes).
+    """Whether each element's imaginary part is zero (all True for real
+    data).
 
-    >>> bnp.isreal(bnp.ones(2))   # [True, True]
+    >>> bnp.isreal(bnp.asarray([1 + 0j, 1j]))   # [True, False]
     """
-    return _ops.apply(_full_impl, (x,), (("value", True),))
+    return _ops.apply(_imag_is_zero_impl, (x,), (("zero", True),))
 
 
 def iscomplex(x: Any) -> Any:
-    """Whether each element is complex: all False (no complex dtypes).
+    """Whether each element's imaginary part is nonzero (all False for real
+    data).
 
-    >>> bnp.iscomplex(bnp.ones(2))   # [False, False]
+    >>> bnp.iscomplex(bnp.asarray([1 + 0j, 1j]))   # [False, True]
     """
-    return _ops.apply(_full_impl, (x,), (("value", False),))
+    return _ops.apply(_imag_is_zero_impl, (x,), (("zero", False),))
 
 
 def isrealobj(x: Any) -> bool:
-    """Whether x's type is not complex (a Python bool; True for all baton
-    data).
+    """Whether x's type is not complex (a Python bool).
 
     >>> bnp.isrealobj(bnp.ones(2))   # True
     """

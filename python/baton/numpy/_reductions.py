@@ -97,9 +97,9 @@ def _count(shape: tuple[int, ...], axes: tuple[int, ...]) -> int:
 def _mean_impl(a: Any, *, axes: tuple[int, ...], dtype: Any, keepdims: bool) -> Any:
     t = _ops.as_tracer(a)
     d = np.dtype(t.dtype)
-    out = dtype if dtype is not None else (d if _ops.is_float(d) else _F32)
-    work = _F32 if (_is_half(out) or not _ops.is_float(out)) else out
-    if _ops.is_float(out) and out.itemsize > work.itemsize:
+    out = dtype if dtype is not None else (d if _ops.is_inexact(d) else _F32)
+    work = _F32 if (_is_half(out) or not _ops.is_inexact(out)) else out
+    if _ops.is_inexact(out) and out.itemsize > work.itemsize:
         work = out
     s = lax.sum(lax.astype(t, work), axes, keepdims)
     n = _count(tuple(t.shape), axes)
@@ -111,15 +111,20 @@ def _var_impl(
 ) -> Any:
     t = _ops.as_tracer(a)
     d = np.dtype(t.dtype)
-    out = dtype if dtype is not None else (d if _ops.is_float(d) else _F32)
-    work = out if (_ops.is_float(out) and not _is_half(out)) else _F32
+    # Complex data: the variance of |x - mean| (real, as numpy and JAX).
+    out = dtype if dtype is not None else (_ops.real_of(d) if _ops.is_inexact(d) else _F32)
+    if _ops.is_complex(d):
+        work = _ops.complex_of(out)
+    else:
+        work = out if (_ops.is_float(out) and not _is_half(out)) else _F32
     w = lax.astype(t, work)
     n = _count(tuple(t.shape), axes)
     mean = lax.true_divide(lax.sum(w, axes, True), float(n))
     dev = lax.sub(w, mean)
-    v = lax.true_divide(
-        lax.sum(lax.mul(dev, dev), axes, keepdims), float(builtins.max(n - ddof, 0))
-    )
+    sq = lax.mul(dev, dev)
+    if _ops.is_complex(work):
+        sq = lax.add(lax.mul(lax.real(dev), lax.real(dev)), lax.mul(lax.imag(dev), lax.imag(dev)))
+    v = lax.true_divide(lax.sum(sq, axes, keepdims), float(builtins.max(n - ddof, 0)))
     if sqrt:
         v = lax.sqrt(v)
     return lax.astype(v, out)

@@ -52,6 +52,54 @@ def _eps(d: Any) -> float:
 __all__: list[str] = []
 
 
+# ---- complex operands ----
+# The inverse trigonometric and hyperbolic functions of complex z by their
+# logarithmic forms, and sinh / cosh from the real functions of the parts.
+
+
+def _is_complex_operand(x: Any) -> bool:
+    return _ops.is_complex(np.dtype(_ops.as_tracer(x).dtype))
+
+
+def _complex_sinh_cosh(z: Any, sinh: bool) -> Any:
+    x, y = lax.real(z), lax.imag(z)
+    sh, ch = _sinh(x), _cosh(x)
+    if sinh:  # sinh(x + iy) = sinh x cos y + i cosh x sin y
+        return lax.complex(lax.mul(sh, lax.cos(y)), lax.mul(ch, lax.sin(y)))
+    return lax.complex(lax.mul(ch, lax.cos(y)), lax.mul(sh, lax.sin(y)))
+
+
+def _complex_arcsinh(z: Any) -> Any:  # log(z + sqrt(z^2 + 1))
+    return lax.log(lax.add(z, lax.sqrt(lax.add(lax.mul(z, z), 1))))
+
+
+def _complex_arccosh(z: Any) -> Any:  # log(z + sqrt(z + 1) sqrt(z - 1))
+    return lax.log(lax.add(z, lax.mul(lax.sqrt(lax.add(z, 1)), lax.sqrt(lax.sub(z, 1)))))
+
+
+def _complex_arctanh(z: Any) -> Any:  # (log1p(z) - log1p(-z)) / 2
+    return lax.mul(lax.sub(lax.log1p(z), lax.log1p(lax.neg(z))), 0.5)
+
+
+def _complex_arcsin(z: Any) -> Any:  # -i asinh(i z)
+    return lax.mul(_complex_arcsinh(lax.mul(z, 1j)), -1j)
+
+
+def _complex_arccos(z: Any) -> Any:  # pi/2 - asin(z)
+    return lax.sub(math.pi / 2, _complex_arcsin(z))
+
+
+_COMPLEX_FORMS = {
+    "_arcsin": _complex_arcsin,
+    "_arccos": _complex_arccos,
+    "_sinh": lambda z: _complex_sinh_cosh(z, True),
+    "_cosh": lambda z: _complex_sinh_cosh(z, False),
+    "_arcsinh": _complex_arcsinh,
+    "_arccosh": _complex_arccosh,
+    "_arctanh": _complex_arctanh,
+}
+
+
 # ---- primitives ----
 
 
@@ -61,7 +109,7 @@ def _primitive(lax_fn: Callable[[Any], Any]) -> Callable[[Any], Any]:
 
     def impl(x: Any) -> Any:
         t = _ops.as_tracer(x)
-        if not _ops.is_float(np.dtype(t.dtype)):
+        if not _ops.is_inexact(np.dtype(t.dtype)):
             t = lax.astype(t, _F32)
         return lax_fn(t)
 
@@ -106,6 +154,8 @@ _export(
 
 
 def _arcsin(x: Any) -> Any:
+    if _is_complex_operand(x):
+        return _COMPLEX_FORMS["_arcsin"](_ops.as_tracer(x))
     t, d = _float_operand(x)
     # (1 - x)(1 + x) rather than 1 - x*x: exact near +-1, where the
     # angle is most sensitive to it. |x| > 1 gives sqrt(negative) = NaN.
@@ -114,6 +164,8 @@ def _arcsin(x: Any) -> Any:
 
 
 def _arccos(x: Any) -> Any:
+    if _is_complex_operand(x):
+        return _COMPLEX_FORMS["_arccos"](_ops.as_tracer(x))
     t, d = _float_operand(x)
     s = lax.sqrt(lax.mul(lax.sub(1, t), lax.add(1, t)))
     return _down(lax.atan2(s, t), d)
@@ -133,6 +185,8 @@ def _half_exp(a: Any) -> Any:
 
 
 def _sinh(x: Any) -> Any:
+    if _is_complex_operand(x):
+        return _COMPLEX_FORMS["_sinh"](_ops.as_tracer(x))
     t, d = _float_operand(x)
     a = lax.abs(t)
     small = lax.lt(a, _HYPERBOLIC_SPLIT)
@@ -145,6 +199,8 @@ def _sinh(x: Any) -> Any:
 
 
 def _cosh(x: Any) -> Any:
+    if _is_complex_operand(x):
+        return _COMPLEX_FORMS["_cosh"](_ops.as_tracer(x))
     t, d = _float_operand(x)
     a = lax.abs(t)
     small = lax.lt(a, _HYPERBOLIC_SPLIT)
@@ -160,6 +216,8 @@ def _large_threshold(dtype: Any) -> float:
 
 
 def _arcsinh(x: Any) -> Any:
+    if _is_complex_operand(x):
+        return _COMPLEX_FORMS["_arcsinh"](_ops.as_tracer(x))
     t, d = _float_operand(x)
     a = lax.abs(t)
     big = lax.gt(a, _large_threshold(t.dtype))
@@ -176,6 +234,8 @@ def _arcsinh(x: Any) -> Any:
 
 
 def _arccosh(x: Any) -> Any:
+    if _is_complex_operand(x):
+        return _COMPLEX_FORMS["_arccosh"](_ops.as_tracer(x))
     t, d = _float_operand(x)
     big = lax.gt(t, _large_threshold(t.dtype))
     two = lax.full((), 2, t.dtype)
@@ -190,6 +250,8 @@ def _arccosh(x: Any) -> Any:
 
 
 def _arctanh(x: Any) -> Any:
+    if _is_complex_operand(x):
+        return _COMPLEX_FORMS["_arctanh"](_ops.as_tracer(x))
     t, d = _float_operand(x)
     a = lax.abs(t)
     # atanh(a) = log1p(2a / (1 - a)) / 2 for a >= 0 (no cancellation);

@@ -102,6 +102,7 @@ def cross(
 
 def _vecdot_impl(a: Any, b: Any, *, axis: int) -> Any:
     x, y = _ops.promote(a, b)
+    x = lax.conj(x)  # complex: conj(x1) . x2, as the array API and JAX
     shape = np.broadcast_shapes(tuple(x.shape), tuple(y.shape))
     x, y = lax.broadcast_to(x, shape), lax.broadcast_to(y, shape)
     p = lax.bitwise_and(x, y) if x.dtype == np.bool_ else lax.mul(x, y)
@@ -120,7 +121,7 @@ def vecdot(
     preferred_element_type: Any = None,
 ) -> Any:
     """The dot product of vectors along ``axis`` (batch dimensions
-    broadcast), in the promoted dtype.
+    broadcast), in the promoted dtype; complex ``x1`` is conjugated.
 
     >>> bnp.vecdot(bnp.array([[1.0, 2.0], [3.0, 4.0]]), bnp.array([1.0, 1.0]))
     Array([3., 7.], dtype=float32)
@@ -147,7 +148,8 @@ def vecdot(
 
 def _matvec_impl(a: Any, b: Any, *, left: bool) -> Any:
     x, y = _ops.promote(a, b)
-    if left:  # vecmat: (..., n) @ (..., n, m)
+    if left:  # vecmat: conj(x) (..., n) @ (..., n, m), as JAX
+        x = lax.conj(x)
         r = lax.matmul(lax.reshape(x, (*x.shape[:-1], 1, x.shape[-1])), y)
     else:  # matvec: (..., m, n) @ (..., n)
         r = lax.matmul(x, lax.reshape(y, (*y.shape, 1)))

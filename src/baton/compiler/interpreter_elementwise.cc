@@ -45,10 +45,19 @@ Literal EvalUnary(const Instruction& inst, const Operands& in) {
     using T = typename decltype(tag)::type;
     VisitUnaryOp(inst.attrs_as<UnaryAttrs>().op, [&](auto op) {
       const T* src = x.data<T>();
-      T* dst = out.mutable_data<T>();
-      for (int64_t i = 0; i < x.num_elements(); ++i) {
-        dst[i] = FromCompute<T>(
-            scalar::Unary<decltype(op)::value>(ToCompute(src[i])));
+      if constexpr (kIsComplex<T>) {
+        // abs, real and imag write the real type of the parts.
+        using O = decltype(scalar::Unary<decltype(op)::value>(T{}));
+        O* dst = out.mutable_data<O>();
+        for (int64_t i = 0; i < x.num_elements(); ++i) {
+          dst[i] = scalar::Unary<decltype(op)::value>(src[i]);
+        }
+      } else {
+        T* dst = out.mutable_data<T>();
+        for (int64_t i = 0; i < x.num_elements(); ++i) {
+          dst[i] = FromCompute<T>(
+              scalar::Unary<decltype(op)::value>(ToCompute(src[i])));
+        }
       }
     });
   });
@@ -58,6 +67,21 @@ Literal EvalUnary(const Instruction& inst, const Operands& in) {
 Literal EvalBinary(const Instruction& inst, const Operands& in) {
   const Literal &a = *in[0], &b = *in[1];
   Literal out = NewResult(inst);
+  if (inst.attrs_as<BinaryAttrs>().op == BinaryOp::kComplex) {
+    auto make = [&](auto tag) {
+      using R = typename decltype(tag)::type;
+      std::complex<R>* dst = out.mutable_data<std::complex<R>>();
+      for (int64_t i = 0; i < a.num_elements(); ++i) {
+        dst[i] = {a.data<R>()[i], b.data<R>()[i]};
+      }
+    };
+    if (a.dtype() == DType::kFloat64) {
+      make(TypeTag<double>{});
+    } else {
+      make(TypeTag<float>{});
+    }
+    return out;
+  }
   VisitDType(a.dtype(), [&](auto tag) {
     using T = typename decltype(tag)::type;
     VisitBinaryOp(inst.attrs_as<BinaryAttrs>().op, [&](auto op) {

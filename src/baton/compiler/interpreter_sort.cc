@@ -27,7 +27,7 @@ Literal EvalSort(const Instruction& inst, const Operands& in) {
   std::vector<int64_t> row_dims = shape.dims();
   row_dims[dim] = 1;
   const std::vector<int64_t> strides = shape.strides();
-  VisitDType(x.dtype(), [&](auto tag) {
+  VisitRealDType(x.dtype(), [&](auto tag) {
     using T = typename decltype(tag)::type;
     using C = ComputeType<T>;
     const T* src = x.data<T>();

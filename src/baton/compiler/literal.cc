@@ -105,6 +105,11 @@ std::string Literal::ElementToString(int64_t i) const {
     const T v = data<T>()[i];
     if constexpr (std::is_same_v<T, bool>) {
       return v ? "true" : "false";
+    } else if constexpr (kIsComplex<T>) {
+      // numpy's form: (1+2j), (1-0j), (nan+infj).
+      const auto im = v.imag();
+      return "(" + ShortestFloat(v.real()) + (std::signbit(im) ? "-" : "+") +
+             ShortestFloat(std::abs(im)) + "j)";
     } else if constexpr (std::is_same_v<T, double>) {
       return ShortestFloat(v);
     } else if constexpr (std::is_same_v<T, float>) {

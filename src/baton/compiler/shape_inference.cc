@@ -34,6 +34,24 @@ bool NeedsFloat(UnaryOp op) {
   }
 }
 
+// The unary ops with a complex form (scalar_math.h).
+bool AdmitsComplex(UnaryOp op) {
+  switch (op) {
+    case UnaryOp::kNot:
+    case UnaryOp::kFloor:
+    case UnaryOp::kCeil:
+    case UnaryOp::kRound:
+      return false;
+    default:
+      return true;
+  }
+}
+
+bool AdmitsComplex(BinaryOp op) {
+  return op == BinaryOp::kAdd || op == BinaryOp::kSub ||
+         op == BinaryOp::kMul || op == BinaryOp::kDiv || op == BinaryOp::kPow;
+}
+
 Result<ValueType> InferParameter(const OpContext& op, const ParameterAttrs& a) {
   BATON_RETURN_IF_ERROR(op.CheckArity(0));
   if (a.index < 0) return op.Fail("negative index " + std::to_string(a.index));
@@ -61,6 +79,15 @@ Result<ValueType> InferIota(const OpContext& op, const IotaAttrs& a) {
 Result<ValueType> InferUnary(const OpContext& op, const UnaryAttrs& a) {
   BATON_RETURN_IF_ERROR(op.CheckArity(1));
   const ValueType& x = op.operand(0);
+  if (is_complex(x.dtype)) {
+    if (!AdmitsComplex(a.op)) {
+      return op.Fail("is not defined for complex operands (got " + Str(x) +
+                     ")");
+    }
+    const bool to_real = a.op == UnaryOp::kAbs || a.op == UnaryOp::kReal ||
+                         a.op == UnaryOp::kImag;
+    return OnDevice(x.shape, to_real ? real_dtype(x.dtype) : x.dtype);
+  }
   if (NeedsFloat(a.op) && !is_floating(x.dtype)) {
     return op.Fail("needs a floating-point operand, got " + Str(x) +
                    "; convert it first");
@@ -81,6 +108,19 @@ Result<ValueType> InferBinary(const OpContext& op, const BinaryAttrs& a) {
   BATON_RETURN_IF_ERROR(op.CheckArity(2));
   const ValueType& x = op.operand(0);
   BATON_RETURN_IF_ERROR(CheckSameShapeAndDType(op, x, op.operand(1)));
+  if (a.op == BinaryOp::kComplex) {
+    if (x.dtype != DType::kFloat32 && x.dtype != DType::kFloat64) {
+      return op.Fail("needs float32 or float64 operands (the real and "
+                     "imaginary parts), got " +
+                     Str(x) + " and " + Str(op.operand(1)) +
+                     "; convert them first");
+    }
+    return OnDevice(x.shape, complex_dtype(x.dtype));
+  }
+  if (is_complex(x.dtype) && !AdmitsComplex(a.op)) {
+    return op.Fail("is not defined for complex operands (got " + Str(x) +
+                   " and " + Str(op.operand(1)) + ")");
+  }
   const bool shift = a.op == BinaryOp::kShiftLeft ||
                      a.op == BinaryOp::kShiftRightArithmetic ||
                      a.op == BinaryOp::kShiftRightLogical;
@@ -106,10 +146,15 @@ Result<ValueType> InferBinary(const OpContext& op, const BinaryAttrs& a) {
   return OnDevice(x.shape, x.dtype);
 }
 
-Result<ValueType> InferCompare(const OpContext& op) {
+Result<ValueType> InferCompare(const OpContext& op, const CompareAttrs& a) {
   BATON_RETURN_IF_ERROR(op.CheckArity(2));
   BATON_RETURN_IF_ERROR(
       CheckSameShapeAndDType(op, op.operand(0), op.operand(1)));
+  if (is_complex(op.operand(0).dtype) && a.op != CompareOp::kEq &&
+      a.op != CompareOp::kNe) {
+    return op.Fail("complex numbers have no order: only EQ and NE compare " +
+                   Str(op.operand(0)) + " operands");
+  }
   return OnDevice(op.operand(0).shape, DType::kBool);
 }
 
@@ -189,6 +234,11 @@ Result<ValueType> InferReduce(const OpContext& op, const ReduceAttrs& a) {
   const ValueType& x = op.operand(0);
   BATON_RETURN_IF_ERROR(CheckDimList(op, a.axes, x.shape.rank(), "axes",
                                      [&] { return "operand " + Str(x); }));
+  if (is_complex(x.dtype) &&
+      (a.op == ReduceOp::kMax || a.op == ReduceOp::kMin)) {
+    return op.Fail("complex numbers have no order: max and min do not "
+                   "reduce " + Str(x));
+  }
   std::vector<int64_t> dims;
   for (int i = 0; i < x.shape.rank(); ++i) {
     if (std::find(a.axes.begin(), a.axes.end(), i) == a.axes.end()) {
@@ -288,7 +338,7 @@ Result<ValueType> InferType(const OpAttrs& attrs,
     case OpKind::kBinary:
       return InferBinary(op, std::get<BinaryAttrs>(attrs));
     case OpKind::kCompare:
-      return InferCompare(op);
+      return InferCompare(op, std::get<CompareAttrs>(attrs));
     case OpKind::kSelect:
       return InferSelect(op);
     case OpKind::kBroadcastInDim:

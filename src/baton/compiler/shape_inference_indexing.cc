@@ -244,6 +244,10 @@ Result<ValueType> InferSort(const OpContext& op, const SortAttrs& a) {
     return op.Fail("dimension " + std::to_string(a.dimension) +
                    " is out of range for operand " + Str(x));
   }
+  if (is_complex(x.dtype)) {
+    return op.Fail("does not sort complex operands yet (got " + Str(x) +
+                   "); sort by real and imaginary parts explicitly");
+  }
   if (a.indices && x.shape[static_cast<int>(a.dimension)] > INT32_MAX) {
     return op.Fail("dimension " + std::to_string(a.dimension) + " of " +
                    Str(x) + " is too long for int32 indices");
@@ -266,6 +270,12 @@ Result<ValueType> InferScatter(const OpContext& op, const ScatterAttrs& a) {
     return op.Fail("updates dtype " + std::string(dtype_name(updates.dtype)) +
                    " differs from operand dtype " +
                    std::string(dtype_name(x.dtype)) + "; convert it first");
+  }
+  if (is_complex(x.dtype) &&
+      (a.mode == ScatterMode::kMin || a.mode == ScatterMode::kMax)) {
+    return op.Fail("complex numbers have no order: a " +
+                   std::string(op_name(a.mode)) + " scatter of " + Str(x) +
+                   " is not defined");
   }
   return OnDevice(x.shape, x.dtype);
 }

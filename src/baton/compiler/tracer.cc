@@ -80,7 +80,9 @@ DType WeakScalar::ResultDType(DType other) const {
     case Kind::kInt:
       return other == DType::kBool ? DType::kInt32 : other;
     case Kind::kFloat:
-      return is_floating(other) ? other : DType::kFloat32;
+      return is_inexact(other) ? other : DType::kFloat32;
+    case Kind::kComplex:
+      return is_complex(other) ? other : complex_dtype(other);
   }
   return other;
 }
@@ -93,6 +95,8 @@ DType WeakScalar::DefaultDType() const {
       return DType::kInt32;
     case Kind::kFloat:
       return DType::kFloat32;
+    case Kind::kComplex:
+      return DType::kComplex64;
   }
   return DType::kFloat32;
 }
@@ -197,6 +201,9 @@ Tracer ScalarConstant(TraceContext& ctx, WeakScalar value, DType dtype,
       case WeakScalar::Kind::kFloat:
         *out = ConvertElement<T, double>(value.float_value());
         break;
+      case WeakScalar::Kind::kComplex:
+        *out = ConvertElement<T, complex128>(value.complex_value());
+        break;
     }
   });
   return ctx.Emit(
@@ -236,7 +243,7 @@ Aligned Align(std::string_view op, const Tracer& a, const Tracer& b,
               bool to_float = false) {
   CommonContext(op, {&a, &b});
   DType dtype = promote_types(a.dtype(), b.dtype());
-  if (to_float && !is_floating(dtype)) dtype = DType::kFloat32;
+  if (to_float && !is_inexact(dtype)) dtype = DType::kFloat32;
   const Shape shape = BroadcastShapes(op, a.shape(), b.shape());
   return {BroadcastTo(op, astype(a, dtype), shape),
           BroadcastTo(op, astype(b, dtype), shape)};
@@ -247,7 +254,7 @@ Aligned Align(std::string_view op, const Tracer& t, WeakScalar s,
               bool scalar_first, bool to_float = false) {
   TraceContext& ctx = CommonContext(op, {&t});
   DType dtype = s.ResultDType(t.dtype());
-  if (to_float && !is_floating(dtype)) dtype = DType::kFloat32;
+  if (to_float && !is_inexact(dtype)) dtype = DType::kFloat32;
   const Tracer x = astype(t, dtype);
   const Tracer c =
       BroadcastTo(op, ScalarConstant(ctx, s, dtype, op), x.shape());
@@ -286,7 +293,7 @@ Tracer Compare(CompareOp op, const Tracer& a, WeakScalar b) {
 
 Tracer Unary(UnaryOp op, const Tracer& x, bool to_float) {
   TraceContext& ctx = CommonContext(op_name(op), {&x});
-  const bool convert = to_float && !is_floating(x.dtype());
+  const bool convert = to_float && !is_inexact(x.dtype());
   return ctx.Emit(UnaryAttrs{op}, {convert ? astype(x, DType::kFloat32) : x});
 }
 
@@ -400,7 +407,7 @@ Tracer pow(const Tracer& a, WeakScalar b) {
   // multiplications by repeated squaring, as JAX's integer_pow: a few
   // vectorized multiplies (fused with their neighbours) instead of a pow
   // per element, and derivatives through plain products.
-  if (b.kind() == WeakScalar::Kind::kInt && is_floating(a.dtype())) {
+  if (b.kind() == WeakScalar::Kind::kInt && is_inexact(a.dtype())) {
     int64_t n = b.int_value();
     const bool reciprocal = n < 0;
     // -n would overflow for INT64_MIN; such a power is 0, 1 or inf anyway.
@@ -487,6 +494,23 @@ Tracer round(const Tracer& x) { return Unary(UnaryOp::kRound, x, true); }
 Tracer abs(const Tracer& x) { return Unary(UnaryOp::kAbs, x, false); }
 Tracer sign(const Tracer& x) { return Unary(UnaryOp::kSign, x, false); }
 Tracer neg(const Tracer& x) { return Unary(UnaryOp::kNeg, x, false); }
+Tracer real(const Tracer& x) { return Unary(UnaryOp::kReal, x, false); }
+Tracer imag(const Tracer& x) { return Unary(UnaryOp::kImag, x, false); }
+Tracer conj(const Tracer& x) { return Unary(UnaryOp::kConj, x, false); }
+
+Tracer complex(const Tracer& re, const Tracer& im) {
+  constexpr std::string_view kOp = "complex";
+  if (is_complex(re.dtype()) || is_complex(im.dtype())) {
+    Fail(kOp, "takes real parts, got " +
+                                   TypeForMessage(re.type()) + " and " +
+                                   TypeForMessage(im.type()) +
+                                   "; take real() and imag() first");
+  }
+  DType parts = promote_types(re.dtype(), im.dtype());
+  if (parts != DType::kFloat64) parts = DType::kFloat32;
+  const Aligned p = Align(kOp, astype(re, parts), astype(im, parts));
+  return EmitBinary(BinaryOp::kComplex, p);
+}
 
 namespace {
 Tracer Select(const Tracer& pred, const Tracer& on_true,

@@ -26,6 +26,7 @@
 #pragma once
 
 #include <cstdint>
+#include <complex>
 #include <memory>
 #include <optional>
 #include <type_traits>
@@ -97,7 +98,7 @@ class TraceContext {
 // Implicit from any arithmetic type so that `x + 1` and `2.0 * x` work.
 class WeakScalar {
  public:
-  enum class Kind { kBool, kInt, kFloat };
+  enum class Kind { kBool, kInt, kFloat, kComplex };
 
   template <typename T>
   requires std::is_arithmetic_v<T> WeakScalar(
@@ -113,20 +114,29 @@ class WeakScalar {
       float_ = static_cast<double>(value);
     }
   }
+  WeakScalar(std::complex<double> value)  // NOLINT: implicit by design
+      : kind_(Kind::kComplex), float_(value.real()), imag_(value.imag()) {}
 
   Kind kind() const { return kind_; }
   int64_t int_value() const { return int_; }     // kBool, kInt
-  double float_value() const { return float_; }  // kFloat
+  double float_value() const { return float_; }  // kFloat (kComplex: real)
+  std::complex<double> complex_value() const {    // kComplex (others: real)
+    return {kind_ == Kind::kFloat || kind_ == Kind::kComplex
+                ? float_
+                : static_cast<double>(int_),
+            imag_};
+  }
 
   // The dtype this scalar takes next to a value of dtype `other`.
   DType ResultDType(DType other) const;
-  // The dtype it has on its own (bool, int32, float32).
+  // The dtype it has on its own (bool, int32, float32, complex64).
   DType DefaultDType() const;
 
  private:
   Kind kind_ = Kind::kInt;
   int64_t int_ = 0;
   double float_ = 0;
+  double imag_ = 0;
 };
 
 // ---- Elementwise arithmetic (broadcasting, promotion, weak scalars) ----
@@ -212,6 +222,16 @@ Tracer round(const Tracer& x);  // half to even
 Tracer abs(const Tracer& x);
 Tracer sign(const Tracer& x);
 Tracer neg(const Tracer& x);
+// The parts of complex numbers: real and imag give the real type of x's
+// parts (float32 for complex64); conj keeps x's type. On real x: x, zeros
+// and x, as numpy's.
+Tracer real(const Tracer& x);
+Tracer imag(const Tracer& x);
+Tracer conj(const Tracer& x);
+// re + im*1j, elementwise after promotion and broadcasting: float64 parts
+// give complex128, any other real parts (converted to float32) complex64.
+// Complex operands are refused.
+Tracer complex(const Tracer& re, const Tracer& im);
 
 // select: `pred` is converted to bool (nonzero is true) if it is not; the
 // three operands broadcast together and on_true/on_false promote.

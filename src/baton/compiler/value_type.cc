@@ -26,6 +26,10 @@ std::string_view dtype_short_name(DType dtype) {
       return "f32";
     case DType::kFloat64:
       return "f64";
+    case DType::kComplex64:
+      return "c64";
+    case DType::kComplex128:
+      return "c128";
   }
   return "?";
 }

@@ -1,13 +1,18 @@
 #include "baton/core/dtype.h"
 
 #include <array>
+#include <cstdio>
+#include <cstdlib>
+
+#include "baton/core/dtype_dispatch.h"
 
 namespace baton {
 namespace {
 
 constexpr std::array<std::string_view, kNumDTypes> kNames = {
     "bool",    "int8",     "int16",   "int32",   "int64",  "uint8",
-    "uint32",  "float16",  "bfloat16", "float32", "float64"};
+    "uint32",  "float16",  "bfloat16", "float32", "float64", "complex64",
+    "complex128"};
 
 // Promotion lattice in the spirit of JAX's (no implicit float64 from ints;
 // unsigned+signed goes to the next signed width that holds both).
@@ -28,6 +33,15 @@ DType promote_types(DType a, DType b) {
   if (a == b) return a;
   if (a == DType::kBool) return b;
   if (b == DType::kBool) return a;
+  if (is_complex(a) || is_complex(b)) {
+    // JAX: a complex type with anything gives a complex type whose parts
+    // hold both (complex64 + float64 -> complex128).
+    const DType ra = real_dtype(a), rb = real_dtype(b);
+    const DType parts = (is_floating(ra) && is_floating(rb))
+                            ? promote_types(ra, rb)
+                            : (is_floating(ra) ? ra : rb);
+    return complex_dtype(parts);
+  }
   const bool fa = is_floating(a), fb = is_floating(b);
   if (fa && fb) {
     // float16 + bfloat16 -> float32, as in JAX.
@@ -51,6 +65,16 @@ DType promote_types(DType a, DType b) {
     default: return DType::kInt64;
   }
   (void)rank_of;
+}
+
+void ComplexDTypeNotSupported(DType t, const char* where) {
+  std::fprintf(stderr,
+               "baton internal error: %s reached a %.*s operand, which it has "
+               "no complex form for (shape inference should have refused "
+               "the op)\n",
+               where, static_cast<int>(dtype_name(t).size()),
+               dtype_name(t).data());
+  std::abort();
 }
 
 }  // namespace baton

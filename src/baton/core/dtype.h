@@ -23,9 +23,13 @@ enum class DType : uint8_t {
   kBFloat16,
   kFloat32,
   kFloat64,
+  // Complex numbers: two floats (real, imaginary), laid out as numpy's and
+  // C++'s std::complex.
+  kComplex64,
+  kComplex128,
 };
 
-inline constexpr int kNumDTypes = 11;
+inline constexpr int kNumDTypes = 13;
 
 // Bytes per element.
 constexpr size_t dtype_size(DType t) {
@@ -44,7 +48,10 @@ constexpr size_t dtype_size(DType t) {
       return 4;
     case DType::kInt64:
     case DType::kFloat64:
+    case DType::kComplex64:
       return 8;
+    case DType::kComplex128:
+      return 16;
   }
   return 0;
 }
@@ -53,11 +60,30 @@ constexpr bool is_floating(DType t) {
   return t == DType::kFloat16 || t == DType::kBFloat16 ||
          t == DType::kFloat32 || t == DType::kFloat64;
 }
+constexpr bool is_complex(DType t) {
+  return t == DType::kComplex64 || t == DType::kComplex128;
+}
+// Floating or complex (numpy's "inexact").
+constexpr bool is_inexact(DType t) { return is_floating(t) || is_complex(t); }
+// The real type of a complex type's parts (float32 for complex64); `t`
+// itself for every other type.
+constexpr DType real_dtype(DType t) {
+  return t == DType::kComplex64    ? DType::kFloat32
+         : t == DType::kComplex128 ? DType::kFloat64
+                                   : t;
+}
+// The complex type whose parts are `t` (float32 -> complex64, float64 ->
+// complex128; narrower floats, integers and bool -> complex64); a complex
+// type stays itself.
+constexpr DType complex_dtype(DType t) {
+  return (t == DType::kFloat64 || t == DType::kComplex128) ? DType::kComplex128
+                                                           : DType::kComplex64;
+}
 constexpr bool is_unsigned(DType t) {
   return t == DType::kUInt8 || t == DType::kUInt32;
 }
 constexpr bool is_integer(DType t) {
-  return !is_floating(t) && t != DType::kBool;
+  return !is_inexact(t) && t != DType::kBool;
 }
 
 // numpy's name for the type ("float32", "bfloat16", "bool", ...).

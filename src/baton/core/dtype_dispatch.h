@@ -3,9 +3,11 @@
 // call rather than once per element.
 #pragma once
 
+#include <complex>
 #include <cstdint>
 #include <limits>
 #include <type_traits>
+#include <utility>
 
 #include "baton/core/dtype.h"
 #include "baton/core/half.h"
@@ -18,10 +20,17 @@ struct TypeTag {
   using type = T;
 };
 
-// f(TypeTag<T>{}) with T the storage type of `t` (bool, int8_t, ...,
-// float16, bfloat16, float, double).
+using complex64 = std::complex<float>;
+using complex128 = std::complex<double>;
+
+template <typename T>
+inline constexpr bool kIsComplex =
+    std::is_same_v<T, complex64> || std::is_same_v<T, complex128>;
+
+namespace dtype_dispatch_detail {
+// f(TypeTag<T>{}) for the real types; `t` must not be complex.
 template <typename F>
-decltype(auto) VisitDType(DType t, F&& f) {
+decltype(auto) VisitRealStorage(DType t, F&& f) {
   switch (t) {
     case DType::kBool: return f(TypeTag<bool>{});
     case DType::kInt8: return f(TypeTag<int8_t>{});
@@ -33,9 +42,30 @@ decltype(auto) VisitDType(DType t, F&& f) {
     case DType::kFloat16: return f(TypeTag<float16>{});
     case DType::kBFloat16: return f(TypeTag<bfloat16>{});
     case DType::kFloat32: return f(TypeTag<float>{});
-    case DType::kFloat64: return f(TypeTag<double>{});
+    default: return f(TypeTag<double>{});
   }
-  return f(TypeTag<float>{});
+}
+}  // namespace dtype_dispatch_detail
+
+// f(TypeTag<T>{}) with T the storage type of `t` (bool, int8_t, ...,
+// float16, bfloat16, float, double, complex64, complex128).
+template <typename F>
+decltype(auto) VisitDType(DType t, F&& f) {
+  if (t == DType::kComplex64) return f(TypeTag<complex64>{});
+  if (t == DType::kComplex128) return f(TypeTag<complex128>{});
+  return dtype_dispatch_detail::VisitRealStorage(t, std::forward<F>(f));
+}
+
+// VisitDType for the ops that have no complex form (ordering: sort, max,
+// min; integer-only ops; indices). Shape inference refuses complex operands
+// of those ops before a kernel runs, so reaching a complex type here is an
+// internal error: it stops the process with a message rather than compute
+// something wrong.
+[[noreturn]] void ComplexDTypeNotSupported(DType t, const char* where);
+template <typename F>
+decltype(auto) VisitRealDType(DType t, F&& f) {
+  if (is_complex(t)) ComplexDTypeNotSupported(t, __builtin_FUNCTION());
+  return dtype_dispatch_detail::VisitRealStorage(t, std::forward<F>(f));
 }
 
 template <typename T>
@@ -51,6 +81,8 @@ template <> constexpr DType dtype_of<float16>() { return DType::kFloat16; }
 template <> constexpr DType dtype_of<bfloat16>() { return DType::kBFloat16; }
 template <> constexpr DType dtype_of<float>() { return DType::kFloat32; }
 template <> constexpr DType dtype_of<double>() { return DType::kFloat64; }
+template <> constexpr DType dtype_of<complex64>() { return DType::kComplex64; }
+template <> constexpr DType dtype_of<complex128>() { return DType::kComplex128; }
 
 // The type arithmetic is done in: float for the 16-bit float types.
 template <typename T> struct ComputeTypeOf { using type = T; };
@@ -71,11 +103,11 @@ inline T FromCompute(ComputeType<T> x) {
   else return x;
 }
 
-// Converts one element between any two storage types with numpy/XLA
+// Converts one element between two real storage types with numpy/XLA
 // semantics (float->int truncates toward zero, saturating at the int range;
 // NaN -> 0; anything -> bool is "!= 0").
 template <typename To, typename From>
-inline To ConvertElement(From x) {
+inline To ConvertRealElement(From x) {
   auto c = ToCompute(x);
   using C = decltype(c);
   if constexpr (std::is_same_v<To, bool>) {
@@ -99,6 +131,31 @@ inline To ConvertElement(From x) {
   }
 }
 
+// Converts one element between any two storage types: between real types
+// as ConvertRealElement.
+// Complex -> real keeps the real part (as lax.convert_element_type does);
+// real -> complex has a zero imaginary part; complex -> bool is "either
+// part != 0".
+template <typename To, typename From>
+inline To ConvertElement(From x) {
+  if constexpr (kIsComplex<From>) {
+    if constexpr (kIsComplex<To>) {
+      return To(static_cast<typename To::value_type>(x.real()),
+                static_cast<typename To::value_type>(x.imag()));
+    } else if constexpr (std::is_same_v<To, bool>) {
+      return x.real() != 0 || x.imag() != 0;
+    } else {
+      return ConvertElement<To>(x.real());
+    }
+  } else if constexpr (kIsComplex<To>) {
+    using R = typename To::value_type;
+    return To(ConvertElement<R>(x), R(0));
+  } else {
+    return ConvertRealElement<To>(x);
+  }
+}
+
+
 template <typename F>
 decltype(auto) VisitUnaryOp(UnaryOp op, F&& f) {
   switch (op) {
@@ -109,6 +166,7 @@ decltype(auto) VisitUnaryOp(UnaryOp op, F&& f) {
     BATON_CASE(kRsqrt) BATON_CASE(kSin) BATON_CASE(kCos) BATON_CASE(kNot)
     BATON_CASE(kSign) BATON_CASE(kFloor) BATON_CASE(kCeil) BATON_CASE(kRound)
     BATON_CASE(kLog1p) BATON_CASE(kExpm1) BATON_CASE(kTan) BATON_CASE(kAtan)
+    BATON_CASE(kReal) BATON_CASE(kImag) BATON_CASE(kConj)
 #undef BATON_CASE
   }
   return f(std::integral_constant<UnaryOp, UnaryOp::kNeg>{});
@@ -123,7 +181,7 @@ decltype(auto) VisitBinaryOp(BinaryOp op, F&& f) {
     BATON_CASE(kPow) BATON_CASE(kMax) BATON_CASE(kMin) BATON_CASE(kAnd)
     BATON_CASE(kOr) BATON_CASE(kRem) BATON_CASE(kAtan2) BATON_CASE(kXor)
     BATON_CASE(kShiftLeft) BATON_CASE(kShiftRightArithmetic)
-    BATON_CASE(kShiftRightLogical)
+    BATON_CASE(kShiftRightLogical) BATON_CASE(kComplex)
 #undef BATON_CASE
   }
   return f(std::integral_constant<BinaryOp, BinaryOp::kAdd>{});

@@ -23,6 +23,9 @@ std::string_view op_name(UnaryOp op) {
     case UnaryOp::kExpm1: return "exponential_minus_one";
     case UnaryOp::kTan: return "tan";
     case UnaryOp::kAtan: return "atan";
+    case UnaryOp::kReal: return "real";
+    case UnaryOp::kImag: return "imag";
+    case UnaryOp::kConj: return "conj";
   }
   return "?";
 }
@@ -44,6 +47,7 @@ std::string_view op_name(BinaryOp op) {
     case BinaryOp::kShiftLeft: return "shift_left";
     case BinaryOp::kShiftRightArithmetic: return "shift_right_arithmetic";
     case BinaryOp::kShiftRightLogical: return "shift_right_logical";
+    case BinaryOp::kComplex: return "complex";
   }
   return "?";
 }

@@ -12,6 +12,11 @@ enum class UnaryOp : uint8_t {
   kNot,  // logical not for bool, bitwise not for integers
   kSign, kFloor, kCeil, kRound,  // round: half to even (numpy's rint)
   kLog1p, kExpm1, kTan, kAtan,
+  // The parts of a complex number: real and imag give the real type of the
+  // operand's parts (float32 for complex64); conj keeps the type. On a real
+  // operand real and conj are the identity and imag gives zeros (numpy's).
+  // abs of a complex operand is also real-typed (its modulus).
+  kReal, kImag, kConj,
 };
 
 enum class BinaryOp : uint8_t {
@@ -23,12 +28,14 @@ enum class BinaryOp : uint8_t {
   // fill (0 or -1, of the bits read as signed) for arithmetic right shifts,
   // as in XLA. Arithmetic shifts of unsigned types shift in the top bit.
   kShiftLeft, kShiftRightArithmetic, kShiftRightLogical,
+  // complex(re, im): two float32 (float64) operands make a complex64
+  // (complex128).
+  kComplex,
 };
 
 // How many of each there are (the enumerators run 0 .. count - 1).
-inline constexpr int kNumUnaryOps = static_cast<int>(UnaryOp::kAtan) + 1;
-inline constexpr int kNumBinaryOps =
-    static_cast<int>(BinaryOp::kShiftRightLogical) + 1;
+inline constexpr int kNumUnaryOps = static_cast<int>(UnaryOp::kConj) + 1;
+inline constexpr int kNumBinaryOps = static_cast<int>(BinaryOp::kComplex) + 1;
 
 enum class CompareOp : uint8_t { kEq, kNe, kLt, kLe, kGt, kGe };
 

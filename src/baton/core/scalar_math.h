@@ -16,6 +16,7 @@
 
 #include <bit>
 #include <cmath>
+#include <complex>
 #include <cstdint>
 #include <limits>
 #include <type_traits>
@@ -27,6 +28,60 @@ namespace baton::scalar {
 
 template <typename C>
 inline constexpr bool kIsFloat = std::is_floating_point_v<C>;
+
+template <typename C>
+struct IsComplexType : std::false_type {};
+template <typename R>
+struct IsComplexType<std::complex<R>> : std::true_type {};
+template <typename C>
+inline constexpr bool kIsComplexType = IsComplexType<C>::value;
+
+// The unary ops whose result on a complex operand is real-typed.
+template <UnaryOp op>
+inline constexpr bool kComplexToReal =
+    op == UnaryOp::kAbs || op == UnaryOp::kReal || op == UnaryOp::kImag;
+
+// Complex semantics. Shape inference admits complex operands for negate,
+// abs, exp, log, sqrt, rsqrt, sin, cos, tan, tanh, logistic, log1p, expm1,
+// atan, sign, real, imag and conj; add, subtract, multiply, divide and
+// power; eq and ne; sum and product. The other ops (ordering, rounding,
+// bitwise) refuse complex operands, and their branches below only keep the
+// templates compiling. Arithmetic is std::complex's (C99 Annex G infinities
+// and NaNs for multiply and divide).
+template <UnaryOp op, typename C>
+inline auto ComplexUnary(C z) {
+  using R = typename C::value_type;
+  if constexpr (op == UnaryOp::kAbs) return std::abs(z);
+  else if constexpr (op == UnaryOp::kReal) return z.real();
+  else if constexpr (op == UnaryOp::kImag) return z.imag();
+  else if constexpr (op == UnaryOp::kConj) return std::conj(z);
+  else if constexpr (op == UnaryOp::kNeg) return -z;
+  else if constexpr (op == UnaryOp::kExp) return std::exp(z);
+  else if constexpr (op == UnaryOp::kLog) return std::log(z);
+  else if constexpr (op == UnaryOp::kSqrt) return std::sqrt(z);
+  else if constexpr (op == UnaryOp::kRsqrt) return C(1) / std::sqrt(z);
+  else if constexpr (op == UnaryOp::kSin) return std::sin(z);
+  else if constexpr (op == UnaryOp::kCos) return std::cos(z);
+  else if constexpr (op == UnaryOp::kTan) return std::tan(z);
+  else if constexpr (op == UnaryOp::kTanh) return std::tanh(z);
+  else if constexpr (op == UnaryOp::kAtan) return std::atan(z);
+  else if constexpr (op == UnaryOp::kLogistic) return C(1) / (C(1) + std::exp(-z));
+  else if constexpr (op == UnaryOp::kLog1p) {
+    // log|1+z| = log1p(2x + x^2 + y^2) / 2 keeps small |z| accurate.
+    const R x = z.real(), y = z.imag();
+    return C(R(0.5) * std::log1p(x * (R(2) + x) + y * y), std::atan2(y, R(1) + x));
+  } else if constexpr (op == UnaryOp::kExpm1) {
+    // e^x cos y - 1 = expm1(x) cos y - 2 sin^2(y/2).
+    const R x = z.real(), y = z.imag();
+    const R s = std::sin(y / R(2));
+    return C(std::expm1(x) * std::cos(y) - R(2) * s * s, std::exp(x) * std::sin(y));
+  } else if constexpr (op == UnaryOp::kSign) {
+    const R m = std::abs(z);
+    return m == R(0) ? C(0) : C(z.real() / m, z.imag() / m);
+  } else {
+    return z;  // not, floor, ceil, round: refused for complex
+  }
+}
 
 // Wrapping integer arithmetic without signed-overflow UB.
 template <typename C>
@@ -49,8 +104,21 @@ inline C WrapMul(C a, C b) {
 }
 
 template <UnaryOp op, typename C>
-inline C Unary(C x) {
-  if constexpr (std::is_same_v<C, bool>) {
+inline C RealUnary(C x);
+
+// op(x) in compute type C. The result has type C, except for abs, real and
+// imag of a complex x, which give its real type.
+template <UnaryOp op, typename C>
+inline auto Unary(C x) {
+  if constexpr (kIsComplexType<C>) return ComplexUnary<op, C>(x);
+  else return RealUnary<op, C>(x);
+}
+
+template <UnaryOp op, typename C>
+inline C RealUnary(C x) {
+  if constexpr (op == UnaryOp::kReal || op == UnaryOp::kConj) return x;
+  else if constexpr (op == UnaryOp::kImag) return C(0);
+  else if constexpr (std::is_same_v<C, bool>) {
     if constexpr (op == UnaryOp::kNot) return !x;
     else if constexpr (op == UnaryOp::kNeg) return x;  // -true wraps to true
     else if constexpr (op == UnaryOp::kAbs || op == UnaryOp::kSign ||
@@ -185,7 +253,25 @@ inline constexpr bool kIsShift = op == BinaryOp::kShiftLeft ||
 
 template <BinaryOp op, typename C>
 inline C Binary(C a, C b) {
-  if constexpr (std::is_same_v<C, bool>) {
+  if constexpr (kIsComplexType<C>) {
+    if constexpr (op == BinaryOp::kAdd) return a + b;
+    else if constexpr (op == BinaryOp::kSub) return a - b;
+    else if constexpr (op == BinaryOp::kMul) return a * b;
+    else if constexpr (op == BinaryOp::kDiv) return a / b;
+    else if constexpr (op == BinaryOp::kPow) {
+      // XLA: x^0 is 1, also for x = 0 (std::pow(0, 0) is NaN).
+      if (b == C(0)) return C(1);
+      if (a == C(0)) {
+        // 0^b: 0 for Re(b) > 0 and b real-valued, else per std::pow.
+        if (b.imag() == 0 && b.real() > 0) return C(0);
+      }
+      return std::pow(a, b);
+    } else {
+      return C(0);  // refused for complex by shape inference
+    }
+  } else if constexpr (op == BinaryOp::kComplex) {
+    return C(0);  // makes a complex value: see MakeComplex
+  } else if constexpr (std::is_same_v<C, bool>) {
     if constexpr (op == BinaryOp::kAdd || op == BinaryOp::kMax ||
                   op == BinaryOp::kOr)
       return a || b;
@@ -250,7 +336,11 @@ inline C Binary(C a, C b) {
 
 template <CompareOp op, typename C>
 inline bool Compare(C a, C b) {
-  if constexpr (op == CompareOp::kEq) return a == b;
+  if constexpr (kIsComplexType<C>) {
+    // Only eq and ne are admitted for complex operands.
+    if constexpr (op == CompareOp::kNe) return a != b;
+    else return a == b;
+  } else if constexpr (op == CompareOp::kEq) return a == b;
   else if constexpr (op == CompareOp::kNe) return a != b;
   else if constexpr (op == CompareOp::kLt) return a < b;
   else if constexpr (op == CompareOp::kLe) return a <= b;
@@ -263,6 +353,7 @@ template <ReduceOp op, typename C>
 inline C ReduceInit() {
   if constexpr (op == ReduceOp::kSum) return C(0);
   else if constexpr (op == ReduceOp::kProd) return C(1);
+  else if constexpr (kIsComplexType<C>) return C(0);  // max/min: refused
   else if constexpr (op == ReduceOp::kMax) {
     if constexpr (kIsFloat<C>) return -std::numeric_limits<C>::infinity();
     else return std::numeric_limits<C>::lowest();

@@ -19,6 +19,9 @@ DLDataType ToDLDataType(DType t) {
     case DType::kUInt8:
     case DType::kUInt32:
       return {kDLUInt, bits, 1};
+    case DType::kComplex64:
+    case DType::kComplex128:
+      return {kDLComplex, bits, 1};
     default:
       return {kDLInt, bits, 1};
   }
@@ -47,6 +50,10 @@ std::optional<DType> FromDLDataType(DLDataType t) {
       break;
     case kDLBfloat:
       if (t.bits == 16) return DType::kBFloat16;
+      break;
+    case kDLComplex:
+      if (t.bits == 64) return DType::kComplex64;
+      if (t.bits == 128) return DType::kComplex128;
       break;
   }
   return std::nullopt;

@@ -28,6 +28,7 @@ enum DataTypeCode : uint8_t {
   kDLUInt = 1,
   kDLFloat = 2,
   kDLBfloat = 4,
+  kDLComplex = 5,
   kDLBool = 6,
 };
 

@@ -391,6 +391,9 @@ TEST(DevicePreludeTest, BinaryMatchesScalarMath) {
     ForEachCode<kNumBinaryOps>([&](auto code) {
       constexpr int op = decltype(code)::value;
       constexpr BinaryOp bop = static_cast<BinaryOp>(op);
+      // complex(re, im) makes a complex value, which the emitter refuses
+      // before any kernel is written.
+      if constexpr (bop == BinaryOp::kComplex) return;
       const bool approx = std::is_floating_point_v<B> && IsTranscendental(bop);
       Mismatches m(std::string(op_name(bop)) + " on " + TypeName<B>());
       for (const B a : inputs) {

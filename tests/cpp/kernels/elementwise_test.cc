@@ -28,7 +28,8 @@ constexpr UnaryOp kUnaryOps[] = {
     UnaryOp::kTanh,  UnaryOp::kLogistic, UnaryOp::kSqrt, UnaryOp::kRsqrt,
     UnaryOp::kSin,   UnaryOp::kCos,      UnaryOp::kNot,  UnaryOp::kSign,
     UnaryOp::kFloor, UnaryOp::kCeil,     UnaryOp::kRound, UnaryOp::kLog1p,
-    UnaryOp::kExpm1, UnaryOp::kTan,      UnaryOp::kAtan};
+    UnaryOp::kExpm1, UnaryOp::kTan,      UnaryOp::kAtan, UnaryOp::kReal,
+    UnaryOp::kImag,  UnaryOp::kConj};
 constexpr BinaryOp kBinaryOps[] = {
     BinaryOp::kAdd,       BinaryOp::kSub,
     BinaryOp::kMul,       BinaryOp::kDiv,
@@ -38,8 +39,10 @@ constexpr BinaryOp kBinaryOps[] = {
     BinaryOp::kAtan2,     BinaryOp::kXor,
     BinaryOp::kShiftLeft, BinaryOp::kShiftRightArithmetic,
     BinaryOp::kShiftRightLogical};
+// kComplex changes the type (complex_kernels_test.cc tests it, and the
+// complex forms of the other ops).
 static_assert(std::size(kUnaryOps) == kNumUnaryOps, "a unary op is untested");
-static_assert(std::size(kBinaryOps) == kNumBinaryOps,
+static_assert(std::size(kBinaryOps) + 1 == kNumBinaryOps,
               "a binary op is untested");
 constexpr CompareOp kCompareOps[] = {CompareOp::kEq, CompareOp::kNe,
                                      CompareOp::kLt, CompareOp::kLe,

@@ -53,11 +53,12 @@ class HostArray {
     return reinterpret_cast<const T*>(bytes_.data());
   }
 
-  // Element i converted to double (for tolerance checks and printing).
+  // Element i converted to double (for tolerance checks and printing; the
+  // real part of a complex element).
   double At(int64_t i) const {
     return VisitDType(dtype_, [&](auto tag) {
       using T = typename decltype(tag)::type;
-      return static_cast<double>(ToCompute<T>(as<T>()[i]));
+      return ConvertElement<double, T>(as<T>()[i]);
     });
   }
   // Copies element `src` of `from` (same dtype) into element `dst`.

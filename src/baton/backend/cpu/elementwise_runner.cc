@@ -32,7 +32,7 @@ Status RunElementwise(const Instruction& inst,
   switch (inst.kind()) {
     case OpKind::kUnary:
       if (ops[0].scalar && count != 1) break;
-      Unary(inst.attrs_as<UnaryAttrs>().op, inst.type.dtype, ops[0].data, out,
+      Unary(inst.attrs_as<UnaryAttrs>().op, ops[0].type->dtype, ops[0].data, out,
             count);
       return OkStatus();
     case OpKind::kConvert:
@@ -42,7 +42,7 @@ Status RunElementwise(const Instruction& inst,
       return OkStatus();
     case OpKind::kBinary:
       if (ops[0].scalar && ops[1].scalar && count != 1) break;
-      Binary(inst.attrs_as<BinaryAttrs>().op, inst.type.dtype, ops[0].data,
+      Binary(inst.attrs_as<BinaryAttrs>().op, ops[0].type->dtype, ops[0].data,
              ops[1].data, out, count, WhichScalar(ops, count));
       return OkStatus();
     case OpKind::kCompare:

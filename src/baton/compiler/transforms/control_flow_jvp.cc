@@ -244,7 +244,7 @@ void CaseJvp(TraceContext& ctx, const CaseAttrs& c,
   *primals = Pick(res, 0, n);
   result_t->assign(n, Tracer());
   for (int k = 0; k < n; ++k) {
-    if (nonzero[k] && is_floating(res[k].dtype())) (*result_t)[k] = res[n + k];
+    if (nonzero[k] && is_inexact(res[k].dtype())) (*result_t)[k] = res[n + k];
   }
 }
 
@@ -264,7 +264,7 @@ std::vector<bool> DependentOutputs(const Program& program,
     for (ValueId o : inst.operands) any = any || dep[o];
     if (differentiable) {
       any =
-          any && is_floating(inst.type.dtype) && IsDifferentiable(inst.attrs);
+          any && is_inexact(inst.type.dtype) && IsDifferentiable(inst.attrs);
     }
     dep[id] = any;
   }

@@ -252,7 +252,7 @@ Plan CasePlan(const CaseAttrs& c, const std::vector<bool>& active_ops) {
         DependentOutputs(*branch, wrt, /*differentiable=*/true);
     for (int k = 0; k < n; ++k) {
       plan.active[k] =
-          plan.active[k] || (dep[k] && is_floating(out_types[k].dtype));
+          plan.active[k] || (dep[k] && is_inexact(out_types[k].dtype));
     }
   }
   if (!Any(plan.active)) return plan;
@@ -338,7 +338,7 @@ std::vector<int> VjpBuilder::RecordControlFlow(const OpAttrs& attrs,
     nd.fwd = res[k];
     nd.type = res[k].type();
     nd.active =
-        k < plan.active.size() && plan.active[k] && is_floating(nd.type.dtype);
+        k < plan.active.size() && plan.active[k] && is_inexact(nd.type.dtype);
     nd.region = -1;
     nd.group = nd.active ? g : -1;
     nd.out_index = static_cast<int>(k);

@@ -128,7 +128,7 @@ class JvpBuilder {
     const std::vector<Tracer> operands = Mapped(primal_, inst.operands);
     primal_[id] = ctx_.Emit(inst.attrs, operands);
     // Only floating-point values carry tangents (jvp.h).
-    if (!is_floating(inst.type.dtype)) return;
+    if (!is_inexact(inst.type.dtype)) return;
     const std::vector<Tracer> tangents = Mapped(tangent_, inst.operands);
     if (!AnyValid(tangents)) return;
     SetTangent(id, jvp_rules::OpTangent(inst, operands, primal_[id], tangents),
@@ -182,7 +182,7 @@ class JvpBuilder {
     for (ValueId m : RegionGroupOf(src_, id)) {
       const int k = ControlFlowOutputIndex(src_.instruction(m).attrs);
       primal_[m] = primals[k];
-      if (is_floating(src_.type(m).dtype)) {
+      if (is_inexact(src_.type(m).dtype)) {
         SetTangent(m, tangents[k], OpDisplayName(inst.attrs));
       }
     }
@@ -220,7 +220,7 @@ class JvpBuilder {
     for (ValueId m : members) {
       const int k = src_.instruction(m).attrs_as<CallAttrs>().output_index;
       primal_[m] = outs[k];
-      if (tangent_slot[k] >= 0 && is_floating(src_.type(m).dtype)) {
+      if (tangent_slot[k] >= 0 && is_inexact(src_.type(m).dtype)) {
         SetTangent(m, outs[tangent_slot[k]], CallName(call));
       }
     }
@@ -244,7 +244,7 @@ class JvpBuilder {
       const int k = src_.instruction(m).attrs_as<CallAttrs>().output_index;
       const ValueType& want = src_.type(m);
       // Integer outputs have no tangent, whatever the rule returns for one.
-      const bool floating = is_floating(want.dtype);
+      const bool floating = is_inexact(want.dtype);
       for (const Tracer* got : {&outs[k], &outs[n + k]}) {
         if (got != &outs[k] && !floating) continue;
         if (!SameShapeAndDType(got->type(), want)) {
@@ -281,7 +281,7 @@ Result<Program> Jvp(const Program& program,
   }
   for (int i = 0; i < program.num_parameters(); ++i) {
     const ValueType& type = program.parameter_type(i);
-    if (has_tangent[i] && !is_floating(type.dtype)) {
+    if (has_tangent[i] && !is_inexact(type.dtype)) {
       return InvalidArgument(
           "jvp: parameter " + std::to_string(i) + " is " +
           TypeForMessage(type) +

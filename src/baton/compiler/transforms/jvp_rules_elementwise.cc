@@ -16,8 +16,16 @@ Tracer UnaryTangent(UnaryOp op, const Tracer& x, const Tracer& ans,
     case UnaryOp::kNeg:
       return -t;
     case UnaryOp::kAbs:
+      // Complex x: d|x| = real(conj(x) dx) / |x| (0 at x == 0, as JAX).
+      if (is_complex(x.dtype())) return real(conj(sign(x)) * t);
       // JAX's choice at x == 0: the derivative of the branch x >= 0.
       return where(ge(x, 0), t, -t);
+    case UnaryOp::kReal:
+      return real(t);
+    case UnaryOp::kImag:
+      return imag(t);
+    case UnaryOp::kConj:
+      return conj(t);
     case UnaryOp::kExp:
       return t * ans;
     case UnaryOp::kLog:
@@ -105,6 +113,8 @@ Tracer BinaryTangent(BinaryOp op, const Tracer& x, const Tracer& y,
       if (ty.valid()) dy = -(ty * (x / r2));
       break;
     }
+    case BinaryOp::kComplex:
+      return complex(Instantiate(tx, x), Instantiate(ty, y));
     case BinaryOp::kAnd:  // 0/1 results on floats
     case BinaryOp::kOr:
     case BinaryOp::kXor:

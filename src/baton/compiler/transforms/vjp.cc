@@ -113,7 +113,7 @@ int VjpBuilder::AddOpNode(const OpAttrs& attrs,
   nd.fwd = fwd_.Emit(attrs, ins);
   nd.type = nd.fwd.type();
   nd.active =
-      any_active && is_floating(nd.type.dtype) && IsDifferentiable(attrs);
+      any_active && is_inexact(nd.type.dtype) && IsDifferentiable(attrs);
   nd.remat = all_remat && IsCheap(attrs);
   const auto* dot = std::get_if<DotGeneralAttrs>(&attrs);
   for (int r = region; dot && dot->lhs_batch.empty() && r >= 0;
@@ -240,7 +240,7 @@ std::vector<int> VjpBuilder::RecordCall(const CallAttrs& call,
         c.fwd = nodes_[outs[k]].fwd;
         c.type = c.fwd.type();
         c.operands = {outs[n_out + k]};
-        c.active = is_floating(c.type.dtype) && nodes_[outs[n_out + k]].active;
+        c.active = is_inexact(c.type.dtype) && nodes_[outs[n_out + k]].active;
         c.region = region;
         result.push_back(AddNode(std::move(c)));
       }
@@ -266,7 +266,7 @@ std::vector<int> VjpBuilder::RecordCall(const CallAttrs& call,
         c.value_of = outs[k];
         c.fwd = nodes_[outs[k]].fwd;
         c.type = c.fwd.type();
-        c.active = any_active && is_floating(c.type.dtype);
+        c.active = any_active && is_inexact(c.type.dtype);
         c.region = region;
         c.group = g;
         c.out_index = k;
@@ -356,7 +356,7 @@ VjpPrograms VjpBuilder::Run(const Program& program,
   std::vector<int> params;
   for (int i = 0; i < program.num_parameters(); ++i) {
     const ValueType& t = program.parameter_type(i);
-    if (wrt[i] && !is_floating(t.dtype)) {
+    if (wrt[i] && !is_inexact(t.dtype)) {
       throw Error(InvalidArgument(
           "vjp: parameter " + std::to_string(i) + " is " + TypeForMessage(t) +
           "; only floating-point inputs can be differentiated (convert it to "

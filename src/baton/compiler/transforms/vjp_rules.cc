@@ -142,8 +142,22 @@ void VjpBuilder::ApplyElementwiseRule(int n, const Tracer& ct) {
     switch (u->op) {
       case UnaryOp::kNeg:
         return add(0, -ct);
-      case UnaryOp::kAbs:  // as JAX: slope 1 at 0
+      case UnaryOp::kAbs:
+        // Complex x: the transpose of dx -> real(conj(sign(x)) dx), as JAX
+        // (grad(abs)(z) = conj(z) / |z|).
+        if (is_complex(x(0).dtype())) return add(0, ct * conj(sign(x(0))));
+        // As JAX: slope 1 at 0.
         return add(0, where(ge(x(0), 0), ct, -ct));
+      // The parts of complex numbers, transposed as in JAX: real's
+      // cotangent is ct + 0j, imag's 0 - ct j (imag of a real operand is a
+      // constant zero).
+      case UnaryOp::kReal:
+        return add(0, astype(ct, nodes_[ops[0]].type.dtype));
+      case UnaryOp::kImag:
+        if (!is_complex(nodes_[ops[0]].type.dtype)) return;
+        return add(0, complex(Zeros(bwd_, ValueType{ct.shape(), ct.dtype()}), -ct));
+      case UnaryOp::kConj:
+        return add(0, conj(ct));
       case UnaryOp::kExp:
         return add(0, ct * Get(n));
       case UnaryOp::kLog:
@@ -247,6 +261,10 @@ void VjpBuilder::ApplyElementwiseRule(int n, const Tracer& ct) {
       if (active(1)) add(1, -(q * a));
       return;
     }
+    case BinaryOp::kComplex:
+      if (active(0)) add(0, real(ct));
+      if (active(1)) add(1, -imag(ct));
+      return;
     case BinaryOp::kRem: {
       // a rem b = a - b * trunc(a / b).
       add(0, ct);

@@ -134,9 +134,19 @@ void BlasGemm(const MatrixOperand& a, const MatrixOperand& b, F* c,
       }
       BATON_BLAS(cblas_sgemm)(CblasRowMajor, ta, tb, g.m, g.n, g.k, 1.0f, ai, lda, bi, ldb,
                   0.0f, ci, static_cast<int>(g.n));
-    } else {
+    } else if constexpr (std::is_same_v<F, double>) {
       BATON_BLAS(cblas_dgemm)(CblasRowMajor, ta, tb, g.m, g.n, g.k, 1.0, ai, lda, bi, ldb,
                   0.0, ci, static_cast<int>(g.n));
+    } else {
+      // Complex: the BLAS's cgemm/zgemm (alpha and beta by pointer).
+      const F one(1), zero(0);
+      if constexpr (std::is_same_v<F, complex64>) {
+        BATON_BLAS(cblas_cgemm)(CblasRowMajor, ta, tb, g.m, g.n, g.k, &one, ai, lda,
+                    bi, ldb, &zero, ci, static_cast<int>(g.n));
+      } else {
+        BATON_BLAS(cblas_zgemm)(CblasRowMajor, ta, tb, g.m, g.n, g.k, &one, ai, lda,
+                    bi, ldb, &zero, ci, static_cast<int>(g.n));
+      }
     }
   }
 }
@@ -220,7 +230,8 @@ void DotGeneral(DType dtype, const void* lhs, const Shape& lhs_shape,
     Convert(DType::kFloat32, dtype, o32.get(), out, out_elems);
     return;
   }
-  const bool blas = dtype == DType::kFloat32 || dtype == DType::kFloat64;
+  const bool blas = dtype == DType::kFloat32 || dtype == DType::kFloat64 ||
+                    is_complex(dtype);
   const MatrixOperand a =
       Canonicalize(dtype, lhs, lhs_shape, dims.lhs_batch, lhs_free,
                    dims.lhs_contracting, /*allow_transposed=*/blas);
@@ -229,7 +240,8 @@ void DotGeneral(DType dtype, const void* lhs, const Shape& lhs_shape,
                    rhs_free, /*allow_transposed=*/blas);
   VisitDType(dtype, [&](auto tag) {
     using T = typename decltype(tag)::type;
-    if constexpr (std::is_same_v<T, float> || std::is_same_v<T, double>) {
+    if constexpr (std::is_same_v<T, float> || std::is_same_v<T, double> ||
+                  kIsComplex<T>) {
       BlasGemm<T>(a, b, static_cast<T*>(out), g);
     } else if constexpr (std::is_integral_v<T>) {  // includes bool
       LoopGemm<T>(static_cast<const T*>(a.data), static_cast<const T*>(b.data),

@@ -25,11 +25,13 @@ namespace baton::cpu {
 // Which operand of a binary op, if any, is one element broadcast to all n.
 enum class ScalarOperand : uint8_t { kNone, kLhs, kRhs };
 
-// out[i] = op(in[i]); in and out have `dtype`.
+// out[i] = op(in[i]); in and out have `dtype`, except that abs, real and
+// imag of a complex `dtype` write its real type (real_dtype(dtype)).
 void Unary(UnaryOp op, DType dtype, const void* in, void* out, int64_t n);
 
 // out[i] = op(lhs[i], rhs[i]); all three have `dtype`. With `scalar` set,
-// that operand holds a single element used for every i.
+// that operand holds a single element used for every i. kComplex takes
+// float32 (float64) operands of `dtype` and writes complex_dtype(dtype).
 void Binary(BinaryOp op, DType dtype, const void* lhs, const void* rhs,
             void* out, int64_t n, ScalarOperand scalar = ScalarOperand::kNone);
 
@@ -45,7 +47,7 @@ struct SelectScalars {
 };
 
 // out[i] = pred[i] ? on_true[i] : on_false[i]; on_true, on_false and out have
-// `dtype` (only its size matters: select moves bits).
+// `dtype` (only its size matters: select moves bits; 1 to 16 bytes).
 void Select(DType dtype, const bool* pred, const void* on_true,
             const void* on_false, void* out, int64_t n,
             SelectScalars scalars = {});

@@ -149,11 +149,29 @@ void SelectTyped(const bool* pred, const void* t, const void* f, void* out,
   }
 }
 
+// complex(re, im) from two float (double) operands.
+template <typename R>
+void RunMakeComplex(const R* re, const R* im, std::complex<R>* out, int64_t n,
+                    ScalarOperand s) {
+  RunBinaryLike<R>(re, im, out, n, s, kCheapGrain,
+                   [](R a, R b) { return std::complex<R>(a, b); });
+}
+
 }  // namespace
 
 void Binary(BinaryOp op, DType dtype, const void* lhs, const void* rhs,
             void* out, int64_t n, ScalarOperand scalar) {
   if (n <= 0) return;
+  if (op == BinaryOp::kComplex) {
+    if (dtype == DType::kFloat64) {
+      return RunMakeComplex(static_cast<const double*>(lhs),
+                            static_cast<const double*>(rhs),
+                            static_cast<complex128*>(out), n, scalar);
+    }
+    return RunMakeComplex(static_cast<const float*>(lhs),
+                          static_cast<const float*>(rhs),
+                          static_cast<complex64*>(out), n, scalar);
+  }
   VisitDType(dtype, [&](auto tag) {
     using T = typename decltype(tag)::type;
     using C = ComputeType<T>;
@@ -207,8 +225,11 @@ void Select(DType dtype, const bool* pred, const void* on_true,
       return SelectTyped<uint16_t>(pred, on_true, on_false, out, n, scalars);
     case 4:
       return SelectTyped<uint32_t>(pred, on_true, on_false, out, n, scalars);
-    default:
+    case 8:
       return SelectTyped<uint64_t>(pred, on_true, on_false, out, n, scalars);
+    default:  // complex128
+      return SelectTyped<unsigned __int128>(pred, on_true, on_false, out, n,
+                                            scalars);
   }
 }
 

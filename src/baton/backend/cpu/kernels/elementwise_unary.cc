@@ -134,6 +134,17 @@ void RunUnary(const T* in, T* out, int64_t n) {
   }
 }
 
+// Complex operands: std::complex arithmetic, one element at a time (abs,
+// real and imag write the real type of the parts).
+template <UnaryOp op, typename T>
+void RunComplexUnary(const T* in, void* out, int64_t n) {
+  using O = decltype(scalar::Unary<op, T>(T{}));
+  O* o = static_cast<O*>(out);
+  ParallelRanges(n, kExpensiveGrain, [=](int64_t lo, int64_t hi) {
+    for (int64_t i = lo; i < hi; ++i) o[i] = scalar::Unary<op, T>(in[i]);
+  });
+}
+
 template <typename To, typename From>
 void RunConvert(const From* in, To* out, int64_t n) {
   constexpr bool cheap = !kIsHalf<To> && !kIsHalf<From>;
@@ -152,8 +163,13 @@ void Unary(UnaryOp op, DType dtype, const void* in, void* out, int64_t n) {
   VisitDType(dtype, [&](auto tag) {
     using T = typename decltype(tag)::type;
     VisitUnaryOp(op, [&](auto op_c) {
-      RunUnary<decltype(op_c)::value, T>(static_cast<const T*>(in),
-                                         static_cast<T*>(out), n);
+      if constexpr (kIsComplex<T>) {
+        RunComplexUnary<decltype(op_c)::value, T>(static_cast<const T*>(in),
+                                                  out, n);
+      } else {
+        RunUnary<decltype(op_c)::value, T>(static_cast<const T*>(in),
+                                           static_cast<T*>(out), n);
+      }
     });
   });
 }

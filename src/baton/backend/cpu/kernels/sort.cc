@@ -59,7 +59,7 @@ void Sort(DType dtype, const void* operand, const Shape& shape, int dimension,
   // A row costs ~n log n comparisons: split by rows with a grain that
   // keeps each range at a few thousand elements at least.
   const int64_t grain = std::max<int64_t>(1, kExpensiveGrain / n);
-  VisitDType(dtype, [&](auto tag) {
+  VisitRealDType(dtype, [&](auto tag) {
     using T = typename decltype(tag)::type;
     const T* x = static_cast<const T*>(operand);
     ParallelRanges(

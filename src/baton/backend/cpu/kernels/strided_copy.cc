@@ -170,6 +170,11 @@ void StridedCopyTyped(const void* in_v, void* out_v,
   CopyGeneral(in, out, dims);
 }
 
+// A complex128 element, moved as two words.
+struct Bytes16 {
+  uint64_t lo, hi;
+};
+
 }  // namespace
 
 void StridedCopy(size_t elem_size, const void* in,
@@ -189,8 +194,10 @@ void StridedCopy(size_t elem_size, const void* in,
       return StridedCopyTyped<uint32_t>(in, out, simple);
     case 8:
       return StridedCopyTyped<uint64_t>(in, out, simple);
+    case 16:
+      return StridedCopyTyped<Bytes16>(in, out, simple);
   }
-  assert(false && "StridedCopy: element size must be 1, 2, 4 or 8");
+  assert(false && "StridedCopy: element size must be 1, 2, 4, 8 or 16");
 }
 
 void Copy(const void* in, void* out, int64_t bytes) {

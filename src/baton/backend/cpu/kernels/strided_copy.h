@@ -16,7 +16,7 @@ namespace baton::cpu {
 
 // For every multi-index i over `dims`, copies the element at
 // in + sum(i[d] * in_strides[d]) to out + sum(i[d] * out_strides[d]), strides
-// in elements of `elem_size` bytes (1, 2, 4 or 8). An in-stride may be 0
+// in elements of `elem_size` bytes (1, 2, 4, 8 or 16). An in-stride may be 0
 // (broadcast); out positions must be distinct, and the source and destination
 // element sets must not overlap. Contiguous inner runs become memcpy, stride-0
 // runs become fills, and a 2-D transpose pattern is copied in cache blocks.

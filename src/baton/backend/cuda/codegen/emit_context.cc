@@ -71,6 +71,9 @@ std::string EmitContext::StorageType(DType dtype) {
       return "float";
     case DType::kFloat64:
       return "double";
+    case DType::kComplex64:
+    case DType::kComplex128:
+      break;  // refused before emitting (kernel_emitter.cc)
   }
   return "void";
 }

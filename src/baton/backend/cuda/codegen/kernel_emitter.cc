@@ -22,7 +22,23 @@ constexpr std::string_view kPrelude =
 #include "baton/backend/cuda/codegen/device_prelude_text.inc"
     ;
 
+// A step that reads or writes a complex value: the device prelude has no
+// complex type yet.
+bool TouchesComplex(const compiler::Program& program, const Step& step) {
+  auto complex_value = [&](compiler::ValueId v) {
+    return is_complex(program.type(v).dtype);
+  };
+  return std::any_of(step.members.begin(), step.members.end(), complex_value) ||
+         std::any_of(step.inputs.begin(), step.inputs.end(), complex_value);
+}
+
 Status EmitStep(EmitContext& ctx, const Step& step) {
+  if (TouchesComplex(ctx.program(), step)) {
+    return ctx.NotOnCuda(
+        "complex numbers (step of %" + std::to_string(step.result) + ")",
+        "the generated kernels have no complex type yet; compute this part "
+        "on a CPU device and move the result with bt.device_put");
+  }
   switch (step.kind) {
     case Step::Kind::kFusedElementwise:
       return EmitElementwiseStep(ctx, step);
