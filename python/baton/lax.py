@@ -67,10 +67,10 @@ _trace_device = _lax._trace_device
 
 # Compositions with jax.lax's names: math, reductions and cumulative ops
 # (baton/_lax_math.py), slicing and shapes (_lax_slicing.py), XLA-style
-# scatters (_lax_scatter.py).
-from baton import _lax_math, _lax_scatter, _lax_slicing  # noqa: E402
+# scatters (_lax_scatter.py), convolutions (_lax_conv.py).
+from baton import _lax_conv, _lax_math, _lax_scatter, _lax_slicing  # noqa: E402
 
-for _m in (_lax_math, _lax_slicing, _lax_scatter):
+for _m in (_lax_math, _lax_slicing, _lax_scatter, _lax_conv):
     _plain = getattr(_m, "NOT_OPERATIONS", frozenset())
     for _name in _m.__all__:
         if _name not in globals():
