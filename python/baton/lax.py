@@ -67,17 +67,32 @@ _trace_device = _lax._trace_device
 
 # Compositions with jax.lax's names: math, reductions and cumulative ops
 # (baton/_lax_math.py), slicing and shapes (_lax_slicing.py), XLA-style
-# scatters (_lax_scatter.py), convolutions (_lax_conv.py).
-from baton import _lax_conv, _lax_math, _lax_scatter, _lax_slicing  # noqa: E402
+# scatters (_lax_scatter.py), convolutions (_lax_conv.py), windowed
+# reductions (_lax_window.py), the rest of jax.lax's names (_lax_more.py).
+# Functions taking Python callables (TAKES_FUNCTIONS) are traced afresh on
+# each eager call, as control flow is: their closures may change.
+from baton import (  # noqa: E402
+    _lax_conv,
+    _lax_math,
+    _lax_scatter,
+    _lax_slicing,
+    _lax_window,
+)
 
-for _m in (_lax_math, _lax_slicing, _lax_scatter, _lax_conv):
+for _m in (_lax_math, _lax_slicing, _lax_scatter, _lax_conv, _lax_window):
     _plain = getattr(_m, "NOT_OPERATIONS", frozenset())
+    _callables = getattr(_m, "TAKES_FUNCTIONS", frozenset())
     for _name in _m.__all__:
         if _name not in globals():
             _fn = getattr(_m, _name)
-            globals()[_name] = _fn if _name in _plain else _eager_lax.eager(_name, _fn)
+            if _name in _plain:
+                globals()[_name] = _fn
+            elif _name in _callables:
+                globals()[_name] = _eager_lax._control_flow(_fn, f"lax.{_name}")
+            else:
+                globals()[_name] = _eager_lax.eager(_name, _fn)
     __all__ = sorted({*__all__, *_m.__all__})
-del _m, _plain, _name, _fn
+del _m, _plain, _callables, _name, _fn
 
 from baton._lax_precision import Precision  # noqa: E402
 
