@@ -15,7 +15,8 @@ Elementwise: ``add sub mul div rem mod pow atan2 maximum minimum
 bitwise_and bitwise_or bitwise_xor bitwise_not shift_left
 shift_right_arithmetic shift_right_logical eq ne lt le gt ge compare select
 where neg abs sign exp expm1 log log1p tanh logistic sqrt rsqrt sin cos tan
-atan floor ceil round`` (the bitwise ops and shifts raise ``TypeError`` for
+atan floor ceil round`` (``round`` takes JAX's ``rounding_method``, halves
+away from zero by default, as ``jax.lax.round``; the bitwise ops and shifts raise ``TypeError`` for
 float operands, shifts also for bool);
 conversion: ``convert_element_type`` (``astype``), ``to_memory_kind``;
 shapes: ``reshape transpose broadcast_to broadcast_in_dim slice
@@ -74,16 +75,18 @@ _trace_device = _lax._trace_device
 from baton import (  # noqa: E402
     _lax_conv,
     _lax_math,
+    _lax_more,
     _lax_scatter,
     _lax_slicing,
     _lax_window,
 )
 
-for _m in (_lax_math, _lax_slicing, _lax_scatter, _lax_conv, _lax_window):
+for _m in (_lax_math, _lax_slicing, _lax_scatter, _lax_conv, _lax_window, _lax_more):
     _plain = getattr(_m, "NOT_OPERATIONS", frozenset())
     _callables = getattr(_m, "TAKES_FUNCTIONS", frozenset())
+    _overrides = getattr(_m, "OVERRIDES", frozenset())
     for _name in _m.__all__:
-        if _name not in globals():
+        if _name not in globals() or _name in _overrides:
             _fn = getattr(_m, _name)
             if _name in _plain:
                 globals()[_name] = _fn
@@ -92,7 +95,7 @@ for _m in (_lax_math, _lax_slicing, _lax_scatter, _lax_conv, _lax_window):
             else:
                 globals()[_name] = _eager_lax.eager(_name, _fn)
     __all__ = sorted({*__all__, *_m.__all__})
-del _m, _plain, _callables, _name, _fn
+del _m, _plain, _callables, _overrides, _name, _fn
 
 from baton._lax_precision import Precision  # noqa: E402
 
