@@ -23,6 +23,7 @@ from typing import Any
 import numpy as np
 
 from baton import _ops
+from baton._config import config
 from baton._baton import lax
 from baton._lax_conv import conv_general_dilated
 
@@ -37,9 +38,7 @@ def _inexact(*xs: Any) -> list:
     ts = [_ops.as_tracer(x) for x in xs]
     dt = np.result_type(*(np.dtype(t.dtype) for t in ts))
     if not np.issubdtype(dt, np.inexact):
-        import baton as bt
-
-        x64 = bool(bt.config.values().get("enable_x64", False))
+        x64 = bool(config.read("enable_x64"))
         wide = any(np.dtype(t.dtype).itemsize == 8 for t in ts)
         dt = np.dtype(np.float64 if x64 and wide else np.float32)
     return [lax.convert_element_type(t, dt) for t in ts]
