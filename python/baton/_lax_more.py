@@ -518,6 +518,169 @@ def approx_min_k(
                      recall_target, aggregate_to_topk)
 
 
+# ---- implicitly differentiated solves ----
+
+
+def _zeros_like_tree(t: Any) -> Any:
+    return tree.map(lambda v: lax.full(tuple(_t(v).shape), 0, _t(v).dtype), t)
+
+
+def _split_aux(out: Any, has_aux: bool, what: str) -> tuple[Any, Any]:
+    if not has_aux:
+        return out, None
+    if not isinstance(out, (tuple, list)) or len(out) != 2:
+        raise TypeError(f"{what}: with has_aux=True the solve must return (solution, aux)")
+    return out[0], out[1]
+
+
+def _implicit(
+    primal: Callable[[Any], Any],
+    linear_fn: Callable[..., Any],
+    example: Any,
+    arg: Any,
+    arg_gets_cotangent: bool,
+    transpose_solve: Callable[[Any, Any, Any], Any],
+    has_aux: bool,
+    what: str,
+) -> Any:
+    """``primal(arg)`` as a ``custom_vjp`` function whose reverse-mode
+    derivative is implicit: with ``x = primal(arg)``, the cotangent ``xbar``
+    gives ``lam = transpose_solve(x, consts, xbar)``, ``arg`` the cotangent
+    ``lam`` (when ``arg_gets_cotangent``) and the values ``linear_fn``
+    closes over ``-d/dconsts <lam, linear_fn(x; consts)>``. Everything else
+    ``primal`` closes over (the solver's own values) is held constant."""
+    from baton._custom import custom_vjp
+    from baton._toplevel_ad import closure_convert
+
+    lin_conv, lin_consts = closure_convert(linear_fn, example)
+    primal_conv, primal_consts = closure_convert(primal, arg)
+    arg_leaves, arg_tree = tree.flatten(arg)
+    n_arg, n_lin = len(arg_leaves), len(lin_consts)
+    cell: dict = {}
+
+    def body(*flat: Any) -> Any:
+        a = tree.unflatten(arg_tree, list(flat[:n_arg]))
+        out = primal_conv(a, *flat[n_arg + n_lin :])
+        x, aux = _split_aux(out, has_aux, what)
+        x_leaves, cell["x_tree"] = tree.flatten(x)
+        aux_leaves, cell["aux_tree"] = tree.flatten(aux)
+        cell["n_x"] = len(x_leaves)
+        return (*x_leaves, *aux_leaves)
+
+    f = custom_vjp(body)
+
+    def fwd(*flat: Any) -> Any:
+        out = body(*flat)
+        return out, (out[: cell["n_x"]], flat[n_arg : n_arg + n_lin], flat)
+
+    def bwd(res: Any, ct: Any) -> tuple:
+        x_leaves, lc, flat = res
+        x = tree.unflatten(cell["x_tree"], list(x_leaves))
+        xbar = tree.unflatten(
+            cell["x_tree"],
+            [
+                lax.full(tuple(v.shape), 0, v.dtype) if c is None else c
+                for v, c in zip(x_leaves, ct[: cell["n_x"]])
+            ],
+        )
+        lam = transpose_solve(x, lc, xbar)
+        lam_leaves = tree.leaves(lam)
+        if n_lin:
+            from baton._autodiff import vjp
+
+            _, pull = vjp(lambda *c: lin_conv(x, *c), *lc)
+            lin_bar = [lax.neg(g) for g in pull(lam)]
+        else:
+            lin_bar = []
+        arg_bar = (
+            lam_leaves if arg_gets_cotangent else tree.leaves(_zeros_like_tree(flat[:n_arg]))
+        )
+        rest = [lax.full(tuple(_t(v).shape), 0, _t(v).dtype) for v in flat[n_arg + n_lin :]]
+        return (*arg_bar, *lin_bar, *rest)
+
+    f.defvjp(fwd, bwd)
+    out = f(*arg_leaves, *lin_consts, *primal_consts)
+    x = tree.unflatten(cell["x_tree"], list(out[: cell["n_x"]]))
+    if has_aux:
+        return x, tree.unflatten(cell["aux_tree"], list(out[cell["n_x"] :]))
+    return x
+
+
+def _transpose_map(fn: Callable[[Any], Any], at: Any) -> Callable[[Any], Any]:
+    """The transpose of the linear map ``fn`` (its VJP at ``at``)."""
+    from baton._autodiff import vjp
+
+    _, pull = vjp(fn, at)
+    return lambda y: pull(y)[0]
+
+
+def custom_linear_solve(
+    matvec: Callable[[Any], Any],
+    b: Any,
+    solve: Callable[[Callable, Any], Any],
+    transpose_solve: Callable[[Callable, Any], Any] | None = None,
+    symmetric: bool = False,
+    has_aux: bool = False,
+) -> Any:
+    """``solve(matvec, b)``, the solution x of the linear system ``matvec(x)
+    = b``, differentiated implicitly (JAX's ``custom_linear_solve``): the
+    reverse-mode cotangent ``xbar`` gives ``lam = transpose_solve(vecmat,
+    xbar)`` (``vecmat`` the transpose of ``matvec``; ``solve`` itself when
+    ``symmetric``), ``b`` the cotangent ``lam`` and the values ``matvec``
+    closes over ``-lam . d matvec(x)``; the solver's iterations are never
+    differentiated. Reverse mode only (``bt.grad``, ``bt.vjp``): baton's
+    custom rules have no forward-mode form for it. Without
+    ``transpose_solve`` (and not ``symmetric``) there is no implicit rule:
+    derivatives, if taken, are those of the solver's own operations."""
+    if transpose_solve is None and symmetric:
+        transpose_solve = solve
+    if not lax.is_tracing() or transpose_solve is None:
+        # Without transpose_solve there is no implicit rule (JAX's raises
+        # when differentiated): any derivative is the solver's own.
+        return solve(matvec, b)
+    from baton._toplevel_ad import closure_convert
+
+    lin_conv, _ = closure_convert(matvec, b)
+    tsolve = transpose_solve
+
+    def ts(x: Any, lc: Any, xbar: Any) -> Any:
+        vecmat = _transpose_map(lambda v: lin_conv(v, *lc), x)
+        lam = tsolve(vecmat, xbar)
+        return _split_aux(lam, has_aux, "custom_linear_solve")[0]
+
+    return _implicit(
+        lambda bb: solve(matvec, bb), matvec, b, b, True, ts, has_aux, "custom_linear_solve"
+    )
+
+
+def custom_root(
+    f: Callable[[Any], Any],
+    initial_guess: Any,
+    solve: Callable[[Callable, Any], Any],
+    tangent_solve: Callable[[Callable, Any], Any],
+    has_aux: bool = False,
+) -> Any:
+    """``solve(f, initial_guess)``, a root x of ``f``, differentiated by the
+    implicit function theorem (JAX's ``custom_root``): the cotangent
+    ``xbar`` gives ``lam = tangent_solve(J^T, xbar)`` (``J`` the Jacobian
+    of ``f`` at x) and the values ``f`` closes over ``-lam . df``; the
+    initial guess gets none and the solver's iterations are never
+    differentiated. Reverse mode only, as ``custom_linear_solve``."""
+    if not lax.is_tracing():
+        return solve(f, initial_guess)
+    from baton._toplevel_ad import closure_convert
+
+    f_conv, _ = closure_convert(f, initial_guess)
+
+    def ts(x: Any, lc: Any, xbar: Any) -> Any:
+        jt = _transpose_map(lambda y: f_conv(y, *lc), x)  # v -> J^T v
+        return tangent_solve(jt, xbar)
+
+    return _implicit(
+        lambda g: solve(f, g), f, initial_guess, initial_guess, False, ts, has_aux, "custom_root"
+    )
+
+
 # ---- program structure ----
 
 
@@ -604,6 +767,8 @@ __all__ = [
     "approx_min_k",
     "associative_scan",
     "composite",
+    "custom_linear_solve",
+    "custom_root",
     "dot_general",
     "index_take",
     "mulhi",
@@ -631,7 +796,14 @@ NOT_OPERATIONS = frozenset(
 )
 # Take a Python function: traced afresh on each eager call.
 TAKES_FUNCTIONS = frozenset(
-    {"associative_scan", "reduce", "scatter_apply", "platform_dependent"}
+    {
+        "associative_scan",
+        "custom_linear_solve",
+        "custom_root",
+        "platform_dependent",
+        "reduce",
+        "scatter_apply",
+    }
 )
 # Replace the C++ bindings of these names (JAX's signatures).
 OVERRIDES = frozenset({"dot_general", "round"})

@@ -353,3 +353,110 @@ def test_detrend_jit_grad_and_ints():
     _close(g, jax.grad(lambda a: jnp.sum(jsig.detrend(a) ** 3))(z), rtol=1e-4, atol=1e-4)
     zi = np.arange(12, dtype=np.int32) ** 2
     _close(bsig.detrend(zi), jsig.detrend(zi), rtol=1e-4, atol=1e-4)
+
+
+# ---- implicitly differentiated solves ----
+
+
+def _spd(n):
+    m = _rand((n, n))
+    return (m @ m.T + n * np.eye(n)).astype(F32)
+
+
+def _cg(L, np_mod, iters=30):
+    """A conjugate-gradient solver written with while_loop (not
+    differentiable through its iterations in JAX)."""
+
+    def solve(matvec, b):
+        def body(s):
+            x, r, p, rs, i = s
+            ap = matvec(p)
+            alpha = rs / np_mod.sum(p * ap)
+            x = x + alpha * p
+            r = r - alpha * ap
+            rs2 = np_mod.sum(r * r)
+            p = r + (rs2 / np_mod.maximum(rs, 1e-30)) * p
+            return x, r, p, rs2, i + 1
+
+        x0 = b * 0.0
+        s = (x0, b, b, np_mod.sum(b * b), 0)
+        return L.while_loop(lambda s: (s[4] < iters) & (s[3] > 1e-20), body, s)[0]
+
+    return solve
+
+
+@pytest.mark.parametrize("solver", ["direct", "cg"])
+def test_custom_linear_solve(solver):
+    a, b = _spd(4), _rand((4,))
+    w = np.arange(1.0, 5.0, dtype=F32)
+
+    def loss(L, np_mod):
+        def f(a, b):
+            mv = lambda x: a @ x
+            if solver == "direct":
+                solve = lambda _, y: np_mod.linalg.solve(a, y)
+                x = L.custom_linear_solve(mv, b, solve, lambda _, y: np_mod.linalg.solve(a.T, y))
+            else:
+                x = L.custom_linear_solve(mv, b, _cg(L, np_mod), symmetric=True)
+            return np_mod.sum(np_mod.sin(x) * w)
+
+        return f
+
+    _close(loss(blax, bnp)(a, b), loss(jlax, jnp)(a, b), rtol=1e-4, atol=1e-5)
+    _close(bt.jit(loss(blax, bnp))(a, b), loss(jlax, jnp)(a, b), rtol=1e-4, atol=1e-5)
+    gb = bt.jit(bt.grad(loss(blax, bnp), argnums=(0, 1)))(a, b)
+    gj = jax.grad(loss(jlax, jnp), argnums=(0, 1))(a, b)
+    _same(gb, gj, rtol=1e-3, atol=1e-4)
+
+
+def test_custom_linear_solve_has_aux_and_pytrees():
+    a1, a2, b1, b2 = _spd(3), _spd(2), _rand((3,)), _rand((2,))
+
+    def loss(L, np_mod):
+        def f(a1, a2, b1, b2):
+            mv = lambda x: (a1 @ x[0], a2 @ x[1])
+
+            def solve(_, y):
+                return (np_mod.linalg.solve(a1, y[0]), np_mod.linalg.solve(a2, y[1])), np_mod.sum(y[0])
+
+            def tsolve(_, y):
+                return (np_mod.linalg.solve(a1.T, y[0]), np_mod.linalg.solve(a2.T, y[1])), 0.0
+
+            (x1, x2), aux = L.custom_linear_solve(mv, (b1, b2), solve, tsolve, has_aux=True)
+            return np_mod.sum(x1 ** 2) + np_mod.sum(x2 ** 3) + aux
+
+        return f
+
+    args = (a1, a2, b1, b2)
+    _close(bt.jit(loss(blax, bnp))(*args), loss(jlax, jnp)(*args), rtol=1e-4, atol=1e-5)
+    gb = bt.jit(bt.grad(loss(blax, bnp), argnums=(0, 1, 2, 3)))(*args)
+    gj = jax.grad(loss(jlax, jnp), argnums=(0, 1, 2, 3))(*args)
+    _same(gb, gj, rtol=1e-3, atol=1e-4)
+
+
+def test_custom_root():
+    def loss(L, np_mod):
+        def g(a, c):
+            f = lambda x: x ** 3 + c * x - a  # a root in x for each (a, c)
+
+            def newton(f, x0):
+                def body(s):
+                    x, i = s
+                    fx = f(x)
+                    return x - fx / (3 * x ** 2 + c), i + 1
+
+                return L.while_loop(lambda s: s[1] < 30, body, (x0, 0))[0]
+
+            def tangent_solve(g, y):
+                return y / g(np_mod.ones_like(y))
+
+            x = L.custom_root(f, np_mod.ones_like(a), newton, tangent_solve)
+            return np_mod.sum(x * np_mod.arange(1.0, 4.0))
+
+        return g
+
+    a, c = np.array([1.0, 2.0, 9.0], F32), np.array([1.0, 0.5, 2.0], F32)
+    _close(bt.jit(loss(blax, bnp))(a, c), loss(jlax, jnp)(a, c), rtol=1e-5, atol=1e-5)
+    gb = bt.jit(bt.grad(loss(blax, bnp), argnums=(0, 1)))(a, c)
+    gj = jax.grad(loss(jlax, jnp), argnums=(0, 1))(a, c)
+    _same(gb, gj, rtol=1e-4, atol=1e-5)
