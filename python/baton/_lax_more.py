@@ -125,6 +125,134 @@ def ragged_dot(
     return lax.convert_element_type(out, dt)
 
 
+class RaggedDotDimensionNumbers:
+    """The dimensions of a ``ragged_dot_general`` (JAX's class):
+    ``dot_dimension_numbers`` as ``dot_general``'s, the lhs's one ragged
+    dimension and the rhs's group dimension (none or one)."""
+
+    __slots__ = ("dot_dimension_numbers", "lhs_ragged_dimensions", "rhs_group_dimensions")
+
+    def __init__(
+        self, dot_dimension_numbers: Any, lhs_ragged_dimensions: Any, rhs_group_dimensions: Any
+    ) -> None:
+        object.__setattr__(
+            self,
+            "dot_dimension_numbers",
+            tuple(tuple(tuple(int(d) for d in s) for s in t) for t in dot_dimension_numbers),
+        )
+        object.__setattr__(self, "lhs_ragged_dimensions", tuple(int(d) for d in lhs_ragged_dimensions))
+        object.__setattr__(self, "rhs_group_dimensions", tuple(int(d) for d in rhs_group_dimensions))
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        raise AttributeError("RaggedDotDimensionNumbers is immutable")
+
+    def _key(self) -> tuple:
+        return (self.dot_dimension_numbers, self.lhs_ragged_dimensions, self.rhs_group_dimensions)
+
+    def __eq__(self, other: Any) -> bool:
+        return isinstance(other, RaggedDotDimensionNumbers) and self._key() == other._key()
+
+    def __hash__(self) -> int:
+        return hash(self._key())
+
+    def __repr__(self) -> str:
+        return (
+            f"RaggedDotDimensionNumbers(dot_dimension_numbers={self.dot_dimension_numbers}, "
+            f"lhs_ragged_dimensions={self.lhs_ragged_dimensions}, "
+            f"rhs_group_dimensions={self.rhs_group_dimensions})"
+        )
+
+
+def ragged_dot_general(
+    lhs: Any,
+    rhs: Any,
+    group_sizes: Any,
+    ragged_dot_dimension_numbers: RaggedDotDimensionNumbers,
+    precision: Any = None,
+    preferred_element_type: Any = None,
+    group_offset: Any = None,
+    out_sharding: Any = None,
+) -> Any:
+    """Ragged matrix products (JAX's ``ragged_dot_general``), in its three
+    modes by the kind of the lhs's ragged dimension: non-contracting (the
+    rhs has a group dimension; ``[b.., m.., k..] x [g, b.., k.., n..] ->
+    [b.., m.., n..]``), contracting (``-> [g, b.., m.., n..]``, one product
+    per group's slice of the contraction) or batch (a plain
+    ``dot_general``, as JAX computes it). ``group_sizes`` is ``[b.., x..,
+    g]`` (``x``: the lhs's dimensions of the ragged one's kind outside it)
+    or ``[g]``. Computed as masked products, one per group."""
+    if group_offset is not None:
+        raise NotImplementedError("ragged_dot_general: group_offset is not supported")
+    if out_sharding is not None:
+        raise ValueError("ragged_dot_general: out_sharding is not supported; leave it None")
+    dn = ragged_dot_dimension_numbers
+    if not isinstance(dn, RaggedDotDimensionNumbers):
+        raise TypeError(
+            "ragged_dot_general: ragged_dot_dimension_numbers must be a "
+            f"RaggedDotDimensionNumbers, got {type(dn).__name__}"
+        )
+    a, b, gs = _t(lhs), _t(rhs), _t(group_sizes)
+    if preferred_element_type is not None:
+        pt = np.dtype(preferred_element_type)
+        a, b = lax.convert_element_type(a, pt), lax.convert_element_type(b, pt)
+    (lc, rc), (lb, rb) = dn.dot_dimension_numbers
+    if len(dn.lhs_ragged_dimensions) != 1:
+        raise ValueError("ragged_dot_general: lhs must have exactly one ragged dimension")
+    r = dn.lhs_ragged_dimensions[0] % len(a.shape)
+    groups = dn.rhs_group_dimensions
+    if len(groups) > 1:
+        raise ValueError("ragged_dot_general: rhs may have at most one group dimension")
+    if not np.issubdtype(np.dtype(gs.dtype), np.integer):
+        raise TypeError(f"ragged_dot_general: group_sizes must be integers, got {gs.dtype}")
+    dt = np.result_type(a.dtype, b.dtype)
+    if r in lb:
+        if groups:
+            raise ValueError("ragged_dot_general: a ragged batch dimension takes no rhs group dimension")
+        return lax.convert_element_type(lax.dot_general(a, b, ((lc, rc), (lb, rb))), dt)
+    g = int(gs.shape[-1])
+    nd = len(a.shape)
+    if r in lc:
+        kind = [d for d in lc if d < r]
+    else:
+        if not groups:
+            raise ValueError(
+                "ragged_dot_general: a ragged non-contracting dimension needs an rhs group dimension"
+            )
+        kind = [d for d in range(r) if d not in lc and d not in lb]
+    outer = [*lb, *kind]  # the lhs dimensions group_sizes runs over, then g
+    gshape = tuple(int(a.shape[d]) for d in outer) + (g,)
+    sizes = lax.convert_element_type(gs, _I32)
+    if tuple(sizes.shape) != gshape:
+        if tuple(sizes.shape) != (g,):
+            raise ValueError(
+                f"ragged_dot_general: group_sizes must have shape {gshape} or ({g},), "
+                f"got {tuple(sizes.shape)}"
+            )
+        sizes = lax.broadcast_in_dim(sizes, gshape, (len(gshape) - 1,))
+    ends = bnp.cumsum(sizes, axis=-1)
+    starts = lax.sub(ends, sizes)
+    full = (*(int(d) for d in a.shape), g)
+    where = (*outer, nd)
+    pos = lax.iota(_I32, full, r)
+    inside = lax.bitwise_and(
+        lax.ge(pos, lax.broadcast_in_dim(starts, full, where)),
+        lax.lt(pos, lax.broadcast_in_dim(ends, full, where)),
+    )
+    masked = lax.mul(
+        lax.broadcast_in_dim(a, full, tuple(range(nd))), lax.convert_element_type(inside, a.dtype)
+    )  # lhs with a trailing group dimension
+    if r in lc:
+        out = lax.dot_general(masked, b, ((lc, rc), (lb, rb)))
+        # [b.., m.., g, n..] -> [g, b.., m.., n..]
+        gpos = len(lb) + (nd - len(lc) - len(lb))
+        perm = (gpos, *(d for d in range(len(out.shape)) if d != gpos))
+        return lax.convert_element_type(lax.transpose(out, perm), dt)
+    gdim = groups[0] % len(b.shape)
+    out = lax.dot_general(masked, b, ((lc, rc), ((*lb, nd), (*rb, gdim))))
+    # [b.., g, m.., n..]: the groups summed.
+    return lax.convert_element_type(lax.sum(out, len(lb)), dt)
+
+
 # ---- integer and float arithmetic ----
 
 
@@ -774,7 +902,9 @@ __all__ = [
     "mulhi",
     "optimization_barrier",
     "platform_dependent",
+    "RaggedDotDimensionNumbers",
     "ragged_dot",
+    "ragged_dot_general",
     "reduce",
     "round",
     "scatter_apply",
@@ -787,6 +917,7 @@ NOT_OPERATIONS = frozenset(
     {
         "DotDimensionNumbers",
         "PrecisionLike",
+        "RaggedDotDimensionNumbers",
         "RoundingMethod",
         "composite",
         "shape_as_value",
