@@ -80,6 +80,23 @@ _APPLY = {
 }
 
 
+def _chooser(kind: str, dtype: np.dtype) -> Callable[[Any, Any], Any]:
+    """max or min of (acc, v) as a choice: ``v`` replaces ``acc`` only when
+    strictly better (or NaN, which max and min propagate), so of equal
+    elements the first in the window is chosen and alone gets the
+    gradient -- JAX's rule for max and min pooling (select_and_scatter)."""
+    better = lax.gt if kind == "max" else lax.lt
+    is_float = np.issubdtype(np.dtype(dtype), np.floating) or np.dtype(dtype).kind == "V"
+
+    def choose(acc: Any, v: Any) -> Any:
+        take = better(v, acc)
+        if is_float:
+            take = lax.bitwise_or(take, lax.ne(v, v))
+        return lax.select(take, v, acc)
+
+    return choose
+
+
 def _identity(kind: str, dtype: np.dtype) -> Any:
     if kind == "add":
         return 0
@@ -208,10 +225,11 @@ def reduce_window(
         if dilate:
             x = lax.pad(x, lax.full((), _identity(kind, dt), dt), lows, highs, interior)
         op = _APPLY[kind]
+        fold = _chooser(kind, dt) if kind in ("max", "min") else op
         acc = None
         for off in offsets:
             v = view(x, off)
-            acc = v if acc is None else op(acc, v)
+            acc = v if acc is None else fold(acc, v)
         if not _is_identity(kind, flat_init[0], dt):
             acc = op(lax.broadcast_to(inits[0], out_shape), acc)
         return tree.unflatten(treedef, [acc])

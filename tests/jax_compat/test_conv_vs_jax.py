@@ -467,3 +467,23 @@ def test_reduce_window_vmap():
     got = bt.vmap(lambda a: blax.reduce_window(a, -np.inf, blax.max, **kw))(x)
     want = jax.vmap(lambda a: jlax.reduce_window(a, -np.inf, jlax.max, **kw))(x)
     _close(got, want)
+
+
+@pytest.mark.parametrize("kind", ["max", "min"])
+def test_pooling_gradient_ties_and_nans(kind):
+    # Many equal values: JAX gives each window's gradient to its first
+    # chosen element (select_and_scatter); baton's fold does the same.
+    x = RNG.integers(0, 3, (2, 6, 7, 2)).astype(F32)
+    init = -np.inf if kind == "max" else np.inf
+    w = np.arange(1.0, 3.0, dtype=F32)
+
+    def loss(lax_mod, np_mod):
+        op = getattr(lax_mod, kind)
+        return lambda v: np_mod.sum(lax_mod.reduce_window(v, init, op, (1, 3, 2, 1), (1, 2, 1, 1), "SAME") * w)
+
+    _close(bt.jit(bt.grad(loss(blax, bnp)))(x), jax.grad(loss(jlax, jnp))(x))
+    y = np.array([1.0, np.nan, 2.0, 5.0, 5.0], F32)
+    op_b, op_j = getattr(blax, kind), getattr(jlax, kind)
+    got = blax.reduce_window(y, init, op_b, (2,), (1,), "VALID")
+    want = jlax.reduce_window(y, init, op_j, (2,), (1,), "VALID")
+    np.testing.assert_array_equal(np.asarray(got), np.asarray(want))
