@@ -304,6 +304,83 @@ def mulhi(x: Any, y: Any, /) -> Any:
     return lax.convert_element_type(hi, d)
 
 
+def _finfo(d: np.dtype) -> Any:
+    try:
+        return np.finfo(d)
+    except ValueError:  # bfloat16 and other ml_dtypes floats
+        import ml_dtypes
+
+        return ml_dtypes.finfo(d)
+
+
+def _reduce_precision_value(x: Any, exponent_bits: int, mantissa_bits: int) -> Any:
+    """XLA's ReducePrecision on a float Tracer, by exact arithmetic: the
+    significand rounded to ``mantissa_bits`` (to nearest even, at the
+    exponent of x, subnormals at the smallest one), then values whose
+    rounded exponent is past the narrow format's range become infinities
+    and those below its smallest normal signed zeros; NaN stays NaN."""
+    d = np.dtype(x.dtype)
+    info = _finfo(d)
+    work = d if d.itemsize >= 4 else np.dtype(np.float32)  # 16-bit: exact in float32
+    t = lax.convert_element_type(x, work)
+    y = t
+    if mantissa_bits < int(info.nmant):
+        _, e = bnp.frexp(t)
+        e = lax.sub(e, lax.full((), 1, e.dtype))  # floor(log2 |t|)
+        lowest = lax.full((), int(info.minexp), e.dtype)  # subnormals: emin's ulp
+        k = lax.sub(lax.maximum(e, lowest), lax.full((), mantissa_bits, e.dtype))
+        y = bnp.ldexp(lax.round(bnp.ldexp(t, lax.neg(k))), k)
+    if exponent_bits < int(info.nexp):
+        rb = (1 << (exponent_bits - 1)) - 1
+        _, e2 = bnp.frexp(y)
+        e2 = lax.sub(e2, lax.full((), 1, e2.dtype))
+        inf = lax.full((), np.inf, work)
+        finite = lax.lt(lax.abs(y), inf)
+        over = lax.bitwise_and(finite, lax.gt(e2, lax.full((), rb, e2.dtype)))
+        under = lax.bitwise_and(finite, lax.le(e2, lax.full((), -rb, e2.dtype)))
+        signed_inf = lax.select(lax.lt(y, lax.full((), 0, work)), lax.neg(lax.broadcast_to(inf, tuple(y.shape))), lax.broadcast_to(inf, tuple(y.shape)))
+        y = lax.select(over, signed_inf, y)
+        y = lax.select(under, lax.mul(y, lax.full((), 0, work)), y)
+    y = lax.select(lax.ne(t, t), t, y)
+    return lax.convert_element_type(y, d)
+
+
+def _reduce_precision_fwd(x: Any, exponent_bits: int, mantissa_bits: int) -> Any:
+    return _reduce_precision_value(x, exponent_bits, mantissa_bits), None
+
+
+def _reduce_precision_bwd(exponent_bits: int, mantissa_bits: int, _res: Any, ct: Any) -> tuple:
+    return (_reduce_precision_value(_t(ct), exponent_bits, mantissa_bits),)
+
+
+_reduce_precision_rule: Any = None
+
+
+def reduce_precision(operand: Any, exponent_bits: int, mantissa_bits: int) -> Any:
+    """``operand`` rounded to a float format of ``exponent_bits`` and
+    ``mantissa_bits`` and back (JAX's ``reduce_precision``, e.g. ``(8, 7)``
+    for bfloat16's values in float32): the significand rounded to nearest
+    even, out-of-range values to infinities, values below the format's
+    smallest normal to signed zeros, NaN kept. As in JAX its derivative
+    rounds the cotangent the same way."""
+    global _reduce_precision_rule
+    exponent_bits, mantissa_bits = operator.index(exponent_bits), operator.index(mantissa_bits)
+    if exponent_bits < 1:
+        raise ValueError(f"reduce_precision: exponent_bits must be >= 1, got {exponent_bits}")
+    if mantissa_bits < 0:
+        raise ValueError(f"reduce_precision: mantissa_bits must be >= 0, got {mantissa_bits}")
+    x = _t(operand)
+    if not np.issubdtype(np.dtype(x.dtype), np.floating) and np.dtype(x.dtype).kind != "V":
+        raise TypeError(f"reduce_precision: operand must be a float, got {x.dtype}")
+    if _reduce_precision_rule is None:
+        from baton._custom import custom_vjp
+
+        rule = custom_vjp(_reduce_precision_value, nondiff_argnums=(1, 2))
+        rule.defvjp(_reduce_precision_fwd, _reduce_precision_bwd)
+        _reduce_precision_rule = rule
+    return _reduce_precision_rule(x, exponent_bits, mantissa_bits)
+
+
 class RoundingMethod(enum.IntEnum):
     """How ``round`` treats halves (JAX's enum)."""
 
@@ -906,6 +983,7 @@ __all__ = [
     "ragged_dot",
     "ragged_dot_general",
     "reduce",
+    "reduce_precision",
     "round",
     "scatter_apply",
     "shape_as_value",

@@ -502,3 +502,45 @@ def test_ragged_dot_general(i):
     _close(gb[1], grad_of(lambda b: jlax.ragged_dot_general(lhs, b, gs, jdn), rhs), rtol=1e-4, atol=1e-4)
     assert bdn == blax.RaggedDotDimensionNumbers(*dn) and hash(bdn) == hash(blax.RaggedDotDimensionNumbers(*dn))
     assert bdn.dot_dimension_numbers == jdn.dot_dimension_numbers
+
+
+def _bitwise_equal(b, j):
+    b, j = np.asarray(b).astype(F32), np.asarray(j).astype(F32)
+    assert b.shape == j.shape
+    same = ((b == j) & (np.signbit(b) == np.signbit(j))) | (np.isnan(b) & np.isnan(j))
+    assert same.all(), (b[~same][:5], j[~same][:5])
+
+
+REDUCE_PRECISION_X = np.concatenate(
+    [
+        np.array(
+            [np.nan, np.inf, -np.inf, 0.0, -0.0, 1.0, 1.5, 1.75, 1.875, 3.14159, 65504.0,
+             65520.0, 70000.0, 6e-5, 6.1e-5, 1e-5, -1e-5, 1e-40, 3e38, -2.5e-45, 1.2e-38],
+            F32,
+        ),
+        RNG.standard_normal(100).astype(F32) * F32(10.0) ** RNG.integers(-40, 38, 100).astype(F32),
+    ]
+)
+
+
+@pytest.mark.parametrize("bits", [(5, 10), (8, 7), (5, 0), (8, 23), (3, 2), (1, 1), (11, 52), (6, 1)])
+def test_reduce_precision(bits):
+    x = REDUCE_PRECISION_X
+    want = jlax.reduce_precision(x, *bits)
+    _bitwise_equal(blax.reduce_precision(x, *bits), want)
+    _bitwise_equal(bt.jit(lambda v: blax.reduce_precision(v, *bits))(x), want)
+    for dt in (np.float16, jnp.bfloat16):
+        with np.errstate(over="ignore"):  # large values become infinities
+            xd = x.astype(dt)
+        got = blax.reduce_precision(xd, *bits)
+        assert np.asarray(got).dtype == np.dtype(dt)
+        _bitwise_equal(got, jlax.reduce_precision(xd, *bits))
+
+
+def test_reduce_precision_gradient():
+    # JAX's derivative rounds the cotangent as the value.
+    x = REDUCE_PRECISION_X[5:13]
+    w = np.linspace(0.3, 2.9, 8).astype(F32)
+    got = bt.jit(bt.grad(lambda v: bnp.sum(blax.reduce_precision(v, 5, 2) * w)))(x)
+    want = jax.grad(lambda v: jnp.sum(jlax.reduce_precision(v, 5, 2) * w))(x)
+    _close(got, want, rtol=0, atol=0)
