@@ -35,8 +35,8 @@ __all__ = [
     "pmean",
     "pmin",
     "ppermute",
-    "psum",
     "pshuffle",
+    "psum",
     "psum_scatter",
     "pswapaxes",
 ]
@@ -315,7 +315,9 @@ def pshuffle(x: Any, axis_name: Any, perm: Any) -> Any:
     return ppermute(x, axis_name, list(zip(perm, range(len(perm)))))
 
 
-def pswapaxes(x: Any, axis_name: Any, axis: int, *, axis_index_groups: Any = None) -> Any:
+def pswapaxes(
+    x: Any, axis_name: Any, axis: int, *, axis_index_groups: Any = None
+) -> Any:
     """``all_to_all(x, axis_name, axis, axis)``: dimension ``axis`` (of the
     group's size) swaps places with the mapped axis. ``axis_index_groups``
     is not supported (shard_map's collectives take mesh axes instead)."""

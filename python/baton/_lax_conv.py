@@ -175,7 +175,9 @@ def conv_dimension_numbers(
                     f"the ndim of lhs and rhs, got {len(e)} for lhs and rhs "
                     f"shapes {tuple(lhs_shape)} and {tuple(rhs_shape)}."
                 )
-        return ConvDimensionNumbers(*conv_general_permutations(tuple(dimension_numbers)))
+        return ConvDimensionNumbers(
+            *conv_general_permutations(tuple(dimension_numbers))
+        )
     raise TypeError(
         "convolution dimension_numbers must be tuple/list or None, got "
         f"{type(dimension_numbers)}."
@@ -206,7 +208,8 @@ def conv_shape_tuple(
             f"dimension: got padding={pads} for lhs_shape[2:]={tuple(lhs_shape[2:])}"
         )
     space = tuple(
-        _stride_dim(p, int(k), int(s)) for p, k, s in zip(padded, rhs_shape[2:], strides)
+        _stride_dim(p, int(k), int(s))
+        for p, k, s in zip(padded, rhs_shape[2:], strides)
     )
     n = int(lhs_shape[0])
     if batch_group_count > 1:
@@ -239,7 +242,7 @@ def _conv_transpose_padding(k: int, s: int, padding: Any) -> tuple[int, int]:
     """Low and high padding of one dimension of a transposed convolution."""
     if padding == "SAME":
         pad_len = k + s - 2
-        pad_a = k - 1 if s > k - 1 else int(math.ceil(pad_len / 2))
+        pad_a = k - 1 if s > k - 1 else math.ceil(pad_len / 2)
     elif padding == "VALID":
         pad_len = k + s - 2 + max(k - s, 0)
         pad_a = k - 1
@@ -284,7 +287,9 @@ def conv_transpose_shape_tuple(
 def _check_precision(precision: Any, name: str) -> None:
     items = precision if isinstance(precision, (tuple, list)) else (precision,)
     if isinstance(precision, (tuple, list)) and len(precision) != 2:
-        raise ValueError(f"{name}: precision must be one value or a pair, got {precision!r}")
+        raise ValueError(
+            f"{name}: precision must be one value or a pair, got {precision!r}"
+        )
     for p in items:
         if p is None or isinstance(p, Precision):
             continue
@@ -300,7 +305,9 @@ def _ints(values: Any, n: int, what: str, name: str) -> tuple[int, ...]:
     try:
         out = tuple(operator.index(v) for v in values)
     except TypeError as e:
-        raise TypeError(f"{name}: {what} must be a sequence of ints, got {values!r}") from e
+        raise TypeError(
+            f"{name}: {what} must be a sequence of ints, got {values!r}"
+        ) from e
     if len(out) != n:
         raise ValueError(
             f"{name}: {what} must have one entry per spatial dimension ({n}), "
@@ -349,7 +356,9 @@ def _conv_canonical(
     kernel = tuple(int(k) for k in w.shape[2:])
     g, b = feature_group_count, batch_group_count
     if g < 1 or b < 1:
-        raise ValueError(f"{name}: feature_group_count and batch_group_count must be >= 1")
+        raise ValueError(
+            f"{name}: feature_group_count and batch_group_count must be >= 1"
+        )
     if g > 1 and b > 1:
         raise ValueError(
             f"{name}: at most one of feature_group_count and batch_group_count "
@@ -444,17 +453,34 @@ def conv_general_dilated(
             f"{name}: lhs and rhs must have the same rank (>= 2), got shapes "
             f"{tuple(x.shape)} and {tuple(w.shape)}"
         )
-    for spec, what in ((dn.lhs_spec, "lhs_spec"), (dn.rhs_spec, "rhs_spec"), (dn.out_spec, "out_spec")):
+    for spec, what in (
+        (dn.lhs_spec, "lhs_spec"),
+        (dn.rhs_spec, "rhs_spec"),
+        (dn.out_spec, "out_spec"),
+    ):
         if sorted(int(d) for d in spec) != list(range(nd)):
-            raise TypeError(f"{name}: dimension_numbers.{what} {tuple(spec)} is not a permutation of range({nd})")
+            raise TypeError(
+                f"{name}: dimension_numbers.{what} {tuple(spec)} is not a "
+                f"permutation of range({nd})"
+            )
     nsp = nd - 2
     strides = _ints(window_strides, nsp, "window_strides", name)
     if any(s < 1 for s in strides):
         raise ValueError(f"{name}: window_strides must be positive, got {strides}")
-    lhs_dil = (1,) * nsp if lhs_dilation is None else _ints(lhs_dilation, nsp, "lhs_dilation", name)
-    rhs_dil = (1,) * nsp if rhs_dilation is None else _ints(rhs_dilation, nsp, "rhs_dilation", name)
+    lhs_dil = (
+        (1,) * nsp
+        if lhs_dilation is None
+        else _ints(lhs_dilation, nsp, "lhs_dilation", name)
+    )
+    rhs_dil = (
+        (1,) * nsp
+        if rhs_dilation is None
+        else _ints(rhs_dilation, nsp, "rhs_dilation", name)
+    )
     if any(d < 1 for d in lhs_dil + rhs_dil):
-        raise ValueError(f"{name}: dilations must be positive, got {lhs_dil} and {rhs_dil}")
+        raise ValueError(
+            f"{name}: dilations must be positive, got {lhs_dil} and {rhs_dil}"
+        )
     x = lax.transpose(x, tuple(int(d) for d in dn.lhs_spec))
     w = lax.transpose(w, tuple(int(d) for d in dn.rhs_spec))
     if isinstance(padding, str):
@@ -484,8 +510,15 @@ def conv_general_dilated(
         x = lax.convert_element_type(x, pt)
         w = lax.convert_element_type(w, pt)
     out = _conv_canonical(
-        x, w, strides, pads, lhs_dil, rhs_dil,
-        int(feature_group_count), int(batch_group_count), name,
+        x,
+        w,
+        strides,
+        pads,
+        lhs_dil,
+        rhs_dil,
+        int(feature_group_count),
+        int(batch_group_count),
+        name,
     )
     return lax.transpose(out, tuple(int(d) for d in np.argsort(dn.out_spec)))
 
@@ -501,8 +534,12 @@ def conv(
     """``conv_general_dilated`` in ``NCHW``/``OIHW`` layout without
     dilation (JAX's ``conv``)."""
     return conv_general_dilated(
-        lhs, rhs, window_strides, padding,
-        precision=precision, preferred_element_type=preferred_element_type,
+        lhs,
+        rhs,
+        window_strides,
+        padding,
+        precision=precision,
+        preferred_element_type=preferred_element_type,
     )
 
 
@@ -519,9 +556,14 @@ def conv_with_general_padding(
     """``conv_general_dilated`` in ``NCHW``/``OIHW`` layout with explicit
     dilations (JAX's ``conv_with_general_padding``)."""
     return conv_general_dilated(
-        lhs, rhs, window_strides, padding,
-        lhs_dilation=lhs_dilation, rhs_dilation=rhs_dilation,
-        precision=precision, preferred_element_type=preferred_element_type,
+        lhs,
+        rhs,
+        window_strides,
+        padding,
+        lhs_dilation=lhs_dilation,
+        rhs_dilation=rhs_dilation,
+        precision=precision,
+        preferred_element_type=preferred_element_type,
     )
 
 
@@ -556,20 +598,34 @@ def conv_transpose(
             f"shapes {tuple(x.shape)} and {tuple(w.shape)}"
         )
     if dimension_numbers is None:
-        defaults = {2: ("NC", "IO", "NC"), 3: ("NHC", "HIO", "NHC"),
-                    4: ("NHWC", "HWIO", "NHWC"), 5: ("NHWDC", "HWDIO", "NHWDC")}
+        defaults = {
+            2: ("NC", "IO", "NC"),
+            3: ("NHC", "HIO", "NHC"),
+            4: ("NHWC", "HWIO", "NHWC"),
+            5: ("NHWDC", "HWDIO", "NHWDC"),
+        }
         if nd not in defaults:
             raise ValueError("No 4+ dimensional dimension_number defaults.")
         dimension_numbers = defaults[nd]
     dn = conv_dimension_numbers(tuple(x.shape), tuple(w.shape), dimension_numbers)
     k_sdims = [int(w.shape[d]) for d in dn.rhs_spec[2:]]
     nsp = nd - 2
-    rhs_dil = (1,) * nsp if rhs_dilation is None else _ints(rhs_dilation, nsp, "rhs_dilation", "conv_transpose")
+    rhs_dil = (
+        (1,) * nsp
+        if rhs_dilation is None
+        else _ints(rhs_dilation, nsp, "rhs_dilation", "conv_transpose")
+    )
     strides_t = _ints(strides, nsp, "strides", "conv_transpose")
-    if use_consistent_padding or (isinstance(padding, str) and padding in ("SAME", "VALID")):
+    if use_consistent_padding or (
+        isinstance(padding, str) and padding in ("SAME", "VALID")
+    ):
         eff = [_dilate_dim(k, r) for k, r in zip(k_sdims, rhs_dil)]
-        rep = [padding] * nsp if isinstance(padding, str) else [tuple(p) for p in padding]
-        pads: Any = tuple(_conv_transpose_padding(k, s, p) for k, s, p in zip(eff, strides_t, rep))
+        rep = (
+            [padding] * nsp if isinstance(padding, str) else [tuple(p) for p in padding]
+        )
+        pads: Any = tuple(
+            _conv_transpose_padding(k, s, p) for k, s, p in zip(eff, strides_t, rep)
+        )
     else:
         pads = padding
     if transpose_kernel:
@@ -581,8 +637,15 @@ def conv_transpose(
         perm[a], perm[b] = perm[b], perm[a]
         w = lax.transpose(w, tuple(perm))
     return conv_general_dilated(
-        x, w, (1,) * nsp, pads, strides_t, rhs_dil, dn,
-        precision=precision, preferred_element_type=preferred_element_type,
+        x,
+        w,
+        (1,) * nsp,
+        pads,
+        strides_t,
+        rhs_dil,
+        dn,
+        precision=precision,
+        preferred_element_type=preferred_element_type,
     )
 
 
@@ -604,12 +667,22 @@ def conv_general_dilated_patches(
     name = "conv_general_dilated_patches"
     x = _t(lhs)
     filter_shape = tuple(int(f) for f in filter_shape)
-    dn = conv_dimension_numbers(tuple(x.shape), (1, 1, *filter_shape), dimension_numbers)
+    dn = conv_dimension_numbers(
+        tuple(x.shape), (1, 1, *filter_shape), dimension_numbers
+    )
     _check_precision(precision, name)
     nsp = len(x.shape) - 2
     strides = _ints(window_strides, nsp, "window_strides", name)
-    lhs_dil = (1,) * nsp if lhs_dilation is None else _ints(lhs_dilation, nsp, "lhs_dilation", name)
-    rhs_dil = (1,) * nsp if rhs_dilation is None else _ints(rhs_dilation, nsp, "rhs_dilation", name)
+    lhs_dil = (
+        (1,) * nsp
+        if lhs_dilation is None
+        else _ints(lhs_dilation, nsp, "lhs_dilation", name)
+    )
+    rhs_dil = (
+        (1,) * nsp
+        if rhs_dilation is None
+        else _ints(rhs_dilation, nsp, "rhs_dilation", name)
+    )
     # filter_shape is in the order of the kernel spec's spatial positions;
     # the patches are taken in the canonical order (rhs_spec[2:]).
     order = _spatial_order(dn.rhs_spec)
@@ -631,8 +704,10 @@ def conv_general_dilated_patches(
     n, c = int(xc.shape[0]), int(xc.shape[1])
     if any(p != (0, 0) for p in pads) or any(d != 1 for d in lhs_dil):
         xc = lax.pad(
-            xc, lax.full((), 0, xc.dtype),
-            (0, 0, *(lo for lo, _ in pads)), (0, 0, *(hi for _, hi in pads)),
+            xc,
+            lax.full((), 0, xc.dtype),
+            (0, 0, *(lo for lo, _ in pads)),
+            (0, 0, *(hi for _, hi in pads)),
             (0, 0, *(d - 1 for d in lhs_dil)),
         )
     space = tuple(int(s) for s in xc.shape[2:])
@@ -647,7 +722,9 @@ def conv_general_dilated_patches(
             # The feature dimension flattens the filter in filter_shape's order.
             p = lax.reshape(p, (n, c, *kernel, *out_space))
             back = [order.index(j) for j in range(nsp)]
-            p = lax.transpose(p, (0, 1, *(2 + b for b in back), *range(2 + nsp, 2 + 2 * nsp)))
+            p = lax.transpose(
+                p, (0, 1, *(2 + b for b in back), *range(2 + nsp, 2 + 2 * nsp))
+            )
         out = lax.reshape(p, (n, c * kk, *out_space))
     return lax.transpose(out, tuple(int(d) for d in np.argsort(dn.out_spec)))
 
@@ -678,7 +755,12 @@ def conv_general_dilated_local(
     field (``c`` then the kernel spec's spatial dimensions)."""
     x, w = _t(lhs), _t(rhs)
     patches = conv_general_dilated_patches(
-        x, filter_shape, window_strides, padding, lhs_dilation, rhs_dilation,
+        x,
+        filter_shape,
+        window_strides,
+        padding,
+        lhs_dilation,
+        rhs_dilation,
         dimension_numbers,
     )
     _, rhs_spec, out_spec = conv_dimension_numbers(
@@ -689,7 +771,9 @@ def conv_general_dilated_local(
     rhs_b = [rhs_b[i] for i in sorted(range(len(rhs_b)), key=lambda k: lhs_b[k])]
     lhs_b = sorted(lhs_b)
     out = lax.dot_general(
-        patches, w, (((int(out_spec[1]),), (int(rhs_spec[1]),)), (tuple(lhs_b), tuple(rhs_b)))
+        patches,
+        w,
+        (((int(out_spec[1]),), (int(rhs_spec[1]),)), (tuple(lhs_b), tuple(rhs_b))),
     )
     # (spatial..., N, O) -> N and O to out_spec's batch and feature places.
     nd = len(out.shape)

@@ -26,9 +26,16 @@ import baton.numpy as bnp
 from baton import _ops, tree
 from baton._baton import lax
 from baton._control_flow import while_loop
-from baton._lax_math import reduce_and, reduce_max, reduce_min, reduce_or, reduce_prod, reduce_sum
+from baton._lax_math import (
+    reduce_and,
+    reduce_max,
+    reduce_min,
+    reduce_or,
+    reduce_prod,
+    reduce_sum,
+)
 from baton._lax_precision import Precision
-from baton._lax_scatter import GatherScatterMode, ScatterDimensionNumbers, _scatter
+from baton._lax_scatter import ScatterDimensionNumbers, _scatter
 from baton._lax_slicing import rev, top_k
 from baton._lax_window import _APPLY, _is_identity, _monoid
 
@@ -42,7 +49,9 @@ DotDimensionNumbers = tuple[
 
 # What a ``precision=`` argument may be (JAX's alias, less the DotAlgorithm
 # classes baton does not have).
-PrecisionLike = Union[None, str, Precision, tuple[str, str], tuple[Precision, Precision]]
+PrecisionLike = Union[
+    None, str, Precision, tuple[str, str], tuple[Precision, Precision]
+]
 
 
 def _t(x: Any) -> Any:
@@ -99,7 +108,7 @@ def ragged_dot(
             f"got shapes {tuple(a.shape)}, {tuple(b.shape)}, {tuple(gs.shape)}"
         )
     m, k = int(a.shape[0]), int(a.shape[1])
-    g, k2, n = (int(d) for d in b.shape)
+    g, k2, _ = (int(d) for d in b.shape)
     if k != k2 or int(gs.shape[0]) != g:
         raise TypeError(
             f"ragged_dot: shapes {tuple(a.shape)}, {tuple(b.shape)} and "
@@ -130,34 +139,55 @@ class RaggedDotDimensionNumbers:
     ``dot_dimension_numbers`` as ``dot_general``'s, the lhs's one ragged
     dimension and the rhs's group dimension (none or one)."""
 
-    __slots__ = ("dot_dimension_numbers", "lhs_ragged_dimensions", "rhs_group_dimensions")
+    __slots__ = (
+        "dot_dimension_numbers",
+        "lhs_ragged_dimensions",
+        "rhs_group_dimensions",
+    )
 
     def __init__(
-        self, dot_dimension_numbers: Any, lhs_ragged_dimensions: Any, rhs_group_dimensions: Any
+        self,
+        dot_dimension_numbers: Any,
+        lhs_ragged_dimensions: Any,
+        rhs_group_dimensions: Any,
     ) -> None:
         object.__setattr__(
             self,
             "dot_dimension_numbers",
-            tuple(tuple(tuple(int(d) for d in s) for s in t) for t in dot_dimension_numbers),
+            tuple(
+                tuple(tuple(int(d) for d in s) for s in t)
+                for t in dot_dimension_numbers
+            ),
         )
-        object.__setattr__(self, "lhs_ragged_dimensions", tuple(int(d) for d in lhs_ragged_dimensions))
-        object.__setattr__(self, "rhs_group_dimensions", tuple(int(d) for d in rhs_group_dimensions))
+        object.__setattr__(
+            self, "lhs_ragged_dimensions", tuple(int(d) for d in lhs_ragged_dimensions)
+        )
+        object.__setattr__(
+            self, "rhs_group_dimensions", tuple(int(d) for d in rhs_group_dimensions)
+        )
 
     def __setattr__(self, name: str, value: Any) -> None:
         raise AttributeError("RaggedDotDimensionNumbers is immutable")
 
     def _key(self) -> tuple:
-        return (self.dot_dimension_numbers, self.lhs_ragged_dimensions, self.rhs_group_dimensions)
+        return (
+            self.dot_dimension_numbers,
+            self.lhs_ragged_dimensions,
+            self.rhs_group_dimensions,
+        )
 
     def __eq__(self, other: Any) -> bool:
-        return isinstance(other, RaggedDotDimensionNumbers) and self._key() == other._key()
+        return (
+            isinstance(other, RaggedDotDimensionNumbers) and self._key() == other._key()
+        )
 
     def __hash__(self) -> int:
         return hash(self._key())
 
     def __repr__(self) -> str:
         return (
-            f"RaggedDotDimensionNumbers(dot_dimension_numbers={self.dot_dimension_numbers}, "
+            "RaggedDotDimensionNumbers("
+            f"dot_dimension_numbers={self.dot_dimension_numbers}, "
             f"lhs_ragged_dimensions={self.lhs_ragged_dimensions}, "
             f"rhs_group_dimensions={self.rhs_group_dimensions})"
         )
@@ -184,7 +214,9 @@ def ragged_dot_general(
     if group_offset is not None:
         raise NotImplementedError("ragged_dot_general: group_offset is not supported")
     if out_sharding is not None:
-        raise ValueError("ragged_dot_general: out_sharding is not supported; leave it None")
+        raise ValueError(
+            "ragged_dot_general: out_sharding is not supported; leave it None"
+        )
     dn = ragged_dot_dimension_numbers
     if not isinstance(dn, RaggedDotDimensionNumbers):
         raise TypeError(
@@ -197,17 +229,24 @@ def ragged_dot_general(
         a, b = lax.convert_element_type(a, pt), lax.convert_element_type(b, pt)
     (lc, rc), (lb, rb) = dn.dot_dimension_numbers
     if len(dn.lhs_ragged_dimensions) != 1:
-        raise ValueError("ragged_dot_general: lhs must have exactly one ragged dimension")
+        raise ValueError(
+            "ragged_dot_general: lhs must have exactly one ragged dimension"
+        )
     r = dn.lhs_ragged_dimensions[0] % len(a.shape)
     groups = dn.rhs_group_dimensions
     if len(groups) > 1:
         raise ValueError("ragged_dot_general: rhs may have at most one group dimension")
     if not np.issubdtype(np.dtype(gs.dtype), np.integer):
-        raise TypeError(f"ragged_dot_general: group_sizes must be integers, got {gs.dtype}")
+        raise TypeError(
+            f"ragged_dot_general: group_sizes must be integers, got {gs.dtype}"
+        )
     dt = np.result_type(a.dtype, b.dtype)
     if r in lb:
         if groups:
-            raise ValueError("ragged_dot_general: a ragged batch dimension takes no rhs group dimension")
+            raise ValueError(
+                "ragged_dot_general: a ragged batch dimension takes no rhs group "
+                "dimension"
+            )
         return lax.convert_element_type(lax.dot_general(a, b, ((lc, rc), (lb, rb))), dt)
     g = int(gs.shape[-1])
     nd = len(a.shape)
@@ -216,11 +255,12 @@ def ragged_dot_general(
     else:
         if not groups:
             raise ValueError(
-                "ragged_dot_general: a ragged non-contracting dimension needs an rhs group dimension"
+                "ragged_dot_general: a ragged non-contracting dimension needs an "
+                "rhs group dimension"
             )
         kind = [d for d in range(r) if d not in lc and d not in lb]
     outer = [*lb, *kind]  # the lhs dimensions group_sizes runs over, then g
-    gshape = tuple(int(a.shape[d]) for d in outer) + (g,)
+    gshape = (*(int(a.shape[d]) for d in outer), g)
     sizes = lax.convert_element_type(gs, _I32)
     if tuple(sizes.shape) != gshape:
         if tuple(sizes.shape) != (g,):
@@ -239,7 +279,8 @@ def ragged_dot_general(
         lax.lt(pos, lax.broadcast_in_dim(ends, full, where)),
     )
     masked = lax.mul(
-        lax.broadcast_in_dim(a, full, tuple(range(nd))), lax.convert_element_type(inside, a.dtype)
+        lax.broadcast_in_dim(a, full, tuple(range(nd))),
+        lax.convert_element_type(inside, a.dtype),
     )  # lhs with a trailing group dimension
     if r in lc:
         out = lax.dot_general(masked, b, ((lc, rc), (lb, rb)))
@@ -280,7 +321,9 @@ def mulhi(x: Any, y: Any, /) -> Any:
     integers, as JAX's ``mulhi``."""
     a, b = _t(x), _t(y)
     if a.dtype != b.dtype:
-        raise TypeError(f"mulhi: operands must have one dtype, got {a.dtype} and {b.dtype}")
+        raise TypeError(
+            f"mulhi: operands must have one dtype, got {a.dtype} and {b.dtype}"
+        )
     d = np.dtype(a.dtype)
     if not np.issubdtype(d, np.integer):
         raise TypeError(f"mulhi: operands must be integers, got {d}")
@@ -289,7 +332,9 @@ def mulhi(x: Any, y: Any, /) -> Any:
     bits = d.itemsize * 8
     if bits <= 16:
         wide = np.dtype(np.int32)
-        p = lax.mul(lax.convert_element_type(a, wide), lax.convert_element_type(b, wide))
+        p = lax.mul(
+            lax.convert_element_type(a, wide), lax.convert_element_type(b, wide)
+        )
         return lax.convert_element_type(
             lax.shift_right_arithmetic(p, lax.full((), bits, wide)), d
         )
@@ -299,8 +344,12 @@ def mulhi(x: Any, y: Any, /) -> Any:
     ua, ub = lax.convert_element_type(a, u), lax.convert_element_type(b, u)
     hi = _mulhi_unsigned(ua, ub, bits)
     zero = lax.full((), 0, u)
-    hi = lax.sub(hi, lax.select(lax.lt(a, lax.full((), 0, d)), ub, lax.broadcast_to(zero, shape)))
-    hi = lax.sub(hi, lax.select(lax.lt(b, lax.full((), 0, d)), ua, lax.broadcast_to(zero, shape)))
+    hi = lax.sub(
+        hi, lax.select(lax.lt(a, lax.full((), 0, d)), ub, lax.broadcast_to(zero, shape))
+    )
+    hi = lax.sub(
+        hi, lax.select(lax.lt(b, lax.full((), 0, d)), ua, lax.broadcast_to(zero, shape))
+    )
     return lax.convert_element_type(hi, d)
 
 
@@ -338,7 +387,11 @@ def _reduce_precision_value(x: Any, exponent_bits: int, mantissa_bits: int) -> A
         finite = lax.lt(lax.abs(y), inf)
         over = lax.bitwise_and(finite, lax.gt(e2, lax.full((), rb, e2.dtype)))
         under = lax.bitwise_and(finite, lax.le(e2, lax.full((), -rb, e2.dtype)))
-        signed_inf = lax.select(lax.lt(y, lax.full((), 0, work)), lax.neg(lax.broadcast_to(inf, tuple(y.shape))), lax.broadcast_to(inf, tuple(y.shape)))
+        signed_inf = lax.select(
+            lax.lt(y, lax.full((), 0, work)),
+            lax.neg(lax.broadcast_to(inf, tuple(y.shape))),
+            lax.broadcast_to(inf, tuple(y.shape)),
+        )
         y = lax.select(over, signed_inf, y)
         y = lax.select(under, lax.mul(y, lax.full((), 0, work)), y)
     y = lax.select(lax.ne(t, t), t, y)
@@ -349,7 +402,9 @@ def _reduce_precision_fwd(x: Any, exponent_bits: int, mantissa_bits: int) -> Any
     return _reduce_precision_value(x, exponent_bits, mantissa_bits), None
 
 
-def _reduce_precision_bwd(exponent_bits: int, mantissa_bits: int, _res: Any, ct: Any) -> tuple:
+def _reduce_precision_bwd(
+    exponent_bits: int, mantissa_bits: int, _res: Any, ct: Any
+) -> tuple:
     return (_reduce_precision_value(_t(ct), exponent_bits, mantissa_bits),)
 
 
@@ -364,13 +419,23 @@ def reduce_precision(operand: Any, exponent_bits: int, mantissa_bits: int) -> An
     smallest normal to signed zeros, NaN kept. As in JAX its derivative
     rounds the cotangent the same way."""
     global _reduce_precision_rule
-    exponent_bits, mantissa_bits = operator.index(exponent_bits), operator.index(mantissa_bits)
+    exponent_bits, mantissa_bits = (
+        operator.index(exponent_bits),
+        operator.index(mantissa_bits),
+    )
     if exponent_bits < 1:
-        raise ValueError(f"reduce_precision: exponent_bits must be >= 1, got {exponent_bits}")
+        raise ValueError(
+            f"reduce_precision: exponent_bits must be >= 1, got {exponent_bits}"
+        )
     if mantissa_bits < 0:
-        raise ValueError(f"reduce_precision: mantissa_bits must be >= 0, got {mantissa_bits}")
+        raise ValueError(
+            f"reduce_precision: mantissa_bits must be >= 0, got {mantissa_bits}"
+        )
     x = _t(operand)
-    if not np.issubdtype(np.dtype(x.dtype), np.floating) and np.dtype(x.dtype).kind != "V":
+    if (
+        not np.issubdtype(np.dtype(x.dtype), np.floating)
+        and np.dtype(x.dtype).kind != "V"
+    ):
         raise TypeError(f"reduce_precision: operand must be a float, got {x.dtype}")
     if _reduce_precision_rule is None:
         from baton._custom import custom_vjp
@@ -388,7 +453,7 @@ class RoundingMethod(enum.IntEnum):
     TO_NEAREST_EVEN = 1
 
 
-def round(x: Any, rounding_method: Any = RoundingMethod.AWAY_FROM_ZERO) -> Any:  # noqa: A001
+def round(x: Any, rounding_method: Any = RoundingMethod.AWAY_FROM_ZERO) -> Any:
     """Elementwise rounding to an integral value (JAX's ``lax.round``):
     halves away from zero by default, to even with
     ``RoundingMethod.TO_NEAREST_EVEN``."""
@@ -402,7 +467,9 @@ def round(x: Any, rounding_method: Any = RoundingMethod.AWAY_FROM_ZERO) -> Any: 
     neg = lax.lt(t, zero)
     whole = lax.select(neg, lax.ceil(t), lax.floor(t))  # truncation
     half = lax.ge(lax.abs(lax.sub(t, whole)), lax.full((), 0.5, t.dtype))
-    step = lax.select(neg, lax.full(t.shape, -1, t.dtype), lax.full(t.shape, 1, t.dtype))
+    step = lax.select(
+        neg, lax.full(t.shape, -1, t.dtype), lax.full(t.shape, 1, t.dtype)
+    )
     return lax.select(half, lax.add(whole, step), whole)
 
 
@@ -424,8 +491,10 @@ def _interleave(a: Any, b: Any, axis: int) -> Any:
         a = lax.slice(a, start, limit)
     shape = list(a.shape)
     both = lax.concatenate(
-        [lax.reshape(a, (*shape[: axis + 1], 1, *shape[axis + 1 :])),
-         lax.reshape(b, (*shape[: axis + 1], 1, *shape[axis + 1 :]))],
+        [
+            lax.reshape(a, (*shape[: axis + 1], 1, *shape[axis + 1 :])),
+            lax.reshape(b, (*shape[: axis + 1], 1, *shape[axis + 1 :])),
+        ],
         axis + 1,
     )
     shape[axis] = 2 * nb
@@ -433,7 +502,9 @@ def _interleave(a: Any, b: Any, axis: int) -> Any:
     return out if tail is None else lax.concatenate([out, tail], axis)
 
 
-def _slice_axis(x: Any, start: int, stop: int | None, axis: int, stride: int = 1) -> Any:
+def _slice_axis(
+    x: Any, start: int, stop: int | None, axis: int, stride: int = 1
+) -> Any:
     n = int(x.shape[axis])
     start, stop, _ = slice(start, stop).indices(n)
     starts = [0] * len(x.shape)
@@ -443,7 +514,9 @@ def _slice_axis(x: Any, start: int, stop: int | None, axis: int, stride: int = 1
     return lax.slice(x, starts, limits, strides)
 
 
-def associative_scan(fn: Callable, elems: Any, reverse: bool = False, axis: int = 0) -> Any:
+def associative_scan(
+    fn: Callable, elems: Any, reverse: bool = False, axis: int = 0
+) -> Any:
     """The inclusive scan of ``elems`` (an array or pytree of arrays of one
     length along ``axis``) with the associative ``fn`` of two pytrees, in
     O(log n) parallel steps (JAX's ``associative_scan``; the same
@@ -494,7 +567,8 @@ def associative_scan(fn: Callable, elems: Any, reverse: bool = False, axis: int 
         else:
             even = combine(odd, [_slice_axis(e, 2, None, axis, 2) for e in es])
         even = [
-            lax.concatenate([_slice_axis(e, 0, 1, axis), r], axis) for e, r in zip(es, even)
+            lax.concatenate([_slice_axis(e, 0, 1, axis), r], axis)
+            for e, r in zip(es, even)
         ]
         return [_interleave(e, o, axis) for e, o in zip(even, odd)]
 
@@ -540,16 +614,27 @@ def reduce(
     xs = [_t(x) for x in flat]
     shape = tuple(int(d) for d in xs[0].shape)
     if any(tuple(x.shape) != shape for x in xs[1:]):
-        raise ValueError(f"reduce: the operands must have one shape, got {[tuple(x.shape) for x in xs]}")
+        raise ValueError(
+            "reduce: the operands must have one shape, got "
+            f"{[tuple(x.shape) for x in xs]}"
+        )
     nd = len(shape)
-    dims = tuple(sorted({operator.index(d) % nd if nd else operator.index(d) for d in dimensions}))
+    dims = tuple(
+        sorted(
+            {operator.index(d) % nd if nd else operator.index(d) for d in dimensions}
+        )
+    )
     if any(not 0 <= d < nd for d in dims):
-        raise ValueError(f"reduce: dimensions {tuple(dimensions)} out of range for rank {nd}")
+        raise ValueError(
+            f"reduce: dimensions {tuple(dimensions)} out of range for rank {nd}"
+        )
     inits = []
     for x, v in zip(xs, flat_init):
         vt = _t(v)
         if tuple(vt.shape) != ():
-            raise ValueError(f"reduce: init values must be scalars, got shape {tuple(vt.shape)}")
+            raise ValueError(
+                f"reduce: init values must be scalars, got shape {tuple(vt.shape)}"
+            )
         inits.append(lax.convert_element_type(vt, x.dtype))
     kind = _monoid(computation) if len(xs) == 1 else None
     fn = getattr(computation, "__wrapped__", computation)
@@ -618,7 +703,9 @@ def index_take(src: Any, idxs: Sequence[Any], axes: Sequence[int]) -> Any:
         raise ValueError(f"index_take: {len(idxs)} index arrays for {len(axes)} axes")
     nd = len(x.shape)
     if len(set(axes)) != len(axes) or any(not 0 <= a < nd for a in axes):
-        raise ValueError(f"index_take: axes {tuple(axes)} must be distinct dimensions of rank {nd}")
+        raise ValueError(
+            f"index_take: axes {tuple(axes)} must be distinct dimensions of rank {nd}"
+        )
     rest = [d for d in range(nd) if d not in axes]
     x = lax.transpose(x, (*axes, *rest))
     wrapped = tuple(
@@ -646,7 +733,9 @@ def scatter_apply(
     x = _t(operand)
     dn = ScatterDimensionNumbers(*dimension_numbers)
     ones = lax.full(tuple(int(d) for d in update_shape), 1, _I32)
-    counts = _scatter(lax.full(tuple(x.shape), 0, _I32), scatter_indices, ones, dn, mode, "add")
+    counts = _scatter(
+        lax.full(tuple(x.shape), 0, _I32), scatter_indices, ones, dn, mode, "add"
+    )
     most = lax.max(counts) if math.prod(x.shape) else lax.full((), 0, _I32)
 
     def cond(state: Any) -> Any:
@@ -664,15 +753,25 @@ def scatter_apply(
 
 
 def _approx_k(
-    operand: Any, k: int, reduction_dimension: int, largest: bool, name: str,
-    recall_target: float, aggregate_to_topk: bool,
+    operand: Any,
+    k: int,
+    reduction_dimension: int,
+    largest: bool,
+    name: str,
+    recall_target: float,
+    aggregate_to_topk: bool,
 ) -> tuple[Any, Any]:
     x = _t(operand)
     nd = len(x.shape)
     if not -nd <= reduction_dimension < nd:
-        raise ValueError(f"{name}: reduction_dimension {reduction_dimension} out of range for rank {nd}")
+        raise ValueError(
+            f"{name}: reduction_dimension {reduction_dimension} out of range "
+            f"for rank {nd}"
+        )
     if not 0 < recall_target <= 1:
-        raise ValueError(f"{name}: recall_target must be in (0, 1], got {recall_target}")
+        raise ValueError(
+            f"{name}: recall_target must be in (0, 1], got {recall_target}"
+        )
     axis = reduction_dimension % nd
     k = operator.index(k)
     if not 0 <= k <= int(x.shape[axis]):
@@ -704,8 +803,15 @@ def approx_max_k(
     """``(values, indices)`` of the k largest entries along
     ``reduction_dimension``, largest first (JAX's ``approx_max_k``): baton
     computes them exactly (recall 1, as JAX's own CPU and GPU fallback)."""
-    return _approx_k(operand, k, reduction_dimension, True, "approx_max_k",
-                     recall_target, aggregate_to_topk)
+    return _approx_k(
+        operand,
+        k,
+        reduction_dimension,
+        True,
+        "approx_max_k",
+        recall_target,
+        aggregate_to_topk,
+    )
 
 
 def approx_min_k(
@@ -719,8 +825,15 @@ def approx_min_k(
     """``(values, indices)`` of the k smallest entries along
     ``reduction_dimension``, smallest first (JAX's ``approx_min_k``),
     computed exactly."""
-    return _approx_k(operand, k, reduction_dimension, False, "approx_min_k",
-                     recall_target, aggregate_to_topk)
+    return _approx_k(
+        operand,
+        k,
+        reduction_dimension,
+        False,
+        "approx_min_k",
+        recall_target,
+        aggregate_to_topk,
+    )
 
 
 # ---- implicitly differentiated solves ----
@@ -734,7 +847,9 @@ def _split_aux(out: Any, has_aux: bool, what: str) -> tuple[Any, Any]:
     if not has_aux:
         return out, None
     if not isinstance(out, (tuple, list)) or len(out) != 2:
-        raise TypeError(f"{what}: with has_aux=True the solve must return (solution, aux)")
+        raise TypeError(
+            f"{what}: with has_aux=True the solve must return (solution, aux)"
+        )
     return out[0], out[1]
 
 
@@ -798,9 +913,13 @@ def _implicit(
         else:
             lin_bar = []
         arg_bar = (
-            lam_leaves if arg_gets_cotangent else tree.leaves(_zeros_like_tree(flat[:n_arg]))
+            lam_leaves
+            if arg_gets_cotangent
+            else tree.leaves(_zeros_like_tree(flat[:n_arg]))
         )
-        rest = [lax.full(tuple(_t(v).shape), 0, _t(v).dtype) for v in flat[n_arg + n_lin :]]
+        rest = [
+            lax.full(tuple(_t(v).shape), 0, _t(v).dtype) for v in flat[n_arg + n_lin :]
+        ]
         return (*arg_bar, *lin_bar, *rest)
 
     f.defvjp(fwd, bwd)
@@ -854,7 +973,14 @@ def custom_linear_solve(
         return _split_aux(lam, has_aux, "custom_linear_solve")[0]
 
     return _implicit(
-        lambda bb: solve(matvec, bb), matvec, b, b, True, ts, has_aux, "custom_linear_solve"
+        lambda bb: solve(matvec, bb),
+        matvec,
+        b,
+        b,
+        True,
+        ts,
+        has_aux,
+        "custom_linear_solve",
     )
 
 
@@ -882,7 +1008,14 @@ def custom_root(
         return tangent_solve(jt, xbar)
 
     return _implicit(
-        lambda g: solve(f, g), f, initial_guess, initial_guess, False, ts, has_aux, "custom_root"
+        lambda g: solve(f, g),
+        f,
+        initial_guess,
+        initial_guess,
+        False,
+        ts,
+        has_aux,
+        "custom_root",
     )
 
 
@@ -922,18 +1055,24 @@ def _platform() -> str:
     return str(getattr(dev, "platform", "cpu"))
 
 
-def platform_dependent(*args: Any, default: Callable | None = None, **per_platform: Callable) -> Any:
+def platform_dependent(
+    *args: Any, default: Callable | None = None, **per_platform: Callable
+) -> Any:
     """``per_platform[platform](*args)`` for the platform the code runs on
     (``'cpu'``, ``'cuda'``, ...; the trace's device inside ``bt.jit``), else
     ``default(*args)`` (JAX's ``platform_dependent``). Only the chosen
     branch is traced: baton compiles for one known device."""
     for name, fn in per_platform.items():
         if not callable(fn):
-            raise TypeError(f"lax.platform_dependent: the '{name}' branch must be a callable.")
+            raise TypeError(
+                f"lax.platform_dependent: the '{name}' branch must be a callable."
+            )
         if name == "gpu":
             raise ValueError("Use 'cuda' or 'rocm' for lax.platform_dependent.")
     if default is not None and not callable(default):
-        raise TypeError("lax.platform_dependent: the 'default' branch must be a callable.")
+        raise TypeError(
+            "lax.platform_dependent: the 'default' branch must be a callable."
+        )
     platform = _platform()
     names = {platform, "cuda" if platform == "gpu" else platform}
     for name in names:
@@ -967,6 +1106,7 @@ def composite(decomposition: Callable, name: str, version: int = 0) -> Callable:
 __all__ = [
     "DotDimensionNumbers",
     "PrecisionLike",
+    "RaggedDotDimensionNumbers",
     "RoundingMethod",
     "approx_max_k",
     "approx_min_k",
@@ -979,7 +1119,6 @@ __all__ = [
     "mulhi",
     "optimization_barrier",
     "platform_dependent",
-    "RaggedDotDimensionNumbers",
     "ragged_dot",
     "ragged_dot_general",
     "reduce",

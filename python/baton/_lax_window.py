@@ -50,7 +50,9 @@ def reduce_window_shape_tuple(
     if window_dilation is not None:
         window = [_dilate_dim(w, int(r)) for w, r in zip(window, window_dilation)]
     padded = [d + int(lo) + int(hi) for d, (lo, hi) in zip(shape, padding)]
-    return tuple(_stride_dim(p, w, int(s)) for p, w, s in zip(padded, window, window_strides))
+    return tuple(
+        _stride_dim(p, w, int(s)) for p, w, s in zip(padded, window, window_strides)
+    )
 
 
 def _monoid(computation: Callable) -> str | None:
@@ -86,7 +88,9 @@ def _chooser(kind: str, dtype: np.dtype) -> Callable[[Any, Any], Any]:
     elements the first in the window is chosen and alone gets the
     gradient -- JAX's rule for max and min pooling (select_and_scatter)."""
     better = lax.gt if kind == "max" else lax.lt
-    is_float = np.issubdtype(np.dtype(dtype), np.floating) or np.dtype(dtype).kind == "V"
+    is_float = (
+        np.issubdtype(np.dtype(dtype), np.floating) or np.dtype(dtype).kind == "V"
+    )
 
     def choose(acc: Any, v: Any) -> Any:
         take = better(v, acc)
@@ -115,7 +119,7 @@ def _is_identity(kind: str, init: Any, dtype: np.dtype) -> bool:
         return False
     try:
         v = np.asarray(init)
-    except Exception:  # noqa: BLE001 - an object numpy cannot read: not concrete
+    except Exception:
         return False
     if v.shape != ():
         return False
@@ -126,7 +130,9 @@ def _ints(values: Any, n: int, what: str) -> tuple[int, ...]:
     try:
         out = tuple(operator.index(v) for v in values)
     except TypeError as e:
-        raise TypeError(f"reduce_window: {what} must be a sequence of ints, got {values!r}") from e
+        raise TypeError(
+            f"reduce_window: {what} must be a sequence of ints, got {values!r}"
+        ) from e
     if len(out) != n:
         raise ValueError(
             f"reduce_window: {what} must have one entry per operand dimension "
@@ -173,9 +179,21 @@ def reduce_window(
             )
     nd = len(shape)
     window = _ints(window_dimensions, nd, "window_dimensions")
-    strides = (1,) * nd if window_strides is None else _ints(window_strides, nd, "window_strides")
-    base = (1,) * nd if base_dilation is None else _ints(base_dilation, nd, "base_dilation")
-    wdil = (1,) * nd if window_dilation is None else _ints(window_dilation, nd, "window_dilation")
+    strides = (
+        (1,) * nd
+        if window_strides is None
+        else _ints(window_strides, nd, "window_strides")
+    )
+    base = (
+        (1,) * nd
+        if base_dilation is None
+        else _ints(base_dilation, nd, "base_dilation")
+    )
+    wdil = (
+        (1,) * nd
+        if window_dilation is None
+        else _ints(window_dilation, nd, "window_dilation")
+    )
     if any(v < 1 for v in strides + base + wdil):
         raise ValueError("reduce_window: strides and dilations must be positive")
     if any(w < 0 for w in window):
@@ -194,12 +212,17 @@ def reduce_window(
     for x, v in zip(xs, flat_init):
         if isinstance(v, lax.Tracer):
             if tuple(v.shape) != ():
-                raise ValueError(f"reduce_window: init values must be scalars, got shape {tuple(v.shape)}")
+                raise ValueError(
+                    "reduce_window: init values must be scalars, got shape "
+                    f"{tuple(v.shape)}"
+                )
             inits.append(lax.convert_element_type(v, x.dtype))
         else:
             a = np.asarray(v)
             if a.shape != ():
-                raise ValueError(f"reduce_window: init values must be scalars, got shape {a.shape}")
+                raise ValueError(
+                    f"reduce_window: init values must be scalars, got shape {a.shape}"
+                )
             inits.append(lax.full((), a.item(), x.dtype))
     out_shape = reduce_window_shape_tuple(shape, window, strides, pads, base, wdil)
     kind = _monoid(computation) if len(xs) == 1 else None
@@ -270,7 +293,10 @@ def reduce_window(
 
 
 def _np_pad(
-    a: np.ndarray, lows: tuple[int, ...], highs: tuple[int, ...], interior: tuple[int, ...]
+    a: np.ndarray,
+    lows: tuple[int, ...],
+    highs: tuple[int, ...],
+    interior: tuple[int, ...],
 ) -> np.ndarray:
     """numpy's ``a`` padded as ``lax.pad`` pads (False fill, negative crops)."""
     for d, (lo, hi, it) in enumerate(zip(lows, highs, interior)):

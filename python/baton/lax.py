@@ -16,8 +16,8 @@ bitwise_and bitwise_or bitwise_xor bitwise_not shift_left
 shift_right_arithmetic shift_right_logical eq ne lt le gt ge compare select
 where neg abs sign exp expm1 log log1p tanh logistic sqrt rsqrt sin cos tan
 atan floor ceil round`` (``round`` takes JAX's ``rounding_method``, halves
-away from zero by default, as ``jax.lax.round``; the bitwise ops and shifts raise ``TypeError`` for
-float operands, shifts also for bool);
+away from zero by default, as ``jax.lax.round``; the bitwise ops and shifts
+raise ``TypeError`` for float operands, shifts also for bool);
 conversion: ``convert_element_type`` (``astype``), ``to_memory_kind``;
 shapes: ``reshape transpose broadcast_to broadcast_in_dim slice
 dynamic_slice dynamic_update_slice concatenate pad``; indexing: ``take``
@@ -97,7 +97,7 @@ for _m in (_lax_math, _lax_slicing, _lax_scatter, _lax_conv, _lax_window, _lax_m
     __all__ = sorted({*__all__, *_m.__all__})
 del _m, _plain, _callables, _overrides, _name, _fn
 
-from baton._lax_precision import Precision  # noqa: E402
+from baton._lax_precision import Precision  # noqa: E402, F401
 
 __all__ = sorted({*__all__, "Precision"})
 

@@ -34,17 +34,33 @@ def _rand(shape, dtype=F32):
 # (lhs shape, rhs shape, keyword arguments of conv_general_dilated)
 CONV_CASES = {
     "1d_same": ((2, 3, 11), (4, 3, 3), dict(window_strides=(1,), padding="SAME")),
-    "1d_valid_stride": ((2, 3, 11), (4, 3, 4), dict(window_strides=(3,), padding="VALID")),
+    "1d_valid_stride": (
+        (2, 3, 11),
+        (4, 3, 4),
+        dict(window_strides=(3,), padding="VALID"),
+    ),
     "1d_nhc": (
         (2, 10, 3),
         (3, 3, 5),
-        dict(window_strides=(2,), padding="SAME_LOWER", dimension_numbers=("NHC", "HIO", "NHC")),
+        dict(
+            window_strides=(2,),
+            padding="SAME_LOWER",
+            dimension_numbers=("NHC", "HIO", "NHC"),
+        ),
     ),
-    "2d_nchw": ((2, 3, 9, 8), (4, 3, 3, 2), dict(window_strides=(1, 1), padding="SAME")),
+    "2d_nchw": (
+        (2, 3, 9, 8),
+        (4, 3, 3, 2),
+        dict(window_strides=(1, 1), padding="SAME"),
+    ),
     "2d_nhwc": (
         (2, 9, 8, 3),
         (3, 3, 3, 5),
-        dict(window_strides=(2, 1), padding="VALID", dimension_numbers=("NHWC", "HWIO", "NHWC")),
+        dict(
+            window_strides=(2, 1),
+            padding="VALID",
+            dimension_numbers=("NHWC", "HWIO", "NHWC"),
+        ),
     ),
     "2d_explicit_negative": (
         (1, 2, 9, 10),
@@ -116,7 +132,9 @@ CONV_CASES = {
         dict(
             window_strides=(1, 1),
             padding="SAME",
-            dimension_numbers=jlax.ConvDimensionNumbers((0, 3, 1, 2), (3, 2, 0, 1), (0, 3, 1, 2)),
+            dimension_numbers=jlax.ConvDimensionNumbers(
+                (0, 3, 1, 2), (3, 2, 0, 1), (0, 3, 1, 2)
+            ),
         ),
     ),
 }
@@ -142,7 +160,15 @@ def test_conv_general_dilated_values(case):
 
 
 @pytest.mark.parametrize(
-    "case", ["1d_valid_stride", "2d_dilations", "2d_groups", "2d_batch_groups", "3d", "2d_odd_layout"]
+    "case",
+    [
+        "1d_valid_stride",
+        "2d_dilations",
+        "2d_groups",
+        "2d_batch_groups",
+        "3d",
+        "2d_odd_layout",
+    ],
 )
 def test_conv_general_dilated_gradients(case):
     ls, rs, kw = CONV_CASES[case]
@@ -228,7 +254,9 @@ TRANSPOSE_CASES = [
     (
         (2, 3, 5, 6),
         (4, 3, 3, 3),
-        dict(strides=(2, 2), padding="SAME", dimension_numbers=("NCHW", "OIHW", "NCHW")),
+        dict(
+            strides=(2, 2), padding="SAME", dimension_numbers=("NCHW", "OIHW", "NCHW")
+        ),
     ),
 ]
 
@@ -239,15 +267,29 @@ def test_conv_transpose(i):
     x, w = _rand(ls), _rand(rs)
     want = jlax.conv_transpose(x, w, **kw)
     _close(blax.conv_transpose(x, w, **kw), want)
-    gb = bt.jit(bt.grad(lambda a, b: bnp.sum(blax.conv_transpose(a, b, **kw) ** 2), argnums=(0, 1)))(x, w)
-    gj = jax.grad(lambda a, b: jnp.sum(jlax.conv_transpose(a, b, **kw) ** 2), argnums=(0, 1))(x, w)
+    gb = bt.jit(
+        bt.grad(
+            lambda a, b: bnp.sum(blax.conv_transpose(a, b, **kw) ** 2), argnums=(0, 1)
+        )
+    )(x, w)
+    gj = jax.grad(
+        lambda a, b: jnp.sum(jlax.conv_transpose(a, b, **kw) ** 2), argnums=(0, 1)
+    )(x, w)
     _close(gb[0], gj[0], rtol=1e-4, atol=1e-4)
     _close(gb[1], gj[1], rtol=1e-4, atol=1e-4)
 
 
 PATCH_CASES = [
     ((2, 3, 7, 6), dict(filter_shape=(3, 2), window_strides=(1, 1), padding="SAME")),
-    ((2, 3, 7, 6), dict(filter_shape=(2, 3), window_strides=(2, 1), padding="VALID", rhs_dilation=(2, 1))),
+    (
+        (2, 3, 7, 6),
+        dict(
+            filter_shape=(2, 3),
+            window_strides=(2, 1),
+            padding="VALID",
+            rhs_dilation=(2, 1),
+        ),
+    ),
     (
         (2, 7, 6, 3),
         dict(
@@ -266,7 +308,10 @@ PATCH_CASES = [
 def test_conv_general_dilated_patches(i):
     shape, kw = PATCH_CASES[i]
     x = _rand(shape)
-    _close(blax.conv_general_dilated_patches(x, **kw), jlax.conv_general_dilated_patches(x, **kw))
+    _close(
+        blax.conv_general_dilated_patches(x, **kw),
+        jlax.conv_general_dilated_patches(x, **kw),
+    )
 
 
 def test_conv_general_dilated_patches_kernel_spec_order():
@@ -276,7 +321,9 @@ def test_conv_general_dilated_patches_kernel_spec_order():
     dn = jlax.ConvDimensionNumbers((0, 1, 2, 3), (0, 1, 3, 2), (0, 1, 2, 3))
     kw = dict(filter_shape=(3, 2), window_strides=(1, 1), padding="VALID")
     _close(
-        blax.conv_general_dilated_patches(x, dimension_numbers=blax.ConvDimensionNumbers(*dn), **kw),
+        blax.conv_general_dilated_patches(
+            x, dimension_numbers=blax.ConvDimensionNumbers(*dn), **kw
+        ),
         jlax.conv_general_dilated_patches(x, dimension_numbers=dn, **kw),
     )
 
@@ -286,14 +333,30 @@ def test_conv_general_dilated_local():
     kw = dict(window_strides=(1, 1), padding="SAME", filter_shape=(3, 2))
     out_space = (6, 5)
     w = _rand((4, 3 * 3 * 2, *out_space))
-    _close(blax.conv_general_dilated_local(x, w, **kw), jlax.conv_general_dilated_local(x, w, **kw))
+    _close(
+        blax.conv_general_dilated_local(x, w, **kw),
+        jlax.conv_general_dilated_local(x, w, **kw),
+    )
     dn = ("NHWC", "HWIO", "NHWC")
     xh = _rand((2, 6, 5, 3))
     wh = _rand((3, 3, 3 * 3 * 2, 4))
-    kw2 = dict(window_strides=(2, 2), padding="SAME", filter_shape=(3, 2), dimension_numbers=dn)
-    _close(blax.conv_general_dilated_local(xh, wh, **kw2), jlax.conv_general_dilated_local(xh, wh, **kw2))
-    g = bt.jit(bt.grad(lambda a, b: bnp.sum(blax.conv_general_dilated_local(a, b, **kw2) ** 2), argnums=(0, 1)))(xh, wh)
-    gj = jax.grad(lambda a, b: jnp.sum(jlax.conv_general_dilated_local(a, b, **kw2) ** 2), argnums=(0, 1))(xh, wh)
+    kw2 = dict(
+        window_strides=(2, 2), padding="SAME", filter_shape=(3, 2), dimension_numbers=dn
+    )
+    _close(
+        blax.conv_general_dilated_local(xh, wh, **kw2),
+        jlax.conv_general_dilated_local(xh, wh, **kw2),
+    )
+    g = bt.jit(
+        bt.grad(
+            lambda a, b: bnp.sum(blax.conv_general_dilated_local(a, b, **kw2) ** 2),
+            argnums=(0, 1),
+        )
+    )(xh, wh)
+    gj = jax.grad(
+        lambda a, b: jnp.sum(jlax.conv_general_dilated_local(a, b, **kw2) ** 2),
+        argnums=(0, 1),
+    )(xh, wh)
     _close(g[0], gj[0], rtol=1e-4, atol=1e-4)
     _close(g[1], gj[1], rtol=1e-4, atol=1e-4)
 
@@ -307,9 +370,9 @@ def test_shape_helpers():
     want = jlax.conv_dimension_numbers((2, 5, 6, 3), (3, 3, 3, 4), dn)
     assert tuple(map(tuple, got)) == tuple(map(tuple, want))
     assert isinstance(got, blax.ConvDimensionNumbers)
-    assert tuple(map(tuple, blax.conv_dimension_numbers((1, 2, 3), (1, 2, 3), None))) == tuple(
-        map(tuple, jlax.conv_dimension_numbers((1, 2, 3), (1, 2, 3), None))
-    )
+    assert tuple(
+        map(tuple, blax.conv_dimension_numbers((1, 2, 3), (1, 2, 3), None))
+    ) == tuple(map(tuple, jlax.conv_dimension_numbers((1, 2, 3), (1, 2, 3), None)))
     for pad in ("SAME", "VALID", "SAME_LOWER"):
         assert blax.padtype_to_pads((7, 8), (3, 4), (2, 3), pad) == [
             tuple(p) for p in jlax.padtype_to_pads((7, 8), (3, 4), (2, 3), pad)
@@ -317,16 +380,24 @@ def test_shape_helpers():
     assert blax.conv_shape_tuple((2, 3, 9, 8), (4, 3, 3, 2), (2, 1), "SAME") == tuple(
         jlax.conv_shape_tuple((2, 3, 9, 8), (4, 3, 3, 2), (2, 1), "SAME")
     )
-    assert blax.conv_shape_tuple((4, 3, 9, 8), (4, 3, 3, 2), (1, 1), ((1, 0), (2, 2)), 2) == tuple(
+    assert blax.conv_shape_tuple(
+        (4, 3, 9, 8), (4, 3, 3, 2), (1, 1), ((1, 0), (2, 2)), 2
+    ) == tuple(
         jlax.conv_shape_tuple((4, 3, 9, 8), (4, 3, 3, 2), (1, 1), ((1, 0), (2, 2)), 2)
     )
     args = ((2, 9, 8, 3), (3, 2, 3, 5), (2, 1), "VALID", dn)
-    assert blax.conv_general_shape_tuple(*args) == tuple(jlax.conv_general_shape_tuple(*args))
+    assert blax.conv_general_shape_tuple(*args) == tuple(
+        jlax.conv_general_shape_tuple(*args)
+    )
     for pad in ("SAME", "VALID", ((1, 2), (0, 1))):
         args = ((2, 5, 6, 3), (3, 3, 3, 4), (2, 2), pad, dn)
-        assert blax.conv_transpose_shape_tuple(*args) == tuple(jlax.conv_transpose_shape_tuple(*args))
+        assert blax.conv_transpose_shape_tuple(*args) == tuple(
+            jlax.conv_transpose_shape_tuple(*args)
+        )
         x, w = _rand(args[0]), _rand(args[1])
-        assert blax.conv_transpose(x, w, (2, 2), pad).shape == blax.conv_transpose_shape_tuple(*args)
+        assert blax.conv_transpose(
+            x, w, (2, 2), pad
+        ).shape == blax.conv_transpose_shape_tuple(*args)
 
 
 def test_conv_errors():
@@ -334,11 +405,19 @@ def test_conv_errors():
     with pytest.raises(ValueError, match="feature_group_count"):
         blax.conv_general_dilated(x, w, (1, 1), "SAME")
     with pytest.raises(ValueError, match="String padding"):
-        blax.conv_general_dilated(x, _rand((4, 4, 3, 3)), (1, 1), "SAME", lhs_dilation=(2, 2))
+        blax.conv_general_dilated(
+            x, _rand((4, 4, 3, 3)), (1, 1), "SAME", lhs_dilation=(2, 2)
+        )
     with pytest.raises(ValueError, match="window_strides"):
         blax.conv_general_dilated(x, _rand((4, 4, 3, 3)), (1,), "SAME")
     with pytest.raises(TypeError, match="exactly once"):
-        blax.conv_general_dilated(x, _rand((4, 4, 3, 3)), (1, 1), "SAME", dimension_numbers=("NNHW", "OIHW", "NCHW"))
+        blax.conv_general_dilated(
+            x,
+            _rand((4, 4, 3, 3)),
+            (1, 1),
+            "SAME",
+            dimension_numbers=("NNHW", "OIHW", "NCHW"),
+        )
     with pytest.raises(RuntimeError, match="Unrecognized padding"):
         blax.conv_general_dilated(x, _rand((4, 4, 3, 3)), (1, 1), "FULL")
 
@@ -355,7 +434,11 @@ WINDOW_KW = [
         base_dilation=(1, 1, 2, 1),
         window_dilation=(1, 2, 1, 1),
     ),
-    dict(window_dimensions=(2, 2, 2, 2), window_strides=(1, 1, 1, 1), padding=((0, 1), (1, 0), (2, -1), (0, 0))),
+    dict(
+        window_dimensions=(2, 2, 2, 2),
+        window_strides=(1, 1, 1, 1),
+        padding=((0, 1), (1, 0), (2, -1), (0, 0)),
+    ),
 ]
 
 MONOIDS = {
@@ -374,20 +457,48 @@ def test_reduce_window_monoids(kind, k):
     x = _rand((2, 7, 8, 3))
     init, bop, jop = MONOIDS[kind]
     kw = WINDOW_KW[k]
-    _close(blax.reduce_window(x, init, bop, **kw), jlax.reduce_window(x, init, jop, **kw), rtol=1e-5, atol=1e-5)
+    _close(
+        blax.reduce_window(x, init, bop, **kw),
+        jlax.reduce_window(x, init, jop, **kw),
+        rtol=1e-5,
+        atol=1e-5,
+    )
 
 
 def test_reduce_window_integers_and_jit():
     x = RNG.integers(-50, 50, (3, 9, 7)).astype(np.int32)
     kw = dict(window_dimensions=(1, 3, 2), window_strides=(1, 2, 2), padding="SAME")
     imin = np.iinfo(np.int32).min
-    _close(blax.reduce_window(x, imin, blax.max, **kw), jlax.reduce_window(x, imin, jlax.max, **kw))
-    _close(blax.reduce_window(x, 0, blax.add, **kw), jlax.reduce_window(x, 0, jlax.add, **kw))
+    _close(
+        blax.reduce_window(x, imin, blax.max, **kw),
+        jlax.reduce_window(x, imin, jlax.max, **kw),
+    )
+    _close(
+        blax.reduce_window(x, 0, blax.add, **kw),
+        jlax.reduce_window(x, 0, jlax.add, **kw),
+    )
     f = bt.jit(lambda a: blax.reduce_window(a, 0, blax.add, **kw))
     _close(f(x), jlax.reduce_window(x, 0, jlax.add, **kw))
 
 
-def test_reduce_window_general_computation():
+GENERAL_WINDOW_KW = [
+    dict(
+        window_dimensions=(1, 2, 3),
+        window_strides=(1, 1, 2),
+        padding=((0, 0), (1, 2), (2, 0)),
+    ),
+    dict(
+        window_dimensions=(1, 3, 2),
+        window_strides=(1, 1, 1),
+        padding="SAME",
+        base_dilation=(1, 2, 1),
+        window_dilation=(1, 1, 2),
+    ),
+]
+
+
+@pytest.mark.parametrize("kw", GENERAL_WINDOW_KW)
+def test_reduce_window_general_computation(kw):
     # XLA leaves the order of a window's elements open: the computation
     # must be associative and commutative (logaddexp, not a known monoid).
     x = _rand((2, 7, 8))
@@ -398,21 +509,25 @@ def test_reduce_window_general_computation():
     def fj(a, b):
         return jnp.logaddexp(a, b)
 
-    for kw in (
-        dict(window_dimensions=(1, 2, 3), window_strides=(1, 1, 2), padding=((0, 0), (1, 2), (2, 0))),
-        dict(window_dimensions=(1, 3, 2), window_strides=(1, 1, 1), padding="SAME", base_dilation=(1, 2, 1), window_dilation=(1, 1, 2)),
-    ):
-        _close(blax.reduce_window(x, 0.5, fb, **kw), jlax.reduce_window(x, 0.5, fj, **kw))
-        _close(bt.jit(lambda a: blax.reduce_window(a, 0.5, fb, **kw))(x), jlax.reduce_window(x, 0.5, fj, **kw))
-        got = bt.jit(bt.grad(lambda a: bnp.sum(blax.reduce_window(a, 0.5, fb, **kw) ** 2)))(x)
-        # JAX cannot differentiate a generic reduce_window: the same
-        # function written with its sum window instead.
-        def lse_pool(a):
-            return jnp.log(jnp.exp(0.5) + jlax.reduce_window(jnp.exp(a), 0.0, jlax.add, **kw))
+    _close(blax.reduce_window(x, 0.5, fb, **kw), jlax.reduce_window(x, 0.5, fj, **kw))
+    _close(
+        bt.jit(lambda a: blax.reduce_window(a, 0.5, fb, **kw))(x),
+        jlax.reduce_window(x, 0.5, fj, **kw),
+    )
+    got = bt.jit(bt.grad(lambda a: bnp.sum(blax.reduce_window(a, 0.5, fb, **kw) ** 2)))(
+        x
+    )
 
-        _close(lse_pool(x), jlax.reduce_window(x, 0.5, fj, **kw), rtol=1e-5, atol=1e-5)
-        want = jax.grad(lambda a: jnp.sum(lse_pool(a) ** 2))(x)
-        _close(got, want, rtol=1e-4, atol=1e-4)
+    # JAX cannot differentiate a generic reduce_window: the same
+    # function written with its sum window instead.
+    def lse_pool(a):
+        return jnp.log(
+            jnp.exp(0.5) + jlax.reduce_window(jnp.exp(a), 0.0, jlax.add, **kw)
+        )
+
+    _close(lse_pool(x), jlax.reduce_window(x, 0.5, fj, **kw), rtol=1e-5, atol=1e-5)
+    want = jax.grad(lambda a: jnp.sum(lse_pool(a) ** 2))(x)
+    _close(got, want, rtol=1e-4, atol=1e-4)
 
 
 def test_reduce_window_several_operands():
@@ -436,7 +551,9 @@ def test_reduce_window_several_operands():
 
 def test_reduce_window_shape_tuple():
     args = ((4, 9, 8), (1, 3, 2), (1, 2, 3), ((0, 0), (1, 1), (2, 0)))
-    assert blax.reduce_window_shape_tuple(*args) == tuple(jlax.reduce_window_shape_tuple(*args))
+    assert blax.reduce_window_shape_tuple(*args) == tuple(
+        jlax.reduce_window_shape_tuple(*args)
+    )
     assert blax.reduce_window_shape_tuple(*args, (1, 2, 1), (1, 1, 2)) == tuple(
         jlax.reduce_window_shape_tuple(*args, (1, 2, 1), (1, 1, 2))
     )
@@ -445,9 +562,16 @@ def test_reduce_window_shape_tuple():
 def _pool_loss(lax_mod, np_mod, kind):
     def f(x):
         if kind == "max":
-            y = lax_mod.reduce_window(x, -np.inf, lax_mod.max, (1, 3, 3, 1), (1, 2, 2, 1), "SAME")
+            y = lax_mod.reduce_window(
+                x, -np.inf, lax_mod.max, (1, 3, 3, 1), (1, 2, 2, 1), "SAME"
+            )
         else:
-            y = lax_mod.reduce_window(x, 0.0, lax_mod.add, (1, 2, 2, 1), (1, 2, 2, 1), "VALID") / 4.0
+            y = (
+                lax_mod.reduce_window(
+                    x, 0.0, lax_mod.add, (1, 2, 2, 1), (1, 2, 2, 1), "VALID"
+                )
+                / 4.0
+            )
         return np_mod.sum(np_mod.sin(y) * y)
 
     return f
@@ -479,7 +603,9 @@ def test_pooling_gradient_ties_and_nans(kind):
 
     def loss(lax_mod, np_mod):
         op = getattr(lax_mod, kind)
-        return lambda v: np_mod.sum(lax_mod.reduce_window(v, init, op, (1, 3, 2, 1), (1, 2, 1, 1), "SAME") * w)
+        return lambda v: np_mod.sum(
+            lax_mod.reduce_window(v, init, op, (1, 3, 2, 1), (1, 2, 1, 1), "SAME") * w
+        )
 
     _close(bt.jit(bt.grad(loss(blax, bnp)))(x), jax.grad(loss(jlax, jnp))(x))
     y = np.array([1.0, np.nan, 2.0, 5.0, 5.0], F32)

@@ -68,9 +68,20 @@ def test_associative_scan_pytree_jit_and_grad():
     got = blax.associative_scan(comb(bnp), (a, b))
     want = jlax.associative_scan(comb(jnp), (a, b))
     _same(got, want)
-    _same(bt.jit(lambda u, v: blax.associative_scan(comb(bnp), (u, v), axis=-2))(a, b), want)
-    gb = bt.jit(bt.grad(lambda u, v: bnp.sum(blax.associative_scan(comb(bnp), (u, v))[1] ** 2), argnums=(0, 1)))(a, b)
-    gj = jax.grad(lambda u, v: jnp.sum(jlax.associative_scan(comb(jnp), (u, v))[1] ** 2), argnums=(0, 1))(a, b)
+    _same(
+        bt.jit(lambda u, v: blax.associative_scan(comb(bnp), (u, v), axis=-2))(a, b),
+        want,
+    )
+    gb = bt.jit(
+        bt.grad(
+            lambda u, v: bnp.sum(blax.associative_scan(comb(bnp), (u, v))[1] ** 2),
+            argnums=(0, 1),
+        )
+    )(a, b)
+    gj = jax.grad(
+        lambda u, v: jnp.sum(jlax.associative_scan(comb(jnp), (u, v))[1] ** 2),
+        argnums=(0, 1),
+    )(a, b)
     _same(gb, gj, rtol=1e-4, atol=1e-4)
 
 
@@ -80,8 +91,13 @@ def test_associative_scan_pytree_jit_and_grad():
 def test_reduce_monoids():
     x = _rand((4, 5, 6))
     _close(blax.reduce(x, 0.0, blax.add, (1,)), jlax.reduce(x, 0.0, jlax.add, (1,)))
-    _close(blax.reduce(x, -np.inf, blax.max, (0, 2)), jlax.reduce(x, -np.inf, jlax.max, (0, 2)))
-    _close(blax.reduce(x, np.inf, blax.min, (2,)), jlax.reduce(x, np.inf, jlax.min, (2,)))
+    _close(
+        blax.reduce(x, -np.inf, blax.max, (0, 2)),
+        jlax.reduce(x, -np.inf, jlax.max, (0, 2)),
+    )
+    _close(
+        blax.reduce(x, np.inf, blax.min, (2,)), jlax.reduce(x, np.inf, jlax.min, (2,))
+    )
     _close(blax.reduce(x, 1.0, blax.mul, (0,)), jlax.reduce(x, 1.0, jlax.mul, (0,)))
     xi = RNG.integers(-9, 9, (4, 5)).astype(np.int32)
     _close(blax.reduce(xi, 0, blax.add, (0,)), jlax.reduce(xi, 0, jlax.add, (0,)))
@@ -112,7 +128,9 @@ def test_reduce_general_computation_and_several_operands():
     got = blax.reduce((x, idx), (-np.inf, 0), argmax(bnp), (1,))
     want = jlax.reduce((x, idx), (-np.inf, 0), argmax(jnp), (1,))
     _same(got, want)
-    got = bt.jit(lambda a, i: blax.reduce((a, i), (-np.inf, 0), argmax(bnp), (0, 1)))(x, idx)
+    got = bt.jit(lambda a, i: blax.reduce((a, i), (-np.inf, 0), argmax(bnp), (0, 1)))(
+        x, idx
+    )
     _same(got, jlax.reduce((x, idx), (-np.inf, 0), argmax(jnp), (0, 1)))
     # An elementwise computation baton does not recognise.
     _close(
@@ -136,7 +154,9 @@ def test_index_take():
 
 def test_scatter_apply():
     dn = jlax.ScatterDimensionNumbers(
-        update_window_dims=(), inserted_window_dims=(0,), scatter_dims_to_operand_dims=(0,)
+        update_window_dims=(),
+        inserted_window_dims=(0,),
+        scatter_dims_to_operand_dims=(0,),
     )
     bdn = blax.ScatterDimensionNumbers(*dn)
     op = np.arange(6, dtype=F32)
@@ -149,7 +169,9 @@ def test_scatter_apply():
         blax.scatter_apply(op, idx, bnp.exp, bdn, update_shape=(4,), mode="clip"),
         jlax.scatter_apply(op, idx, jnp.exp, dn, update_shape=(4,), mode="clip"),
     )
-    f = bt.jit(lambda o, i: blax.scatter_apply(o, i, lambda v: -v, bdn, update_shape=(4,)))
+    f = bt.jit(
+        lambda o, i: blax.scatter_apply(o, i, lambda v: -v, bdn, update_shape=(4,))
+    )
     _close(f(op, idx), jlax.scatter_apply(op, idx, lambda v: -v, dn, update_shape=(4,)))
 
 
@@ -183,16 +205,32 @@ def test_round_methods():
         rtol=0,
         atol=0,
     )
-    assert [m.name for m in blax.RoundingMethod] == [m.name for m in jlax.RoundingMethod]
-    assert [int(m) for m in blax.RoundingMethod] == [int(m) for m in jlax.RoundingMethod]
+    assert [m.name for m in blax.RoundingMethod] == [
+        m.name for m in jlax.RoundingMethod
+    ]
+    assert [int(m) for m in blax.RoundingMethod] == [
+        int(m) for m in jlax.RoundingMethod
+    ]
 
 
 def test_dot_general_keywords():
     a, b = _rand((2, 3, 4)), _rand((2, 4, 5))
     dn = (((2,), (1,)), ((0,), (0,)))
     _close(
-        blax.dot_general(a, b, dn, precision=blax.Precision.HIGHEST, preferred_element_type=np.float32),
-        jlax.dot_general(a, b, dn, precision=jlax.Precision.HIGHEST, preferred_element_type=np.float32),
+        blax.dot_general(
+            a,
+            b,
+            dn,
+            precision=blax.Precision.HIGHEST,
+            preferred_element_type=np.float32,
+        ),
+        jlax.dot_general(
+            a,
+            b,
+            dn,
+            precision=jlax.Precision.HIGHEST,
+            preferred_element_type=np.float32,
+        ),
     )
     ai = RNG.integers(-9, 9, (3, 4)).astype(np.int8)
     bi = RNG.integers(-9, 9, (4, 2)).astype(np.int8)
@@ -220,8 +258,10 @@ def test_approx_max_min_k():
     want_idx = np.argsort(xi, axis=1, kind="stable")[:, :3].astype(np.int32)
     _close(idx, want_idx, rtol=0, atol=0)
     _close(vals, np.take_along_axis(xi, want_idx, 1), rtol=0, atol=0)
-    _same(bt.jit(lambda v: blax.approx_min_k(v, 2, reduction_dimension=0))(x),
-          jlax.approx_min_k(x, 2, reduction_dimension=0))
+    _same(
+        bt.jit(lambda v: blax.approx_min_k(v, 2, reduction_dimension=0))(x),
+        jlax.approx_min_k(x, 2, reduction_dimension=0),
+    )
     g = bt.jit(bt.grad(lambda v: bnp.sum(blax.approx_max_k(v, 3)[0] ** 2)))(x)
     _close(g, jax.grad(lambda v: jnp.sum(jlax.approx_max_k(v, 3)[0] ** 2))(x))
 
@@ -233,8 +273,12 @@ def test_ragged_dot():
         _close(blax.ragged_dot(lhs, rhs, gs), jlax.ragged_dot(lhs, rhs, gs))
     gs = np.array([4, 1, 5], np.int32)
     _close(bt.jit(blax.ragged_dot)(lhs, rhs, gs), jlax.ragged_dot(lhs, rhs, gs))
-    gb = bt.jit(bt.grad(lambda a, b: bnp.sum(blax.ragged_dot(a, b, gs) ** 2), argnums=(0, 1)))(lhs, rhs)
-    gj = jax.grad(lambda a, b: jnp.sum(jlax.ragged_dot(a, b, gs) ** 2), argnums=(0, 1))(lhs, rhs)
+    gb = bt.jit(
+        bt.grad(lambda a, b: bnp.sum(blax.ragged_dot(a, b, gs) ** 2), argnums=(0, 1))
+    )(lhs, rhs)
+    gj = jax.grad(lambda a, b: jnp.sum(jlax.ragged_dot(a, b, gs) ** 2), argnums=(0, 1))(
+        lhs, rhs
+    )
     _same(gb, gj, rtol=1e-4, atol=1e-4)
 
 
@@ -268,21 +312,34 @@ def test_composite_stage_shape_as_value_barrier():
     _close(bc(x, 2.0), jc(x, 2.0))
     _close(bt.jit(bc)(x, 2.0), jc(x, 2.0))
     # JAX's composite has no JVP rule; baton's differentiates its body.
-    _close(bt.jit(bt.grad(lambda v: bnp.sum(bc(v, 2.0))))(x), jax.grad(lambda v: jnp.sum(body(jnp)(v, 2.0)))(x))
+    _close(
+        bt.jit(bt.grad(lambda v: bnp.sum(bc(v, 2.0))))(x),
+        jax.grad(lambda v: jnp.sum(body(jnp)(v, 2.0)))(x),
+    )
 
     _close(blax.stage(x), jlax.stage(x))
-    _close(bt.jit(lambda v: blax.stage(v) + 1)(x), jax.jit(lambda v: jlax.stage(v) + 1)(x))
+    _close(
+        bt.jit(lambda v: blax.stage(v) + 1)(x), jax.jit(lambda v: jlax.stage(v) + 1)(x)
+    )
     _close(blax.shape_as_value((2, 3, 5)), jlax.shape_as_value((2, 3, 5)))
 
     pair = (x, x * 2)
     _same(blax.optimization_barrier(pair), jlax.optimization_barrier(pair))
     f = bt.jit(lambda v: bnp.sum(blax.optimization_barrier((v, v + 1))[1]))
-    _close(f(x), jax.jit(lambda v: jnp.sum(jlax.optimization_barrier((v, v + 1))[1]))(x))
+    _close(
+        f(x), jax.jit(lambda v: jnp.sum(jlax.optimization_barrier((v, v + 1))[1]))(x)
+    )
 
 
 # ---- bt.scipy.signal ----
 
-SIGNAL_SHAPES = [((9,), (4,)), ((3,), (8,)), ((5, 6), (2, 3)), ((2, 3), (5, 6)), ((4, 5, 6), (2, 2, 3))]
+SIGNAL_SHAPES = [
+    ((9,), (4,)),
+    ((3,), (8,)),
+    ((5, 6), (2, 3)),
+    ((2, 3), (5, 6)),
+    ((4, 5, 6), (2, 2, 3)),
+]
 
 
 @pytest.mark.parametrize("mode", ["full", "same", "valid"])
@@ -291,7 +348,10 @@ def test_convolve_correlate(mode, shapes):
     s1, s2 = SIGNAL_SHAPES[shapes]
     x, y = _rand(s1), _rand(s2)
     _close(bsig.convolve(x, y, mode), jsig.convolve(x, y, mode))
-    _close(bsig.correlate(x, y, mode, method="direct"), jsig.correlate(x, y, mode, method="direct"))
+    _close(
+        bsig.correlate(x, y, mode, method="direct"),
+        jsig.correlate(x, y, mode, method="direct"),
+    )
     if len(s1) == 2:
         _close(bsig.convolve2d(x, y, mode), jsig.convolve2d(x, y, mode))
         _close(bsig.correlate2d(x, y, mode), jsig.correlate2d(x, y, mode))
@@ -299,8 +359,13 @@ def test_convolve_correlate(mode, shapes):
 
 def test_signal_jit_grad_vmap_and_dtypes():
     x, y = _rand((12,)), _rand((5,))
-    _close(bt.jit(lambda a, b: bsig.correlate(a, b, "same"))(x, y), jsig.correlate(x, y, "same"))
-    gb = bt.jit(bt.grad(lambda a, b: bnp.sum(bsig.convolve(a, b) ** 2), argnums=(0, 1)))(x, y)
+    _close(
+        bt.jit(lambda a, b: bsig.correlate(a, b, "same"))(x, y),
+        jsig.correlate(x, y, "same"),
+    )
+    gb = bt.jit(
+        bt.grad(lambda a, b: bnp.sum(bsig.convolve(a, b) ** 2), argnums=(0, 1))
+    )(x, y)
     gj = jax.grad(lambda a, b: jnp.sum(jsig.convolve(a, b) ** 2), argnums=(0, 1))(x, y)
     _same(gb, gj, rtol=1e-4, atol=1e-4)
     xs = _rand((3, 12))
@@ -312,7 +377,12 @@ def test_signal_jit_grad_vmap_and_dtypes():
     _close(bsig.convolve(xi, xi[:3]), jsig.convolve(xi, xi[:3]))
     a2, b2 = _rand((6, 5)), _rand((3, 2))
     g2 = bt.jit(bt.grad(lambda a: bnp.sum(bsig.correlate2d(a, b2, "same") ** 2)))(a2)
-    _close(g2, jax.grad(lambda a: jnp.sum(jsig.correlate2d(a, b2, "same") ** 2))(a2), rtol=1e-4, atol=1e-4)
+    _close(
+        g2,
+        jax.grad(lambda a: jnp.sum(jsig.correlate2d(a, b2, "same") ** 2))(a2),
+        rtol=1e-4,
+        atol=1e-4,
+    )
 
 
 def test_signal_errors():
@@ -348,9 +418,16 @@ def test_detrend(kw):
 
 def test_detrend_jit_grad_and_ints():
     z = _rand((3, 16)) + np.linspace(-2, 3, 16, dtype=F32)
-    _close(bt.jit(lambda a: bsig.detrend(a, bp=[7]))(z), jsig.detrend(z, bp=[7]), rtol=2e-5, atol=2e-5)
+    _close(
+        bt.jit(lambda a: bsig.detrend(a, bp=[7]))(z),
+        jsig.detrend(z, bp=[7]),
+        rtol=2e-5,
+        atol=2e-5,
+    )
     g = bt.jit(bt.grad(lambda a: bnp.sum(bsig.detrend(a) ** 3)))(z)
-    _close(g, jax.grad(lambda a: jnp.sum(jsig.detrend(a) ** 3))(z), rtol=1e-4, atol=1e-4)
+    _close(
+        g, jax.grad(lambda a: jnp.sum(jsig.detrend(a) ** 3))(z), rtol=1e-4, atol=1e-4
+    )
     zi = np.arange(12, dtype=np.int32) ** 2
     _close(bsig.detrend(zi), jsig.detrend(zi), rtol=1e-4, atol=1e-4)
 
@@ -392,10 +469,17 @@ def test_custom_linear_solve(solver):
 
     def loss(L, np_mod):
         def f(a, b):
-            mv = lambda x: a @ x
+            def mv(x):
+                return a @ x
+
             if solver == "direct":
-                solve = lambda _, y: np_mod.linalg.solve(a, y)
-                x = L.custom_linear_solve(mv, b, solve, lambda _, y: np_mod.linalg.solve(a.T, y))
+
+                def solve(_, y):
+                    return np_mod.linalg.solve(a, y)
+
+                x = L.custom_linear_solve(
+                    mv, b, solve, lambda _, y: np_mod.linalg.solve(a.T, y)
+                )
             else:
                 x = L.custom_linear_solve(mv, b, _cg(L, np_mod), symmetric=True)
             return np_mod.sum(np_mod.sin(x) * w)
@@ -414,16 +498,25 @@ def test_custom_linear_solve_has_aux_and_pytrees():
 
     def loss(L, np_mod):
         def f(a1, a2, b1, b2):
-            mv = lambda x: (a1 @ x[0], a2 @ x[1])
+            def mv(x):
+                return a1 @ x[0], a2 @ x[1]
 
             def solve(_, y):
-                return (np_mod.linalg.solve(a1, y[0]), np_mod.linalg.solve(a2, y[1])), np_mod.sum(y[0])
+                return (
+                    np_mod.linalg.solve(a1, y[0]),
+                    np_mod.linalg.solve(a2, y[1]),
+                ), np_mod.sum(y[0])
 
             def tsolve(_, y):
-                return (np_mod.linalg.solve(a1.T, y[0]), np_mod.linalg.solve(a2.T, y[1])), 0.0
+                return (
+                    np_mod.linalg.solve(a1.T, y[0]),
+                    np_mod.linalg.solve(a2.T, y[1]),
+                ), 0.0
 
-            (x1, x2), aux = L.custom_linear_solve(mv, (b1, b2), solve, tsolve, has_aux=True)
-            return np_mod.sum(x1 ** 2) + np_mod.sum(x2 ** 3) + aux
+            (x1, x2), aux = L.custom_linear_solve(
+                mv, (b1, b2), solve, tsolve, has_aux=True
+            )
+            return np_mod.sum(x1**2) + np_mod.sum(x2**3) + aux
 
         return f
 
@@ -437,13 +530,14 @@ def test_custom_linear_solve_has_aux_and_pytrees():
 def test_custom_root():
     def loss(L, np_mod):
         def g(a, c):
-            f = lambda x: x ** 3 + c * x - a  # a root in x for each (a, c)
+            def f(x):
+                return x**3 + c * x - a  # a root in x for each (a, c)
 
             def newton(f, x0):
                 def body(s):
                     x, i = s
                     fx = f(x)
-                    return x - fx / (3 * x ** 2 + c), i + 1
+                    return x - fx / (3 * x**2 + c), i + 1
 
                 return L.while_loop(lambda s: s[1] < 30, body, (x0, 0))[0]
 
@@ -464,16 +558,31 @@ def test_custom_root():
 
 RAGGED_CASES = [
     # ragged non-contracting dimension, batched, group sizes per batch
-    ((2, 7, 3), (3, 2, 3, 4), [[2, 3, 1], [0, 7, 0]], ((((2,), (2,)), ((0,), (1,))), (1,), (0,))),
+    (
+        (2, 7, 3),
+        (3, 2, 3, 4),
+        [[2, 3, 1], [0, 7, 0]],
+        ((((2,), (2,)), ((0,), (1,))), (1,), (0,)),
+    ),
     # the same with group sizes broadcast
     ((2, 7, 3), (3, 2, 3, 4), [2, 3, 1], ((((2,), (2,)), ((0,), (1,))), (1,), (0,))),
     # ragged_dot's layout
     ((7, 3), (3, 3, 4), [2, 3, 1], ((((1,), (1,)), ((), ())), (0,), (0,))),
     # an outer non-contracting dimension with its own group sizes
-    ((3, 6, 2), (2, 2, 4), [[1, 5], [3, 3], [0, 2]], ((((2,), (1,)), ((), ())), (1,), (0,))),
+    (
+        (3, 6, 2),
+        (2, 2, 4),
+        [[1, 5], [3, 3], [0, 2]],
+        ((((2,), (1,)), ((), ())), (1,), (0,)),
+    ),
     # ragged contracting dimension: one product per group
     ((4, 7), (7, 5), [2, 3, 1], ((((1,), (0,)), ((), ())), (1,), ())),
-    ((2, 4, 7), (2, 7, 5), [[2, 3, 1], [7, 0, 0]], ((((2,), (1,)), ((0,), (0,))), (2,), ())),
+    (
+        (2, 4, 7),
+        (2, 7, 5),
+        [[2, 3, 1], [7, 0, 0]],
+        ((((2,), (1,)), ((0,), (0,))), (2,), ()),
+    ),
     # ragged batch dimension
     ((6, 4, 3), (6, 3, 5), [2, 3], ((((2,), (1,)), ((0,), (0,))), (0,), ())),
 ]
@@ -486,8 +595,16 @@ def test_ragged_dot_general(i):
     jdn, bdn = jlax.RaggedDotDimensionNumbers(*dn), blax.RaggedDotDimensionNumbers(*dn)
     want = jlax.ragged_dot_general(lhs, rhs, gs, jdn)
     _close(blax.ragged_dot_general(lhs, rhs, gs, bdn), want)
-    _close(bt.jit(lambda a, b, g: blax.ragged_dot_general(a, b, g, bdn))(lhs, rhs, gs), want)
-    gb = bt.jit(bt.grad(lambda a, b: bnp.sum(blax.ragged_dot_general(a, b, gs, bdn) ** 2), argnums=(0, 1)))(lhs, rhs)
+    _close(
+        bt.jit(lambda a, b, g: blax.ragged_dot_general(a, b, g, bdn))(lhs, rhs, gs),
+        want,
+    )
+    gb = bt.jit(
+        bt.grad(
+            lambda a, b: bnp.sum(blax.ragged_dot_general(a, b, gs, bdn) ** 2),
+            argnums=(0, 1),
+        )
+    )(lhs, rhs)
     # JAX's reverse mode (and vmap) lack rules for most of these modes: the
     # product is bilinear, so the gradient of sum(out ** 2) with respect to
     # either operand is 2 J^T out, J taken column by column from JAX's
@@ -496,11 +613,27 @@ def test_ragged_dot_general(i):
 
     def grad_of(fn, x):
         cols = [np.asarray(fn(e.reshape(x.shape))) for e in np.eye(x.size, dtype=F32)]
-        return (2 * np.tensordot(np.stack(cols), out, axes=out.ndim)).reshape(x.shape).astype(F32)
+        return (
+            (2 * np.tensordot(np.stack(cols), out, axes=out.ndim))
+            .reshape(x.shape)
+            .astype(F32)
+        )
 
-    _close(gb[0], grad_of(lambda a: jlax.ragged_dot_general(a, rhs, gs, jdn), lhs), rtol=1e-4, atol=1e-4)
-    _close(gb[1], grad_of(lambda b: jlax.ragged_dot_general(lhs, b, gs, jdn), rhs), rtol=1e-4, atol=1e-4)
-    assert bdn == blax.RaggedDotDimensionNumbers(*dn) and hash(bdn) == hash(blax.RaggedDotDimensionNumbers(*dn))
+    _close(
+        gb[0],
+        grad_of(lambda a: jlax.ragged_dot_general(a, rhs, gs, jdn), lhs),
+        rtol=1e-4,
+        atol=1e-4,
+    )
+    _close(
+        gb[1],
+        grad_of(lambda b: jlax.ragged_dot_general(lhs, b, gs, jdn), rhs),
+        rtol=1e-4,
+        atol=1e-4,
+    )
+    assert bdn == blax.RaggedDotDimensionNumbers(*dn) and hash(bdn) == hash(
+        blax.RaggedDotDimensionNumbers(*dn)
+    )
     assert bdn.dot_dimension_numbers == jdn.dot_dimension_numbers
 
 
@@ -514,16 +647,40 @@ def _bitwise_equal(b, j):
 REDUCE_PRECISION_X = np.concatenate(
     [
         np.array(
-            [np.nan, np.inf, -np.inf, 0.0, -0.0, 1.0, 1.5, 1.75, 1.875, 3.14159, 65504.0,
-             65520.0, 70000.0, 6e-5, 6.1e-5, 1e-5, -1e-5, 1e-40, 3e38, -2.5e-45, 1.2e-38],
+            [
+                np.nan,
+                np.inf,
+                -np.inf,
+                0.0,
+                -0.0,
+                1.0,
+                1.5,
+                1.75,
+                1.875,
+                3.14159,
+                65504.0,
+                65520.0,
+                70000.0,
+                6e-5,
+                6.1e-5,
+                1e-5,
+                -1e-5,
+                1e-40,
+                3e38,
+                -2.5e-45,
+                1.2e-38,
+            ],
             F32,
         ),
-        RNG.standard_normal(100).astype(F32) * F32(10.0) ** RNG.integers(-40, 38, 100).astype(F32),
+        RNG.standard_normal(100).astype(F32)
+        * F32(10.0) ** RNG.integers(-40, 38, 100).astype(F32),
     ]
 )
 
 
-@pytest.mark.parametrize("bits", [(5, 10), (8, 7), (5, 0), (8, 23), (3, 2), (1, 1), (11, 52), (6, 1)])
+@pytest.mark.parametrize(
+    "bits", [(5, 10), (8, 7), (5, 0), (8, 23), (3, 2), (1, 1), (11, 52), (6, 1)]
+)
 def test_reduce_precision(bits):
     x = REDUCE_PRECISION_X
     want = jlax.reduce_precision(x, *bits)

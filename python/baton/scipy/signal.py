@@ -23,8 +23,8 @@ from typing import Any
 import numpy as np
 
 from baton import _ops
-from baton._config import config
 from baton._baton import lax
+from baton._config import config
 from baton._lax_conv import conv_general_dilated
 
 __all__ = ["convolve", "convolve2d", "correlate", "correlate2d", "detrend"]
@@ -75,7 +75,8 @@ def _convolve_nd(in1: Any, in2: Any, mode: str) -> Any:
         padding = [(0, 0) for _ in shape]
     elif mode == "same":
         padding = [
-            (s - 1 - (so - 1) // 2, s - so + (so - 1) // 2) for s, so in zip(shape, shape_o)
+            (s - 1 - (so - 1) // 2, s - so + (so - 1) // 2)
+            for s, so in zip(shape, shape_o)
         ]
     else:
         padding = [(s - 1, s - 1) for s in shape]
@@ -126,7 +127,9 @@ def correlate(
 
 def _check_2d(in1: Any, in2: Any, boundary: str, fillvalue: Any, name: str) -> None:
     if boundary != "fill" or fillvalue != 0:
-        raise NotImplementedError(f"{name}() only supports boundary='fill', fillvalue=0")
+        raise NotImplementedError(
+            f"{name}() only supports boundary='fill', fillvalue=0"
+        )
     if len(_ops.shape_of(in1)) != 2 or len(_ops.shape_of(in2)) != 2:
         raise ValueError(f"{name}() only supports 2-dimensional inputs.")
 
@@ -221,7 +224,7 @@ def _detrend(data: Any, *, axis: int, kind: str, bp: tuple[int, ...]) -> Any:
 def detrend(
     data: Any,
     axis: int = -1,
-    type: str = "linear",  # noqa: A002 - scipy's argument name
+    type: str = "linear",
     bp: int | Sequence[int] | np.ndarray = 0,
     overwrite_data: None = None,
 ) -> Any:
