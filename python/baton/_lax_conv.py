@@ -427,6 +427,7 @@ def conv_general_dilated(
     batch_group_count: int = 1,
     precision: Any = None,
     preferred_element_type: Any = None,
+    out_sharding: Any = None,
 ) -> Any:
     """General n-dimensional convolution with dilations (JAX's
     ``conv_general_dilated``).
@@ -441,9 +442,11 @@ def conv_general_dilated(
     convolutions) and ``batch_group_count`` split the features or the batch
     into groups. ``precision`` is accepted (float32 is always full
     precision); ``preferred_element_type`` is the accumulation and result
-    dtype.
+    dtype; ``out_sharding`` must be None.
     """
     name = "conv_general_dilated"
+    if out_sharding is not None:
+        raise ValueError(f"{name}: out_sharding is not supported; leave it None")
     x, w = _t(lhs), _t(rhs)
     _check_precision(precision, name)
     dn = conv_dimension_numbers(tuple(x.shape), tuple(w.shape), dimension_numbers)
