@@ -159,6 +159,9 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
         (
             "baton._lax_math",
             "baton._lax_slicing",
+            "baton._lax_conv",
+            "baton._lax_window",
+            "baton._lax_more",
             "baton._collectives",
             "baton.lax",
             "baton.lax_linalg",

@@ -30,12 +30,15 @@ __all__ = [
     "all_to_all",
     "axis_index",
     "axis_size",
+    "pbroadcast",
     "pmax",
     "pmean",
     "pmin",
     "ppermute",
+    "pshuffle",
     "psum",
     "psum_scatter",
+    "pswapaxes",
 ]
 
 
@@ -283,3 +286,44 @@ def ppermute(x: Any, axis_name: Any, perm: Any) -> Any:
         return _here(values[src], ctx.device)
 
     return _each(x, one)
+
+
+def pbroadcast(x: Any, axis_name: Any, source: int) -> Any:
+    """Every member gets member ``source``'s ``x`` (index in group order);
+    JAX's CollectiveBroadcast."""
+    what = "pbroadcast"
+    ctx = current_context(what)
+    names = _axes(ctx, axis_name, what)
+    n = math.prod(ctx.mesh.shape[a] for a in names)
+    src = int(source)
+    if not 0 <= src < n:
+        raise ValueError(f"{what}: source {source} is outside 0..{n - 1}")
+
+    def one(leaf: Any) -> Any:
+        values, _ = _swap(ctx, names, _as_array(leaf, ctx.device, what), what)
+        return _here(values[src], ctx.device)
+
+    return _each(x, one)
+
+
+def pshuffle(x: Any, axis_name: Any, perm: Any) -> Any:
+    """Member i gets member ``perm[i]``'s ``x`` (``perm`` a permutation of
+    the group's indices): ``ppermute`` with pairs ``(perm[i], i)``."""
+    perm = [int(p) for p in perm]
+    if set(perm) != set(range(len(perm))):
+        raise ValueError(f"`perm` does not represent a permutation: {perm}")
+    return ppermute(x, axis_name, list(zip(perm, range(len(perm)))))
+
+
+def pswapaxes(
+    x: Any, axis_name: Any, axis: int, *, axis_index_groups: Any = None
+) -> Any:
+    """``all_to_all(x, axis_name, axis, axis)``: dimension ``axis`` (of the
+    group's size) swaps places with the mapped axis. ``axis_index_groups``
+    is not supported (shard_map's collectives take mesh axes instead)."""
+    if axis_index_groups is not None:
+        raise ValueError(
+            "pswapaxes: axis_index_groups is not supported by baton's "
+            "collectives; name mesh axes in axis_name instead"
+        )
+    return all_to_all(x, axis_name, axis, axis)

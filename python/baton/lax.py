@@ -15,8 +15,9 @@ Elementwise: ``add sub mul div rem mod pow atan2 maximum minimum
 bitwise_and bitwise_or bitwise_xor bitwise_not shift_left
 shift_right_arithmetic shift_right_logical eq ne lt le gt ge compare select
 where neg abs sign exp expm1 log log1p tanh logistic sqrt rsqrt sin cos tan
-atan floor ceil round`` (the bitwise ops and shifts raise ``TypeError`` for
-float operands, shifts also for bool);
+atan floor ceil round`` (``round`` takes JAX's ``rounding_method``, halves
+away from zero by default, as ``jax.lax.round``; the bitwise ops and shifts
+raise ``TypeError`` for float operands, shifts also for bool);
 conversion: ``convert_element_type`` (``astype``), ``to_memory_kind``;
 shapes: ``reshape transpose broadcast_to broadcast_in_dim slice
 dynamic_slice dynamic_update_slice concatenate pad``; indexing: ``take``
@@ -67,19 +68,36 @@ _trace_device = _lax._trace_device
 
 # Compositions with jax.lax's names: math, reductions and cumulative ops
 # (baton/_lax_math.py), slicing and shapes (_lax_slicing.py), XLA-style
-# scatters (_lax_scatter.py).
-from baton import _lax_math, _lax_scatter, _lax_slicing  # noqa: E402
+# scatters (_lax_scatter.py), convolutions (_lax_conv.py), windowed
+# reductions (_lax_window.py), the rest of jax.lax's names (_lax_more.py).
+# Functions taking Python callables (TAKES_FUNCTIONS) are traced afresh on
+# each eager call, as control flow is: their closures may change.
+from baton import (  # noqa: E402
+    _lax_conv,
+    _lax_math,
+    _lax_more,
+    _lax_scatter,
+    _lax_slicing,
+    _lax_window,
+)
 
-for _m in (_lax_math, _lax_slicing, _lax_scatter):
+for _m in (_lax_math, _lax_slicing, _lax_scatter, _lax_conv, _lax_window, _lax_more):
     _plain = getattr(_m, "NOT_OPERATIONS", frozenset())
+    _callables = getattr(_m, "TAKES_FUNCTIONS", frozenset())
+    _overrides = getattr(_m, "OVERRIDES", frozenset())
     for _name in _m.__all__:
-        if _name not in globals():
+        if _name not in globals() or _name in _overrides:
             _fn = getattr(_m, _name)
-            globals()[_name] = _fn if _name in _plain else _eager_lax.eager(_name, _fn)
+            if _name in _plain:
+                globals()[_name] = _fn
+            elif _name in _callables:
+                globals()[_name] = _eager_lax._control_flow(_fn, f"lax.{_name}")
+            else:
+                globals()[_name] = _eager_lax.eager(_name, _fn)
     __all__ = sorted({*__all__, *_m.__all__})
-del _m, _plain, _name, _fn
+del _m, _plain, _callables, _overrides, _name, _fn
 
-from baton._lax_precision import Precision  # noqa: E402
+from baton._lax_precision import Precision  # noqa: E402, F401
 
 __all__ = sorted({*__all__, "Precision"})
 

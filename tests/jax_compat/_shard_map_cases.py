@@ -99,6 +99,33 @@ CASES = {
         ("x",),
         lambda L, m: lambda b: L.ppermute(b, "x", SHIFT),
     ),
+    "pbroadcast": (
+        (4,),
+        ("x",),
+        ("x",),
+        ("x",),
+        # JAX's CPU backend cannot lower pbroadcast: its documented
+        # equivalent, psum(where(axis_index == source, x, 0)), stands for it.
+        lambda L, m: (
+            (lambda b: L.pbroadcast(b, "x", 2))
+            if L is bt.lax
+            else (lambda b: L.psum(m.where(L.axis_index("x") == 2, b, 0), "x"))
+        ),
+    ),
+    "pshuffle": (
+        (4,),
+        ("x",),
+        ("x",),
+        ("x",),
+        lambda L, m: lambda b: L.pshuffle(b, "x", [2, 0, 3, 1]),
+    ),
+    "pswapaxes": (
+        (4,),
+        ("x",),
+        ("x",),
+        ("x",),
+        lambda L, m: lambda b: L.pswapaxes(b[:4], "x", 0),
+    ),
     "axis_index": (
         (4,),
         ("x",),

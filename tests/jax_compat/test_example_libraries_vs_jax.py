@@ -234,3 +234,77 @@ def test_optimizer_state_is_a_pytree_and_optimizer_a_triple():
     assert len(leaves) == 3  # x, m, v
     with pytest.raises(TypeError, match="gradient tree"):
         update(0, [np.ones(3, np.float32)], state)
+
+
+IMAGES = rng_floats(1, (2, 9, 8, 3), -1, 1)
+
+
+CONV_POOL_LAYERS = {
+    "conv": lambda S: S.Conv(4, (3, 3)),
+    "conv_strided_same": lambda S: S.Conv(4, (3, 2), strides=(2, 1), padding="SAME"),
+    "general_conv_nchw": lambda S: S.GeneralConv(
+        ("NCHW", "OIHW", "NCHW"), 5, (2, 3), padding="SAME"
+    ),
+    "conv_transpose": lambda S: S.ConvTranspose(
+        4, (3, 3), strides=(2, 2), padding="SAME"
+    ),
+    "max_pool": lambda S: S.MaxPool((2, 2), strides=(2, 2)),
+    "max_pool_same": lambda S: S.MaxPool((3, 3), strides=(2, 2), padding="SAME"),
+    "sum_pool": lambda S: S.SumPool((2, 3), padding="SAME"),
+    "avg_pool": lambda S: S.AvgPool((3, 3), strides=(2, 2), padding="SAME"),
+    "avg_pool_nchw": lambda S: S.AvgPool((2, 2), spec="NCHW"),
+}
+
+
+@pytest.mark.parametrize("name", sorted(CONV_POOL_LAYERS))
+def test_conv_and_pooling_layers(name):
+    # The same key gives the same parameters; NCHW layers see the images
+    # transposed.
+    x = np.transpose(IMAGES, (0, 3, 1, 2)) if name.endswith("nchw") else IMAGES
+
+    def run(L, S, _):
+        init, apply = CONV_POOL_LAYERS[name](S)
+        shape, params = init(L.api.random.PRNGKey(3), x.shape)
+        out = apply(params, x)
+        assert tuple(out.shape) == tuple(shape)
+        return shape, params, out
+
+    _both(run)
+
+
+def test_conv1d_transpose_and_a_small_cnn_trains_like_jax():
+    x1 = rng_floats(2, (2, 7, 3), -1, 1)
+
+    def run1(L, S, _):
+        init, apply = S.Conv1DTranspose(2, (3,), strides=(2,), padding="VALID")
+        shape, params = init(L.api.random.PRNGKey(1), x1.shape)
+        return shape, params, apply(params, x1)
+
+    _both(run1)
+
+    labels = np.eye(3, dtype=np.float32)[np.arange(2) % 3]
+
+    def run2(L, S, O):
+        init, apply = S.serial(
+            S.Conv(4, (3, 3), padding="SAME"),
+            S.Relu,
+            S.MaxPool((2, 2), strides=(2, 2)),
+            S.Conv(3, (2, 2)),
+            S.AvgPool((2, 2)),
+            S.Flatten,
+            S.Dense(3),
+            S.LogSoftmax,
+        )
+        _, params = init(L.api.random.PRNGKey(0), IMAGES.shape)
+
+        def loss(p):
+            return -L.np.mean(L.np.sum(apply(p, IMAGES) * labels, axis=-1))
+
+        opt_init, opt_update, get_params = O.sgd(0.1)
+        state = opt_init(params)
+        step = L.api.jit(lambda i, s: opt_update(i, L.api.grad(loss)(get_params(s)), s))
+        for i in range(3):
+            state = step(i, state)
+        return loss(get_params(state)), get_params(state)
+
+    _both(run2)

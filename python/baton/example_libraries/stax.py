@@ -6,11 +6,10 @@ A layer is a pair ``(init_fun, apply_fun)``: ``init_fun(rng, input_shape)
 outputs`` (``rng=`` for layers that need randomness). Combinators
 (``serial``, ``parallel``, ``shape_dependent``) build layers out of layers.
 
-Left out until baton has the ops they need: the convolutions (``Conv``,
-``Conv1DTranspose``, ``ConvTranspose``, ``GeneralConv``,
-``GeneralConvTranspose``: baton has no ``lax.conv_general_dilated``) and the
-pooling layers (``MaxPool``, ``SumPool``, ``AvgPool``: no
-``lax.reduce_window``).
+The convolutions (``GeneralConv``, ``Conv``, ``GeneralConvTranspose``,
+``ConvTranspose``, ``Conv1DTranspose``) are ``bt.lax.conv_general_dilated``
+and ``conv_transpose``; the pooling layers (``MaxPool``, ``SumPool``,
+``AvgPool``) ``bt.lax.reduce_window``, as in JAX.
 """
 
 from __future__ import annotations
@@ -19,8 +18,8 @@ import functools
 import operator as op
 from typing import Any, Callable
 
+from baton import lax, random
 from baton import numpy as jnp
-from baton import random
 from baton.nn import (
     elu,
     gelu,
@@ -36,7 +35,11 @@ from baton.nn import (
 from baton.nn.initializers import glorot_normal, normal, ones, zeros
 
 __all__ = [
+    "AvgPool",
     "BatchNorm",
+    "Conv",
+    "Conv1DTranspose",
+    "ConvTranspose",
     "Dense",
     "Dropout",
     "Elu",
@@ -46,14 +49,18 @@ __all__ = [
     "FanOut",
     "Flatten",
     "Gelu",
+    "GeneralConv",
+    "GeneralConvTranspose",
     "Identity",
     "LeakyRelu",
     "LogSoftmax",
+    "MaxPool",
     "Relu",
     "Selu",
     "Sigmoid",
     "Softmax",
     "Softplus",
+    "SumPool",
     "Tanh",
     "elementwise",
     "elu",
@@ -109,6 +116,105 @@ def Dense(
     return init_fun, apply_fun
 
 
+def _kernel_shape(
+    dimension_numbers: tuple[str, str, str],
+    out_chan: int,
+    filter_shape: tuple,
+    input_shape: tuple,
+) -> list:
+    lhs_spec, rhs_spec, _ = dimension_numbers
+    it = iter(filter_shape)
+    return [
+        out_chan
+        if c == "O"
+        else input_shape[lhs_spec.index("C")]
+        if c == "I"
+        else next(it)
+        for c in rhs_spec
+    ]
+
+
+def GeneralConv(
+    dimension_numbers: tuple[str, str, str],
+    out_chan: int,
+    filter_shape: tuple,
+    strides: tuple | None = None,
+    padding: Any = "VALID",
+    W_init: Any = None,
+    b_init: Any = normal(1e-6),  # noqa: B008 -- JAX's signature
+) -> Layer:
+    """A convolution layer with the given dimension numbers (strings such
+    as ``('NHWC', 'HWIO', 'NHWC')``): ``conv_general_dilated(inputs, W) +
+    b``, W glorot-normal over its I and O dimensions by default."""
+    _, rhs_spec, out_spec = dimension_numbers
+    one = (1,) * len(filter_shape)
+    strides = strides or one
+    W_init = W_init or glorot_normal(rhs_spec.index("I"), rhs_spec.index("O"))
+
+    def init_fun(rng: Any, input_shape: tuple) -> tuple:
+        kernel_shape = _kernel_shape(
+            dimension_numbers, out_chan, filter_shape, input_shape
+        )
+        output_shape = lax.conv_general_shape_tuple(
+            input_shape, kernel_shape, strides, padding, dimension_numbers
+        )
+        bias_shape = [out_chan if c == "C" else 1 for c in out_spec]
+        k1, k2 = random.split(rng)
+        return output_shape, (W_init(k1, kernel_shape), b_init(k2, bias_shape))
+
+    def apply_fun(params: Any, inputs: Any, **kwargs: Any) -> Any:
+        W, b = params
+        out = lax.conv_general_dilated(
+            inputs, W, strides, padding, one, one, dimension_numbers=dimension_numbers
+        )
+        return out + b
+
+    return init_fun, apply_fun
+
+
+Conv = functools.partial(GeneralConv, ("NHWC", "HWIO", "NHWC"))
+
+
+def GeneralConvTranspose(
+    dimension_numbers: tuple[str, str, str],
+    out_chan: int,
+    filter_shape: tuple,
+    strides: tuple | None = None,
+    padding: Any = "VALID",
+    W_init: Any = None,
+    b_init: Any = normal(1e-6),  # noqa: B008 -- JAX's signature
+) -> Layer:
+    """A transposed-convolution layer: ``conv_transpose(inputs, W) + b``."""
+    _, rhs_spec, out_spec = dimension_numbers
+    one = (1,) * len(filter_shape)
+    strides = strides or one
+    W_init = W_init or glorot_normal(rhs_spec.index("I"), rhs_spec.index("O"))
+
+    def init_fun(rng: Any, input_shape: tuple) -> tuple:
+        kernel_shape = _kernel_shape(
+            dimension_numbers, out_chan, filter_shape, input_shape
+        )
+        output_shape = lax.conv_transpose_shape_tuple(
+            input_shape, kernel_shape, strides, padding, dimension_numbers
+        )
+        bias_shape = [out_chan if c == "C" else 1 for c in out_spec]
+        k1, k2 = random.split(rng)
+        return output_shape, (W_init(k1, kernel_shape), b_init(k2, bias_shape))
+
+    def apply_fun(params: Any, inputs: Any, **kwargs: Any) -> Any:
+        W, b = params
+        out = lax.conv_transpose(
+            inputs, W, strides, padding, dimension_numbers=dimension_numbers
+        )
+        return out + b
+
+    return init_fun, apply_fun
+
+
+Conv1DTranspose = functools.partial(GeneralConvTranspose, ("NHC", "HIO", "NHC"))
+ConvTranspose = functools.partial(GeneralConvTranspose, ("NHWC", "HWIO", "NHWC"))
+
+
 def BatchNorm(
     axis: Any = (0, 1, 2),
     epsilon: float = 1e-5,
@@ -146,6 +252,70 @@ def BatchNorm(
 
 
 # ---- elementwise layers ----
+
+
+# ---- pooling ----
+
+
+def _pooling_layer(reducer: Any, init_val: float, rescaler: Any = None) -> Any:
+    def PoolingLayer(
+        window_shape: tuple,
+        strides: tuple | None = None,
+        padding: str = "VALID",
+        spec: str | None = None,
+    ) -> Layer:
+        """A pooling layer over the spatial dimensions (all but N and C:
+        the first and last unless ``spec`` names them)."""
+        strides = strides or (1,) * len(window_shape)
+        rescale = rescaler(window_shape, strides, padding) if rescaler else None
+        if spec is None:
+            non_spatial = (0, len(window_shape) + 1)
+        else:
+            non_spatial = (spec.index("N"), spec.index("C"))
+        for i in sorted(non_spatial):
+            window_shape = (*window_shape[:i], 1, *window_shape[i:])
+            strides = (*strides[:i], 1, *strides[i:])
+
+        def init_fun(rng: Any, input_shape: tuple) -> tuple:
+            pads = lax.padtype_to_pads(input_shape, window_shape, strides, padding)
+            ones = (1,) * len(window_shape)
+            out_shape = lax.reduce_window_shape_tuple(
+                input_shape, window_shape, strides, pads, ones, ones
+            )
+            return out_shape, ()
+
+        def apply_fun(params: Any, inputs: Any, **kwargs: Any) -> Any:
+            out = lax.reduce_window(
+                inputs, init_val, reducer, window_shape, strides, padding
+            )
+            return rescale(out, inputs, spec) if rescale else out
+
+        return init_fun, apply_fun
+
+    return PoolingLayer
+
+
+def _normalize_by_window_size(dims: tuple, strides: tuple, padding: str) -> Any:
+    def rescale(outputs: Any, inputs: Any, spec: str | None) -> Any:
+        if spec is None:
+            non_spatial = (0, inputs.ndim - 1)
+        else:
+            non_spatial = (spec.index("N"), spec.index("C"))
+        spatial_shape = tuple(
+            inputs.shape[i] for i in range(inputs.ndim) if i not in non_spatial
+        )
+        one = jnp.ones(spatial_shape, dtype=inputs.dtype)
+        window_sizes = lax.reduce_window(one, 0.0, lax.add, dims, strides, padding)
+        for i in sorted(non_spatial):
+            window_sizes = jnp.expand_dims(window_sizes, i)
+        return outputs / window_sizes
+
+    return rescale
+
+
+MaxPool = _pooling_layer(lax.max, -float("inf"))
+SumPool = _pooling_layer(lax.add, 0.0)
+AvgPool = _pooling_layer(lax.add, 0.0, _normalize_by_window_size)
 
 
 def elementwise(fun: Callable[..., Any], **fun_kwargs: Any) -> Layer:

@@ -1,6 +1,6 @@
 """``bt.scipy``: the parts of ``jax.scipy`` baton has (``bt.scipy.special``,
-``bt.scipy.linalg``, ``bt.scipy.stats``)."""
+``bt.scipy.linalg``, ``bt.scipy.signal``, ``bt.scipy.stats``)."""
 
-from baton.scipy import linalg, special, stats
+from baton.scipy import linalg, signal, special, stats
 
-__all__ = ["linalg", "special", "stats"]
+__all__ = ["linalg", "signal", "special", "stats"]

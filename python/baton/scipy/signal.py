@@ -1,0 +1,254 @@
+"""``bt.scipy.signal``: jax.scipy.signal's functions that need neither an
+FFT nor complex numbers (baton has neither yet): ``convolve``,
+``correlate``, ``convolve2d``, ``correlate2d`` (direct method, modes
+``'full'``, ``'same'``, ``'valid'``) and ``detrend``.
+
+The convolutions are ``bt.lax.conv_general_dilated`` with the flipped
+kernel, exactly as JAX computes them (so the ``'same'`` mode's centring,
+the swap of the operands when the second is larger, and the errors are
+JAX's); integer and bool inputs give float32 (float64 under x64). Every
+function works eagerly (one compiled program per argument signature),
+under ``bt.jit`` and ``bt.vmap``, and is differentiable by ``bt.grad``.
+
+Left out: ``fftconvolve``, ``csd``, ``welch``, ``stft`` and ``istft``
+(they need an FFT and complex arrays); ``method='fft'`` of ``convolve`` and
+``correlate`` raises for the same reason.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from baton import _ops
+from baton._baton import lax
+from baton._config import config
+from baton._lax_conv import conv_general_dilated
+
+__all__ = ["convolve", "convolve2d", "correlate", "correlate2d", "detrend"]
+
+_MODES = ("full", "same", "valid")
+
+
+def _inexact(*xs: Any) -> list:
+    """The operands as Tracers of their common float dtype (integers and
+    bools: float32, or float64 when x64 is on and one is 64-bit)."""
+    ts = [_ops.as_tracer(x) for x in xs]
+    dt = np.result_type(*(np.dtype(t.dtype) for t in ts))
+    if not np.issubdtype(dt, np.inexact):
+        x64 = bool(config.read("enable_x64"))
+        wide = any(np.dtype(t.dtype).itemsize == 8 for t in ts)
+        dt = np.dtype(np.float64 if x64 and wide else np.float32)
+    return [lax.convert_element_type(t, dt) for t in ts]
+
+
+def _flip(x: Any) -> Any:
+    from baton._lax_slicing import rev
+
+    return rev(x, tuple(range(len(x.shape))))
+
+
+def _convolve_nd(in1: Any, in2: Any, mode: str) -> Any:
+    """JAX's ``_convolve_nd``: the n-d convolution of equal-rank operands."""
+    if mode not in _MODES:
+        raise ValueError("mode must be one of ['full', 'same', 'valid']")
+    a, b = _inexact(in1, in2)
+    if len(a.shape) != len(b.shape):
+        raise ValueError("in1 and in2 must have the same number of dimensions")
+    sa, sb = tuple(int(d) for d in a.shape), tuple(int(d) for d in b.shape)
+    if 0 in sa or 0 in sb:
+        raise ValueError(
+            f"zero-size arrays not supported in convolutions, got shapes {sa} and {sb}."
+        )
+    no_swap = all(s1 >= s2 for s1, s2 in zip(sa, sb))
+    swap = all(s1 <= s2 for s1, s2 in zip(sa, sb))
+    if not (no_swap or swap):
+        raise ValueError("One input must be smaller than the other in every dimension.")
+    shape_o = sb
+    if swap:
+        a, b = b, a
+    shape = tuple(int(d) for d in b.shape)
+    b = _flip(b)
+    if mode == "valid":
+        padding = [(0, 0) for _ in shape]
+    elif mode == "same":
+        padding = [
+            (s - 1 - (so - 1) // 2, s - so + (so - 1) // 2)
+            for s, so in zip(shape, shape_o)
+        ]
+    else:
+        padding = [(s - 1, s - 1) for s in shape]
+    nd = len(shape)
+    lhs = lax.reshape(a, (1, 1, *a.shape))
+    rhs = lax.reshape(b, (1, 1, *b.shape))
+    out = conv_general_dilated(lhs, rhs, (1,) * nd, padding)
+    return lax.reshape(out, tuple(out.shape[2:]))
+
+
+def _check_method(method: str) -> None:
+    if method == "fft":
+        raise NotImplementedError(
+            "method='fft' needs an FFT, which baton does not have yet; use "
+            "method='direct' (or 'auto')"
+        )
+    if method not in ("direct", "auto"):
+        raise ValueError(f"Got method={method!r}; expected 'auto', 'fft', or 'direct'.")
+
+
+def _convolve(in1: Any, in2: Any, *, mode: str) -> Any:
+    return _convolve_nd(in1, in2, mode)
+
+
+def convolve(
+    in1: Any, in2: Any, mode: str = "full", method: str = "auto", precision: Any = None
+) -> Any:
+    """The n-dimensional convolution of ``in1`` and ``in2`` (equal ranks;
+    one no smaller than the other in every dimension), as
+    ``scipy.signal.convolve``: ``mode`` ``'full'``, ``'same'`` (centred on
+    ``in1``) or ``'valid'``; ``method`` ``'direct'``/``'auto'``."""
+    _check_method(method)
+    return _ops.apply(_convolve, (in1, in2), (("mode", mode),))
+
+
+def _correlate(in1: Any, in2: Any, *, mode: str) -> Any:
+    return _convolve_nd(in1, _flip(_ops.as_tracer(in2)), mode)
+
+
+def correlate(
+    in1: Any, in2: Any, mode: str = "full", method: str = "auto", precision: Any = None
+) -> Any:
+    """The n-dimensional cross-correlation of ``in1`` and ``in2`` (the
+    convolution with ``in2`` reversed), as ``scipy.signal.correlate``."""
+    _check_method(method)
+    return _ops.apply(_correlate, (in1, in2), (("mode", mode),))
+
+
+def _check_2d(in1: Any, in2: Any, boundary: str, fillvalue: Any, name: str) -> None:
+    if boundary != "fill" or fillvalue != 0:
+        raise NotImplementedError(
+            f"{name}() only supports boundary='fill', fillvalue=0"
+        )
+    if len(_ops.shape_of(in1)) != 2 or len(_ops.shape_of(in2)) != 2:
+        raise ValueError(f"{name}() only supports 2-dimensional inputs.")
+
+
+def convolve2d(
+    in1: Any,
+    in2: Any,
+    mode: str = "full",
+    boundary: str = "fill",
+    fillvalue: float = 0,
+    precision: Any = None,
+) -> Any:
+    """The 2-d convolution (``scipy.signal.convolve2d``; only
+    ``boundary='fill'`` with ``fillvalue=0``, as in JAX)."""
+    _check_2d(in1, in2, boundary, fillvalue, "convolve2d")
+    return _ops.apply(_convolve, (in1, in2), (("mode", mode),))
+
+
+def _correlate2d(in1: Any, in2: Any, *, mode: str) -> Any:
+    a, b = _ops.as_tracer(in1), _ops.as_tracer(in2)
+    sa, sb = tuple(a.shape), tuple(b.shape)
+    swap = all(s1 <= s2 for s1, s2 in zip(sa, sb))
+    same_shape = sa == sb
+    # JAX's operand order per mode (it decides which result is flipped).
+    if mode == "same":
+        return _flip(_convolve_nd(_flip(a), b, mode))
+    if mode == "valid":
+        if swap and not same_shape:
+            return _convolve_nd(_flip(b), a, mode)
+        return _flip(_convolve_nd(_flip(a), b, mode))
+    if swap:
+        return _convolve_nd(_flip(b), a, mode)
+    return _flip(_convolve_nd(_flip(a), b, mode))
+
+
+def correlate2d(
+    in1: Any,
+    in2: Any,
+    mode: str = "full",
+    boundary: str = "fill",
+    fillvalue: float = 0,
+    precision: Any = None,
+) -> Any:
+    """The 2-d cross-correlation (``scipy.signal.correlate2d``; only
+    ``boundary='fill'`` with ``fillvalue=0``, as in JAX)."""
+    _check_2d(in1, in2, boundary, fillvalue, "correlate2d")
+    if mode not in _MODES:
+        raise ValueError("mode must be one of ['full', 'same', 'valid']")
+    return _ops.apply(_correlate2d, (in1, in2), (("mode", mode),))
+
+
+def _detrend(data: Any, *, axis: int, kind: str, bp: tuple[int, ...]) -> Any:
+    (x,) = _inexact(data)
+    nd = len(x.shape)
+    if kind == "constant":
+        import baton.numpy as bnp
+
+        return lax.sub(x, bnp.mean(x, axis=axis, keepdims=True))
+    n = int(x.shape[axis])
+    perm = (axis, *(d for d in range(nd) if d != axis))
+    y = lax.transpose(x, perm)
+    rest = tuple(int(d) for d in y.shape[1:])
+    cols = int(np.prod(rest)) if rest else 1
+    y = lax.reshape(y, (n, cols))
+    pieces = []
+    dt = np.dtype(y.dtype)
+    for lo, hi in zip(bp[:-1], bp[1:]):
+        npts = hi - lo
+        seg = lax.slice(y, (lo, 0), (hi, cols))
+        if npts == 1:
+            # One point: the least-squares line passes through it.
+            pieces.append(lax.full((1, cols), 0, dt))
+            continue
+        # The least-squares line through (t_i, y_i), t_i = i / npts (JAX's
+        # design matrix [1, t]), in closed form about the means.
+        t = np.arange(1, npts + 1, dtype=np.float64) / npts
+        tc = (t - t.mean()).astype(dt)
+        tcol = lax.reshape(lax.constant(tc), (npts, 1))
+        mean = lax.div(lax.sum(seg, 0, keepdims=True), lax.full((), npts, dt))
+        centred = lax.sub(seg, mean)
+        denom = float(np.sum((t - t.mean()) ** 2))
+        slope = lax.div(
+            lax.sum(lax.mul(centred, tcol), 0, keepdims=True), lax.full((), denom, dt)
+        )
+        pieces.append(lax.sub(centred, lax.mul(tcol, slope)))
+    out = pieces[0] if len(pieces) == 1 else lax.concatenate(pieces, 0)
+    out = lax.reshape(out, (n, *rest))
+    inverse = tuple(int(i) for i in np.argsort(perm))
+    return lax.transpose(out, inverse)
+
+
+def detrend(
+    data: Any,
+    axis: int = -1,
+    type: str = "linear",
+    bp: int | Sequence[int] | np.ndarray = 0,
+    overwrite_data: None = None,
+) -> Any:
+    """``data`` less its least-squares trend along ``axis``
+    (``scipy.signal.detrend``): ``type='constant'`` removes the mean,
+    ``'linear'`` a straight line fitted on each segment between the
+    breakpoints ``bp``."""
+    if overwrite_data is not None:
+        raise NotImplementedError("overwrite_data argument not implemented.")
+    if type not in ("constant", "linear"):
+        raise ValueError("Trend type must be 'linear' or 'constant'.")
+    shape = _ops.shape_of(data)
+    nd = len(shape)
+    if not -nd <= axis < nd:
+        raise ValueError(f"detrend: axis {axis} is out of range for rank {nd}")
+    axis = axis % nd
+    n = int(shape[axis])
+    bps: tuple[int, ...] = ()
+    if type == "linear":
+        arr = np.sort(np.unique(np.r_[0, np.asarray(bp, dtype=np.int64).ravel(), n]))
+        if arr[0] < 0 or arr[-1] > n:
+            raise ValueError(
+                "Breakpoints must be non-negative and less than length of data "
+                "along given axis."
+            )
+        bps = tuple(int(b) for b in arr)
+    return _ops.apply(_detrend, (data,), (("axis", axis), ("bp", bps), ("kind", type)))
