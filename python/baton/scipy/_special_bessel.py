@@ -29,6 +29,7 @@ from baton.scipy import _special_gamma as _sg
 from baton.scipy import _special_math as _sm
 from baton.scipy._float_args import as_float as _float
 from baton.scipy._float_args import bnp as _bnp
+from baton.scipy._float_args import nan_tangent
 
 # Cephes i0ef.c: exp(-x) I0(x) on [0, 8] and sqrt(x) exp(-x) I0(x) above.
 _I0E_A = (
@@ -307,7 +308,7 @@ def _polygamma_rule(n: Any, x: Any) -> Any:
 def _polygamma_jvp(primals: Any, tangents: Any) -> Any:
     (n, x), (tn, tx) = primals, tangents
     # No derivative in n (JAX raises): NaN, never a silent zero.
-    return _polygamma_rule(n, x), tx * _polygamma_rule(n + 1.0, x) + tn * np.nan
+    return _polygamma_rule(n, x), tx * _polygamma_rule(n + 1.0, x) + nan_tangent(tn)
 
 
 def polygamma(n: Any, x: Any) -> Any:

@@ -19,7 +19,7 @@ The algorithms are XLA's (``xla/client/lib/math.cc``, which JAX lowers
 
 Derivatives are JAX's: ``igamma`` in ``a`` is ``igamma_grad_a``, in ``x``
 the density ``x^(a-1) e^-x / Gamma(a)``; ``betainc`` only in ``x`` (JAX
-raises for ``a`` and ``b``; here their cotangents are NaN).
+raises for ``a`` and ``b``; here those derivatives are NaN).
 """
 
 from __future__ import annotations
@@ -35,6 +35,7 @@ from baton.scipy import _special_gamma as _sg
 from baton.scipy import _special_math as _sm
 from baton.scipy._float_args import as_float as _float
 from baton.scipy._float_args import bnp as _bnp
+from baton.scipy._float_args import nan_tangent
 
 _VALUE, _DERIVATIVE, _SAMPLE_DERIVATIVE = 0, 1, 2
 
@@ -404,7 +405,7 @@ def _betainc_jvp(primals: Any, tangents: Any) -> Any:
     lbeta = _lgamma(a) + _lgamma(b) - _lgamma(a + b)
     dx = bnp.exp((b - 1.0) * bnp.log1p(-x) + (a - 1.0) * bnp.log(x) - lbeta)
     # No derivative in a and b (JAX raises): NaN, never a silent zero.
-    return _betainc_rule(a, b, x), tx * dx + (ta + tb) * np.nan
+    return _betainc_rule(a, b, x), tx * dx + nan_tangent(ta) + nan_tangent(tb)
 
 
 def betainc(a: Any, b: Any, x: Any) -> Any:
