@@ -30,7 +30,7 @@ _EULER = 0.5772156649015329
 
 
 def _lax() -> Any:
-    from baton import lax
+    from baton import _control_flow as lax
 
     return lax
 

@@ -41,7 +41,7 @@ _VALUE, _DERIVATIVE, _SAMPLE_DERIVATIVE = 0, 1, 2
 
 
 def _lax() -> Any:
-    from baton import lax
+    from baton import _control_flow as lax
 
     return lax
 

@@ -33,7 +33,7 @@ from baton.scipy._float_args import bnp as _bnp
 
 
 def _lax() -> Any:
-    from baton import lax
+    from baton import _control_flow as lax
 
     return lax
 
