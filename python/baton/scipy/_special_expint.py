@@ -372,14 +372,13 @@ def _expn_f(n: Any, x: Any) -> Any:
     ns = bnp.where(series_on, n, 1.0)
     xf = bnp.where(frac_on, x, 2.0)
     nf = bnp.where(frac_on, n, 1.0)
-    safe_x = bnp.where(x == 0.0, 1.0, x)
     n1 = bnp.where(n == 1.0, n + n, n)
     values = (
         _expn_series(xs, ns, series_on),
         x * 0.0 + np.nan,
         x * 0.0 + np.inf,
         1.0 / bnp.where(x == 0.0, n1, 1.0),
-        bnp.exp(-x) / safe_x,
+        bnp.exp(-x) / x,
         _expn_large(x, n),
         _expn_fraction(xf, nf, frac_on),
     )
