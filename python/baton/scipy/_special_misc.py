@@ -1,6 +1,7 @@
 """Combinatorial and hypergeometric special functions as compositions of
 baton's ops (implementations run on Tracers; ``baton.scipy.special``
-wraps them): ``bernoulli``, ``comb``, ``poch``, ``hyp1f1``, ``owens_t``.
+wraps them): ``bernoulli``, ``comb``, ``poch``, ``hyp1f1``, ``hyp2f1``,
+``owens_t``.
 
 The algorithms are JAX's (``jax/_src/scipy/special.py``):
 
@@ -12,6 +13,14 @@ The algorithms are JAX's (``jax/_src/scipy/special.py``):
   the dtype's epsilon (250 terms at most); JAX's values at ``a == 0``,
   ``a == b`` and ``b == 0``, and its derivatives (series in ``a`` and
   ``b``, ``a/b * 1F1(a+1, b+1, x)`` in ``x``).
+- ``hyp2f1(a, b, c, x)``: JAX's cases (closed forms at ``x == 0``,
+  ``x == 1``, ``a == c``, ``b == c``, poles at non-positive integer ``c``),
+  the Euler transformation for ``c - a - b <= -1``, and for the rest the
+  power series, the terminating sum for non-positive integer ``a`` or
+  ``b``, or near ``x = 1`` with integer ``c - a - b`` the digamma
+  transformation (Cephes' ``hys2f1``); each loop runs where its case is
+  selected. Derivatives: the parameter series and ``ab/c 2F1(a+1, b+1;
+  c+1; x)``.
 - ``owens_t(h, a)``: a 13-point Gauss-Legendre rule on ``|a| <= 1`` (the
   reduction ``T(h, a) = (Phi(h) + Phi(ah))/2 - Phi(h)Phi(ah) - T(ah, 1/a)``
   above), with the closed forms at ``h == 0`` and ``a == 1``.
@@ -270,3 +279,212 @@ def owens_t(h: Any, a: Any) -> Any:
     """Implementation of ``special.owens_t``: Owen's T function."""
     h, a = _promoted(h, a)
     return _sm._in_float32(lambda t: _owens_t_rule(t, a.astype(t.dtype)), h)
+
+
+# ---- hyp2f1 ----
+
+
+def _fmask_loop(cond_fn: Any, body_fn: Any, init: tuple, t0: float) -> tuple:
+    """``while any(cond_fn(t, *state)): state = body_fn(t, *state)`` where
+    cond_fn holds, per element; ``t`` (the step, shared by the running
+    elements) starts at ``t0``."""
+    bnp = _bnp()
+    dt = init[0].dtype
+
+    def cond(v: Any) -> Any:
+        return bnp.any(cond_fn(v[0], *v[1:]))
+
+    def body(v: Any) -> Any:
+        t, *state = v
+        on = cond_fn(t, *state)
+        new = body_fn(t, *state)
+        return (t + 1.0, *(bnp.where(on, n, o) for n, o in zip(new, state)))
+
+    return _lax().while_loop(cond, body, (bnp.full((), t0, dt), *init))[1:]
+
+
+def _hyp2f1_serie(a: Any, b: Any, c: Any, x: Any, on: Any) -> Any:
+    bnp = _bnp()
+    rtol = float(np.finfo(np.dtype(x.dtype)).eps)
+    zero, one = bnp.zeros_like(x), bnp.ones_like(x)
+
+    def cond(k: Any, serie: Any, term: Any) -> Any:
+        return on & (k < 250.0) & (bnp.abs(term) > rtol * bnp.abs(serie))
+
+    def body(k: Any, serie: Any, term: Any) -> tuple:
+        return serie + term, term * ((a + k - 1.0) * (b + k - 1.0) / (c + k - 1.0) / k * x)
+
+    return _fmask_loop(cond, body, (zero, one), 1.0)[0]
+
+
+def _hyp2f1_terminal(a: Any, b: Any, c: Any, x: Any, on: Any) -> Any:
+    bnp = _bnp()
+    eps = float(np.finfo(np.dtype(x.dtype)).eps) * 50
+    ib = bnp.round(b)
+    c_int = bnp.floor(c) == c
+    mask = (b < a) & (bnp.abs(b - ib) < eps) & ~(c_int & (c <= 0.0) & (c > b))
+    a, b = bnp.where(mask, b, a), bnp.where(mask, a, b)
+    a = bnp.where(on, bnp.abs(a), 0.0)
+    one = bnp.ones_like(x)
+
+    def cond(i: Any, serie: Any, term: Any) -> Any:
+        return on & (i < a + 1.0)
+
+    def body(i: Any, serie: Any, term: Any) -> tuple:
+        term2 = term * (-(a - i + 1.0) / (c + i - 1.0) * (b + i - 1.0) / i * x)
+        return serie + term2, term2
+
+    return _fmask_loop(cond, body, (one, one), 1.0)[0]
+
+
+def _hyp2f1_digamma_transform(a: Any, b: Any, c: Any, x: Any, on: Any) -> Any:
+    bnp = _bnp()
+    dg, gm = _sg.digamma, _sg.gamma
+    rtol = float(np.finfo(np.dtype(x.dtype)).eps)
+    d = c - a - b
+    s = 1.0 - x
+    rd = bnp.round(d)
+    pos = rd >= 0
+    e = bnp.where(pos, d, -d)
+    d1 = bnp.where(pos, d, 0.0)
+    d2 = bnp.where(pos, 0.0, d)
+    ard = bnp.where(on, bnp.where(pos, rd, -rd), 0.0)
+    ax = bnp.log(s)
+    y = dg(bnp.ones_like(x)) + dg(1.0 + e) - dg(a + d1) - dg(b + d1) - ax
+    y = y / gm(e + 1.0)
+    p = (a + d1) * (b + d1) * s / gm(e + 2.0)
+
+    def cond(t: Any, p: Any, q: Any, y: Any) -> Any:
+        return on & (t < 250.0) & (bnp.abs(q) >= rtol * bnp.abs(y))
+
+    def body(t: Any, p: Any, q: Any, y: Any) -> tuple:
+        r = dg(1.0 + t) + dg(1.0 + t + e) - dg(a + t + d1) - dg(b + t + d1) - ax
+        q2 = p * r
+        p2 = p * (s * (a + t + d1) / (t + 1.0))
+        p2 = p2 * ((b + t + d1) / (t + 1.0 + e))
+        return p2, q2, y + q2
+
+    _, _, y = _fmask_loop(cond, body, (p, y, y), 1.0)
+
+    # The finite sum of the transformation, over i = 1 .. ard - 1.
+    def fcond(i: Any, p: Any, t: Any, y1: Any) -> Any:
+        return on & (i < ard)
+
+    def fbody(i: Any, p: Any, t: Any, y1: Any) -> tuple:
+        r = 1.0 - e + t
+        p2 = p * (s * (a + t + d2) * (b + t + d2) / r)
+        t2 = t + 1.0
+        p2 = p2 / t2
+        return p2, t2, y1 + p2
+
+    one = bnp.ones_like(x)
+    _, _, y1 = _fmask_loop(fcond, fbody, (one, one * 0.0, one), 1.0)
+    gc = gm(c)
+    y1 = y1 * (gm(e) * gc / (gm(a + d1) * gm(b + d1)))
+    ys = y * (gc / (gm(a + d2) * gm(b + d2)))
+    odd = bnp.fmod(ard, 2.0) != 0.0
+    ys = bnp.where(odd, -ys, ys)
+    q = bnp.power(s, rd)
+    summed = bnp.where(rd > 0, ys * q + y1, ys + y1 * q)
+    return bnp.where(rd == 0, y * gc / (gm(a) * gm(b)), summed)
+
+
+def _hyp2f1_terminal_or_serie(a: Any, b: Any, c: Any, x: Any, on: Any) -> Any:
+    bnp = _bnp()
+    eps = float(np.finfo(np.dtype(x.dtype)).eps) * 50
+    d = c - a - b
+    neg_int_a = (a <= 0.0) & (bnp.abs(a - bnp.round(a)) < eps)
+    neg_int_b = (b <= 0.0) & (bnp.abs(b - bnp.round(b)) < eps)
+    neg_int = neg_int_a | neg_int_b
+    near_int_d = bnp.abs(d - bnp.round(d)) < eps
+    use_transform = (x > 0.9) & ~neg_int & near_int_d
+    use_terminal = ~((x > 0.9) & ~neg_int) & neg_int
+    serie = _hyp2f1_serie(a, b, c, x, on & ~use_transform & ~use_terminal)
+    transform = _hyp2f1_digamma_transform(a, b, c, x, on & use_transform)
+    terminal = _hyp2f1_terminal(a, b, c, x, on & use_terminal)
+    return bnp.where(use_terminal, terminal, bnp.where(use_transform, transform, serie))
+
+
+def _hyp2f1_value(a: Any, b: Any, c: Any, x: Any) -> Any:
+    bnp = _bnp()
+    gm = _sg.gamma
+    eps = float(np.finfo(np.dtype(x.dtype)).eps) * 50
+    d = c - a - b
+    s = 1.0 - x
+    ca, cb = c - a, c - b
+    c_int = bnp.floor(c) == c
+    # JAX's case index, the first test that holds.
+    cases = [
+        (x == 0.0) | (((a == 0.0) | (b == 0.0)) & (c != 0.0)),
+        (c == 0.0) | ((c < 0.0) & c_int),
+        (d <= -1.0) & ~((bnp.abs(d - bnp.round(d)) >= eps) & (s < 0.0)),
+        (d <= 0.0) & (x == 1.0),
+        (x < 1.0) & (b == c),
+        (x < 1.0) & (a == c),
+        x > 1.0,
+        x == 1.0,
+    ]
+    codes = [0, 1, 2, 1, 3, 4, 1, 5]
+    index = bnp.full(x.shape, 6, np.int32)
+    for cond, code in reversed(list(zip(cases, codes))):
+        index = bnp.where(cond, code, index)
+    values = [
+        bnp.ones_like(x),
+        bnp.full_like(x, np.inf),
+        bnp.power(s, d) * _hyp2f1_terminal_or_serie(ca, cb, c, x, index == 2),
+        bnp.power(s, -a),
+        bnp.power(s, -b),
+        gm(c) * gm(d) / (gm(ca) * gm(cb)),
+        _hyp2f1_terminal_or_serie(a, b, c, x, index == 6),
+    ]
+    out = values[0]
+    for code in range(1, 7):
+        out = bnp.where(index == code, values[code], out)
+    return out
+
+
+def _hyp2f1_dparam(a: Any, b: Any, c: Any, x: Any, which: str) -> Any:
+    bnp = _bnp()
+    dg = _sg.digamma
+    base = {"a": a, "b": b, "c": c}[which]
+    d0 = dg(base)
+    if which == "c":
+        add = lambda t, k: t * (d0 - dg(c + k))  # noqa: E731
+    else:
+        add = lambda t, k: t * (dg(base + k) - d0)  # noqa: E731
+    return _masked_series(
+        bnp.zeros_like(x),
+        a * b / c * x,
+        lambda k: (a + k) * (b + k) / (c + k) / (k + 1.0) * x,
+        add,
+    )
+
+
+@custom_jvp
+def _hyp2f1_rule(a: Any, b: Any, c: Any, x: Any) -> Any:
+    return _hyp2f1_value(a, b, c, x)
+
+
+@_hyp2f1_rule.defjvp
+def _hyp2f1_jvp(primals: Any, tangents: Any) -> Any:
+    (a, b, c, x), (ta, tb, tc, tx) = primals, tangents
+    out = _hyp2f1_rule(a, b, c, x)
+    dx = a * b / c * _hyp2f1_rule(a + 1.0, b + 1.0, c + 1.0, x)
+    tan = (
+        _hyp2f1_dparam(a, b, c, x, "a") * ta
+        + _hyp2f1_dparam(a, b, c, x, "b") * tb
+        + _hyp2f1_dparam(a, b, c, x, "c") * tc
+        + dx * tx
+    )
+    return out, tan
+
+
+def hyp2f1(a: Any, b: Any, c: Any, x: Any) -> Any:
+    """Implementation of ``special.hyp2f1``: Gauss' hypergeometric
+    function ``2F1(a, b; c; x)``."""
+    a, b, c, x = _promoted(a, b, c, x)
+    d = np.dtype(x.dtype)
+    if d == np.float32 or d == np.float64:
+        return _hyp2f1_rule(a, b, c, x)
+    f = np.float32
+    return _hyp2f1_rule(a.astype(f), b.astype(f), c.astype(f), x.astype(f)).astype(d)

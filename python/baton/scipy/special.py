@@ -13,7 +13,7 @@ incomplete gamma and beta functions ``gammainc``, ``gammaincc``,
 ``bessel_jn``, ``zeta``, ``polygamma`` (``_special_bessel.py``); ``expi``,
 ``exp1``, ``expn``, ``sici``, ``spence``, ``erfcx``, ``dawsn``,
 ``fresnel`` (``_special_expint.py``); ``bernoulli``, ``comb``, ``poch``,
-``hyp1f1``, ``owens_t`` (``_special_misc.py``). The algorithms are JAX's
+``hyp1f1``, ``hyp2f1``, ``owens_t`` (``_special_misc.py``). The algorithms are JAX's
 (or XLA's, where JAX lowers to an XLA routine), so values agree to float32
 rounding apart from the stated bounds of ``erf`` / ``gammaln``. Every
 function works eagerly, under ``bt.jit`` and ``bt.vmap``, and is
@@ -72,6 +72,7 @@ __all__ = [
     "gammaln",
     "gammasgn",
     "hyp1f1",
+    "hyp2f1",
     "i0",
     "i0e",
     "i1",
@@ -545,6 +546,13 @@ def hyp1f1(a: Any, b: Any, x: Any) -> Any:
     """Kummer's confluent hypergeometric function ``1F1(a; b; x)``;
     differentiable in all three arguments."""
     return _ops.apply(_special_misc.hyp1f1, (a, b, x))
+
+
+def hyp2f1(a: Any, b: Any, c: Any, x: Any) -> Any:
+    """Gauss' hypergeometric function ``2F1(a, b; c; x)`` for real
+    arguments (``inf`` for ``x > 1``, as JAX); differentiable in all four
+    arguments."""
+    return _ops.apply(_special_misc.hyp2f1, (a, b, c, x))
 
 
 def owens_t(h: Any, a: Any) -> Any:
