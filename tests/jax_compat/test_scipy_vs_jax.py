@@ -379,3 +379,65 @@ def test_sem():
     _close(bst.sem(rn, axis=1), jst.sem(rn, axis=1))
     with pytest.raises(ValueError):
         bst.sem(r, nan_policy="raise")
+
+
+# ---- gaussian_kde ----
+
+_KRNG = np.random.default_rng(0)
+KD2 = _KRNG.normal(size=(2, 30)).astype(F32)
+KD1 = _KRNG.normal(size=(25,)).astype(F32)
+KW = _KRNG.uniform(0.5, 2, size=30).astype(F32)
+KP2 = _KRNG.normal(size=(2, 7)).astype(F32)
+KP1 = np.linspace(-3, 3, 9).astype(F32)
+
+
+@pytest.mark.parametrize("bw", [None, "silverman", 0.3, lambda k: 0.5], ids=["scott", "silverman", "scalar", "callable"])
+@pytest.mark.parametrize("case", ["2d", "2d-weights", "1d"])
+def test_gaussian_kde_density(bw, case):
+    data, pts, w = {"2d": (KD2, KP2, None), "2d-weights": (KD2, KP2, KW), "1d": (KD1, KP1, None)}[case]
+    b, j = bst.gaussian_kde(data, bw_method=bw, weights=w), jst.gaussian_kde(data, bw_method=bw, weights=w)
+    _close(b.neff, j.neff)
+    _close(b.covariance, j.covariance)
+    _close(b.inv_cov, j.inv_cov, rtol=2e-5)
+    for fn in ("evaluate", "pdf", "logpdf", "__call__"):
+        _close(getattr(b, fn)(pts), getattr(j, fn)(pts), rtol=2e-5, atol=1e-6)
+
+
+def test_gaussian_kde_integrals_resample_pytree():
+    b1, j1 = bst.gaussian_kde(KD1), jst.gaussian_kde(KD1)
+    _close(b1.integrate_box_1d(-1.0, 0.5), j1.integrate_box_1d(-1.0, 0.5))
+    b2, j2 = bst.gaussian_kde(KD2, weights=KW), jst.gaussian_kde(KD2, weights=KW)
+    mean, cov = np.zeros(2, F32), np.eye(2, dtype=F32)
+    _close(b2.integrate_gaussian(mean, cov), j2.integrate_gaussian(mean, cov), rtol=2e-5)
+    b3, j3 = bst.gaussian_kde(KD2[:, :12]), jst.gaussian_kde(KD2[:, :12])
+    _close(b2.integrate_kde(b3), j2.integrate_kde(j3), rtol=2e-5)
+    # The same key gives JAX's samples.
+    for shape in ((), (4,)):
+        got = b2.resample(bt.random.PRNGKey(3), shape)
+        _close(got, j2.resample(jax.random.PRNGKey(3), shape), rtol=1e-4, atol=1e-5)
+    _close(b1.resample(bt.random.PRNGKey(5), (3,)), j1.resample(jax.random.PRNGKey(5), (3,)), rtol=1e-4, atol=1e-5)
+    # A pytree: through bt.jit, and differentiable in the points.
+    assert len(bt.tree_util.tree_leaves(b2)) == 5
+    _close(bt.jit(lambda k, p: k.logpdf(p))(b2, KP2), j2.logpdf(KP2), rtol=2e-5, atol=1e-6)
+    want = jax.grad(lambda p: jnp.sum(j2.logpdf(p)))(KP2)
+    _close(bt.grad(lambda p: bt.numpy.sum(b2.logpdf(p)))(KP2), want, rtol=2e-5, atol=1e-6)
+
+
+def test_gaussian_kde_errors_as_jax():
+    k = bst.gaussian_kde(KD2)
+    with pytest.raises(NotImplementedError):
+        k.integrate_box(np.zeros(2), np.ones(2))
+    with pytest.raises(NotImplementedError):
+        k.set_bandwidth("scott")
+    with pytest.raises(ValueError, match="dimension"):
+        k.evaluate(np.zeros((3, 2), F32))
+    with pytest.raises(ValueError, match="1D"):
+        k.integrate_box_1d(0.0, 1.0)
+    with pytest.raises(ValueError, match="multiple elements"):
+        bst.gaussian_kde(_a(1))
+    with pytest.raises(ValueError, match="length n"):
+        bst.gaussian_kde(KD2, weights=KW[:5])
+    with pytest.raises(ValueError, match="bw_method"):
+        bst.gaussian_kde(KD2, bw_method="nope")
+    with pytest.raises(AttributeError):
+        k.neff = 3

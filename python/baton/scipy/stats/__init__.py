@@ -16,9 +16,8 @@ parameters (``loc``/``scale`` where JAX has them):
 - ``multivariate_normal`` (``logpdf``, ``pdf``; Cholesky-based),
   ``dirichlet`` (``logpdf``, ``pdf``), ``multinomial`` (``logpmf``,
   ``pmf``);
-- functions of samples: ``mode``, ``rankdata``, ``sem`` (``_core.py``).
-
-``gaussian_kde`` is not here (see docs/jax_surface.md).
+- functions of samples: ``mode``, ``rankdata``, ``sem`` (``_core.py``);
+  ``gaussian_kde`` (``_kde.py``).
 
 Every function works eagerly, under ``bt.jit`` and ``bt.vmap``, and is
 differentiable by ``bt.grad``.
@@ -54,6 +53,7 @@ from baton.scipy.stats import (
 )
 
 from baton.scipy.stats._core import ModeResult, mode, rankdata, sem
+from baton.scipy.stats._kde import gaussian_kde
 
 __all__ = [
     "bernoulli",
@@ -65,6 +65,7 @@ __all__ = [
     "dirichlet",
     "expon",
     "gamma",
+    "gaussian_kde",
     "gennorm",
     "geom",
     "gumbel_l",
