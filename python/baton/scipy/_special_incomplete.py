@@ -122,7 +122,23 @@ def _continued_fraction(ax: Any, x: Any, a: Any, enabled: Any, mode: int) -> Any
         return (v[5] < 2000.0) & bnp.any(v[0])
 
     def body(v: Any) -> Any:
-        (en, ans, t, y, z, c, pkm1, qkm1, pkm2, qkm2, dpkm2, dqkm2, dpkm1, dqkm1, dans) = v
+        (
+            en,
+            ans,
+            t,
+            y,
+            z,
+            c,
+            pkm1,
+            qkm1,
+            pkm2,
+            qkm2,
+            dpkm2,
+            dqkm2,
+            dpkm1,
+            dqkm1,
+            dans,
+        ) = v
         c2 = c + 1.0
         y2 = y + 1.0
         z2 = z + 2.0
@@ -178,7 +194,7 @@ def _continued_fraction(ax: Any, x: Any, a: Any, enabled: Any, mode: int) -> Any
     dqkm1 = -x
     dans = (zero - ans * dqkm1) / qkm1
     init = (enabled, ans, bnp.ones_like(x), y, z, c, pkm1, qkm1, pkm2, qkm2)
-    init = init + (zero, zero, zero, dqkm1, dans)
+    init = (*init, zero, zero, zero, dqkm1, dans)
     vals = _lax().while_loop(cond, body, init)
     ans = vals[1]
     if mode == _VALUE:

@@ -51,8 +51,8 @@ from baton.scipy.stats import (
     vonmises,
     wrapcauchy,
 )
-
-from baton.scipy.stats._core import ModeResult, mode, rankdata, sem
+from baton.scipy.stats._core import ModeResult as ModeResult
+from baton.scipy.stats._core import mode, rankdata, sem
 from baton.scipy.stats._kde import gaussian_kde
 
 __all__ = [

@@ -28,7 +28,9 @@ def _check_nan_policy(fn: str, nan_policy: str) -> None:
             "{'propagate', 'omit', 'raise'}"
         )
     if nan_policy == "omit":
-        raise NotImplementedError(f"Logic for `nan_policy` of {nan_policy} is not implemented")
+        raise NotImplementedError(
+            f"Logic for `nan_policy` of {nan_policy} is not implemented"
+        )
     if nan_policy == "raise":
         raise NotImplementedError(
             f"In order to best JIT compile `{fn}`, we cannot know whether `x` "
@@ -53,7 +55,7 @@ def _runs(s: Any) -> tuple[Any, Any, Any]:
 
     size = s.shape[-1]
     same = (s[..., 1:] == s[..., :-1]) | (n.isnan(s[..., 1:]) & n.isnan(s[..., :-1]))
-    lead = n.ones(s.shape[:-1] + (1,), bool)
+    lead = n.ones((*s.shape[:-1], 1), bool)
     new = n.concatenate([lead, ~same], axis=-1)
     last = n.concatenate([~same, lead], axis=-1)
     idx = n.broadcast_to(n.arange(size, dtype=np.int32), s.shape)
@@ -73,8 +75,10 @@ def _mode(x: Any, *, axis: Any, keepdims: bool) -> Any:
         ax = 0
     else:
         ax = _axis(axis, len(shape))
-        out_shape = tuple(1 if i == ax else d for i, d in enumerate(shape)) if keepdims else tuple(
-            d for i, d in enumerate(shape) if i != ax
+        out_shape = (
+            tuple(1 if i == ax else d for i, d in enumerate(shape))
+            if keepdims
+            else tuple(d for i, d in enumerate(shape) if i != ax)
         )
     x = n.moveaxis(x, ax, -1)
     if x.shape[-1] == 0:
@@ -90,13 +94,18 @@ def _mode(x: Any, *, axis: Any, keepdims: bool) -> Any:
     return ModeResult(n.reshape(vals, out_shape), n.reshape(cnt, out_shape))
 
 
-def mode(a: Any, axis: int | None = 0, nan_policy: str = "propagate", keepdims: bool = False) -> ModeResult:
+def mode(
+    a: Any, axis: int | None = 0, nan_policy: str = "propagate", keepdims: bool = False
+) -> ModeResult:
     """The most common value along ``axis`` (all of ``a`` for None) and
     its count, as ``ModeResult(mode, count)``; ties go to the smallest
     value, NaNs count as one value (as JAX). Only
     ``nan_policy='propagate'``, as in JAX."""
     _check_nan_policy("mode", nan_policy)
-    static = (("axis", None if axis is None else int(axis)), ("keepdims", bool(keepdims)))
+    static = (
+        ("axis", None if axis is None else int(axis)),
+        ("keepdims", bool(keepdims)),
+    )
     return ModeResult(*_ops.apply(_mode, (a,), static))
 
 
@@ -128,7 +137,11 @@ def _rankdata(a: Any, *, method: str, axis: Any) -> Any:
     # Back from sorted order: rank[order[i]] = r[i].
     inv = n.argsort(order, axis=-1)
     out = n.take_along_axis(r, inv, axis=-1)
-    nan = n.any(n.isnan(x), axis=-1, keepdims=True) if np.issubdtype(np.dtype(x.dtype), np.floating) else None
+    nan = (
+        n.any(n.isnan(x), axis=-1, keepdims=True)
+        if np.issubdtype(np.dtype(x.dtype), np.floating)
+        else None
+    )
     if nan is not None:
         # As JAX: any NaN along the ranked axis (all of a for axis=None)
         # makes the whole result NaN there.
@@ -136,7 +149,13 @@ def _rankdata(a: Any, *, method: str, axis: Any) -> Any:
     return n.moveaxis(out, -1, ax)
 
 
-def rankdata(a: Any, method: str = "average", *, axis: int | None = None, nan_policy: str = "propagate") -> Any:
+def rankdata(
+    a: Any,
+    method: str = "average",
+    *,
+    axis: int | None = None,
+    nan_policy: str = "propagate",
+) -> Any:
     """Ranks of the data, from 1 (float32): ``method`` 'average' (ties
     share their mean rank), 'min', 'max', 'dense' or 'ordinal'; along
     ``axis``, or over the flattened array for None. A NaN makes the
@@ -153,12 +172,23 @@ def _sem(a: Any, *, axis: Any, ddof: int, nan_policy: str, keepdims: bool) -> An
     (b,) = inexact(a)
     if nan_policy == "propagate":
         size = math.prod(b.shape) if axis is None else b.shape[axis]
-        return n.std(b, axis=axis, ddof=ddof, keepdims=keepdims) / np.sqrt(np.float32(size)).astype(b.dtype)
+        return n.std(b, axis=axis, ddof=ddof, keepdims=keepdims) / np.sqrt(
+            np.float32(size)
+        ).astype(b.dtype)
     count = n.sum(~n.isnan(b), axis=axis, keepdims=keepdims)
-    return n.nanstd(b, axis=axis, ddof=ddof, keepdims=keepdims) / n.sqrt(count).astype(b.dtype)
+    return n.nanstd(b, axis=axis, ddof=ddof, keepdims=keepdims) / n.sqrt(count).astype(
+        b.dtype
+    )
 
 
-def sem(a: Any, axis: int | None = 0, ddof: int = 1, nan_policy: str = "propagate", *, keepdims: bool = False) -> Any:
+def sem(
+    a: Any,
+    axis: int | None = 0,
+    ddof: int = 1,
+    nan_policy: str = "propagate",
+    *,
+    keepdims: bool = False,
+) -> Any:
     """The standard error of the mean, ``std(a, ddof) / sqrt(n)`` along
     ``axis``; ``nan_policy='omit'`` leaves NaNs out (``nanstd`` over the
     count of the others)."""

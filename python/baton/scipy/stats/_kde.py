@@ -35,7 +35,9 @@ def _check_real(x: Any, what: str) -> None:
         raise NotImplementedError(f"gaussian_kde does not support complex {what}")
 
 
-def _kernel_eval(points: Any, values: Any, xi: Any, precision: Any, *, in_log: bool) -> Any:
+def _kernel_eval(
+    points: Any, values: Any, xi: Any, precision: Any, *, in_log: bool
+) -> Any:
     """Sum (or logsumexp) over the data of ``values * N(xi; point,
     precision^-1)``, shape ``(m, 1)``."""
     from baton.scipy import linalg, special
@@ -54,7 +56,11 @@ def _kernel_eval(points: Any, values: Any, xi: Any, precision: Any, *, in_log: b
     arg = log_norm - 0.5 * n.sum(diff * diff, axis=-1)  # (m, n)
     if in_log:
         return special._logsumexp(
-            n.log(values[None, :, :]) + arg[:, :, None], None, axis=1, keepdims=False, return_sign=False
+            n.log(values[None, :, :]) + arg[:, :, None],
+            None,
+            axis=1,
+            keepdims=False,
+            return_sign=False,
         )
     return n.sum(values[None, :, :] * n.exp(arg)[:, :, None], axis=1)
 
@@ -69,15 +75,24 @@ def _convolve(chol: Any, norm: Any, target: Any, weights: Any, mean: Any) -> Any
     return norm * n.sum(n.exp(-arg) * weights)
 
 
+# The pytree children, in JAX's order.
+_FIELDS = ("neff", "dataset", "weights", "covariance", "inv_cov")
+
+
 class gaussian_kde:
     """A Gaussian kernel density estimate of ``dataset`` (shape ``(d, n)``,
     or ``(n,)`` for one dimension), with optional ``weights`` (length n)
     and bandwidth ``bw_method``: 'scott' (default), 'silverman', a scalar
     factor or a callable of the estimate."""
 
-    __slots__ = ("neff", "dataset", "weights", "covariance", "inv_cov")
+    __slots__ = ("covariance", "dataset", "inv_cov", "neff", "weights")
 
-    def __init__(self, dataset: Any, bw_method: None | str | Any | Callable[[Any], Any] = None, weights: Any = None):
+    def __init__(
+        self,
+        dataset: Any,
+        bw_method: str | Any | Callable[[Any], Any] | None = None,
+        weights: Any = None,
+    ):
         n_ = bnp()
         _check_real(dataset, "data")
         dataset = n_.atleast_2d(dataset)
@@ -108,8 +123,12 @@ class gaussian_kde:
         elif callable(bw_method):
             factor = bw_method(self)
         else:
-            raise ValueError("`bw_method` should be 'scott', 'silverman', a scalar, or a callable.")
-        data_cov = n_.atleast_2d(n_.cov(dataset, rowvar=1, bias=False, aweights=weights))
+            raise ValueError(
+                "`bw_method` should be 'scott', 'silverman', a scalar, or a callable."
+            )
+        data_cov = n_.atleast_2d(
+            n_.cov(dataset, rowvar=1, bias=False, aweights=weights)
+        )
         data_inv_cov = n_.linalg.inv(data_cov)
         self._set("covariance", data_cov * factor**2)
         self._set("inv_cov", data_inv_cov / factor**2)
@@ -127,14 +146,20 @@ class gaussian_kde:
     def tree_flatten(self) -> tuple[tuple[Any, ...], None]:
         """The pytree children: ``(neff, dataset, weights, covariance,
         inv_cov)``."""
-        return (self.neff, self.dataset, self.weights, self.covariance, self.inv_cov), None
+        return (
+            self.neff,
+            self.dataset,
+            self.weights,
+            self.covariance,
+            self.inv_cov,
+        ), None
 
     @classmethod
-    def tree_unflatten(cls, aux_data: Any, children: Any) -> "gaussian_kde":
+    def tree_unflatten(cls, aux_data: Any, children: Any) -> gaussian_kde:
         """The estimate from its pytree children."""
         del aux_data
         kde = cls.__new__(cls)
-        for name, value in zip(cls.__slots__, children):
+        for name, value in zip(_FIELDS, children):
             kde._set(name, value)
         return kde
 
@@ -156,7 +181,9 @@ class gaussian_kde:
             if d == 1 and m == self.d:
                 points = bnp().reshape(points, (self.d, 1))
             else:
-                raise ValueError(f"points have dimension {d}, dataset has dimension {self.d}")
+                raise ValueError(
+                    f"points have dimension {d}, dataset has dimension {self.d}"
+                )
         return points
 
     def _eval(self, points: Any, in_log: bool) -> Any:
@@ -210,13 +237,15 @@ class gaussian_kde:
         if self.d != 1:
             raise ValueError("integrate_box_1d() only handles 1D pdfs")
         if np.ndim(low) != 0 or np.ndim(high) != 0:
-            raise ValueError("the limits of integration in integrate_box_1d must be scalars")
+            raise ValueError(
+                "the limits of integration in integrate_box_1d must be scalars"
+            )
         sigma = n_.squeeze(n_.sqrt(self.covariance))
         lo = n_.squeeze((low - self.dataset) / sigma)
         hi = n_.squeeze((high - self.dataset) / sigma)
         return n_.sum(self.weights * (special.ndtr(hi) - special.ndtr(lo)))
 
-    def integrate_kde(self, other: "gaussian_kde") -> Any:
+    def integrate_kde(self, other: gaussian_kde) -> Any:
         """The integral of the product of this density and ``other``'s."""
         from baton._vmap import vmap
 
@@ -241,21 +270,27 @@ class gaussian_kde:
         ind = random.choice(ind_key, self.n, shape=shape, p=self.weights)
         # jax.random.multivariate_normal with a zero mean (method 'cholesky').
         factor = linalg.cholesky(self.covariance, lower=True)
-        z = random.normal(eps_key, shape + (self.d,), dtype=self.dataset.dtype)
+        z = random.normal(eps_key, (*shape, self.d), dtype=self.dataset.dtype)
         eps = n_.matmul(z, factor.T)
         # As JAX: the noise's axes all reversed (.T), so a shape of more
         # than one dimension broadcasts as it does there.
         return self.dataset[:, ind] + n_.transpose(eps)
 
-    def integrate_box(self, low_bounds: Any, high_bounds: Any, maxpts: Any = None) -> Any:
+    def integrate_box(
+        self, low_bounds: Any, high_bounds: Any, maxpts: Any = None
+    ) -> Any:
         """Not supported, as in JAX: use ``integrate_box_1d``."""
         del low_bounds, high_bounds, maxpts
-        raise NotImplementedError("only 1D box integrations are supported; use `integrate_box_1d`")
+        raise NotImplementedError(
+            "only 1D box integrations are supported; use `integrate_box_1d`"
+        )
 
     def set_bandwidth(self, bw_method: Any = None) -> Any:
         """Not supported, as in JAX (the estimate is frozen)."""
         del bw_method
-        raise NotImplementedError("dynamically changing the bandwidth method is not supported")
+        raise NotImplementedError(
+            "dynamically changing the bandwidth method is not supported"
+        )
 
 
 def _register() -> None:

@@ -29,4 +29,6 @@ logpmf = public(
     "Log of the binomial probability of ``k`` successes in ``n`` trials of "
     "probability ``p`` (as JAX: 0 where the linear term vanishes).",
 )
-pmf = public(_pmf, "The binomial probability of ``k`` in ``n`` trials of probability ``p``.")
+pmf = public(
+    _pmf, "The binomial probability of ``k`` in ``n`` trials of probability ``p``."
+)

@@ -14,12 +14,15 @@ def _logpdf(x: Any, alpha: Any) -> Any:
     n = bnp()
     x, alpha = inexact(x, alpha)
     if len(alpha.shape) != 1:
-        raise ValueError(f"`alpha` must be one-dimensional; got alpha.shape={tuple(alpha.shape)}")
+        raise ValueError(
+            f"`alpha` must be one-dimensional; got alpha.shape={tuple(alpha.shape)}"
+        )
     k = alpha.shape[0]
     if not x.shape or x.shape[0] not in (k, k - 1):
         raise ValueError(
             "`x` must have either the same number of entries as `alpha` or one "
-            f"entry fewer; got x.shape={tuple(x.shape)}, alpha.shape={tuple(alpha.shape)}"
+            f"entry fewer; got x.shape={tuple(x.shape)}, "
+            f"alpha.shape={tuple(alpha.shape)}"
         )
     if x.shape[0] != k:
         x = n.concatenate([x, 1.0 - n.sum(x, axis=0, keepdims=True)], axis=0)

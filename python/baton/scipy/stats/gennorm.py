@@ -23,5 +23,9 @@ def _cdf(x: Any, beta: Any) -> Any:
 
 
 logpdf = public(_logpdf, "Log of the generalized normal density of shape ``beta``.")
-pdf = public(_pdf, "The generalized normal density ``beta / (2 Gamma(1/beta)) exp(-|x|^beta)``.")
-cdf = public(_cdf, "The generalized normal CDF (through the incomplete gamma function).")
+pdf = public(
+    _pdf, "The generalized normal density ``beta / (2 Gamma(1/beta)) exp(-|x|^beta)``."
+)
+cdf = public(
+    _cdf, "The generalized normal CDF (through the incomplete gamma function)."
+)

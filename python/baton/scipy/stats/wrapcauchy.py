@@ -14,7 +14,11 @@ from baton.scipy.stats._functions import bnp, inexact, public
 def _logpdf(x: Any, c: Any) -> Any:
     x, c = inexact(x, c)
     n = bnp()
-    val = n.log(1.0 - c * c) - math.log(2 * math.pi) - n.log(1.0 + c * c - 2.0 * c * n.cos(x))
+    val = (
+        n.log(1.0 - c * c)
+        - math.log(2 * math.pi)
+        - n.log(1.0 + c * c - 2.0 * c * n.cos(x))
+    )
     val = n.where((x >= 0) & (x <= 2 * math.pi), val, -np.inf)
     return n.where((c > 0) & (c < 1), val, np.nan)
 
