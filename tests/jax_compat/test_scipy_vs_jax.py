@@ -596,3 +596,44 @@ def test_gaussian_kde_errors_as_jax():
         bst.gaussian_kde(KD2, bw_method="nope")
     with pytest.raises(AttributeError):
         k.neff = 3
+
+
+# ---- float64 (x64 enabled in both) ----
+
+F64_CASES = [
+    ("gammainc", 2, 1e-12),
+    ("gammaincc", 2, 1e-12),
+    ("betainc", 3, 1e-12),
+    ("i0e", 1, 1e-13),
+    ("i1e", 1, 1e-13),
+    ("zeta", 2, 1e-13),
+    ("expn", 2, 1e-13),
+    ("hyp1f1", 3, 1e-12),
+    ("hyp2f1", 4, 1e-12),
+]
+
+
+def test_float64_double_accuracy():
+    """With x64 on, the functions whose algorithms carry float64 tables or
+    iterate to float64's epsilon agree with JAX's float64 to double
+    rounding (the others keep float32 accuracy; docs/jax_surface.md)."""
+    x = np.array([0.3, 1.0, 2.5, 7.0, 20.0])
+    args = {
+        1: (x,),
+        2: (x + 1.0, x * 1.1),
+        3: (x, x[::-1] + 0.5, x / 21),
+        4: (x / 10, x / 10, x / 5 + 1, x / 30),
+    }
+    jax.config.update("jax_enable_x64", True)
+    bt.config.update("jax_enable_x64", True)
+    try:
+        for name, nargs, rtol in F64_CASES:
+            a = args[nargs]
+            if name == "expn":
+                a = (np.array([1.0, 2, 3, 4, 5]), x)
+            want = getattr(jss, name)(*a)
+            got = getattr(bss, name)(*a)
+            assert np.asarray(want).dtype == np.float64
+            _close(got, want, rtol=rtol, atol=1e-300)
+    finally:
+        jax.config.update("jax_enable_x64", False)
