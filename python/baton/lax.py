@@ -115,3 +115,11 @@ except (AttributeError, TypeError):
 
 # bt.lax.linalg (baton/lax_linalg.py): LAPACK decompositions, as jax.lax.linalg.
 from baton import lax_linalg as linalg  # noqa: E402, F401
+
+# Special functions (baton/scipy/_lax_special.py), as jax.lax's: bessel_i0e,
+# bessel_i1e, betainc, igamma, igammac, igamma_grad_a, random_gamma_grad,
+# polygamma, zeta (lgamma and digamma are above).
+from baton.scipy import _lax_special  # noqa: E402
+
+globals().update({name: getattr(_lax_special, name) for name in _lax_special.__all__})
+__all__ = sorted({*__all__, *_lax_special.__all__})

@@ -54,8 +54,9 @@ def log_ndtr(x: Any, *, series_order: int = 3) -> Any:
     high = -ndtr(-bnp.maximum(x, upper))
     xl = bnp.minimum(x, lower)
     x2 = xl * xl
-    series = x2 * 0.0 + 1.0
-    term = x2 * 0.0 + 1.0
+    # ones_like, not x2 * 0 + 1: x2 is inf far out (and at -inf).
+    series = bnp.ones_like(x2)
+    term = bnp.ones_like(x2)
     for n in range(1, series_order + 1):
         term = term * (-(2 * n - 1)) / x2
         series = series + term

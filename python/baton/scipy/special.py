@@ -7,7 +7,15 @@
 ``log_ndtr``, ``ndtri`` (``_special_ndtr.py``); ``digamma``, ``gamma``,
 ``gammasgn``, ``loggamma``, ``beta``, ``betaln``, ``factorial``,
 ``multigammaln`` (``_special_gamma.py``); ``entr``, ``rel_entr``,
-``kl_div``, ``boxcox``, ``boxcox1p``, ``softmax``, ``log_softmax``. Every
+``kl_div``, ``boxcox``, ``boxcox1p``, ``softmax``, ``log_softmax``; the
+incomplete gamma and beta functions ``gammainc``, ``gammaincc``,
+``betainc`` (``_special_incomplete.py``); ``i0``, ``i0e``, ``i1``, ``i1e``,
+``bessel_jn``, ``zeta``, ``polygamma`` (``_special_bessel.py``); ``expi``,
+``exp1``, ``expn``, ``sici``, ``spence``, ``erfcx``, ``dawsn``,
+``fresnel`` (``_special_expint.py``); ``bernoulli``, ``comb``, ``poch``,
+``hyp1f1``, ``hyp2f1``, ``owens_t`` (``_special_misc.py``). The algorithms are JAX's
+(or XLA's, where JAX lowers to an XLA routine), so values agree to float32
+rounding apart from the stated bounds of ``erf`` / ``gammaln``. Every
 function works eagerly, under ``bt.jit`` and ``bt.vmap``, and is
 differentiable by ``bt.grad``; each runs eagerly as one compiled program per
 shape and dtype.
@@ -15,6 +23,7 @@ shape and dtype.
 
 from __future__ import annotations
 
+import operator
 from typing import Any
 
 import numpy as np
@@ -22,26 +31,52 @@ import numpy as np
 from baton import _ops
 from baton._checkpoint import stop_gradient
 from baton._custom import custom_jvp
-from baton.scipy import _softmax, _special_gamma, _special_ndtr
+from baton.scipy import (
+    _softmax,
+    _special_bessel,
+    _special_expint,
+    _special_gamma,
+    _special_incomplete,
+    _special_misc,
+    _special_ndtr,
+)
 from baton.scipy._float_args import as_float as _float
 from baton.scipy._float_args import bnp as _bnp
 from baton.scipy._special_math import erf, erfc, erfinv, gammaln
 
 __all__ = [
+    "bernoulli",
+    "bessel_jn",
     "beta",
+    "betainc",
     "betaln",
     "boxcox",
     "boxcox1p",
+    "comb",
+    "dawsn",
     "digamma",
     "entr",
     "erf",
     "erfc",
+    "erfcx",
     "erfinv",
+    "exp1",
+    "expi",
     "expit",
+    "expn",
     "factorial",
+    "fresnel",
     "gamma",
+    "gammainc",
+    "gammaincc",
     "gammaln",
     "gammasgn",
+    "hyp1f1",
+    "hyp2f1",
+    "i0",
+    "i0e",
+    "i1",
+    "i1e",
     "kl_div",
     "log_ndtr",
     "log_softmax",
@@ -51,11 +86,22 @@ __all__ = [
     "multigammaln",
     "ndtr",
     "ndtri",
+    "owens_t",
+    "poch",
+    "polygamma",
     "rel_entr",
+    "sici",
     "softmax",
+    "spence",
     "xlog1py",
     "xlogy",
+    "zeta",
 ]
+
+
+def _dtype_of(x: Any) -> np.dtype:
+    d = getattr(x, "dtype", None)
+    return np.dtype(d) if d is not None else np.asarray(x).dtype
 
 
 def _axes(axis: Any) -> Any:
@@ -334,3 +380,181 @@ def log_softmax(x: Any, /, *, axis: Any = None) -> Any:
     """``x - logsumexp(x, axis)`` (``bt.nn.log_softmax``; all axes by
     default)."""
     return _ops.apply(_softmax.log_softmax, (x,), (("axis", _softmax.axis_arg(axis)),))
+
+
+# ---- incomplete gamma and beta functions (_special_incomplete.py) ----
+
+
+def gammainc(a: Any, x: Any) -> Any:
+    """The regularized lower incomplete gamma function
+    ``P(a, x) = gamma(a, x) / Gamma(a)`` (``lax.igamma``); NaN for
+    ``a < 0`` or ``x < 0``. Differentiable in both arguments."""
+    return _ops.apply(_special_incomplete.igamma, (a, x))
+
+
+def gammaincc(a: Any, x: Any) -> Any:
+    """The regularized upper incomplete gamma function ``1 - P(a, x)``
+    (``lax.igammac``), accurate where it is small."""
+    return _ops.apply(_special_incomplete.igammac, (a, x))
+
+
+def betainc(a: Any, b: Any, x: Any) -> Any:
+    """The regularized incomplete beta function ``I_x(a, b)``
+    (``lax.betainc``); NaN outside ``a, b >= 0``, ``0 <= x <= 1``.
+    Differentiable in ``x`` only (the derivative in ``a`` or ``b`` is
+    NaN; JAX raises)."""
+    return _ops.apply(_special_incomplete.betainc, (a, b, x))
+
+
+# ---- Bessel, zeta, polygamma (_special_bessel.py) ----
+
+
+def i0e(x: Any) -> Any:
+    """The exponentially scaled modified Bessel function of order 0,
+    ``exp(-|x|) I0(x)``."""
+    return _ops.apply(_special_bessel.bessel_i0e, (x,))
+
+
+def i0(x: Any) -> Any:
+    """The modified Bessel function of the first kind of order 0."""
+    return _ops.apply(_special_bessel.i0, (x,))
+
+
+def i1e(x: Any) -> Any:
+    """The exponentially scaled modified Bessel function of order 1,
+    ``exp(-|x|) I1(x)``."""
+    return _ops.apply(_special_bessel.bessel_i1e, (x,))
+
+
+def i1(x: Any) -> Any:
+    """The modified Bessel function of the first kind of order 1."""
+    return _ops.apply(_special_bessel.i1, (x,))
+
+
+def bessel_jn(z: Any, *, v: int, n_iter: int = 50) -> Any:
+    """The Bessel functions of the first kind ``J_0(z) .. J_v(z)``, stacked
+    on a new leading axis (shape ``(v + 1, *z.shape)``), by backward
+    recurrence from order ``n_iter``."""
+    v, n_iter = int(v), int(n_iter)
+    if v < 0:
+        raise ValueError(f"bessel_jn: v must be >= 0, got {v}")
+    if n_iter < v:
+        raise ValueError(f"bessel_jn: n_iter ({n_iter}) must be >= v ({v})")
+    static = (("v", v), ("n_iter", n_iter))
+    return _ops.apply(_special_bessel.bessel_jn, (z,), static)
+
+
+def zeta(x: Any, q: Any = None) -> Any:
+    """The Hurwitz zeta function ``sum_n (n + q)^-x`` (``lax.zeta``); as in
+    JAX, the Riemann zeta function (``q=None``) is not implemented."""
+    if q is None:
+        raise NotImplementedError(
+            "Riemann zeta function not implemented; pass q != None to "
+            "compute the Hurwitz Zeta function."
+        )
+    return _ops.apply(_special_bessel.zeta, (x, q))
+
+
+def polygamma(n: Any, x: Any) -> Any:
+    """The polygamma function ``psi^(n)(x)``, the n-th derivative of
+    digamma; ``n`` must have an integer dtype (as in JAX)."""
+    dt = _dtype_of(n)
+    if not np.issubdtype(dt, np.integer):
+        raise ValueError(
+            f"Argument `n` to polygamma must be of integer type. Got dtype {dt}."
+        )
+    return _ops.apply(_special_bessel.polygamma, (n, x))
+
+
+# ---- exponential and trigonometric integrals (_special_expint.py) ----
+
+
+def expi(x: Any) -> Any:
+    """The exponential integral ``Ei(x)``."""
+    return _ops.apply(_special_expint.expi, (x,))
+
+
+def expn(n: Any, x: Any) -> Any:
+    """The generalized exponential integral ``E_n(x)``; differentiable in
+    ``x`` (``-E_{n-1}(x)``)."""
+    return _ops.apply(_special_expint.expn, (n, x))
+
+
+def exp1(x: Any) -> Any:
+    """The exponential integral ``E_1(x)``."""
+    return _ops.apply(_special_expint.exp1, (x,))
+
+
+def sici(x: Any) -> Any:
+    """The sine and cosine integrals, ``(Si(x), Ci(x))``."""
+    return _ops.apply(_special_expint.sici, (x,))
+
+
+def spence(x: Any) -> Any:
+    """Spence's function (the dilogarithm ``integral_1^x log t / (1 - t)
+    dt``); NaN for ``x < 0``. Float inputs only, as in JAX."""
+    dt = _dtype_of(x)
+    if dt not in (np.dtype(np.float32), np.dtype(np.float64)):
+        raise TypeError(
+            f"x.dtype={dt} is not supported, see docstring for supported types."
+        )
+    return _ops.apply(_special_expint.spence, (x,))
+
+
+def erfcx(x: Any) -> Any:
+    """The scaled complementary error function ``exp(x^2) erfc(x)``."""
+    return _ops.apply(_special_expint.erfcx, (x,))
+
+
+def dawsn(x: Any) -> Any:
+    """Dawson's integral ``exp(-x^2) integral_0^x exp(t^2) dt``."""
+    return _ops.apply(_special_expint.dawsn, (x,))
+
+
+def fresnel(x: Any) -> Any:
+    """The Fresnel integrals ``(S(x), C(x))`` (single-precision
+    coefficients for every dtype, as JAX uses for float32)."""
+    return _ops.apply(_special_expint.fresnel, (x,))
+
+
+# ---- combinatorics and hypergeometric functions (_special_misc.py) ----
+
+
+def bernoulli(n: int) -> Any:
+    """The Bernoulli numbers ``B_0 .. B_n`` (float32, ``B_1 = -1/2``);
+    ``n`` a static non-negative integer."""
+    n = operator.index(n)
+    if n < 0:
+        raise ValueError("n must be a non-negative integer.")
+    return _bnp().asarray(_special_misc.bernoulli_values(n))
+
+
+def comb(N: Any, k: Any, *, repetition: bool = False) -> Any:
+    """The number of combinations ``N choose k`` as a float (through
+    gammaln); 0 for ``N < 0``, ``k < 0`` or ``k > N``. ``repetition=True``
+    counts combinations with repetition."""
+    return _ops.apply(_special_misc.comb, (N, k), (("repetition", bool(repetition)),))
+
+
+def poch(z: Any, m: Any) -> Any:
+    """The Pochhammer symbol (rising factorial) ``Gamma(z + m) /
+    Gamma(z)``."""
+    return _ops.apply(_special_misc.poch, (z, m))
+
+
+def hyp1f1(a: Any, b: Any, x: Any) -> Any:
+    """Kummer's confluent hypergeometric function ``1F1(a; b; x)``;
+    differentiable in all three arguments."""
+    return _ops.apply(_special_misc.hyp1f1, (a, b, x))
+
+
+def hyp2f1(a: Any, b: Any, c: Any, x: Any) -> Any:
+    """Gauss' hypergeometric function ``2F1(a, b; c; x)`` for real
+    arguments (``inf`` for ``x > 1``, as JAX); differentiable in all four
+    arguments."""
+    return _ops.apply(_special_misc.hyp2f1, (a, b, c, x))
+
+
+def owens_t(h: Any, a: Any) -> Any:
+    """Owen's T function ``T(h, a)``."""
+    return _ops.apply(_special_misc.owens_t, (h, a))

@@ -48,7 +48,13 @@ def public(impl: Callable[..., Any], doc: str) -> Callable[..., Any]:
 
 def special() -> Any:
     """``baton.scipy.special``'s implementations, for use on Tracers."""
-    from baton.scipy import _special_gamma, _special_math, _special_ndtr
+    from baton.scipy import (
+        _special_bessel,
+        _special_gamma,
+        _special_incomplete,
+        _special_math,
+        _special_ndtr,
+    )
 
     class _S:
         erf = staticmethod(_special_math._erf_impl)
@@ -57,6 +63,10 @@ def special() -> Any:
         log_ndtr = staticmethod(_special_ndtr.log_ndtr)
         ndtri = staticmethod(_special_ndtr.ndtri)
         betaln = staticmethod(_special_gamma.betaln)
+        gammainc = staticmethod(_special_incomplete.igamma)
+        gammaincc = staticmethod(_special_incomplete.igammac)
+        betainc = staticmethod(_special_incomplete.betainc)
+        i0e = staticmethod(_special_bessel.bessel_i0e)
 
     return _S
 

@@ -1,5 +1,5 @@
-"""The chi-squared distribution's density (``jax.scipy.stats.chi2``; the
-CDFs need the incomplete gamma function, which baton lacks)."""
+"""The chi-squared distribution (``jax.scipy.stats.chi2``): density, and
+CDFs through the regularized incomplete gamma functions."""
 
 from __future__ import annotations
 
@@ -28,3 +28,31 @@ logpdf = public(
     _logpdf, "Log of the chi-squared density with ``df`` degrees of freedom."
 )
 pdf = public(_pdf, "The chi-squared density with ``df`` degrees of freedom.")
+
+
+def _half_y(x: Any, loc: Any, scale: Any) -> Any:
+    return bnp().clip((x - loc) / (scale * 2.0), 0.0, np.inf)
+
+
+def _cdf(x: Any, df: Any, loc: Any = 0, scale: Any = 1) -> Any:
+    x, df, loc, scale = inexact(x, df, loc, scale)
+    return special().gammainc(df / 2.0, _half_y(x, loc, scale))
+
+
+def _logcdf(x: Any, df: Any, loc: Any = 0, scale: Any = 1) -> Any:
+    return bnp().log(_cdf(x, df, loc, scale))
+
+
+def _sf(x: Any, df: Any, loc: Any = 0, scale: Any = 1) -> Any:
+    x, df, loc, scale = inexact(x, df, loc, scale)
+    return special().gammaincc(df / 2.0, _half_y(x, loc, scale))
+
+
+def _logsf(x: Any, df: Any, loc: Any = 0, scale: Any = 1) -> Any:
+    return bnp().log(_sf(x, df, loc, scale))
+
+
+cdf = public(_cdf, "The chi-squared CDF ``P(df / 2, y / 2)``.")
+logcdf = public(_logcdf, "Log of the chi-squared CDF.")
+sf = public(_sf, "The chi-squared survival function ``Q(df / 2, y / 2)``.")
+logsf = public(_logsf, "Log of the chi-squared survival function.")
