@@ -28,6 +28,17 @@ Not supported (baton lacks the dtypes): ``bits`` of uint16/uint64,
 ``randint`` of 64-bit integers, float64 ``normal``/``truncated_normal``.
 """
 
+from baton.random._discrete import binomial, multinomial, poisson
+from baton.random._gamma import gamma, loggamma
+from baton.random._gamma_family import (
+    ball,
+    beta,
+    chisquare,
+    dirichlet,
+    f,
+    generalized_normal,
+    t,
+)
 from baton.random._gumbel import categorical, gumbel
 from baton.random._keys import (
     PRNGKey,
@@ -36,10 +47,13 @@ from baton.random._keys import (
     fold_in,
     key,
     key_data,
+    key_dtype,
+    key_impl,
     split,
     wrap_key_data,
 )
 from baton.random._samplers import bernoulli, normal, randint, truncated_normal, uniform
+from baton.random._matrices import multivariate_normal, orthogonal
 from baton.random._shuffle import choice, permutation
 from baton.random._transforms import (
     cauchy,
@@ -54,38 +68,58 @@ from baton.random._transforms import (
     pareto,
     rademacher,
     rayleigh,
+    triangular,
+    wald,
     weibull_min,
 )
 
 __all__ = [
     "PRNGKey",
     "PRNGKeyArray",
+    "ball",
     "bernoulli",
+    "beta",
+    "binomial",
     "bits",
     "categorical",
     "cauchy",
+    "chisquare",
     "choice",
     "clone",
+    "dirichlet",
     "double_sided_maxwell",
     "exponential",
+    "f",
     "fold_in",
+    "gamma",
+    "generalized_normal",
     "geometric",
     "gumbel",
     "key",
     "key_data",
+    "key_dtype",
+    "key_impl",
     "laplace",
+    "loggamma",
     "logistic",
     "lognormal",
     "maxwell",
+    "multinomial",
+    "multivariate_normal",
     "normal",
+    "orthogonal",
     "pareto",
     "permutation",
+    "poisson",
     "rademacher",
     "randint",
     "rayleigh",
     "split",
+    "t",
+    "triangular",
     "truncated_normal",
     "uniform",
+    "wald",
     "weibull_min",
     "wrap_key_data",
 ]
