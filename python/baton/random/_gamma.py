@@ -122,6 +122,17 @@ def _log(x: Any, dtype: np.dtype) -> Any:
     return _gumbel.log(x, dtype)
 
 
+def flush(x: Any, dtype: np.dtype) -> Any:
+    """x with subnormal values replaced by zero (of the same sign): XLA's
+    CPU code runs with denormals flushed to zero, so an operation whose
+    exact result is subnormal gives 0 there. float16 is computed in
+    float32 and rounded, so its subnormals survive."""
+    if dtype == np.dtype(np.float16):
+        return x
+    tiny = float(ml_dtypes.finfo(dtype).tiny)
+    return lax.select(lax.lt(lax.abs(x), tiny), lax.mul(x, 0.0), x)
+
+
 # ---- Marsaglia-Tsang, vectorised over elements ----
 
 
@@ -216,9 +227,9 @@ def gamma_one(k0: Any, k1: Any, alpha: Any, log_space: bool, dtype: np.dtype) ->
     boost = lax.select(
         boost_mask,
         lax.full(shape, 1.0, dtype),
-        lax.pow(samples, lax.div(one, alpha_orig)),
+        flush(lax.pow(samples, lax.div(one, alpha_orig)), dtype),
     )
-    return lax.mul(lax.mul(d, V), boost)
+    return flush(lax.mul(lax.mul(d, V), boost), dtype)
 
 
 def gamma_core(

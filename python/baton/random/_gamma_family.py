@@ -57,9 +57,9 @@ def _beta_impl(
     log_a = _gamma.gamma_core(key_a, a, shape, dtype, True)
     log_b = _gamma.gamma_core(key_b, b, shape, dtype, True)
     log_max = lax.maximum(log_a, log_b)
-    ga = lax.exp(lax.sub(log_a, log_max))
-    gb = lax.exp(lax.sub(log_b, log_max))
-    return lax.div(ga, lax.add(ga, gb))
+    ga = _gamma.flush(lax.exp(lax.sub(log_a, log_max)), dtype)
+    gb = _gamma.flush(lax.exp(lax.sub(log_b, log_max)), dtype)
+    return _gamma.flush(lax.div(ga, lax.add(ga, gb)), dtype)
 
 
 def beta(
@@ -93,8 +93,10 @@ def _dirichlet_impl(
     log_g = _gamma.gamma_core(data, alpha, (*shape, k), dtype, True)
     # softmax over the last axis, as jax.nn.softmax computes it.
     m = lax.max(log_g, -1, True)
-    e = lax.exp(lax.sub(log_g, m))
-    return lax.div(e, lax.sum(e, -1, True))
+    e = _gamma.flush(lax.exp(lax.sub(log_g, m)), dtype)
+    # XLA divides by the broadcast sum as a multiply by its reciprocal.
+    inv = lax.div(lax.full((), 1.0, dtype), lax.sum(e, -1, True))
+    return _gamma.flush(lax.mul(e, inv), dtype)
 
 
 def dirichlet(
@@ -127,7 +129,8 @@ def _chisquare_core(
 ) -> Any:
     half = lax.div(lax.astype(df, dtype), lax.full((), 2.0, dtype))
     log_g = _gamma.gamma_core(data, half, shape, dtype, True)
-    return lax.mul(lax.exp(log_g), lax.full((), 2.0, dtype))
+    g = _gamma.flush(lax.exp(log_g), dtype)
+    return _gamma.flush(lax.mul(g, lax.full((), 2.0, dtype)), dtype)
 
 
 def _chisquare_impl(
@@ -157,7 +160,11 @@ def _f_impl(
     key_dfd, key_dfn = split_data(data, 2)
     chi_num = _chisquare_core(key_dfn, dfnum, shape, dtype)
     chi_den = _chisquare_core(key_dfd, dfden, shape, dtype)
-    return lax.div(lax.div(chi_num, dfnum), lax.div(chi_den, dfden))
+    # (chi_num / dfnum) / (chi_den / dfden), as XLA's algebraic simplifier
+    # rewrites it: (chi_num * dfden) / (dfnum * chi_den).
+    num = _gamma.flush(lax.mul(chi_num, dfden), dtype)
+    den = _gamma.flush(lax.mul(dfnum, chi_den), dtype)
+    return _gamma.flush(lax.div(num, den), dtype)
 
 
 def f(
@@ -186,7 +193,7 @@ def _t_impl(data: Any, df: Any, *, shape: tuple[int, ...], dtype: np.dtype) -> A
     n = _samplers._normal_impl(key_n, shape=shape, dtype=dtype)
     half = lax.div(lax.astype(df, dtype), lax.full((), 2.0, dtype))
     g = _gamma.gamma_core(key_g, half, shape, dtype, False)
-    return lax.mul(n, lax.sqrt(lax.div(half, g)))
+    return lax.mul(n, lax.sqrt(_gamma.flush(lax.div(half, g), dtype)))
 
 
 def t(
@@ -225,7 +232,7 @@ def _generalized_normal_core(
     inv_p = lax.div(lax.full((), 1.0, np.dtype(p.dtype)), p)
     g = _gamma.gamma_core(key_g, inv_p, shape, dtype, False)
     r = _rademacher_core(key_r, shape, dtype)
-    return lax.mul(r, lax.pow(g, lax.astype(inv_p, dtype)))
+    return lax.mul(r, _gamma.flush(lax.pow(g, lax.astype(inv_p, dtype)), dtype))
 
 
 def _generalized_normal_impl(
@@ -280,7 +287,9 @@ def _ball_impl(
     pd = lax.astype(p, dtype)
     inv_p = lax.astype(lax.div(lax.full((), 1.0, np.dtype(p.dtype)), p), dtype)
     norm = lax.pow(lax.add(lax.sum(lax.pow(lax.abs(g), pd), -1), e), inv_p)
-    return lax.div(g, lax.reshape(norm, (*shape, 1)))
+    # XLA divides by the broadcast norm as a multiply by its reciprocal.
+    inv = lax.div(lax.full((), 1.0, dtype), lax.reshape(norm, (*shape, 1)))
+    return _gamma.flush(lax.mul(g, inv), dtype)
 
 
 def ball(
