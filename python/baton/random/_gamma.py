@@ -31,6 +31,7 @@ possible in principle, about as likely as a float32 tie). ``gamma`` for
 
 from __future__ import annotations
 
+import functools
 from typing import Any
 
 import ml_dtypes
@@ -266,12 +267,52 @@ def _gamma_shape(name: str, shape: Any, *params: Any) -> tuple[int, ...]:
     return shape
 
 
+def _broadcast_impl(a: Any, *, shape: tuple[int, ...], dtype: np.dtype) -> Any:
+    return lax.broadcast_to(lax.astype(a, dtype), shape)
+
+
+@functools.lru_cache(maxsize=None)
+def _differentiable(shape: tuple[int, ...], dtype: np.dtype, log_space: bool) -> Any:
+    """The sampler as a function of (a, key data) whose derivative with
+    respect to ``a`` (of the draws' shape) is JAX's: the tangent times
+    ``random_gamma_grad`` of the draws."""
+    from baton._custom import custom_jvp
+
+    static = (("shape", shape), ("dtype", dtype), ("log_space", log_space))
+
+    @custom_jvp
+    def sample(a: Any, data: Any) -> Any:
+        return _ops.apply(_gamma_impl, (data, a), static)
+
+    @sample.defjvp
+    def _sample_jvp(primals: Any, tangents: Any) -> Any:
+        a, data = primals
+        a_dot = tangents[0]
+        out = sample(a, data)
+        grad = _ops.apply(_gamma_grad_impl, (out, a), (("log_space", log_space),))
+        return out, a_dot * grad
+
+    return sample
+
+
 def _draw(name: str, key: Any, a: Any, shape: Any, dtype: Any, log_space: bool) -> Any:
     data, _ = _keys.single_key(key, name)
     d = _samplers.float_dtype(dtype, name)
     s = _gamma_shape(name, shape, a)
-    static = (("shape", s), ("dtype", d), ("log_space", log_space))
-    return _ops.apply(_gamma_impl, (data, _samplers._host_or_traced(a, d)), static)
+    ad = _ops.dtype_of(a)
+    if (
+        _ops.is_scalar(a)
+        or isinstance(a, (list, tuple, np.ndarray, np.generic))
+        or ad is None
+        or not _ops.is_float(ad)
+    ):
+        # Host data or integers: nothing to differentiate.
+        static = (("shape", s), ("dtype", d), ("log_space", log_space))
+        return _ops.apply(_gamma_impl, (data, _samplers._host_or_traced(a, d)), static)
+    # A float array (or tracer): differentiable with respect to a, as in JAX
+    # (a is broadcast to the draws' shape first, as JAX's _gamma does).
+    a_full = _ops.apply(_broadcast_impl, (a,), (("shape", s), ("dtype", d)))
+    return _differentiable(s, d, log_space)(a_full, data)
 
 
 def gamma(
@@ -291,3 +332,173 @@ def loggamma(
     small ``a`` makes the draws underflow); ``exp(loggamma(k, a))`` is
     ``gamma(k, a)`` to rounding."""
     return _draw("loggamma", key, a, shape, dtype, True)
+
+
+# ---- the derivative of a gamma draw with respect to a ----
+#
+# Implicit reparameterisation: with F(x; a) the regularized lower incomplete
+# gamma function, a draw x = F^-1(u; a) moves with a as
+# dx/da = -(dF/da) / (dF/dx). JAX (``lax.random_gamma_grad``, after
+# TensorFlow's igamma kernels) evaluates this with the series of F for
+# x <= max(a, 1) and the continued fraction of 1 - F beyond, each carrying
+# the derivative of its terms with respect to a; this is the same
+# computation (its "SAMPLE_DERIVATIVE" mode), vectorised with per-element
+# convergence flags as there.
+
+
+def _digamma(x: Any) -> Any:
+    from baton._lax_math import digamma
+
+    return digamma(x)
+
+
+def _lgamma(x: Any) -> Any:
+    from baton._lax_math import lgamma
+
+    return lgamma(x)
+
+
+def _gamma_grad_series(x: Any, a: Any, enabled: Any, dtype: np.dtype) -> Any:
+    from baton._control_flow import while_loop
+
+    eps = float(ml_dtypes.finfo(dtype).eps)
+
+    def body(vals: Any) -> Any:
+        en, r, c, ans, xx, dc_da, dans_da = vals
+        r_new = lax.add(r, 1.0)
+        dc_new = lax.sub(
+            lax.mul(dc_da, lax.div(xx, r_new)),
+            lax.div(lax.mul(c, xx), lax.mul(r_new, r_new)),
+        )
+        dans_new = lax.add(dans_da, dc_new)
+        c_new = lax.mul(c, lax.div(xx, r_new))
+        ans_new = lax.add(ans, c_new)
+        go = lax.bitwise_and(en, lax.gt(lax.abs(lax.div(dc_new, dans_new)), eps))
+        return (
+            go,
+            lax.select(en, r_new, r),
+            lax.select(en, c_new, c),
+            lax.select(en, ans_new, ans),
+            xx,
+            lax.select(en, dc_new, dc_da),
+            lax.select(en, dans_new, dans_da),
+        )
+
+    ones = lax.full(tuple(a.shape), 1.0, dtype)
+    zeros = lax.zeros(tuple(a.shape), dtype)
+    init = (enabled, a, ones, ones, x, zeros, zeros)
+    vals = while_loop(lambda v: any_true(v[0]), body, init)
+    ans, dans_da = vals[3], vals[6]
+    dlogax_da = lax.sub(lax.log(x), _digamma(lax.add(a, 1.0)))
+    return lax.div(
+        lax.mul(lax.neg(lax.add(dans_da, lax.mul(ans, dlogax_da))), x), a
+    )
+
+
+def _gamma_grad_cf(x: Any, a: Any, enabled: Any, dtype: np.dtype) -> Any:
+    from baton._control_flow import while_loop
+
+    eps = float(ml_dtypes.finfo(dtype).eps)
+
+    def body(vals: Any) -> Any:
+        (en, ans, t, y, z, c, pkm1, qkm1, pkm2, qkm2,
+         dpkm2, dqkm2, dpkm1, dqkm1, dans) = vals  # fmt: skip
+        c = lax.add(c, 1.0)
+        y_n = lax.add(y, 1.0)
+        z_n = lax.add(z, 2.0)
+        yc = lax.mul(y_n, c)
+        pk = lax.sub(lax.mul(pkm1, z_n), lax.mul(pkm2, yc))
+        qk = lax.sub(lax.mul(qkm1, z_n), lax.mul(qkm2, yc))
+        nz = lax.ne(qk, 0.0)
+        safe_qk = lax.select(nz, qk, lax.full((), 1.0, dtype))
+        r = lax.div(pk, safe_qk)
+        t_n = lax.select(nz, lax.abs(lax.div(lax.sub(ans, r), r)), lax.full((), 1.0, dtype))
+        ans_n = lax.select(nz, r, ans)
+        dpk = lax.add(
+            lax.sub(lax.sub(lax.mul(dpkm1, z_n), pkm1), lax.mul(dpkm2, yc)),
+            lax.mul(pkm2, c),
+        )
+        dqk = lax.add(
+            lax.sub(lax.sub(lax.mul(dqkm1, z_n), qkm1), lax.mul(dqkm2, yc)),
+            lax.mul(qkm2, c),
+        )
+        dans_n = lax.select(nz, lax.div(lax.sub(dpk, lax.mul(ans_n, dqk)), safe_qk), dans)
+        grad_cond = lax.select(nz, lax.abs(lax.sub(dans_n, dans)), lax.full((), 1.0, dtype))
+        npkm2, npkm1, nqkm2, nqkm1 = pkm1, pk, qkm1, qk
+        ndpkm2, ndqkm2, ndpkm1, ndqkm1 = dpkm1, dqkm1, dpk, dqk
+        rescale = lax.gt(lax.abs(pk), 1.0 / eps)
+
+        def sc(v: Any) -> Any:
+            return lax.select(rescale, lax.mul(v, eps), v)
+
+        npkm2, npkm1, nqkm2, nqkm1 = sc(npkm2), sc(npkm1), sc(nqkm2), sc(nqkm1)
+        ndpkm2, ndqkm2, ndpkm1, ndqkm1 = sc(ndpkm2), sc(ndqkm2), sc(ndpkm1), sc(ndqkm1)
+        go = lax.bitwise_and(en, lax.gt(grad_cond, eps))
+
+        def keep(new: Any, old: Any) -> Any:
+            return lax.select(en, new, old)
+
+        return (
+            go, keep(ans_n, ans), keep(t_n, t), keep(y_n, y), keep(z_n, z), c,
+            keep(npkm1, pkm1), keep(nqkm1, qkm1), keep(npkm2, pkm2), keep(nqkm2, qkm2),
+            keep(ndpkm2, dpkm2), keep(ndqkm2, dqkm2), keep(ndpkm1, dpkm1),
+            keep(ndqkm1, dqkm1), keep(dans_n, dans),
+        )  # fmt: skip
+
+    shape = tuple(a.shape)
+    y = lax.sub(1.0, a)
+    z = lax.add(lax.add(x, y), 1.0)
+    pkm1 = lax.add(x, 1.0)
+    qkm1 = lax.mul(z, x)
+    ans = lax.div(pkm1, qkm1)
+    zeros = lax.zeros(shape, dtype)
+    dqkm1 = lax.neg(x)
+    dans = lax.div(lax.neg(lax.mul(ans, dqkm1)), qkm1)
+    init = (
+        enabled, ans, lax.full(shape, 1.0, dtype), y, z, lax.zeros((), dtype),
+        pkm1, qkm1, lax.full(shape, 1.0, dtype), x,
+        zeros, zeros, zeros, dqkm1, dans,
+    )  # fmt: skip
+    vals = while_loop(
+        lambda v: lax.bitwise_and(lax.lt(v[5], 2000.0), any_true(v[0])), body, init
+    )
+    ans, dans = vals[1], vals[14]
+    dlogax_da = lax.sub(lax.log(x), _digamma(a))
+    return lax.neg(lax.mul(lax.add(dans, lax.mul(ans, dlogax_da)), x))
+
+
+def random_gamma_grad(a: Any, x: Any) -> Any:
+    """d x / d a for gamma draws x of shape parameter a (lax values of one
+    float dtype and shape): JAX's ``lax.random_gamma_grad``."""
+    dtype = np.dtype(a.dtype)
+    is_nan = lax.bitwise_or(lax.ne(a, a), lax.ne(x, x))
+    x_is_zero = lax.eq(x, 0.0)
+    domain_error = lax.bitwise_or(lax.lt(x, 0.0), lax.le(a, 0.0))
+    use_cf = lax.bitwise_and(lax.gt(x, 1.0), lax.gt(x, a))
+    safe_x = lax.select(lax.gt(x, 0.0), x, lax.full((), 1.0, dtype))
+    safe_a = lax.select(lax.gt(a, 0.0), a, lax.full((), 1.0, dtype))
+    ax = lax.sub(lax.sub(lax.mul(safe_a, lax.log(safe_x)), safe_x), _lgamma(safe_a))
+    underflow = lax.lt(ax, -float(np.log(ml_dtypes.finfo(dtype).max)))
+    enabled = lax.bitwise_not(
+        lax.bitwise_or(lax.bitwise_or(x_is_zero, domain_error), lax.bitwise_or(underflow, is_nan))
+    )
+    cf = _gamma_grad_cf(safe_x, safe_a, lax.bitwise_and(enabled, use_cf), dtype)
+    series = _gamma_grad_series(
+        safe_x, safe_a, lax.bitwise_and(enabled, lax.bitwise_not(use_cf)), dtype
+    )
+    out = lax.select(use_cf, lax.neg(cf), series)
+    out = lax.select(x_is_zero, lax.zeros(tuple(a.shape), dtype), out)
+    return lax.select(
+        lax.bitwise_or(domain_error, is_nan), lax.full(tuple(a.shape), np.nan, dtype), out
+    )
+
+
+def _gamma_grad_impl(sample: Any, a: Any, *, log_space: bool) -> Any:
+    """JAX's ``_gamma_grad``: d sample / d a (of log sample in log space)."""
+    dtype = np.dtype(a.dtype)
+    if not log_space:
+        return random_gamma_grad(a, sample)
+    x = lax.exp(sample)
+    tiny = float(ml_dtypes.finfo(dtype).tiny)
+    x = lax.select(lax.eq(x, 0.0), lax.full(tuple(x.shape), tiny, dtype), x)
+    return lax.div(random_gamma_grad(a, x), x)
