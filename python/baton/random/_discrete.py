@@ -30,7 +30,7 @@ import numpy as np
 
 from baton import _dtypes, _ops
 from baton._baton import lax
-from baton.random import _gamma, _gamma_family, _gumbel, _keys, _samplers
+from baton.random import _float_ops, _gamma, _gamma_family, _gumbel, _keys, _samplers
 
 _F32 = np.dtype(np.float32)
 _F64 = np.dtype(np.float64)
@@ -54,14 +54,59 @@ def _log(x: Any, dtype: np.dtype) -> Any:
     return _gumbel.log(x, dtype)
 
 
+def _fma(a: Any, b: Any, c: Any) -> Any:
+    """a * b + c as XLA's CPU code computes it: one rounding in float32."""
+    d = np.dtype(a.dtype) if hasattr(a, "dtype") else np.dtype(c.dtype)
+    if d == _F32:
+        return _float_ops.fma32(a, np.float32(b) if isinstance(b, float) else b,
+                                np.float32(c) if isinstance(c, float) else c)
+    return lax.add(lax.mul(a, b), c)
+
+
 def _isnan(x: Any) -> Any:
     return lax.ne(x, x)
 
 
+# XLA's lgamma: the Lanczos approximation (g = 7, nine coefficients) with
+# log(t) as log(g + 1/2) + log1p(z / (g + 1/2)).
+_LANCZOS_G = 7.0
+_LANCZOS_BASE = 0.99999999999980993227684700473478
+_LANCZOS = (
+    676.520368121885098567009190444019,
+    -1259.13921672240287047156078755283,
+    771.3234287776530788486528258894,
+    -176.61502916214059906584551354,
+    12.507343278686904814458936853,
+    -0.13857109526572011689554707,
+    9.984369578019570859563e-6,
+    1.50563273514931155834e-7,
+)
+
+
 def _lgamma(x: Any) -> Any:
+    """log Gamma(x) of float32 x as XLA computes it on CPU for x >= 1/2
+    (the Lanczos sum, divisions by the constant g + 1/2 as multiplies by its
+    float32 reciprocal, the final multiply-add fused), so that PTRS's
+    accept test -- a small difference of numbers near k log(lam) -- gives
+    JAX's decisions. Below 1/2 (only negative k, which PTRS rejects whatever
+    the test says) baton's lgamma."""
     from baton._lax_math import lgamma
 
-    return lgamma(x)
+    f32 = np.float32
+    z = lax.sub(x, 1.0)
+    acc = lax.full((), f32(_LANCZOS_BASE), _F32)
+    for i, c in enumerate(_LANCZOS):
+        acc = lax.add(acc, lax.div(f32(c), lax.add(lax.add(z, f32(i)), 1.0)))
+    gh = f32(_LANCZOS_G + 0.5)
+    t = lax.add(z, gh)
+    log_t = lax.add(
+        _float_ops.log1p32(lax.mul(z, f32(1) / gh)), f32(np.log(_LANCZOS_G + 0.5))
+    )
+    inner = lax.sub(lax.add(z, 0.5), lax.div(t, log_t))
+    log_sqrt_2pi = f32((np.log(2.0) + np.log(np.pi)) / 2)
+    log_y = lax.add(_float_ops.fma32(inner, log_t, log_sqrt_2pi), _float_ops.log32(acc))
+    log_y = lax.select(lax.eq(x, np.float32(np.inf)), x, log_y)
+    return lax.select(lax.lt(x, 0.5), lgamma(x), log_y)
 
 
 # ---- poisson ----
@@ -104,8 +149,11 @@ def _poisson_rejection(
 
     f = np.dtype(lam.dtype)
     log_lam = _log(lam, f)
-    b = lax.add(lax.mul(lax.sqrt(lam), 2.53), 0.931)
-    a = lax.add(lax.mul(b, 0.02483), -0.059)
+    # Every add of a product is a fused multiply-add in XLA's CPU code
+    # (_fma); an accept decision that differs changes which iteration's k
+    # is kept last, so these roundings matter.
+    b = _fma(lax.sqrt(lam), 2.53, 0.931)
+    a = _fma(b, 0.02483, -0.059)
     inv_alpha = lax.add(lax.div(1.1328, lax.sub(b, 3.4)), 1.1239)
     v_r = lax.sub(0.9277, lax.div(3.6224, lax.sub(b, 2.0)))
 
@@ -121,13 +169,9 @@ def _poisson_rejection(
         u = lax.sub(_unit(sub0, shape, f), 0.5)
         v = _unit(sub1, shape, f)
         us = lax.sub(0.5, lax.abs(u))
-        k = lax.floor(
-            lax.add(lax.add(lax.mul(lax.add(lax.div(lax.mul(a, 2.0), us), b), u), lam), 0.43)
-        )
+        k = lax.floor(lax.add(_fma(lax.add(lax.div(lax.mul(a, 2.0), us), b), u, lam), 0.43))
         s = _log(lax.div(lax.mul(v, inv_alpha), lax.add(lax.div(a, lax.mul(us, us)), b)), f)
-        tt = lax.sub(
-            lax.add(lax.neg(lam), lax.mul(k, log_lam)), _lgamma(lax.add(k, 1.0))
-        )
+        tt = lax.sub(_fma(k, log_lam, lax.neg(lam)), _lgamma(lax.add(k, 1.0)))
         accept1 = lax.bitwise_and(lax.ge(us, 0.07), lax.le(v, v_r))
         reject = lax.bitwise_or(
             lax.lt(k, 0.0), lax.bitwise_and(lax.lt(us, 0.013), lax.gt(v, us))
@@ -271,17 +315,17 @@ def _btrs(
     f = np.dtype(prob.dtype)
     one_m_p = lax.sub(1.0, prob)
     stddev = lax.sqrt(lax.mul(lax.mul(count, prob), one_m_p))
-    b = lax.add(lax.mul(stddev, 2.53), 1.15)
-    a = lax.add(lax.add(lax.mul(b, 0.0248), -0.0873), lax.mul(prob, 0.01))
-    c = lax.add(lax.mul(count, prob), 0.5)
+    b = _fma(stddev, 2.53, 1.15)
+    a = _fma(prob, 0.01, _fma(b, 0.0248, -0.0873))
+    c = _fma(count, prob, 0.5)
     v_r = lax.sub(0.92, lax.div(4.2, b))
     r = lax.div(prob, one_m_p)
     alpha = lax.mul(lax.add(lax.div(5.1, b), 2.83), stddev)
     m = lax.floor(lax.mul(lax.add(count, 1.0), prob))
     tail_m = lax.add(_stirling_approx_tail(m), _stirling_approx_tail(lax.sub(count, m)))
-    head = lax.mul(
-        lax.add(m, 0.5),
-        _log(lax.div(lax.add(m, 1.0), lax.mul(r, lax.add(lax.sub(count, m), 1.0))), f),
+    head_factor = lax.add(m, 0.5)
+    head_log = _log(
+        lax.div(lax.add(m, 1.0), lax.mul(r, lax.add(lax.sub(count, m), 1.0))), f
     )
 
     def cond(carry: Any) -> Any:
@@ -295,23 +339,22 @@ def _btrs(
         u = lax.sub(u, 0.5)
         us = lax.sub(0.5, lax.abs(u))
         accept1 = lax.bitwise_and(lax.ge(us, 0.07), lax.le(v, v_r))
-        k = lax.floor(
-            lax.add(lax.mul(lax.add(lax.div(lax.mul(a, 2.0), us), b), u), c)
-        )
+        k = lax.floor(_fma(lax.add(lax.div(lax.mul(a, 2.0), us), b), u, c))
         reject = lax.bitwise_or(lax.lt(k, 0.0), lax.gt(k, count))
         v = _log(lax.div(lax.mul(v, alpha), lax.add(lax.div(a, lax.mul(us, us)), b)), f)
         cmk1 = lax.add(lax.sub(count, k), 1.0)
-        ub = lax.add(
-            lax.add(
-                head,
-                lax.mul(
-                    lax.add(count, 1.0),
-                    _log(lax.div(lax.add(lax.sub(count, m), 1.0), cmk1), f),
-                ),
-            ),
+        # head + (count + 1) log(..) + (k + 1/2) log(..): the first sum of
+        # two products fuses the first, the next add the second product.
+        ub = _fma(
+            head_factor,
+            head_log,
             lax.mul(
-                lax.add(k, 0.5), _log(lax.div(lax.mul(r, cmk1), lax.add(k, 1.0)), f)
+                lax.add(count, 1.0),
+                _log(lax.div(lax.add(lax.sub(count, m), 1.0), cmk1), f),
             ),
+        )
+        ub = _fma(
+            lax.add(k, 0.5), _log(lax.div(lax.mul(r, cmk1), lax.add(k, 1.0)), f), ub
         )
         ub = lax.sub(
             lax.sub(lax.add(ub, tail_m), _stirling_approx_tail(k)),
@@ -466,10 +509,16 @@ def multinomial(
     """Multinomial counts of ``n`` trials over the categories of ``p``'s
     last axis (result shape ``shape``, which includes that axis; default
     ``p.shape``), one binomial draw per category on what the earlier ones
-    left, as floats of ``dtype`` (float32 by default). ``unroll`` is
+    left, as ``dtype`` (float32 by default; integer dtypes too). ``unroll`` is
     accepted for JAX's signature; the categories are always unrolled."""
     data, _ = _keys.single_key(key, "multinomial")
-    d = _samplers.float_dtype(dtype, "multinomial")
+    # The counts are computed in floats and converted at the end: any
+    # numeric dtype (JAX's astype), float32 by default.
+    d = (
+        _samplers.float_dtype(None, "multinomial")
+        if dtype is None
+        else _dtypes.canonicalize(dtype)
+    )
     pv = _inexact(p, "multinomial", "p")
     nv = _host(n)
     pshape = _ops.shape_of(p)
