@@ -295,10 +295,13 @@ def _differentiable(shape: tuple[int, ...], dtype: np.dtype, log_space: bool) ->
     return sample
 
 
-def _draw(name: str, key: Any, a: Any, shape: Any, dtype: Any, log_space: bool) -> Any:
-    data, _ = _keys.single_key(key, name)
-    d = _samplers.float_dtype(dtype, name)
-    s = _gamma_shape(name, shape, a)
+def sample(
+    data: Any, a: Any, shape: tuple[int, ...], dtype: np.dtype, log_space: bool
+) -> Any:
+    """Gamma (``log_space``: log-gamma) draws of ``shape`` for one key's data
+    and parameter ``a``: host data is converted to ``dtype`` and sampled
+    directly; a float array or tracer goes through the differentiable
+    sampler (JAX's derivative with respect to ``a``)."""
     ad = _ops.dtype_of(a)
     if (
         _ops.is_scalar(a)
@@ -307,12 +310,21 @@ def _draw(name: str, key: Any, a: Any, shape: Any, dtype: Any, log_space: bool) 
         or not _ops.is_float(ad)
     ):
         # Host data or integers: nothing to differentiate.
-        static = (("shape", s), ("dtype", d), ("log_space", log_space))
-        return _ops.apply(_gamma_impl, (data, _samplers._host_or_traced(a, d)), static)
-    # A float array (or tracer): differentiable with respect to a, as in JAX
-    # (a is broadcast to the draws' shape first, as JAX's _gamma does).
-    a_full = _ops.apply(_broadcast_impl, (a,), (("shape", s), ("dtype", d)))
-    return _differentiable(s, d, log_space)(a_full, data)
+        static = (("shape", shape), ("dtype", dtype), ("log_space", log_space))
+        return _ops.apply(
+            _gamma_impl, (data, _samplers._host_or_traced(a, dtype)), static
+        )
+    # a is broadcast to the draws' shape first, as JAX's _gamma does, so the
+    # derivative rule sees one a per draw.
+    a_full = _ops.apply(_broadcast_impl, (a,), (("shape", shape), ("dtype", dtype)))
+    return _differentiable(shape, dtype, log_space)(a_full, data)
+
+
+def _draw(name: str, key: Any, a: Any, shape: Any, dtype: Any, log_space: bool) -> Any:
+    data, _ = _keys.single_key(key, name)
+    d = _samplers.float_dtype(dtype, name)
+    s = _gamma_shape(name, shape, a)
+    return sample(data, a, s, d, log_space)
 
 
 def gamma(

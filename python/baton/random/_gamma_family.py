@@ -5,6 +5,11 @@ Each splits its key and combines gamma / log-gamma, normal, uniform and
 sign draws exactly as ``jax.random`` does (same splits, same order, same
 shapes), so the draws are JAX's (``_gamma``); what is computed from them
 uses baton's exp, pow and sqrt, within a few float32 ulp of XLA's.
+
+The gamma draws go through ``_gamma.sample``, so every one of these is
+differentiable in its parameters as JAX's are (implicit reparameterisation
+of the gamma draws); the arithmetic around them is small ``_ops.apply``
+programs of lax ops, which carry their own derivatives.
 """
 
 from __future__ import annotations
@@ -50,12 +55,15 @@ def _weak_float() -> np.dtype:
 # ---- beta ----
 
 
-def _beta_impl(
-    data: Any, a: Any, b: Any, *, shape: tuple[int, ...], dtype: np.dtype
-) -> Any:
-    key_a, key_b = split_data(data, 2)
-    log_a = _gamma.gamma_core(key_a, a, shape, dtype, True)
-    log_b = _gamma.gamma_core(key_b, b, shape, dtype, True)
+def _split_keys(data: Any, num: int) -> list[Any]:
+    """``split(key, num)`` of one key's data, as separate key data."""
+    keys = _keys.split(data, num)
+    return [keys[i] for i in range(num)]
+
+
+def _beta_post(log_a: Any, log_b: Any, *, dtype: np.dtype) -> Any:
+    """G_a / (G_a + G_b) from the two log-gamma draws, scaled by their
+    maximum so neither underflows (JAX's computation)."""
     log_max = lax.maximum(log_a, log_b)
     ga = _gamma.flush(lax.exp(lax.sub(log_a, log_max)), dtype)
     gb = _gamma.flush(lax.exp(lax.sub(log_b, log_max)), dtype)
@@ -79,22 +87,20 @@ def beta(
     _check_float(a, "beta", "a")
     _check_float(b, "beta", "b")
     s = _gamma._gamma_shape("beta", shape, a, b)
-    static = (("shape", s), ("dtype", d))
-    return _ops.apply(_beta_impl, (data, _param(a, d), _param(b, d)), static)
+    key_a, key_b = _split_keys(data, 2)
+    log_a = _gamma.sample(key_a, a, s, d, True)
+    log_b = _gamma.sample(key_b, b, s, d, True)
+    return _ops.apply(_beta_post, (log_a, log_b), (("dtype", d),))
 
 
 # ---- dirichlet ----
 
 
-def _dirichlet_impl(
-    data: Any, alpha: Any, *, shape: tuple[int, ...], dtype: np.dtype
-) -> Any:
-    k = alpha.shape[-1]
-    log_g = _gamma.gamma_core(data, alpha, (*shape, k), dtype, True)
-    # softmax over the last axis, as jax.nn.softmax computes it.
+def _softmax_post(log_g: Any, *, dtype: np.dtype) -> Any:
+    """softmax over the last axis, as jax.nn.softmax computes it (XLA
+    divides by the broadcast sum as a multiply by its reciprocal)."""
     m = lax.max(log_g, -1, True)
     e = _gamma.flush(lax.exp(lax.sub(log_g, m)), dtype)
-    # XLA divides by the broadcast sum as a multiply by its reciprocal.
     inv = lax.div(lax.full((), 1.0, dtype), lax.sum(e, -1, True))
     return _gamma.flush(lax.mul(e, inv), dtype)
 
@@ -117,26 +123,30 @@ def dirichlet(
     else:
         s = _keys.canonical_shape(shape, "dirichlet")
         _samplers._check_param_shapes("dirichlet", s, np.empty(ashape[:-1]))
-    static = (("shape", s), ("dtype", d))
-    return _ops.apply(_dirichlet_impl, (data, _param(alpha, d)), static)
+    log_g = _gamma.sample(data, alpha, (*s, ashape[-1]), d, True)
+    return _ops.apply(_softmax_post, (log_g,), (("dtype", d),))
 
 
 # ---- chisquare, f, t ----
 
 
-def _chisquare_core(
-    data: Any, df: Any, shape: tuple[int, ...], dtype: np.dtype
-) -> Any:
-    half = lax.div(lax.astype(df, dtype), lax.full((), 2.0, dtype))
-    log_g = _gamma.gamma_core(data, half, shape, dtype, True)
+def _half_impl(df: Any, *, dtype: np.dtype) -> Any:
+    return lax.div(lax.astype(df, dtype), lax.full((), 2.0, dtype))
+
+
+def _half(df: Any, dtype: np.dtype) -> Any:
+    """df / 2 in dtype (df converted first, as JAX does)."""
+    return _ops.apply(_half_impl, (_param(df, dtype),), (("dtype", dtype),))
+
+
+def _chisquare_post(log_g: Any, *, dtype: np.dtype) -> Any:
     g = _gamma.flush(lax.exp(log_g), dtype)
     return _gamma.flush(lax.mul(g, lax.full((), 2.0, dtype)), dtype)
 
 
-def _chisquare_impl(
-    data: Any, df: Any, *, shape: tuple[int, ...], dtype: np.dtype
-) -> Any:
-    return _chisquare_core(data, df, shape, dtype)
+def _chisquare_draw(data: Any, df: Any, shape: tuple[int, ...], dtype: np.dtype) -> Any:
+    log_g = _gamma.sample(data, _half(df, dtype), shape, dtype, True)
+    return _ops.apply(_chisquare_post, (log_g,), (("dtype", dtype),))
 
 
 def chisquare(
@@ -148,18 +158,14 @@ def chisquare(
     d = _samplers.float_dtype(dtype, "chisquare")
     _check_float(df, "chisquare", "df")
     s = _gamma._gamma_shape("chisquare", shape, df)
-    static = (("shape", s), ("dtype", d))
-    return _ops.apply(_chisquare_impl, (data, _param(df, d)), static)
+    return _chisquare_draw(data, df, s, d)
 
 
-def _f_impl(
-    data: Any, dfnum: Any, dfden: Any, *, shape: tuple[int, ...], dtype: np.dtype
+def _f_post(
+    chi_num: Any, chi_den: Any, dfnum: Any, dfden: Any, *, dtype: np.dtype
 ) -> Any:
     dfnum = lax.astype(dfnum, dtype)
     dfden = lax.astype(dfden, dtype)
-    key_dfd, key_dfn = split_data(data, 2)
-    chi_num = _chisquare_core(key_dfn, dfnum, shape, dtype)
-    chi_den = _chisquare_core(key_dfd, dfden, shape, dtype)
     # (chi_num / dfnum) / (chi_den / dfden), as XLA's algebraic simplifier
     # rewrites it: (chi_num * dfden) / (dfnum * chi_den).
     num = _gamma.flush(lax.mul(chi_num, dfden), dtype)
@@ -184,15 +190,14 @@ def f(
     _check_float(dfnum, "f", "dfnum")
     _check_float(dfden, "f", "dfden")
     s = _gamma._gamma_shape("f", shape, dfnum, dfden)
-    static = (("shape", s), ("dtype", d))
-    return _ops.apply(_f_impl, (data, _param(dfnum, d), _param(dfden, d)), static)
+    key_dfd, key_dfn = _split_keys(data, 2)
+    chi_num = _chisquare_draw(key_dfn, dfnum, s, d)
+    chi_den = _chisquare_draw(key_dfd, dfden, s, d)
+    args = (chi_num, chi_den, _param(dfnum, d), _param(dfden, d))
+    return _ops.apply(_f_post, args, (("dtype", d),))
 
 
-def _t_impl(data: Any, df: Any, *, shape: tuple[int, ...], dtype: np.dtype) -> Any:
-    key_n, key_g = split_data(data, 2)
-    n = _samplers._normal_impl(key_n, shape=shape, dtype=dtype)
-    half = lax.div(lax.astype(df, dtype), lax.full((), 2.0, dtype))
-    g = _gamma.gamma_core(key_g, half, shape, dtype, False)
+def _t_post(n: Any, half: Any, g: Any, *, dtype: np.dtype) -> Any:
     return lax.mul(n, lax.sqrt(_gamma.flush(lax.div(half, g), dtype)))
 
 
@@ -206,8 +211,11 @@ def t(
     d = _samplers.float_dtype(dtype, "t")
     _check_float(df, "t", "df")
     s = _gamma._gamma_shape("t", shape, df)
-    static = (("shape", s), ("dtype", d))
-    return _ops.apply(_t_impl, (data, _param(df, d)), static)
+    key_n, key_g = _split_keys(data, 2)
+    n = _samplers.normal(key_n, s, d)
+    half = _half(df, d)
+    g = _gamma.sample(key_g, half, s, d, False)
+    return _ops.apply(_t_post, (n, half, g), (("dtype", d),))
 
 
 # ---- generalized normal and the Lp ball ----
@@ -224,21 +232,27 @@ def _rademacher_core(data: Any, shape: tuple[int, ...], dtype: np.dtype) -> Any:
     return lax.astype(lax.sub(lax.mul(b, 2), 1), dtype)
 
 
-def _generalized_normal_core(
-    data: Any, p: Any, shape: tuple[int, ...], dtype: np.dtype
-) -> Any:
-    key_g, key_r = split_data(data, 2)
+def _inv_impl(p: Any) -> Any:
     # 1 / p in p's own (weak, float32) type, as JAX divides the traced p.
-    inv_p = lax.div(lax.full((), 1.0, np.dtype(p.dtype)), p)
-    g = _gamma.gamma_core(key_g, inv_p, shape, dtype, False)
-    r = _rademacher_core(key_r, shape, dtype)
+    return lax.div(lax.full((), 1.0, np.dtype(p.dtype)), p)
+
+
+def _gn_post(g: Any, r: Any, inv_p: Any, *, dtype: np.dtype) -> Any:
     return lax.mul(r, _gamma.flush(lax.pow(g, lax.astype(inv_p, dtype)), dtype))
 
 
-def _generalized_normal_impl(
-    data: Any, p: Any, *, shape: tuple[int, ...], dtype: np.dtype
+def _rademacher_impl(data: Any, *, shape: tuple[int, ...], dtype: np.dtype) -> Any:
+    return _rademacher_core(data, shape, dtype)
+
+
+def _generalized_normal_draw(
+    data: Any, p: Any, shape: tuple[int, ...], dtype: np.dtype
 ) -> Any:
-    return _generalized_normal_core(data, p, shape, dtype)
+    key_g, key_r = _split_keys(data, 2)
+    inv_p = _ops.apply(_inv_impl, (p,))
+    g = _gamma.sample(key_g, inv_p, shape, dtype, False)
+    r = _ops.apply(_rademacher_impl, (key_r,), (("shape", shape), ("dtype", dtype)))
+    return _ops.apply(_gn_post, (g, r, inv_p), (("dtype", dtype),))
 
 
 def _shape_param(value: Any, name: str) -> Any:
@@ -270,25 +284,17 @@ def generalized_normal(
     data, _ = _keys.single_key(key, "generalized_normal")
     s = _keys.canonical_shape(shape, "generalized_normal")
     d = _samplers.float_dtype(dtype, "generalized_normal")
-    static = (("shape", s), ("dtype", d))
     pv = _shape_param(p, "generalized_normal")
-    return _ops.apply(_generalized_normal_impl, (data, pv), static)
+    return _generalized_normal_draw(data, pv, s, d)
 
 
-def _ball_impl(
-    data: Any, p: Any, *, d: int, shape: tuple[int, ...], dtype: np.dtype
-) -> Any:
-    k1, k2 = split_data(data, 2)
-    g = _generalized_normal_core(k1, p, (*shape, d), dtype)
-    u = _samplers.uniform_core(
-        k2, lax.zeros((), dtype), lax.full((), 1.0, dtype), shape, dtype
-    )
+def _ball_post(g: Any, u: Any, p: Any, *, dtype: np.dtype) -> Any:
     e = lax.neg(_gumbel._log1p(lax.neg(u), dtype))
     pd = lax.astype(p, dtype)
     inv_p = lax.astype(lax.div(lax.full((), 1.0, np.dtype(p.dtype)), p), dtype)
     norm = lax.pow(lax.add(lax.sum(lax.pow(lax.abs(g), pd), -1), e), inv_p)
     # XLA divides by the broadcast norm as a multiply by its reciprocal.
-    inv = lax.div(lax.full((), 1.0, dtype), lax.reshape(norm, (*shape, 1)))
+    inv = lax.div(lax.full((), 1.0, dtype), lax.reshape(norm, (*tuple(e.shape), 1)))
     return _gamma.flush(lax.mul(g, inv), dtype)
 
 
@@ -317,5 +323,7 @@ def ball(
     if dim < 0:
         raise ValueError(f"ball: d must be non-negative, got {dim}")
     pv = _shape_param(p, "ball")
-    static = (("d", dim), ("shape", s), ("dtype", dt))
-    return _ops.apply(_ball_impl, (data, pv), static)
+    k1, k2 = _split_keys(data, 2)
+    g = _generalized_normal_draw(k1, pv, (*s, dim), dt)
+    u = _samplers.uniform(k2, s, dt)
+    return _ops.apply(_ball_post, (g, u, pv), (("dtype", dt),))
