@@ -148,13 +148,17 @@ def test_gamma_bfloat16_mostly_equal_and_valid():
     g, w = _same_type("gamma bfloat16", got, want)
     close = np.abs(_ordered(g) - _ordered(w)) <= 1
     assert close.mean() > 0.9, f"only {close.mean():.0%} within 1 bfloat16 ulp"
-    assert np.all(np.isfinite(g.astype(np.float32))) and np.all(g.astype(np.float32) >= 0)
+    assert np.all(np.isfinite(g.astype(np.float32))) and np.all(
+        g.astype(np.float32) >= 0
+    )
 
 
 def test_gamma_jit_vmap_and_typed_keys():
     a = np.array([0.2, 1.5, 9.0], np.float32)
     ref = br.gamma(br.PRNGKey(9), a, (4, 3))
-    _bitwise("gamma jit", bt.jit(lambda k, a: br.gamma(k, a, (4, 3)))(br.PRNGKey(9), a), ref)
+    _bitwise(
+        "gamma jit", bt.jit(lambda k, a: br.gamma(k, a, (4, 3)))(br.PRNGKey(9), a), ref
+    )
     _bitwise("gamma typed key", br.gamma(br.key(9), a, (4, 3)), ref)
     keys, jkeys = br.split(br.PRNGKey(3), 5), jr.split(jr.PRNGKey(3), 5)
     got = bt.vmap(lambda k: br.loggamma(k, a))(keys)
@@ -220,7 +224,12 @@ def test_beta_dirichlet_chisquare_f_t():
     for s in SEEDS:
         k, jk = br.PRNGKey(s), jr.PRNGKey(s)
         _close(f"beta s={s}", br.beta(k, a, b, (3, 7)), jr.beta(jk, a, b, (3, 7)), rtol)
-        _close(f"beta default shape s={s}", br.beta(k, a[:, None], b), jr.beta(jk, a[:, None], b), rtol)
+        _close(
+            f"beta default shape s={s}",
+            br.beta(k, a[:, None], b),
+            jr.beta(jk, a[:, None], b),
+            rtol,
+        )
         _close(
             f"dirichlet s={s}",
             br.dirichlet(k, a[:4], (5,)),
@@ -235,10 +244,17 @@ def test_beta_dirichlet_chisquare_f_t():
             rtol,
             atol=1e-30,
         )
-        _close(f"chisquare s={s}", br.chisquare(k, a, (2, 7)), jr.chisquare(jk, a, (2, 7)), rtol)
+        _close(
+            f"chisquare s={s}",
+            br.chisquare(k, a, (2, 7)),
+            jr.chisquare(jk, a, (2, 7)),
+            rtol,
+        )
         A, B = np.broadcast_to(a, (2, 7)), np.broadcast_to(b, (2, 7))
         _close(f"f s={s}", br.f(k, A, B, (2, 7)), jr.f(jk, A, B, (2, 7)), rtol)
-        _close(f"f scalar s={s}", br.f(k, 3.0, 5.0, (40,)), jr.f(jk, 3.0, 5.0, (40,)), rtol)
+        _close(
+            f"f scalar s={s}", br.f(k, 3.0, 5.0, (40,)), jr.f(jk, 3.0, 5.0, (40,)), rtol
+        )
         _close(f"t s={s}", br.t(k, a, (3, 7)), jr.t(jk, a, (3, 7)), rtol)
     # and under jit
     got = bt.jit(lambda k: br.beta(k, a, b))(br.PRNGKey(7))
@@ -251,7 +267,9 @@ def test_beta_and_dirichlet_sanity():
     x = np.asarray(br.beta(br.PRNGKey(1), 2.0, 5.0, (4000,)))
     assert np.all((x >= 0) & (x <= 1))
     assert abs(x.mean() - 2 / 7) < 5 * np.sqrt(2 * 5 / (49 * 8) / 4000)
-    d = np.asarray(br.dirichlet(br.PRNGKey(1), np.array([1.0, 2.0, 3.0], np.float32), (500,)))
+    d = np.asarray(
+        br.dirichlet(br.PRNGKey(1), np.array([1.0, 2.0, 3.0], np.float32), (500,))
+    )
     np.testing.assert_allclose(d.sum(-1), 1.0, rtol=1e-5)
 
 
@@ -264,7 +282,12 @@ def test_generalized_normal_bitwise_and_ball(p):
             br.generalized_normal(k, p, (6, 5)),
             jr.generalized_normal(jk, p, (6, 5)),
         )
-        _close(f"ball p={p} s={s}", br.ball(k, 3, p, (8,)), jr.ball(jk, 3, p, (8,)), 32 * EPS32)
+        _close(
+            f"ball p={p} s={s}",
+            br.ball(k, 3, p, (8,)),
+            jr.ball(jk, 3, p, (8,)),
+            32 * EPS32,
+        )
     pts = np.asarray(br.ball(br.PRNGKey(0), 4, p, (300,)))
     assert np.all(np.sum(np.abs(pts) ** p, -1) <= 1 + 1e-5)
 
@@ -276,11 +299,21 @@ def test_poisson_bitwise():
     lam = np.array([0.0, 0.01, 0.5, 3.0, 9.99, 10.0, 25.5, 300.0, 1e4], np.float32)
     for s in SEEDS:
         k, jk = br.PRNGKey(s), jr.PRNGKey(s)
-        _bitwise(f"poisson s={s}", br.poisson(k, lam, (20, 9)), jr.poisson(jk, lam, (20, 9)))
+        _bitwise(
+            f"poisson s={s}", br.poisson(k, lam, (20, 9)), jr.poisson(jk, lam, (20, 9))
+        )
         _bitwise(f"poisson scalar s={s}", br.poisson(k, 4.0), jr.poisson(jk, 4.0))
-        _bitwise(f"poisson int rate s={s}", br.poisson(k, 3, (2, 3)), jr.poisson(jk, 3, (2, 3)))
+        _bitwise(
+            f"poisson int rate s={s}",
+            br.poisson(k, 3, (2, 3)),
+            jr.poisson(jk, 3, (2, 3)),
+        )
     nan_lam = np.array([np.nan, 2.0], np.float32)
-    _bitwise("poisson nan", br.poisson(br.PRNGKey(0), nan_lam), jr.poisson(jr.PRNGKey(0), nan_lam))
+    _bitwise(
+        "poisson nan",
+        br.poisson(br.PRNGKey(0), nan_lam),
+        jr.poisson(jr.PRNGKey(0), nan_lam),
+    )
     for dt in (np.int8, np.int16, np.uint8):
         _bitwise(
             f"poisson {np.dtype(dt).name}",
@@ -298,10 +331,22 @@ def test_binomial_bitwise():
     p = np.array([0.3, 0.9, 0.5, 0.02, 0.6, 0.3, 0.4, 0.5, 0.5, 0.5], np.float32)
     for s in SEEDS:
         k, jk = br.PRNGKey(s), jr.PRNGKey(s)
-        _bitwise(f"binomial s={s}", br.binomial(k, n, p, (12, 10)), jr.binomial(jk, n, p, (12, 10)))
-        _bitwise(f"binomial scalar s={s}", br.binomial(k, 50, 0.25), jr.binomial(jk, 50, 0.25))
+        _bitwise(
+            f"binomial s={s}",
+            br.binomial(k, n, p, (12, 10)),
+            jr.binomial(jk, n, p, (12, 10)),
+        )
+        _bitwise(
+            f"binomial scalar s={s}",
+            br.binomial(k, 50, 0.25),
+            jr.binomial(jk, 50, 0.25),
+        )
     bad_p = np.array([np.nan, -0.5, 1.0, 0.0], np.float32)
-    _bitwise("binomial edge p", br.binomial(br.PRNGKey(1), 10.0, bad_p), jr.binomial(jr.PRNGKey(1), 10.0, bad_p))
+    _bitwise(
+        "binomial edge p",
+        br.binomial(br.PRNGKey(1), 10.0, bad_p),
+        jr.binomial(jr.PRNGKey(1), 10.0, bad_p),
+    )
     _bitwise(
         "binomial float16",
         br.binomial(br.PRNGKey(2), 30, np.float32(0.4), (20,), dtype=np.float16),
@@ -327,7 +372,11 @@ def test_multinomial_bitwise():
             jr.multinomial(jk, 50, p[0], shape=(4, 3)),
         )
     got = bt.jit(lambda k: br.multinomial(k, n, p, dtype=np.int32))(br.PRNGKey(8))
-    _bitwise("multinomial jit int32", got, jr.multinomial(jr.PRNGKey(8), n, p, dtype=jnp.int32))
+    _bitwise(
+        "multinomial jit int32",
+        got,
+        jr.multinomial(jr.PRNGKey(8), n, p, dtype=jnp.int32),
+    )
 
 
 # ---- transforms of normal / uniform draws ----
@@ -344,7 +393,11 @@ def test_wald_and_triangular_bitwise():
             br.triangular(k, -1.0, 0.3, 2.0, (50,)),
             jr.triangular(jk, -1.0, 0.3, 2.0, (50,)),
         )
-        lo, mode, hi = np.zeros(3, np.float32), np.array([0.0, 0.5, 1.0], np.float32), np.ones(3, np.float32)
+        lo, mode, hi = (
+            np.zeros(3, np.float32),
+            np.array([0.0, 0.5, 1.0], np.float32),
+            np.ones(3, np.float32),
+        )
         _bitwise(
             f"triangular arrays s={s}",
             br.triangular(k, lo, mode, hi),
@@ -362,7 +415,13 @@ def test_orthogonal():
         k, jk = br.PRNGKey(s), jr.PRNGKey(s)
         for n, shape, m in [(4, (2,), None), (3, (), 5), (5, (), 3), (1, (3,), None)]:
             got = br.orthogonal(k, n, shape, m=m)
-            _close(f"orthogonal n={n} m={m}", got, jr.orthogonal(jk, n, shape, m=m), 0, atol=1e-5)
+            _close(
+                f"orthogonal n={n} m={m}",
+                got,
+                jr.orthogonal(jk, n, shape, m=m),
+                0,
+                atol=1e-5,
+            )
     q = np.asarray(br.orthogonal(br.PRNGKey(0), 6))
     np.testing.assert_allclose(q @ q.T, np.eye(6), atol=1e-5)
 
@@ -379,8 +438,16 @@ def test_multivariate_normal(method):
         got = br.multivariate_normal(k, np.stack([mean, -mean]), cov, method=method)
         want = jr.multivariate_normal(jk, np.stack([mean, -mean]), cov, method=method)
         _close(f"mvn batch {method} s={s}", got, want, 0, atol=1e-5)
-    got = bt.jit(lambda k: br.multivariate_normal(k, mean, cov, (4,), method=method))(br.PRNGKey(1))
-    _close("mvn jit", got, jr.multivariate_normal(jr.PRNGKey(1), mean, cov, (4,), method=method), 0, atol=1e-5)
+    got = bt.jit(lambda k: br.multivariate_normal(k, mean, cov, (4,), method=method))(
+        br.PRNGKey(1)
+    )
+    _close(
+        "mvn jit",
+        got,
+        jr.multivariate_normal(jr.PRNGKey(1), mean, cov, (4,), method=method),
+        0,
+        atol=1e-5,
+    )
 
 
 # ---- keys ----
@@ -391,6 +458,7 @@ def test_key_impl_and_key_dtype():
     assert br.key_impl(br.PRNGKey(0)) == jr.key_impl(jr.PRNGKey(0))
     assert br.key_impl(br.split(br.key(0), 3)) == "threefry2x32"
     assert br.key_dtype() == br.key(0).dtype
+    assert bt.dtypes.issubdtype(br.key_dtype(), bt.dtypes.prng_key)
     assert str(br.key_dtype("threefry2x32")) == str(jr.key_dtype("threefry2x32"))
     for fn in (br.key_dtype, jr.key_dtype):
         with pytest.raises(ValueError):
@@ -445,24 +513,52 @@ def test_argument_errors_like_jax():
         args = (a, a) if name == "beta" else (a,)
         _both_raise(
             ValueError,
-            lambda: getattr(br, name)(k, *args, dtype=np.int32),
-            lambda: getattr(jr, name)(jk, *args, dtype=jnp.int32),
+            lambda name=name, args=args: getattr(br, name)(k, *args, dtype=np.int32),
+            lambda name=name, args=args: getattr(jr, name)(jk, *args, dtype=jnp.int32),
         )
     # shape= incompatible with the parameters
     _both_raise(ValueError, lambda: br.gamma(k, a, (2,)), lambda: jr.gamma(jk, a, (2,)))
-    _both_raise(ValueError, lambda: br.beta(k, a, a, (4, 2)), lambda: jr.beta(jk, a, a, (4, 2)))
-    _both_raise(ValueError, lambda: br.poisson(k, a, (2,)), lambda: jr.poisson(jk, a, (2,)))
-    _both_raise(ValueError, lambda: br.binomial(k, 3.0, a, (2,)), lambda: jr.binomial(jk, 3.0, a, (2,)))
+    _both_raise(
+        ValueError, lambda: br.beta(k, a, a, (4, 2)), lambda: jr.beta(jk, a, a, (4, 2))
+    )
+    _both_raise(
+        ValueError, lambda: br.poisson(k, a, (2,)), lambda: jr.poisson(jk, a, (2,))
+    )
+    _both_raise(
+        ValueError,
+        lambda: br.binomial(k, 3.0, a, (2,)),
+        lambda: jr.binomial(jk, 3.0, a, (2,)),
+    )
     # dirichlet needs a vector of concentrations
     _both_raise(ValueError, lambda: br.dirichlet(k, 1.0), lambda: jr.dirichlet(jk, 1.0))
     # poisson wants an integer dtype
-    _both_raise(ValueError, lambda: br.poisson(k, 2.0, dtype=np.float32), lambda: jr.poisson(jk, 2.0, dtype=jnp.float32))
+    _both_raise(
+        ValueError,
+        lambda: br.poisson(k, 2.0, dtype=np.float32),
+        lambda: jr.poisson(jk, 2.0, dtype=jnp.float32),
+    )
     # multivariate_normal's method and shapes
     cov = np.eye(3, dtype=np.float32)
-    _both_raise(ValueError, lambda: br.multivariate_normal(k, a, cov, method="qr"), lambda: jr.multivariate_normal(jk, a, cov, method="qr"))
-    _both_raise(ValueError, lambda: br.multivariate_normal(k, a, np.eye(2, dtype=np.float32)), lambda: jr.multivariate_normal(jk, a, np.eye(2, dtype=np.float32)))
-    _both_raise(ValueError, lambda: br.multivariate_normal(k, 1.0, cov), lambda: jr.multivariate_normal(jk, 1.0, cov))
+    _both_raise(
+        ValueError,
+        lambda: br.multivariate_normal(k, a, cov, method="qr"),
+        lambda: jr.multivariate_normal(jk, a, cov, method="qr"),
+    )
+    _both_raise(
+        ValueError,
+        lambda: br.multivariate_normal(k, a, np.eye(2, dtype=np.float32)),
+        lambda: jr.multivariate_normal(jk, a, np.eye(2, dtype=np.float32)),
+    )
+    _both_raise(
+        ValueError,
+        lambda: br.multivariate_normal(k, 1.0, cov),
+        lambda: jr.multivariate_normal(jk, 1.0, cov),
+    )
     # a batch of keys where one key is expected
     keys, jkeys = br.split(k, 2), jr.split(jk, 2)
     for name in ("gamma", "poisson"):
-        _both_raise(ValueError, lambda: getattr(br, name)(keys, 1.0), lambda: getattr(jr, name)(jkeys, 1.0))
+        _both_raise(
+            ValueError,
+            lambda name=name: getattr(br, name)(keys, 1.0),
+            lambda name=name: getattr(jr, name)(jkeys, 1.0),
+        )

@@ -15,7 +15,14 @@ same key gives the same numbers as JAX (jax 0.10.2, CPU): ``split``,
 (``_transforms``) ``exponential``, ``laplace``, ``logistic`` bit for bit,
 ``cauchy``, ``pareto``, ``weibull_min``, ``rayleigh``, ``lognormal``,
 ``geometric``, ``rademacher``, ``maxwell``, ``double_sided_maxwell``
-within a few ulp;
+within a few ulp; ``gamma``/``loggamma`` (``_gamma``: JAX's per-element
+Marsaglia-Tsang loop with its own key splits), the distributions built on
+them (``_gamma_family``: ``beta``, ``dirichlet``, ``chisquare``, ``f``,
+``t``, ``generalized_normal``, ``ball``; differentiable in their parameters
+as in JAX), ``poisson``, ``binomial``, ``multinomial`` (``_discrete``,
+bitwise), ``wald``, ``triangular`` and ``orthogonal``,
+``multivariate_normal`` (``_matrices``) -- docs/jax_surface.md lists how
+close each is and why;
 ``normal`` and ``truncated_normal`` are promised within 2 ulp and are
 bitwise equal on everything tested, because XLA's float32 erf, erf_inv,
 log and log1p are evaluated with the same formulas and roundings
@@ -52,8 +59,8 @@ from baton.random._keys import (
     split,
     wrap_key_data,
 )
-from baton.random._samplers import bernoulli, normal, randint, truncated_normal, uniform
 from baton.random._matrices import multivariate_normal, orthogonal
+from baton.random._samplers import bernoulli, normal, randint, truncated_normal, uniform
 from baton.random._shuffle import choice, permutation
 from baton.random._transforms import (
     cauchy,

@@ -58,8 +58,11 @@ def _fma(a: Any, b: Any, c: Any) -> Any:
     """a * b + c as XLA's CPU code computes it: one rounding in float32."""
     d = np.dtype(a.dtype) if hasattr(a, "dtype") else np.dtype(c.dtype)
     if d == _F32:
-        return _float_ops.fma32(a, np.float32(b) if isinstance(b, float) else b,
-                                np.float32(c) if isinstance(c, float) else c)
+        return _float_ops.fma32(
+            a,
+            np.float32(b) if isinstance(b, float) else b,
+            np.float32(c) if isinstance(c, float) else c,
+        )
     return lax.add(lax.mul(a, b), c)
 
 
@@ -169,8 +172,12 @@ def _poisson_rejection(
         u = lax.sub(_unit(sub0, shape, f), 0.5)
         v = _unit(sub1, shape, f)
         us = lax.sub(0.5, lax.abs(u))
-        k = lax.floor(lax.add(_fma(lax.add(lax.div(lax.mul(a, 2.0), us), b), u, lam), 0.43))
-        s = _log(lax.div(lax.mul(v, inv_alpha), lax.add(lax.div(a, lax.mul(us, us)), b)), f)
+        k = lax.floor(
+            lax.add(_fma(lax.add(lax.div(lax.mul(a, 2.0), us), b), u, lam), 0.43)
+        )
+        s = _log(
+            lax.div(lax.mul(v, inv_alpha), lax.add(lax.div(a, lax.mul(us, us)), b)), f
+        )
         tt = lax.sub(_fma(k, log_lam, lax.neg(lam)), _lgamma(lax.add(k, 1.0)))
         accept1 = lax.bitwise_and(lax.ge(us, 0.07), lax.le(v, v_r))
         reject = lax.bitwise_or(
@@ -219,7 +226,12 @@ def _int_dtype(dtype: Any, name: str) -> np.dtype:
 
 
 def poisson(
-    key: Any, lam: Any, shape: Any = None, dtype: Any = None, *, out_sharding: Any = None
+    key: Any,
+    lam: Any,
+    shape: Any = None,
+    dtype: Any = None,
+    *,
+    out_sharding: Any = None,
 ) -> Any:
     """Poisson draws of rate ``lam`` >= 0 (computed in float32), as integers
     of ``dtype`` (int32 by default); ``shape`` defaults to ``lam``'s shape
@@ -232,10 +244,14 @@ def poisson(
         s = _keys.canonical_shape(shape, "poisson")
         _broadcast_to_check("poisson", _ops.shape_of(lam), s)
     static = (("shape", s), ("dtype", d))
-    return _ops.apply(_poisson_impl, (data, _samplers._host_or_traced(lam, _F32)), static)
+    return _ops.apply(
+        _poisson_impl, (data, _samplers._host_or_traced(lam, _F32)), static
+    )
 
 
-def _broadcast_to_check(name: str, src: tuple[int, ...], shape: tuple[int, ...]) -> None:
+def _broadcast_to_check(
+    name: str, src: tuple[int, ...], shape: tuple[int, ...]
+) -> None:
     ok = len(src) <= len(shape) and all(
         a in (1, b) for a, b in zip(src[::-1], shape[::-1])
     )
@@ -271,7 +287,9 @@ def _stirling_approx_tail(k: Any) -> Any:
     kp1 = lax.add(k, 1.0)
     kp1sq = lax.mul(kp1, kp1)
     approx = lax.div(
-        lax.sub(1.0 / 12, lax.div(lax.sub(1.0 / 360, lax.div(1.0 / 1260, kp1sq)), kp1sq)),
+        lax.sub(
+            1.0 / 12, lax.div(lax.sub(1.0 / 360, lax.div(1.0 / 1260, kp1sq)), kp1sq)
+        ),
         kp1,
     )
     idx = lax.astype(lax.floor(k), _I32)
@@ -295,9 +313,7 @@ def _binomial_inversion(
     def body(carry: Any) -> Any:
         num_geom, geom_sum, rng = carry
         sub, rng = _split2(rng)
-        num_geom = lax.select(
-            lax.le(geom_sum, count), lax.add(num_geom, 1.0), num_geom
-        )
+        num_geom = lax.select(lax.le(geom_sum, count), lax.add(num_geom, 1.0), num_geom)
         u = _unit(sub, shape, f)
         geom = lax.ceil(lax.div(_log(u, f), log1mp))
         return num_geom, lax.add(geom_sum, geom), rng
@@ -421,7 +437,9 @@ def _inexact(value: Any, name: str, arg: str) -> Any:
     if isinstance(value, complex):
         raise TypeError(f"{name}: `{arg}` must be real, got a complex number")
     weak = _F64 if _samplers._x64() else _F32
-    if _ops.is_scalar(value) or isinstance(value, (list, tuple, np.ndarray, np.generic)):
+    if _ops.is_scalar(value) or isinstance(
+        value, (list, tuple, np.ndarray, np.generic)
+    ):
         a = np.asarray(value)
         if a.dtype.kind not in "biuf" and a.dtype != _dtypes.bfloat16:
             raise TypeError(f"{name}: `{arg}` must be a real number or array")
@@ -439,9 +457,7 @@ def _host(value: Any) -> Any:
     return value
 
 
-def binomial(
-    key: Any, n: Any, p: Any, shape: Any = None, dtype: Any = None
-) -> Any:
+def binomial(key: Any, n: Any, p: Any, shape: Any = None, dtype: Any = None) -> Any:
     """Binomial draws: successes in ``n`` trials of probability ``p``, as
     floats of ``dtype`` (float32 by default). Inversion where ``n
     min(p, 1-p) <= 10``, BTRS elsewhere; NaN for a negative or NaN ``n`` or
@@ -487,7 +503,9 @@ def _multinomial_impl(
     counts = []
     for i in range(k):
         rem = remaining[i]
-        ratio = lax.div(cols[i], lax.select(lax.eq(rem, 0.0), lax.full(batch, 1.0, f), rem))
+        ratio = lax.div(
+            cols[i], lax.select(lax.eq(rem, 0.0), lax.full(batch, 1.0, f), rem)
+        )
         ratio = lax.minimum(lax.maximum(ratio, 0.0), 1.0)
         count = binomial_core(keys[i], remainder, ratio, batch, f)
         remainder = lax.sub(remainder, count)
@@ -523,7 +541,9 @@ def multinomial(
     nv = _host(n)
     pshape = _ops.shape_of(p)
     if len(pshape) < 1:
-        raise ValueError("multinomial: p must have at least one dimension (the categories)")
+        raise ValueError(
+            "multinomial: p must have at least one dimension (the categories)"
+        )
     s = pshape if shape is None else _keys.canonical_shape(shape, "multinomial")
     if not s:
         raise ValueError("multinomial: shape must include the categories' axis")

@@ -271,7 +271,7 @@ def _broadcast_impl(a: Any, *, shape: tuple[int, ...], dtype: np.dtype) -> Any:
     return lax.broadcast_to(lax.astype(a, dtype), shape)
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _differentiable(shape: tuple[int, ...], dtype: np.dtype, log_space: bool) -> Any:
     """The sampler as a function of (a, key data) whose derivative with
     respect to ``a`` (of the draws' shape) is JAX's: the tangent times
@@ -402,9 +402,7 @@ def _gamma_grad_series(x: Any, a: Any, enabled: Any, dtype: np.dtype) -> Any:
     vals = while_loop(lambda v: any_true(v[0]), body, init)
     ans, dans_da = vals[3], vals[6]
     dlogax_da = lax.sub(lax.log(x), _digamma(lax.add(a, 1.0)))
-    return lax.div(
-        lax.mul(lax.neg(lax.add(dans_da, lax.mul(ans, dlogax_da))), x), a
-    )
+    return lax.div(lax.mul(lax.neg(lax.add(dans_da, lax.mul(ans, dlogax_da))), x), a)
 
 
 def _gamma_grad_cf(x: Any, a: Any, enabled: Any, dtype: np.dtype) -> Any:
@@ -424,7 +422,9 @@ def _gamma_grad_cf(x: Any, a: Any, enabled: Any, dtype: np.dtype) -> Any:
         nz = lax.ne(qk, 0.0)
         safe_qk = lax.select(nz, qk, lax.full((), 1.0, dtype))
         r = lax.div(pk, safe_qk)
-        t_n = lax.select(nz, lax.abs(lax.div(lax.sub(ans, r), r)), lax.full((), 1.0, dtype))
+        t_n = lax.select(
+            nz, lax.abs(lax.div(lax.sub(ans, r), r)), lax.full((), 1.0, dtype)
+        )
         ans_n = lax.select(nz, r, ans)
         dpk = lax.add(
             lax.sub(lax.sub(lax.mul(dpkm1, z_n), pkm1), lax.mul(dpkm2, yc)),
@@ -434,8 +434,12 @@ def _gamma_grad_cf(x: Any, a: Any, enabled: Any, dtype: np.dtype) -> Any:
             lax.sub(lax.sub(lax.mul(dqkm1, z_n), qkm1), lax.mul(dqkm2, yc)),
             lax.mul(qkm2, c),
         )
-        dans_n = lax.select(nz, lax.div(lax.sub(dpk, lax.mul(ans_n, dqk)), safe_qk), dans)
-        grad_cond = lax.select(nz, lax.abs(lax.sub(dans_n, dans)), lax.full((), 1.0, dtype))
+        dans_n = lax.select(
+            nz, lax.div(lax.sub(dpk, lax.mul(ans_n, dqk)), safe_qk), dans
+        )
+        grad_cond = lax.select(
+            nz, lax.abs(lax.sub(dans_n, dans)), lax.full((), 1.0, dtype)
+        )
         npkm2, npkm1, nqkm2, nqkm1 = pkm1, pk, qkm1, qk
         ndpkm2, ndqkm2, ndpkm1, ndqkm1 = dpkm1, dqkm1, dpk, dqk
         rescale = lax.gt(lax.abs(pk), 1.0 / eps)
@@ -492,7 +496,9 @@ def random_gamma_grad(a: Any, x: Any) -> Any:
     ax = lax.sub(lax.sub(lax.mul(safe_a, lax.log(safe_x)), safe_x), _lgamma(safe_a))
     underflow = lax.lt(ax, -float(np.log(ml_dtypes.finfo(dtype).max)))
     enabled = lax.bitwise_not(
-        lax.bitwise_or(lax.bitwise_or(x_is_zero, domain_error), lax.bitwise_or(underflow, is_nan))
+        lax.bitwise_or(
+            lax.bitwise_or(x_is_zero, domain_error), lax.bitwise_or(underflow, is_nan)
+        )
     )
     cf = _gamma_grad_cf(safe_x, safe_a, lax.bitwise_and(enabled, use_cf), dtype)
     series = _gamma_grad_series(
@@ -501,7 +507,9 @@ def random_gamma_grad(a: Any, x: Any) -> Any:
     out = lax.select(use_cf, lax.neg(cf), series)
     out = lax.select(x_is_zero, lax.zeros(tuple(a.shape), dtype), out)
     return lax.select(
-        lax.bitwise_or(domain_error, is_nan), lax.full(tuple(a.shape), np.nan, dtype), out
+        lax.bitwise_or(domain_error, is_nan),
+        lax.full(tuple(a.shape), np.nan, dtype),
+        out,
     )
 
 

@@ -106,7 +106,12 @@ def _softmax_post(log_g: Any, *, dtype: np.dtype) -> Any:
 
 
 def dirichlet(
-    key: Any, alpha: Any, shape: Any = None, dtype: Any = None, *, out_sharding: Any = None
+    key: Any,
+    alpha: Any,
+    shape: Any = None,
+    dtype: Any = None,
+    *,
+    out_sharding: Any = None,
 ) -> Any:
     """Dirichlet draws of concentration ``alpha`` (shape ``(..., n)``): the
     softmax of n log-gamma draws. The result has shape ``shape + (n,)``

@@ -126,7 +126,8 @@ def multivariate_normal(
     cshape = tuple(cov.shape)
     if len(mshape) < 1:
         raise ValueError(
-            f"multivariate_normal requires mean.ndim >= 1, got mean.ndim == {len(mshape)}"
+            "multivariate_normal requires mean.ndim >= 1, got mean.ndim == "
+            f"{len(mshape)}"
         )
     if len(cshape) < 2:
         raise ValueError(

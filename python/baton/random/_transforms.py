@@ -238,7 +238,12 @@ def _wald_impl(
 
 
 def wald(
-    key: Any, mean: Any, shape: Any = None, dtype: Any = None, *, out_sharding: Any = None
+    key: Any,
+    mean: Any,
+    shape: Any = None,
+    dtype: Any = None,
+    *,
+    out_sharding: Any = None,
 ) -> Any:
     """Wald (inverse Gaussian) draws of ``mean`` > 0 with unit shape, by
     Michael, Schucany and Haas's transform of a normal and a uniform draw
