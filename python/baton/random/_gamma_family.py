@@ -65,8 +65,8 @@ def _beta_post(log_a: Any, log_b: Any, *, dtype: np.dtype) -> Any:
     """G_a / (G_a + G_b) from the two log-gamma draws, scaled by their
     maximum so neither underflows (JAX's computation)."""
     log_max = lax.maximum(log_a, log_b)
-    ga = _gamma.flush(lax.exp(lax.sub(log_a, log_max)), dtype)
-    gb = _gamma.flush(lax.exp(lax.sub(log_b, log_max)), dtype)
+    ga = _gamma.flush(_gumbel.exp(lax.sub(log_a, log_max), dtype), dtype)
+    gb = _gamma.flush(_gumbel.exp(lax.sub(log_b, log_max), dtype), dtype)
     return _gamma.flush(lax.div(ga, lax.add(ga, gb)), dtype)
 
 
@@ -100,7 +100,7 @@ def _softmax_post(log_g: Any, *, dtype: np.dtype) -> Any:
     """softmax over the last axis, as jax.nn.softmax computes it (XLA
     divides by the broadcast sum as a multiply by its reciprocal)."""
     m = lax.max(log_g, -1, True)
-    e = _gamma.flush(lax.exp(lax.sub(log_g, m)), dtype)
+    e = _gamma.flush(_gumbel.exp(lax.sub(log_g, m), dtype), dtype)
     inv = lax.div(lax.full((), 1.0, dtype), lax.sum(e, -1, True))
     return _gamma.flush(lax.mul(e, inv), dtype)
 
@@ -145,7 +145,7 @@ def _half(df: Any, dtype: np.dtype) -> Any:
 
 
 def _chisquare_post(log_g: Any, *, dtype: np.dtype) -> Any:
-    g = _gamma.flush(lax.exp(log_g), dtype)
+    g = _gamma.flush(_gumbel.exp(log_g, dtype), dtype)
     return _gamma.flush(lax.mul(g, lax.full((), 2.0, dtype)), dtype)
 
 

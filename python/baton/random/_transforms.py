@@ -109,7 +109,8 @@ def _default_shape(shape: Any, name: str, *params: Any) -> tuple[int, ...]:
 
 
 def _pareto_impl(e: Any, b: Any) -> Any:
-    return lax.exp(lax.div(e, lax.astype(b, np.dtype(e.dtype))))
+    d = np.dtype(e.dtype)
+    return _gumbel.exp(lax.div(e, lax.astype(b, d)), d)
 
 
 def pareto(
@@ -169,7 +170,8 @@ def rayleigh(
 
 
 def _lognormal_impl(n: Any, sigma: Any) -> Any:
-    return lax.exp(lax.mul(n, lax.astype(sigma, np.dtype(n.dtype))))
+    d = np.dtype(n.dtype)
+    return _gumbel.exp(lax.mul(n, lax.astype(sigma, d)), d)
 
 
 def lognormal(
