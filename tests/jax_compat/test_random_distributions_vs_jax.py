@@ -132,6 +132,32 @@ def test_gamma_float32_matches_jax(fn):
     assert np.mean(equal) > 0.9, f"{fn}: only {np.mean(equal):.2%} bitwise"
 
 
+def test_gamma_edge_parameters_bitwise():
+    # zero, negative, NaN, tiny and huge shape parameters take JAX's paths
+    # (0, NaN, -inf in log space, ...).
+    a = np.array([0.0, -1.0, np.nan, 1e-30, 1e-6, 1e6, 1e30], np.float32)
+    for name in ("gamma", "loggamma", "chisquare", "t"):
+        got = getattr(br, name)(br.PRNGKey(0), a)
+        _bitwise(f"{name} edge a", got, getattr(jr, name)(jr.PRNGKey(0), a))
+
+
+def test_xla_exp_emulation():
+    # The float32 exp the samplers use (_float_ops.exp32) against XLA's,
+    # over the whole range, the clamps and the special values.
+    from baton import _ops
+    from baton.random import _float_ops
+
+    x = np.concatenate(
+        [
+            (np.random.default_rng(0).standard_normal(50000) * 10).astype(np.float32),
+            np.linspace(-100, 100, 50001, dtype=np.float32),
+            np.array([np.inf, -np.inf, np.nan, 0.0, -0.0, 88.72, -87.4], np.float32),
+        ]
+    )
+    got = _ops.apply(lambda v: _float_ops.exp32(v), (x,))
+    _bitwise("exp32", got, jax.jit(jnp.exp)(x))
+
+
 @pytest.mark.skipif(NATIVE_FP16, reason="XLA computes float16 natively on AVX512-FP16")
 @pytest.mark.parametrize("fn", ["gamma", "loggamma"])
 def test_gamma_float16_bitwise(fn):
