@@ -280,3 +280,48 @@ def next_after(x: Any, upward: bool) -> Any:
     # -inf's upward neighbour is the lowest float (inf + step stays inf and
     # NaN stays NaN on their own).
     return lax.select(lax.eq(x, -np.inf), lax.full((), -_F32_MAX, _F32), r)
+
+
+# XLA's float32 exp on CPU: Cephes' expf. With n = floor(x log2(e) + 1/2)
+# and r = x - n ln2 (ln2 in two parts, fused steps), exp(x) = 2**n *
+# (1 + r + r**2 P(r)), Horner steps fused; x is first clamped to
+# [-88.376..., log(FLT_MAX)] and n to at most 127 (so 2**n stays a float32;
+# matched against XLA on 300k inputs across the whole range).
+_EXP_P = (
+    1.9875691500e-4,
+    1.3981999507e-3,
+    8.3334519073e-3,
+    4.1665795894e-2,
+    1.6666665459e-1,
+    5.0000001201e-1,
+)
+_EXP_HI = 88.7228391
+_EXP_LO = -88.3762626647949
+
+
+def _pow2_64(n: Any) -> Any:
+    """2.0**n in float64 for integral float32 n with |n| <= 255, exactly
+    (a product of the powers of two of n's bits)."""
+    m = lax.astype(lax.abs(n), np.dtype(np.int32))
+    p = lax.full((), 1.0, _F64)
+    for s in (128, 64, 32, 16, 8, 4, 2, 1):
+        bit = lax.ne(lax.bitwise_and(m, s), 0)
+        p = lax.select(bit, lax.mul(p, 2.0**s), p)
+    return lax.select(lax.lt(n, 0.0), lax.div(1.0, p), p)
+
+
+def exp32(x: Any) -> Any:
+    """e**x of float32 x as XLA's CPU backend computes it (Cephes' expf
+    with fused steps; results below the normal range flushed to zero, as
+    XLA's code runs with denormals off)."""
+    f32 = np.float32
+    xc = lax.minimum(lax.maximum(x, f32(_EXP_LO)), f32(_EXP_HI))
+    n = lax.minimum(lax.floor(fma32(xc, f32(1.44269504088896341), f32(0.5))), 127.0)
+    r = fma32(n, f32(-0.693359375), xc)
+    r = fma32(n, f32(2.12194440e-4), r)
+    z = lax.mul(r, r)
+    y = _horner_fma(r, _EXP_P)
+    y = lax.add(fma32(y, z, r), 1.0)
+    out = lax.astype(lax.mul(lax.astype(y, _F64), _pow2_64(n)), _F32)
+    out = lax.select(lax.lt(out, f32(_F32_MIN_NORMAL)), lax.zeros((), _F32), out)
+    return lax.select(lax.ne(x, x), x, out)

@@ -31,6 +31,13 @@ def log(x: Any, dtype: np.dtype) -> Any:
     return lax.astype(_float_ops.log32(lax.astype(x, _F32)), dtype)
 
 
+def exp(x: Any, dtype: np.dtype) -> Any:
+    """XLA's CPU exp for dtype (float32 arithmetic for 16-bit floats)."""
+    if dtype == np.dtype(np.float64):
+        return lax.exp(x)
+    return lax.astype(_float_ops.exp32(lax.astype(x, _F32)), dtype)
+
+
 def _log1p(x: Any, dtype: np.dtype) -> Any:
     if dtype == np.dtype(np.float64):
         u = lax.add(x, 1.0)

@@ -307,6 +307,33 @@ def wrap_key_data(key_bits_array: Any, *, impl: Any = None) -> PRNGKeyArray:
     return PRNGKeyArray(data)
 
 
+_IMPL = "threefry2x32"
+
+
+def _check_impl(impl: Any, name: str) -> None:
+    if impl not in (None, _IMPL):
+        raise ValueError(
+            f"{name}: unrecognized PRNG implementation {impl!r}; baton implements "
+            f"only {_IMPL!r}"
+        )
+
+
+def key_impl(keys: Any) -> str:
+    """The name of the generator behind a key array (typed or raw uint32
+    data, any batch shape): always ``'threefry2x32'``, baton's only one."""
+    _unwrap(keys, "key_impl")
+    return _IMPL
+
+
+def key_dtype(impl_spec: Any = None) -> str:
+    """The key "dtype" of a generator (``impl_spec`` None or
+    'threefry2x32'): ``'key<fry>'``, what ``PRNGKeyArray.dtype`` gives
+    (baton has no key dtype, so this is its name, which compares equal to
+    a typed key array's ``dtype``)."""
+    _check_impl(impl_spec, "key_dtype")
+    return "key<fry>"
+
+
 # ---- split, fold_in, bits ----
 
 

@@ -2,7 +2,7 @@
 ``normal`` or ``bernoulli`` draws: ``exponential``, ``laplace``,
 ``logistic``, ``cauchy``, ``pareto``, ``weibull_min``, ``rayleigh``,
 ``lognormal``, ``geometric``, ``rademacher``, ``maxwell``,
-``double_sided_maxwell`` (and ``clone``).
+``double_sided_maxwell``, ``wald``, ``triangular`` (and ``clone``).
 
 The draws are JAX's bit for bit (``_samplers``), and the logarithms are
 XLA's float32 ones (``_float_ops.log32`` / ``log1p32`` through
@@ -20,7 +20,7 @@ import numpy as np
 
 from baton import _ops
 from baton._baton import lax
-from baton.random import _gumbel, _keys, _samplers
+from baton.random import _float_ops, _gumbel, _keys, _samplers
 
 _I32 = np.dtype(np.int32)
 
@@ -109,7 +109,8 @@ def _default_shape(shape: Any, name: str, *params: Any) -> tuple[int, ...]:
 
 
 def _pareto_impl(e: Any, b: Any) -> Any:
-    return lax.exp(lax.div(e, lax.astype(b, np.dtype(e.dtype))))
+    d = np.dtype(e.dtype)
+    return _gumbel.exp(lax.div(e, lax.astype(b, d)), d)
 
 
 def pareto(
@@ -169,7 +170,8 @@ def rayleigh(
 
 
 def _lognormal_impl(n: Any, sigma: Any) -> Any:
-    return lax.exp(lax.mul(n, lax.astype(sigma, np.dtype(n.dtype))))
+    d = np.dtype(n.dtype)
+    return _gumbel.exp(lax.mul(n, lax.astype(sigma, d)), d)
 
 
 def lognormal(
@@ -213,6 +215,94 @@ def geometric(
     return _ops.apply(
         _geometric_impl, (u, _samplers._host_or_traced(p, fd)), (("dtype", d),)
     )
+
+
+def _wald_impl(
+    v: Any, z: Any, mean: Any, *, shape: tuple[int, ...], dtype: np.dtype
+) -> Any:
+    mean = lax.broadcast_to(lax.astype(mean, dtype), shape)
+    y = lax.mul(v, v)
+    y_sq = lax.mul(y, y)
+    mean_sq = lax.mul(mean, mean)
+    half_mean = lax.mul(mean, 0.5)
+    base = lax.add(mean, lax.mul(lax.mul(mean_sq, y), 0.5))
+    if dtype == np.dtype(np.float32):
+        # XLA contracts 4 mean y + mean**2 y**2 and the final subtraction
+        # into fused multiply-adds on CPU.
+        inner = _float_ops.fma32(lax.mul(mean, 4.0), y, lax.mul(mean_sq, y_sq))
+        x = _float_ops.fma32(lax.neg(half_mean), lax.sqrt(inner), base)
+    else:
+        inner = lax.add(lax.mul(lax.mul(mean, 4.0), y), lax.mul(mean_sq, y_sq))
+        x = lax.sub(base, lax.mul(half_mean, lax.sqrt(inner)))
+    return lax.select(
+        lax.le(z, lax.div(mean, lax.add(mean, x))), x, lax.div(mean_sq, x)
+    )
+
+
+def wald(
+    key: Any,
+    mean: Any,
+    shape: Any = None,
+    dtype: Any = None,
+    *,
+    out_sharding: Any = None,
+) -> Any:
+    """Wald (inverse Gaussian) draws of ``mean`` > 0 with unit shape, by
+    Michael, Schucany and Haas's transform of a normal and a uniform draw
+    (keys split as JAX does); ``shape`` defaults to ``mean``'s shape."""
+    from baton.random._keys import split
+
+    d = _samplers.float_dtype(dtype, "wald")
+    s = _default_shape(shape, "wald", mean)
+    if shape is not None:
+        _samplers._check_param_shapes("wald", s, mean)
+    k1, k2 = split(key)
+    v = _samplers.normal(k1, s, d)
+    z = _samplers.uniform(k2, s, d)
+    return _ops.apply(
+        _wald_impl,
+        (v, z, _samplers._host_or_traced(mean, d)),
+        (("shape", s), ("dtype", d)),
+    )
+
+
+def _triangular_impl(
+    u: Any, left: Any, mode: Any, right: Any, *, shape: tuple[int, ...]
+) -> Any:
+    d = np.dtype(u.dtype)
+    left, mode, right = (
+        lax.broadcast_to(lax.astype(p, d), shape) for p in (left, mode, right)
+    )
+    width = lax.sub(right, left)
+    fc = lax.div(lax.sub(mode, left), width)
+    out1 = lax.add(left, lax.sqrt(lax.mul(lax.mul(u, width), lax.sub(mode, left))))
+    out2 = lax.sub(
+        right,
+        lax.sqrt(lax.mul(lax.mul(lax.sub(1.0, u), width), lax.sub(right, mode))),
+    )
+    return lax.select(lax.lt(u, fc), out1, out2)
+
+
+def triangular(
+    key: Any,
+    left: Any,
+    mode: Any,
+    right: Any,
+    shape: Any = None,
+    dtype: Any = None,
+    *,
+    out_sharding: Any = None,
+) -> Any:
+    """Triangular draws on [left, right] peaking at ``mode``, by inverting
+    the distribution function at a uniform draw; ``shape`` defaults to the
+    parameters' broadcast shape."""
+    d = _samplers.float_dtype(dtype, "triangular")
+    s = _default_shape(shape, "triangular", left, mode, right)
+    if shape is not None:
+        _samplers._check_param_shapes("triangular", s, left, mode, right)
+    u = _samplers.uniform(key, s, d)
+    params = tuple(_samplers._host_or_traced(p, d) for p in (left, mode, right))
+    return _ops.apply(_triangular_impl, (u, *params), (("shape", s),))
 
 
 # ---- sign and norm draws ----
@@ -294,5 +384,7 @@ __all__ = [
     "pareto",
     "rademacher",
     "rayleigh",
+    "triangular",
+    "wald",
     "weibull_min",
 ]
