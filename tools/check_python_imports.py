@@ -124,6 +124,7 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
             "baton._shard_map",
             "baton._process_collectives",
             "baton._jit",
+            "baton._compiler_ir",
             "baton.experimental",
             "baton.experimental.*",
             "baton._eager_transform",

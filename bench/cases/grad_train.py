@@ -1,5 +1,5 @@
-"""Training steps with gradients (issue 9): a 4-layer MLP and a small
-transformer block, each `jit(value_and_grad(loss))` + SGD with the params
+"""Training steps with gradients (issue 9): a 4-layer MLP, a small
+transformer block and a small CNN (issue 41), each `jit(value_and_grad(loss))` + SGD with the params
 donated, baton vs JAX on the same inputs.
 
 Per model: time per synced step (interleaved), and peak memory. baton's
@@ -116,6 +116,50 @@ def transformer_init(batch: int, seq: int, d: int, seed: int = 0):
     x = rng.standard_normal((batch, seq, d)).astype(np.float32)
     target = rng.standard_normal((batch, seq, d)).astype(np.float32)
     return params, (x, target)
+
+
+def cnn_loss(np_, api):
+    """Two 3x3 conv layers (NHWC, SAME), 2x2 max pooling after each, a dense
+    head, softmax cross-entropy (issue 41's CNN step)."""
+
+    def conv(x, w, b):
+        y = api.lax.conv_general_dilated(
+            x, w, (1, 1), "SAME", dimension_numbers=("NHWC", "HWIO", "NHWC")
+        )
+        return np_.maximum(y + b, 0.0)
+
+    def pool(x):
+        return api.lax.reduce_window(
+            x, -np_.inf, api.lax.max, (1, 2, 2, 1), (1, 2, 2, 1), "VALID"
+        )
+
+    def loss(params, batch):
+        x, y = batch
+        h = pool(conv(x, *params["conv1"]))
+        h = pool(conv(h, *params["conv2"]))
+        h = h.reshape(h.shape[0], -1)
+        w, b = params["dense"]
+        return -np_.mean(np_.sum(_log_softmax(np_, api, h @ w + b) * y, axis=1))
+
+    return loss
+
+
+def cnn_init(batch: int, side: int, c1: int, c2: int, classes: int = 10, seed: int = 0):
+    rng = np.random.default_rng(seed)
+
+    def w(*shape):
+        fan_in = int(np.prod(shape[:-1]))
+        return (rng.standard_normal(shape) / np.sqrt(fan_in)).astype(np.float32)
+
+    flat = (side // 4) * (side // 4) * c2
+    params = {
+        "conv1": (w(3, 3, 1, c1), np.zeros(c1, np.float32)),
+        "conv2": (w(3, 3, c1, c2), np.zeros(c2, np.float32)),
+        "dense": (w(flat, classes), np.zeros(classes, np.float32)),
+    }
+    x = rng.standard_normal((batch, side, side, 1)).astype(np.float32)
+    y = np.eye(classes, dtype=np.float32)[rng.integers(0, classes, batch)]
+    return params, (x, y)
 
 
 def sgd_step(api, loss):
@@ -235,6 +279,15 @@ def transformer_step(ctx: Context) -> list[Row]:
     )
 
 
+def cnn_step(ctx: Context) -> list[Row]:
+    """Two conv layers + max pooling + dense head, SGD, donated params."""
+    batch, side, c1, c2 = ctx.pick((64, 28, 16, 32), (4, 8, 4, 8))
+    name = f"cnn {side}x{side} c{c1},{c2} b{batch}"
+    # atol: after 20+ steps the ReLU + max-pool ties and the two libraries'
+    # convolution summation orders leave ~1e-5 differences in small weights.
+    return _run(ctx, name, cnn_loss, cnn_init(batch, side, c1, c2), rtol=1e-4, atol=5e-5)
+
+
 CASES = [
     Case(
         "mlp_step",
@@ -245,5 +298,10 @@ CASES = [
         "transformer_step",
         transformer_step,
         "transformer block jit(value_and_grad)+SGD, donated: time, compiled peak",
+    ),
+    Case(
+        "cnn_step",
+        cnn_step,
+        "2 conv + pool + dense jit(value_and_grad)+SGD, donated: time, compiled peak",
     ),
 ]

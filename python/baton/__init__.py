@@ -40,6 +40,7 @@ from baton import _array_methods  # noqa: F401 -- attaches Array's methods
 from baton._array_type import Array  # noqa: F811 -- bt.Array: arrays and tracers
 from baton import lax
 from baton._jit import clear_caches, device_put, jit  # device_put: traced form too
+from baton import _compiler_ir  # noqa: F401  (Lowered.compiler_ir)
 from baton._compile_log import log_compiles
 from baton import _operators  # noqa: F401 -- operators, indexing, .at[] (uses jit)
 from baton._autodiff import grad, jvp, value_and_grad, vjp

@@ -32,19 +32,44 @@ Tracer Unweaken(const Tracer& t, DType other) {
 
 namespace {
 
+// JAX's kinds, lowest first: bool < integers < floats < complex.
+int KindRank(DType t) {
+  if (t == DType::kBool) return 0;
+  if (is_complex(t)) return 3;
+  return is_floating(t) ? 2 : 1;
+}
+int KindRank(nb::handle h) {
+  PyObject* o = h.ptr();
+  if (nb::isinstance<PyTracer>(h)) {
+    return KindRank(nb::inst_ptr<PyTracer>(h)->tracer.dtype());
+  }
+  if (PyBool_Check(o)) return 0;
+  if (PyLong_Check(o)) return 1;
+  return PyComplex_Check(o) ? 3 : 2;
+}
+
 // Applies a binary op: Python scalars and weak Tracers take the other
-// operand's dtype; the result is weak when both operands are.
+// operand's dtype. The result is weak when both operands are, and when the
+// weak one is of a higher kind than the strong one (JAX's lattice: int32
+// times a Python float is a weakly typed float32, so bfloat16 data it meets
+// next keeps its type).
 Tracer Binary(const std::shared_ptr<TraceFrame>& frame, const char* op, TT tt,
               TS ts, ST st, nb::handle a, nb::handle b, bool* weak) {
   const bool sa = IsPythonScalar(a), sb = IsPythonScalar(b);
   const bool wa = IsWeak(a), wb = IsWeak(b);
   *weak = wa && wb;
+  // With one weak operand: weak when it is of a higher kind than the
+  // strong one's dtype.
+  auto weak_wins = [&](nb::handle w, const Tracer& strong) {
+    return KindRank(w) > KindRank(strong.dtype());
+  };
   if (sa && sb) {
     const Tracer x = ToTracer(a, frame, op);
     return ts ? ts(x, ToWeakScalar(b, op)) : tt(x, ToTracer(b, frame, op));
   }
   if (sb) {
     const Tracer x = ToTracer(a, frame, op);
+    if (!wa) *weak = weak_wins(b, x);
     const WeakScalar s = ToWeakScalar(b, op);
     if (ts) return ts(x, s);
     return tt(x, compiler::full(frame->context(), Shape{}, s,
@@ -52,6 +77,7 @@ Tracer Binary(const std::shared_ptr<TraceFrame>& frame, const char* op, TT tt,
   }
   if (sa) {
     const Tracer y = ToTracer(b, frame, op);
+    if (!wb) *weak = weak_wins(a, y);
     const WeakScalar s = ToWeakScalar(a, op);
     if (st) return st(s, y);
     return tt(
@@ -59,8 +85,14 @@ Tracer Binary(const std::shared_ptr<TraceFrame>& frame, const char* op, TT tt,
         y);
   }
   Tracer x = ToTracer(a, frame, op), y = ToTracer(b, frame, op);
-  if (wa && !wb) x = Unweaken(x, y.dtype());
-  if (wb && !wa) y = Unweaken(y, x.dtype());
+  if (wa && !wb) {
+    *weak = weak_wins(a, y);
+    x = Unweaken(x, y.dtype());
+  }
+  if (wb && !wa) {
+    *weak = weak_wins(b, x);
+    y = Unweaken(y, x.dtype());
+  }
   return tt(x, y);
 }
 

@@ -116,6 +116,13 @@ def test_reductions_and_dots():
     _both(lambda m: lambda a, b: m.dot(a, b), Z, X, rtol=1e-4, atol=1e-5)
 
 
+@pytest.mark.parametrize(
+    "kw", [{}, {"ord": 1, "axis": 1}, {"ord": "fro"}, {"ord": np.inf}, {"axis": 0}, {"ord": 3, "axis": 1}]
+)
+def test_norms_of_complex_data(kw):
+    _both(lambda m: lambda z: m.linalg.norm(z, **kw), Z, rtol=1e-5)
+
+
 def test_data_movement():
     _both(lambda m: lambda z: m.transpose(z), Z)
     _both(lambda m: lambda z: m.concatenate([z, z[:, :1]], axis=1), Z)
@@ -129,14 +136,22 @@ def test_data_movement():
     _both(lambda m: lambda z: m.broadcast_to(z[:1], (5, 4)), Z)
 
 
-def test_lax_orderings_are_refused_like_jax():
-    # jax.lax.lt / gt refuse complex operands (TypeError); baton's shape
-    # inference refuses them too, saying why.
+def test_order_is_lexicographic_as_jax_numpy():
+    a = np.array([1 + 2j, 1 + 1j, 0 + 5j, -1 - 1j], C64)
+    b = np.array([1 + 1j, 1 + 2j, 0 + 5j, -1 + 0j], C64)
+    for name in ("less", "less_equal", "greater", "greater_equal", "maximum", "minimum"):
+        _both(lambda m, n=name: getattr(m, n), a, b)
+    _both(lambda m: lambda z: m.max(z), a)
+    _both(lambda m: lambda z: m.min(z), a)
+    _both(lambda m: lambda z, w: z > w, a, b)
+
+
+def test_ops_without_a_complex_form_are_refused():
     z = bjnp.asarray(ZS)
-    with pytest.raises(ValueError, match="complex numbers have no order"):
-        bt.jit(lambda a: bt.lax.lt(a, a))(z)
-    with pytest.raises(ValueError, match="complex numbers have no order"):
-        bt.jit(lambda a: bt.lax.gt(a, a))(z)
+    with pytest.raises(ValueError, match="not defined for complex operands"):
+        bt.jit(bt.lax.floor)(z)
+    with pytest.raises(ValueError, match="sort complex"):
+        bt.jit(bjnp.sort)(z)
 
 
 # ---- transformations ----

@@ -94,7 +94,8 @@ def _stack(rows: list[Any]) -> Any:
 def array(object: Any, dtype: Any = None, copy: bool = True, ndmin: int = 0) -> Any:
     """A new array from ``object`` (numpy data, nested lists, scalars, a
     baton Array): always a copy (a snapshot of numpy data). Python data
-    follows JAX's defaults (int -> int32, float -> float32)."""
+    follows JAX's defaults (int -> int32, float -> float32); inside a trace
+    a Python scalar gives a weakly typed value, as in JAX."""
     d = _dt(dtype)
     if isinstance(object, (Array, Tracer)):
         out = _ops.unchanged(object) if d is None else _astype(object, d)
@@ -104,6 +105,10 @@ def array(object: Any, dtype: Any = None, copy: bool = True, ndmin: int = 0) -> 
         out = _stack([array(o) for o in object])
         if d is not None:
             out = _astype(out, d)
+    elif _ops.is_scalar(object) and d is None and _ops._is_tracing():
+        # A Python scalar stays weakly typed, as JAX's jnp.array(0.5): a
+        # bfloat16 value times jnp.asarray(0.5) stays bfloat16.
+        out = lax.as_tracer(object)
     else:
         if _ops.is_scalar(object):
             a = _dtypes.python_scalar_to_numpy(object, d)

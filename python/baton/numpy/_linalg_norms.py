@@ -97,6 +97,22 @@ def _types(x: Any, what: str) -> tuple[np.dtype, np.dtype]:
     return core.float_dtype(d, what), core.result_dtype(d)
 
 
+def _moduli(x: Any, ord: Any = None, matrix: bool = False) -> Any:
+    """Complex ``x`` as ``|x|`` for the norms that depend only on the
+    elements' moduli (every vector norm; the matrix norms but 2, -2 and
+    "nuc", which need the complex SVD baton's LAPACK path lacks): the same
+    value as JAX's. Real ``x`` unchanged."""
+    d = _ops.dtype_of(x)
+    if d is None or d.kind != "c" or (matrix and ord in (2, -2, "nuc")):
+        return x
+    return _ops.apply(_abs_impl, (x,))
+
+
+def _abs_impl(x: Any) -> Any:
+    return lax.abs(_ops.as_tracer(x))
+
+
+
 def norm(x: Any, ord: Any = None, axis: Any = None, keepdims: bool = False) -> Any:
     """A vector or matrix norm, as jnp.linalg.norm: axis None with ord None
     is the 2-norm of x flattened; axis None otherwise needs x of rank 1 or
@@ -107,6 +123,7 @@ def norm(x: Any, ord: Any = None, axis: Any = None, keepdims: bool = False) -> A
     nd = len(shape)
     if axis is None:
         if ord is None:
+            x = _moduli(x)
             dt, rt = _types(x, "linalg.norm")
             flat_axes = tuple(range(nd))
             return _run(
@@ -145,6 +162,7 @@ def vector_norm(
     x: Any, /, *, axis: Any = None, keepdims: bool = False, ord: Any = 2
 ) -> Any:
     """The vector p-norm of x along axis (None: all of x, flattened)."""
+    x = _moduli(x)
     if isinstance(ord, str):
         raise ValueError(f"linalg.vector_norm: invalid ord {ord!r} for a vector norm")
     nd = len(_ops.shape_of(x))
@@ -170,6 +188,7 @@ def matrix_norm(
 ) -> Any:
     """The matrix norm ord ("fro", "nuc", 1, -1, 2, -2, inf, -inf) of the
     last two dimensions of x."""
+    x = _moduli(x, ord, matrix=True)
     shape = _ops.shape_of(x)
     core.check_matrix(shape, "linalg.matrix_norm", "x")
     if ord not in _MATRIX_ORDS:

@@ -171,6 +171,8 @@ def iscomplexobj(x: Any) -> bool:
     """
     if x is None:
         return False
+    if isinstance(x, np.dtype) or (isinstance(x, type) and issubclass(x, np.generic)):
+        return np.dtype(x).kind == "c"  # a dtype or scalar type, as JAX's
     d = getattr(x, "dtype", None)
     if d is not None:
         try:

@@ -154,6 +154,20 @@ def _erf(x: Any, dtype: np.dtype) -> Any:
 
 
 def _normal_impl(data: Any, *, shape: tuple[int, ...], dtype: np.dtype) -> Any:
+    if dtype.kind == "c":
+        # As JAX: real and imaginary parts from the two halves of
+        # split(key), each of variance 1/2.
+        real = np.dtype(np.float32) if dtype == np.complex64 else np.dtype(np.float64)
+        keys = _keys._split_impl(data, shape=(2,))
+        re, im = (
+            _normal_impl(
+                lax.reshape(lax.slice(keys, (i, 0), (i + 1, 2)), (2,)),
+                shape=shape,
+                dtype=real,
+            )
+            for i in range(2)
+        )
+        return lax.div(lax.complex(re, im), lax.full((), np.sqrt(2), dtype))
     lo = np.nextafter(np.array(-1.0, dtype), np.array(0.0, dtype))
     u = uniform_core(
         data, lax.constant(lo), lax.constant(np.array(1.0, dtype)), shape, dtype
@@ -163,10 +177,15 @@ def _normal_impl(data: Any, *, shape: tuple[int, ...], dtype: np.dtype) -> Any:
 
 def normal(key: Any, shape: Any = (), dtype: Any = None) -> Any:
     """Standard normal floats: ``sqrt(2) * erf_inv(u)`` for u uniform in
-    (-1, 1), as JAX computes them (XLA's erf_inv: JAX's values)."""
+    (-1, 1), as JAX computes them (XLA's erf_inv: JAX's values). A complex
+    ``dtype`` draws the real and imaginary parts from ``split(key)``, each
+    of variance 1/2 (JAX's)."""
     data, _ = _keys.single_key(key, "normal")
     shape = _keys.canonical_shape(shape, "normal")
-    d = float_dtype(dtype, "normal")
+    if dtype is not None and _dtypes.canonicalize(dtype).kind == "c":
+        d = _dtypes.canonicalize(dtype)
+    else:
+        d = float_dtype(dtype, "normal")
     return _ops.apply(_normal_impl, (data,), (("shape", shape), ("dtype", d)))
 
 

@@ -49,7 +49,8 @@ bool AdmitsComplex(UnaryOp op) {
 
 bool AdmitsComplex(BinaryOp op) {
   return op == BinaryOp::kAdd || op == BinaryOp::kSub ||
-         op == BinaryOp::kMul || op == BinaryOp::kDiv || op == BinaryOp::kPow;
+         op == BinaryOp::kMul || op == BinaryOp::kDiv ||
+         op == BinaryOp::kPow || op == BinaryOp::kMax || op == BinaryOp::kMin;
 }
 
 Result<ValueType> InferParameter(const OpContext& op, const ParameterAttrs& a) {
@@ -234,11 +235,6 @@ Result<ValueType> InferReduce(const OpContext& op, const ReduceAttrs& a) {
   const ValueType& x = op.operand(0);
   BATON_RETURN_IF_ERROR(CheckDimList(op, a.axes, x.shape.rank(), "axes",
                                      [&] { return "operand " + Str(x); }));
-  if (is_complex(x.dtype) &&
-      (a.op == ReduceOp::kMax || a.op == ReduceOp::kMin)) {
-    return op.Fail("complex numbers have no order: max and min do not "
-                   "reduce " + Str(x));
-  }
   std::vector<int64_t> dims;
   for (int i = 0; i < x.shape.rank(); ++i) {
     if (std::find(a.axes.begin(), a.axes.end(), i) == a.axes.end()) {

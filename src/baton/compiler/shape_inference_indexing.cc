@@ -271,12 +271,6 @@ Result<ValueType> InferScatter(const OpContext& op, const ScatterAttrs& a) {
                    " differs from operand dtype " +
                    std::string(dtype_name(x.dtype)) + "; convert it first");
   }
-  if (is_complex(x.dtype) &&
-      (a.mode == ScatterMode::kMin || a.mode == ScatterMode::kMax)) {
-    return op.Fail("complex numbers have no order: a " +
-                   std::string(op_name(a.mode)) + " scatter of " + Str(x) +
-                   " is not defined");
-  }
   return OnDevice(x.shape, x.dtype);
 }
 

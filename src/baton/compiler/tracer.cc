@@ -265,7 +265,26 @@ Tracer EmitBinary(BinaryOp op, const Aligned& p) {
   return p.lhs.context()->Emit(BinaryAttrs{op}, {p.lhs, p.rhs});
 }
 Tracer EmitCompare(CompareOp op, const Aligned& p) {
-  return p.lhs.context()->Emit(CompareAttrs{op}, {p.lhs, p.rhs});
+  TraceContext& ctx = *p.lhs.context();
+  if (is_complex(p.lhs.dtype()) && op != CompareOp::kEq &&
+      op != CompareOp::kNe) {
+    // numpy's and jax.numpy's lexicographic order: the real parts, then
+    // the imaginary parts where the real parts are equal (the compare op
+    // itself has no order for complex operands).
+    auto part = [&](UnaryOp which, const Tracer& x) {
+      return ctx.Emit(UnaryAttrs{which}, {x});
+    };
+    const Tracer ra = part(UnaryOp::kReal, p.lhs), rb = part(UnaryOp::kReal, p.rhs);
+    const Tracer ia = part(UnaryOp::kImag, p.lhs), ib = part(UnaryOp::kImag, p.rhs);
+    const CompareOp strict = (op == CompareOp::kLt || op == CompareOp::kLe)
+                                 ? CompareOp::kLt
+                                 : CompareOp::kGt;
+    const Tracer first = ctx.Emit(CompareAttrs{strict}, {ra, rb});
+    const Tracer tie = ctx.Emit(CompareAttrs{CompareOp::kEq}, {ra, rb});
+    const Tracer second = ctx.Emit(CompareAttrs{op}, {ia, ib});
+    return first | (tie & second);
+  }
+  return ctx.Emit(CompareAttrs{op}, {p.lhs, p.rhs});
 }
 
 Tracer Binary(BinaryOp op, const Tracer& a, const Tracer& b,
@@ -403,11 +422,15 @@ Tracer pow(const Tracer& a, WeakScalar b) {
   // float32, which would otherwise take the integer-power path below and
   // return it as is, or dereference its null context for x ** 0).
   CommonContext("pow", {&a});
-  // A floating value to a Python integer power (x ** 3) is a chain of
-  // multiplications by repeated squaring, as JAX's integer_pow: a few
-  // vectorized multiplies (fused with their neighbours) instead of a pow
-  // per element, and derivatives through plain products.
-  if (b.kind() == WeakScalar::Kind::kInt && is_inexact(a.dtype())) {
+  // A floating (or complex) value to a Python integer power (x ** 3), and
+  // an integer one to a non-negative power, is a chain of multiplications
+  // by repeated squaring, as JAX's integer_pow: a few vectorized multiplies
+  // (fused with their neighbours) instead of a pow per element, and
+  // derivatives through plain products. Integer multiplication wraps as
+  // the integer pow does, so the values are the same.
+  if (b.kind() == WeakScalar::Kind::kInt &&
+      (is_inexact(a.dtype()) ||
+       (is_integer(a.dtype()) && b.int_value() >= 0))) {
     int64_t n = b.int_value();
     const bool reciprocal = n < 0;
     // -n would overflow for INT64_MIN; such a power is 0, 1 or inf anyway.
@@ -494,9 +517,22 @@ Tracer round(const Tracer& x) { return Unary(UnaryOp::kRound, x, true); }
 Tracer abs(const Tracer& x) { return Unary(UnaryOp::kAbs, x, false); }
 Tracer sign(const Tracer& x) { return Unary(UnaryOp::kSign, x, false); }
 Tracer neg(const Tracer& x) { return Unary(UnaryOp::kNeg, x, false); }
-Tracer real(const Tracer& x) { return Unary(UnaryOp::kReal, x, false); }
-Tracer imag(const Tracer& x) { return Unary(UnaryOp::kImag, x, false); }
-Tracer conj(const Tracer& x) { return Unary(UnaryOp::kConj, x, false); }
+// On real operands real and conj are x itself and imag is zeros: no
+// instruction, so conj(x) * x is the program x * x.
+Tracer real(const Tracer& x) {
+  if (!is_complex(x.dtype())) return x;
+  return Unary(UnaryOp::kReal, x, false);
+}
+Tracer imag(const Tracer& x) {
+  if (!is_complex(x.dtype())) {
+    return full(CommonContext("imag", {&x}), x.shape(), 0, x.dtype());
+  }
+  return Unary(UnaryOp::kImag, x, false);
+}
+Tracer conj(const Tracer& x) {
+  if (!is_complex(x.dtype())) return x;
+  return Unary(UnaryOp::kConj, x, false);
+}
 
 Tracer complex(const Tracer& re, const Tracer& im) {
   constexpr std::string_view kOp = "complex";

@@ -44,8 +44,9 @@ inline constexpr bool kComplexToReal =
 // Complex semantics. Shape inference admits complex operands for negate,
 // abs, exp, log, sqrt, rsqrt, sin, cos, tan, tanh, logistic, log1p, expm1,
 // atan, sign, real, imag and conj; add, subtract, multiply, divide and
-// power; eq and ne; sum and product. The other ops (ordering, rounding,
-// bitwise) refuse complex operands, and their branches below only keep the
+// power; max and min (JAX's lexicographic order: real part, then
+// imaginary); eq and ne; sum, product, max and min reductions. The other
+// ops (lt/le/gt/ge, rounding, bitwise) refuse complex operands, and their branches below only keep the
 // templates compiling. Arithmetic is std::complex's (C99 Annex G infinities
 // and NaNs for multiply and divide).
 template <UnaryOp op, typename C>
@@ -266,6 +267,15 @@ inline C Binary(C a, C b) {
         if (b.imag() == 0 && b.real() > 0) return C(0);
       }
       return std::pow(a, b);
+    } else if constexpr (op == BinaryOp::kMax || op == BinaryOp::kMin) {
+      // JAX's lexicographic order (real part first, then imaginary); a NaN
+      // in either part of either operand gives that operand.
+      if (a != a) return a;  // NOLINT: NaN test
+      if (b != b) return b;  // NOLINT: NaN test
+      const bool a_less = a.real() < b.real() ||
+                          (a.real() == b.real() && a.imag() < b.imag());
+      if constexpr (op == BinaryOp::kMax) return a_less ? b : a;
+      else return a_less ? a : b;
     } else {
       return C(0);  // refused for complex by shape inference
     }
@@ -353,7 +363,12 @@ template <ReduceOp op, typename C>
 inline C ReduceInit() {
   if constexpr (op == ReduceOp::kSum) return C(0);
   else if constexpr (op == ReduceOp::kProd) return C(1);
-  else if constexpr (kIsComplexType<C>) return C(0);  // max/min: refused
+  else if constexpr (kIsComplexType<C>) {
+    // max/min: the lexicographic extremes.
+    using R = typename C::value_type;
+    constexpr R inf = std::numeric_limits<R>::infinity();
+    return op == ReduceOp::kMax ? C(-inf, -inf) : C(inf, inf);
+  }
   else if constexpr (op == ReduceOp::kMax) {
     if constexpr (kIsFloat<C>) return -std::numeric_limits<C>::infinity();
     else return std::numeric_limits<C>::lowest();
