@@ -35,9 +35,11 @@ def _nested(depth: int, call: Callable[[], Any]) -> Any:
 def _cases() -> dict[str, Callable[[], Any]]:
     x = bt.device_put(np.ones(4, np.float32)).block_until_ready()
     scalar = np.float32(1)
+    add_one = bt.jit(lambda v: v + 1)
     return {
         "bt.device_put(np.float32(1))": lambda: bt.device_put(scalar),
         "x.copy()  (f32[4])": x.copy,
+        "jitted x + 1  (f32[4])": lambda: add_one(x),
         "bnp.zeros(4)": lambda: bnp.zeros(4),
         "x.copy() 40 frames deep": lambda: _nested(40, x.copy),
     }
