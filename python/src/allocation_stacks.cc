@@ -7,6 +7,8 @@
 #define Py_BUILD_CORE 1
 #include <internal/pycore_frame.h>
 #undef Py_BUILD_CORE
+#elif PY_VERSION_HEX < 0x030B0000
+#include <frameobject.h>  // PyFrameObject's fields (f_lasti)
 #endif
 
 #include <algorithm>
@@ -57,6 +59,20 @@ bool SameFrame(const RawFrame& a, const RawFrame& b) {
   return a.code == b.code && a.lasti == b.lasti;
 }
 
+#if !BATON_READ_INTERPRETER_FRAMES
+// The offset in bytes of `frame`'s current instruction, as PyFrame_GetLasti
+// (3.11+) gives it; -1 before the first one.
+int FrameLasti(PyFrameObject* frame) {
+#if PY_VERSION_HEX >= 0x030B0000
+  return PyFrame_GetLasti(frame);
+#elif PY_VERSION_HEX >= 0x030A0000
+  return frame->f_lasti < 0 ? -1 : frame->f_lasti * 2;  // in code units
+#else
+  return frame->f_lasti;  // in bytes
+#endif
+}
+#endif
+
 // Fills `out` with the calling thread's innermost Python frames (at most
 // `max`); returns how many. The code pointers are borrowed: the executing
 // frames keep them alive until the binding returns.
@@ -77,7 +93,7 @@ int WalkFrames(RawFrame* out, int max) {
   Py_XINCREF(frame);
   while (frame != nullptr && n < max) {
     PyCodeObject* code = PyFrame_GetCode(frame);  // new reference
-    out[n++] = RawFrame{code, PyFrame_GetLasti(frame)};
+    out[n++] = RawFrame{code, FrameLasti(frame)};
     Py_DECREF(code);  // the frame holds another
     PyFrameObject* back = PyFrame_GetBack(frame);  // new reference
     Py_DECREF(frame);
