@@ -8,6 +8,7 @@ Python function with nothing recorded. ``bt.config``'s
 API function is named then).
 """
 
+import _thread
 import os
 import subprocess
 import sys
@@ -143,3 +144,27 @@ def test_the_environment_variable_turns_capture_off():
     assert enabled == "False"
     assert "'put'" not in frames and "<baton>" in frames
     assert stacks == "0"
+
+
+def test_a_stack_of_only_batons_frames_keeps_its_innermost_one():
+    # A thread started by _thread runs its target with no caller frames; a
+    # target whose file lies in the baton package makes every frame baton's.
+    fake = BATON_DIR + "_not_a_module.py"
+    src = (
+        "def copy(x, out):\n"
+        "    out.append(x.copy())\n"
+        "def copy_on_thread(x, out, done):\n"
+        "    copy(x, out)\n"
+        "    done.release()\n"
+    )
+    ns = {}
+    exec(compile(src, fake, "exec"), ns)
+    x = bt.device_put(np.arange(5, dtype=np.float32))
+    out = []
+    done = _thread.allocate_lock()
+    done.acquire()
+    before = live_ids()
+    _thread.start_new_thread(ns["copy_on_thread"], (x, out, done))
+    done.acquire()
+    (record,) = made_since(before, "float32(5,)")
+    assert record["frames"] == [("copy", fake, 2)]
