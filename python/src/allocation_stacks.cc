@@ -94,7 +94,7 @@ int WalkFrames(RawFrame* out, int max) {
   while (frame != nullptr && n < max) {
     PyCodeObject* code = PyFrame_GetCode(frame);  // new reference
     out[n++] = RawFrame{code, FrameLasti(frame)};
-    Py_DECREF(code);  // the frame holds another
+    Py_DECREF(code);                               // the frame holds another
     PyFrameObject* back = PyFrame_GetBack(frame);  // new reference
     Py_DECREF(frame);
     frame = back;
@@ -200,9 +200,10 @@ AllocationStackScope::AllocationStackScope() {
   const StackId id = capture ? table.Intern(frames, count) : 0;
   std::shared_ptr<const CallStack> stack;
   if (recording) {
-    stack = id != 0 ? table.Symbolize(id)
-                    : std::make_shared<const CallStack>(
-                          SymbolizeFrames(frames, count));
+    stack =
+        id != 0
+            ? table.Symbolize(id)
+            : std::make_shared<const CallStack>(SymbolizeFrames(frames, count));
   }
   site_.emplace(std::move(stack), id);
 }

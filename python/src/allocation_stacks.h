@@ -82,7 +82,7 @@ class AllocationStackTable {
     uint64_t hash;
     uint32_t begin;  // into frames_
     uint32_t count;
-    StackId next_same_hash;  // 0: none
+    StackId next_same_hash;                       // 0: none
     std::shared_ptr<const CallStack> symbolized;  // made by Symbolize
   };
 
