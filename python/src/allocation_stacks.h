@@ -53,10 +53,13 @@ struct RawFrame {
 // reference to every code object its stacks name (so a code pointer in the
 // table is never reused by another object while the table holds it), and
 // the symbolized CallStacks it hands out, shared with whoever keeps them.
-// Memory: bounded. At most kMaxFrames frames in all (16 bytes each) plus one
-// small entry per stack; allocations with the same stack share one entry.
-// Once full, a new stack gets id 0 (its allocations then name baton's API
-// function), and stacks already interned keep their ids.
+// Memory: bounded, and not per allocation (allocations with the same stack
+// share one entry). At most kMaxFrames frames in all (16 bytes each, 16 MiB),
+// so at most as many stacks, each an entry and a hash-map node (~80 bytes),
+// plus the strings of the stacks a profile has symbolized. The code objects
+// it names stay alive with it (code compiled anew in a loop, by exec, adds
+// stacks until the table is full). Once full, a new stack gets id 0 (its
+// allocations then name baton's API function); interned ones keep their ids.
 // Thread-safety: the GIL protects all of it. Intern runs in the bindings
 // (AllocationStackScope) and Symbolize in the profiler's bindings, both with
 // the GIL held, whichever thread they run on; the runtime only copies ids.
