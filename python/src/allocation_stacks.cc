@@ -124,7 +124,7 @@ StackId AllocationStackTable::Intern(const RawFrame* frames, int count) {
       return id;
     }
   }
-  if (frames_.size() + static_cast<size_t>(count) > kMaxFrames) return 0;
+  if (frames_.size() + static_cast<size_t>(count) > max_frames_) return 0;
   const uint32_t begin = static_cast<uint32_t>(frames_.size());
   for (int i = 0; i < count; ++i) {
     Py_INCREF(reinterpret_cast<PyObject*>(frames[i].code));

@@ -80,6 +80,9 @@ class AllocationStackTable {
   size_t stack_count() const { return entries_.size(); }
   size_t frame_count() const { return frames_.size(); }
 
+  // Tests: fill the table at `max_frames` instead of kMaxFrames.
+  void set_max_frames(size_t max_frames) { max_frames_ = max_frames; }
+
  private:
   struct Entry {
     uint64_t hash;
@@ -89,6 +92,7 @@ class AllocationStackTable {
     std::shared_ptr<const CallStack> symbolized;  // made by Symbolize
   };
 
+  size_t max_frames_ = kMaxFrames;
   std::vector<RawFrame> frames_;  // every stack's, back to back
   std::vector<Entry> entries_;    // entries_[id - 1]
   std::unordered_map<uint64_t, StackId> first_with_hash_;

@@ -214,4 +214,14 @@ void init_profiler(nb::module_& m) {
         return nb::make_tuple(table.stack_count(), table.frame_count());
       },
       "(stacks, frames) held by the interned stack table (for tests).");
+  p.def(
+      "_set_interned_frames_limit",
+      [](int64_t max_frames) {
+        baton::python::AllocationStackTable::Global().set_max_frames(
+            max_frames < 0 ? baton::python::AllocationStackTable::kMaxFrames
+                           : static_cast<size_t>(max_frames));
+      },
+      nb::arg("max_frames"),
+      "Tests: fills the interned stack table at max_frames (-1: the usual "
+      "limit).");
 }

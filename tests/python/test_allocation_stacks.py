@@ -168,3 +168,27 @@ def test_a_stack_of_only_batons_frames_keeps_its_innermost_one():
     done.acquire()
     (record,) = made_since(before, "float32(5,)")
     assert record["frames"] == [("copy", fake, 2)]
+
+
+def make_after_the_table_is_full():
+    return bnp.ones((6,))
+
+
+def test_a_full_table_names_the_api_and_keeps_what_it_has():
+    before = live_ids()
+    kept = []
+    try:
+        for full in (False, True):
+            if full:  # the stack of the first round is interned by now
+                stacks, frames = _baton._profiler._interned_stacks()
+                _baton._profiler._set_interned_frames_limit(frames)
+                kept.append(make_after_the_table_is_full())
+            kept.append(make_big())
+        assert _baton._profiler._interned_stacks() == (stacks, frames)
+    finally:
+        _baton._profiler._set_interned_frames_limit(-1)
+    (record,) = made_since(before, "float32(6,)")
+    assert len(record["frames"]) == 1 and record["frames"][0][1] == "<baton>"
+    records = made_since(before, "float32(1000,)")
+    assert len(records) == 2
+    assert all(r["frames"][0][0] == "make_big" for r in records)
