@@ -5,8 +5,9 @@ on, interleaved in one run; the ratio is the recording's time over the time
 with nothing recording, and the row's note gives the cost it adds per
 allocation (every call here makes one allocation, or two for device_put's
 snapshot + result). With nothing recording, a call pays one relaxed atomic
-load per recording site: the dispatch cases (bench/cases/dispatch.py) are the
-check that this is free, against JAX in the same run.
+load per recording site, plus the always-on capture of its Python stack
+(bench/allocation_stacks.py measures that); the dispatch cases
+(bench/cases/dispatch.py) check the total against JAX in the same run.
 """
 
 from __future__ import annotations

@@ -12,6 +12,15 @@ on every update. The donation mode is pushed to the C++ runtime
 works too; ``BATON_ENABLE_X64=1`` sets it at import) keeps 64-bit numpy data
 64-bit; off by default, as in JAX, when it becomes 32-bit as it enters
 baton (see ``baton._dtypes``).
+
+``bt.config.update("capture_allocation_stacks", False)``
+(``BATON_CAPTURE_ALLOCATION_STACKS=0`` sets it at import) stops capturing the
+Python stack of every allocating call; on by default, so that
+``bt.profiler.save_memory_profile`` names the Python line of every live
+allocation without a recording having been started. The capture keeps code
+objects and instruction offsets only (looked up when a profile is written);
+its cost per allocation is in README.md (bench/allocation_stacks.py).
+Recordings capture stacks either way.
 """
 
 from __future__ import annotations
@@ -24,6 +33,7 @@ from baton import _baton, _dtypes
 _CHOICES: dict[str, tuple[Any, ...]] = {
     "donation": ("warn", "error"),
     "enable_x64": (False, True),
+    "capture_allocation_stacks": (True, False),
 }
 # JAX's spelling of the same switch, so that a ported
 # jax.config.update("jax_enable_x64", True) works unchanged.
@@ -33,6 +43,10 @@ _DEFAULTS: dict[str, Any] = {
     "donation": "warn",
     "enable_x64": os.environ.get("BATON_ENABLE_X64", "0").lower()
     in ("1", "true", "yes", "on"),
+    "capture_allocation_stacks": os.environ.get(
+        "BATON_CAPTURE_ALLOCATION_STACKS", "1"
+    ).lower()
+    not in ("0", "false", "no", "off"),
 }
 
 
@@ -90,6 +104,8 @@ def _push_to_runtime(name: str, value: Any) -> None:
         _baton._set_donation_mode(value)
     elif name == "enable_x64":
         _dtypes.set_x64(value)
+    elif name == "capture_allocation_stacks":
+        _baton._profiler._set_capture_allocation_stacks(value)
 
 
 config = Config()

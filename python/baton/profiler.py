@@ -22,7 +22,9 @@ PyTorch's ``torch.cuda.memory`` where it has::
 Everything is recorded by the runtime (``baton._baton._profiler``): every
 allocation of every device and memory kind -- arrays, constants of compiled
 programs, temporaries of running programs, transfer staging -- with the
-Python stack of the call that made it while a recording or the history is on.
+Python stack of the call that made it (captured always, symbolized when read;
+``bt.config`` ``capture_allocation_stacks`` turns that off, leaving stacks to
+recordings).
 """
 
 from __future__ import annotations
@@ -80,18 +82,18 @@ def save_memory_profile(path: str | os.PathLike[str], backend: Any = None) -> st
     ``constant``, ``temporary``, ``staging``), ``label``, and for arrays and
     constants ``dtype`` and ``shape`` (``"(1048576,)"``), numeric labels
     ``bytes`` and ``id``. Its locations are the stack of the call that
-    allocated (leaf first): Python frames when a recording or the memory
-    history (``record_memory_history``) was on at that moment, otherwise one
-    frame naming baton's API function (file ``<baton>``).
+    allocated (leaf first): its Python frames, baton's own left out. With
+    ``bt.config.update("capture_allocation_stacks", False)`` they are kept
+    only while a recording or the memory history was on at that moment;
+    otherwise one frame names baton's API function (file ``<baton>``).
 
     ``backend`` is accepted for ``jax.profiler`` compatibility and ignored:
     the profile covers every device. Returns the path written, as a str.
 
     Example::
 
-        with bt.profiler.record_memory_history():   # to capture Python stacks
-            params = init()
-        bt.profiler.save_memory_profile("mem.prof")
+        params = init()
+        bt.profiler.save_memory_profile("mem.prof")  # names init's lines
         # go tool pprof -http=:8080 mem.prof   (or: pprof -top -tags mem.prof)
     """
     del backend

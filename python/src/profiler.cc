@@ -16,65 +16,11 @@
 namespace baton::python {
 namespace {
 
-// Files under this prefix (the baton package) are not the user's frames.
-std::string& InternalPrefix() {
-  static std::string* prefix = new std::string();  // set once at import
-  return *prefix;
-}
-
-std::string Utf8(PyObject* s) {
-  if (s == nullptr || !PyUnicode_Check(s)) return "";
-  Py_ssize_t n = 0;
-  const char* c = PyUnicode_AsUTF8AndSize(s, &n);
-  if (c == nullptr) {
-    PyErr_Clear();
-    return "";
-  }
-  return std::string(c, static_cast<size_t>(n));
-}
-
-constexpr int kMaxFrames = 64;
-
-std::shared_ptr<const CallStack> CapturePythonStack() {
-  auto stack = std::make_shared<CallStack>();
-  const std::string& prefix = InternalPrefix();
-  StackFrame innermost_internal;
-  bool have_internal = false;
-  PyFrameObject* frame = PyEval_GetFrame();  // borrowed
-  Py_XINCREF(frame);
-  while (frame != nullptr && static_cast<int>(stack->size()) < kMaxFrames) {
-    PyCodeObject* code = PyFrame_GetCode(frame);  // new reference
-    StackFrame f;
-#if PY_VERSION_HEX >= 0x030B0000
-    f.function = Utf8(code->co_qualname);
-#else
-    f.function = Utf8(code->co_name);
-#endif
-    f.file = Utf8(code->co_filename);
-    f.line = PyFrame_GetLineNumber(frame);
-    Py_DECREF(code);
-    const bool internal =
-        !prefix.empty() && f.file.compare(0, prefix.size(), prefix) == 0;
-    if (!internal) {
-      stack->push_back(std::move(f));
-    } else if (!have_internal && stack->empty()) {
-      innermost_internal = std::move(f);
-      have_internal = true;
-    }
-    PyFrameObject* back = PyFrame_GetBack(frame);  // new reference
-    Py_DECREF(frame);
-    frame = back;
-  }
-  Py_XDECREF(frame);
-  if (stack->empty() && have_internal) {
-    stack->push_back(std::move(innermost_internal));
-  }
-  return stack;
-}
-
-nb::list Frames(const std::shared_ptr<const CallStack>& stack,
+// A recorded stack, else the interned one (symbolized now), else the API.
+nb::list Frames(std::shared_ptr<const CallStack> stack, StackId stack_id,
                 const char* api) {
   nb::list frames;
+  if (!stack) stack = AllocationStackTable::Global().Symbolize(stack_id);
   if (stack) {
     for (const StackFrame& f : *stack) {
       frames.append(nb::make_tuple(f.function, f.file, f.line));
@@ -100,7 +46,7 @@ nb::dict EventDict(const TraceRecord& r) {
                                     : "";
   d["label"] = r.label;
   d["bytes_in_use"] = r.bytes_in_use;
-  d["frames"] = IsMemoryEvent(r.kind) ? Frames(r.stack, r.api) : nb::list();
+  d["frames"] = IsMemoryEvent(r.kind) ? Frames(r.stack, 0, r.api) : nb::list();
   return d;
 }
 
@@ -125,7 +71,7 @@ nb::dict AllocationDict(const LiveAllocation& a, int device_id,
   d["kind"] = allocation_kind_name(a.kind);
   d["label"] = a.label;
   d["bytes_in_use"] = int64_t{-1};
-  d["frames"] = Frames(a.stack, a.api);
+  d["frames"] = Frames(a.stack, a.stack_id, a.api);
   return d;
 }
 
@@ -152,10 +98,6 @@ void ForEachSpace(F&& fn) {
 }
 
 }  // namespace
-
-AllocationStackScope::AllocationStackScope() {
-  if (TraceRecorder::Global().enabled()) site_.emplace(CapturePythonStack());
-}
 
 }  // namespace baton::python
 
@@ -257,8 +199,29 @@ void init_profiler(nb::module_& m) {
   p.def(
       "_set_internal_prefix",
       [](const std::string& prefix) {
-        baton::python::InternalPrefix() = prefix;
+        baton::python::SetInternalPrefix(prefix);
       },
       nb::arg("prefix"),
       "Frames from files under this prefix are left out of stacks.");
+  p.def("_set_capture_allocation_stacks",
+        &baton::python::SetCaptureAllocationStacks, nb::arg("enabled"),
+        "Captures every allocating call's Python stack (True) or only while "
+        "a recording is active (bt.config's capture_allocation_stacks).");
+  p.def(
+      "_interned_stacks",
+      [] {
+        const auto& table = baton::python::AllocationStackTable::Global();
+        return nb::make_tuple(table.stack_count(), table.frame_count());
+      },
+      "(stacks, frames) held by the interned stack table (for tests).");
+  p.def(
+      "_set_interned_frames_limit",
+      [](int64_t max_frames) {
+        baton::python::AllocationStackTable::Global().set_max_frames(
+            max_frames < 0 ? baton::python::AllocationStackTable::kMaxFrames
+                           : static_cast<size_t>(max_frames));
+      },
+      nb::arg("max_frames"),
+      "Tests: fills the interned stack table at max_frames (-1: the usual "
+      "limit).");
 }

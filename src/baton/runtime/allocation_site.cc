@@ -19,8 +19,9 @@ const char* allocation_kind_name(AllocationKind kind) {
   return "array";
 }
 
-AllocationSite::AllocationSite(std::shared_ptr<const CallStack> stack)
-    : stack_(std::move(stack)), outer_(current_site) {
+AllocationSite::AllocationSite(std::shared_ptr<const CallStack> stack,
+                               StackId stack_id)
+    : stack_(std::move(stack)), stack_id_(stack_id), outer_(current_site) {
   current_site = this;
 }
 
@@ -28,6 +29,10 @@ AllocationSite::~AllocationSite() { current_site = outer_; }
 
 std::shared_ptr<const CallStack> AllocationSite::Current() {
   return current_site ? current_site->stack_ : nullptr;
+}
+
+StackId AllocationSite::CurrentStackId() {
+  return current_site ? current_site->stack_id_ : 0;
 }
 
 }  // namespace baton

@@ -76,6 +76,7 @@ Result<void*> MemorySpace::Allocate(size_t bytes, int queue_id,
   a.kind = label.kind;
   a.label = std::move(label.text);
   a.api = label.api;
+  a.stack_id = AllocationSite::CurrentStackId();
   const bool recording = TraceRecorder::Global().enabled();
   if (recording) {
     a.time_ns = TraceRecorder::NowNs();

@@ -43,6 +43,7 @@ struct LiveAllocation {
   const char* api = "";
   int64_t time_ns = 0;  // TraceRecorder::NowNs(); 0 if not recording then
   std::shared_ptr<const CallStack> stack;  // null unless recording then
+  StackId stack_id = 0;  // the AllocationSite's, recording or not; 0: none
 };
 
 // One region of a memory space and its blocks, for memory snapshots.
@@ -72,7 +73,8 @@ class MemorySpace {
   // Allocates `bytes` for work that will first touch it on queue `queue_id`
   // (kNoQueue: the host writes it directly). `label` ("float32(8, 1024)")
   // names the allocation in out-of-memory messages, traces and profiles;
-  // while a recording is active it also keeps the thread's AllocationSite.
+  // it keeps the thread's AllocationSite (its stack only while a recording
+  // is active).
   // Called from inside a running task (for work that runs at once there,
   // work_queue.h), no pending block is reused.
   Result<void*> Allocate(size_t bytes, int queue_id, AllocationLabel label);

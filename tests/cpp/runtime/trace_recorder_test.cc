@@ -71,16 +71,23 @@ TEST(TraceRecorderTest, AllocationSitesNestPerThread) {
   auto outer = std::make_shared<CallStack>(CallStack{{"outer", "a.py", 1}});
   auto inner = std::make_shared<CallStack>(CallStack{{"inner", "b.py", 2}});
   {
-    AllocationSite a(outer);
+    AllocationSite a(outer, 7);
     EXPECT_EQ(AllocationSite::Current(), outer);
+    EXPECT_EQ(AllocationSite::CurrentStackId(), 7u);
     {
       AllocationSite b(inner);
       EXPECT_EQ(AllocationSite::Current(), inner);
-      std::thread([] { EXPECT_EQ(AllocationSite::Current(), nullptr); }).join();
+      EXPECT_EQ(AllocationSite::CurrentStackId(), 0u);
+      std::thread([] {
+        EXPECT_EQ(AllocationSite::Current(), nullptr);
+        EXPECT_EQ(AllocationSite::CurrentStackId(), 0u);
+      }).join();
     }
     EXPECT_EQ(AllocationSite::Current(), outer);
+    EXPECT_EQ(AllocationSite::CurrentStackId(), 7u);
   }
   EXPECT_EQ(AllocationSite::Current(), nullptr);
+  EXPECT_EQ(AllocationSite::CurrentStackId(), 0u);
 }
 
 TEST(TraceRecorderTest, AllocationsRecordKindLabelStackAndBytesInUse) {
@@ -120,14 +127,17 @@ TEST(TraceRecorderTest, AllocationsRecordKindLabelStackAndBytesInUse) {
   EXPECT_EQ(events[1].label, "scratch");
 }
 
-TEST(TraceRecorderTest, WithoutARecordingNoStackOrTimeIsKept) {
+// The interned stack id is kept always (the front end symbolizes it when a
+// profile is written); the full stack and the time only while recording.
+TEST(TraceRecorderTest, WithoutARecordingOnlyTheStackIdIsKept) {
   Client client(1);
   Device* dev = client.devices()[0];
   auto stack = std::make_shared<CallStack>(CallStack{{"f", "f.py", 1}});
-  AllocationSite site(stack);
+  AllocationSite site(stack, 42);
   Array a = PutFloats(dev, std::vector<float>(64, 1.f));
   const auto live = dev->memory_space(MemoryKind::kDevice).LiveAllocations();
   ASSERT_EQ(live.size(), 1u);
+  EXPECT_EQ(live[0].stack_id, 42u);
   EXPECT_EQ(live[0].stack, nullptr);
   EXPECT_EQ(live[0].time_ns, 0);
   EXPECT_STREQ(live[0].api, "baton::DevicePut");
