@@ -335,15 +335,21 @@ TEST(TracerTest, IntegerPowerOfAFloatIsAChainOfMultiplies) {
   Tracer real = pow(x, 3.0);  // a float exponent stays a pow
   EXPECT_EQ(ctx.program().instruction(real.id()).attrs_as<BinaryAttrs>().op,
             BinaryOp::kPow);
+  // Integers to a non-negative power multiply too (wrapping, as the integer
+  // pow does); a negative power keeps the pow op (0 unless |x| == 1).
   Tracer i = ctx.AddParameter(T(DType::kInt32, {5}));
-  Tracer ipow = pow(i, 3);  // integers keep integer pow semantics
+  Tracer ipow = pow(i, 3);
   EXPECT_EQ(ctx.program().instruction(ipow.id()).attrs_as<BinaryAttrs>().op,
+            BinaryOp::kMul);
+  Tracer ineg = pow(i, -2);
+  EXPECT_EQ(ctx.program().instruction(ineg.id()).attrs_as<BinaryAttrs>().op,
             BinaryOp::kPow);
-  Program p = ctx.Finish({cube, inv, one});
+  Program p = ctx.Finish({cube, inv, one, ipow});
   auto r = Interpret(
       p, {Literal::FromVector(std::vector<float>{1, 2, -3, 0.5f, 4}, Shape{5}),
           Literal::FromVector(std::vector<int32_t>{1, 2, 3, 4, 5}, Shape{5})});
   ASSERT_TRUE(r.ok()) << r.status().to_string();
+  EXPECT_EQ(r.value()[3].data<int32_t>()[4], 125);
   EXPECT_EQ(r.value()[0].data<float>()[2], -27.f);
   EXPECT_EQ(r.value()[1].data<float>()[1], 0.25f);
   EXPECT_EQ(r.value()[2].data<float>()[4], 1.f);
