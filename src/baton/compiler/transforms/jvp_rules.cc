@@ -2,6 +2,8 @@
 // shares (jvp_rules.h).
 #include "baton/compiler/transforms/jvp_rules.h"
 
+#include "baton/compiler/fft_ops.h"
+
 #include <string>
 
 #include "baton/core/error.h"
@@ -60,6 +62,12 @@ Tracer OpTangent(const Instruction& inst, const std::vector<Tracer>& operands,
       return ArrayOpTangent(inst, operands, result, tangents);
     case OpKind::kLinalg:
       return LinalgTangent(inst, operands, result, tangents);
+    case OpKind::kFft: {
+      // Linear: the tangent's transform.
+      const auto& a = inst.attrs_as<FftAttrs>();
+      if (!tangents[0].valid()) return Tracer();
+      return fft(tangents[0], a.type, a.lengths);
+    }
     case OpKind::kParameter:
     case OpKind::kCall:
     case OpKind::kWhile:
