@@ -336,6 +336,68 @@ def test_vmap_matches_jax():
     )
 
 
+# ---- baton.scipy.fft: the type-2 DCTs ----
+
+
+@pytest.mark.parametrize("name", ["dct", "idct"])
+@pytest.mark.parametrize(
+    "x, kw",
+    [
+        (R1, {}),
+        (R1, {"norm": "ortho"}),
+        (R2, {"axis": 0}),
+        (R2, {"n": 5}),
+        (R2, {"n": 10, "norm": "ortho"}),
+        (R3, {"axis": 1, "n": 3}),
+        (I2, {}),
+        (C2, {"norm": "ortho"}),
+    ],
+)
+def test_dct_idct(name, x, kw):
+    import jax.scipy.fft as jfft
+
+    import baton.scipy.fft as bfft
+
+    want = getattr(jfft, name)(x, **kw)
+    _close(getattr(bfft, name)(x, **kw), want, rtol=5e-5)
+    _close(bt.jit(lambda a: getattr(bfft, name)(a, **kw))(x), want, rtol=5e-5)
+
+
+@pytest.mark.parametrize("name", ["dctn", "idctn"])
+@pytest.mark.parametrize(
+    "x, kw",
+    [
+        (R2, {}),
+        (R3, {"norm": "ortho"}),
+        (R3, {"axes": (0, 2)}),
+        (R3, {"s": (3, 5)}),
+        (R4, {"axes": (0, 1, 3)}),
+    ],
+)
+def test_dctn_idctn(name, x, kw):
+    import jax.scipy.fft as jfft
+
+    import baton.scipy.fft as bfft
+
+    _close(getattr(bfft, name)(x, **kw), getattr(jfft, name)(x, **kw), rtol=1e-4)
+
+
+def test_dct_round_trip_grad_and_errors():
+    import jax.scipy.fft as jfft
+
+    import baton.scipy.fft as bfft
+
+    for norm in (None, "ortho"):
+        _close(bfft.idct(bfft.dct(R2, norm=norm), norm=norm), R2, atol=1e-5)
+        _close(bfft.idctn(bfft.dctn(R3, norm=norm), norm=norm), R3, atol=1e-5)
+    f = lambda m: lambda x: (m.dct(x, norm="ortho")[..., 1:3] ** 2).sum()
+    _close(bt.grad(f(bfft))(R2), jax.grad(f(jfft))(R2), rtol=1e-4)
+    with pytest.raises(NotImplementedError):
+        bfft.dct(R1, type=3)
+    with pytest.raises(ValueError):
+        bfft.dct(R1, norm="forward")
+
+
 # ---- spectral programs (issue 41's acceptance point) ----
 
 
