@@ -19,6 +19,7 @@
 #include "baton/compiler/reference_interpreter.h"
 #include "baton/compiler/shape_inference.h"
 #include "baton/core/dtype_dispatch.h"
+#include "interpreted_op.h"
 
 namespace baton::cpu {
 namespace {
@@ -45,12 +46,7 @@ compiler::ValueType ResultType(const Literal& x, const FftAttrs& a) {
 }
 
 Literal Interpreted(const Literal& x, const FftAttrs& a) {
-  compiler::Program p;
-  const compiler::ValueId in =
-      p.AddParameter(compiler::ValueType{x.shape(), x.dtype()}).value();
-  const compiler::ValueId out = p.Add(a, {in}).value();
-  EXPECT_TRUE(p.SetOutputs({out}).ok());
-  return compiler::Interpret(p, {x}).value()[0];
+  return testing::InterpretedOp(a, {x});
 }
 
 Literal Kernel(const Literal& x, const FftAttrs& a) {
