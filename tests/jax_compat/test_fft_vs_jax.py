@@ -398,6 +398,46 @@ def test_dct_round_trip_grad_and_errors():
         bfft.dct(R1, norm="forward")
 
 
+# ---- jax.scipy.signal's FFT convolutions ----
+
+
+@pytest.mark.parametrize(
+    "a, b, kw",
+    [
+        (R1, R1[:4], {}),
+        (R1, R1[:4], {"mode": "same"}),
+        (R1[:4], R1, {"mode": "valid"}),
+        (R2, R2[:2, :3], {"mode": "same"}),
+        (R2, R2[:, :3], {"axes": 1}),
+        (R3, R3[:, :2, :3], {"axes": (1, 2), "mode": "valid"}),
+        (C2, C2[:3, :2], {}),
+        (I2, I2[:1, :3], {}),
+    ],
+)
+def test_fftconvolve(a, b, kw):
+    import jax.scipy.signal as jsig
+
+    import baton.scipy.signal as bsig
+
+    want = jsig.fftconvolve(a, b, **kw)
+    _close(bsig.fftconvolve(a, b, **kw), want, rtol=1e-4)
+    _close(bt.jit(lambda x, y: bsig.fftconvolve(x, y, **kw))(a, b), want, rtol=1e-4)
+
+
+def test_convolve_and_correlate_method_fft():
+    import jax.scipy.signal as jsig
+
+    import baton.scipy.signal as bsig
+
+    for mode in ("full", "same", "valid"):
+        for fn in ("convolve", "correlate"):
+            want = getattr(jsig, fn)(R2, R2[:2, :4], mode=mode, method="fft")
+            got = getattr(bsig, fn)(R2, R2[:2, :4], mode=mode, method="fft")
+            _close(got, want, rtol=1e-4)
+    g = lambda m: lambda x: (m.fftconvolve(x, x[:, ::-1], mode="same") ** 2).sum()
+    _close(bt.grad(g(bsig))(R2), jax.grad(g(jsig))(R2), rtol=2e-4)
+
+
 # ---- spectral programs (issue 41's acceptance point) ----
 
 
