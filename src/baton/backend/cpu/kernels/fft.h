@@ -7,8 +7,10 @@
 // array for two or three dimensions) are allocated and freed inside the
 // call, so nothing outlives it. Thread-safety: a pure function of its
 // arguments; independent transforms (the batch) are split across
-// ThreadPool::Global(), pocketfft's own threads being compiled out. `out`
-// must not overlap `operand`.
+// ThreadPool::Global(), pocketfft's own threads being compiled out. A
+// single multi-dimensional transform of 2^17 points or more (an image's
+// fft2) runs one dimension at a time instead, each pass split over the
+// other dimensions' positions. `out` must not overlap `operand`.
 #pragma once
 
 #include <cstdint>
