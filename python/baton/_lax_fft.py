@@ -56,7 +56,7 @@ def fft_type_of(fft_type: Any) -> FftType:
 def _wide(dt: np.dtype) -> bool:
     """64-bit types promote to the 64-bit float/complex (they exist only
     under x64, as JAX's to_inexact_dtype)."""
-    return dt.itemsize == 8 and dt.kind in "iuf" or dt == np.complex128
+    return (dt.itemsize == 8 and dt.kind in "iuf") or dt == np.complex128
 
 
 def fft(x: Any, fft_type: Any, fft_lengths: Sequence[int]) -> Any:

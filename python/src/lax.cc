@@ -320,8 +320,10 @@ void init_lax(nb::module_& m) {
         } else if (fft_type == "irfft") {
           type = compiler::FftType::kIrfft;
         } else {
-          ThrowValue("fft: fft_type must be 'fft', 'ifft', 'rfft' or "
-                     "'irfft', not '" + fft_type + "'");
+          ThrowValue(
+              "fft: fft_type must be 'fft', 'ifft', 'rfft' or "
+              "'irfft', not '" +
+              fft_type + "'");
         }
         auto f = OpFrame(fft_type.c_str(), {x});
         return WrapTracer(

@@ -21,9 +21,7 @@ R2 = RNG.normal(size=(3, 7)).astype(np.float32)
 R3 = RNG.normal(size=(2, 4, 6)).astype(np.float32)
 R4 = RNG.normal(size=(2, 3, 2, 5)).astype(np.float32)
 C2 = (RNG.normal(size=(4, 6)) + 1j * RNG.normal(size=(4, 6))).astype(np.complex64)
-C3 = (RNG.normal(size=(3, 5, 4)) + 1j * RNG.normal(size=(3, 5, 4))).astype(
-    np.complex64
-)
+C3 = (RNG.normal(size=(3, 5, 4)) + 1j * RNG.normal(size=(3, 5, 4))).astype(np.complex64)
 I2 = RNG.integers(-5, 5, size=(4, 8)).astype(np.int32)
 
 
@@ -217,7 +215,9 @@ def test_errors_match_jax():
 def test_frequencies(n, d):
     _close(bjnp.fft.fftfreq(n, d), jjnp.fft.fftfreq(n, d))
     _close(bjnp.fft.rfftfreq(n, d), jjnp.fft.rfftfreq(n, d))
-    _close(bt.jit(lambda d: bjnp.fft.fftfreq(n, d))(np.float32(d)), jjnp.fft.fftfreq(n, d))
+    _close(
+        bt.jit(lambda d: bjnp.fft.fftfreq(n, d))(np.float32(d)), jjnp.fft.fftfreq(n, d)
+    )
 
 
 @pytest.mark.parametrize("axes", [None, 0, 1, (0,), (1, 0)])
@@ -261,16 +261,18 @@ def test_lax_fft_accepts_jax_forms_of_fft_type():
 
 GRAD_FNS = {
     "rfft_power": lambda m: lambda x: m.sum(m.abs(m.fft.rfft(x)) ** 2),
-    "fft_real_part": lambda m: lambda x: m.sum(m.real(m.fft.fft(x)) * m.arange(x.shape[-1])),
-    "irfft_of_rfft": lambda m: lambda x: m.sum(
-        m.sin(m.fft.irfft(m.fft.rfft(x) * (1 + 0.5j), n=x.shape[-1]))
+    "fft_real_part": lambda m: (
+        lambda x: m.sum(m.real(m.fft.fft(x)) * m.arange(x.shape[-1]))
+    ),
+    "irfft_of_rfft": lambda m: (
+        lambda x: m.sum(m.sin(m.fft.irfft(m.fft.rfft(x) * (1 + 0.5j), n=x.shape[-1])))
     ),
     "irfft_odd": lambda m: lambda x: m.sum(m.fft.irfft(m.fft.rfft(x), n=9) ** 2),
     "fft2_abs": lambda m: lambda x: m.sum(m.abs(m.fft.fft2(x, s=(3, 6)))),
     "ifftn_imag": lambda m: lambda x: m.sum(m.imag(m.fft.ifftn(x * 1j + x**2))),
     "hfft": lambda m: lambda x: m.sum(m.fft.hfft(x + 0.5j * x) ** 2),
-    "rfftn_ortho": lambda m: lambda x: m.sum(
-        m.abs(m.fft.rfftn(x, norm="ortho")) ** 1.5
+    "rfftn_ortho": lambda m: (
+        lambda x: m.sum(m.abs(m.fft.rfftn(x, norm="ortho")) ** 1.5)
     ),
 }
 
@@ -286,7 +288,9 @@ def test_grad_matches_jax(name):
 
 def test_grad_of_complex_inputs_matches_jax():
     def f(m):
-        return lambda z: m.sum(m.abs(m.fft.fft(z, axis=0)) ** 2 + m.real(m.fft.ifft2(z)))
+        return lambda z: m.sum(
+            m.abs(m.fft.fft(z, axis=0)) ** 2 + m.real(m.fft.ifft2(z))
+        )
 
     _close(bt.grad(f(bjnp))(C2), jax.grad(f(jjnp))(C2), rtol=2e-4, atol=2e-5)
 
@@ -390,7 +394,10 @@ def test_dct_round_trip_grad_and_errors():
     for norm in (None, "ortho"):
         _close(bfft.idct(bfft.dct(R2, norm=norm), norm=norm), R2, atol=1e-5)
         _close(bfft.idctn(bfft.dctn(R3, norm=norm), norm=norm), R3, atol=1e-5)
-    f = lambda m: lambda x: (m.dct(x, norm="ortho")[..., 1:3] ** 2).sum()
+
+    def f(m):
+        return lambda x: (m.dct(x, norm="ortho")[..., 1:3] ** 2).sum()
+
     _close(bt.grad(f(bfft))(R2), jax.grad(f(jfft))(R2), rtol=1e-4)
     with pytest.raises(NotImplementedError):
         bfft.dct(R1, type=3)
@@ -434,7 +441,10 @@ def test_convolve_and_correlate_method_fft():
             want = getattr(jsig, fn)(R2, R2[:2, :4], mode=mode, method="fft")
             got = getattr(bsig, fn)(R2, R2[:2, :4], mode=mode, method="fft")
             _close(got, want, rtol=1e-4)
-    g = lambda m: lambda x: (m.fftconvolve(x, x[:, ::-1], mode="same") ** 2).sum()
+
+    def g(m):
+        return lambda x: (m.fftconvolve(x, x[:, ::-1], mode="same") ** 2).sum()
+
     _close(bt.grad(g(bsig))(R2), jax.grad(g(jsig))(R2), rtol=2e-4)
 
 
@@ -459,13 +469,24 @@ def test_spectral_heat_equation_matches_jax():
     n, length = 64, 2 * np.pi
     xs = np.linspace(0, length, n, endpoint=False, dtype=np.float32)
     u0 = (np.sin(xs) + 0.5 * np.cos(3 * xs) + 0.2 * np.sin(7 * xs)).astype(np.float32)
-    run = lambda m: lambda u: _heat(m, u, steps=20, dt=0.01, nu=0.5, length=length)
+
+    def run(m):
+        return lambda u: _heat(m, u, steps=20, dt=0.01, nu=0.5, length=length)
+
     want = run(jjnp)(u0)
     _close(run(bjnp)(u0), want, rtol=1e-4, atol=1e-5)
     _close(bt.jit(run(bjnp))(u0), want, rtol=1e-4, atol=1e-5)
+
     # The gradient of the final energy with respect to the initial state.
-    energy = lambda m: lambda u: m.sum(run(m)(u) ** 2)
-    _close(bt.jit(bt.grad(energy(bjnp)))(u0), jax.grad(energy(jjnp))(u0), rtol=2e-4, atol=1e-5)
+    def energy(m):
+        return lambda u: m.sum(run(m)(u) ** 2)
+
+    _close(
+        bt.jit(bt.grad(energy(bjnp)))(u0),
+        jax.grad(energy(jjnp))(u0),
+        rtol=2e-4,
+        atol=1e-5,
+    )
 
 
 def test_poisson_solve_and_fft_convolution_match_jax():
@@ -486,7 +507,9 @@ def test_poisson_solve_and_fft_convolution_match_jax():
     _both(poisson, f, rtol=1e-4, atol=1e-5)
     # Against the exact solution too.
     np.testing.assert_allclose(
-        np.asarray(poisson(bjnp)(f)), np.cos(2 * xs) / 4 + np.sin(5 * xs) / 25, atol=1e-5
+        np.asarray(poisson(bjnp)(f)),
+        np.cos(2 * xs) / 4 + np.sin(5 * xs) / 25,
+        atol=1e-5,
     )
 
     def conv(m):

@@ -106,9 +106,7 @@ def _fit(x: Any, shape: Sequence[int]) -> Any:
         x = lax.slice(x, [0] * len(cur), [min(s, c) for s, c in zip(shape, cur)])
         cur = tuple(min(s, c) for s, c in zip(shape, cur))
     if any(s > c for s, c in zip(shape, cur)):
-        x = lax.pad(
-            x, 0, [0] * len(cur), [max(0, s - c) for s, c in zip(shape, cur)]
-        )
+        x = lax.pad(x, 0, [0] * len(cur), [max(0, s - c) for s, c in zip(shape, cur)])
     return x
 
 
@@ -168,7 +166,7 @@ def _core_impl(
 def _promote(a: Any, typ: FftType) -> Any:
     """The operand's dtype as lax.fft promotes it (so padding happens in it)."""
     dt = np.dtype(a.dtype)
-    wide = dt.itemsize == 8 and dt.kind in "iuf" or dt == np.complex128
+    wide = (dt.itemsize == 8 and dt.kind in "iuf") or dt == np.complex128
     if typ == FftType.RFFT:
         if dt.kind == "c":
             raise ValueError("only real valued inputs supported for rfft")
@@ -382,7 +380,8 @@ def _freq_dtype(dtype: Any) -> np.dtype:
 def _check_freq_args(name: str, n: Any, d: Any) -> None:
     if isinstance(n, (list, tuple)):
         raise ValueError(
-            f"The n argument of jax.numpy.fft.{name} only takes an int. Got n = {list(n)}."
+            f"The n argument of jax.numpy.fft.{name} only takes an int. "
+            f"Got n = {list(n)}."
         )
     if isinstance(d, (list, tuple)):
         raise ValueError(

@@ -121,7 +121,9 @@ def _idct_axis(y: Any, axis: int, norm: Any) -> Any:
     if axis != moved:
         v = lax.transpose(v, [perm.index(d) for d in range(nd)])
     # x[2m] = v[m], x[2m + 1] = v[n - 1 - m].
-    order = np.array([j // 2 if j % 2 == 0 else n - 1 - j // 2 for j in range(n)], np.int32)
+    order = np.array(
+        [j // 2 if j % 2 == 0 else n - 1 - j // 2 for j in range(n)], np.int32
+    )
     return lax.take(v, order, axis)
 
 
@@ -134,7 +136,9 @@ def _apply_parts(fn: Any, x: Any) -> Any:
     return fn(lax.convert_element_type(t, _float_of(dt)))
 
 
-def _dct_impl(x: Any, *, axes: tuple[int, ...], sizes: tuple, norm: Any, inverse: bool) -> Any:
+def _dct_impl(
+    x: Any, *, axes: tuple[int, ...], sizes: tuple, norm: Any, inverse: bool
+) -> Any:
     def run(t: Any) -> Any:
         for ax, n in zip(axes, sizes):
             t = _resize(t, n, ax)
@@ -152,7 +156,12 @@ def _one_axis(name: str, x: Any, type: int, n: Any, axis: int, norm: Any) -> Any
     return _ops.apply(
         _dct_impl,
         (x,),
-        (("axes", (axis,)), ("inverse", name == "idct"), ("norm", norm), ("sizes", (n,))),
+        (
+            ("axes", (axis,)),
+            ("inverse", name == "idct"),
+            ("norm", norm),
+            ("sizes", (n,)),
+        ),
     )
 
 
@@ -165,7 +174,9 @@ def _many_axes(name: str, x: Any, type: int, s: Any, axes: Any, norm: Any) -> An
         except TypeError:
             s = [operator.index(s)]
         if len(s) > nd:
-            raise ValueError(f"s must have at most x.ndim ({nd}) elements, got {len(s)}")
+            raise ValueError(
+                f"s must have at most x.ndim ({nd}) elements, got {len(s)}"
+            )
     if axes is None:
         axes = tuple(range(nd - len(s), nd)) if s is not None else tuple(range(nd))
     else:
@@ -180,16 +191,25 @@ def _many_axes(name: str, x: Any, type: int, s: Any, axes: Any, norm: Any) -> An
     return _ops.apply(
         _dct_impl,
         (x,),
-        (("axes", axes), ("inverse", name == "idctn"), ("norm", norm), ("sizes", sizes)),
+        (
+            ("axes", axes),
+            ("inverse", name == "idctn"),
+            ("norm", norm),
+            ("sizes", sizes),
+        ),
     )
 
 
-def dct(x: Any, type: int = 2, n: int | None = None, axis: int = -1, norm: str | None = None) -> Any:
+def dct(
+    x: Any, type: int = 2, n: int | None = None, axis: int = -1, norm: str | None = None
+) -> Any:
     """The type-2 discrete cosine transform along ``axis`` (scipy.fft.dct)."""
     return _one_axis("dct", x, type, n, axis, norm)
 
 
-def idct(x: Any, type: int = 2, n: int | None = None, axis: int = -1, norm: str | None = None) -> Any:
+def idct(
+    x: Any, type: int = 2, n: int | None = None, axis: int = -1, norm: str | None = None
+) -> Any:
     """The inverse of ``dct`` along ``axis``."""
     return _one_axis("idct", x, type, n, axis, norm)
 

@@ -28,7 +28,14 @@ from baton._baton import lax
 from baton._config import config
 from baton._lax_conv import conv_general_dilated
 
-__all__ = ["convolve", "convolve2d", "correlate", "correlate2d", "detrend", "fftconvolve"]
+__all__ = [
+    "convolve",
+    "convolve2d",
+    "correlate",
+    "correlate2d",
+    "detrend",
+    "fftconvolve",
+]
 
 _MODES = ("full", "same", "valid")
 

@@ -24,10 +24,14 @@ using Cd = std::complex<double>;
 Cd Twiddle(int64_t m, int64_t n, double sign) {
   if ((4 * m) % n == 0) {
     switch ((4 * m) / n) {
-      case 0: return Cd(1, 0);
-      case 1: return Cd(0, sign);
-      case 2: return Cd(-1, 0);
-      default: return Cd(0, -sign);
+      case 0:
+        return Cd(1, 0);
+      case 1:
+        return Cd(0, sign);
+      case 2:
+        return Cd(-1, 0);
+      default:
+        return Cd(0, -sign);
     }
   }
   const double angle = sign * 2.0 * std::numbers::pi * static_cast<double>(m) /
@@ -130,8 +134,9 @@ Literal EvalFft(const Instruction& inst, const Operands& in) {
       for (int64_t j = 0; j < last; ++j) {
         double sum = 0.0;
         for (int64_t m = 0; m < last; ++m) {
-          const Cd xm = m < half_last ? block[r * half_last + m]
-                                      : std::conj(block[r * half_last + last - m]);
+          const Cd xm = m < half_last
+                            ? block[r * half_last + m]
+                            : std::conj(block[r * half_last + last - m]);
           sum += (xm * Twiddle((j * m) % last, last, 1.0)).real();
         }
         result[b * out_per + r * last + j] = Cd(sum * scale, 0.0);

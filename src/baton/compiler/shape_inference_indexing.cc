@@ -278,11 +278,12 @@ Result<ValueType> InferFft(const OpContext& op, const FftAttrs& a) {
   if (real_in ? !is_floating(x.dtype) || x.dtype == DType::kFloat16 ||
                     x.dtype == DType::kBFloat16
               : !is_complex(x.dtype)) {
-    return op.Fail(std::string("operand must be ") +
-                   (real_in ? "float32 or float64" : "complex64 or complex128") +
-                   ", got " + Str(x) +
-                   (real_in ? "; convert it first"
-                            : "; convert it with lax.complex or convert first"));
+    return op.Fail(
+        std::string("operand must be ") +
+        (real_in ? "float32 or float64" : "complex64 or complex128") +
+        ", got " + Str(x) +
+        (real_in ? "; convert it first"
+                 : "; convert it with lax.complex or convert first"));
   }
   // The operand's trailing dimensions the lengths describe.
   std::vector<int64_t> expected = a.lengths;

@@ -30,8 +30,8 @@ c::Literal RandomLiteral(Shape shape, DType dtype, uint64_t seed) {
   std::normal_distribution<double> d(0, 1);
   for (int64_t i = 0; i < l.num_elements(); ++i) {
     if (dtype == DType::kComplex64) {
-      l.Set<complex64>(i, {static_cast<float>(d(rng)),
-                           static_cast<float>(d(rng))});
+      l.Set<complex64>(
+          i, {static_cast<float>(d(rng)), static_cast<float>(d(rng))});
     } else if (dtype == DType::kFloat64) {
       l.Set<double>(i, d(rng));
     } else {
@@ -47,7 +47,8 @@ double MaxAbsDiff(const c::Literal& a, const c::Literal& b) {
   double m = 0;
   for (int64_t i = 0; i < a.num_elements(); ++i) {
     if (a.dtype() == DType::kComplex64) {
-      m = std::max<double>(m, std::abs(a.Get<complex64>(i) - b.Get<complex64>(i)));
+      m = std::max<double>(m,
+                           std::abs(a.Get<complex64>(i) - b.Get<complex64>(i)));
     } else if (a.dtype() == DType::kFloat64) {
       m = std::max(m, std::abs(a.Get<double>(i) - b.Get<double>(i)));
     } else {
@@ -65,11 +66,12 @@ std::vector<Tracer> SpectralProgram(const std::vector<Tracer>& a) {
   const Tracer spectrum = c::fft(x, FftType::kRfft, {16});  // c64[3, 9]
   const Tracer decay = c::astype(
       c::exp(c::astype(c::iota(*x.context(), DType::kFloat32, Shape{3, 9}, 1),
-                       DType::kFloat32) * -0.3f),
+                       DType::kFloat32) *
+             -0.3f),
       DType::kComplex64);
   const Tracer smooth = c::fft(spectrum * decay, FftType::kIrfft, {16});
-  const Tracer z2 = c::fft(c::fft(z, FftType::kFft, {6, 5}) * z,
-                           FftType::kIfft, {6, 5});
+  const Tracer z2 =
+      c::fft(c::fft(z, FftType::kFft, {6, 5}) * z, FftType::kIfft, {6, 5});
   const Tracer power = c::sum(c::real(c::fft(z, FftType::kFft, {5}) *
                                       c::conj(c::fft(z, FftType::kFft, {5}))),
                               {2});
@@ -90,9 +92,11 @@ TEST(FftProgramsTest, CpuBackendMatchesTheReferenceInterpreter) {
   auto reference = c::Interpret(program, args);
   ASSERT_TRUE(reference.ok()) << reference.status().to_string();
 
-  Jitted f([&program](TraceScope& s, const std::vector<Tracer>& a) {
-    return Replay(program, s, a);
-  }, {.name = "fft_program"});
+  Jitted f(
+      [&program](TraceScope& s, const std::vector<Tracer>& a) {
+        return Replay(program, s, a);
+      },
+      {.name = "fft_program"});
   std::vector<Arg> call;
   for (const c::Literal& l : args) call.emplace_back(ToArray(l));
   auto got = f.Call(std::move(call));
@@ -123,9 +127,8 @@ c::Program RealSpectralLoss(int64_t n) {
   std::vector<double> w(static_cast<size_t>(2 * n));
   for (size_t i = 0; i < w.size(); ++i) w[i] = std::sin(1.0 + i);
   const Tracer wt = c::constant(ctx, c::Literal::FromVector(w, Shape{2, n}));
-  return ctx.Finish({c::sum(y * wt, {0, 1}) + c::sum(c::real(spectrum) *
-                                                     c::imag(spectrum),
-                                                     {0, 1})});
+  return ctx.Finish({c::sum(y * wt, {0, 1}) +
+                     c::sum(c::real(spectrum) * c::imag(spectrum), {0, 1})});
 }
 
 double Eval(const c::Program& p, const c::Literal& x) {

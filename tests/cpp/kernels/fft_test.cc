@@ -31,10 +31,14 @@ using compiler::Literal;
 
 FftMode ModeOf(FftType t) {
   switch (t) {
-    case FftType::kFft: return FftMode::kForward;
-    case FftType::kIfft: return FftMode::kInverse;
-    case FftType::kRfft: return FftMode::kRealForward;
-    case FftType::kIrfft: return FftMode::kRealInverse;
+    case FftType::kFft:
+      return FftMode::kForward;
+    case FftType::kIfft:
+      return FftMode::kInverse;
+    case FftType::kRfft:
+      return FftMode::kRealForward;
+    case FftType::kIrfft:
+      return FftMode::kRealInverse;
   }
   return FftMode::kForward;
 }
@@ -64,13 +68,19 @@ Literal Random(Shape shape, DType dtype, uint64_t seed) {
   std::normal_distribution<double> d(0, 1);
   for (int64_t i = 0; i < l.num_elements(); ++i) {
     switch (dtype) {
-      case DType::kFloat32: l.Set<float>(i, static_cast<float>(d(rng))); break;
-      case DType::kFloat64: l.Set<double>(i, d(rng)); break;
-      case DType::kComplex64:
-        l.Set<complex64>(i, {static_cast<float>(d(rng)),
-                             static_cast<float>(d(rng))});
+      case DType::kFloat32:
+        l.Set<float>(i, static_cast<float>(d(rng)));
         break;
-      default: l.Set<complex128>(i, {d(rng), d(rng)}); break;
+      case DType::kFloat64:
+        l.Set<double>(i, d(rng));
+        break;
+      case DType::kComplex64:
+        l.Set<complex64>(
+            i, {static_cast<float>(d(rng)), static_cast<float>(d(rng))});
+        break;
+      default:
+        l.Set<complex128>(i, {d(rng), d(rng)});
+        break;
     }
   }
   return l;
@@ -78,13 +88,16 @@ Literal Random(Shape shape, DType dtype, uint64_t seed) {
 
 std::complex<double> At(const Literal& l, int64_t i) {
   switch (l.dtype()) {
-    case DType::kFloat32: return {l.Get<float>(i), 0.0};
-    case DType::kFloat64: return {l.Get<double>(i), 0.0};
+    case DType::kFloat32:
+      return {l.Get<float>(i), 0.0};
+    case DType::kFloat64:
+      return {l.Get<double>(i), 0.0};
     case DType::kComplex64: {
       const complex64 v = l.Get<complex64>(i);
       return {v.real(), v.imag()};
     }
-    default: return l.Get<complex128>(i);
+    default:
+      return l.Get<complex128>(i);
   }
 }
 
@@ -115,11 +128,10 @@ struct Case {
 };
 
 const Case kCases[] = {
-    {{}, {1}},         {{}, {2}},          {{3}, {8}},
-    {{2}, {5}},        {{4}, {7}},         {{2, 3}, {12}},
-    {{}, {97}},        {{2}, {127}},       {{3}, {4, 6}},
-    {{}, {5, 3}},      {{2}, {3, 4, 5}},   {{}, {2, 3, 7}},
-    {{1}, {16, 9}},    {{}, {1, 1}},       {{2}, {11, 1}},
+    {{}, {1}},      {{}, {2}},      {{3}, {8}},       {{2}, {5}},
+    {{4}, {7}},     {{2, 3}, {12}}, {{}, {97}},       {{2}, {127}},
+    {{3}, {4, 6}},  {{}, {5, 3}},   {{2}, {3, 4, 5}}, {{}, {2, 3, 7}},
+    {{1}, {16, 9}}, {{}, {1, 1}},   {{2}, {11, 1}},
 };
 
 void CheckAgainstReference(FftType type, DType real, double tol) {
@@ -128,11 +140,10 @@ void CheckAgainstReference(FftType type, DType real, double tol) {
   uint64_t seed = 1;
   for (const Case& c : kCases) {
     const FftAttrs a{type, c.lengths};
-    const Literal x = Random(OperandShape(c.batch, c.lengths, type), dtype,
-                             seed++);
+    const Literal x =
+        Random(OperandShape(c.batch, c.lengths, type), dtype, seed++);
     SCOPED_TRACE(std::string(compiler::fft_type_name(type)) + " " +
-                 x.shape().to_string() + " " +
-                 std::string(dtype_name(dtype)));
+                 x.shape().to_string() + " " + std::string(dtype_name(dtype)));
     EXPECT_LT(RelativeError(Kernel(x, a), Interpreted(x, a)), tol);
   }
 }
@@ -169,8 +180,8 @@ TEST(FftKernelTest, IrfftUndoesRfftForOddAndEvenLengthsAndManyRows) {
   // pool's threads.
   for (const std::vector<int64_t>& lengths :
        std::vector<std::vector<int64_t>>{{64}, {63}, {9, 10}, {4, 3, 5}}) {
-    const Literal x =
-        Random(OperandShape({3000}, lengths, FftType::kRfft), DType::kFloat64, 7);
+    const Literal x = Random(OperandShape({3000}, lengths, FftType::kRfft),
+                             DType::kFloat64, 7);
     const Literal back = Kernel(Kernel(x, {FftType::kRfft, lengths}),
                                 {FftType::kIrfft, lengths});
     EXPECT_LT(RelativeError(back, x), 1e-13);

@@ -154,13 +154,21 @@ Status RunInstruction(const c::Instruction& inst,
       const auto& a = inst.attrs_as<c::FftAttrs>();
       FftMode mode = FftMode::kForward;
       switch (a.type) {
-        case c::FftType::kFft: mode = FftMode::kForward; break;
-        case c::FftType::kIfft: mode = FftMode::kInverse; break;
-        case c::FftType::kRfft: mode = FftMode::kRealForward; break;
-        case c::FftType::kIrfft: mode = FftMode::kRealInverse; break;
+        case c::FftType::kFft:
+          mode = FftMode::kForward;
+          break;
+        case c::FftType::kIfft:
+          mode = FftMode::kInverse;
+          break;
+        case c::FftType::kRfft:
+          mode = FftMode::kRealForward;
+          break;
+        case c::FftType::kIrfft:
+          mode = FftMode::kRealInverse;
+          break;
       }
-      Fft(mode, ops[0].type->dtype, ops[0].data, ops[0].type->shape,
-          a.lengths, out);
+      Fft(mode, ops[0].type->dtype, ops[0].data, ops[0].type->shape, a.lengths,
+          out);
       return OkStatus();
     }
     case c::OpKind::kHostCallback: {

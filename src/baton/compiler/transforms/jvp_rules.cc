@@ -2,10 +2,9 @@
 // shares (jvp_rules.h).
 #include "baton/compiler/transforms/jvp_rules.h"
 
-#include "baton/compiler/fft_ops.h"
-
 #include <string>
 
+#include "baton/compiler/fft_ops.h"
 #include "baton/core/error.h"
 
 namespace baton::compiler::transforms::jvp_rules {
