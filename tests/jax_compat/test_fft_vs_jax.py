@@ -220,6 +220,16 @@ def test_frequencies(n, d):
     )
 
 
+@pytest.mark.parametrize("dtype", [np.float32, np.complex64, np.int32, np.float16])
+def test_frequency_dtypes(dtype):
+    for fn in ("fftfreq", "rfftfreq"):
+        _close(
+            getattr(bjnp.fft, fn)(7, 0.5, dtype=dtype),
+            getattr(jjnp.fft, fn)(7, 0.5, dtype=dtype),
+            atol=1e-3,
+        )
+
+
 @pytest.mark.parametrize("axes", [None, 0, 1, (0,), (1, 0)])
 def test_shifts(axes):
     for x in (R2, C2, R3[..., 0]):

@@ -399,8 +399,15 @@ def fftfreq(n: int, d: Any = 1.0, *, dtype: Any = None, device: Any = None) -> A
     return _on_device(out, device)
 
 
+def _work_dtype(dtype: np.dtype) -> np.dtype:
+    """The real floating type frequencies are computed in (float32 for
+    complex64 and 32-bit or narrower types, float64 for 64-bit ones)."""
+    size = dtype.itemsize // 2 if dtype.kind == "c" else dtype.itemsize
+    return np.dtype(np.float64 if size == 8 else np.float32)
+
+
 def _fftfreq_impl(d: Any, *, n: int, dtype: np.dtype) -> Any:
-    work = np.dtype(np.float64 if dtype.itemsize == 8 else np.float32)
+    work = _work_dtype(dtype)
     k = np.array([(i + n // 2) % n - n // 2 for i in range(n)], dtype=work)
     t = lax.convert_element_type(_ops.as_tracer(d), work)
     out = lax.div(_ops.as_tracer(k), lax.mul(t, float(n)))
@@ -416,9 +423,17 @@ def rfftfreq(n: int, d: Any = 1.0, *, dtype: Any = None, device: Any = None) -> 
 
 
 def _rfftfreq_impl(d: Any, *, n: int, dtype: np.dtype) -> Any:
-    k = np.arange(0, n // 2 + 1, dtype=dtype)
-    t = lax.convert_element_type(_ops.as_tracer(d), dtype)
-    return lax.div(_ops.as_tracer(k), lax.mul(t, float(n)))
+    # As JAX: k / (d * n) with both in `dtype`, so an integer dtype
+    # truncates d * n and gives the true quotient in floats.
+    if dtype.kind in "fc":
+        k = np.arange(0, n // 2 + 1, dtype=dtype)
+        t = lax.convert_element_type(_ops.as_tracer(d), dtype)
+        return lax.div(_ops.as_tracer(k), lax.mul(t, float(n)))
+    work = _work_dtype(dtype)
+    k = np.arange(0, n // 2 + 1, dtype=work)
+    dn = lax.mul(lax.convert_element_type(_ops.as_tracer(d), work), float(n))
+    dn = lax.convert_element_type(lax.convert_element_type(dn, dtype), work)
+    return lax.div(_ops.as_tracer(k), dn)
 
 
 def _on_device(x: Any, device: Any) -> Any:
