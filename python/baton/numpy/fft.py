@@ -82,7 +82,6 @@ def _transform(x: Any, typ: FftType, lengths: tuple[int, ...]) -> Any:
     if k <= 3:
         return _lax_fft(x, typ, lengths)
     nd = len(x.shape)
-    last = tuple(range(nd - 3, nd))
     lead = tuple(range(nd - k, nd - 3))
     # The leading axes' complex transform runs with them moved to the end.
     moved = tuple(range(nd - len(lead), nd))
@@ -95,7 +94,6 @@ def _transform(x: Any, typ: FftType, lengths: tuple[int, ...]) -> Any:
     x = _moveaxis(x, lead, moved)
     x = _transform(x, inner, lengths[:-3])
     x = _moveaxis(x, moved, lead)
-    del last
     return _lax_fft(x, typ, lengths[-3:])
 
 
