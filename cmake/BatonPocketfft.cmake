@@ -14,7 +14,9 @@
 # include folder (set_source_files_properties in src/CMakeLists.txt), so the
 # rest keep their ccache entries. pocketfft's own threads are compiled out
 # (POCKETFFT_NO_MULTITHREADING): the kernel parallelises over independent
-# transforms with baton's ThreadPool.
+# transforms with baton's ThreadPool. Its plan cache stays off
+# (POCKETFFT_CACHE_SIZE 0, its default): plans are built in each call, so no
+# FFT memory outlives the call that made it (kernels/fft.h).
 find_package(Python3 COMPONENTS Interpreter REQUIRED)
 execute_process(
   COMMAND "${Python3_EXECUTABLE}" -c
