@@ -135,6 +135,7 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
             "baton._at",
             "baton._lax_scatter",
             "baton._linalg_core",
+            "baton._lax_fft",
         ),
     ),
     # The transformations: grad, vjp/jvp, vmap, jacobians, checkpoint.

@@ -2,7 +2,8 @@
 """Which public names of JAX's namespaces outside jax.numpy baton has.
 
 For each namespace pair (jax / baton (the top level), jax.lax / baton.lax,
-jax.nn / baton.nn, jax.random / baton.random, jax.scipy.special,
+jax.nn / baton.nn, jax.random / baton.random, jax.numpy.fft, jax.scipy.fft,
+jax.scipy.special,
 jax.scipy.signal, jax.scipy.stats, jax.example_libraries.stax / .optimizers) lists the
 public names of the JAX module (``*_p`` primitives of jax.lax left out) and
 whether the baton module has each. A name whose JAX value is a module
@@ -37,6 +38,8 @@ PAIRS = (
     ("jax.lax", "baton.lax"),
     ("jax.nn", "baton.nn"),
     ("jax.random", "baton.random"),
+    ("jax.numpy.fft", "baton.numpy.fft"),
+    ("jax.scipy.fft", "baton.scipy.fft"),
     ("jax.scipy.special", "baton.scipy.special"),
     ("jax.scipy.signal", "baton.scipy.signal"),
     ("jax.scipy.stats", "baton.scipy.stats"),

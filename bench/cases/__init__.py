@@ -4,7 +4,7 @@ A case is a name (what ``--cases`` matches) and a function ``run(ctx) ->
 list[Row]`` that measures baton and, when present, JAX on the same inputs,
 checks that their results agree with a numpy reference, and returns rows.
 Groups, one module each: dispatch (jit call overhead), transfer
-(device_put), inplace (donated update loops), elementwise, matmul, train,
+(device_put), inplace (donated update loops), elementwise, matmul, fft, train,
 grad_train (training steps with gradients), control_flow (fori_loop and scan
 inside jit), profiler (what recording memory events costs). The size sweep
 (sweep: the same few operations at sizes from 2^10 elements up) is a set of
@@ -35,6 +35,7 @@ def all_cases() -> list[Case]:
         control_flow,
         dispatch,
         elementwise,
+        fft,
         grad_train,
         inplace,
         matmul,
@@ -49,6 +50,7 @@ def all_cases() -> list[Case]:
         *inplace.CASES,
         *elementwise.CASES,
         *matmul.CASES,
+        *fft.CASES,
         *train.CASES,
         *grad_train.CASES,
         *control_flow.CASES,

@@ -22,7 +22,7 @@ conversion: ``convert_element_type`` (``astype``), ``to_memory_kind``;
 shapes: ``reshape transpose broadcast_to broadcast_in_dim slice
 dynamic_slice dynamic_update_slice concatenate pad``; indexing: ``take``
 (``gather``), ``scatter`` (modes set, add, mul, min, max); sorting: ``sort
-argsort``; reductions:
+argsort``; Fourier transforms: ``fft`` (``FftType``); reductions:
 ``sum prod max min`` (``axes``, ``keepdims``); contractions: ``matmul
 dot_general``; control flow: ``fori_loop while_loop scan cond switch map``
 (baton/_control_flow.py); creation: ``iota full zeros ones constant``; capture:
@@ -69,11 +69,13 @@ _trace_device = _lax._trace_device
 # Compositions with jax.lax's names: math, reductions and cumulative ops
 # (baton/_lax_math.py), slicing and shapes (_lax_slicing.py), XLA-style
 # scatters (_lax_scatter.py), convolutions (_lax_conv.py), windowed
-# reductions (_lax_window.py), the rest of jax.lax's names (_lax_more.py).
+# reductions (_lax_window.py), fft and FftType (_lax_fft.py), the rest of
+# jax.lax's names (_lax_more.py).
 # Functions taking Python callables (TAKES_FUNCTIONS) are traced afresh on
 # each eager call, as control flow is: their closures may change.
 from baton import (  # noqa: E402
     _lax_conv,
+    _lax_fft,
     _lax_math,
     _lax_more,
     _lax_scatter,
@@ -81,7 +83,15 @@ from baton import (  # noqa: E402
     _lax_window,
 )
 
-for _m in (_lax_math, _lax_slicing, _lax_scatter, _lax_conv, _lax_window, _lax_more):
+for _m in (
+    _lax_math,
+    _lax_slicing,
+    _lax_scatter,
+    _lax_conv,
+    _lax_window,
+    _lax_fft,
+    _lax_more,
+):
     _plain = getattr(_m, "NOT_OPERATIONS", frozenset())
     _callables = getattr(_m, "TAKES_FUNCTIONS", frozenset())
     _overrides = getattr(_m, "OVERRIDES", frozenset())

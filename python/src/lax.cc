@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "array_caster.h"
+#include "baton/compiler/fft_ops.h"
 #include "baton/compiler/sort_ops.h"
 #include "baton/core/error.h"
 #include "conversions.h"
@@ -304,6 +305,34 @@ void init_lax(nb::module_& m) {
       nb::arg("x"), nb::arg("dimension") = -1, nb::arg("descending") = false,
       "x sorted along `dimension` (stable; NaNs last, -0.0 == 0.0); "
       "descending gives the ascending result reversed.");
+  // The fft op as it is (no promotion); bt.lax.fft (baton/_lax_fft.py)
+  // normalises JAX's forms of fft_type and promotes the operand.
+  lax.def(
+      "_fft",
+      [](nb::handle x, const std::string& fft_type, nb::handle fft_lengths) {
+        compiler::FftType type;
+        if (fft_type == "fft") {
+          type = compiler::FftType::kFft;
+        } else if (fft_type == "ifft") {
+          type = compiler::FftType::kIfft;
+        } else if (fft_type == "rfft") {
+          type = compiler::FftType::kRfft;
+        } else if (fft_type == "irfft") {
+          type = compiler::FftType::kIrfft;
+        } else {
+          ThrowValue(
+              "fft: fft_type must be 'fft', 'ifft', 'rfft' or "
+              "'irfft', not '" +
+              fft_type + "'");
+        }
+        auto f = OpFrame(fft_type.c_str(), {x});
+        return WrapTracer(
+            f, compiler::fft(ToTracer(x, f, fft_type.c_str()), type,
+                             ToDims(fft_lengths, "fft", "fft_lengths")));
+      },
+      nb::arg("x"), nb::arg("fft_type"), nb::arg("fft_lengths"),
+      "The fft op (jax.lax.fft without promotion): fft_type 'fft', 'ifft', "
+      "'rfft' or 'irfft' over the trailing len(fft_lengths) dimensions.");
   lax.def(
       "argsort",
       [](nb::handle x, int64_t dimension, bool descending) {

@@ -575,6 +575,31 @@ class Builder : public BuilderBase {
                                 t.shape.rank() == T(x).shape.rank();
                        })});
       }
+      case K::kFft: {
+        // Mostly lengths the operand fits (its trailing dimensions; irfft's
+        // last one n with n/2 + 1 stored), of a fitting dtype when one is
+        // there; now and then lengths from nowhere, which inference rejects.
+        const auto type = static_cast<c::FftType>(in_.Int(0, 3));
+        const ValueId x = FindOr([&](const ValueType& t) {
+          const bool fits = type == c::FftType::kRfft
+                                ? t.dtype == DType::kFloat32 ||
+                                      t.dtype == DType::kFloat64
+                                : is_complex(t.dtype);
+          return fits && t.shape.rank() >= 1;
+        });
+        std::vector<int64_t> lengths;
+        if (Valid(x) && T(x).shape.rank() >= 1 && in_.Byte() < 240) {
+          const Shape& s = T(x).shape;
+          const int k = in_.Int(1, std::min(3, s.rank()));
+          for (int i = s.rank() - k; i < s.rank(); ++i) lengths.push_back(s[i]);
+          if (type == c::FftType::kIrfft) {
+            lengths.back() = 2 * (lengths.back() - 1) + in_.Int(0, 1);
+          }
+        } else {
+          for (int k = in_.Int(0, 4); k > 0; --k) lengths.push_back(in_.Small());
+        }
+        return Add(c::FftAttrs{type, lengths}, {x});
+      }
       case K::kHostCallback: {
         // Zero to three operands of any type; now and then no callback
         // (which inference rejects).

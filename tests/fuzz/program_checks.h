@@ -75,6 +75,12 @@ inline double EstimateWork(const c::Program& p, int64_t while_trips) {
     for (c::ValueId o : inst.operands) {
       work += static_cast<double>(p.type(o).num_elements());
     }
+    if (const auto* f = inst.attrs_if<c::FftAttrs>()) {
+      // The interpreter's plain DFT: each element sums along every length.
+      double sum = 0;
+      for (int64_t l : f->lengths) sum += static_cast<double>(l);
+      work += static_cast<double>(n) * sum;
+    }
     if (const auto* d = inst.attrs_if<c::DotGeneralAttrs>()) {
       double k = 1;
       for (int64_t dim : d->lhs_contracting) {
@@ -128,6 +134,8 @@ inline bool MayRoundDifferently(const c::Program& p,
         inst.kind() == c::OpKind::kLinalg) {
       v = is_floating(p.type(inst.operands[0]).dtype);
     }
+    // fft: pocketfft's factorisation against the interpreter's plain DFT.
+    if (inst.kind() == c::OpKind::kFft) v = true;
     for (const c::Program* r : c::Regions(inst.attrs)) {
       v = v || MayRoundDifferently(*r, nullptr);
     }

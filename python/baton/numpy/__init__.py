@@ -116,3 +116,4 @@ __all__ += _vectorize.__all__
 __all__ += _windows.__all__
 
 from baton.numpy import linalg  # noqa: E402, F401  (bnp.linalg: LAPACK)
+from baton.numpy import fft  # noqa: E402, F401  (bnp.fft: pocketfft)

@@ -1,18 +1,19 @@
-"""``bt.scipy.signal``: jax.scipy.signal's functions that need neither an
-FFT nor complex numbers (baton has neither yet): ``convolve``,
-``correlate``, ``convolve2d``, ``correlate2d`` (direct method, modes
-``'full'``, ``'same'``, ``'valid'``) and ``detrend``.
+"""``bt.scipy.signal``: ``convolve``, ``correlate``, ``convolve2d``,
+``correlate2d`` (modes ``'full'``, ``'same'``, ``'valid'``), ``fftconvolve``
+and ``detrend``, as jax.scipy.signal's.
 
-The convolutions are ``bt.lax.conv_general_dilated`` with the flipped
-kernel, exactly as JAX computes them (so the ``'same'`` mode's centring,
-the swap of the operands when the second is larger, and the errors are
-JAX's); integer and bool inputs give float32 (float64 under x64). Every
-function works eagerly (one compiled program per argument signature),
-under ``bt.jit`` and ``bt.vmap``, and is differentiable by ``bt.grad``.
+The direct convolutions are ``bt.lax.conv_general_dilated`` with the
+flipped kernel, exactly as JAX computes them (so the ``'same'`` mode's
+centring, the swap of the operands when the second is larger, and the
+errors are JAX's); integer and bool inputs give float32 (float64 under
+x64). ``fftconvolve`` (and ``method='fft'`` of ``convolve`` and
+``correlate``) multiplies ``bnp.fft.rfftn`` spectra (``fftn`` for complex
+inputs) of the full output size and slices the mode's part out, as JAX;
+with ``axes`` the other axes are batch axes of equal size. Every function
+works eagerly (one compiled program per argument signature), under
+``bt.jit`` and ``bt.vmap``, and is differentiable by ``bt.grad``.
 
-Left out: ``fftconvolve``, ``csd``, ``welch``, ``stft`` and ``istft``
-(they need an FFT and complex arrays); ``method='fft'`` of ``convolve`` and
-``correlate`` raises for the same reason.
+Left out: ``csd``, ``welch``, ``stft`` and ``istft``.
 """
 
 from __future__ import annotations
@@ -27,7 +28,14 @@ from baton._baton import lax
 from baton._config import config
 from baton._lax_conv import conv_general_dilated
 
-__all__ = ["convolve", "convolve2d", "correlate", "correlate2d", "detrend"]
+__all__ = [
+    "convolve",
+    "convolve2d",
+    "correlate",
+    "correlate2d",
+    "detrend",
+    "fftconvolve",
+]
 
 _MODES = ("full", "same", "valid")
 
@@ -88,12 +96,7 @@ def _convolve_nd(in1: Any, in2: Any, mode: str) -> Any:
 
 
 def _check_method(method: str) -> None:
-    if method == "fft":
-        raise NotImplementedError(
-            "method='fft' needs an FFT, which baton does not have yet; use "
-            "method='direct' (or 'auto')"
-        )
-    if method not in ("direct", "auto"):
+    if method not in ("direct", "auto", "fft"):
         raise ValueError(f"Got method={method!r}; expected 'auto', 'fft', or 'direct'.")
 
 
@@ -109,6 +112,8 @@ def convolve(
     ``scipy.signal.convolve``: ``mode`` ``'full'``, ``'same'`` (centred on
     ``in1``) or ``'valid'``; ``method`` ``'direct'``/``'auto'``."""
     _check_method(method)
+    if method == "fft":
+        return fftconvolve(in1, in2, mode=mode)
     return _ops.apply(_convolve, (in1, in2), (("mode", mode),))
 
 
@@ -122,7 +127,85 @@ def correlate(
     """The n-dimensional cross-correlation of ``in1`` and ``in2`` (the
     convolution with ``in2`` reversed), as ``scipy.signal.correlate``."""
     _check_method(method)
+    if method == "fft":
+        return _ops.apply(_fftcorrelate, (in1, in2), (("mode", mode),))
     return _ops.apply(_correlate, (in1, in2), (("mode", mode),))
+
+
+def _fftconvolve(in1: Any, in2: Any, *, mode: str, axes: tuple[int, ...]) -> Any:
+    """JAX's fftconvolve over `axes` (the others are batch axes)."""
+    from baton.numpy import fft as bfft
+
+    a, b = _inexact(in1, in2)
+    sa, sb = tuple(int(d) for d in a.shape), tuple(int(d) for d in b.shape)
+    if len(sa) != len(sb):
+        raise ValueError("in1 and in2 should have the same dimensionality")
+    for d in range(len(sa)):
+        if d not in axes and sa[d] != sb[d]:
+            raise ValueError(
+                f"mapped axes must have same shape; got in1.shape={sa} "
+                f"in2.shape={sb} axes={axes}"
+            )
+    ca, cb = [sa[d] for d in axes], [sb[d] for d in axes]
+    full = [x + y - 1 for x, y in zip(ca, cb)]
+    if mode == "valid":
+        no_swap = all(x >= y for x, y in zip(ca, cb))
+        swap = all(x <= y for x, y in zip(ca, cb))
+        if not (no_swap or swap):
+            raise ValueError(
+                "For 'valid' mode, One input must be at least as large as the "
+                "other in every dimension."
+            )
+        if swap:
+            a, b, sa, ca, cb = b, a, sb, cb, ca
+    if all(x == 1 or y == 1 for x, y in zip(ca, cb)):
+        conv = lax.mul(a, b)
+    elif np.dtype(a.dtype).kind == "c":
+        conv = bfft.ifftn(
+            lax.mul(bfft.fftn(a, full, axes), bfft.fftn(b, full, axes)), full, axes
+        )
+    else:
+        conv = bfft.irfftn(
+            lax.mul(bfft.rfftn(a, full, axes), bfft.rfftn(b, full, axes)), full, axes
+        )
+    if mode == "full":
+        out = full
+    elif mode == "same":
+        out = ca
+    else:
+        out = [x - y + 1 for x, y in zip(ca, cb)]
+    start = [0] * len(conv.shape)
+    limit = [int(d) for d in conv.shape]
+    for d, f, o in zip(axes, full, out):
+        start[d] = (f - o) // 2
+        limit[d] = start[d] + o
+    return lax.slice(conv, start, limit)
+
+
+def fftconvolve(in1: Any, in2: Any, mode: str = "full", axes: Any = None) -> Any:
+    """The convolution of ``in1`` and ``in2`` through FFTs
+    (``jax.scipy.signal.fftconvolve``): ``mode`` ``'full'``, ``'same'`` or
+    ``'valid'``; ``axes`` the axes convolved (default all; the others must
+    have equal sizes and are batch axes)."""
+    if mode not in _MODES:
+        raise ValueError("mode must be one of ['same', 'full', 'valid']")
+    nd = len(_ops.shape_of(in1))
+    if len(_ops.shape_of(in2)) != nd:
+        raise ValueError("in1 and in2 should have the same dimensionality")
+    if axes is None:
+        axes = tuple(range(nd))
+    else:
+        if isinstance(axes, int):
+            axes = (axes,)
+        axes = tuple(sorted({_ops.normalize_axis(int(ax), nd) for ax in axes}))
+    return _ops.apply(_fftconvolve, (in1, in2), (("axes", axes), ("mode", mode)))
+
+
+def _fftcorrelate(in1: Any, in2: Any, *, mode: str) -> Any:
+    b = _ops.as_tracer(in2)
+    flipped = _flip(lax.conj(b) if np.dtype(b.dtype).kind == "c" else b)
+    nd = len(b.shape)
+    return _fftconvolve(in1, flipped, mode=mode, axes=tuple(range(nd)))
 
 
 def _check_2d(in1: Any, in2: Any, boundary: str, fillvalue: Any, name: str) -> None:

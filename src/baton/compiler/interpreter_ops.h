@@ -40,6 +40,9 @@ Literal EvalScatter(const Instruction& inst, const Operands& in);
 // interpreter_sort.cc
 Literal EvalSort(const Instruction& inst, const Operands& in);
 
+// interpreter_fft.cc
+Literal EvalFft(const Instruction& inst, const Operands& in);
+
 // interpreter_linalg.cc
 Literal EvalLinalg(const Instruction& inst, const Operands& in);
 

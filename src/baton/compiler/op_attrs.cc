@@ -60,6 +60,22 @@ std::string_view op_kind_name(OpKind kind) {
       return "scan";
     case OpKind::kCase:
       return "case";
+    case OpKind::kFft:
+      return "fft";
+  }
+  return "?";
+}
+
+std::string_view fft_type_name(FftType type) {
+  switch (type) {
+    case FftType::kFft:
+      return "fft";
+    case FftType::kIfft:
+      return "ifft";
+    case FftType::kRfft:
+      return "rfft";
+    case FftType::kIrfft:
+      return "irfft";
   }
   return "?";
 }
@@ -98,6 +114,9 @@ std::string OpDisplayName(const OpAttrs& attrs) {
   }
   if (auto* a = std::get_if<LinalgAttrs>(&attrs)) {
     return std::string(linalg_kind_name(a->kind));
+  }
+  if (auto* a = std::get_if<FftAttrs>(&attrs)) {
+    return std::string(fft_type_name(a->type));
   }
   return std::string(op_kind_name(KindOf(attrs)));
 }

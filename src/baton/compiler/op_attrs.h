@@ -57,6 +57,7 @@ enum class OpKind : uint8_t {
   kWhile,
   kScan,
   kCase,
+  kFft,
   // A new kind goes here, with its attribute struct in OpAttrs below (at the
   // same position), and every rule tests/cpp/op_registry checks.
 };
@@ -403,6 +404,33 @@ struct CaseAttrs {
   bool operator==(const CaseAttrs&) const = default;
 };
 
+// Which discrete Fourier transform an fft op computes (jax.lax.FftType).
+enum class FftType : uint8_t {
+  kFft,    // complex -> complex, forward (exp(-2 pi i jk/n))
+  kIfft,   // complex -> complex, inverse, scaled by 1/N
+  kRfft,   // real -> complex: the last dimension becomes n/2 + 1
+  kIrfft,  // complex -> real, inverse, scaled by 1/N: the last dimension
+           // of the operand is n/2 + 1 and becomes n
+};
+// "fft", "ifft", "rfft", "irfft".
+std::string_view fft_type_name(FftType type);
+
+// (operand). A multi-dimensional DFT over the operand's trailing
+// lengths.size() dimensions (1 to 3, as jax.lax.fft), batched over the
+// leading ones; N is the product of `lengths`. kFft/kIfft: complex operand,
+// trailing dimensions == lengths, same type out. kRfft: float operand,
+// trailing dimensions == lengths, result of the complex dtype with the last
+// dimension lengths.back()/2 + 1. kIrfft: complex operand whose trailing
+// dimensions are lengths with the last one lengths.back()/2 + 1; the result
+// is of the real dtype with trailing dimensions == lengths (the imaginary
+// parts of the self-conjugate bins are ignored, as numpy). The inverse
+// types are normalised by 1/N (jax.lax.fft).
+struct FftAttrs {
+  FftType type = FftType::kFft;
+  std::vector<int64_t> lengths;
+  bool operator==(const FftAttrs&) const = default;
+};
+
 // In OpKind order (checked below).
 using OpAttrs =
     std::variant<ParameterAttrs, ConstantAttrs, IotaAttrs, ConvertAttrs,
@@ -411,7 +439,8 @@ using OpAttrs =
                  DynamicSliceAttrs, DynamicUpdateSliceAttrs, ConcatenateAttrs,
                  PadAttrs, GatherAttrs, ScatterAttrs, ReduceAttrs,
                  DotGeneralAttrs, TransferAttrs, SortAttrs, LinalgAttrs,
-                 HostCallbackAttrs, CallAttrs, WhileAttrs, ScanAttrs, CaseAttrs>;
+                 HostCallbackAttrs, CallAttrs, WhileAttrs, ScanAttrs, CaseAttrs,
+                 FftAttrs>;
 
 inline OpKind KindOf(const OpAttrs& attrs) {
   return static_cast<OpKind>(attrs.index());
@@ -427,8 +456,8 @@ std::string OpDisplayName(const OpAttrs& attrs);
 // the enumerators in step with the structs.
 inline constexpr int kNumOpKinds =
     static_cast<int>(std::variant_size_v<OpAttrs>);
-// kCase is the last kind: one added after it takes its place here.
-static_assert(static_cast<int>(OpKind::kCase) + 1 == kNumOpKinds,
+// kFft is the last kind: one added after it takes its place here.
+static_assert(static_cast<int>(OpKind::kFft) + 1 == kNumOpKinds,
               "OpKind and OpAttrs differ in length");
 #define BATON_CHECK_ATTRS_ORDER(kind, type)                           \
   static_assert(                                                      \
@@ -463,6 +492,7 @@ BATON_CHECK_ATTRS_ORDER(kCall, CallAttrs);
 BATON_CHECK_ATTRS_ORDER(kWhile, WhileAttrs);
 BATON_CHECK_ATTRS_ORDER(kScan, ScanAttrs);
 BATON_CHECK_ATTRS_ORDER(kCase, CaseAttrs);
+BATON_CHECK_ATTRS_ORDER(kFft, FftAttrs);
 #undef BATON_CHECK_ATTRS_ORDER
 
 }  // namespace baton::compiler

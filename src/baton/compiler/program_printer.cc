@@ -105,6 +105,11 @@ std::string AttributeText(const Instruction& inst) {
              (a.descending ? ", descending" : "") +
              (a.indices ? ", indices" : "");
     }
+    case OpKind::kFft: {
+      const auto& a = inst.attrs_as<FftAttrs>();
+      return ", fft_type=" + std::string(fft_type_name(a.type)) +
+             ", fft_lengths=" + List(a.lengths);
+    }
     case OpKind::kHostCallback:
       return ", callback=" + inst.attrs_as<HostCallbackAttrs>().callback->name();
     case OpKind::kLinalg: {

@@ -62,6 +62,8 @@ Literal Evaluate(const Instruction& inst, const Operands& in,
       return EvalSort(inst, in);
     case OpKind::kLinalg:
       return EvalLinalg(inst, in);
+    case OpKind::kFft:
+      return EvalFft(inst, in);
     case OpKind::kHostCallback: {
       std::vector<ValueType> types;  // each operand's own
       for (const Literal* l : in) {

@@ -385,6 +385,8 @@ Result<ValueType> InferType(const OpAttrs& attrs,
       return InferScanType(std::get<ScanAttrs>(attrs), operands);
     case OpKind::kCase:
       return InferCaseType(std::get<CaseAttrs>(attrs), operands);
+    case OpKind::kFft:
+      return InferFft(op, std::get<FftAttrs>(attrs));
   }
   return Internal("InferType: unknown op kind");
 }

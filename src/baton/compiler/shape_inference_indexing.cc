@@ -255,6 +255,65 @@ Result<ValueType> InferSort(const OpContext& op, const SortAttrs& a) {
   return OnDevice(x.shape, a.indices ? DType::kInt32 : x.dtype);
 }
 
+Result<ValueType> InferFft(const OpContext& op, const FftAttrs& a) {
+  BATON_RETURN_IF_ERROR(op.CheckArity(1));
+  const ValueType& x = op.operand(0);
+  const int k = static_cast<int>(a.lengths.size());
+  if (k < 1 || k > 3) {
+    return op.Fail("fft_lengths " + ListToString(a.lengths) +
+                   " must have 1 to 3 entries");
+  }
+  if (x.shape.rank() < k) {
+    return op.Fail("fft_lengths " + ListToString(a.lengths) +
+                   " has more entries than the operand " + Str(x) +
+                   " has dimensions");
+  }
+  for (int64_t n : a.lengths) {
+    if (n < 1) {
+      return op.Fail("fft_lengths " + ListToString(a.lengths) +
+                     " must be positive");
+    }
+  }
+  const bool real_in = a.type == FftType::kRfft;
+  if (real_in ? !is_floating(x.dtype) || x.dtype == DType::kFloat16 ||
+                    x.dtype == DType::kBFloat16
+              : !is_complex(x.dtype)) {
+    return op.Fail(
+        std::string("operand must be ") +
+        (real_in ? "float32 or float64" : "complex64 or complex128") +
+        ", got " + Str(x) +
+        (real_in ? "; convert it first"
+                 : "; convert it with lax.complex or convert first"));
+  }
+  // The operand's trailing dimensions the lengths describe.
+  std::vector<int64_t> expected = a.lengths;
+  if (a.type == FftType::kIrfft) expected.back() = a.lengths.back() / 2 + 1;
+  const int lead = x.shape.rank() - k;
+  for (int i = 0; i < k; ++i) {
+    if (x.shape[lead + i] != expected[i]) {
+      return op.Fail("operand " + Str(x) + " must end in dimensions " +
+                     ListToString(expected) + " for fft_lengths " +
+                     ListToString(a.lengths) +
+                     (a.type == FftType::kIrfft
+                          ? " (irfft's last operand dimension is n/2 + 1)"
+                          : ""));
+    }
+  }
+  std::vector<int64_t> dims = x.shape.dims();
+  switch (a.type) {
+    case FftType::kFft:
+    case FftType::kIfft:
+      return OnDevice(x.shape, x.dtype);
+    case FftType::kRfft:
+      dims.back() = a.lengths.back() / 2 + 1;
+      return OnDevice(Shape(std::move(dims)), complex_dtype(x.dtype));
+    case FftType::kIrfft:
+      dims.back() = a.lengths.back();
+      return OnDevice(Shape(std::move(dims)), real_dtype(x.dtype));
+  }
+  return op.Fail("unknown fft type");
+}
+
 Result<ValueType> InferScatter(const OpContext& op, const ScatterAttrs& a) {
   BATON_RETURN_IF_ERROR(op.CheckArity(3));
   const ValueType &x = op.operand(0), &indices = op.operand(1),

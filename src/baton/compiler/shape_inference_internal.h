@@ -2,7 +2,7 @@
 // rule reports through and the checks the rule families share. The rules
 // live in shape_inference.cc (elementwise, layout and reduction ops, and the
 // dispatch) and shape_inference_indexing.cc (slicing, padding,
-// concatenation, gather, scatter and sort). Not used outside those files.
+// concatenation, gather, scatter, sort and fft). Not used outside those files.
 #pragma once
 
 #include <algorithm>
@@ -131,5 +131,6 @@ Result<ValueType> InferPad(const OpContext& op, const PadAttrs& a);
 Result<ValueType> InferGather(const OpContext& op, const GatherAttrs& a);
 Result<ValueType> InferScatter(const OpContext& op, const ScatterAttrs& a);
 Result<ValueType> InferSort(const OpContext& op, const SortAttrs& a);
+Result<ValueType> InferFft(const OpContext& op, const FftAttrs& a);
 
 }  // namespace baton::compiler::inference

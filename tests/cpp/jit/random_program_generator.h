@@ -17,6 +17,10 @@
 // neither exact nor within a relative tolerance of the reference under
 // another rounding; tests/cpp/kernels/linalg_test.cc compares the kernel
 // with the interpreter instead, and the transformation tests cover it.
+// Nor is the fft op: its results are accurate relative to the transform's
+// norm, not element by element (a bin near zero has no relative
+// tolerance); tests/cpp/kernels/fft_test.cc and jit/fft_programs_test.cc
+// compare it with the reference, and the fuzzer draws it.
 //
 // Each value carries whether it must equal the reference bitwise or within a
 // relative tolerance: floating-point reductions and dots may round in

@@ -18,6 +18,7 @@
 #include "baton/compiler/program_printer.h"
 #include "baton/compiler/reference_interpreter.h"
 #include "baton/compiler/shape_inference.h"
+#include "interpreted_op.h"
 
 namespace baton::cpu {
 namespace {
@@ -120,13 +121,7 @@ Literal Kernel(const LinalgAttrs& a, const std::vector<Literal>& in) {
 }
 
 Literal Interpreted(const LinalgAttrs& a, const std::vector<Literal>& in) {
-  compiler::Program p;
-  compiler::OperandList ops;
-  for (const Literal& l : in)
-    ops.push_back(p.AddParameter(ValueType{l.shape(), l.dtype()}).value());
-  const compiler::ValueId out = p.Add(a, ops).value();
-  EXPECT_TRUE(p.SetOutputs({out}).ok());
-  return compiler::Interpret(p, in).value()[0];
+  return testing::InterpretedOp(a, in);
 }
 
 LinalgAttrs Attrs(LinalgKind kind) {

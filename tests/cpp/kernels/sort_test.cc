@@ -16,6 +16,7 @@
 #include "baton/compiler/literal.h"
 #include "baton/compiler/reference_interpreter.h"
 #include "baton/core/dtype_dispatch.h"
+#include "interpreted_op.h"
 #include "kernel_test_util.h"
 
 namespace baton::cpu {
@@ -25,12 +26,7 @@ using compiler::Literal;
 using compiler::SortAttrs;
 
 compiler::Literal Interpreted(const Literal& x, const SortAttrs& a) {
-  compiler::Program p;
-  const compiler::ValueId in =
-      p.AddParameter(compiler::ValueType{x.shape(), x.dtype()}).value();
-  const compiler::ValueId out = p.Add(a, {in}).value();
-  EXPECT_TRUE(p.SetOutputs({out}).ok());
-  return compiler::Interpret(p, {x}).value()[0];
+  return testing::InterpretedOp(a, {x});
 }
 
 Literal Kernel(const Literal& x, const SortAttrs& a) {

@@ -35,6 +35,7 @@
 #include <vector>
 
 #include "baton/backend/cuda/codegen/kernel_emitter.h"
+#include "baton/compiler/fft_ops.h"
 #include "baton/compiler/linalg_ops.h"
 #include "baton/compiler/memory_schedule.h"
 #include "baton/compiler/passes.h"
@@ -106,6 +107,8 @@ const Exemption kExemptions[] = {
     {OpKind::kSort, Pass::kCuda, "not emitted yet (kernel_emitter.h)"},
     {OpKind::kLinalg, Pass::kCuda,
      "LAPACK-backed; no device solver yet (kernel_emitter.h)"},
+    {OpKind::kFft, Pass::kCuda,
+     "pocketfft runs on the CPU only; no device FFT (cuFFT) yet"},
     {OpKind::kHostCallback, Pass::kCuda,
      "needs a device-to-host round trip the emitter has no action for"},
     {OpKind::kWhile, Pass::kCuda, "regions are not emitted yet"},
@@ -274,6 +277,12 @@ Example ExampleOf(OpKind kind) {
                 return EmitGroup(ctx,
                                  c::cf_test::Case({sin_branch, cos_branch}),
                                  {a[0], a[1]});
+              }};
+    case OpKind::kFft:
+      // rfft (real in, so the registry's float data feeds it), seen through
+      // its real part so every pass compares float results.
+      return {{F32({2, 4})}, [](TraceContext&, Args a) {
+                return V{c::real(c::fft(a[0], c::FftType::kRfft, {4}))};
               }};
   }
   ADD_FAILURE() << "no example for op kind " << static_cast<int>(kind);

@@ -70,6 +70,16 @@ int64_t InstructionWork(const compiler::Program& p,
       for (int64_t d : dot.lhs_contracting) w *= lhs[static_cast<int>(d)];
       return w;
     }
+    case OpKind::kFft: {
+      // ~log2(n) passes over the data per transformed dimension.
+      int64_t passes = 1;
+      for (int64_t n : inst.attrs_as<compiler::FftAttrs>().lengths) {
+        for (int64_t m = 1; m < n; m *= 2) ++passes;
+      }
+      const int64_t elements =
+          std::max(result, p.type(inst.operands[0]).num_elements());
+      return elements * passes;
+    }
     case OpKind::kDynamicUpdateSlice:
     case OpKind::kScatter: {
       const int64_t update =

@@ -13,6 +13,8 @@
 //   - dynamic_update_slice and scatter written in place: the update's
 //     elements (an O(1) update of a large donated array is a tiny program);
 //     when they copy their operand instead, that copy too;
+//   - fft: the larger of operand and result elements, times 1 + ceil(log2 n)
+//     summed over the transformed lengths (an FFT's passes over the data);
 //   - control flow: the regions' work, times the trip count where known
 //     (region_step.h);
 //   - output copies made at the end of a call.

@@ -4,6 +4,7 @@
 #include <cstring>
 
 #include "baton/backend/cpu/kernels/dot.h"
+#include "baton/backend/cpu/kernels/fft.h"
 #include "baton/backend/cpu/kernels/indexing.h"
 #include "baton/backend/cpu/kernels/linalg.h"
 #include "baton/backend/cpu/kernels/reduce.h"
@@ -147,6 +148,27 @@ Status RunInstruction(const c::Instruction& inst,
       Linalg(o, ops[0].type->dtype, ops[0].data, ops[0].type->shape,
              two ? ops[1].data : nullptr, two ? ops[1].type->shape : Shape{},
              out);
+      return OkStatus();
+    }
+    case c::OpKind::kFft: {
+      const auto& a = inst.attrs_as<c::FftAttrs>();
+      FftMode mode = FftMode::kForward;
+      switch (a.type) {
+        case c::FftType::kFft:
+          mode = FftMode::kForward;
+          break;
+        case c::FftType::kIfft:
+          mode = FftMode::kInverse;
+          break;
+        case c::FftType::kRfft:
+          mode = FftMode::kRealForward;
+          break;
+        case c::FftType::kIrfft:
+          mode = FftMode::kRealInverse;
+          break;
+      }
+      Fft(mode, ops[0].type->dtype, ops[0].data, ops[0].type->shape, a.lengths,
+          out);
       return OkStatus();
     }
     case c::OpKind::kHostCallback: {

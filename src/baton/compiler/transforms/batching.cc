@@ -200,6 +200,7 @@ BatchedProgram VmapImpl(const Program& src, const std::vector<int>& in_dims,
         map[id] = batching::BatchIndexing(e, inst, operands);
         break;
       case OpKind::kLinalg:
+      case OpKind::kFft:  // both act on trailing dimensions
         map[id] = batching::BatchLinalg(e, inst, operands);
         break;
       case OpKind::kHostCallback:

@@ -103,6 +103,8 @@ BatchedValue BatchReduceOrDot(BatchEmitter& e, const Instruction& inst,
                               const std::vector<BatchedValue>& operands);
 BatchedValue BatchIndexing(BatchEmitter& e, const Instruction& inst,
                            const std::vector<BatchedValue>& operands);
+// Ops on trailing dimensions batched over the leading ones (linalg, fft):
+// every operand's batch dimension moved to the front.
 BatchedValue BatchLinalg(BatchEmitter& e, const Instruction& inst,
                          const std::vector<BatchedValue>& operands);
 BatchedValue BatchHostCallback(BatchEmitter& e, const Instruction& inst,

@@ -4,6 +4,7 @@
 
 #include <string>
 
+#include "baton/compiler/fft_ops.h"
 #include "baton/core/error.h"
 
 namespace baton::compiler::transforms::jvp_rules {
@@ -60,6 +61,12 @@ Tracer OpTangent(const Instruction& inst, const std::vector<Tracer>& operands,
       return ArrayOpTangent(inst, operands, result, tangents);
     case OpKind::kLinalg:
       return LinalgTangent(inst, operands, result, tangents);
+    case OpKind::kFft: {
+      // Linear: the tangent's transform.
+      const auto& a = inst.attrs_as<FftAttrs>();
+      if (!tangents[0].valid()) return Tracer();
+      return fft(tangents[0], a.type, a.lengths);
+    }
     case OpKind::kParameter:
     case OpKind::kCall:
     case OpKind::kWhile:

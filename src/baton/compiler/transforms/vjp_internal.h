@@ -168,6 +168,7 @@ class VjpBuilder {
   void ApplyReduceRule(int n, const Tracer& ct);
   void ApplyDotRule(int n, const Tracer& ct);
   void ApplyLinalgRule(int n, const Tracer& ct);  // vjp_linalg_rules.cc
+  void ApplyFftRule(int n, const Tracer& ct);     // vjp_fft_rules.cc
 
   // Residuals and recompute (vjp_residuals.cc).
   enum class Source : uint8_t {

@@ -106,6 +106,8 @@ void VjpBuilder::ApplyRule(int n, const Tracer& ct) {
       return ApplyDotRule(n, ct);
     case OpKind::kLinalg:
       return ApplyLinalgRule(n, ct);
+    case OpKind::kFft:
+      return ApplyFftRule(n, ct);
     case OpKind::kCall:
       if (std::get<CallAttrs>(nd.attrs).kind == CallKind::kName) {
         return AddCotangent(nd.operands[0], ct);

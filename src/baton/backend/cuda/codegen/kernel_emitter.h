@@ -32,7 +32,8 @@
 //    for an operand stored in neither order; a kernel for the others;
 //  - reshape and transfer: a copy (skipped at run time when source and
 //    destination share storage).
-// Sort, linalg, host callbacks and control-flow regions are not emitted:
+// Sort, linalg, fft (pocketfft is CPU-only), host callbacks and control-flow
+// regions are not emitted:
 // EmitProgram returns Unimplemented naming the op.
 //
 // Determinism: every kernel writes each output element from exactly one work
