@@ -73,6 +73,9 @@ from baton import profiler  # bt.profiler: pprof, Chrome trace, memory scopes
 from baton import distributed  # noqa: F401 -- processes; no network at import
 from baton._toplevel import *  # noqa: F403 -- disable_jit, custom_gradient, ... (JAX's top level)
 from baton._environment import print_environment_info, warn_if_blas_kernel_unfit
+from baton._config_states import *  # noqa: F403 -- debug_nans, transfer_guard, ... (JAX's states)
+from baton import custom_derivatives, dlpack, experimental, image, monitoring, ops  # noqa: F401
+from baton import stages, version  # noqa: F401 -- jax.stages / jax.version
 
 warn_if_blas_kernel_unfit()  # a generic BLAS kernel on a modern CPU: say so once
 del warn_if_blas_kernel_unfit

@@ -26,14 +26,17 @@ import optree
 from baton import (
     _baton,
     _compile_log,
+    _config_states,
     _device_put,
     _dtypes,
     _memory_kinds,
+    _monitoring,
     _sharded_call,
     tree,
 )
 from baton._baton import Array, Donated, JitFunction, transforms
 from baton._baton import lax as _lax
+from baton._config import config as _config
 from baton._sharded_array import is_sharded
 from baton.errors import DonationWarning
 
@@ -333,6 +336,14 @@ def jit(
 # ---- Helpers called by the C++ call path ----
 
 
+def _internal(fun: Any) -> bool:
+    """A jitted function baton made for itself (eager ops, eager
+    transformations), not one of the user's."""
+    mod = getattr(fun, "__module__", None) or type(fun).__module__ or ""
+    parts = mod.split(".")
+    return len(parts) > 1 and parts[0] == "baton" and parts[1].startswith("_")
+
+
 def _substitute(arg: Any, tracers: Any) -> Any:
     if isinstance(arg, (Array, Donated)):
         return next(tracers)
@@ -384,11 +395,22 @@ def _trace(jitted: _Jitted, args: tuple, kwargs: dict, tracers: list) -> tuple:
         new_kwargs[k] = v if k in static_names else _substitute(v, it)
     if getattr(jitted, "_binds_arguments", False):
         _bind_arguments(jitted, args, kwargs, tracers)
-    start = time.perf_counter() if _compile_log.active() else None
+    if _config._values["no_tracing"] and not _internal(jitted._fun):
+        raise RuntimeError(
+            f"re-tracing function jit({getattr(jitted, '__name__', 'fn')}) for "
+            "`jit`, but 'no_tracing' is set"
+        )
+    timed = _compile_log.active() or _monitoring.listening()
+    start = time.perf_counter() if timed else None
     out = jitted._fun(*new_args, **new_kwargs)
-    if start is not None:  # bt.log_compiles(): a cache miss, traced now
+    if start is not None:  # bt.log_compiles() or a listener: a cache miss
         took = time.perf_counter() - start
-        _compile_log.traced(getattr(jitted, "__name__", "fn"), took)
+        if _compile_log.active():
+            _compile_log.traced(getattr(jitted, "__name__", "fn"), took)
+        _monitoring.record_event_duration_secs(
+            "/jax/core/compile/jaxpr_trace_duration", took,
+            fun_name=getattr(jitted, "__name__", "fn"),
+        )
     leaves, treedef = tree.flatten(out)
     outs = [_as_output(leaf, jitted, treedef) for leaf in leaves]
     try:
@@ -544,6 +566,12 @@ def device_put(
     into: Any = None,
 ) -> Any:
     if not _lax.is_tracing():
+        if _config._values["transfer_guard_host_to_device"] != "allow":
+            for leaf in tree.leaves(x):
+                if not isinstance(leaf, (Array, Donated)) and not is_sharded(leaf):
+                    _config_states.check_transfer(
+                        "host_to_device", True, f"{type(leaf).__name__} (device_put)"
+                    )
         return _device_put.device_put(
             x, device, memory_kind=memory_kind, may_alias=may_alias, into=into
         )
