@@ -183,6 +183,7 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
             "baton.nn",
             "baton.nn.*",
             "baton.ops",
+            "baton._toplevel_more",
             "baton.image",
             "baton.example_libraries",
             "baton.example_libraries.*",

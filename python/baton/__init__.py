@@ -73,6 +73,7 @@ from baton import profiler  # bt.profiler: pprof, Chrome trace, memory scopes
 from baton import distributed  # noqa: F401 -- processes; no network at import
 from baton._toplevel import *  # noqa: F403 -- disable_jit, custom_gradient, ... (JAX's top level)
 from baton._environment import print_environment_info, warn_if_blas_kernel_unfit
+from baton._toplevel_more import *  # noqa: F403 -- pmap, fwd_and_bwd, set_mesh, ...
 from baton._config_states import *  # noqa: F403 -- debug_nans, transfer_guard, ... (JAX's states)
 from baton import custom_derivatives, dlpack, experimental, image, monitoring, ops  # noqa: F401
 from baton import stages, version  # noqa: F401 -- jax.stages / jax.version
