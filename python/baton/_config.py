@@ -45,6 +45,15 @@ _CHOICES: dict[str, tuple[Any, ...]] = {
     "check_tracer_leaks": (False, True),
     "enable_checks": (False, True),
     "no_tracing": (False, True),
+    "no_execution": (False, True),
+    "explain_cache_misses": (False, True),
+    # Fixed in baton: its random generator is JAX's default one
+    # (threefry2x32, partitionable), keys are raw uint32 arrays or
+    # bt.random.key's typed keys, and key reuse is not tracked.
+    "default_prng_impl": ("threefry2x32",),
+    "threefry_partitionable": (True,),
+    "enable_custom_prng": (False,),
+    "debug_key_reuse": (False,),
 }
 # JAX's spelling of the same switches (``jax_<name>``), so that a ported
 # jax.config.update("jax_enable_x64", True) works unchanged.
@@ -65,6 +74,12 @@ _DEFAULTS: dict[str, Any] = {
     "check_tracer_leaks": False,
     "enable_checks": False,
     "no_tracing": False,
+    "no_execution": False,
+    "explain_cache_misses": False,
+    "default_prng_impl": "threefry2x32",
+    "threefry_partitionable": True,
+    "enable_custom_prng": False,
+    "debug_key_reuse": False,
 }
 
 

@@ -39,6 +39,19 @@ What each setting does in baton (docs/jax_surface.md, "Top level"):
 - ``enable_checks``: recorded; baton's internal checks always run.
 - ``no_tracing``: a ``bt.jit`` function (of the user's) that would trace
   raises RuntimeError instead; calls that reuse a compiled program run.
+- ``no_execution``: running any compiled program (a ``bt.jit`` call or an
+  eager operation) raises RuntimeError.
+- ``explain_cache_misses``: each time a ``bt.jit`` function of the user's
+  traces, a WARNING on the logger ``"baton.jit"`` says why: never called
+  before, or how the arguments differ from the closest signature it was
+  traced for (structure, shapes, dtypes, weak types, static values).
+- ``default_prng_impl`` ("threefry2x32"), ``threefry_partitionable``
+  (True), ``enable_custom_prng`` (False), ``debug_key_reuse`` (False):
+  what baton's random generator is, JAX's defaults; they read as that and
+  refuse another value (ValueError) rather than ignore it.
+- ``make_user_context(default)``: a context whose value is part of what a
+  compiled program depends on: changing it clears baton's compiled caches
+  (``bt.clear_caches()``), so jitted functions trace again, as JAX retraces.
 """
 
 from __future__ import annotations
@@ -56,7 +69,14 @@ __all__ = [
     "debug_infs",
     "debug_nans",
     "default_matmul_precision",
+    "debug_key_reuse",
+    "default_prng_impl",
     "enable_checks",
+    "enable_custom_prng",
+    "explain_cache_misses",
+    "make_user_context",
+    "no_execution",
+    "threefry_partitionable",
     "no_tracing",
     "numpy_dtype_promotion",
     "numpy_rank_promotion",
@@ -134,6 +154,57 @@ enable_checks = State("enable_checks", "Recorded; baton's checks always run.")
 no_tracing = State(
     "no_tracing", "A bt.jit function that would trace raises RuntimeError."
 )
+
+
+no_execution = State("no_execution", "Running a compiled program raises RuntimeError.")
+explain_cache_misses = State(
+    "explain_cache_misses", "Log why a bt.jit function traced again."
+)
+default_prng_impl = State("default_prng_impl", "'threefry2x32' (fixed in baton).")
+threefry_partitionable = State("threefry_partitionable", "True (fixed in baton).")
+enable_custom_prng = State("enable_custom_prng", "False (fixed in baton).")
+debug_key_reuse = State("debug_key_reuse", "False (fixed in baton).")
+
+
+class _UserContext:
+    """A setting of the user's that compiled programs depend on (see
+    :func:`make_user_context`)."""
+
+    def __init__(self, default_value: Any) -> None:
+        self._value = default_value
+
+    @property
+    def value(self) -> Any:
+        return self._value
+
+    def _set(self, value: Any) -> None:
+        if value is self._value or value == self._value:
+            self._value = value
+            return
+        self._value = value
+        _clear_compiled()
+
+    @contextlib.contextmanager
+    def __call__(self, new_val: Any) -> Iterator[None]:
+        prev = self._value
+        self._set(new_val)
+        try:
+            yield
+        finally:
+            self._set(prev)
+
+
+def _clear_compiled() -> None:
+    import baton
+
+    baton.clear_caches()
+
+
+def make_user_context(default_value: Any = None) -> _UserContext:
+    """A context manager factory whose value compiled programs depend on:
+    ``with ctx(v):`` with a value other than the current one makes
+    ``bt.jit`` functions trace again (baton clears its compiled caches)."""
+    return _UserContext(default_value)
 
 
 def checking_leaks() -> contextlib.AbstractContextManager[None]:

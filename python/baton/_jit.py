@@ -17,6 +17,7 @@ import inspect
 import time
 import types
 import warnings
+import weakref
 from collections.abc import Iterable
 from typing import Any, Callable
 
@@ -382,6 +383,72 @@ def _bind_arguments(jitted: _Jitted, args: tuple, kwargs: dict, tracers: list) -
         transforms.bind(tracers, values)
 
 
+# explain_cache_misses: the argument signatures each function was traced for.
+_SEEN: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+
+
+def _signature(jitted: _Jitted, args: tuple, kwargs: dict, tracers: list) -> dict:
+    """What a compiled program of ``jitted`` depends on, per argument path."""
+    it = iter(tracers)
+    sig: dict[str, Any] = {}
+    items = [(f"args[{i}]", i in jitted._static_nums, a) for i, a in enumerate(args)]
+    items += [(f"kwargs[{k!r}]", k in jitted._static_names, kwargs[k]) for k in sorted(kwargs)]
+    for path, is_static, a in items:
+        if is_static:
+            sig[path] = ("static value", repr(a))
+            continue
+        leaves, treedef = tree.flatten(a)
+        if not isinstance(a, (Array, Donated)):
+            sig[path + " structure"] = ("pytree", str(treedef))
+        for j, _ in enumerate(leaves if not isinstance(a, (Array, Donated)) else [a]):
+            t = next(it, None)
+            if t is None:
+                break
+            where = path if isinstance(a, (Array, Donated)) or len(leaves) == 1 \
+                else f"{path} leaf {j}"
+            sig[where] = (
+                "type",
+                f"{np.dtype(t.dtype).name}{list(t.shape)}"
+                + (" weak" if getattr(t, "weak_type", False) else ""),
+            )
+    return sig
+
+
+def _explain_miss(jitted: _Jitted, args: tuple, kwargs: dict, tracers: list) -> None:
+    import logging
+
+    if not _config._values["explain_cache_misses"]:
+        _SEEN.setdefault(jitted, []).append(_signature(jitted, args, kwargs, tracers))
+        return
+    name = getattr(jitted, "__name__", "fn")
+    code = getattr(jitted._fun, "__code__", None)
+    where = f" defined at {code.co_filename}:{code.co_firstlineno}" if code else ""
+    sig = _signature(jitted, args, kwargs, tracers)
+    seen = _SEEN.setdefault(jitted, [])
+    log = logging.getLogger(_compile_log.LOGGER_NAME)
+    if not seen:
+        log.warning("TRACING CACHE MISS at jit(%s)%s because:\n  never seen function", name, where)
+    else:
+        def diffs(old: dict) -> list[str]:
+            keys = list(dict.fromkeys(list(old) + list(sig)))
+            return [
+                f"  {k}: {old.get(k, ('', 'absent'))[1]} before, now {sig.get(k, ('', 'absent'))[1]}"
+                for k in keys
+                if old.get(k) != sig.get(k)
+            ]
+
+        best = min((diffs(old) for old in seen), key=len)
+        reason = "\n".join(best) if best else (
+            "  the same argument signature as before (its program was dropped: "
+            "clear_cache, clear_caches or a changed user context)"
+        )
+        log.warning(
+            "TRACING CACHE MISS at jit(%s)%s because the closest traced signature "
+            "differs:\n%s", name, where, reason,
+        )
+    seen.append(sig)
+
+
 def _trace(jitted: _Jitted, args: tuple, kwargs: dict, tracers: list) -> tuple:
     """Calls the function with Tracers in place of the dynamic leaves."""
     it = iter(tracers)
@@ -400,6 +467,8 @@ def _trace(jitted: _Jitted, args: tuple, kwargs: dict, tracers: list) -> tuple:
             f"re-tracing function jit({getattr(jitted, '__name__', 'fn')}) for "
             "`jit`, but 'no_tracing' is set"
         )
+    if not _internal(jitted._fun):  # recorded always, explained when asked
+        _explain_miss(jitted, args, kwargs, tracers)
     timed = _compile_log.active() or _monitoring.listening()
     start = time.perf_counter() if timed else None
     out = jitted._fun(*new_args, **new_kwargs)

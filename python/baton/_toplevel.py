@@ -101,6 +101,7 @@ def _hooks_wanted() -> bool:
         or v["debug_nans"]
         or v["debug_infs"]
         or v["transfer_guard_host_to_device"] != "allow"
+        or v["no_execution"]
     )
 
 
@@ -117,7 +118,8 @@ def _update_call_hook() -> None:
 
 
 def _on_config(name: str, value: Any) -> None:
-    if name in ("debug_nans", "debug_infs", "transfer_guard_host_to_device"):
+    if name in ("debug_nans", "debug_infs", "transfer_guard_host_to_device",
+                "no_execution"):
         with _patch_lock:
             _update_call_hook()
 
@@ -160,6 +162,11 @@ def _hooked_call(self: Any, *args: Any, **kwargs: Any) -> Any:
                     False,
                     f"{type(leaf).__name__} argument of jit({self.__name__})",
                 )
+    if v["no_execution"] and not tracing:
+        raise RuntimeError(
+            f"baton tried to execute function jit({getattr(self, '__name__', 'fn')}), "
+            "but the no_execution config option is set"
+        )
     out = _compiled_call(self, *args, **kwargs)
     if (v["debug_nans"] or v["debug_infs"]) and not tracing:
         kind = _invalid_kind(out)
