@@ -184,6 +184,7 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
             "baton.nn.*",
             "baton.ops",
             "baton._toplevel_more",
+            "baton._numpy_special",
             "baton.image",
             "baton.example_libraries",
             "baton.example_libraries.*",

@@ -194,10 +194,13 @@ class _UserContext:
             self._set(prev)
 
 
-def _clear_compiled() -> None:
-    import baton
+# bt.clear_caches, registered by baton._jit (a layer above this one).
+_cache_clearer: list = []
 
-    baton.clear_caches()
+
+def _clear_compiled() -> None:
+    for clear in _cache_clearer:
+        clear()
 
 
 def make_user_context(default_value: Any = None) -> _UserContext:

@@ -685,3 +685,6 @@ def clear_caches() -> None:
     _baton._jit_clear_caches()
     for fn in list(_CACHE_CLEARERS):
         fn()
+
+
+_config_states._cache_clearer.append(clear_caches)
