@@ -62,7 +62,7 @@ from baton._device_queries import (
     process_index,
 )
 from baton._abstract_eval import ShapeDtypeStruct, eval_shape, make_jaxpr
-from baton._sharded_array import ShardedArray
+from baton._sharded_array import Shard, ShardedArray
 from baton._sharded_put import device_put_replicated, device_put_sharded
 from baton.sharding import make_mesh
 from baton._shard_map import shard_map

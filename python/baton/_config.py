@@ -54,6 +54,9 @@ _CHOICES: dict[str, tuple[Any, ...]] = {
     "threefry_partitionable": (True,),
     "enable_custom_prng": (False,),
     "debug_key_reuse": (False,),
+    # Recorded: baton's softmax has one derivative rule; both JAX rules
+    # give the same values.
+    "softmax_custom_jvp": (False, True),
 }
 # JAX's spelling of the same switches (``jax_<name>``), so that a ported
 # jax.config.update("jax_enable_x64", True) works unchanged.
@@ -80,6 +83,7 @@ _DEFAULTS: dict[str, Any] = {
     "threefry_partitionable": True,
     "enable_custom_prng": False,
     "debug_key_reuse": False,
+    "softmax_custom_jvp": False,
 }
 
 

@@ -49,6 +49,8 @@ What each setting does in baton (docs/jax_surface.md, "Top level"):
   (True), ``enable_custom_prng`` (False), ``debug_key_reuse`` (False):
   what baton's random generator is, JAX's defaults; they read as that and
   refuse another value (ValueError) rather than ignore it.
+- ``softmax_custom_jvp``: recorded; baton's ``nn.softmax`` has one
+  derivative rule, whose values are those of both of JAX's.
 - ``make_user_context(default)``: a context whose value is part of what a
   compiled program depends on: changing it clears baton's compiled caches
   (``bt.clear_caches()``), so jitted functions trace again, as JAX retraces.
@@ -76,6 +78,7 @@ __all__ = [
     "explain_cache_misses",
     "make_user_context",
     "no_execution",
+    "softmax_custom_jvp",
     "threefry_partitionable",
     "no_tracing",
     "numpy_dtype_promotion",
@@ -164,6 +167,9 @@ default_prng_impl = State("default_prng_impl", "'threefry2x32' (fixed in baton).
 threefry_partitionable = State("threefry_partitionable", "True (fixed in baton).")
 enable_custom_prng = State("enable_custom_prng", "False (fixed in baton).")
 debug_key_reuse = State("debug_key_reuse", "False (fixed in baton).")
+softmax_custom_jvp = State(
+    "softmax_custom_jvp", "Recorded; baton's softmax has one derivative rule."
+)
 
 
 class _UserContext:
