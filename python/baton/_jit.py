@@ -385,6 +385,7 @@ def _bind_arguments(jitted: _Jitted, args: tuple, kwargs: dict, tracers: list) -
 
 # explain_cache_misses: the argument signatures each function was traced for.
 _SEEN: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+_MAX_SEEN = 32  # signatures kept per function
 
 
 def _signature(jitted: _Jitted, args: tuple, kwargs: dict, tracers: list) -> dict:
@@ -418,7 +419,9 @@ def _explain_miss(jitted: _Jitted, args: tuple, kwargs: dict, tracers: list) -> 
     import logging
 
     if not _config._values["explain_cache_misses"]:
-        _SEEN.setdefault(jitted, []).append(_signature(jitted, args, kwargs, tracers))
+        seen = _SEEN.setdefault(jitted, [])
+        seen.append(_signature(jitted, args, kwargs, tracers))
+        del seen[:-_MAX_SEEN]
         return
     name = getattr(jitted, "__name__", "fn")
     code = getattr(jitted._fun, "__code__", None)
@@ -447,6 +450,7 @@ def _explain_miss(jitted: _Jitted, args: tuple, kwargs: dict, tracers: list) -> 
             "differs:\n%s", name, where, reason,
         )
     seen.append(sig)
+    del seen[:-_MAX_SEEN]
 
 
 def _trace(jitted: _Jitted, args: tuple, kwargs: dict, tracers: list) -> tuple:
