@@ -323,3 +323,9 @@ PROBES["unpackbits"] = [
     ((np.array([[7, 200], [13, 255]], np.uint8),), {}),
     ((np.array([[7, 200], [13, 255]], np.uint8), 1), dict(count=11)),
 ]
+_PX = np.linspace(-1, 1, 12).astype(np.float32)
+_PY = (3 * _PX**2 - _PX + 0.5 + 0.1 * _rng.normal(size=12)).astype(np.float32)
+PROBES["polyfit"] = [((_PX, _PY, 2), {}), ((_PX, np.stack([_PY, 2 * _PY], 1), 3), {})]
+_HS = _rng.normal(size=(40, 3)).astype(np.float32)
+PROBES["histogramdd"] = [((_HS,), {}), ((_HS,), dict(bins=[3, 4, 5], density=True))]
+PROBES["histogram2d"] = [((_HS[:, 0], _HS[:, 1]), {}), ((_HS[:, 0], _HS[:, 1]), dict(bins=(3, 6)))]

@@ -572,3 +572,36 @@ def test_save_load_and_dtype_names():
             "character", "flexible", "ComplexWarning") else getattr(bnp, name) is getattr(jnp, name), name
     assert bnp.euler_gamma == jnp.euler_gamma
     assert bnp.zeros(2, bnp.single).dtype == jnp.zeros(2, jnp.single).dtype
+
+
+def test_polyfit():
+    x = np.linspace(-1, 1, 12).astype(F32)
+    y = (3 * x**2 - x + 0.5 + 0.1 * RNG.normal(size=12)).astype(F32)
+    y2 = np.stack([y, 2 * y], 1)
+    w = np.linspace(1, 2, 12).astype(F32)
+    tol = dict(rtol=1e-4, atol=1e-4)
+    _same(bnp.polyfit(x, y, 2), jnp.polyfit(x, y, 2), **tol)
+    _same(bnp.polyfit(x, y2, 3), jnp.polyfit(x, y2, 3), **tol)
+    _same(bnp.polyfit(x, y, 2, w=w), jnp.polyfit(x, y, 2, w=w), **tol)
+    _same(bnp.polyfit(x, y, 2, full=True), jnp.polyfit(x, y, 2, full=True), **tol)
+    _same(bnp.polyfit(x, y, 2, cov=True), jnp.polyfit(x, y, 2, cov=True), rtol=1e-3, atol=1e-3)
+    _same(bnp.polyfit(x, y2, 2, cov="unscaled"), jnp.polyfit(x, y2, 2, cov="unscaled"), rtol=1e-3, atol=1e-3)
+    _same(bt.jit(lambda a, b: bnp.polyfit(a, b, 2))(x, y), jnp.polyfit(x, y, 2), **tol)
+    with pytest.raises(TypeError, match="1D vector"):
+        bnp.polyfit(y2, y, 1)
+
+
+def test_histogramdd_histogram2d():
+    s = RNG.normal(size=(50, 3)).astype(F32)
+    w = RNG.random(50).astype(F32)
+    _same(bnp.histogramdd(s), jnp.histogramdd(s))
+    kw = dict(bins=[3, 4, 5], range=[(-1, 1), (-2, 2), (-3, 3)], density=True)
+    _same(bnp.histogramdd(s, **kw), jnp.histogramdd(s, **kw))
+    _same(bnp.histogramdd(s, bins=4, weights=w), jnp.histogramdd(s, bins=4, weights=w))
+    _same(bnp.histogram2d(s[:, 0], s[:, 1]), jnp.histogram2d(s[:, 0], s[:, 1]))
+    _same(bnp.histogram2d(s[:, 0], s[:, 1], bins=(3, 6), density=True),
+          jnp.histogram2d(s[:, 0], s[:, 1], bins=(3, 6), density=True))
+    e = np.linspace(-2, 2, 5).astype(F32)
+    _same(bnp.histogram2d(s[:, 0], s[:, 1], bins=e), jnp.histogram2d(s[:, 0], s[:, 1], bins=e))
+    f = bt.jit(lambda a, b: bnp.histogram2d(a, b, bins=4, range=[(-2, 2), (-2, 2)]))
+    _same(f(s[:, 0], s[:, 1]), jnp.histogram2d(s[:, 0], s[:, 1], bins=4, range=[(-2, 2), (-2, 2)]))
