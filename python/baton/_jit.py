@@ -472,7 +472,10 @@ def _trace(jitted: _Jitted, args: tuple, kwargs: dict, tracers: list) -> tuple:
             "`jit`, but 'no_tracing' is set"
         )
     if not _internal(jitted._fun):  # recorded always, explained when asked
-        _explain_miss(jitted, args, kwargs, tracers)
+        try:
+            _explain_miss(jitted, args, kwargs, tracers)
+        except Exception:  # noqa: BLE001 -- a diagnostic must never fail a trace
+            pass
     timed = _compile_log.active() or _monitoring.listening()
     start = time.perf_counter() if timed else None
     out = jitted._fun(*new_args, **new_kwargs)
