@@ -173,6 +173,7 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
             "baton._collectives",
             "baton.lax",
             "baton.lax_linalg",
+            "baton._dslice",
             "baton._operators",
             "baton.dtypes",
             "baton.flatten_util",

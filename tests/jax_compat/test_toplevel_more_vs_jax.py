@@ -605,3 +605,27 @@ def test_histogramdd_histogram2d():
     _same(bnp.histogram2d(s[:, 0], s[:, 1], bins=e), jnp.histogram2d(s[:, 0], s[:, 1], bins=e))
     f = bt.jit(lambda a, b: bnp.histogram2d(a, b, bins=4, range=[(-2, 2), (-2, 2)]))
     _same(f(s[:, 0], s[:, 1]), jnp.histogram2d(s[:, 0], s[:, 1], bins=4, range=[(-2, 2), (-2, 2)]))
+
+
+@pytest.mark.parametrize(
+    "args", [(2, 3), (1, 3, 2), (8, 4), (-3, 2), (4,), (None,)]
+)
+def test_ds_indexing(args):
+    x = np.arange(10, dtype=F32)
+    _close(bnp.asarray(x)[bt.ds(*args)], jnp.asarray(x)[jax.ds(*args)])
+
+
+def test_ds_mixed_keys_jit_grad():
+    y = np.arange(24, dtype=F32).reshape(4, 6)
+    _close(bnp.asarray(y)[1, bt.ds(2, 3)], jnp.asarray(y)[1, jax.ds(2, 3)])
+    _close(bnp.asarray(y)[bt.ds(1, 2), ::2], jnp.asarray(y)[jax.ds(1, 2), ::2])
+    _close(bnp.asarray(y)[..., bt.ds(3, 2)], jnp.asarray(y)[..., jax.ds(3, 2)])
+    _close(bnp.asarray(y)[None, bt.ds(1, 2)], jnp.asarray(y)[None, jax.ds(1, 2)])
+    fb = bt.jit(lambda v, i: v[bt.ds(i, 2), 1])
+    fj = jax.jit(lambda v, i: v[jax.ds(i, 2), 1])
+    for i in (0, 3, 5):
+        _close(fb(y, i), fj(y, i))
+    _close(bt.grad(lambda v, i: (v[bt.ds(i, 2)] ** 2).sum())(y, 1),
+           jax.grad(lambda v, i: (v[jax.ds(i, 2)] ** 2).sum())(y, 1))
+    with pytest.raises(TypeError, match="bt.ds"):
+        bnp.asarray(y)[bt.ds(0, 2), np.array([0, 1])]
