@@ -43,6 +43,7 @@ from baton._jit import clear_caches, device_put, jit  # device_put: traced form 
 from baton import _compiler_ir  # noqa: F401  (Lowered.compiler_ir)
 from baton._compile_log import log_compiles
 from baton import _operators  # noqa: F401 -- operators, indexing, .at[] (uses jit)
+from baton._memory_kinds import memory  # noqa: E402 -- bt.memory.Space (jax.memory)
 from baton._dslice import ds  # noqa: E402 -- x[bt.ds(i, n)] with a traced start
 from baton._autodiff import grad, jvp, value_and_grad, vjp
 from baton._vmap import vmap

@@ -641,6 +641,10 @@ def device_put(
     may_alias: bool = False,
     into: Any = None,
 ) -> Any:
+    if isinstance(device, _memory_kinds.MemorySpace):  # jax.memory.Space
+        if memory_kind is not None:
+            raise TypeError("device_put: give a memory space or memory_kind=, not both")
+        device, memory_kind = None, _memory_kinds.kind_of_space(device)
     if not _lax.is_tracing():
         if _config._values["transfer_guard_host_to_device"] != "allow":
             for leaf in tree.leaves(x):

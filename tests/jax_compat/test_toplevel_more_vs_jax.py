@@ -629,3 +629,19 @@ def test_ds_mixed_keys_jit_grad():
            jax.grad(lambda v, i: (v[jax.ds(i, 2)] ** 2).sum())(y, 1))
     with pytest.raises(TypeError, match="bt.ds"):
         bnp.asarray(y)[bt.ds(0, 2), np.array([0, 1])]
+
+
+def test_memory_space_device_put():
+    assert [(m.name, m.value) for m in bt.memory.Space] == [
+        (m.name, m.value) for m in jax.memory.Space
+    ]
+    x = bnp.ones(3)
+    for space in ("Device", "Host"):
+        yb = bt.device_put(x, getattr(bt.memory.Space, space))
+        yj = jax.device_put(jnp.ones(3), getattr(jax.memory.Space, space))
+        assert yb.sharding.memory_kind == yj.sharding.memory_kind
+        _close(yb, yj)
+    f = bt.jit(lambda v: bt.device_put(v * 2, bt.memory.Space.Host))
+    assert f(x).sharding.memory_kind == "pinned_host"
+    with pytest.raises(ValueError, match="Any"):
+        bt.device_put(x, bt.memory.Space.Any)
