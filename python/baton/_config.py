@@ -57,6 +57,7 @@ _CHOICES: dict[str, tuple[Any, ...]] = {
     # Recorded: baton's softmax has one derivative rule; both JAX rules
     # give the same values.
     "softmax_custom_jvp": (False, True),
+    "allow_f16_reductions": (True, False),
 }
 # JAX's spelling of the same switches (``jax_<name>``), so that a ported
 # jax.config.update("jax_enable_x64", True) works unchanged.
@@ -84,6 +85,7 @@ _DEFAULTS: dict[str, Any] = {
     "enable_custom_prng": False,
     "debug_key_reuse": False,
     "softmax_custom_jvp": False,
+    "allow_f16_reductions": True,
 }
 
 

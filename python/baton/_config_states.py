@@ -49,6 +49,9 @@ What each setting does in baton (docs/jax_surface.md, "Top level"):
   (True), ``enable_custom_prng`` (False), ``debug_key_reuse`` (False):
   what baton's random generator is, JAX's defaults; they read as that and
   refuse another value (ValueError) rather than ignore it.
+- ``allow_f16_reductions``: False makes ``lax.reduce_sum`` of a float16
+  or bfloat16 operand raise ValueError, as in JAX (``baton.numpy.sum``
+  accumulates in float32 and is not affected, as ``jnp.sum``).
 - ``softmax_custom_jvp``: recorded; baton's ``nn.softmax`` has one
   derivative rule, whose values are those of both of JAX's.
 - ``make_user_context(default)``: a context whose value is part of what a
@@ -66,6 +69,7 @@ from typing import Any
 from baton._config import config
 
 __all__ = [
+    "allow_f16_reductions",
     "check_tracer_leaks",
     "checking_leaks",
     "debug_infs",
@@ -167,6 +171,9 @@ default_prng_impl = State("default_prng_impl", "'threefry2x32' (fixed in baton).
 threefry_partitionable = State("threefry_partitionable", "True (fixed in baton).")
 enable_custom_prng = State("enable_custom_prng", "False (fixed in baton).")
 debug_key_reuse = State("debug_key_reuse", "False (fixed in baton).")
+allow_f16_reductions = State(
+    "allow_f16_reductions", "False: lax.reduce_sum of float16/bfloat16 raises."
+)
 softmax_custom_jvp = State(
     "softmax_custom_jvp", "Recorded; baton's softmax has one derivative rule."
 )

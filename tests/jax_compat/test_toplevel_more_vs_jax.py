@@ -645,3 +645,16 @@ def test_memory_space_device_put():
     assert f(x).sharding.memory_kind == "pinned_host"
     with pytest.raises(ValueError, match="Any"):
         bt.device_put(x, bt.memory.Space.Any)
+
+
+def test_allow_f16_reductions():
+    x = np.ones(4, np.float16)
+    with jax.allow_f16_reductions(False), pytest.raises(ValueError) as ej:
+        jax.lax.reduce_sum(x, (0,))
+    with bt.allow_f16_reductions(False):
+        with pytest.raises(ValueError) as eb:
+            bt.lax.reduce_sum(x, (0,))
+        _close(bnp.sum(x), jnp.sum(x))  # jnp.sum is not affected either
+        _close(bt.lax.reduce_sum(x.astype(F32), (0,)), jax.lax.reduce_sum(x.astype(F32), (0,)))
+    assert str(eb.value).split(" is not")[0].split("[")[0] == str(ej.value).split(" is not")[0].split("[")[0]
+    _close(bt.lax.reduce_sum(x, (0,)), jax.lax.reduce_sum(x, (0,)))
