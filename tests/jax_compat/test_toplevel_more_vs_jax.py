@@ -658,3 +658,29 @@ def test_allow_f16_reductions():
         _close(bt.lax.reduce_sum(x.astype(F32), (0,)), jax.lax.reduce_sum(x.astype(F32), (0,)))
     assert str(eb.value).split(" is not")[0].split("[")[0] == str(ej.value).split(" is not")[0].split("[")[0]
     _close(bt.lax.reduce_sum(x, (0,)), jax.lax.reduce_sum(x, (0,)))
+
+
+def test_transfer_guard_common_ops_agree_with_jax():
+    def outcomes(mod, rnd, guard):
+        x = mod.ones(3)
+        cases = {
+            "arange": lambda: mod.arange(5), "key": lambda: rnd.key(0),
+            "sum": lambda: mod.sum(x), "x*x": lambda: x * x, "x[0]": lambda: x[0],
+            "x[1:]": lambda: x[1:], "where": lambda: mod.where(x > 0, x, x),
+            "reshape": lambda: x.reshape(3, 1), "astype": lambda: x.astype(mod.int32),
+            "concat": lambda: mod.concatenate([x, x]), "at set": lambda: x.at[0].set(x[1]),
+        }
+        out = {}
+        with guard:
+            for name, fn in cases.items():
+                try:
+                    fn()
+                    out[name] = "ok"
+                except RuntimeError as e:
+                    assert "isallowed host-to-device" in str(e)
+                    out[name] = "disallowed"
+        return out
+
+    assert outcomes(bnp, bt.random, bt.transfer_guard("disallow")) == outcomes(
+        jnp, jax.random, jax.transfer_guard("disallow")
+    )
