@@ -293,3 +293,39 @@ PROBES["array_repr"] = [((A,), {})]
 PROBES["array_str"] = [((A,), {"precision": 3})]
 PROBES["get_printoptions"] = [((), {})]
 PROBES["set_printoptions"] = [((), {})]
+
+# Set operations, bits and the special-value helpers (issue: top-level surface).
+_DUPS = np.array([3, 1, 4, 1, 5, 9, 2, 6, 5, 3], np.int32)
+_OTHER = np.array([5, 3, 8, 8, 0, 1], np.int32)
+PROBES["unique"] = [
+    ((_DUPS,), {}),
+    ((NANS,), {}),
+    ((_DUPS,), dict(return_index=True, return_inverse=True, return_counts=True)),
+    ((_DUPS,), dict(size=8, fill_value=-1)),
+    ((SMALLI,), dict(axis=1)),
+]
+PROBES["unique_all"] = [((_DUPS,), {}), ((SMALLI,), dict(size=6))]
+PROBES["unique_counts"] = [((_DUPS,), {})]
+PROBES["unique_inverse"] = [((SMALLI,), {})]
+PROBES["unique_values"] = [((_DUPS,), {}), ((_DUPS,), dict(size=9))]
+PROBES["union1d"] = [((_DUPS, _OTHER), {}), ((_DUPS, _OTHER), dict(size=12))]
+PROBES["intersect1d"] = [((_DUPS, _OTHER), {}), ((_DUPS, _OTHER), dict(return_indices=True))]
+PROBES["setdiff1d"] = [((_DUPS, _OTHER), {}), ((_DUPS, _OTHER), dict(size=5, fill_value=0))]
+PROBES["setxor1d"] = [((_DUPS, _OTHER), {})]
+PROBES["i0"] = [((A,), {}), ((I,), {})]
+PROBES["kaiser"] = [((8, 4.0), {}), ((1, 2.0), {})]
+PROBES["nextafter"] = [((A, B), {}), ((A, 0.0), {})]
+PROBES["spacing"] = [((A,), {}), ((POS,), {})]
+PROBES["sort_complex"] = [((V6,), {}), ((A,), {})]
+PROBES["mask_indices"] = [((4, np.triu), {}), ((3, np.tril, -1), {})]
+PROBES["packbits"] = [((MASK,), {}), ((MASK, 1), {}), ((SMALLI, 0, "little"), {})]
+PROBES["unpackbits"] = [
+    ((np.array([[7, 200], [13, 255]], np.uint8),), {}),
+    ((np.array([[7, 200], [13, 255]], np.uint8), 1), dict(count=11)),
+]
+_PX = np.linspace(-1, 1, 12).astype(np.float32)
+_PY = (3 * _PX**2 - _PX + 0.5 + 0.1 * _rng.normal(size=12)).astype(np.float32)
+PROBES["polyfit"] = [((_PX, _PY, 2), {}), ((_PX, np.stack([_PY, 2 * _PY], 1), 3), {})]
+_HS = _rng.normal(size=(40, 3)).astype(np.float32)
+PROBES["histogramdd"] = [((_HS,), {}), ((_HS,), dict(bins=[3, 4, 5], density=True))]
+PROBES["histogram2d"] = [((_HS[:, 0], _HS[:, 1]), {}), ((_HS[:, 0], _HS[:, 1]), dict(bins=(3, 6)))]

@@ -43,6 +43,8 @@ from baton._jit import clear_caches, device_put, jit  # device_put: traced form 
 from baton import _compiler_ir  # noqa: F401  (Lowered.compiler_ir)
 from baton._compile_log import log_compiles
 from baton import _operators  # noqa: F401 -- operators, indexing, .at[] (uses jit)
+from baton._memory_kinds import memory  # noqa: E402 -- bt.memory.Space (jax.memory)
+from baton._dslice import ds  # noqa: E402 -- x[bt.ds(i, n)] with a traced start
 from baton._autodiff import grad, jvp, value_and_grad, vjp
 from baton._vmap import vmap
 from baton._jacobians import hessian, jacfwd, jacobian, jacrev
@@ -62,10 +64,11 @@ from baton._device_queries import (
     process_index,
 )
 from baton._abstract_eval import ShapeDtypeStruct, eval_shape, make_jaxpr
-from baton._sharded_array import ShardedArray
+from baton._sharded_array import Shard, ShardedArray
 from baton._sharded_put import device_put_replicated, device_put_sharded
 from baton.sharding import make_mesh
 from baton._shard_map import shard_map
+from baton import _numpy_special  # noqa: F401,E402 -- bnp.i0, kaiser, nextafter, spacing
 from baton import nn, scipy  # bt.nn, bt.scipy.special (over baton.numpy)
 from baton import debug  # bt.debug.print / callback (host callbacks)
 from baton import core, dtypes, typing  # noqa: F401 -- jax.core / jax.dtypes / jax.typing names
@@ -73,6 +76,10 @@ from baton import profiler  # bt.profiler: pprof, Chrome trace, memory scopes
 from baton import distributed  # noqa: F401 -- processes; no network at import
 from baton._toplevel import *  # noqa: F403 -- disable_jit, custom_gradient, ... (JAX's top level)
 from baton._environment import print_environment_info, warn_if_blas_kernel_unfit
+from baton._toplevel_more import *  # noqa: F403 -- pmap, fwd_and_bwd, set_mesh, ...
+from baton._config_states import *  # noqa: F403 -- debug_nans, transfer_guard, ... (JAX's states)
+from baton import custom_derivatives, dlpack, experimental, image, monitoring, ops  # noqa: F401
+from baton import stages, version  # noqa: F401 -- jax.stages / jax.version
 
 warn_if_blas_kernel_unfit()  # a generic BLAS kernel on a modern CPU: say so once
 del warn_if_blas_kernel_unfit

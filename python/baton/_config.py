@@ -30,14 +30,48 @@ from typing import Any, Callable
 
 from baton import _baton, _dtypes
 
+_TRANSFER = ("allow", "log", "disallow", "log_explicit", "disallow_explicit")
+_PRECISIONS = (
+    None, "default", "high", "highest", "bfloat16", "tensorfloat32", "float32",
+    "ANY_F8_ANY_F8_F32", "ANY_F8_ANY_F8_F32_FAST_ACCUM", "ANY_F8_ANY_F8_ANY",
+    "ANY_F8_ANY_F8_ANY_FAST_ACCUM", "F16_F16_F16", "F16_F16_F32", "BF16_BF16_BF16",
+    "BF16_BF16_F32", "BF16_BF16_F32_X3", "BF16_BF16_F32_X6", "BF16_BF16_F32_X9",
+    "TF32_TF32_F32", "TF32_TF32_F32_X3", "F32_F32_F32", "F64_F64_F64",
+)
 _CHOICES: dict[str, tuple[Any, ...]] = {
     "donation": ("warn", "error"),
     "enable_x64": (False, True),
     "capture_allocation_stacks": (True, False),
+    # JAX's debugging and checking switches (baton._config_states has their
+    # context managers; docs/jax_surface.md says what each does in baton).
+    "debug_nans": (False, True),
+    "debug_infs": (False, True),
+    "numpy_rank_promotion": ("allow", "warn", "raise"),
+    "numpy_dtype_promotion": ("standard", "strict"),
+    "transfer_guard_host_to_device": _TRANSFER,
+    "transfer_guard_device_to_host": _TRANSFER,
+    "transfer_guard_device_to_device": _TRANSFER,
+    "default_matmul_precision": _PRECISIONS,
+    "check_tracer_leaks": (False, True),
+    "enable_checks": (False, True),
+    "no_tracing": (False, True),
+    "no_execution": (False, True),
+    "explain_cache_misses": (False, True),
+    # Fixed in baton: its random generator is JAX's default one
+    # (threefry2x32, partitionable), keys are raw uint32 arrays or
+    # bt.random.key's typed keys, and key reuse is not tracked.
+    "default_prng_impl": ("threefry2x32",),
+    "threefry_partitionable": (True,),
+    "enable_custom_prng": (False,),
+    "debug_key_reuse": (False,),
+    # Recorded: baton's softmax has one derivative rule; both JAX rules
+    # give the same values.
+    "softmax_custom_jvp": (False, True),
+    "allow_f16_reductions": (True, False),
 }
-# JAX's spelling of the same switch, so that a ported
+# JAX's spelling of the same switches (``jax_<name>``), so that a ported
 # jax.config.update("jax_enable_x64", True) works unchanged.
-_ALIASES = {"jax_enable_x64": "enable_x64"}
+_ALIASES = {"jax_" + name: name for name in _CHOICES}
 # enable_x64: off by default, as in JAX (tests/python/test_x64.py).
 _DEFAULTS: dict[str, Any] = {
     "donation": "warn",
@@ -47,6 +81,25 @@ _DEFAULTS: dict[str, Any] = {
         "BATON_CAPTURE_ALLOCATION_STACKS", "1"
     ).lower()
     not in ("0", "false", "no", "off"),
+    "debug_nans": False,
+    "debug_infs": False,
+    "numpy_rank_promotion": "allow",
+    "numpy_dtype_promotion": "standard",
+    "transfer_guard_host_to_device": "allow",
+    "transfer_guard_device_to_host": "allow",
+    "transfer_guard_device_to_device": "allow",
+    "default_matmul_precision": None,
+    "check_tracer_leaks": False,
+    "enable_checks": False,
+    "no_tracing": False,
+    "no_execution": False,
+    "explain_cache_misses": False,
+    "default_prng_impl": "threefry2x32",
+    "threefry_partitionable": True,
+    "enable_custom_prng": False,
+    "debug_key_reuse": False,
+    "softmax_custom_jvp": False,
+    "allow_f16_reductions": True,
 }
 
 

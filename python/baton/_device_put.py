@@ -20,6 +20,7 @@ import numpy as np
 
 from baton import _baton, _sharded_put, _transfer, tree
 from baton._baton import Array, Device, Donated
+from baton._config_states import check_transfer
 from baton._memory_kinds import check_kind
 from baton._sharded_array import ShardedArray, ShardedDonated, is_sharded
 
@@ -185,6 +186,10 @@ def device_get(x: Any) -> Any:
     for leaf in leaves:
         if isinstance(leaf, Array):
             leaf._check_live()
+            if leaf.device.platform != "cpu":
+                check_transfer(
+                    "device_to_host", True, f"{leaf.dtype}{list(leaf.shape)} (device_get)"
+                )
             arrays.append(leaf)
         elif isinstance(leaf, Donated):
             raise TypeError(

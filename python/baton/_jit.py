@@ -17,6 +17,7 @@ import inspect
 import time
 import types
 import warnings
+import weakref
 from collections.abc import Iterable
 from typing import Any, Callable
 
@@ -26,14 +27,17 @@ import optree
 from baton import (
     _baton,
     _compile_log,
+    _config_states,
     _device_put,
     _dtypes,
     _memory_kinds,
+    _monitoring,
     _sharded_call,
     tree,
 )
 from baton._baton import Array, Donated, JitFunction, transforms
 from baton._baton import lax as _lax
+from baton._config import config as _config
 from baton._sharded_array import is_sharded
 from baton.errors import DonationWarning
 
@@ -333,6 +337,14 @@ def jit(
 # ---- Helpers called by the C++ call path ----
 
 
+def _internal(fun: Any) -> bool:
+    """A jitted function baton made for itself (eager ops, eager
+    transformations), not one of the user's."""
+    mod = getattr(fun, "__module__", None) or type(fun).__module__ or ""
+    parts = mod.split(".")
+    return len(parts) > 1 and parts[0] == "baton" and parts[1].startswith("_")
+
+
 def _substitute(arg: Any, tracers: Any) -> Any:
     if isinstance(arg, (Array, Donated)):
         return next(tracers)
@@ -371,6 +383,76 @@ def _bind_arguments(jitted: _Jitted, args: tuple, kwargs: dict, tracers: list) -
         transforms.bind(tracers, values)
 
 
+# explain_cache_misses: the argument signatures each function was traced for.
+_SEEN: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+_MAX_SEEN = 32  # signatures kept per function
+
+
+def _signature(jitted: _Jitted, args: tuple, kwargs: dict, tracers: list) -> dict:
+    """What a compiled program of ``jitted`` depends on, per argument path."""
+    it = iter(tracers)
+    sig: dict[str, Any] = {}
+    items = [(f"args[{i}]", i in jitted._static_nums, a) for i, a in enumerate(args)]
+    items += [(f"kwargs[{k!r}]", k in jitted._static_names, kwargs[k]) for k in sorted(kwargs)]
+    for path, is_static, a in items:
+        if is_static:
+            sig[path] = ("static value", repr(a))
+            continue
+        leaves, treedef = tree.flatten(a)
+        if not isinstance(a, (Array, Donated)):
+            sig[path + " structure"] = ("pytree", str(treedef))
+        for j, _ in enumerate(leaves if not isinstance(a, (Array, Donated)) else [a]):
+            t = next(it, None)
+            if t is None:
+                break
+            where = path if isinstance(a, (Array, Donated)) or len(leaves) == 1 \
+                else f"{path} leaf {j}"
+            sig[where] = (
+                "type",
+                f"{np.dtype(t.dtype).name}{list(t.shape)}"
+                + (" weak" if getattr(t, "weak_type", False) else ""),
+            )
+    return sig
+
+
+def _explain_miss(jitted: _Jitted, args: tuple, kwargs: dict, tracers: list) -> None:
+    import logging
+
+    if not _config._values["explain_cache_misses"]:
+        seen = _SEEN.setdefault(jitted, [])
+        seen.append(_signature(jitted, args, kwargs, tracers))
+        del seen[:-_MAX_SEEN]
+        return
+    name = getattr(jitted, "__name__", "fn")
+    code = getattr(jitted._fun, "__code__", None)
+    where = f" defined at {code.co_filename}:{code.co_firstlineno}" if code else ""
+    sig = _signature(jitted, args, kwargs, tracers)
+    seen = _SEEN.setdefault(jitted, [])
+    log = logging.getLogger(_compile_log.LOGGER_NAME)
+    if not seen:
+        log.warning("TRACING CACHE MISS at jit(%s)%s because:\n  never seen function", name, where)
+    else:
+        def diffs(old: dict) -> list[str]:
+            keys = list(dict.fromkeys(list(old) + list(sig)))
+            return [
+                f"  {k}: {old.get(k, ('', 'absent'))[1]} before, now {sig.get(k, ('', 'absent'))[1]}"
+                for k in keys
+                if old.get(k) != sig.get(k)
+            ]
+
+        best = min((diffs(old) for old in seen), key=len)
+        reason = "\n".join(best) if best else (
+            "  the same argument signature as before (its program was dropped: "
+            "clear_cache, clear_caches or a changed user context)"
+        )
+        log.warning(
+            "TRACING CACHE MISS at jit(%s)%s because the closest traced signature "
+            "differs:\n%s", name, where, reason,
+        )
+    seen.append(sig)
+    del seen[:-_MAX_SEEN]
+
+
 def _trace(jitted: _Jitted, args: tuple, kwargs: dict, tracers: list) -> tuple:
     """Calls the function with Tracers in place of the dynamic leaves."""
     it = iter(tracers)
@@ -384,11 +466,27 @@ def _trace(jitted: _Jitted, args: tuple, kwargs: dict, tracers: list) -> tuple:
         new_kwargs[k] = v if k in static_names else _substitute(v, it)
     if getattr(jitted, "_binds_arguments", False):
         _bind_arguments(jitted, args, kwargs, tracers)
-    start = time.perf_counter() if _compile_log.active() else None
+    if _config._values["no_tracing"] and not _internal(jitted._fun):
+        raise RuntimeError(
+            f"re-tracing function jit({getattr(jitted, '__name__', 'fn')}) for "
+            "`jit`, but 'no_tracing' is set"
+        )
+    if not _internal(jitted._fun):  # recorded always, explained when asked
+        try:
+            _explain_miss(jitted, args, kwargs, tracers)
+        except Exception:  # noqa: BLE001 -- a diagnostic must never fail a trace
+            pass
+    timed = _compile_log.active() or _monitoring.listening()
+    start = time.perf_counter() if timed else None
     out = jitted._fun(*new_args, **new_kwargs)
-    if start is not None:  # bt.log_compiles(): a cache miss, traced now
+    if start is not None:  # bt.log_compiles() or a listener: a cache miss
         took = time.perf_counter() - start
-        _compile_log.traced(getattr(jitted, "__name__", "fn"), took)
+        if _compile_log.active():
+            _compile_log.traced(getattr(jitted, "__name__", "fn"), took)
+        _monitoring.record_event_duration_secs(
+            "/jax/core/compile/jaxpr_trace_duration", took,
+            fun_name=getattr(jitted, "__name__", "fn"),
+        )
     leaves, treedef = tree.flatten(out)
     outs = [_as_output(leaf, jitted, treedef) for leaf in leaves]
     try:
@@ -543,7 +641,17 @@ def device_put(
     may_alias: bool = False,
     into: Any = None,
 ) -> Any:
+    if isinstance(device, _memory_kinds.MemorySpace):  # jax.memory.Space
+        if memory_kind is not None:
+            raise TypeError("device_put: give a memory space or memory_kind=, not both")
+        device, memory_kind = None, _memory_kinds.kind_of_space(device)
     if not _lax.is_tracing():
+        if _config._values["transfer_guard_host_to_device"] != "allow":
+            for leaf in tree.leaves(x):
+                if not isinstance(leaf, (Array, Donated)) and not is_sharded(leaf):
+                    _config_states.check_transfer(
+                        "host_to_device", True, f"{type(leaf).__name__} (device_put)"
+                    )
         return _device_put.device_put(
             x, device, memory_kind=memory_kind, may_alias=may_alias, into=into
         )
@@ -588,3 +696,6 @@ def clear_caches() -> None:
     _baton._jit_clear_caches()
     for fn in list(_CACHE_CLEARERS):
         fn()
+
+
+_config_states._cache_clearer.append(clear_caches)

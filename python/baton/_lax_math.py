@@ -18,6 +18,7 @@ import numpy as np
 
 import baton.numpy as bnp
 from baton import _ops
+from baton._config import config as _config
 from baton._baton import lax
 from baton.random import _float_ops, _samplers
 from baton.scipy import special
@@ -191,9 +192,18 @@ def _keep_dtype(r: Any, d: np.dtype) -> Any:
     return r if np.dtype(r.dtype) == d else lax.astype(r, d)
 
 
+_HALF = (np.dtype(np.float16), np.dtype(bnp.bfloat16))
+_SHORT = {np.dtype(np.float16): "f16", np.dtype(bnp.bfloat16): "bf16"}
+
+
 def reduce_sum(operand: Any, axes: Any, *, out_sharding: Any = None) -> Any:
     """The sum over ``axes`` (a sequence), in the operand's dtype."""
     t = _t(operand)
+    if not _config.read("allow_f16_reductions") and np.dtype(t.dtype) in _HALF:
+        raise ValueError(
+            f"reduce_sum on operand {_SHORT[np.dtype(t.dtype)]}{list(t.shape)} is not "
+            "allowed when jax_allow_f16_reductions=False."
+        )
     return _keep_dtype(lax.sum(t, _axes(t, axes)), np.dtype(t.dtype))
 
 

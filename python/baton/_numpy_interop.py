@@ -68,6 +68,12 @@ def array_dunder(x: Any, dtype: Any = None, copy: bool | None = None) -> np.ndar
                     "np.asarray(x, copy=False): x's memory cannot be addressed by "
                     "the host, so converting it needs a copy"
                 )
+            # Memory the host cannot address: a real device-to-host copy.
+            from baton._config_states import check_transfer
+
+            check_transfer(
+                "device_to_host", False, f"np.asarray of {x.dtype}{list(x.shape)}"
+            )
             a = numpy_copy(x)
     if dtype is not None and np.dtype(dtype) != a.dtype:
         if copy is False:

@@ -23,7 +23,7 @@ from typing import Any, Callable
 import numpy as np
 
 import baton.numpy as bnp
-from baton import _array_methods, _indexing, _ops
+from baton import _array_methods, _dslice, _indexing, _ops
 from baton._at import IndexUpdateHelper
 from baton._baton import Array, lax
 from baton._sharded_array import ShardedArray
@@ -103,6 +103,8 @@ def _rdivmod(self: Any, other: Any) -> Any:
 
 
 def _getitem(self: Any, key: Any) -> Any:
+    if _dslice.has_slice(key):  # bt.ds: a traced start
+        self, key = _dslice.apply(self, key)
     return _indexing.getitem(self, key)
 
 

@@ -30,7 +30,12 @@ import numpy as np
 
 from baton import _baton, _dtypes
 from baton._baton import Array, Donated, lax
+from baton._config import config as _config
+from baton._config_states import check_transfer
 from baton._sharded_array import is_sharded
+from baton.errors import TypePromotionError
+
+_config_values = _config._values  # read on hot paths without a call
 
 Tracer = lax.Tracer
 _is_tracing = lax.is_tracing
@@ -90,6 +95,8 @@ def promote_types(a: np.dtype, b: np.dtype) -> np.dtype:
     signed with unsigned gives a signed type wide enough."""
     if a == b:
         return a
+    if _config_values["numpy_dtype_promotion"] == "strict":
+        _refuse_promotion(a, b)
     if a == _BOOL:
         return b
     if b == _BOOL:
@@ -147,6 +154,44 @@ def weak_dtype(value: Any, other: np.dtype | None) -> np.dtype:
             return complex_of(other)
         return d if other is None or not is_inexact(other) else other
     raise TypeError(f"{type(value).__name__} is not a Python scalar")
+
+
+def _refuse_promotion(a: np.dtype, b: np.dtype) -> None:
+    raise TypePromotionError(
+        f"Input dtypes ({str(a)!r}, {str(b)!r}) have no available implicit dtype "
+        "promotion path when jax_numpy_dtype_promotion=strict. Try explicitly "
+        "casting inputs to the desired output type, or set "
+        "jax_numpy_dtype_promotion=standard."
+    )
+
+
+def check_rank_promotion(name: str, *xs: Any) -> None:
+    """JAX's ``numpy_rank_promotion`` check for a binary operation:
+    operands of different nonzero ranks warn or raise when it says so."""
+    mode = _config_values["numpy_rank_promotion"]
+    if mode == "allow":
+        return
+    shapes = [tuple(np.shape(x)) if not hasattr(x, "shape") else tuple(x.shape)
+              for x in xs]
+    if len({len(s) for s in shapes if s}) < 2:
+        return
+    text = " ".join(str(s) for s in shapes)
+    msg = (
+        f"Operands could not be broadcast together for {name} on shapes {text} "
+        f"and with the config option jax_numpy_rank_promotion='{mode}'. For more "
+        "information, see https://docs.jax.dev/en/latest/rank_promotion_warning.html."
+    )
+    if mode == "raise":
+        raise ValueError(msg)
+    import warnings
+
+    warnings.warn(
+        f"Following NumPy automatic rank promotion for {name} on shapes {text}. "
+        "Set the jax_numpy_rank_promotion config option to 'allow' to disable "
+        "this warning; for more information, see "
+        "https://docs.jax.dev/en/latest/rank_promotion_warning.html.",
+        stacklevel=3,
+    )
 
 
 def is_scalar(x: Any) -> bool:
@@ -416,6 +461,8 @@ def _scalar_array(value: Any, d: np.dtype) -> np.ndarray:
 def _put(a: np.ndarray, device: Any) -> Array:
     """Host data as a device array on ``device`` (a snapshot copy; faster
     than leaving numpy leaves to the jit call)."""
+    if _config_values["transfer_guard_host_to_device"] != "allow":
+        check_transfer("host_to_device", False, f"{a.dtype}{list(a.shape)}")
     if not a.flags.c_contiguous:
         a = np.ascontiguousarray(a)
     d = a.dtype

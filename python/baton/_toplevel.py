@@ -34,11 +34,12 @@ from typing import Any, Callable
 
 import numpy as np
 
-from baton import _device_put, _device_queries, _jit, tree
+from baton import _device_put, _device_queries, _dtypes, _jit, tree
 from baton._abstract_eval import ShapeDtypeStruct
 from baton._baton import Array
 from baton._baton import lax as _lax
 from baton._config import config
+from baton._config_states import check_transfer
 from baton._subtrace import aval_of, is_tracing
 from baton._toplevel_ad import (
     closure_convert,
@@ -90,22 +91,102 @@ def _jit_disabled() -> bool:
     return getattr(_state, "disable_jit", False)
 
 
-def _internal(fun: Any) -> bool:
-    """A jitted function baton made for itself (eager ops, eager
-    transformations): those must still trace."""
-    mod = getattr(fun, "__module__", None) or type(fun).__module__ or ""
-    parts = mod.split(".")
-    return len(parts) > 1 and parts[0] == "baton" and parts[1].startswith("_")
+_internal = _jit._internal  # eager ops and transformations: still traced
 
 
-def _maybe_eager_call(self: Any, *args: Any, **kwargs: Any) -> Any:
-    if (
-        _jit_disabled()
-        and not getattr(self, "_binds_arguments", False)
-        and not _internal(self._fun)
-    ):
+def _hooks_wanted() -> bool:
+    v = config._values
+    return bool(
+        _patch_users > 0
+        or v["debug_nans"]
+        or v["debug_infs"]
+        or v["transfer_guard_host_to_device"] != "allow"
+        or v["no_execution"]
+    )
+
+
+def _update_call_hook() -> None:
+    """Puts the Python call path in front of the C++ one only while some
+    setting needs it (a disable_jit block, debug_nans/infs, a transfer
+    guard), so the usual call stays the C++ one."""
+    installed = "__call__" in _jit._Jitted.__dict__
+    want = _hooks_wanted()
+    if want and not installed:
+        _jit._Jitted.__call__ = _hooked_call
+    elif installed and not want:
+        del _jit._Jitted.__call__
+
+
+def _on_config(name: str, value: Any) -> None:
+    if name in ("debug_nans", "debug_infs", "transfer_guard_host_to_device",
+                "no_execution"):
+        with _patch_lock:
+            _update_call_hook()
+
+
+def _host_leaf(leaf: Any) -> bool:
+    return isinstance(leaf, (np.ndarray, np.generic, bool, int, float, complex))
+
+
+def _invalid_kind(out: Any) -> str | None:
+    """"nan" or "inf" when an output Array holds one that the settings
+    look for, else None."""
+    v = config._values
+    for leaf in tree.leaves(out):
+        if not isinstance(leaf, Array):
+            continue
+        kind = np.dtype(leaf.dtype).kind
+        if kind not in "fc" and leaf.dtype != _dtypes.bfloat16:
+            continue
+        a = np.asarray(leaf)
+        if kind != "c" and a.dtype.kind not in "fc":
+            a = a.astype(np.float32)
+        if v["debug_nans"] and np.isnan(a).any():
+            return "nan"
+        if v["debug_infs"] and np.isinf(a).any():
+            return "inf"
+    return None
+
+
+def _hooked_call(self: Any, *args: Any, **kwargs: Any) -> Any:
+    internal = _internal(self._fun)
+    if _jit_disabled() and not getattr(self, "_binds_arguments", False) and not internal:
         return self._fun(*args, **kwargs)
-    return _compiled_call(self, *args, **kwargs)
+    v = config._values
+    tracing = is_tracing()
+    if v["transfer_guard_host_to_device"] != "allow" and not tracing and not internal:
+        for leaf in tree.leaves((args, kwargs)):
+            if _host_leaf(leaf):
+                check_transfer(
+                    "host_to_device",
+                    False,
+                    f"{type(leaf).__name__} argument of jit({self.__name__})",
+                )
+    if v["no_execution"] and not tracing:
+        raise RuntimeError(
+            f"baton tried to execute function jit({getattr(self, '__name__', 'fn')}), "
+            "but the no_execution config option is set"
+        )
+    out = _compiled_call(self, *args, **kwargs)
+    if (v["debug_nans"] or v["debug_infs"]) and not tracing:
+        kind = _invalid_kind(out)
+        if kind is not None:
+            name = getattr(self, "__name__", "fn")
+            if internal:
+                raise FloatingPointError(f"invalid value ({kind}) encountered in {name}")
+            # As JAX: run the function again op by op, so that the operation
+            # that made the value raises (naming itself).
+            with disable_jit():
+                self._fun(*args, **kwargs)
+            raise FloatingPointError(
+                f"invalid value ({kind}) encountered in jit({name}). Because "
+                "debug_nans / debug_infs is set, the de-optimized function (the "
+                "function as if the `jit` decorator were removed) was called to "
+                "find the operation, but it did not produce invalid values during "
+                "its execution (the compiled program and the op-by-op run differ, "
+                "or the value came in through an argument)."
+            )
+    return out
 
 
 @contextlib.contextmanager
@@ -115,11 +196,10 @@ def disable_jit(disable: bool = True) -> Iterator[None]:
     global _patch_users
     prev = _jit_disabled()
     with _patch_lock:
-        if _patch_users == 0:
-            # Only while some block is open: the compiled call path stays
-            # the C++ one otherwise.
-            _jit._Jitted.__call__ = _maybe_eager_call
+        # Only while some block is open: the compiled call path stays
+        # the C++ one otherwise.
         _patch_users += 1
+        _update_call_hook()
     _state.disable_jit = bool(disable)
     try:
         yield
@@ -127,8 +207,7 @@ def disable_jit(disable: bool = True) -> Iterator[None]:
         _state.disable_jit = prev
         with _patch_lock:
             _patch_users -= 1
-            if _patch_users == 0:
-                del _jit._Jitted.__call__
+            _update_call_hook()
 
 
 # ---- devices and the environment ----
@@ -299,3 +378,6 @@ def pure_callback(
 
 
 del _lax
+
+
+config.add_listener(_on_config)

@@ -27,6 +27,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from baton import errors as _errors
+
 import ml_dtypes
 import numpy as np
 
@@ -66,9 +68,7 @@ class prng_key(extended):
     ``issubdtype(key.dtype, prng_key)`` is True for them."""
 
 
-class TypePromotionError(ValueError):
-    """Raised when dtypes cannot be promoted (JAX's class, for ``except``
-    clauses)."""
+TypePromotionError = _errors.TypePromotionError
 
 
 _PY_SCALARS_32 = {

@@ -111,3 +111,8 @@ __all__ = [
     "TracerBoolConversionError",
     "TracerIntegerConversionError",
 ]
+
+
+class TypePromotionError(ValueError):
+    """Raised when dtypes cannot be promoted (JAX's class, for ``except``
+    clauses)."""

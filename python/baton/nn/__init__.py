@@ -11,8 +11,11 @@ compiled program per function, shape and dtype), under ``bt.jit`` and
 ``bt.vmap``, and ``bt.grad`` differentiates them.
 """
 
-from baton.nn import _activations, _gated, initializers
+from baton.nn import _activations, _attention, _gated, initializers
 from baton.nn._activations import *  # noqa: F403
+from baton.nn._attention import *  # noqa: F403
 from baton.nn._gated import *  # noqa: F403
 
-__all__ = ["initializers", *_activations.__all__, *_gated.__all__]
+__all__ = [
+    "initializers", *_activations.__all__, *_attention.__all__, *_gated.__all__
+]

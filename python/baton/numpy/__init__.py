@@ -84,8 +84,11 @@ from baton.numpy._transcendental import *  # noqa: F403
 from baton.numpy._vector import *  # noqa: F403
 from baton.numpy._vectorize import *  # noqa: F403
 from baton.numpy._windows import *  # noqa: F403
+from baton.numpy import _more  # noqa: E402
+from baton.numpy._more import *  # noqa: F403
 
 __all__ = ["ndarray"]
+__all__ += _more.__all__
 __all__ += _along_axis.__all__
 __all__ += _bitwise.__all__
 __all__ += _casts.__all__

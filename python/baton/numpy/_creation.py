@@ -17,7 +17,8 @@ from typing import Any
 
 import numpy as np
 
-from baton import _creation, _device_put, _dlpack, _dtypes, _ops
+from baton import _config_states, _creation, _device_put, _dlpack, _dtypes, _ops
+from baton._config import config as _config
 from baton._baton import Array, lax
 from baton._jit import device_put
 
@@ -126,6 +127,10 @@ def array(object: Any, dtype: Any = None, copy: bool = True, ndmin: int = 0) -> 
 def _put(a: np.ndarray) -> Any:
     if _ops._is_tracing():
         return lax.constant(a)
+    if _config.read("transfer_guard_host_to_device") != "allow":
+        _config_states.check_transfer(
+            "host_to_device", False, f"{a.dtype}{list(a.shape)} (baton.numpy.array)"
+        )
     return _device_put.device_put(a)
 
 

@@ -3,6 +3,7 @@ JAX's promotion rules and type information."""
 
 from __future__ import annotations
 
+import builtins
 from typing import Any
 
 import ml_dtypes
@@ -11,8 +12,21 @@ import numpy as np
 from baton import _dtypes, _ops
 
 __all__ = [
+    "ComplexWarning",
     "bfloat16",
+    "bool",
     "bool_",
+    "cdouble",
+    "character",
+    "complex_",
+    "csingle",
+    "double",
+    "euler_gamma",
+    "flexible",
+    "float_",
+    "int_",
+    "object_",
+    "single",
     "can_cast",
     "complex64",
     "complex128",
@@ -66,11 +80,26 @@ unsignedinteger = np.unsignedinteger
 inexact = np.inexact
 floating = np.floating
 complexfloating = np.complexfloating
-# Complex dtype names, for code that names them (issubdtype, dtype lists):
-# baton has no complex arrays yet, so making one with them raises TypeError
-# ("baton does not support dtype complex64").
 complex64 = np.complex64
 complex128 = np.complex128
+# JAX's (and numpy's) other names of the same types: the C names and the
+# default-width aliases (64-bit, which x64 off makes 32-bit as data enters).
+_builtin_bool = builtins.bool
+bool = np.bool_  # noqa: A001 -- jnp.bool
+single = np.float32
+double = np.float64
+float_ = np.float64
+int_ = np.int64
+csingle = np.complex64
+cdouble = np.complex128
+complex_ = np.complex128
+# numpy's abstract types that JAX re-exports (for issubdtype): no baton
+# array has them.
+character = np.character
+flexible = np.flexible
+object_ = np.object_
+ComplexWarning = np.exceptions.ComplexWarning
+euler_gamma = float(np.euler_gamma)
 
 dtype = np.dtype
 newaxis = None
@@ -111,7 +140,7 @@ def issubdtype(arg1: Any, arg2: Any) -> bool:
         np.generic,
     ):
         return True
-    return bool(np.issubdtype(d, arg2))
+    return _builtin_bool(np.issubdtype(d, arg2))
 
 
 def finfo(dtype: Any) -> Any:
@@ -127,4 +156,4 @@ def iinfo(dtype: Any) -> Any:
 def can_cast(from_: Any, to: Any, casting: str = "safe") -> bool:
     """Whether values of ``from_`` convert to ``to`` without loss (numpy's
     rule; bfloat16 via ml_dtypes)."""
-    return bool(np.can_cast(_canonical(from_), _canonical(to), casting))
+    return _builtin_bool(np.can_cast(_canonical(from_), _canonical(to), casting))

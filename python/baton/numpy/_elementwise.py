@@ -74,6 +74,8 @@ def _binary(
     impl.__name__ = name
 
     def fn(x1: Any, x2: Any, /) -> Any:
+        if _ops._config_values["numpy_rank_promotion"] != "allow":
+            _ops.check_rank_promotion(impl.__name__, x1, x2)
         return _ops.apply(impl, (x1, x2))
 
     fn.__name__ = fn.__qualname__ = name
