@@ -62,6 +62,7 @@ def _load(name: str, lib: str, main: bool = False) -> types.ModuleType:
         "quickstart",
         "control_flow",
         "debugging",
+        "vmapped_log_probs",
     ],
 )
 def test_port_differs_only_in_marked_imports(name):
@@ -409,3 +410,37 @@ def test_stax_mnist_classifier():
         # looser atol for the parameters of the adam-trained model.
         atol = 2e-5 if part == "branchy" else ATOL
         assert_same(b, j, rtol=1e-4, atol=atol)
+
+
+def test_vmapped_log_probs(capsys):
+    """jax.scipy.stats.norm.logpdf in a log joint, batched by hand and by
+    vmap, then 1000 jitted SGD steps of variational inference."""
+    got, printed = {}, {}
+    for lib in ("jax", "baton"):
+        capsys.readouterr()
+        m = _load("vmapped_log_probs", lib)
+        out = capsys.readouterr().out.splitlines()
+        # The caught broadcasting error: each library words its own message.
+        assert out[0].startswith("Caught expected exception "), out[0]
+        printed[lib] = out[1:]
+        got[lib] = {
+            # numpy draws from a fixed seed: the same data in both.
+            "data": (m.true_beta, m.all_x, m.y, m.batched_test_beta),
+            "log_joint": m.log_joint(m.true_beta),
+            "vmap_batched": m.vmap_batched_log_joint(m.batched_test_beta),
+            "jit_vmap_batched": m.batched_log_joint(m.batched_test_beta),
+            "elbo": m.elbo(m.beta_loc, m.beta_log_scale, m.epsilon),
+            "key_data": m.random.key_data(m.key),
+            "fit": (m.beta_loc, m.beta_log_scale, m.elbo_val),
+        }
+    assert len(printed["baton"]) == len(printed["jax"]) == 100
+    # The printed ELBO every 10 steps ("{}".format of a float32 scalar):
+    # the step counts are the same text, the values the same to rounding.
+    for b, j in zip(printed["baton"], printed["jax"]):
+        (ib, vb), (ij, vj) = b.split("\t"), j.split("\t")
+        assert ib == ij and np.isclose(float(vb), float(vj), rtol=RTOL), (b, j)
+        # Written as JAX writes a float32: the repr of its float64 value.
+        assert vb == repr(float(np.float32(vb))), b
+    # 1000 SGD steps on a concave ELBO from the same jax.random draws:
+    # rounding differences are contracted, the fit agrees to float32 rounding.
+    assert_same(got["baton"], got["jax"])
