@@ -63,6 +63,7 @@ def _load(name: str, lib: str, main: bool = False) -> types.ModuleType:
         "control_flow",
         "debugging",
         "vmapped_log_probs",
+        "convolutions",
     ],
 )
 def test_port_differs_only_in_marked_imports(name):
@@ -443,4 +444,72 @@ def test_vmapped_log_probs(capsys):
         assert vb == repr(float(np.float32(vb))), b
     # 1000 SGD steps on a concave ELBO from the same jax.random draws:
     # rounding differences are contracted, the fit agrees to float32 rounding.
+    assert_same(got["baton"], got["jax"])
+
+
+def _record_calls(monkeypatch, lib, calls):
+    """Replace each `module.name` of `calls` (module paths relative to the
+    library: "numpy", "scipy.signal", "lax") by a wrapper that runs it and
+    records (name, result) in the list returned; calls made from inside a
+    recorded one (baton's conv calling its conv_general_dilated) are not
+    recorded again, so both libraries record the program's own calls."""
+    import importlib
+
+    records, depth = [], [0]
+    for path, name in calls:
+        module = importlib.import_module(f"{lib}.{path}")
+        original = getattr(module, name)
+
+        def wrapper(*args, _f=original, _name=f"{path}.{name}", **kwargs):
+            depth[0] += 1
+            try:
+                result = _f(*args, **kwargs)
+            finally:
+                depth[0] -= 1
+            if depth[0] == 0:
+                records.append((_name, result))
+            return result
+
+        monkeypatch.setattr(module, name, wrapper)
+    return records
+
+
+def test_convolutions(monkeypatch, capsys):
+    """Every convolution the "Generalized convolutions in JAX" notebook
+    computes (its `out` is reassigned cell after cell), recorded as it is
+    called, and what it prints (shapes, dimension numbers)."""
+    calls = [
+        ("numpy", "convolve"),
+        ("scipy.signal", "convolve"),
+        ("lax", "conv"),
+        ("lax", "conv_with_general_padding"),
+        ("lax", "conv_general_dilated"),
+    ]
+    names = ["y_smooth", "noisy_image", "window", "smooth_image", "img", "kernel_rot"]
+    got, printed = {}, {}
+    for lib in ("jax", "baton"):
+        capsys.readouterr()
+        with monkeypatch.context() as patch:
+            records = _record_calls(patch, lib if not SELF_CHECK else "jax", calls)
+            m = _load("convolutions", lib)
+        printed[lib] = capsys.readouterr().out.splitlines()
+        got[lib] = {n: getattr(m, n) for n in names}
+        got[lib]["calls"] = [name for name, _ in records]
+        got[lib]["results"] = [result for _, result in records]
+    assert got["jax"]["calls"] == ["numpy.convolve", "scipy.signal.convolve"] + [
+        "lax.conv",
+        "lax.conv_with_general_padding",
+    ] + ["lax.conv_general_dilated"] * 8
+    assert got["baton"].pop("calls") == got["jax"].pop("calls")
+    assert printed["baton"] == printed["jax"]
+    # The noisy image (uint8 values plus 50 * normal noise, -180 to 430)
+    # smoothed by a 7x7 window of weights summing to ~1: 49 products summed
+    # in float32, whose rounding is relative to the terms (up to 430), not
+    # to the result, which crosses zero. Tolerance: RTOL of the largest term
+    # (both libraries measured within 6e-5 of float64).
+    smooth = {lib: got[lib].pop("smooth_image") for lib in got}
+    for lib in got:  # the recorded scipy.signal.convolve is smooth_image
+        assert got[lib]["results"].pop(1) is smooth[lib]
+    scale = float(np.abs(np.asarray(got["jax"]["noisy_image"])).max())
+    assert_same(smooth["baton"], smooth["jax"], atol=RTOL * scale)
     assert_same(got["baton"], got["jax"])
