@@ -279,8 +279,8 @@ def test_format_empty_spec_as_jax(dtype, value):
     such as the vmapped_log_probs notebook print their losses this way); an
     n-d array formats as its str; a spec formats the value."""
     b, j = bnp.array(value, dtype), jnp.array(value, dtype)
-    assert "{}".format(b) == "{}".format(j)
+    assert "{}".format(b) == "{}".format(j)  # noqa: UP032 -- str.format itself
     assert f"{b}|{b!s}" == f"{j}|{j!s}"
-    assert "{}".format(bnp.stack([b, b])) == "{}".format(jnp.stack([j, j]))
+    assert "{}".format(bnp.stack([b, b])) == "{}".format(jnp.stack([j, j]))  # noqa: UP032
     if dtype != "bool":
         assert f"{b:.3f}" == f"{j:.3f}"
