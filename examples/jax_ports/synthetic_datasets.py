@@ -22,3 +22,15 @@ def mnist(permute_train=False):
     images = rng.rand(n_train + n_test, 784).astype(np.float32)
     labels = _one_hot(rng.randint(0, 10, n_train + n_test), 10)
     return images[:n_train], labels[:n_train], images[n_train:], labels[n_train:]
+
+
+def face():
+    """What `scipy.datasets.face()` returns without its download (it needs
+    pooch and the network): a uint8 [768, 1024, 3] RGB image, here drawn
+    from a fixed seed (smooth stripes plus noise, so that smoothing it
+    means something)."""
+    rng = np.random.RandomState(1701)
+    rows, cols = np.mgrid[0:768, 0:1024]
+    base = 127 + 100 * np.sin(rows / 40.0) * np.cos(cols / 55.0)
+    rgb = base[..., None] + rng.randint(-20, 21, (768, 1024, 3))
+    return np.clip(rgb, 0, 255).astype(np.uint8)

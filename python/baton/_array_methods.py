@@ -94,11 +94,16 @@ def _len(self: Any) -> int:
 
 
 def _format(self: Any, spec: str) -> str:
-    """``format(x, spec)``: a 0-d array formats as its value (``f"{x:.2f}"``);
-    an empty spec is ``str(x)``, which also describes a deleted array. A
-    format spec applied to a deleted array raises DeletedArrayError rather
-    than formatting its description."""
+    """``format(x, spec)``: a 0-d array formats as its value (``f"{x:.2f}"``),
+    as JAX's does: with an empty spec too, as its numpy scalar formats, so
+    ``"{}".format(x)`` of a float32 0-d array writes the float's shortest
+    float64 repr (``-175.5615997314453``), not ``str(x)`` (``-175.5616``).
+    Any other empty spec is ``str(x)``, which also describes a deleted
+    array. A format spec applied to a deleted array raises
+    DeletedArrayError rather than formatting its description."""
     if not spec:
+        if self.ndim == 0 and not self.is_deleted():
+            return format(_numpy_interop.numpy_values(self)[()], spec)
         return str(self)
     self._check_live()  # DeletedArrayError, saying how it was consumed
     if self.ndim == 0:

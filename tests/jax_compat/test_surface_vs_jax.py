@@ -260,3 +260,27 @@ def test_same_exception_classes(what, make, classes):
             make(lib)(np.float32(1.0))
         if what in names:
             assert isinstance(e.value, getattr(errors, names[what])), (lib.api, e.value)
+
+
+@pytest.mark.parametrize(
+    "dtype, value",
+    [
+        ("float32", -175.5616),
+        ("float16", 0.1),
+        ("bfloat16", 1.5),
+        ("int32", 3),
+        ("bool", True),
+        ("complex64", 1 + 2j),
+    ],
+)
+def test_format_empty_spec_as_jax(dtype, value):
+    """`"{}".format(x)` of a 0-d array is its numpy scalar's format, as in JAX
+    (a float32 writes its float64 repr: "-175.5615997314453"; programs
+    such as the vmapped_log_probs notebook print their losses this way); an
+    n-d array formats as its str; a spec formats the value."""
+    b, j = bnp.array(value, dtype), jnp.array(value, dtype)
+    assert "{}".format(b) == "{}".format(j)  # noqa: UP032 -- str.format itself
+    assert f"{b}|{b!s}" == f"{j}|{j!s}"
+    assert "{}".format(bnp.stack([b, b])) == "{}".format(jnp.stack([j, j]))  # noqa: UP032
+    if dtype != "bool":
+        assert f"{b:.3f}" == f"{j:.3f}"
