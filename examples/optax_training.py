@@ -104,7 +104,17 @@ def train(steps: int = 200, batch: int = 64, log_every: int = 20) -> dict:
     step = jax.jit(step, donate_argnums=(0, 1))
 
     losses = []
-    memory = {"before": device_memory()}
+    # The donated state's size: with donation it exists once on the device
+    # (each step writes the new state where the old one was).
+    state_bytes = sum(int(leaf.nbytes) for leaf in jax.tree.leaves((params, opt_state)))
+    analysis = step.lower(params, opt_state, x_all[:batch], y_all[:batch]).compile()
+    analysis = analysis.memory_analysis()
+    memory = {
+        "before": device_memory(),
+        "state_bytes": state_bytes,
+        # Bytes of the compiled step's outputs that reuse donated inputs.
+        "alias_bytes": None if analysis is None else int(analysis.alias_size_in_bytes),
+    }
     for i in range(steps):
         lo = (i * batch) % len(x_all)
         x, y = x_all[lo : lo + batch], y_all[lo : lo + batch]

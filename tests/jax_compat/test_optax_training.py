@@ -63,6 +63,19 @@ def test_runs_on_baton_and_the_loss_falls(results):
     )
 
 
+def test_the_donated_state_is_held_once(results):
+    # 1x memory for the donated parameters and optimizer state: the compiled
+    # step writes every byte of the new state where the old one was (its
+    # outputs alias all of the donated state), and the bytes in use do not
+    # grow from the first step to the last.
+    mem = results[0]["memory"]
+    assert mem["state_bytes"] > 0
+    assert mem["alias_bytes"] == mem["state_bytes"], mem
+    assert (
+        mem["after_training"]["bytes_in_use"] == mem["after_first_step"]["bytes_in_use"]
+    ), mem
+
+
 def test_loss_curve_matches_jax(results):
     baton_run, jax_run = results
     assert jax_run["runtime"] == "jax"
