@@ -78,10 +78,12 @@ def test_accelerator_memory_contract_on_the_simulated_platform(slow_seed):
 
 def test_slow_simulated_device_still_runs_ahead():
     # In slow-device mode a copy out of device memory returns before the
-    # device has done it; block_until_ready waits for it.
+    # device has done it; block_until_ready waits for it. 32 MiB, so that the
+    # copy itself (besides the mode's random delay of up to 2 ms) outlasts a
+    # descheduled caller on a loaded 2-core machine.
     r = run(
         "import numpy as np, baton as bt\n"
-        "x = bt.device_put(np.arange(1 << 16, dtype=np.float32))\n"
+        "x = bt.device_put(np.arange(1 << 23, dtype=np.float32))\n"
         "x.block_until_ready()\n"
         "y = bt.device_put(x, memory_kind='pinned_host')\n"
         "print(y.is_ready())\n"
@@ -91,4 +93,4 @@ def test_slow_simulated_device_still_runs_ahead():
         extra_env={"BATON_SIM_SLOW": "3"},
     )
     assert r.returncode == 0, r.stderr[-2000:]
-    assert r.stdout.split() == ["False", "True", "65535.0"], r.stdout
+    assert r.stdout.split() == ["False", "True", "8388607.0"], r.stdout
