@@ -7,6 +7,12 @@ lu_solve, solve (assume_a "gen", "sym" or "pos"), inv, det, eigh, qr, svd.
 SciPy's conventions: cholesky and cho_factor give the upper factor unless
 ``lower``; pivots are LAPACK's (0-based); qr's default mode is "full".
 ``overwrite_*`` and ``check_finite`` are accepted and ignored.
+
+Special matrices, as JAX builds them (batched over leading axes where
+JAX's are; lists refused as JAX does): block_diag, toeplitz, hankel,
+circulant, companion, convolution_matrix, fiedler, fiedler_companion,
+leslie (from arrays), hadamard, helmert, hilbert, invhilbert, pascal,
+invpascal and dft (complex) (from a size).
 """
 
 from __future__ import annotations
@@ -19,19 +25,35 @@ from baton._baton import lax
 from baton.numpy import linalg as _np_linalg
 
 __all__ = [
+    "block_diag",
     "cho_factor",
     "cho_solve",
     "cholesky",
+    "circulant",
+    "companion",
+    "convolution_matrix",
     "det",
+    "dft",
     "eigh",
+    "fiedler",
+    "fiedler_companion",
+    "hadamard",
+    "hankel",
+    "helmert",
+    "hilbert",
     "inv",
+    "invhilbert",
+    "invpascal",
+    "leslie",
     "lu",
     "lu_factor",
     "lu_solve",
+    "pascal",
     "qr",
     "solve",
     "solve_triangular",
     "svd",
+    "toeplitz",
 ]
 
 _TRANS = {0: False, "N": False, 1: True, "T": True, 2: True, "C": True}
@@ -385,3 +407,407 @@ def svd(
     """(u, s, vh) of a [..., m, n] (s descending), or s."""
     out = _np_linalg.svd(a, full_matrices, compute_uv)
     return tuple(out) if compute_uv else out
+
+
+# ---- special matrices (JAX's constructions; batched over leading axes
+# where JAX's are) ----
+
+
+def _bnp() -> Any:
+    import baton.numpy as bnp
+
+    return bnp
+
+
+def _inexact(x: Any) -> Any:
+    """x as an array of an inexact type (integers and bools become the
+    default float type), as JAX's promote_args_inexact."""
+    bnp = _bnp()
+    x = bnp.asarray(x)
+    if not bnp.issubdtype(x.dtype, bnp.inexact):
+        x = x.astype(bnp.result_type(x.dtype, float))
+    return x
+
+
+def block_diag(*arrs: Any) -> Any:
+    """The block-diagonal matrix with ``arrs`` (each of at most 2
+    dimensions; scalars and vectors are one row) on its diagonal, in their
+    common dtype. No arguments: a (1, 0) float array."""
+    bnp = _bnp()
+    if len(arrs) == 0:
+        arrs = (bnp.zeros((1, 0)),)
+    arrs = tuple(bnp.asarray(a) for a in arrs)
+    for i, a in enumerate(arrs):
+        if a.ndim > 2:
+            raise ValueError(
+                "scipy.linalg.block_diag: arguments must have at most 2 "
+                f"dimensions, got shape {a.shape} at argument {i}"
+            )
+    dt = bnp.result_type(*arrs)
+    mats = [bnp.atleast_2d(a).astype(dt) for a in arrs]
+    total = sum(m.shape[1] for m in mats)
+    out, col = [], 0
+    for m in mats:
+        cols = m.shape[1]
+        out.append(bnp.pad(m, ((0, 0), (col, total - cols - col))))
+        col += cols
+    return bnp.concatenate(out, axis=0)
+
+
+def _check_arrays(what: str, *xs: Any) -> None:
+    """Lists and tuples are refused, as JAX's check_arraylike does."""
+    for x in xs:
+        if isinstance(x, (list, tuple)):
+            raise TypeError(
+                f"scipy.linalg.{what}: expected arrays, got a {type(x).__name__} "
+                "(convert it with baton.numpy.asarray)"
+            )
+
+
+def _toeplitz1(c: Any, r: Any) -> Any:
+    bnp = _bnp()
+    m, n = c.shape[0], r.shape[0]
+    dt = bnp.result_type(c, r)
+    if m == 0 or n == 0:
+        return bnp.empty((m, n), dtype=dt)
+    elems = bnp.concatenate((c[::-1].astype(dt), r[1:].astype(dt)))
+    idx = (m - 1) - bnp.arange(m)[:, None] + bnp.arange(n)[None, :]
+    return elems[idx]
+
+
+def toeplitz(c: Any, r: Any = None) -> Any:
+    """The Toeplitz matrix with first column ``c`` and first row ``r``
+    (``r[0]`` ignored; default ``conj(c)``), [..., len(c), len(r)]: batched
+    over the leading axes of c and r."""
+    _check_arrays("toeplitz", c, r)
+    bnp = _bnp()
+    c = bnp.asarray(c)
+    r = bnp.conjugate(c) if r is None else bnp.asarray(r)
+    c, r = bnp.atleast_1d(c), bnp.atleast_1d(r)
+    return bnp.vectorize(_toeplitz1, signature="(m),(n)->(m,n)")(c, r)
+
+
+def _hankel1(c: Any, r: Any) -> Any:
+    bnp = _bnp()
+    m, n = c.shape[0], r.shape[0]
+    dt = bnp.result_type(c, r)
+    if m == 0 or n == 0:
+        return bnp.empty((m, n), dtype=dt)
+    v = bnp.concatenate((c.astype(dt), r[1:].astype(dt)))
+    return v[bnp.arange(m)[:, None] + bnp.arange(n)[None, :]]
+
+
+def hankel(c: Any, r: Any = None) -> Any:
+    """The Hankel matrix with first column ``c`` and last row ``r``
+    (``r[0]`` ignored; default zeros), [..., len(c), len(r)]: batched over
+    leading axes."""
+    _check_arrays("hankel", c, r)
+    bnp = _bnp()
+    c = bnp.asarray(c)
+    r = bnp.zeros_like(c) if r is None else bnp.asarray(r)
+    if c.ndim == 0:
+        raise ValueError("scipy.linalg.hankel: c must be at least 1-dimensional, got a scalar")
+    if r.ndim == 0:
+        raise ValueError("scipy.linalg.hankel: r must be at least 1-dimensional, got a scalar")
+    return bnp.vectorize(_hankel1, signature="(m),(n)->(m,n)")(c, r)
+
+
+def _circulant1(c: Any) -> Any:
+    bnp = _bnp()
+    n = c.shape[0]
+    return c[(bnp.arange(n)[:, None] - bnp.arange(n)[None, :]) % n]
+
+
+def circulant(c: Any) -> Any:
+    """The circulant matrix with first column ``c``: out[i, j] =
+    c[(i - j) % n], batched over leading axes."""
+    _check_arrays("circulant", c)
+    bnp = _bnp()
+    c = bnp.atleast_1d(bnp.asarray(c))
+    return bnp.vectorize(_circulant1, signature="(n)->(n,n)")(c)
+
+
+def _leslie1(f: Any, s: Any) -> Any:
+    bnp = _bnp()
+    dt = bnp.result_type(f, s)
+    return bnp.diag(s.astype(dt), k=-1).at[0].set(f.astype(dt))
+
+
+def leslie(f: Any, s: Any) -> Any:
+    """The Leslie matrix: fecundities ``f`` [..., n] (n >= 2) in the first
+    row, survival rates ``s`` [..., n - 1] below the diagonal."""
+    _check_arrays("leslie", f, s)
+    bnp = _bnp()
+    f, s = bnp.atleast_1d(bnp.asarray(f)), bnp.atleast_1d(bnp.asarray(s))
+    if f.shape[-1] < 2:
+        raise ValueError(
+            "scipy.linalg.leslie: the length of f along the last axis must be "
+            f"at least 2; got shape {f.shape}"
+        )
+    if s.shape[-1] != f.shape[-1] - 1:
+        raise ValueError(
+            "scipy.linalg.leslie: the length of s along the last axis must be one "
+            f"less than that of f; got f shape {f.shape} and s shape {s.shape}"
+        )
+    return bnp.vectorize(_leslie1, signature="(n),(m)->(n,n)")(f, s)
+
+
+def _companion1(a: Any) -> Any:
+    bnp = _bnp()
+    first = -a[1:] / a[0]
+    m = a.shape[0] - 1
+    return bnp.eye(m, m, k=-1, dtype=first.dtype).at[0].set(first)
+
+
+def companion(a: Any) -> Any:
+    """The companion matrix of the polynomial with coefficients ``a``
+    [..., n] (n >= 2, highest degree first): first row ``-a[1:] / a[0]``,
+    ones below the diagonal. Integers become the default float type."""
+    _check_arrays("companion", a)
+    a = _bnp().atleast_1d(_inexact(a))
+    if a.shape[-1] < 2:
+        raise ValueError(
+            "scipy.linalg.companion: the length of a along the last axis must "
+            f"be at least 2; got shape {a.shape}"
+        )
+    return _bnp().vectorize(_companion1, signature="(n)->(m,m)")(a)
+
+
+def fiedler(a: Any) -> Any:
+    """The symmetric Fiedler matrix ``|a[i] - a[j]|`` of ``a`` [..., n]."""
+    _check_arrays("fiedler", a)
+    bnp = _bnp()
+    a = bnp.atleast_1d(bnp.asarray(a))
+    return bnp.abs(a[..., None] - a[..., None, :])
+
+
+def _fiedler_companion1(a: Any) -> Any:
+    bnp = _bnp()
+    n = a.shape[0] - 1
+    if n == 0:
+        return bnp.empty((0, 0), dtype=a.dtype)
+    a = a / a[0]
+    if n == 1:
+        return -a[1:].reshape(1, 1)
+    i = bnp.arange(n)[:, None]
+    j = bnp.arange(n)[None, :]
+    super_val = -a[bnp.minimum(i + 2, n)]
+    sub_val = -a[bnp.minimum(i + 1, n)]
+    even, odd = i % 2 == 0, i % 2 == 1
+    one = bnp.array(1, dtype=a.dtype)
+    zero = bnp.array(0, dtype=a.dtype)
+    conditions = [
+        (i == 0) & (j == 0),
+        (i == 1) & (j == 0),
+        (j == i + 1) & even,
+        (j == i + 2) & even,
+        (j == i - 1) & even & (i >= 2),
+        (j == i - 2) & odd & (i >= 3),
+    ]
+    choices = [
+        bnp.broadcast_to(-a[1], (n, n)),
+        bnp.broadcast_to(one, (n, n)),
+        bnp.broadcast_to(super_val, (n, n)),
+        bnp.broadcast_to(one, (n, n)),
+        bnp.broadcast_to(sub_val, (n, n)),
+        bnp.broadcast_to(one, (n, n)),
+    ]
+    return bnp.select(conditions, choices, default=zero)
+
+
+def fiedler_companion(a: Any) -> Any:
+    """The Fiedler companion matrix (pentadiagonal, the same eigenvalues as
+    :func:`companion`) of the coefficients ``a`` [..., n], n >= 1."""
+    _check_arrays("fiedler_companion", a)
+    a = _bnp().atleast_1d(_inexact(a))
+    if a.shape[-1] == 0:
+        raise ValueError(
+            "scipy.linalg.fiedler_companion: the last axis of a must have "
+            f"nonzero length; got shape {a.shape}"
+        )
+    return _bnp().vectorize(_fiedler_companion1, signature="(n)->(m,m)")(a)
+
+
+def convolution_matrix(a: Any, n: int, mode: str = "full") -> Any:
+    """The Toeplitz matrix A with ``A @ v == convolve(a, v, mode)`` for v of
+    length ``n``; mode "full", "valid" or "same". Batched over a's leading
+    axes."""
+    import operator
+
+    bnp = _bnp()
+    n = operator.index(n)
+    if n <= 0:
+        raise ValueError(f"scipy.linalg.convolution_matrix: n must be a positive integer; got {n}")
+    _check_arrays("convolution_matrix", a)
+    a = bnp.asarray(a)
+    if a.ndim == 0:
+        raise ValueError(
+            "scipy.linalg.convolution_matrix: a must be at least 1-dimensional, got a scalar"
+        )
+    m = a.shape[-1]
+    if m < 1:
+        raise ValueError(
+            f"scipy.linalg.convolution_matrix: len(a) must be at least 1; got shape {a.shape}"
+        )
+    if mode not in ("full", "valid", "same"):
+        raise ValueError(
+            "scipy.linalg.convolution_matrix: mode must be one of 'full', "
+            f"'valid', 'same'; got {mode!r}"
+        )
+    widths = [(0, 0)] * (a.ndim - 1) + [(0, n - 1)]
+    az = bnp.pad(a, widths)
+    raz = bnp.pad(bnp.flip(a, axis=-1), widths)
+    length = m + n - 1
+    if mode == "same":
+        trim = min(n, m) - 1
+        tb, te = trim // 2, trim - trim // 2
+    elif mode == "valid":
+        tb = te = min(n, m) - 1
+    else:
+        tb = te = 0
+    col0 = az[..., tb : length - te]
+    row0 = raz[..., length - n - tb : length - tb]
+    return toeplitz(col0, row0)
+
+
+def _count(n: Any, what: str) -> int:
+    import operator
+
+    try:
+        return operator.index(n)
+    except TypeError:
+        raise TypeError(
+            f"scipy.linalg.{what}: n must be an integer, got {n!r}"
+        ) from None
+
+
+def hilbert(n: int) -> Any:
+    """The n x n Hilbert matrix 1 / (i + j + 1), in the default float
+    type."""
+    bnp = _bnp()
+    n = _count(n, "hilbert")
+    a = bnp.arange(n, dtype=float)[:, None]
+    return 1 / (a + a.T + 1)
+
+
+def invhilbert(n: int) -> Any:
+    """The inverse of :func:`hilbert` (n), from its closed form in binomial
+    coefficients (float: exact only while they fit the float type)."""
+    from baton.scipy.special import comb
+
+    bnp = _bnp()
+    n = _count(n, "invhilbert")
+    a = bnp.arange(n, dtype=float)
+    i, j = a[:, None], a[None, :]
+    s = i + j
+    return (
+        (-1.0) ** s
+        * (s + 1.0)
+        * comb(n + i, n - j - 1)
+        * comb(n + j, n - i - 1)
+        * comb(s, i) ** 2
+    )
+
+
+def _binom(n: Any, k: Any) -> Any:
+    from baton.scipy.special import gammaln
+
+    bnp = _bnp()
+    return bnp.exp(gammaln(n + 1.0) - gammaln(n - k + 1.0) - gammaln(k + 1.0))
+
+
+_PASCAL_KINDS = ("symmetric", "lower", "upper")
+
+
+def _pascal_kind(kind: Any, what: str) -> str:
+    kind = "symmetric" if kind is None else kind
+    if kind not in _PASCAL_KINDS:
+        raise ValueError(
+            f"scipy.linalg.{what}: kind must be one of {list(_PASCAL_KINDS)}; got {kind!r}"
+        )
+    return kind
+
+
+def pascal(n: int, kind: str | None = None) -> Any:
+    """The n x n Pascal matrix (binomial coefficients): kind "symmetric"
+    (default), "lower" or "upper"; float32, as JAX."""
+    bnp = _bnp()
+    kind = _pascal_kind(kind, "pascal")
+    a = bnp.arange(_count(n, "pascal"), dtype=bnp.float32)
+    low = _binom(a[:, None], a[None, :])
+    if kind == "lower":
+        return low
+    if kind == "upper":
+        return low.T
+    return bnp.dot(low, low.T)
+
+
+def invpascal(n: int, kind: str | None = None) -> Any:
+    """The inverse of :func:`pascal` (n, kind), in the default float
+    type."""
+    bnp = _bnp()
+    kind = _pascal_kind(kind, "invpascal")
+    a = bnp.arange(_count(n, "invpascal"), dtype=float)
+    i, j = a[:, None], a[None, :]
+    low = ((-1.0) ** (i - j)) * _binom(i, j)
+    if kind == "lower":
+        return low
+    if kind == "upper":
+        return low.T
+    return bnp.dot(low.T, low)
+
+
+def helmert(n: int, full: bool = False) -> Any:
+    """The Helmert matrix: (n - 1) x n orthonormal rows orthogonal to the
+    ones vector; ``full`` adds the row 1 / sqrt(n) first (n x n)."""
+    bnp = _bnp()
+    n = _count(n, "helmert")
+    if n < 1:
+        raise ValueError(f"scipy.linalg.helmert: n must be a positive integer; got {n}")
+    i = bnp.arange(n - 1)[:, None]
+    j = bnp.arange(n)[None, :]
+    k = (i + 1).astype(float)
+    denom = bnp.sqrt(k * (k + 1))
+    h = bnp.where(j <= i, 1.0 / denom, bnp.where(j == i + 1, -k / denom, bnp.zeros_like(denom)))
+    if full:
+        first = bnp.full((1, n), 1.0 / bnp.sqrt(bnp.asarray(n, dtype=h.dtype)), dtype=h.dtype)
+        h = bnp.concatenate([first, h], axis=0)
+    return h
+
+
+def hadamard(n: int, dtype: Any = int) -> Any:
+    """The n x n Hadamard matrix (Sylvester's construction; n a power of 2)
+    of ``dtype``."""
+    import math
+
+    bnp = _bnp()
+    n = _count(n, "hadamard")
+    if n < 1 or not math.log2(n).is_integer():
+        raise ValueError(f"scipy.linalg.hadamard: n must be a positive power of 2; got {n}")
+    h = bnp.ones((1, 1), dtype=dtype)
+    for _ in range(int(math.log2(n))):
+        h = bnp.block([[h, h], [h, -h]])
+    return h
+
+
+def dft(n: int, scale: str | None = None, *, dtype: Any = None) -> Any:
+    """The n x n discrete Fourier transform matrix exp(-2 pi i j k / n),
+    divided by sqrt(n) (``scale="sqrtn"``) or n (``"n"``); complex64 (or
+    ``dtype``, complex)."""
+    import numpy as np
+
+    bnp = _bnp()
+    n = _count(n, "dft")
+    if scale is not None and scale not in ("sqrtn", "n"):
+        raise ValueError(f"scipy.linalg.dft: scale must be None, 'sqrtn', or 'n'; got {scale!r}")
+    if dtype is None:
+        dtype = bnp.result_type(complex)
+    elif not bnp.issubdtype(dtype, bnp.complexfloating):
+        raise ValueError(f"scipy.linalg.dft: dtype must be a complex floating-point type; got {dtype}")
+    a = bnp.arange(n, dtype=dtype)
+    w = bnp.exp(-2j * np.pi * a[:, None] * a[None, :] / n)
+    if scale == "sqrtn":
+        w = w / bnp.sqrt(bnp.asarray(n, dtype=dtype))
+    elif scale == "n":
+        w = w / n
+    return w

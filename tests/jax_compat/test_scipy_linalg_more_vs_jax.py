@@ -1,0 +1,176 @@
+"""bt.scipy.linalg's special matrices (block_diag, toeplitz, hankel, ...,
+dft), expm and polar against jax.scipy.linalg: the same values (float32
+rounding), shapes and dtypes, eagerly and under bt.jit where the arguments
+are arrays; the same errors for bad arguments."""
+
+import numpy as np
+import pytest
+
+jax = pytest.importorskip("jax")
+import jax.numpy as jnp  # noqa: E402
+import jax.scipy.linalg as jsl  # noqa: E402
+
+import baton as bt  # noqa: E402
+import baton.numpy as bnp  # noqa: E402
+import baton.scipy.linalg as bsl  # noqa: E402
+
+F32 = np.float32
+RNG = np.random.default_rng(0)
+
+
+def _close(b, j, **tol):
+    tol = tol or dict(rtol=1e-5, atol=1e-6)
+    b, j = np.asarray(b), np.asarray(j)
+    assert b.shape == j.shape, (b.shape, j.shape)
+    assert b.dtype == j.dtype, (b.dtype, j.dtype)
+    np.testing.assert_allclose(b, j, equal_nan=True, **tol)
+
+
+def _both(name, *args, jit=True, tol=None, **kw):
+    """name(*args, **kw) through baton (eager and, with jit, under bt.jit
+    with the arrays as arguments) and JAX; values, shapes, dtypes."""
+    tol = tol or {}
+    want = getattr(jsl, name)(*args, **kw)
+    _close(getattr(bsl, name)(*args, **kw), want, **tol)
+    if jit:
+        f = bt.jit(lambda *a: getattr(bsl, name)(*a, **kw))
+        _close(f(*args), want, **tol)
+
+
+V3 = np.array([1.0, -2.0, 3.5], F32)
+V4 = np.array([0.5, 4.0, -1.0, 2.0], F32)
+I3 = np.array([2, -1, 7], np.int32)
+B23 = RNG.standard_normal((2, 3)).astype(F32)
+B24 = RNG.standard_normal((2, 4)).astype(F32)
+
+
+def test_block_diag():
+    a = RNG.standard_normal((2, 2)).astype(F32)
+    b = RNG.standard_normal((1, 3)).astype(F32)
+    _both("block_diag", a, b, V3, F32(5.0))
+    _both("block_diag", a, I3)  # promoted to float32
+    _both("block_diag", I3, np.array([[1, 2]], np.int32))
+    _both("block_diag", np.zeros((0, 2), F32), a)
+    _close(bsl.block_diag(), jsl.block_diag())
+    with pytest.raises(ValueError, match="at most 2"):
+        bsl.block_diag(np.ones((1, 1, 1), F32))
+
+
+@pytest.mark.parametrize("name", ["toeplitz", "hankel"])
+def test_toeplitz_hankel(name):
+    _both(name, V3)
+    _both(name, V3, V4)
+    _both(name, V4, V3)
+    _both(name, I3, V4)
+    _both(name, I3)
+    _both(name, B23, B24)  # batched
+    _both(name, B23, V4)  # batch broadcast against one row
+    _both(name, V3, np.zeros((0,), F32))
+
+
+def test_toeplitz_complex_default_row_is_conjugate():
+    c = np.array([1 + 2j, 3 - 1j, -0.5j], np.complex64)
+    _both("toeplitz", c)
+
+
+def test_hankel_scalar_and_list_errors():
+    with pytest.raises(ValueError, match="1-dimensional"):
+        bsl.hankel(F32(1.0))
+    with pytest.raises(TypeError):
+        bsl.toeplitz([1.0, 2.0])
+    with pytest.raises(TypeError):
+        jsl.toeplitz([1.0, 2.0])
+
+
+def test_circulant_fiedler():
+    for x in (V3, V4, I3, B23):
+        _both("circulant", x)
+        _both("fiedler", x)
+    _both("circulant", F32(3.0))
+
+
+def test_leslie():
+    _both("leslie", V3, V3[:2])
+    _both("leslie", I3, V3[:2])
+    _both("leslie", B23, B24[:, :2])
+    with pytest.raises(ValueError, match="at least 2"):
+        bsl.leslie(V3[:1], V3[:0])
+    with pytest.raises(ValueError, match="one less"):
+        bsl.leslie(V3, V3)
+
+
+@pytest.mark.parametrize("name", ["companion", "fiedler_companion"])
+def test_companions(name):
+    for x in (V3, V4, I3, B24, np.array([2.0, 3.0], F32)):
+        _both(name, x)
+    _both(name, np.array([4.0, -1.0, 0.5, 3.0, 2.0, -6.0], F32))
+
+
+def test_companion_errors():
+    with pytest.raises(ValueError, match="at least 2"):
+        bsl.companion(V3[:1])
+    with pytest.raises(ValueError, match="nonzero length"):
+        bsl.fiedler_companion(V3[:0])
+    _close(bsl.fiedler_companion(V3[:1]), jsl.fiedler_companion(V3[:1]))
+
+
+@pytest.mark.parametrize("mode", ["full", "same", "valid"])
+@pytest.mark.parametrize("n", [1, 2, 5])
+def test_convolution_matrix(mode, n):
+    for a in (V3, I3, B24):
+        want = jsl.convolution_matrix(a, n, mode)
+        _close(bsl.convolution_matrix(a, n, mode), want)
+        _close(bt.jit(lambda x: bsl.convolution_matrix(x, n, mode))(a), want)
+
+
+def test_convolution_matrix_errors():
+    with pytest.raises(ValueError, match="positive"):
+        bsl.convolution_matrix(V3, 0)
+    with pytest.raises(ValueError, match="mode"):
+        bsl.convolution_matrix(V3, 2, "wrap")
+    with pytest.raises(ValueError, match="1-dimensional"):
+        bsl.convolution_matrix(F32(1.0), 2)
+
+
+@pytest.mark.parametrize("n", [0, 1, 2, 5, 8])
+def test_n_matrices(n):
+    _close(bsl.hilbert(n), jsl.hilbert(n))
+    _close(bsl.invhilbert(n), jsl.invhilbert(n), rtol=1e-4, atol=1e-3)
+    for kind in (None, "symmetric", "lower", "upper"):
+        _close(bsl.pascal(n, kind), jsl.pascal(n, kind), rtol=1e-5, atol=1e-5)
+        _close(bsl.invpascal(n, kind), jsl.invpascal(n, kind), rtol=1e-5, atol=1e-5)
+    if n >= 1:
+        for full in (False, True):
+            _close(bsl.helmert(n, full), jsl.helmert(n, full))
+    for scale in (None, "sqrtn", "n"):
+        _close(bsl.dft(n, scale), jsl.dft(n, scale), rtol=1e-5, atol=2e-6)
+
+
+def test_n_matrices_under_jit():
+    f = bt.jit(lambda x: x + bsl.hilbert(4) + bsl.pascal(4) + bsl.helmert(5)[:, :4])
+    x = np.ones((4, 4), F32)
+    _close(f(x), x + jsl.hilbert(4) + jsl.pascal(4) + jsl.helmert(5)[:, :4], rtol=1e-5, atol=1e-5)
+
+
+@pytest.mark.parametrize("n", [1, 2, 8, 16])
+def test_hadamard(n):
+    _close(bsl.hadamard(n), jsl.hadamard(n))
+    _close(bsl.hadamard(n, F32), jsl.hadamard(n, F32))
+
+
+def test_n_matrix_errors():
+    for bad in (0, 3, 12):
+        with pytest.raises(ValueError, match="power of 2"):
+            bsl.hadamard(bad)
+    with pytest.raises(ValueError, match="positive"):
+        bsl.helmert(0)
+    with pytest.raises(ValueError, match="kind"):
+        bsl.pascal(3, "diagonal")
+    with pytest.raises(ValueError, match="kind"):
+        bsl.invpascal(3, "diagonal")
+    with pytest.raises(ValueError, match="scale"):
+        bsl.dft(3, "ortho")
+    with pytest.raises(ValueError, match="complex"):
+        bsl.dft(3, dtype=F32)
+    with pytest.raises(TypeError, match="integer"):
+        bsl.hilbert(2.5)
