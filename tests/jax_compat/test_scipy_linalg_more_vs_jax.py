@@ -174,3 +174,55 @@ def test_n_matrix_errors():
         bsl.dft(3, dtype=F32)
     with pytest.raises(TypeError, match="integer"):
         bsl.hilbert(2.5)
+
+
+# ---- expm ----
+
+EXPM_TOL = dict(rtol=1e-4, atol=1e-5)  # squarings amplify rounding
+
+
+@pytest.mark.parametrize("scale", [0.0, 0.01, 0.3, 1.0, 3.0, 20.0])
+def test_expm(scale):
+    a = (np.random.default_rng(1).standard_normal((4, 4)) * scale).astype(F32)
+    _both("expm", a, tol=EXPM_TOL)
+    u = np.triu(a)
+    _both("expm", u, upper_triangular=True, tol=EXPM_TOL)
+
+
+def test_expm_batched_ints_and_overflow():
+    a = (RNG.standard_normal((2, 3, 3, 3)) * np.array([0.1, 1, 5])[:, None, None]).astype(F32)
+    _both("expm", a, tol=EXPM_TOL)
+    _both("expm", np.array([[0, 1], [-1, 0]], np.int32), tol=EXPM_TOL)
+    big = (np.eye(3) * 1e6).astype(F32)  # more squarings than max_squarings: NaN
+    _both("expm", big)
+    _both("expm", big * 1e-6, max_squarings=0, tol=EXPM_TOL)
+
+
+def test_expm_float64():
+    jax.config.update("jax_enable_x64", True)
+    bt.config.update("jax_enable_x64", True)
+    try:
+        rng = np.random.default_rng(2)
+        for scale in (0.005, 0.1, 0.5, 1.5, 3.0, 30.0):
+            a = rng.standard_normal((5, 5)) * scale
+            want = jsl.expm(a)
+            _close(bsl.expm(a), want, rtol=1e-11, atol=1e-13)
+            _close(bt.jit(bsl.expm)(a), want, rtol=1e-11, atol=1e-13)
+    finally:
+        jax.config.update("jax_enable_x64", False)
+
+
+def test_expm_grad():
+    a = (np.random.default_rng(3).standard_normal((3, 3)) * 0.7).astype(F32)
+    w = np.random.default_rng(4).standard_normal((3, 3)).astype(F32)
+    want = jax.grad(lambda x: (jsl.expm(x) * w).sum())(a)
+    _close(bt.grad(lambda x: (bsl.expm(x) * w).sum())(a), want, **EXPM_TOL)
+
+
+def test_expm_errors():
+    with pytest.raises(ValueError, match="square"):
+        bsl.expm(np.ones((2, 3), F32))
+    with pytest.raises(ValueError, match="square"):
+        bsl.expm(np.ones(3, F32))
+    with pytest.raises(TypeError, match="float16"):
+        bsl.expm(np.eye(2, dtype=np.float16))

@@ -12,11 +12,13 @@ Special matrices, as JAX builds them (batched over leading axes where
 JAX's are; lists refused as JAX does): block_diag, toeplitz, hankel,
 circulant, companion, convolution_matrix, fiedler, fiedler_companion,
 leslie (from arrays), hadamard, helmert, hilbert, invhilbert, pascal,
-invpascal and dft (complex) (from a size).
+invpascal and dft (complex) (from a size). expm: JAX's scaling and
+squaring with Pade approximants.
 """
 
 from __future__ import annotations
 
+import functools
 from typing import Any
 
 from baton import _linalg_core as core
@@ -35,6 +37,7 @@ __all__ = [
     "det",
     "dft",
     "eigh",
+    "expm",
     "fiedler",
     "fiedler_companion",
     "hadamard",
@@ -811,3 +814,129 @@ def dft(n: int, scale: str | None = None, *, dtype: Any = None) -> Any:
     elif scale == "n":
         w = w / n
     return w
+
+
+# ---- matrix functions ----
+
+# Pade numerator coefficients b_0..b_m of exp (Higham 2005, table 2.3).
+_PADE = {
+    3: (120.0, 60.0, 12.0, 1.0),
+    5: (30240.0, 15120.0, 3360.0, 420.0, 30.0, 1.0),
+    7: (17297280.0, 8648640.0, 1995840.0, 277200.0, 25200.0, 1512.0, 56.0, 1.0),
+    9: (
+        17643225600.0, 8821612800.0, 2075673600.0, 302702400.0, 30270240.0,
+        2162160.0, 110880.0, 3960.0, 90.0, 1.0,
+    ),
+    13: (
+        64764752532480000.0, 32382376266240000.0, 7771770303897600.0,
+        1187353796428800.0, 129060195264000.0, 10559470521600.0,
+        670442572800.0, 33522128640.0, 1323241920.0, 40840800.0, 960960.0,
+        16380.0, 182.0, 1.0,
+    ),
+}
+
+# Per float type: the largest 1-norm the scaled matrix may keep (theta_13 or
+# theta_7), the 1-norm bounds that pick the lowest Pade order that is exact
+# to the type's rounding, and those orders (as JAX's expm).
+_EXPM_CONSTANTS = {
+    "float64": (
+        5.371920351148152,
+        (1.495585217958292e-2, 2.539398330063230e-1, 9.504178996162932e-1, 2.097847961257068),
+        (3, 5, 7, 9, 13),
+    ),
+    "float32": (
+        3.925724783138660,
+        (4.258730016922831e-1, 1.880152677804762),
+        (3, 5, 7),
+    ),
+}
+
+
+def _pade(order: int) -> Any:
+    """(U, V) of the [order/order] Pade approximant of exp at A: exp(A) ~
+    (V - U)^-1 (V + U), U the odd part, V the even part."""
+    b = _PADE[order]
+
+    def uv(a: Any) -> tuple:
+        bnp = _bnp()
+        ident = bnp.eye(a.shape[0], dtype=a.dtype)
+        a2 = a @ a
+        if order == 13:
+            a4 = a2 @ a2
+            a6 = a4 @ a2
+            u = a @ (
+                a6 @ (b[13] * a6 + b[11] * a4 + b[9] * a2)
+                + b[7] * a6 + b[5] * a4 + b[3] * a2 + b[1] * ident
+            )
+            v = (
+                a6 @ (b[12] * a6 + b[10] * a4 + b[8] * a2)
+                + b[6] * a6 + b[4] * a4 + b[2] * a2 + b[0] * ident
+            )
+            return u, v
+        # A^0, A^2, A^4 = A^2 A^2, A^6 = A^4 A^2, A^8 = A^6 A^2 (JAX's
+        # products, so the roundings agree).
+        powers = [ident, a2]
+        while len(powers) <= order // 2:
+            powers.append(powers[-1] @ a2)
+        odd = sum(b[2 * k + 1] * powers[k] for k in range(1, order // 2 + 1))
+        u = a @ (odd + b[1] * ident)
+        even = sum(b[2 * k] * powers[k] for k in range(1, order // 2 + 1))
+        v = even + b[0] * ident
+        return u, v
+
+    return uv
+
+
+def _expm2(a: Any, *, upper_triangular: bool, max_squarings: int) -> Any:
+    from baton import lax as blax
+
+    bnp = _bnp()
+    maxnorm, conds, orders = _EXPM_CONSTANTS[str(a.dtype)]
+    norm1 = bnp.linalg.norm(a, 1)
+    n_sq = bnp.maximum(0, bnp.floor(bnp.log2(norm1 / maxnorm)))
+    a = a / 2 ** n_sq.astype(a.dtype)
+    idx = bnp.digitize(norm1, bnp.array(conds, dtype=norm1.dtype))
+    u, v = blax.switch(idx, [_pade(o) for o in orders], a)
+    p, q = u + v, -u + v
+
+    def nan(args: tuple) -> Any:
+        return bnp.full_like(args[0], float("nan"))
+
+    def compute(args: tuple) -> Any:
+        _, p, q = args
+        r = solve_triangular(q, p) if upper_triangular else _np_linalg.solve(q, p)
+
+        def step(c: Any, i: Any) -> tuple:
+            return blax.cond(i < n_sq, lambda x: x @ x, lambda x: x, c), None
+
+        r, _ = blax.scan(step, r, bnp.arange(max_squarings, dtype=n_sq.dtype))
+        return r
+
+    return blax.cond(n_sq > max_squarings, nan, compute, (a, p, q))
+
+
+def expm(a: Any, *, upper_triangular: bool = False, max_squarings: int = 16) -> Any:
+    """The matrix exponential of a [..., n, n], as JAX computes it: scaling
+    by 2^-s so the 1-norm is small, the lowest Pade approximant exact to the
+    float type's rounding (orders 3/5/7 in float32, 3/5/7/9/13 in float64),
+    then s squarings; NaN where s would exceed ``max_squarings``.
+    ``upper_triangular``: a is upper triangular (a triangular solve).
+    Integers become the default float type; float32 and float64 (16-bit
+    floats and complex are refused: no complex LAPACK)."""
+    bnp = _bnp()
+    a = _inexact(a)
+    if a.ndim < 2 or a.shape[-1] != a.shape[-2]:
+        raise ValueError(
+            f"scipy.linalg.expm: expected a (batched) square matrix, got shape {a.shape}"
+        )
+    if str(a.dtype) not in _EXPM_CONSTANTS:
+        raise TypeError(
+            f"scipy.linalg.expm: a.dtype={a.dtype} is not supported (float32 "
+            "and float64; complex would need complex LAPACK)"
+        )
+    f = functools.partial(
+        _expm2, upper_triangular=upper_triangular, max_squarings=max_squarings
+    )
+    if a.ndim > 2:
+        return bnp.vectorize(f, signature="(n,n)->(n,n)")(a)
+    return f(a)
