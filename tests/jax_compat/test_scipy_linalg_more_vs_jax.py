@@ -226,3 +226,45 @@ def test_expm_errors():
         bsl.expm(np.ones(3, F32))
     with pytest.raises(TypeError, match="float16"):
         bsl.expm(np.eye(2, dtype=np.float16))
+
+
+# ---- polar ----
+
+POLAR_TOL = dict(rtol=2e-4, atol=2e-5)  # SVD here, QDWH iterations in JAX
+
+
+@pytest.mark.parametrize("shape,side", [((4, 4), "right"), ((5, 3), "right"), ((4, 4), "left"), ((3, 5), "left"), ((2, 4, 3), "right")])
+@pytest.mark.parametrize("method", ["qdwh", "svd"])
+def test_polar(shape, side, method):
+    a = np.random.default_rng(5).standard_normal(shape).astype(F32)
+    m, n = shape[-2:]
+    jax_refuses = method == "qdwh" and not (
+        (m >= n and side == "right") or (m < n and side == "left")
+    )
+    if jax_refuses:  # JAX's qdwh: NotImplementedError; baton's SVD does it
+        with pytest.raises(NotImplementedError):
+            jsl.polar(a, side, method=method)
+    want = jsl.polar(a, side, method="svd" if jax_refuses else method)
+    for got in (bsl.polar(a, side, method=method), bt.jit(lambda x: bsl.polar(x, side, method=method))(a)):
+        assert len(got) == 2
+        for g, w in zip(got, want):
+            _close(g, w, **POLAR_TOL)
+    u, p = bsl.polar(a, side, method=method)
+    rebuilt = np.asarray(u) @ np.asarray(p) if side == "right" else np.asarray(p) @ np.asarray(u)
+    np.testing.assert_allclose(rebuilt, a, rtol=1e-4, atol=1e-5)
+
+
+def test_polar_grad():
+    a = np.random.default_rng(6).standard_normal((3, 3)).astype(F32)
+    w = np.random.default_rng(7).standard_normal((3, 3)).astype(F32)
+    want = jax.grad(lambda x: (jsl.polar(x, method="svd")[0] * w).sum())(a)
+    _close(bt.grad(lambda x: (bsl.polar(x, method="svd")[0] * w).sum())(a), want, rtol=1e-3, atol=1e-4)
+
+
+def test_polar_errors():
+    with pytest.raises(ValueError, match="2-D"):
+        bsl.polar(V3)
+    with pytest.raises(ValueError, match="side"):
+        bsl.polar(B23, "up")
+    with pytest.raises(ValueError, match="method"):
+        bsl.polar(B23, method="newton")

@@ -13,7 +13,7 @@ JAX's are; lists refused as JAX does): block_diag, toeplitz, hankel,
 circulant, companion, convolution_matrix, fiedler, fiedler_companion,
 leslie (from arrays), hadamard, helmert, hilbert, invhilbert, pascal,
 invpascal and dft (complex) (from a size). expm: JAX's scaling and
-squaring with Pade approximants.
+squaring with Pade approximants. polar: from the SVD.
 """
 
 from __future__ import annotations
@@ -52,6 +52,7 @@ __all__ = [
     "lu_factor",
     "lu_solve",
     "pascal",
+    "polar",
     "qr",
     "solve",
     "solve_triangular",
@@ -940,3 +941,43 @@ def expm(a: Any, *, upper_triangular: bool = False, max_squarings: int = 16) -> 
     if a.ndim > 2:
         return bnp.vectorize(f, signature="(n,n)->(n,n)")(a)
     return f(a)
+
+
+def _polar2(a: Any, *, side: str) -> tuple:
+    u, s, vh = _np_linalg.svd(a, full_matrices=False)
+    unitary = u @ vh
+    if side == "right":
+        posdef = (vh.T * s[None, :]) @ vh
+    else:
+        posdef = (u * s[None, :]) @ u.T
+    return unitary, posdef
+
+
+def polar(
+    a: Any,
+    side: str = "right",
+    *,
+    method: str = "qdwh",
+    eps: float | None = None,
+    max_iterations: int | None = None,
+) -> tuple:
+    """The polar decomposition of a [..., m, n]: (u, p) with a = u p
+    (``side="right"``, p n x n) or a = p u (``"left"``, p m x m), u with
+    orthonormal columns (rows if n > m), p positive semidefinite.
+
+    Computed from baton's SVD (u = U V^H, p = V S V^H or U S U^H) for both
+    ``method="svd"`` and ``"qdwh"`` (JAX's QR-based Halley iteration, which
+    converges to the same factors: the decomposition is unique for a of
+    full rank); ``eps`` and ``max_iterations`` (qdwh's) are accepted and
+    unused, and baton does not refuse the shapes JAX's qdwh does."""
+    del eps, max_iterations
+    bnp = _bnp()
+    a = _inexact(a)
+    if a.ndim < 2:
+        raise ValueError("scipy.linalg.polar: the input a must be at least a 2-D array")
+    if side not in ("right", "left"):
+        raise ValueError("scipy.linalg.polar: side must be either 'right' or 'left'")
+    if method not in ("qdwh", "svd"):
+        raise ValueError(f"scipy.linalg.polar: unknown polar decomposition method {method!r}")
+    sig = "(m,n)->(m,n),(n,n)" if side == "right" else "(m,n)->(m,n),(m,m)"
+    return bnp.vectorize(functools.partial(_polar2, side=side), signature=sig)(a)
