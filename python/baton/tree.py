@@ -54,6 +54,7 @@ __all__ = [
     "reduce",
     "reduce_associative",
     "register_dataclass",
+    "static",
     "structure",
     "transpose",
     "unflatten",
@@ -263,6 +264,14 @@ def broadcast(
     for x, sub in zip(prefix_leaves, subtrees):
         out.extend([x] * structure(sub).num_leaves)
     return structure(full_tree).unflatten(out)
+
+
+def static(**kwargs: Any) -> Any:
+    """``dataclasses.field(**kwargs)`` marked static (``metadata={"static":
+    True}`` added to any given): :func:`register_dataclass` makes such a
+    field node data, not a child."""
+    metadata = {"static": True, **(kwargs.pop("metadata", None) or {})}
+    return dataclasses.field(metadata=metadata, **kwargs)
 
 
 def all(tree: Any, *, is_leaf: Callable[[Any], bool] | None = None) -> bool:

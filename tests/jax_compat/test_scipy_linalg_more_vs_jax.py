@@ -268,3 +268,22 @@ def test_polar_errors():
         bsl.polar(B23, "up")
     with pytest.raises(ValueError, match="method"):
         bsl.polar(B23, method="newton")
+
+
+def test_expm_frechet():
+    rng = np.random.default_rng(8)
+    for scale in (0.1, 1.0, 4.0):
+        a = (rng.standard_normal((3, 3)) * scale).astype(F32)
+        e = rng.standard_normal((3, 3)).astype(F32)
+        want = jsl.expm_frechet(a, e)
+        got = bsl.expm_frechet(a, e)
+        for g, w in zip(got, want):
+            _close(g, w, **EXPM_TOL)
+        _close(bsl.expm_frechet(a, e, compute_expm=False), want[1], **EXPM_TOL)
+        jitted = bt.jit(lambda x, y: bsl.expm_frechet(x, y))(a, e)
+        for g, w in zip(jitted, want):
+            _close(g, w, **EXPM_TOL)
+    with pytest.raises(ValueError, match="same shape"):
+        bsl.expm_frechet(np.eye(2, dtype=F32), np.eye(3, dtype=F32))
+    with pytest.raises(ValueError, match="square"):
+        bsl.expm_frechet(np.ones((2, 3), F32), np.ones((2, 3), F32))

@@ -208,3 +208,24 @@ def test_tree_reduce_associative_arrays_identity_and_errors():
         jtu.tree_reduce_associative(lambda a, b: a + b, [])
     with pytest.raises(TypeError, match="identity"):
         btu.tree_reduce_associative(lambda a, b: a + b, [])
+
+
+def test_tree_static_field():
+    def make(tree_mod, register):
+        @register
+        @dataclasses.dataclass
+        class Op:
+            x: object
+            y: object
+            op: str = tree_mod.static(default="add")
+            tag: str = tree_mod.static(default="t", metadata={"doc": "d"})
+
+        return Op
+
+    BOp, JOp = make(bt.tree, btu.register_dataclass), make(jax.tree, jtu.register_dataclass)
+    b, j = BOp(1, 2), JOp(1, 2)
+    assert bt.tree.leaves(b) == jax.tree.leaves(j) == [1, 2]
+    assert [f.metadata["static"] for f in dataclasses.fields(BOp)[2:]] == [True, True]
+    assert dataclasses.fields(BOp)[3].metadata["doc"] == "d"
+    assert bt.tree.map(lambda v: v * 3, BOp(1, 2, "sub")) == BOp(3, 6, "sub")
+    assert bt.tree.structure(BOp(1, 2, "a")) != bt.tree.structure(BOp(1, 2, "b"))

@@ -13,7 +13,7 @@ JAX's are; lists refused as JAX does): block_diag, toeplitz, hankel,
 circulant, companion, convolution_matrix, fiedler, fiedler_companion,
 leslie (from arrays), hadamard, helmert, hilbert, invhilbert, pascal,
 invpascal and dft (complex) (from a size). expm: JAX's scaling and
-squaring with Pade approximants. polar: from the SVD.
+squaring with Pade approximants; expm_frechet its jvp. polar: from the SVD.
 """
 
 from __future__ import annotations
@@ -38,6 +38,7 @@ __all__ = [
     "dft",
     "eigh",
     "expm",
+    "expm_frechet",
     "fiedler",
     "fiedler_companion",
     "hadamard",
@@ -981,3 +982,32 @@ def polar(
         raise ValueError(f"scipy.linalg.polar: unknown polar decomposition method {method!r}")
     sig = "(m,n)->(m,n),(n,n)" if side == "right" else "(m,n)->(m,n),(m,m)"
     return bnp.vectorize(functools.partial(_polar2, side=side), signature=sig)(a)
+
+
+def expm_frechet(
+    a: Any, e: Any, *, method: str | None = None, compute_expm: bool = True
+) -> Any:
+    """The Frechet derivative of :func:`expm` at a [..., n, n] in the
+    direction e (a's shape): (expm(a), L(a, e)), or L(a, e) without
+    ``compute_expm``. As JAX: the forward derivative (``bt.jvp``) of expm;
+    ``method`` is accepted and unused."""
+    from baton._autodiff import jvp
+
+    del method
+    bnp = _bnp()
+    a, e = _inexact(a), _inexact(e)
+    for name, x in (("a", a), ("e", e)):
+        if x.ndim < 2 or x.shape[-1] != x.shape[-2]:
+            raise ValueError(
+                f"scipy.linalg.expm_frechet: expected {name} to be a (batched) "
+                f"square matrix, got shape {x.shape}"
+            )
+    if a.shape != e.shape:
+        raise ValueError(
+            "scipy.linalg.expm_frechet: expected a and e of the same shape, got "
+            f"{a.shape} and {e.shape}"
+        )
+    e = e.astype(bnp.result_type(a, e))
+    a = a.astype(e.dtype)
+    value, deriv = jvp(expm, (a,), (e,))
+    return (value, deriv) if compute_expm else deriv
