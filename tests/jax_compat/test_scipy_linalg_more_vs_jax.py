@@ -287,3 +287,40 @@ def test_expm_frechet():
         bsl.expm_frechet(np.eye(2, dtype=F32), np.eye(3, dtype=F32))
     with pytest.raises(ValueError, match="square"):
         bsl.expm_frechet(np.ones((2, 3), F32), np.ones((2, 3), F32))
+
+
+# ---- qr_multiply ----
+
+
+@pytest.mark.parametrize("ashape", [(4, 4), (5, 3), (3, 5), (2, 4, 3)])
+@pytest.mark.parametrize("mode", ["left", "right"])
+@pytest.mark.parametrize("onedim", [False, True])
+def test_qr_multiply(ashape, mode, onedim):
+    rng = np.random.default_rng(9)
+    a = rng.standard_normal(ashape).astype(F32)
+    m, n = ashape[-2:]
+    k = min(m, n)
+    cshape = ((k,) if onedim else (k, 2)) if mode == "left" else ((m,) if onedim else (3, m))
+    c = rng.standard_normal(cshape).astype(F32)
+    want = jsl.qr_multiply(a, c, mode)
+    for got in (bsl.qr_multiply(a, c, mode), bt.jit(lambda x, y: bsl.qr_multiply(x, y, mode))(a, c)):
+        assert len(got) == 2
+        for g, w in zip(got, want):
+            _close(g, w, rtol=1e-4, atol=1e-5)
+    conj = jsl.qr_multiply(a, c, mode, conjugate=True)
+    _close(bsl.qr_multiply(a, c, mode, conjugate=True)[0], conj[0], rtol=1e-4, atol=1e-5)
+
+
+def test_qr_multiply_ints_and_errors():
+    a = np.array([[2, 1], [1, 3], [0, 1]], np.int32)
+    c = np.array([1, 2], np.int32)
+    for g, w in zip(bsl.qr_multiply(a, c, "left"), jsl.qr_multiply(a, c, "left")):
+        _close(g, w, rtol=1e-4, atol=1e-5)
+    with pytest.raises(ValueError, match="mode"):
+        bsl.qr_multiply(a, c, "up")
+    with pytest.raises(ValueError, match="not compatible"):
+        bsl.qr_multiply(a, np.ones(3, F32), "left")
+    with pytest.raises(ValueError, match="not compatible"):
+        bsl.qr_multiply(a, np.ones(2, F32), "right")
+    with pytest.raises(NotImplementedError, match="pivoting"):
+        bsl.qr_multiply(a, c, "left", pivoting=True)

@@ -14,6 +14,7 @@ circulant, companion, convolution_matrix, fiedler, fiedler_companion,
 leslie (from arrays), hadamard, helmert, hilbert, invhilbert, pascal,
 invpascal and dft (complex) (from a size). expm: JAX's scaling and
 squaring with Pade approximants; expm_frechet its jvp. polar: from the SVD.
+qr_multiply: from qr's full Q.
 """
 
 from __future__ import annotations
@@ -55,6 +56,7 @@ __all__ = [
     "pascal",
     "polar",
     "qr",
+    "qr_multiply",
     "solve",
     "solve_triangular",
     "svd",
@@ -1011,3 +1013,62 @@ def expm_frechet(
     a = a.astype(e.dtype)
     value, deriv = jvp(expm, (a,), (e,))
     return (value, deriv) if compute_expm else deriv
+
+
+def qr_multiply(
+    a: Any,
+    c: Any,
+    mode: str = "right",
+    pivoting: bool = False,
+    conjugate: bool = False,
+    overwrite_a: bool = False,
+    overwrite_c: bool = False,
+) -> tuple:
+    """(Q c or c Q, r) for the QR factorization of a [..., m, n], k =
+    min(m, n): mode "left": Q @ c (c [..., k, p] or [k], padded with zero
+    rows to Q's m columns); "right": (c @ Q)[..., :k] (c [..., p, m] or
+    [m]); r is [..., k, n]. Batched (broadcast batch axes). Real
+    arrays: ``conjugate`` (conj(Q)) changes nothing. Pivoting is not
+    supported (baton has no pivoted QR op)."""
+    del overwrite_a, overwrite_c, conjugate
+    bnp = _bnp()
+    if pivoting:
+        raise NotImplementedError("scipy.linalg.qr_multiply: pivoting is not supported")
+    if mode not in ("right", "left"):
+        raise ValueError(f"scipy.linalg.qr_multiply: mode must be 'right' or 'left', got {mode!r}")
+    a, c = _inexact(a), _inexact(c)
+    dt = bnp.result_type(a, c)
+    a, c = a.astype(dt), c.astype(dt)
+    if a.ndim < 2:
+        raise ValueError(f"scipy.linalg.qr_multiply: a must be a matrix, got shape {a.shape}")
+    onedim = c.ndim == 1
+    if onedim:
+        c = c[:, None] if mode == "left" else c[None, :]
+    m, n = a.shape[-2:]
+    k = min(m, n)
+    if mode == "left" and c.shape[-2] != k:
+        raise ValueError(
+            "scipy.linalg.qr_multiply: shapes are not compatible for Q @ c: a has "
+            f"shape {tuple(a.shape)} so Q has {k} columns, but c has "
+            f"{c.shape[-2]} rows (expected {k})"
+        )
+    if mode == "right" and c.shape[-1] != m:
+        raise ValueError(
+            "scipy.linalg.qr_multiply: shapes are not compatible for c @ Q: a has "
+            f"shape {tuple(a.shape)} so Q has {m} rows, but c has "
+            f"{c.shape[-1]} columns (expected {m})"
+        )
+    batch = bnp.broadcast_shapes(a.shape[:-2], c.shape[:-2])
+    a = bnp.broadcast_to(a, batch + a.shape[-2:])
+    c = bnp.broadcast_to(c, batch + c.shape[-2:])
+    q, r = qr(a)
+    if mode == "left":
+        if m > n:
+            pad = [(0, 0)] * (c.ndim - 2) + [(0, m - k), (0, 0)]
+            c = bnp.pad(c, pad)
+        out = q @ c
+    else:
+        out = (c @ q)[..., :k]
+    if onedim:
+        out = out.ravel()
+    return out, bnp.triu(r[..., :k, :])
