@@ -324,3 +324,77 @@ def test_qr_multiply_ints_and_errors():
         bsl.qr_multiply(a, np.ones(2, F32), "right")
     with pytest.raises(NotImplementedError, match="pivoting"):
         bsl.qr_multiply(a, c, "left", pivoting=True)
+
+
+# ---- eigh_tridiagonal ----
+
+
+def _tridiag(n, seed, dtype=F32):
+    rng = np.random.default_rng(seed)
+    return rng.standard_normal(n).astype(dtype), rng.standard_normal(n - 1).astype(dtype)
+
+
+def _same_vectors(v, vj):
+    """Eigenvectors agree up to sign (distinct eigenvalues)."""
+    v, vj = np.asarray(v), np.asarray(vj)
+    assert v.shape == vj.shape and v.dtype == vj.dtype
+    np.testing.assert_allclose(np.abs(np.sum(v * vj, axis=0)), 1.0, rtol=1e-4)
+
+
+@pytest.mark.parametrize("n", [2, 3, 7, 20])
+def test_eigh_tridiagonal(n):
+    d, e = _tridiag(n, n)
+    tol = dict(rtol=1e-5, atol=2e-6)
+    want = jsl.eigh_tridiagonal(d, e, eigvals_only=True)
+    _close(bsl.eigh_tridiagonal(d, e, eigvals_only=True), want, **tol)
+    _close(bt.jit(lambda a, b: bsl.eigh_tridiagonal(a, b, eigvals_only=True))(d, e), want, **tol)
+    w, v = bsl.eigh_tridiagonal(d, e)
+    wj, vj = jsl.eigh_tridiagonal(d, e)
+    _close(w, wj, **tol)
+    _same_vectors(v, vj)
+    lo, hi = 0, n - 1 if n < 3 else 1
+    got = bsl.eigh_tridiagonal(d, e, select="i", select_range=(lo, hi))
+    want = jsl.eigh_tridiagonal(d, e, select="i", select_range=(lo, hi))
+    _close(got[0], want[0], **tol)
+    _same_vectors(got[1], want[1])
+    _close(
+        bsl.eigh_tridiagonal(d, e, eigvals_only=True, tol=1e-2),
+        jsl.eigh_tridiagonal(d, e, eigvals_only=True, tol=1e-2),
+        rtol=0, atol=2e-2,
+    )
+
+
+def test_eigh_tridiagonal_complex_eigvals_and_small():
+    rng = np.random.default_rng(10)
+    d = rng.standard_normal(5).astype(np.complex64)
+    e = (rng.standard_normal(4) + 1j * rng.standard_normal(4)).astype(np.complex64)
+    _close(
+        bsl.eigh_tridiagonal(d, e, eigvals_only=True),
+        jsl.eigh_tridiagonal(d, e, eigvals_only=True),
+        rtol=1e-5, atol=2e-6,
+    )
+    with pytest.raises(NotImplementedError, match="complex"):
+        bsl.eigh_tridiagonal(d, e)
+    one, none = np.array([2.0], F32), np.zeros(0, F32)
+    _close(bsl.eigh_tridiagonal(one, none, eigvals_only=True),
+           jsl.eigh_tridiagonal(one, none, eigvals_only=True))
+    for g, w in zip(bsl.eigh_tridiagonal(one, none), jsl.eigh_tridiagonal(one, none)):
+        _close(g, w)
+
+
+def test_eigh_tridiagonal_errors():
+    d, e = _tridiag(4, 0)
+    with pytest.raises(TypeError, match="same dtype"):
+        bsl.eigh_tridiagonal(d, e.astype(np.int32))
+    with pytest.raises(TypeError, match="supported"):
+        bsl.eigh_tridiagonal(d.astype(np.int32), e.astype(np.int32))
+    with pytest.raises(ValueError, match="select_range"):
+        bsl.eigh_tridiagonal(d, e, select="i")
+    with pytest.raises(ValueError, match="empty"):
+        bsl.eigh_tridiagonal(d, e, select="i", select_range=(2, 1))
+    with pytest.raises(NotImplementedError):
+        jsl.eigh_tridiagonal(d, e, select="v", select_range=(0.0, 1.0))
+    with pytest.raises(NotImplementedError, match="select='v'"):
+        bsl.eigh_tridiagonal(d, e, select="v", select_range=(0.0, 1.0))
+    with pytest.raises(ValueError, match="select"):
+        bsl.eigh_tridiagonal(d, e, select="x")

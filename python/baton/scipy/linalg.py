@@ -14,7 +14,7 @@ circulant, companion, convolution_matrix, fiedler, fiedler_companion,
 leslie (from arrays), hadamard, helmert, hilbert, invhilbert, pascal,
 invpascal and dft (complex) (from a size). expm: JAX's scaling and
 squaring with Pade approximants; expm_frechet its jvp. polar: from the SVD.
-qr_multiply: from qr's full Q.
+qr_multiply: from qr's full Q. eigh_tridiagonal: JAX's bisection.
 """
 
 from __future__ import annotations
@@ -38,6 +38,7 @@ __all__ = [
     "det",
     "dft",
     "eigh",
+    "eigh_tridiagonal",
     "expm",
     "expm_frechet",
     "fiedler",
@@ -1072,3 +1073,163 @@ def qr_multiply(
     if onedim:
         out = out.ravel()
     return out, bnp.triu(r[..., :k, :])
+
+
+def _sturm_counts(alpha, beta_sq, pivmin, alpha0_perturbation, x):
+    """For each shift in x: how many eigenvalues of the tridiagonal matrix
+    (diagonal alpha, squared off-diagonal beta_sq) lie below it (the
+    negative pivots of the LDL^T factorization of T - x, kept away from
+    zero by pivmin), as LAPACK's and JAX's bisection count them."""
+    from baton import lax as blax
+
+    bnp = _bnp()
+    q = alpha[0] - x
+    count = bnp.where(q < 0, 1, 0).astype(bnp.int32)
+    q = bnp.where(alpha[0] == x, alpha0_perturbation, q)
+
+    def step(i, qc):
+        q, count = qc
+        q = alpha[i] - beta_sq[i - 1] / q - x
+        below = q <= pivmin
+        count = bnp.where(below, count + 1, count)
+        q = bnp.where(below, bnp.minimum(q, -pivmin), q)
+        return q, count
+
+    _, count = blax.fori_loop(1, alpha.shape[0], step, (q, count))
+    return count
+
+
+def eigh_tridiagonal(
+    d: Any,
+    e: Any,
+    *,
+    eigvals_only: bool = False,
+    select: str = "a",
+    select_range: tuple | None = None,
+    tol: float | None = None,
+    key: Any = None,
+) -> Any:
+    """The eigenvalues (ascending) of the symmetric (Hermitian) tridiagonal
+    matrix with diagonal d [n] and off-diagonal e [n - 1], and unless
+    ``eigvals_only`` its eigenvectors (columns).
+
+    Eigenvalues: JAX's parallel bisection on Sturm counts (Gershgorin
+    bounds, its pivot floor and tolerance ``max(tol, eps * |T|)``); all of
+    them (``select="a"``) or those of indices select_range[0] ..
+    select_range[1] (``"i"``; ``"v"`` is not implemented, as in JAX).
+    Eigenvectors (real d and e only): from baton's eigh of the dense
+    matrix (JAX runs inverse iteration from random vectors drawn with
+    ``key``: the same vectors up to sign for distinct eigenvalues); ``key``
+    is accepted and unused."""
+    import numpy as np
+    from baton import lax as blax
+
+    del key
+    bnp = _bnp()
+    alpha, beta = bnp.asarray(d), bnp.asarray(e)
+    if alpha.dtype != beta.dtype:
+        raise TypeError(
+            "scipy.linalg.eigh_tridiagonal: diagonal and off-diagonal values must "
+            f"have the same dtype, got {alpha.dtype} and {beta.dtype}"
+        )
+    if str(alpha.dtype) not in ("float32", "float64", "complex64", "complex128"):
+        raise TypeError(
+            "scipy.linalg.eigh_tridiagonal: only float32, float64, complex64 and "
+            f"complex128 inputs are supported, got {alpha.dtype}"
+        )
+    if alpha.ndim != 1 or beta.ndim != 1:
+        raise ValueError(
+            "scipy.linalg.eigh_tridiagonal: d and e must be vectors, got shapes "
+            f"{alpha.shape} and {beta.shape}"
+        )
+    cplx = bnp.issubdtype(alpha.dtype, bnp.complexfloating)
+    if cplx and not eigvals_only:
+        raise NotImplementedError(
+            "scipy.linalg.eigh_tridiagonal: eigenvectors of a complex matrix need "
+            "complex LAPACK, which baton does not have; use eigvals_only=True"
+        )
+    n = alpha.shape[0]
+    if n <= 1:
+        w = bnp.real(alpha)
+        return w if eigvals_only else (w, bnp.eye(n, dtype=alpha.dtype))
+    if beta.shape[0] != n - 1:
+        raise ValueError(
+            "scipy.linalg.eigh_tridiagonal: e must have one element fewer than d, "
+            f"got shapes {alpha.shape} and {beta.shape}"
+        )
+    if cplx:
+        alpha = bnp.real(alpha)
+        beta_sq = bnp.real(beta * bnp.conj(beta))
+        beta_abs = bnp.sqrt(beta_sq)
+    else:
+        beta_abs = bnp.abs(beta)
+        beta_sq = bnp.square(beta)
+
+    if select == "a":
+        targets = bnp.arange(n, dtype=bnp.int32)
+    elif select == "i":
+        if select_range is None:
+            raise ValueError(
+                "scipy.linalg.eigh_tridiagonal: for select='i', select_range must "
+                "be specified"
+            )
+        if select_range[0] > select_range[1]:
+            raise ValueError(
+                "scipy.linalg.eigh_tridiagonal: empty index range in select_range"
+            )
+        targets = bnp.arange(select_range[0], select_range[1] + 1, dtype=bnp.int32)
+    elif select == "v":
+        raise NotImplementedError(
+            "scipy.linalg.eigh_tridiagonal: select='v' is not implemented (its "
+            "output size depends on the values; JAX does not have it either)"
+        )
+    else:
+        raise ValueError(
+            "scipy.linalg.eigh_tridiagonal: select must be one of 'a', 'i', 'v', "
+            f"got {select!r}"
+        )
+
+    # Gershgorin bounds of the spectrum.
+    row_sums = bnp.concatenate(
+        [beta_abs[:1], beta_abs[:-1] + beta_abs[1:], beta_abs[-1:]], axis=0
+    )
+    est_max = bnp.max(alpha + row_sums)
+    est_min = bnp.min(alpha - row_sums)
+    t_norm = bnp.maximum(bnp.abs(est_min), bnp.abs(est_max))
+
+    finfo = np.finfo(np.dtype(str(alpha.dtype)))
+    one = np.ones([], dtype=finfo.dtype)
+    safemin = np.maximum(one / finfo.max, (one + finfo.eps) * finfo.tiny)
+    pivmin = safemin * bnp.maximum(1, bnp.max(beta_sq))
+    alpha0_perturbation = bnp.square(finfo.eps * beta_abs[0])
+    abs_tol = finfo.eps * t_norm
+    if tol is not None:
+        abs_tol = bnp.maximum(tol, abs_tol)
+    max_it = finfo.nmant + 1  # bits of the mantissa, plus one
+
+    fudge = 2.1  # the starting interval: Gershgorin's, a little wider
+    slack = bnp.asarray(n, alpha.dtype) * fudge * finfo.eps * t_norm
+    shape = targets.shape
+    lower = bnp.broadcast_to(est_min - slack - 2 * fudge * pivmin, shape)
+    upper = bnp.broadcast_to(est_max + slack + fudge * pivmin, shape)
+    mid = 0.5 * (upper + lower)
+    pivmin = bnp.broadcast_to(pivmin, shape)
+    alpha0_perturbation = bnp.broadcast_to(alpha0_perturbation, shape)
+
+    def cond(state):
+        i, lower, _, upper = state
+        return bnp.logical_and(i < max_it, abs_tol < bnp.max(upper - lower))
+
+    def body(state):
+        i, lower, mid, upper = state
+        counts = _sturm_counts(alpha, beta_sq, pivmin, alpha0_perturbation, mid)
+        lower = bnp.where(counts <= targets, mid, lower)
+        upper = bnp.where(counts > targets, mid, upper)
+        return i + 1, lower, 0.5 * (lower + upper), upper
+
+    _, _, mid, _ = blax.while_loop(cond, body, (0, lower, mid, upper))
+    if eigvals_only:
+        return mid
+    t = bnp.diag(alpha) + bnp.diag(beta, 1) + bnp.diag(beta, -1)
+    _, v = _np_linalg.eigh(t)
+    return mid, v[:, targets]
