@@ -398,3 +398,31 @@ def test_eigh_tridiagonal_errors():
         bsl.eigh_tridiagonal(d, e, select="v", select_range=(0.0, 1.0))
     with pytest.raises(ValueError, match="select"):
         bsl.eigh_tridiagonal(d, e, select="x")
+
+
+# ---- hessenberg ----
+
+
+@pytest.mark.parametrize("shape", [(1, 1), (2, 2), (3, 3), (6, 6), (2, 4, 4)])
+def test_hessenberg(shape):
+    a = np.random.default_rng(11).standard_normal(shape).astype(F32)
+    tol = dict(rtol=1e-4, atol=2e-5)
+    _both("hessenberg", a, tol=tol)
+    want = jsl.hessenberg(a, calc_q=True)
+    for got in (bsl.hessenberg(a, calc_q=True), bt.jit(lambda x: bsl.hessenberg(x, calc_q=True))(a)):
+        for g, w in zip(got, want):
+            _close(g, w, **tol)
+
+
+def test_hessenberg_zero_columns_and_errors():
+    tol = dict(rtol=1e-5, atol=1e-6)
+    upper = np.triu(np.random.default_rng(12).standard_normal((5, 5))).astype(F32)
+    for a in (upper, np.eye(4, dtype=F32), np.zeros((3, 3), F32)):  # nothing to zero
+        for g, w in zip(bsl.hessenberg(a, calc_q=True), jsl.hessenberg(a, calc_q=True)):
+            _close(g, w, **tol)
+    empty = np.zeros((0, 0), F32)
+    _close(bsl.hessenberg(empty), jsl.hessenberg(empty))
+    with pytest.raises(ValueError, match="square"):
+        bsl.hessenberg(np.ones((2, 3), F32))
+    with pytest.raises(TypeError, match="complex"):
+        bsl.hessenberg(np.eye(2, dtype=np.complex64))

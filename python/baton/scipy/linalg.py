@@ -15,6 +15,7 @@ leslie (from arrays), hadamard, helmert, hilbert, invhilbert, pascal,
 invpascal and dft (complex) (from a size). expm: JAX's scaling and
 squaring with Pade approximants; expm_frechet its jvp. polar: from the SVD.
 qr_multiply: from qr's full Q. eigh_tridiagonal: JAX's bisection.
+hessenberg: LAPACK's Householder reduction, composed.
 """
 
 from __future__ import annotations
@@ -46,6 +47,7 @@ __all__ = [
     "hadamard",
     "hankel",
     "helmert",
+    "hessenberg",
     "hilbert",
     "inv",
     "invhilbert",
@@ -1233,3 +1235,56 @@ def eigh_tridiagonal(
     t = bnp.diag(alpha) + bnp.diag(beta, 1) + bnp.diag(beta, -1)
     _, v = _np_linalg.eigh(t)
     return mid, v[:, targets]
+
+
+def _hessenberg2(a: Any, *, calc_q: bool) -> Any:
+    """LAPACK's gehd2: for each column k, the Householder reflector H_k =
+    I - tau u u^T (u[k + 1] = 1, dlarfg's sign convention) that zeros
+    a[k + 2:, k], applied on both sides; q = H_0 H_1 ... ."""
+    bnp = _bnp()
+    n = a.shape[-1]
+    q = bnp.eye(n, dtype=a.dtype)
+    for k in range(n - 2):
+        alpha = a[k + 1, k]
+        x = a[k + 2 :, k]
+        xnorm = bnp.sqrt(bnp.sum(x * x))
+        nonzero = xnorm != 0
+        beta = -bnp.copysign(bnp.hypot(alpha, xnorm), alpha)
+        safe = bnp.where(nonzero, alpha - beta, 1)
+        tau = bnp.where(nonzero, (beta - alpha) / bnp.where(nonzero, beta, 1), 0)
+        u = bnp.concatenate(
+            [bnp.zeros(k + 1, dtype=a.dtype), bnp.ones(1, dtype=a.dtype), x / safe]
+        )
+        a = a - tau * bnp.outer(u, u @ a)
+        a = a - tau * bnp.outer(a @ u, u)
+        if calc_q:
+            q = q - tau * bnp.outer(q @ u, u)
+    h = bnp.triu(a, -1)
+    return (h, q) if calc_q else h
+
+
+def hessenberg(
+    a: Any, *, calc_q: bool = False, overwrite_a: bool = False, check_finite: bool = True
+) -> Any:
+    """The upper Hessenberg form h of a [..., n, n] (zeros below the first
+    subdiagonal), and with ``calc_q`` the orthogonal q with a = q h q^T.
+    LAPACK's Householder reduction (its reflectors and signs, so h and q
+    are JAX's), composed from baton ops; real float32/float64 (integers
+    become the default float type; complex needs complex LAPACK in JAX)."""
+    del overwrite_a, check_finite
+    bnp = _bnp()
+    a = _inexact(a)
+    if a.ndim < 2 or a.shape[-1] != a.shape[-2]:
+        raise ValueError(
+            f"scipy.linalg.hessenberg: expected a (batched) square matrix, got shape {a.shape}"
+        )
+    if bnp.issubdtype(a.dtype, bnp.complexfloating):
+        raise TypeError(
+            "scipy.linalg.hessenberg: complex matrices are not supported (float32 "
+            "and float64)"
+        )
+    if a.shape[-1] == 0:
+        z = bnp.zeros_like(a)
+        return (z, z) if calc_q else z
+    sig = "(n,n)->(n,n),(n,n)" if calc_q else "(n,n)->(n,n)"
+    return bnp.vectorize(functools.partial(_hessenberg2, calc_q=calc_q), signature=sig)(a)
