@@ -7,11 +7,9 @@ import numpy as np
 import pytest
 
 jax = pytest.importorskip("jax")
-import jax.numpy as jnp  # noqa: E402
 import jax.scipy.linalg as jsl  # noqa: E402
 
 import baton as bt  # noqa: E402
-import baton.numpy as bnp  # noqa: E402
 import baton.scipy.linalg as bsl  # noqa: E402
 
 F32 = np.float32
@@ -149,7 +147,12 @@ def test_n_matrices(n):
 def test_n_matrices_under_jit():
     f = bt.jit(lambda x: x + bsl.hilbert(4) + bsl.pascal(4) + bsl.helmert(5)[:, :4])
     x = np.ones((4, 4), F32)
-    _close(f(x), x + jsl.hilbert(4) + jsl.pascal(4) + jsl.helmert(5)[:, :4], rtol=1e-5, atol=1e-5)
+    _close(
+        f(x),
+        x + jsl.hilbert(4) + jsl.pascal(4) + jsl.helmert(5)[:, :4],
+        rtol=1e-5,
+        atol=1e-5,
+    )
 
 
 @pytest.mark.parametrize("n", [1, 2, 8, 16])
@@ -190,7 +193,9 @@ def test_expm(scale):
 
 
 def test_expm_batched_ints_and_overflow():
-    a = (RNG.standard_normal((2, 3, 3, 3)) * np.array([0.1, 1, 5])[:, None, None]).astype(F32)
+    a = (
+        RNG.standard_normal((2, 3, 3, 3)) * np.array([0.1, 1, 5])[:, None, None]
+    ).astype(F32)
     _both("expm", a, tol=EXPM_TOL)
     _both("expm", np.array([[0, 1], [-1, 0]], np.int32), tol=EXPM_TOL)
     big = (np.eye(3) * 1e6).astype(F32)  # more squarings than max_squarings: NaN
@@ -233,7 +238,16 @@ def test_expm_errors():
 POLAR_TOL = dict(rtol=2e-4, atol=2e-5)  # SVD here, QDWH iterations in JAX
 
 
-@pytest.mark.parametrize("shape,side", [((4, 4), "right"), ((5, 3), "right"), ((4, 4), "left"), ((3, 5), "left"), ((2, 4, 3), "right")])
+@pytest.mark.parametrize(
+    "shape,side",
+    [
+        ((4, 4), "right"),
+        ((5, 3), "right"),
+        ((4, 4), "left"),
+        ((3, 5), "left"),
+        ((2, 4, 3), "right"),
+    ],
+)
 @pytest.mark.parametrize("method", ["qdwh", "svd"])
 def test_polar(shape, side, method):
     a = np.random.default_rng(5).standard_normal(shape).astype(F32)
@@ -245,12 +259,19 @@ def test_polar(shape, side, method):
         with pytest.raises(NotImplementedError):
             jsl.polar(a, side, method=method)
     want = jsl.polar(a, side, method="svd" if jax_refuses else method)
-    for got in (bsl.polar(a, side, method=method), bt.jit(lambda x: bsl.polar(x, side, method=method))(a)):
+    for got in (
+        bsl.polar(a, side, method=method),
+        bt.jit(lambda x: bsl.polar(x, side, method=method))(a),
+    ):
         assert len(got) == 2
         for g, w in zip(got, want):
             _close(g, w, **POLAR_TOL)
     u, p = bsl.polar(a, side, method=method)
-    rebuilt = np.asarray(u) @ np.asarray(p) if side == "right" else np.asarray(p) @ np.asarray(u)
+    rebuilt = (
+        np.asarray(u) @ np.asarray(p)
+        if side == "right"
+        else np.asarray(p) @ np.asarray(u)
+    )
     np.testing.assert_allclose(rebuilt, a, rtol=1e-4, atol=1e-5)
 
 
@@ -258,7 +279,12 @@ def test_polar_grad():
     a = np.random.default_rng(6).standard_normal((3, 3)).astype(F32)
     w = np.random.default_rng(7).standard_normal((3, 3)).astype(F32)
     want = jax.grad(lambda x: (jsl.polar(x, method="svd")[0] * w).sum())(a)
-    _close(bt.grad(lambda x: (bsl.polar(x, method="svd")[0] * w).sum())(a), want, rtol=1e-3, atol=1e-4)
+    _close(
+        bt.grad(lambda x: (bsl.polar(x, method="svd")[0] * w).sum())(a),
+        want,
+        rtol=1e-3,
+        atol=1e-4,
+    )
 
 
 def test_polar_errors():
@@ -300,15 +326,22 @@ def test_qr_multiply(ashape, mode, onedim):
     a = rng.standard_normal(ashape).astype(F32)
     m, n = ashape[-2:]
     k = min(m, n)
-    cshape = ((k,) if onedim else (k, 2)) if mode == "left" else ((m,) if onedim else (3, m))
+    cshape = (
+        ((k,) if onedim else (k, 2)) if mode == "left" else ((m,) if onedim else (3, m))
+    )
     c = rng.standard_normal(cshape).astype(F32)
     want = jsl.qr_multiply(a, c, mode)
-    for got in (bsl.qr_multiply(a, c, mode), bt.jit(lambda x, y: bsl.qr_multiply(x, y, mode))(a, c)):
+    for got in (
+        bsl.qr_multiply(a, c, mode),
+        bt.jit(lambda x, y: bsl.qr_multiply(x, y, mode))(a, c),
+    ):
         assert len(got) == 2
         for g, w in zip(got, want):
             _close(g, w, rtol=1e-4, atol=1e-5)
     conj = jsl.qr_multiply(a, c, mode, conjugate=True)
-    _close(bsl.qr_multiply(a, c, mode, conjugate=True)[0], conj[0], rtol=1e-4, atol=1e-5)
+    _close(
+        bsl.qr_multiply(a, c, mode, conjugate=True)[0], conj[0], rtol=1e-4, atol=1e-5
+    )
 
 
 def test_qr_multiply_ints_and_errors():
@@ -331,7 +364,9 @@ def test_qr_multiply_ints_and_errors():
 
 def _tridiag(n, seed, dtype=F32):
     rng = np.random.default_rng(seed)
-    return rng.standard_normal(n).astype(dtype), rng.standard_normal(n - 1).astype(dtype)
+    return rng.standard_normal(n).astype(dtype), rng.standard_normal(n - 1).astype(
+        dtype
+    )
 
 
 def _same_vectors(v, vj):
@@ -347,7 +382,11 @@ def test_eigh_tridiagonal(n):
     tol = dict(rtol=1e-5, atol=2e-6)
     want = jsl.eigh_tridiagonal(d, e, eigvals_only=True)
     _close(bsl.eigh_tridiagonal(d, e, eigvals_only=True), want, **tol)
-    _close(bt.jit(lambda a, b: bsl.eigh_tridiagonal(a, b, eigvals_only=True))(d, e), want, **tol)
+    _close(
+        bt.jit(lambda a, b: bsl.eigh_tridiagonal(a, b, eigvals_only=True))(d, e),
+        want,
+        **tol,
+    )
     w, v = bsl.eigh_tridiagonal(d, e)
     wj, vj = jsl.eigh_tridiagonal(d, e)
     _close(w, wj, **tol)
@@ -360,7 +399,8 @@ def test_eigh_tridiagonal(n):
     _close(
         bsl.eigh_tridiagonal(d, e, eigvals_only=True, tol=1e-2),
         jsl.eigh_tridiagonal(d, e, eigvals_only=True, tol=1e-2),
-        rtol=0, atol=2e-2,
+        rtol=0,
+        atol=2e-2,
     )
 
 
@@ -371,13 +411,16 @@ def test_eigh_tridiagonal_complex_eigvals_and_small():
     _close(
         bsl.eigh_tridiagonal(d, e, eigvals_only=True),
         jsl.eigh_tridiagonal(d, e, eigvals_only=True),
-        rtol=1e-5, atol=2e-6,
+        rtol=1e-5,
+        atol=2e-6,
     )
     with pytest.raises(NotImplementedError, match="complex"):
         bsl.eigh_tridiagonal(d, e)
     one, none = np.array([2.0], F32), np.zeros(0, F32)
-    _close(bsl.eigh_tridiagonal(one, none, eigvals_only=True),
-           jsl.eigh_tridiagonal(one, none, eigvals_only=True))
+    _close(
+        bsl.eigh_tridiagonal(one, none, eigvals_only=True),
+        jsl.eigh_tridiagonal(one, none, eigvals_only=True),
+    )
     for g, w in zip(bsl.eigh_tridiagonal(one, none), jsl.eigh_tridiagonal(one, none)):
         _close(g, w)
 
@@ -409,7 +452,10 @@ def test_hessenberg(shape):
     tol = dict(rtol=1e-4, atol=2e-5)
     _both("hessenberg", a, tol=tol)
     want = jsl.hessenberg(a, calc_q=True)
-    for got in (bsl.hessenberg(a, calc_q=True), bt.jit(lambda x: bsl.hessenberg(x, calc_q=True))(a)):
+    for got in (
+        bsl.hessenberg(a, calc_q=True),
+        bt.jit(lambda x: bsl.hessenberg(x, calc_q=True))(a),
+    ):
         for g, w in zip(got, want):
             _close(g, w, **tol)
 

@@ -43,14 +43,19 @@ def test_flatten_one_level(node):
         b_pairs, b_meta = btu.flatten_one_level_with_keys(node)
         j_pairs, j_meta = jtu.flatten_one_level_with_keys(node)
         assert [c for _, c in b_pairs] == [c for _, c in j_pairs]
-        assert [repr(k) for k, _ in b_pairs] == ["GetAttrKey(name='x')", "GetAttrKey(name='y')"]
+        assert [repr(k) for k, _ in b_pairs] == [
+            "GetAttrKey(name='x')",
+            "GetAttrKey(name='y')",
+        ]
         assert b_meta == j_meta
         return
     b = btu.flatten_one_level_with_keys(node)
     j = jtu.flatten_one_level_with_keys(node)
     assert repr(b) == repr(j)
     assert type(b[0]) is type(j[0])
-    assert btu.default_registry.flatten_one_level(node) == jtu.default_registry.flatten_one_level(node)
+    assert btu.default_registry.flatten_one_level(
+        node
+    ) == jtu.default_registry.flatten_one_level(node)
 
 
 def test_flatten_one_level_registered_and_leaves():
@@ -76,9 +81,22 @@ def test_flatten_one_level_registered_and_leaves():
 
 
 def test_is_tree_node():
-    types_ = [dict, list, tuple, type(None), Point, int, float, str,
-              collections.OrderedDict, collections.defaultdict, np.ndarray]
-    assert [btu.is_tree_node(t) for t in types_] == [jtu.is_tree_node(t) for t in types_]
+    types_ = [
+        dict,
+        list,
+        tuple,
+        type(None),
+        Point,
+        int,
+        float,
+        str,
+        collections.OrderedDict,
+        collections.defaultdict,
+        np.ndarray,
+    ]
+    assert [btu.is_tree_node(t) for t in types_] == [
+        jtu.is_tree_node(t) for t in types_
+    ]
     assert btu.is_tree_node(btu.Partial) and jtu.is_tree_node(jtu.Partial)
     assert btu.default_registry.is_node(dict) and not btu.default_registry.is_node(int)
 
@@ -106,7 +124,11 @@ def test_default_registry_register_node_and_flatten():
     back = btu.tree_unflatten(bt_[1], [7, 8])["k"]
     assert isinstance(back, BBox) and back.v == [7, 8] and back.tag == "t"
     assert btu.is_tree_node(BBox) and jtu.is_tree_node(JBox)
-    assert btu.flatten_one_level(BBox(3, "u"))[1] == jtu.flatten_one_level(JBox(3, "u"))[1] == "u"
+    assert (
+        btu.flatten_one_level(BBox(3, "u"))[1]
+        == jtu.flatten_one_level(JBox(3, "u"))[1]
+        == "u"
+    )
 
 
 def test_default_registry_dataclass_node():
@@ -122,7 +144,9 @@ def test_default_registry_dataclass_node():
 
     btu.default_registry.register_dataclass_node(BD, ["x"], ["name"])
     jtu.default_registry.register_dataclass_node(JD, ["x"], ["name"])
-    assert btu.tree_leaves(BD([1, 2], "n")) == jtu.tree_leaves(JD([1, 2], "n")) == [1, 2]
+    assert (
+        btu.tree_leaves(BD([1, 2], "n")) == jtu.tree_leaves(JD([1, 2], "n")) == [1, 2]
+    )
     assert btu.tree_map(lambda v: v * 2, BD(3, "n")) == BD(6, "n")
 
 
@@ -188,8 +212,12 @@ def test_tree_broadcast_is_leaf_and_errors():
 def test_tree_reduce_associative_order(n):
     tree = {"a": list(range(n))}
     pair = lambda a, b: (a, b)  # noqa: E731  shows the grouping
-    assert btu.tree_reduce_associative(pair, tree) == jtu.tree_reduce_associative(pair, tree)
-    assert bt.tree.reduce_associative(pair, tree) == jax.tree.reduce_associative(pair, tree)
+    assert btu.tree_reduce_associative(pair, tree) == jtu.tree_reduce_associative(
+        pair, tree
+    )
+    assert bt.tree.reduce_associative(pair, tree) == jax.tree.reduce_associative(
+        pair, tree
+    )
 
 
 def test_tree_reduce_associative_arrays_identity_and_errors():
@@ -222,7 +250,10 @@ def test_tree_static_field():
 
         return Op
 
-    BOp, JOp = make(bt.tree, btu.register_dataclass), make(jax.tree, jtu.register_dataclass)
+    BOp, JOp = (
+        make(bt.tree, btu.register_dataclass),
+        make(jax.tree, jtu.register_dataclass),
+    )
     b, j = BOp(1, 2), JOp(1, 2)
     assert bt.tree.leaves(b) == jax.tree.leaves(j) == [1, 2]
     assert [f.metadata["static"] for f in dataclasses.fields(BOp)[2:]] == [True, True]

@@ -516,9 +516,13 @@ def hankel(c: Any, r: Any = None) -> Any:
     c = bnp.asarray(c)
     r = bnp.zeros_like(c) if r is None else bnp.asarray(r)
     if c.ndim == 0:
-        raise ValueError("scipy.linalg.hankel: c must be at least 1-dimensional, got a scalar")
+        raise ValueError(
+            "scipy.linalg.hankel: c must be at least 1-dimensional, got a scalar"
+        )
     if r.ndim == 0:
-        raise ValueError("scipy.linalg.hankel: r must be at least 1-dimensional, got a scalar")
+        raise ValueError(
+            "scipy.linalg.hankel: r must be at least 1-dimensional, got a scalar"
+        )
     return bnp.vectorize(_hankel1, signature="(m),(n)->(m,n)")(c, r)
 
 
@@ -647,17 +651,21 @@ def convolution_matrix(a: Any, n: int, mode: str = "full") -> Any:
     bnp = _bnp()
     n = operator.index(n)
     if n <= 0:
-        raise ValueError(f"scipy.linalg.convolution_matrix: n must be a positive integer; got {n}")
+        raise ValueError(
+            f"scipy.linalg.convolution_matrix: n must be a positive integer; got {n}"
+        )
     _check_arrays("convolution_matrix", a)
     a = bnp.asarray(a)
     if a.ndim == 0:
         raise ValueError(
-            "scipy.linalg.convolution_matrix: a must be at least 1-dimensional, got a scalar"
+            "scipy.linalg.convolution_matrix: a must be at least 1-dimensional, "
+            "got a scalar"
         )
     m = a.shape[-1]
     if m < 1:
         raise ValueError(
-            f"scipy.linalg.convolution_matrix: len(a) must be at least 1; got shape {a.shape}"
+            "scipy.linalg.convolution_matrix: len(a) must be at least 1; got "
+            f"shape {a.shape}"
         )
     if mode not in ("full", "valid", "same"):
         raise ValueError(
@@ -733,7 +741,8 @@ def _pascal_kind(kind: Any, what: str) -> str:
     kind = "symmetric" if kind is None else kind
     if kind not in _PASCAL_KINDS:
         raise ValueError(
-            f"scipy.linalg.{what}: kind must be one of {list(_PASCAL_KINDS)}; got {kind!r}"
+            f"scipy.linalg.{what}: kind must be one of {list(_PASCAL_KINDS)}; "
+            f"got {kind!r}"
         )
     return kind
 
@@ -778,9 +787,13 @@ def helmert(n: int, full: bool = False) -> Any:
     j = bnp.arange(n)[None, :]
     k = (i + 1).astype(float)
     denom = bnp.sqrt(k * (k + 1))
-    h = bnp.where(j <= i, 1.0 / denom, bnp.where(j == i + 1, -k / denom, bnp.zeros_like(denom)))
+    h = bnp.where(
+        j <= i, 1.0 / denom, bnp.where(j == i + 1, -k / denom, bnp.zeros_like(denom))
+    )
     if full:
-        first = bnp.full((1, n), 1.0 / bnp.sqrt(bnp.asarray(n, dtype=h.dtype)), dtype=h.dtype)
+        first = bnp.full(
+            (1, n), 1.0 / bnp.sqrt(bnp.asarray(n, dtype=h.dtype)), dtype=h.dtype
+        )
         h = bnp.concatenate([first, h], axis=0)
     return h
 
@@ -793,7 +806,9 @@ def hadamard(n: int, dtype: Any = int) -> Any:
     bnp = _bnp()
     n = _count(n, "hadamard")
     if n < 1 or not math.log2(n).is_integer():
-        raise ValueError(f"scipy.linalg.hadamard: n must be a positive power of 2; got {n}")
+        raise ValueError(
+            f"scipy.linalg.hadamard: n must be a positive power of 2; got {n}"
+        )
     h = bnp.ones((1, 1), dtype=dtype)
     for _ in range(int(math.log2(n))):
         h = bnp.block([[h, h], [h, -h]])
@@ -809,11 +824,16 @@ def dft(n: int, scale: str | None = None, *, dtype: Any = None) -> Any:
     bnp = _bnp()
     n = _count(n, "dft")
     if scale is not None and scale not in ("sqrtn", "n"):
-        raise ValueError(f"scipy.linalg.dft: scale must be None, 'sqrtn', or 'n'; got {scale!r}")
+        raise ValueError(
+            f"scipy.linalg.dft: scale must be None, 'sqrtn', or 'n'; got {scale!r}"
+        )
     if dtype is None:
         dtype = bnp.result_type(complex)
     elif not bnp.issubdtype(dtype, bnp.complexfloating):
-        raise ValueError(f"scipy.linalg.dft: dtype must be a complex floating-point type; got {dtype}")
+        raise ValueError(
+            "scipy.linalg.dft: dtype must be a complex floating-point type; "
+            f"got {dtype}"
+        )
     a = bnp.arange(n, dtype=dtype)
     w = bnp.exp(-2j * np.pi * a[:, None] * a[None, :] / n)
     if scale == "sqrtn":
@@ -831,14 +851,32 @@ _PADE = {
     5: (30240.0, 15120.0, 3360.0, 420.0, 30.0, 1.0),
     7: (17297280.0, 8648640.0, 1995840.0, 277200.0, 25200.0, 1512.0, 56.0, 1.0),
     9: (
-        17643225600.0, 8821612800.0, 2075673600.0, 302702400.0, 30270240.0,
-        2162160.0, 110880.0, 3960.0, 90.0, 1.0,
+        17643225600.0,
+        8821612800.0,
+        2075673600.0,
+        302702400.0,
+        30270240.0,
+        2162160.0,
+        110880.0,
+        3960.0,
+        90.0,
+        1.0,
     ),
     13: (
-        64764752532480000.0, 32382376266240000.0, 7771770303897600.0,
-        1187353796428800.0, 129060195264000.0, 10559470521600.0,
-        670442572800.0, 33522128640.0, 1323241920.0, 40840800.0, 960960.0,
-        16380.0, 182.0, 1.0,
+        64764752532480000.0,
+        32382376266240000.0,
+        7771770303897600.0,
+        1187353796428800.0,
+        129060195264000.0,
+        10559470521600.0,
+        670442572800.0,
+        33522128640.0,
+        1323241920.0,
+        40840800.0,
+        960960.0,
+        16380.0,
+        182.0,
+        1.0,
     ),
 }
 
@@ -848,7 +886,12 @@ _PADE = {
 _EXPM_CONSTANTS = {
     "float64": (
         5.371920351148152,
-        (1.495585217958292e-2, 2.539398330063230e-1, 9.504178996162932e-1, 2.097847961257068),
+        (
+            1.495585217958292e-2,
+            2.539398330063230e-1,
+            9.504178996162932e-1,
+            2.097847961257068,
+        ),
         (3, 5, 7, 9, 13),
     ),
     "float32": (
@@ -873,11 +916,17 @@ def _pade(order: int) -> Any:
             a6 = a4 @ a2
             u = a @ (
                 a6 @ (b[13] * a6 + b[11] * a4 + b[9] * a2)
-                + b[7] * a6 + b[5] * a4 + b[3] * a2 + b[1] * ident
+                + b[7] * a6
+                + b[5] * a4
+                + b[3] * a2
+                + b[1] * ident
             )
             v = (
                 a6 @ (b[12] * a6 + b[10] * a4 + b[8] * a2)
-                + b[6] * a6 + b[4] * a4 + b[2] * a2 + b[0] * ident
+                + b[6] * a6
+                + b[4] * a4
+                + b[2] * a2
+                + b[0] * ident
             )
             return u, v
         # A^0, A^2, A^4 = A^2 A^2, A^6 = A^4 A^2, A^8 = A^6 A^2 (JAX's
@@ -934,7 +983,8 @@ def expm(a: Any, *, upper_triangular: bool = False, max_squarings: int = 16) -> 
     a = _inexact(a)
     if a.ndim < 2 or a.shape[-1] != a.shape[-2]:
         raise ValueError(
-            f"scipy.linalg.expm: expected a (batched) square matrix, got shape {a.shape}"
+            "scipy.linalg.expm: expected a (batched) square matrix, got shape "
+            f"{a.shape}"
         )
     if str(a.dtype) not in _EXPM_CONSTANTS:
         raise TypeError(
@@ -984,7 +1034,9 @@ def polar(
     if side not in ("right", "left"):
         raise ValueError("scipy.linalg.polar: side must be either 'right' or 'left'")
     if method not in ("qdwh", "svd"):
-        raise ValueError(f"scipy.linalg.polar: unknown polar decomposition method {method!r}")
+        raise ValueError(
+            f"scipy.linalg.polar: unknown polar decomposition method {method!r}"
+        )
     sig = "(m,n)->(m,n),(n,n)" if side == "right" else "(m,n)->(m,n),(m,m)"
     return bnp.vectorize(functools.partial(_polar2, side=side), signature=sig)(a)
 
@@ -1038,12 +1090,16 @@ def qr_multiply(
     if pivoting:
         raise NotImplementedError("scipy.linalg.qr_multiply: pivoting is not supported")
     if mode not in ("right", "left"):
-        raise ValueError(f"scipy.linalg.qr_multiply: mode must be 'right' or 'left', got {mode!r}")
+        raise ValueError(
+            f"scipy.linalg.qr_multiply: mode must be 'right' or 'left', got {mode!r}"
+        )
     a, c = _inexact(a), _inexact(c)
     dt = bnp.result_type(a, c)
     a, c = a.astype(dt), c.astype(dt)
     if a.ndim < 2:
-        raise ValueError(f"scipy.linalg.qr_multiply: a must be a matrix, got shape {a.shape}")
+        raise ValueError(
+            f"scipy.linalg.qr_multiply: a must be a matrix, got shape {a.shape}"
+        )
     onedim = c.ndim == 1
     if onedim:
         c = c[:, None] if mode == "left" else c[None, :]
@@ -1124,6 +1180,7 @@ def eigh_tridiagonal(
     ``key``: the same vectors up to sign for distinct eigenvalues); ``key``
     is accepted and unused."""
     import numpy as np
+
     from baton import lax as blax
 
     del key
@@ -1264,7 +1321,11 @@ def _hessenberg2(a: Any, *, calc_q: bool) -> Any:
 
 
 def hessenberg(
-    a: Any, *, calc_q: bool = False, overwrite_a: bool = False, check_finite: bool = True
+    a: Any,
+    *,
+    calc_q: bool = False,
+    overwrite_a: bool = False,
+    check_finite: bool = True,
 ) -> Any:
     """The upper Hessenberg form h of a [..., n, n] (zeros below the first
     subdiagonal), and with ``calc_q`` the orthogonal q with a = q h q^T.
@@ -1276,7 +1337,8 @@ def hessenberg(
     a = _inexact(a)
     if a.ndim < 2 or a.shape[-1] != a.shape[-2]:
         raise ValueError(
-            f"scipy.linalg.hessenberg: expected a (batched) square matrix, got shape {a.shape}"
+            "scipy.linalg.hessenberg: expected a (batched) square matrix, got "
+            f"shape {a.shape}"
         )
     if bnp.issubdtype(a.dtype, bnp.complexfloating):
         raise TypeError(
@@ -1287,4 +1349,6 @@ def hessenberg(
         z = bnp.zeros_like(a)
         return (z, z) if calc_q else z
     sig = "(n,n)->(n,n),(n,n)" if calc_q else "(n,n)->(n,n)"
-    return bnp.vectorize(functools.partial(_hessenberg2, calc_q=calc_q), signature=sig)(a)
+    return bnp.vectorize(functools.partial(_hessenberg2, calc_q=calc_q), signature=sig)(
+        a
+    )
