@@ -4,7 +4,8 @@
 For each namespace pair (jax / baton (the top level), jax.lax / baton.lax,
 jax.nn / baton.nn, jax.random / baton.random, jax.numpy.fft, jax.scipy.fft,
 jax.scipy.special,
-jax.scipy.signal, jax.scipy.stats, jax.example_libraries.stax / .optimizers) lists the
+jax.scipy.signal, jax.scipy.stats, jax.scipy.linalg, jax.tree_util,
+jax.example_libraries.stax / .optimizers) lists the
 public names of the JAX module (``*_p`` primitives of jax.lax left out) and
 whether the baton module has each. A name whose JAX value is a module
 (``jax.scipy.stats.norm``) also counts its functions. Presence only: the
@@ -43,6 +44,8 @@ PAIRS = (
     ("jax.scipy.special", "baton.scipy.special"),
     ("jax.scipy.signal", "baton.scipy.signal"),
     ("jax.scipy.stats", "baton.scipy.stats"),
+    ("jax.scipy.linalg", "baton.scipy.linalg"),
+    ("jax.tree_util", "baton.tree_util"),
     ("jax.example_libraries.stax", "baton.example_libraries.stax"),
     ("jax.example_libraries.optimizers", "baton.example_libraries.optimizers"),
 )

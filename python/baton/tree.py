@@ -43,6 +43,7 @@ PyTreeDef = optree.PyTreeSpec
 __all__ = [
     "PyTreeDef",
     "all",
+    "broadcast",
     "flatten",
     "flatten_with_path",
     "keystr",
@@ -51,7 +52,9 @@ __all__ = [
     "map",
     "map_with_path",
     "reduce",
+    "reduce_associative",
     "register_dataclass",
+    "static",
     "structure",
     "transpose",
     "unflatten",
@@ -211,6 +214,64 @@ def reduce(
     if initializer is _NO_INIT:
         return functools.reduce(function, xs)
     return functools.reduce(function, xs, initializer)
+
+
+def reduce_associative(
+    operation: Callable[[Any, Any], Any],
+    tree: Any,
+    *,
+    identity: Any = _NO_INIT,
+    is_leaf: Callable[[Any], bool] | None = None,
+) -> Any:
+    """The leaves combined with the associative ``operation`` pairwise, as
+    JAX does: the first half's result with the second half's, recursively
+    (so a depth of log2(leaves)). An empty tree gives ``identity``; without
+    one, TypeError."""
+    xs = leaves(tree, is_leaf)
+
+    def halves(seq: list[Any]) -> Any:
+        if len(seq) == 1:
+            return seq[0]
+        mid = len(seq) // 2
+        return operation(halves(seq[:mid]), halves(seq[mid:]))
+
+    if not xs:
+        if identity is _NO_INIT:
+            raise TypeError(
+                "reduce_associative: the tree has no leaves; pass identity= "
+                "for the result of an empty reduction"
+            )
+        return identity
+    return halves(xs)
+
+
+def broadcast(
+    prefix_tree: Any, full_tree: Any, is_leaf: Callable[[Any], bool] | None = None
+) -> Any:
+    """``full_tree``'s structure with each of its leaves replaced by the
+    leaf of ``prefix_tree`` (a prefix of full_tree's structure) above it:
+    ``broadcast((1, {"a": 2}), ((3, 4), {"a": [5, 6]}))`` is ``((1, 1),
+    {"a": [2, 2]})``. ``is_leaf`` applies to ``prefix_tree``. ValueError
+    when prefix_tree is not a prefix of full_tree."""
+    out: list[Any] = []
+    prefix_leaves, prefix_def = flatten(prefix_tree, is_leaf)
+    try:
+        subtrees = prefix_def.flatten_up_to(full_tree)
+    except ValueError as e:
+        raise ValueError(
+            f"broadcast: prefix_tree is not a prefix of full_tree: {e}"
+        ) from None
+    for x, sub in zip(prefix_leaves, subtrees):
+        out.extend([x] * structure(sub).num_leaves)
+    return structure(full_tree).unflatten(out)
+
+
+def static(**kwargs: Any) -> Any:
+    """``dataclasses.field(**kwargs)`` marked static (``metadata={"static":
+    True}`` added to any given): :func:`register_dataclass` makes such a
+    field node data, not a child."""
+    metadata = {"static": True, **(kwargs.pop("metadata", None) or {})}
+    return dataclasses.field(metadata=metadata, **kwargs)
 
 
 def all(tree: Any, *, is_leaf: Callable[[Any], bool] | None = None) -> bool:
