@@ -415,6 +415,72 @@ def _conv_canonical(
     return lax.reshape(r, (n, o, *out_space))
 
 
+def _conv_channels_last(
+    x: Any,
+    w: Any,
+    strides: tuple[int, ...],
+    pads: tuple[tuple[int, int], ...],
+    lhs_dilation: tuple[int, ...],
+    rhs_dilation: tuple[int, ...],
+    name: str,
+) -> Any:
+    """The ungrouped convolution in channels-last layouts: x ``(N, space...,
+    C)``, w ``(kernel..., C, O)`` -> ``(N, out..., O)``.
+
+    The patches are built as ``(N, out..., K, C)``, which is the row-major
+    matrix ``(N * out, K * C)``, and the kernel is the matrix ``(K * C, O)``
+    as it lies: the product is one BLAS GEMM with neither operand
+    transposed, and its result is already the output. (The channels-first
+    path of ``_conv_canonical`` has the contracted dimensions between the
+    free ones, so every call -- and every gradient -- first transposes the
+    whole patch tensor.) NHWC/HWIO/NHWC convolutions need no other copies."""
+    nsp = len(x.shape) - 2
+    n, c = int(x.shape[0]), int(x.shape[-1])
+    kernel = tuple(int(k) for k in w.shape[:nsp])
+    i, o = int(w.shape[nsp]), int(w.shape[nsp + 1])
+    if c != i:
+        raise ValueError(
+            f"{name}: the input's feature dimension ({c}) must equal the kernel's "
+            f"in-feature dimension ({i}) times feature_group_count (1)"
+        )
+    if any(p != (0, 0) for p in pads) or any(d != 1 for d in lhs_dilation):
+        zero = lax.full((), 0, x.dtype)
+        x = lax.pad(
+            x,
+            zero,
+            (0, *(lo for lo, _ in pads), 0),
+            (0, *(hi for _, hi in pads), 0),
+            (0, *(d - 1 for d in lhs_dilation), 0),
+        )
+    space = tuple(int(d) for d in x.shape[1:-1])
+    if any(d < 0 for d in space):
+        raise ValueError(f"{name}: negative padding is larger than the input")
+    eff = tuple(_dilate_dim(k, r) for k, r in zip(kernel, rhs_dilation))
+    out_space = tuple(_stride_dim(d, e, st) for d, e, st in zip(space, eff, strides))
+    dt = np.result_type(x.dtype, w.dtype)
+    if 0 in out_space or 0 in kernel or n == 0 or o == 0 or c == 0:
+        return lax.full((n, *out_space, o), 0, dt)
+    views = []
+    for offset in itertools.product(*(range(k) for k in kernel)):
+        start = [0, *(q * r for q, r in zip(offset, rhs_dilation)), 0]
+        limit = [
+            n,
+            *(st + (m - 1) * sd + 1 for st, m, sd in zip(start[1:-1], out_space, strides)),
+            c,
+        ]
+        v = lax.slice(x, start, limit, [1, *strides, 1])
+        views.append(lax.reshape(v, (n, *out_space, 1, c)))
+    p = views[0] if len(views) == 1 else lax.concatenate(views, nsp + 1)
+    kk = math.prod(kernel)
+    rows = n * math.prod(out_space)
+    r = lax.dot_general(
+        lax.reshape(p, (rows, kk * c)),
+        lax.reshape(w, (kk * c, o)),
+        (((1,), (0,)), ((), ())),
+    )
+    return lax.reshape(r, (n, *out_space, o))
+
+
 def conv_general_dilated(
     lhs: Any,
     rhs: Any,
@@ -484,8 +550,12 @@ def conv_general_dilated(
         raise ValueError(
             f"{name}: dilations must be positive, got {lhs_dil} and {rhs_dil}"
         )
-    x = lax.transpose(x, tuple(int(d) for d in dn.lhs_spec))
-    w = lax.transpose(w, tuple(int(d) for d in dn.rhs_spec))
+    lhs_spec = tuple(int(d) for d in dn.lhs_spec)
+    rhs_spec = tuple(int(d) for d in dn.rhs_spec)
+    out_spec = tuple(int(d) for d in dn.out_spec)
+    # Spatial sizes in the kernel spec's order (what padding strings need).
+    x_space = tuple(int(x.shape[d]) for d in lhs_spec[2:])
+    w_space = tuple(int(w.shape[d]) for d in rhs_spec[2:])
     if isinstance(padding, str):
         if any(d != 1 for d in lhs_dil):
             raise ValueError(
@@ -493,8 +563,8 @@ def conv_general_dilated(
                 "using this op. Please either exactly specify the required "
                 "padding or use conv_transpose."
             )
-        eff = [_dilate_dim(int(k), r) for k, r in zip(w.shape[2:], rhs_dil)]
-        pads = tuple(padtype_to_pads(tuple(x.shape[2:]), eff, strides, padding))
+        eff = [_dilate_dim(k, r) for k, r in zip(w_space, rhs_dil)]
+        pads = tuple(padtype_to_pads(x_space, eff, strides, padding))
     else:
         try:
             pads = tuple((operator.index(lo), operator.index(hi)) for lo, hi in padding)
@@ -512,6 +582,21 @@ def conv_general_dilated(
         pt = np.dtype(preferred_element_type)
         x = lax.convert_element_type(x, pt)
         w = lax.convert_element_type(w, pt)
+    if int(feature_group_count) == 1 and int(batch_group_count) == 1:
+        # Channels last: (N, space..., C) and (kernel..., I, O), which for
+        # NHWC / HWIO are the operands as given.
+        x = lax.transpose(x, (lhs_spec[0], *lhs_spec[2:], lhs_spec[1]))
+        w = lax.transpose(w, (*rhs_spec[2:], rhs_spec[1], rhs_spec[0]))
+        out = _conv_channels_last(x, w, strides, pads, lhs_dil, rhs_dil, name)
+        # Logical dimension j of the result (N, O, spatial...) is axis
+        # cl[j] of `out`; it goes to axis out_spec[j].
+        cl = (0, nsp + 1, *range(1, nsp + 1))
+        perm = [0] * (nsp + 2)
+        for j, axis in enumerate(out_spec):
+            perm[axis] = cl[j]
+        return lax.transpose(out, tuple(perm))
+    x = lax.transpose(x, lhs_spec)
+    w = lax.transpose(w, rhs_spec)
     out = _conv_canonical(
         x,
         w,
@@ -523,7 +608,7 @@ def conv_general_dilated(
         int(batch_group_count),
         name,
     )
-    return lax.transpose(out, tuple(int(d) for d in np.argsort(dn.out_spec)))
+    return lax.transpose(out, tuple(int(d) for d in np.argsort(out_spec)))
 
 
 def conv(
