@@ -337,6 +337,32 @@ def _patches(
     return views[0] if len(views) == 1 else lax.concatenate(views, 2)
 
 
+def _pad_spatial(
+    x: Any,
+    first: int,
+    pads: tuple[tuple[int, int], ...],
+    lhs_dilation: tuple[int, ...],
+    name: str,
+) -> tuple[Any, tuple[int, ...]]:
+    """x padded (negative pads crop) and dilated on its spatial dimensions,
+    which start at axis ``first``; and their new sizes."""
+    nsp = len(pads)
+    before = (0,) * first
+    after = (0,) * (len(x.shape) - first - nsp)
+    if any(p != (0, 0) for p in pads) or any(d != 1 for d in lhs_dilation):
+        x = lax.pad(
+            x,
+            lax.full((), 0, x.dtype),
+            (*before, *(lo for lo, _ in pads), *after),
+            (*before, *(hi for _, hi in pads), *after),
+            (*before, *(d - 1 for d in lhs_dilation), *after),
+        )
+    space = tuple(int(d) for d in x.shape[first : first + nsp])
+    if any(d < 0 for d in space):
+        raise ValueError(f"{name}: negative padding is larger than the input")
+    return x, space
+
+
 def _conv_canonical(
     x: Any,
     w: Any,
@@ -379,18 +405,7 @@ def _conv_canonical(
             f"{name}: the batch dimension ({n}) must be a multiple of "
             f"batch_group_count ({b})"
         )
-    if any(p != (0, 0) for p in pads) or any(d != 1 for d in lhs_dilation):
-        zero = lax.full((), 0, x.dtype)
-        x = lax.pad(
-            x,
-            zero,
-            (0, 0, *(lo for lo, _ in pads)),
-            (0, 0, *(hi for _, hi in pads)),
-            (0, 0, *(d - 1 for d in lhs_dilation)),
-        )
-    space = tuple(int(s) for s in x.shape[2:])
-    if any(s < 0 for s in space):
-        raise ValueError(f"{name}: negative padding is larger than the input")
+    x, space = _pad_spatial(x, 2, pads, lhs_dilation, name)
     eff = tuple(_dilate_dim(k, r) for k, r in zip(kernel, rhs_dilation))
     out_space = tuple(_stride_dim(s, e, st) for s, e, st in zip(space, eff, strides))
     dt = np.result_type(x.dtype, w.dtype)
@@ -443,18 +458,7 @@ def _conv_channels_last(
             f"{name}: the input's feature dimension ({c}) must equal the kernel's "
             f"in-feature dimension ({i}) times feature_group_count (1)"
         )
-    if any(p != (0, 0) for p in pads) or any(d != 1 for d in lhs_dilation):
-        zero = lax.full((), 0, x.dtype)
-        x = lax.pad(
-            x,
-            zero,
-            (0, *(lo for lo, _ in pads), 0),
-            (0, *(hi for _, hi in pads), 0),
-            (0, *(d - 1 for d in lhs_dilation), 0),
-        )
-    space = tuple(int(d) for d in x.shape[1:-1])
-    if any(d < 0 for d in space):
-        raise ValueError(f"{name}: negative padding is larger than the input")
+    x, space = _pad_spatial(x, 1, pads, lhs_dilation, name)
     eff = tuple(_dilate_dim(k, r) for k, r in zip(kernel, rhs_dilation))
     out_space = tuple(_stride_dim(d, e, st) for d, e, st in zip(space, eff, strides))
     dt = np.result_type(x.dtype, w.dtype)
