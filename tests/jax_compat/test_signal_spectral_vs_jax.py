@@ -187,12 +187,12 @@ def test_welch_finds_the_tone():
 
 def test_empty_inputs():
     x = np.zeros((0,), np.float32)
+    _same(bsig.welch(x), jsig.welch(jnp.asarray(x)))
     with pytest.warns(UserWarning, match="greater than input_length"):
-        got = bsig.welch(x)
+        got = bsig.stft(x)  # nperseg=256 is clamped to the length, 0
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        _same(got, jsig.welch(jnp.asarray(x)))
-        _same(bsig.stft(x), jsig.stft(jnp.asarray(x)))
+        _same(got, jsig.stft(jnp.asarray(x)))
 
 
 # ---- istft ----
