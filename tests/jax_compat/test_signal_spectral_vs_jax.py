@@ -342,3 +342,14 @@ def test_traced_nperseg_refused():
     x = _signal((64,), seed=20)
     with pytest.raises(TypeError, match="nperseg must be a static integer"):
         bt.jit(lambda v, n: bsig.stft(v, nperseg=n))(x, 8)
+
+
+def test_vmap_and_traced_fs():
+    x = _signal((3, 64), seed=21)
+    got = bt.vmap(lambda v: bsig.welch(v, nperseg=16)[1])(x)
+    _close(got, jsig.welch(jnp.asarray(x), nperseg=16)[1])
+    # fs only scales values, so it may be traced.
+    f = bt.jit(lambda v, fs: bsig.welch(v, fs=fs, nperseg=16))
+    _same(f(x, 10.0), jsig.welch(jnp.asarray(x), fs=10.0, nperseg=16))
+    g = bt.jit(lambda v, fs: bsig.stft(v, fs=fs, nperseg=16))
+    _same(g(x, 4.0), jsig.stft(jnp.asarray(x), fs=4.0, nperseg=16))
