@@ -218,8 +218,11 @@ void CopyStridedToDense(const StridedPlan& plan, void* dst_void) {
         case 4:
           CopyElements<4>(src, inner.stride, inner.size, dst);
           break;
-        default:
+        case 8:
           CopyElements<8>(src, inner.stride, inner.size, dst);
+          break;
+        default:  // complex128
+          CopyElements<16>(src, inner.stride, inner.size, dst);
           break;
       }
     }

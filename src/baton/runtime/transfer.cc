@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstring>
 #include <memory>
+#include <vector>
 
 #include "baton/runtime/parallel_copy.h"
 #include "baton/runtime/trace_recorder.h"
@@ -392,6 +393,18 @@ Result<Array> Full(const Shape& shape, DType dtype, const void* value,
   BATON_RETURN_IF_ERROR(CheckHostBuffer(HostBuffer{"", shape, dtype}));
   const size_t elem = dtype_size(dtype);
   const int64_t count = shape.num_elements();
+  if (elem > sizeof(uint64_t)) {
+    // complex128: wider than a fill pattern. Its two halves fill as twice
+    // as many 8-byte elements when they are equal (zeros, ones' bits do
+    // not), else the values are written on the host and put (a snapshot).
+    if (std::memcmp(value, static_cast<const char*>(value) + 8, 8) != 0) {
+      std::vector<char> host(static_cast<size_t>(count) * elem);
+      for (int64_t i = 0; i < count; ++i) {
+        std::memcpy(host.data() + i * elem, value, elem);
+      }
+      return DevicePut(HostBuffer{host.data(), shape, dtype}, device, kind);
+    }
+  }
   WorkQueue& q = device->queue(QueueKind::kCompute);
   BATON_ASSIGN_OR_RETURN(
       auto buffer,
@@ -400,11 +413,16 @@ Result<Array> Full(const Shape& shape, DType dtype, const void* value,
                               AllocationLabel(Label(shape, dtype),
                                               AllocationKind::kArray,
                                               "baton::Full")));
+  // The fill pattern: the element itself, or (complex128 with equal
+  // halves) one half, written twice as often.
+  const size_t fill_elem = std::min(elem, sizeof(uint64_t));
+  const int64_t fill_count = count * static_cast<int64_t>(elem / fill_elem);
   uint64_t pattern = 0;
-  std::memcpy(&pattern, value, elem);
+  std::memcpy(&pattern, value, fill_elem);
   void* dst = buffer->data();
-  Event done = q.EnqueueLaunch({}, [device, dst, count, elem, pattern]() {
-    return device->FillAsync(QueueKind::kCompute, dst, count, elem, pattern);
+  Event done = q.EnqueueLaunch({}, [device, dst, fill_count, fill_elem, pattern]() {
+    return device->FillAsync(QueueKind::kCompute, dst, fill_count, fill_elem,
+                             pattern);
   });
   buffer->SetDefinitionEvent(done);
   return Array(ArrayImpl::Create(device, kind, shape, dtype, std::move(buffer)));

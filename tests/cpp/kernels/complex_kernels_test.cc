@@ -11,6 +11,7 @@
 
 #include "baton/backend/cpu/kernels/dot.h"
 #include "baton/backend/cpu/kernels/elementwise.h"
+#include "baton/backend/cpu/kernels/indexing.h"
 #include "baton/backend/cpu/kernels/reduce.h"
 #include "baton/backend/cpu/kernels/shape_ops.h"
 #include "baton/backend/cpu/kernels/strided_copy.h"
@@ -265,6 +266,25 @@ TYPED_TEST(ComplexKernelsTest, DotGeneralIsTheComplexGemm) {
       }
     }
   }
+}
+
+TYPED_TEST(ComplexKernelsTest, GatherMovesWholeElements) {
+  using R = TypeParam;
+  using C = std::complex<R>;
+  // Rows of a [5, 3] table by index, and single elements of a flat one
+  // (16-byte elements for complex128).
+  const std::vector<C> table = RandomComplex<R>(15, 8);
+  const std::vector<int32_t> idx = {4, 0, 2, 2};
+  std::vector<C> rows(12);
+  Gather(TestFixture::kComplexType, table.data(), Shape{5, 3}, idx.data(),
+         DType::kInt32, 4, 0, rows.data());
+  for (int r = 0; r < 4; ++r) {
+    for (int c = 0; c < 3; ++c) EXPECT_EQ(rows[r * 3 + c], table[idx[r] * 3 + c]);
+  }
+  std::vector<C> elems(4);
+  Gather(TestFixture::kComplexType, table.data(), Shape{15}, idx.data(),
+         DType::kInt32, 4, 0, elems.data());
+  for (int r = 0; r < 4; ++r) EXPECT_EQ(elems[r], table[idx[r]]);
 }
 
 TEST(ComplexKernelsTest, StridedCopyAndTransposeMoveSixteenByteElements) {

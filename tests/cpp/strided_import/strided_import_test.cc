@@ -351,20 +351,22 @@ TEST(StridedImport, StridedBuffersUseByteStrides) {
 }
 
 TEST(StridedImport, EveryElementSizeCopiesThroughTheStridedPath) {
-  std::vector<uint8_t> bytes(256);
-  std::iota(bytes.begin(), bytes.end(), uint8_t{0});
-  for (DType d :
-       {DType::kInt8, DType::kInt16, DType::kFloat32, DType::kFloat64}) {
+  // Bytes numbered mod 251 (prime), so no two of the offsets read here
+  // hold the same pattern.
+  std::vector<uint8_t> bytes(1024);
+  for (size_t i = 0; i < bytes.size(); ++i) bytes[i] = static_cast<uint8_t>(i % 251);
+  for (DType d : {DType::kInt8, DType::kInt16, DType::kFloat32, DType::kFloat64,
+                  DType::kComplex64, DType::kComplex128}) {
     const int64_t size = static_cast<int64_t>(dtype_size(d));
     int64_t shape[] = {3, 4}, strides[] = {-size * 9, size * 2};
-    BufferView v{bytes.data() + 200, 12 * size, size, 2, shape, strides};
+    BufferView v{bytes.data() + 600, 12 * size, size, 2, shape, strides};
     auto r = PlanBufferImport(v, d, MemoryExtent{bytes.data(), bytes.size()});
     ASSERT_TRUE(r.ok()) << r.status().message();
     std::vector<uint8_t> out(static_cast<size_t>(12 * size));
     CopyStridedToDense(*r, out.data());
     for (int i = 0; i < 3; ++i) {
       for (int j = 0; j < 4; ++j) {
-        const int64_t src = 200 - i * size * 9 + j * size * 2;
+        const int64_t src = 600 - i * size * 9 + j * size * 2;
         EXPECT_EQ(0, std::memcmp(&out[(i * 4 + j) * size], &bytes[src], size))
             << dtype_name(d) << " " << i << "," << j;
       }

@@ -120,6 +120,11 @@ void GatherRange(const U* op, const I* idx, int64_t n, int64_t d, int64_t inner,
   }
 }
 
+// A complex128 element, moved as two words.
+struct Bytes16 {
+  uint64_t lo, hi;
+};
+
 template <typename U>
 void GatherAs(const void* operand, const void* indices, DType index_dtype,
               int64_t n, int64_t outer, int64_t d, int64_t inner, void* out) {
@@ -250,9 +255,12 @@ void Gather(DType dtype, const void* operand, const Shape& operand_shape,
     case 4:
       return GatherAs<uint32_t>(operand, indices, index_dtype, num_indices,
                                 outer, d, inner, out);
-    default:
+    case 8:
       return GatherAs<uint64_t>(operand, indices, index_dtype, num_indices,
                                 outer, d, inner, out);
+    default:  // complex128
+      return GatherAs<Bytes16>(operand, indices, index_dtype, num_indices,
+                               outer, d, inner, out);
   }
 }
 
