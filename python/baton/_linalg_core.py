@@ -221,6 +221,15 @@ def svd_raw(a: Any, full_matrices: bool) -> tuple[Any, Any, Any]:
     return u, s, vt
 
 
+def schur_raw(a: Any) -> tuple[Any, Any]:
+    """(t, z) of the real Schur form a = z t z^T: t quasi-upper-triangular
+    (a 2x2 diagonal block per complex eigenvalue pair), z orthogonal.
+    No derivative rule (JAX's schur has none either)."""
+    n = a.shape[-1]
+    p = _op("schur", a)
+    return last(p, 0, n), last(p, n, 2 * n)
+
+
 # ---- decompositions with derivative rules ----
 
 

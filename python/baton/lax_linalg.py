@@ -1,6 +1,6 @@
 """``bt.lax.linalg``: jax.lax.linalg's decompositions, computed by LAPACK.
 
-``cholesky``, ``triangular_solve``, ``lu``, ``qr``, ``eigh`` and ``svd``
+``cholesky``, ``triangular_solve``, ``lu``, ``qr``, ``eigh``, ``svd`` and ``schur``
 with JAX's names, defaults and result orders. Inputs are float32 or
 float64 (float16/bfloat16 are computed in float32 and cast back; other
 dtypes raise TypeError), batched over their leading dimensions. They run
@@ -14,7 +14,7 @@ from typing import Any
 from baton import _linalg_core as core
 from baton import _ops
 
-__all__ = ["cholesky", "eigh", "lu", "qr", "svd", "triangular_solve"]
+__all__ = ["cholesky", "eigh", "lu", "qr", "schur", "svd", "triangular_solve"]
 
 
 def _run(impl: Any, args: tuple, **static: Any) -> Any:
@@ -174,3 +174,36 @@ def svd(x: Any, *, full_matrices: bool = True, compute_uv: bool = True) -> Any:
     return _run(
         _svd, (x,), dt=dt, rt=rt, full_matrices=full_matrices, compute_uv=compute_uv
     )
+
+
+def _schur(x: Any, *, dt: Any, rt: Any, compute_schur_vectors: bool) -> Any:
+    t, z = core.schur_raw(core.operand(x, dt))
+    if not compute_schur_vectors:
+        return core.cast_back(t, rt)
+    return core.cast_back(t, rt), core.cast_back(z, rt)
+
+
+def schur(
+    x: Any,
+    *,
+    compute_schur_vectors: bool = True,
+    sort_eig_vals: bool = False,
+    select_callable: Any = None,
+) -> Any:
+    """(t, vs): the real Schur form x = vs t vs^T of x [..., n, n] (LAPACK's
+    gees): t quasi-upper-triangular, with a 2x2 diagonal block for each
+    complex eigenvalue pair, vs orthogonal. compute_schur_vectors=False:
+    t alone. Real (float32/float64) input only; eigenvalues are not sorted
+    (sort_eig_vals / select_callable raise). Not differentiable, as JAX's.
+
+    >>> t, vs = bt.lax.linalg.schur(bnp.array([[0., 1.], [-2., 3.]]))
+    >>> bnp.allclose(vs @ t @ vs.T, bnp.array([[0., 1.], [-2., 3.]]))
+    Array(True, dtype=bool)
+    """
+    if sort_eig_vals or select_callable is not None:
+        raise NotImplementedError(
+            "schur: sort_eig_vals and select_callable are not supported; "
+            "sort the eigenvalues of t's diagonal blocks yourself"
+        )
+    dt, rt = _prep(x, "schur", True)
+    return _run(_schur, (x,), dt=dt, rt=rt, compute_schur_vectors=compute_schur_vectors)

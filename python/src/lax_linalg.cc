@@ -20,7 +20,7 @@ LinalgKind ToLinalgKind(const std::string& name) {
     if (name == linalg_kind_name(kind)) return kind;
   }
   ThrowValue("linalg: unknown kind '" + name +
-             "' (cholesky, triangular_solve, lu, qr, eigh or svd)");
+             "' (cholesky, triangular_solve, lu, qr, eigh, svd or schur)");
 }
 
 }  // namespace
@@ -56,6 +56,6 @@ void init_lax_linalg(nb::module_& m) {
       nb::arg("left_side") = true, nb::arg("unit_diagonal") = false,
       nb::arg("full_matrices") = false,
       "The IR's linalg op (op_attrs.h LinalgAttrs): kind 'cholesky', "
-      "'triangular_solve' (a, b), 'lu', 'qr', 'eigh' or 'svd', with its "
+      "'triangular_solve' (a, b), 'lu', 'qr', 'eigh', 'svd' or 'schur', with its "
       "packed result. Use bt.lax.linalg instead.");
 }

@@ -60,6 +60,7 @@ __all__ = [
     "polar",
     "qr",
     "qr_multiply",
+    "schur",
     "solve",
     "solve_triangular",
     "svd",
@@ -384,6 +385,30 @@ def eigh(
         )
     w, v = _np_linalg.eigh(a, "L" if lower else "U", symmetrize_input=False)
     return w if eigvals_only else (w, v)
+
+
+def schur(a: Any, output: str = "real") -> tuple:
+    """(t, z) with a = z t z^T for a [..., n, n] (LAPACK's gees): output
+    "real" gives the real Schur form, t quasi-upper-triangular with a 2x2
+    diagonal block per complex eigenvalue pair and z orthogonal.
+
+    >>> a = bnp.array([[0., 1.], [-2., 3.]])
+    >>> t, z = bt.scipy.linalg.schur(a)
+    >>> bnp.allclose(z @ t @ z.T, a, atol=1e-5)
+    Array(True, dtype=bool)
+    """
+    from baton import lax_linalg
+
+    if output not in ("real", "complex"):
+        raise ValueError(
+            f"scipy.linalg.schur: output must be 'real' or 'complex', got {output!r}"
+        )
+    if output == "complex":
+        raise NotImplementedError(
+            "scipy.linalg.schur: output='complex' is not supported yet; take "
+            "the real form and convert it with rsf2csf"
+        )
+    return lax_linalg.schur(a)
 
 
 def qr(

@@ -107,6 +107,11 @@ Result<ValueType> InferLinalgType(const LinalgAttrs& a,
       dims.push_back(n);
       dims.push_back(n + 1);
       return Typed(std::move(dims), x.dtype);
+    case LinalgKind::kSchur:
+      BATON_RETURN_IF_ERROR(CheckSquare(a, x, "a"));
+      dims.push_back(n);
+      dims.push_back(2 * n);
+      return Typed(std::move(dims), x.dtype);
     case LinalgKind::kQr: {
       const int64_t c = a.full_matrices ? m : k;
       dims.push_back(m * c + c * n);

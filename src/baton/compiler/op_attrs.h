@@ -275,6 +275,11 @@ struct SortAttrs {
 //   v = n if full_matrices else u = v = k, a flat [..., m*u + k + v*n]:
 //   U (m x u), s (k, descending, >= 0), Vt (v x n), each row-major;
 //   a = U[:, :k] diag(s) Vt[:k, :]. No convergence: NaN everywhere.
+// kSchur (a[..., n, n]): [..., n, 2n], the real Schur form a = Z T Z^T
+//   (LAPACK's gees, eigenvalues in the order it finds them): T
+//   quasi-upper-triangular (1x1 blocks for real eigenvalues, 2x2 for
+//   complex pairs) in columns 0..n-1, the orthogonal Z in n..2n-1. No
+//   convergence, or a NaN or infinity in a: NaN everywhere.
 // The fields are core's LinalgOptions (kind, lower, transpose_a, left_side,
 // unit_diagonal, full_matrices), which the LAPACK routines take as they are.
 struct LinalgAttrs : LinalgOptions {

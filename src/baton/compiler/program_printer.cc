@@ -129,6 +129,7 @@ std::string AttributeText(const Instruction& inst) {
         case LinalgKind::kSvd:
           return t + (a.full_matrices ? ", full_matrices" : "");
         case LinalgKind::kLu:
+        case LinalgKind::kSchur:
           return t;
       }
       return t;

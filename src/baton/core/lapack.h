@@ -51,4 +51,18 @@ void BATON_BLAS(dgesdd_)(const char* jobz, const int* m, const int* n, double* a
              const int* ldvt, double* work, const int* lwork, int* iwork,
              int* info, size_t jobz_len);
 
+// Real Schur form (sort = 'N': select and bwork are not referenced).
+using BatonGeesSelectS = int (*)(const float*, const float*);
+using BatonGeesSelectD = int (*)(const double*, const double*);
+void BATON_BLAS(sgees_)(const char* jobvs, const char* sort,
+             BatonGeesSelectS select, const int* n, float* a, const int* lda,
+             int* sdim, float* wr, float* wi, float* vs, const int* ldvs,
+             float* work, const int* lwork, int* bwork, int* info,
+             size_t jobvs_len, size_t sort_len);
+void BATON_BLAS(dgees_)(const char* jobvs, const char* sort,
+             BatonGeesSelectD select, const int* n, double* a, const int* lda,
+             int* sdim, double* wr, double* wi, double* vs, const int* ldvs,
+             double* work, const int* lwork, int* bwork, int* info,
+             size_t jobvs_len, size_t sort_len);
+
 }  // extern "C"

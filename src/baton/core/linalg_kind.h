@@ -16,10 +16,11 @@ enum class LinalgKind : uint8_t {
   kQr,
   kEigh,
   kSvd,
+  kSchur,
 };
-inline constexpr int kNumLinalgKinds = 6;
+inline constexpr int kNumLinalgKinds = 7;
 
-// "cholesky", "triangular_solve", "lu", "qr", "eigh", "svd".
+// "cholesky", "triangular_solve", "lu", "qr", "eigh", "svd", "schur".
 constexpr std::string_view linalg_kind_name(LinalgKind kind) {
   switch (kind) {
     case LinalgKind::kCholesky:
@@ -34,6 +35,8 @@ constexpr std::string_view linalg_kind_name(LinalgKind kind) {
       return "eigh";
     case LinalgKind::kSvd:
       return "svd";
+    case LinalgKind::kSchur:
+      return "schur";
   }
   return "?";
 }

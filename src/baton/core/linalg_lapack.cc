@@ -25,6 +25,7 @@ struct Lapack<float> {
   static constexpr auto syevd = BATON_BLAS(ssyevd_);
   static constexpr auto gesdd = BATON_BLAS(sgesdd_);
   static constexpr auto trsm = BATON_BLAS(cblas_strsm);
+  static constexpr auto gees = BATON_BLAS(sgees_);
 };
 
 template <>
@@ -36,6 +37,7 @@ struct Lapack<double> {
   static constexpr auto syevd = BATON_BLAS(dsyevd_);
   static constexpr auto gesdd = BATON_BLAS(dgesdd_);
   static constexpr auto trsm = BATON_BLAS(cblas_dtrsm);
+  static constexpr auto gees = BATON_BLAS(dgees_);
 };
 
 // A workspace size as LAPACK reports it from a query (a float count).
@@ -238,6 +240,38 @@ void Svd(const LinalgOptions& o, int m, int n, const T* a, T* out) {
   FromColumnMajor(vt.data(), vr, vr, n, vt_out);
 }
 
+// The real Schur form a = Z T Z^T (gees, no eigenvalue ordering): T
+// quasi-upper-triangular (1x1 and 2x2 blocks on its diagonal), Z
+// orthogonal; out is [n, 2n], T in columns 0..n-1 and Z in n..2n-1.
+template <typename T>
+void Schur(int n, const T* a, T* out) {
+  const int64_t w = 2 * int64_t{n};
+  if (!AllFinite(a, int64_t{n} * n)) return FillNaN(out, n * w);
+  std::vector<T> c = ToColumnMajor(a, n, n);
+  std::vector<T> z(static_cast<size_t>(int64_t{n} * n));
+  std::vector<T> wr(static_cast<size_t>(n)), wi(static_cast<size_t>(n));
+  const char jobvs = 'V', sort = 'N';
+  int sdim = 0, info = 0, lwork = -1;
+  T query = 0;
+  Lapack<T>::gees(&jobvs, &sort, nullptr, &n, c.data(), &n, &sdim, wr.data(),
+                  wi.data(), z.data(), &n, &query, &lwork, nullptr, &info, 1,
+                  1);
+  lwork = WorkSize(query);
+  std::vector<T> work(static_cast<size_t>(lwork));
+  Lapack<T>::gees(&jobvs, &sort, nullptr, &n, c.data(), &n, &sdim, wr.data(),
+                  wi.data(), z.data(), &n, work.data(), &lwork, nullptr, &info,
+                  1, 1);
+  if (info != 0) return FillNaN(out, n * w);
+  for (int i = 0; i < n; ++i) {
+    for (int j = 0; j < n; ++j) {
+      // gees leaves T's strictly lower part zero except the 2x2 blocks'
+      // subdiagonal entries, which it keeps.
+      out[i * w + j] = c[int64_t{j} * n + i];
+      out[i * w + n + j] = z[int64_t{j} * n + i];
+    }
+  }
+}
+
 template <typename T>
 void RunBatches(const LinalgOptions& o, const LinalgGeometry& g, const T* a,
                 const T* b, T* out, int64_t begin, int64_t end) {
@@ -264,6 +298,9 @@ void RunBatches(const LinalgOptions& o, const LinalgGeometry& g, const T* a,
         break;
       case LinalgKind::kSvd:
         Svd(o, m, n, ai, oi);
+        break;
+      case LinalgKind::kSchur:
+        Schur(n, ai, oi);
         break;
     }
   }
@@ -292,6 +329,9 @@ LinalgGeometry LinalgGeometryOf(const LinalgOptions& o, const Shape& a,
     case LinalgKind::kLu:
     case LinalgKind::kEigh:
       g.out_size = g.n * (g.n + 1);
+      break;
+    case LinalgKind::kSchur:
+      g.out_size = 2 * g.n * g.n;
       break;
     case LinalgKind::kQr: {
       const int64_t c = o.full_matrices ? g.m : k;

@@ -1,6 +1,6 @@
 // The linalg op: the CPU kernel's decompositions checked by reconstruction
 // (L L^T = A, A[p] = L U, Q R = A with Q^T Q = I, V diag(w) V^T = A,
-// U diag(s) Vt = A) and the triangular solve by its residual, batched, in
+// U diag(s) Vt = A, Z T Z^T = A) and the triangular solve by its residual, batched, in
 // float32 and float64; NaNs for a matrix that is not positive definite;
 // the reference interpreter agreeing with the kernel; shape inference's
 // errors; and the printed form.
@@ -313,6 +313,47 @@ TEST_P(LinalgKernelTest, Svd) {
   }
 }
 
+// Z T Z^T = A with Z orthogonal and T quasi-upper-triangular: below the
+// subdiagonal all zeros, and no two subdiagonal entries in a row (a 2x2
+// block per complex eigenvalue pair). The random matrices are nonsymmetric,
+// so they have complex pairs.
+TEST_P(LinalgKernelTest, Schur) {
+  const DType dt = GetParam();
+  const int64_t B = 3, n = 6;
+  const Literal a = Random(dt, Shape{B, n, n}, 11);
+  const Literal tz = Kernel(Attrs(LinalgKind::kSchur), {a});
+  ASSERT_EQ(tz.shape(), (Shape{B, n, 2 * n}));
+  int blocks = 0;
+  for (int64_t b = 0; b < B; ++b) {
+    const Mat f = Part(tz, b, 2 * n * n, 0, n, 2 * n);
+    Mat t = Zeros(n, n), z = Zeros(n, n), eye = Zeros(n, n);
+    for (int64_t i = 0; i < n; ++i) {
+      eye(i, i) = 1;
+      for (int64_t j = 0; j < n; ++j) {
+        t(i, j) = f(i, j);
+        z(i, j) = f(i, n + j);
+        if (i > j + 1) EXPECT_EQ(t(i, j), 0) << i << "," << j;
+      }
+      if (i > 0 && t(i, i - 1) != 0) {
+        ++blocks;
+        if (i > 1) EXPECT_EQ(t(i - 1, i - 2), 0) << "two blocks overlap";
+      }
+    }
+    EXPECT_LT(MaxDiff(Mul(T(z), z), eye), 10 * Tol(dt));
+    EXPECT_LT(MaxDiff(Mul(Mul(z, t), T(z)), Part(a, b, n * n, 0, n, n)),
+              n * 10 * Tol(dt));
+  }
+  EXPECT_GT(blocks, 0);  // the test exercised complex eigenvalue pairs
+  // A NaN: NaN everywhere, as the other iterative routines.
+  std::vector<double> bad(n * n, 1.0);
+  bad[3] = std::nan("");
+  const Literal nan = Kernel(Attrs(LinalgKind::kSchur),
+                             {Literal::FromDoubles(dt, Shape{n, n}, bad)});
+  for (int64_t i = 0; i < 2 * n * n; ++i) {
+    EXPECT_TRUE(std::isnan(nan.GetAsDouble(i)));
+  }
+}
+
 TEST_P(LinalgKernelTest, InterpreterAgreesWithKernel) {
   const DType dt = GetParam();
   const Literal sq = Spd(dt, 4, 6, 8);
@@ -320,7 +361,8 @@ TEST_P(LinalgKernelTest, InterpreterAgreesWithKernel) {
   const Literal rhs = Random(dt, Shape{4, 6, 2}, 10);
   std::vector<std::pair<LinalgAttrs, std::vector<Literal>>> cases;
   for (LinalgKind k :
-       {LinalgKind::kCholesky, LinalgKind::kLu, LinalgKind::kEigh}) {
+       {LinalgKind::kCholesky, LinalgKind::kLu, LinalgKind::kEigh,
+        LinalgKind::kSchur}) {
     cases.push_back({Attrs(k), {sq}});
   }
   for (LinalgKind k : {LinalgKind::kQr, LinalgKind::kSvd}) {
