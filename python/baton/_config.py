@@ -68,6 +68,8 @@ _CHOICES: dict[str, tuple[Any, ...]] = {
     # give the same values.
     "softmax_custom_jvp": (False, True),
     "allow_f16_reductions": (True, False),
+    # baton._gc_guard: arrays freed by the cycle collector.
+    "array_garbage_collection_guard": ("allow", "log", "fatal"),
 }
 # JAX's spelling of the same switches (``jax_<name>``), so that a ported
 # jax.config.update("jax_enable_x64", True) works unchanged.
@@ -100,6 +102,7 @@ _DEFAULTS: dict[str, Any] = {
     "debug_key_reuse": False,
     "softmax_custom_jvp": False,
     "allow_f16_reductions": True,
+    "array_garbage_collection_guard": "allow",
 }
 
 

@@ -54,6 +54,9 @@ What each setting does in baton (docs/jax_surface.md, "Top level"):
   accumulates in float32 and is not affected, as ``jnp.sum``).
 - ``softmax_custom_jvp``: recorded; baton's ``nn.softmax`` has one
   derivative rule, whose values are those of both of JAX's.
+- ``array_garbage_collection_guard`` ("allow" / "log" / "fatal"): an
+  Array freed by Python's cycle collector, not by its last reference, is
+  logged (and "fatal" aborts); ``baton._gc_guard`` says how.
 - ``make_user_context(default)``: a context whose value is part of what a
   compiled program depends on: changing it clears baton's compiled caches
   (``bt.clear_caches()``), so jitted functions trace again, as JAX retraces.
@@ -70,6 +73,7 @@ from baton._config import config
 
 __all__ = [
     "allow_f16_reductions",
+    "array_garbage_collection_guard",
     "check_tracer_leaks",
     "checking_leaks",
     "debug_infs",
@@ -176,6 +180,11 @@ allow_f16_reductions = State(
 )
 softmax_custom_jvp = State(
     "softmax_custom_jvp", "Recorded; baton's softmax has one derivative rule."
+)
+array_garbage_collection_guard = State(
+    "array_garbage_collection_guard",
+    "'allow', 'log' or 'fatal' when the cycle collector frees an Array "
+    "(baton._gc_guard).",
 )
 
 

@@ -14,6 +14,7 @@
 #include "baton/runtime/device.h"
 #include "baton/runtime/transfer.h"
 #include "conversions.h"
+#include "gc_guard.h"
 #include "host_views.h"
 #include "module.h"
 
@@ -148,4 +149,5 @@ void init_array(nb::module_& m) {
   // Arrays compare by value once operators exist; like numpy and JAX arrays
   // they are unhashable.
   cls.attr("__hash__") = nb::none();
+  baton::python::WrapArrayDealloc(cls.ptr());  // gc_guard.cc
 }

@@ -45,6 +45,10 @@ const char* BufferFormat(DType t) {
       return "f";
     case DType::kFloat64:
       return "d";
+    case DType::kComplex64:
+      return "Zf";
+    case DType::kComplex128:
+      return "Zd";
     case DType::kBFloat16:
       return nullptr;
   }

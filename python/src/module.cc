@@ -11,6 +11,7 @@ NB_MODULE(_baton, m) {
   init_memory(m);
   init_array(m);
   init_host_views(m);
+  init_gc_guard(m);
   init_dlpack(m);
   init_transfers(m);
   init_donation(m);

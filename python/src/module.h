@@ -11,6 +11,7 @@ void init_devices(nb::module_& m);     // devices.cc
 void init_memory(nb::module_& m);      // memory.cc
 void init_array(nb::module_& m);       // array.cc
 void init_host_views(nb::module_& m);  // host_views.cc (after array)
+void init_gc_guard(nb::module_& m);    // gc_guard.cc
 void init_dlpack(nb::module_& m);      // dlpack.cc (after array)
 void init_transfers(nb::module_& m);   // transfers.cc
 void init_donation(nb::module_& m);    // donation.cc
