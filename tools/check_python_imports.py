@@ -80,6 +80,7 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
             "baton.tree_util",
             "baton._config",
             "baton._config_states",
+            "baton._gc_guard",
             "baton._monitoring",
             "baton.monitoring",
             "baton.version",
