@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Which public names of JAX's namespaces outside jax.numpy baton has.
+"""Which public names of JAX's namespaces baton has, and which are checked.
 
 For each namespace pair (jax / baton (the top level), jax.lax / baton.lax,
 jax.nn / baton.nn, jax.random / baton.random, jax.numpy.fft, jax.scipy.fft,
@@ -8,14 +8,23 @@ jax.scipy.signal, jax.scipy.stats, jax.scipy.linalg, jax.tree_util,
 jax.example_libraries.stax / .optimizers) lists the
 public names of the JAX module (``*_p`` primitives of jax.lax left out) and
 whether the baton module has each. A name whose JAX value is a module
-(``jax.scipy.stats.norm``) also counts its functions. Presence only: the
-values are checked by tests/jax_compat/test_namespaces_vs_jax.py (and, for
-jax.numpy, by tools/jnp_coverage.py, whose name listing this reuses).
+(``jax.scipy.stats.norm``) also counts its functions.
+
+Alone it reports presence. With ``--checked FILE`` (what the JAX comparison
+suite wrote when run with ``BATON_API_COVERAGE=FILE``; see
+tests/jax_compat/_api_coverage.py) each present name is "matching" when
+tests comparing baton with JAX used it and all of them passed, "differing"
+when one of them failed, and "unchecked" when none used it. Names left out
+on purpose are listed with the reason (LEFT_OUT below). CI runs it after
+the comparison suite with ``--require 90``: every namespace at least 90%
+present and matching, none differing.
 
     python3 tools/namespace_coverage.py              # the table
     python3 tools/namespace_coverage.py -v           # and the missing names
     python3 tools/namespace_coverage.py --only jax.nn -v
     python3 tools/namespace_coverage.py --only jax -v   # the top level
+    BATON_API_COVERAGE=/tmp/api.json python3 -m pytest -q tests/jax_compat
+    python3 tools/namespace_coverage.py --checked /tmp/api.json --require 90 -v
 """
 
 from __future__ import annotations
@@ -23,6 +32,7 @@ from __future__ import annotations
 import argparse
 import functools
 import importlib
+import json
 import os
 import sys
 import types
@@ -50,6 +60,26 @@ PAIRS = (
     ("jax.example_libraries.optimizers", "baton.example_libraries.optimizers"),
 )
 
+# Names baton leaves out on purpose, and why (the report lists them apart
+# from the plain missing ones; they still count as missing).
+_INTERNAL = "JAX's internal machinery, exported for its own libraries; baton's differs"
+LEFT_OUT: dict[str, dict[str, str]] = {
+    "jax": {
+        "ad": _INTERNAL,
+        "api_util": _INTERNAL,
+        "interpreters": _INTERNAL,
+        "lib": _INTERNAL + " (jaxlib's bindings)",
+        "ffi": "XLA custom calls; baton's programs are not XLA's, and C++ "
+        "users call baton's C++ API directly",
+        "export": "serializes StableHLO; baton's programs are not StableHLO",
+        "smap": "the explicit-sharding API of issue 37",
+        "auto_pcast": "varying-manual-axes typing of the explicit-sharding API (issue 37)",
+        "remove_size_one_mesh_axis_from_type": "explicit-sharding types (issue 37)",
+        "jax2tf_associative_scan_reductions": "changes jax2tf's lowering only; "
+        "baton has no TensorFlow export",
+    },
+}
+
 # In these namespaces, names a module only imports for its own use (modules,
 # typing helpers, builtins such as ``map``) are not part of its API.
 _OWN_NAMES_ONLY = ("jax.example_libraries.",)
@@ -64,10 +94,22 @@ class Coverage:
     missing: list[str] = field(default_factory=list)
     # For module-valued names: (functions present, functions in JAX's).
     members: dict[str, tuple[int, int]] = field(default_factory=dict)
+    # With --checked: present names by verdict.
+    matching: list[str] = field(default_factory=list)
+    differing: list[str] = field(default_factory=list)
+    unchecked: list[str] = field(default_factory=list)
 
     @property
     def total(self) -> int:
         return len(self.present) + len(self.missing)
+
+    def classify(self, verdicts: dict[str, str]) -> None:
+        """Sorts the present names by the comparison suite's verdicts."""
+        for n in self.present:
+            v = verdicts.get(n)
+            {"passed": self.matching, "failed": self.differing}.get(
+                v, self.unchecked
+            ).append(n)
 
 
 def public_names(module: types.ModuleType, skip_primitives: bool) -> list[str]:
@@ -143,38 +185,104 @@ def run(only: list[str] | None = None) -> list[Coverage]:
     return [coverage(j, b) for j, b in pairs]
 
 
-def render(results: list[Coverage], verbose: bool) -> str:
+def _pct(part: int, whole: int) -> float:
+    return 100.0 * part / whole if whole else 0.0
+
+
+def render(results: list[Coverage], verbose: bool, checked: bool = False) -> str:
     w = max([20] + [len(c.jax_name) for c in results])
-    lines = [
-        f"{'namespace':<{w}} {'present':>8} {'of':>5} {'%':>6}   members",
-        "-" * (w + 40),
-    ]
+    if checked:
+        head = (
+            f"{'namespace':<{w}} {'names':>6} {'matching':>9} {'%':>6} "
+            f"{'differ':>7} {'unchecked':>10} {'missing':>8}"
+        )
+    else:
+        head = f"{'namespace':<{w}} {'present':>8} {'of':>5} {'%':>6}   members"
+    lines = [head, "-" * len(head)]
     for c in results:
-        pct = 100.0 * len(c.present) / c.total if c.total else 0.0
+        if checked:
+            lines.append(
+                f"{c.jax_name:<{w}} {c.total:>6} {len(c.matching):>9} "
+                f"{_pct(len(c.matching), c.total):>5.1f}% {len(c.differing):>7} "
+                f"{len(c.unchecked):>10} {len(c.missing):>8}"
+            )
+            continue
         extra = ""
         if c.members:
             got = sum(g for g, _ in c.members.values())
             tot = sum(t for _, t in c.members.values())
             extra = f"{got}/{tot} functions of submodules"
         lines.append(
-            f"{c.jax_name:<{w}} {len(c.present):>8} {c.total:>5} {pct:>5.1f}%   {extra}"
+            f"{c.jax_name:<{w}} {len(c.present):>8} {c.total:>5} "
+            f"{_pct(len(c.present), c.total):>5.1f}%   {extra}"
         )
     if verbose:
         for c in results:
-            lines += [
-                "",
-                f"{c.jax_name}: missing {len(c.missing)}",
-                "  " + " ".join(c.missing),
-            ]
+            why = LEFT_OUT.get(c.jax_name, {})
+            plain = [n for n in c.missing if n not in why]
+            groups = [("missing", plain)]
+            if checked:
+                groups = [("differing", c.differing), ("unchecked", c.unchecked)] + groups
+            for title, names in groups:
+                if names:
+                    lines += ["", f"{c.jax_name}: {title} {len(names)}", "  " + " ".join(names)]
+            left = [n for n in c.missing if n in why]
+            if left:
+                lines += ["", f"{c.jax_name}: left out on purpose {len(left)}"]
+                lines += [f"  {n}: {why[n]}" for n in left]
     return "\n".join(lines)
+
+
+def load_verdicts(paths: list[str]) -> dict[str, dict[str, str]]:
+    """Merges the files the comparison suite wrote (one per pytest process):
+    a name is "failed" if any run failed it."""
+    merged: dict[str, dict[str, str]] = {}
+    for path in paths:
+        with open(path) as f:
+            for ns, names in json.load(f).items():
+                into = merged.setdefault(ns, {})
+                for n, v in names.items():
+                    into[n] = "failed" if "failed" in (v, into.get(n)) else v
+    return merged
 
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--only", help="comma-separated JAX namespaces (jax.lax,...)")
-    ap.add_argument("-v", "--verbose", action="store_true", help="list missing names")
+    ap.add_argument("-v", "--verbose", action="store_true", help="list the names")
+    ap.add_argument(
+        "--checked",
+        nargs="+",
+        metavar="FILE",
+        help="verdicts written by tests/jax_compat under BATON_API_COVERAGE",
+    )
+    ap.add_argument(
+        "--require",
+        type=float,
+        metavar="PCT",
+        help="with --checked: fail unless every namespace is at least PCT%% "
+        "present and matching and none differs",
+    )
     a = ap.parse_args()
-    print(render(run(a.only.split(",") if a.only else None), a.verbose))
+    results = run(a.only.split(",") if a.only else None)
+    if a.checked:
+        verdicts = load_verdicts(a.checked)
+        for c in results:
+            c.classify(verdicts.get(c.jax_name, {}))
+    print(render(results, a.verbose, checked=bool(a.checked)))
+    if a.require is not None:
+        if not a.checked:
+            ap.error("--require needs --checked")
+        bad = [
+            f"{c.jax_name}: {_pct(len(c.matching), c.total):.1f}% matching, "
+            f"{len(c.differing)} differing"
+            for c in results
+            if _pct(len(c.matching), c.total) < a.require or c.differing
+        ]
+        if bad:
+            print(f"\nbelow {a.require:g}% present and matching, or differing:")
+            print("\n".join("  " + b for b in bad))
+            sys.exit(1)
 
 
 if __name__ == "__main__":

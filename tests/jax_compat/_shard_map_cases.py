@@ -2,6 +2,7 @@
 (started by test_shard_map_vs_jax.py with the device counts set); prints one
 line "name ok" or "name FAIL: why" per case."""
 
+import json
 import os
 import sys
 
@@ -258,9 +259,26 @@ def data_parallel_grad():
 
 if __name__ == "__main__":
     assert len(jax.devices()) == 4 and len(bt.devices()) == 4, "run with 4 devices"
-    for name, args in CASES.items():
-        check(name, case(args))
-    check("placement", placement)
-    check("elementwise_jit", elementwise_jit)
-    check("data_parallel_grad", data_parallel_grad)
+    # BATON_API_COVERAGE_CASES=FILE: which public names each case reads
+    # (_api_coverage.py), for the coverage report the parent test feeds.
+    notes = os.environ.get("BATON_API_COVERAGE_CASES")
+    if notes:
+        sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..", "tools"))
+        import _api_coverage
+        import namespace_coverage
+
+        _api_coverage.install(namespace_coverage.PAIRS)
+    checks = [(name, case(args)) for name, args in CASES.items()]
+    checks += [
+        ("placement", placement),
+        ("elementwise_jit", elementwise_jit),
+        ("data_parallel_grad", data_parallel_grad),
+    ]
+    for name, fn in checks:
+        if notes:
+            _api_coverage.set_current_test(name)
+        check(name, fn)
+    if notes:
+        with open(notes, "w") as f:
+            json.dump(_api_coverage.reads_by_test(), f)
     sys.stdout.flush()

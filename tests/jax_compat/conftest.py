@@ -20,6 +20,21 @@ jax.config.update("jax_enable_x64", False)
 
 import baton as bt  # noqa: E402
 
+
+def pytest_configure(config):
+    # BATON_API_COVERAGE=FILE: note which public names the tests check
+    # (_api_coverage.py; tools/namespace_coverage.py --checked FILE).
+    out = os.environ.get("BATON_API_COVERAGE")
+    if out:
+        import sys
+
+        sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..", "tools"))
+        import _api_coverage
+        import namespace_coverage
+
+        _api_coverage.install(namespace_coverage.PAIRS)
+        config.pluginmanager.register(_api_coverage.Plugin(out), "baton_api_coverage")
+
 KINDS = ("device", "pinned_host", "unpinned_host")
 
 

@@ -2,6 +2,7 @@
 CPU devices each (a subprocess: both read their device counts at start-up;
 the cases are in _shard_map_cases.py)."""
 
+import json
 import os
 import subprocess
 import sys
@@ -12,13 +13,16 @@ HERE = os.path.dirname(__file__)
 
 
 @pytest.fixture(scope="module")
-def results():
+def results(tmp_path_factory):
+    notes = str(tmp_path_factory.mktemp("api") / "reads.json")
     env = dict(
         os.environ,
         BATON_NUM_CPU_DEVICES="4",
         JAX_PLATFORMS="cpu",
         XLA_FLAGS="--xla_force_host_platform_device_count=4",
     )
+    if os.environ.get("BATON_API_COVERAGE"):  # _api_coverage.py
+        env["BATON_API_COVERAGE_CASES"] = notes
     out = subprocess.run(
         [sys.executable, os.path.join(HERE, "_shard_map_cases.py")],
         env=env,
@@ -28,7 +32,11 @@ def results():
     )
     assert out.returncode == 0, out.stderr[-4000:]
     lines = dict(line.split(" ", 1) for line in out.stdout.splitlines() if " " in line)
-    return lines
+    reads = {}
+    if os.path.exists(notes):
+        with open(notes) as f:
+            reads = json.load(f)
+    return lines, reads
 
 
 CASES = [
@@ -60,4 +68,9 @@ CASES = [
 
 @pytest.mark.parametrize("name", CASES)
 def test_same_as_jax(results, name):
-    assert results.get(name) == "ok", results.get(name, "missing")
+    lines, reads = results
+    if reads:  # the names this case used count as checked by this test
+        import _api_coverage
+
+        _api_coverage.note(reads.get(name, []))
+    assert lines.get(name) == "ok", lines.get(name, "missing")
