@@ -378,7 +378,8 @@ def solve_sylvester(
                 "scipy.linalg.solve_sylvester: complex a or b is not supported "
                 "(their complex Schur forms need complex LAPACK); c may be complex"
             )
-    real_dt = np.dtype(bnp.real(bnp.zeros((), dt)).dtype)
+    real_dt = {"complex64": np.float32, "complex128": np.float64}.get(str(dt), dt)
+    real_dt = np.dtype(real_dt)
     if real_dt not in (np.float32, np.float64):
         raise NotImplementedError(
             f"scipy.linalg.solve_sylvester: Unsupported dtype {dt} (as JAX's "
