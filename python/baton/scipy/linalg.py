@@ -15,7 +15,15 @@ leslie (from arrays), hadamard, helmert, hilbert, invhilbert, pascal,
 invpascal and dft (complex) (from a size). expm: JAX's scaling and
 squaring with Pade approximants; expm_frechet its jvp. polar: from the SVD.
 qr_multiply: from qr's full Q. eigh_tridiagonal: JAX's bisection.
-hessenberg: LAPACK's Householder reduction, composed.
+hessenberg: LAPACK's Householder reduction, composed. schur: LAPACK's
+real Schur form, and output="complex" from it by rsf2csf.
+
+On the complex Schur form (``_linalg_schur``, composed from complex baton
+ops; real input, as there is no complex LAPACK): rsf2csf (JAX's rotations,
+each 2x2 block by the eigenvalue complex geev lists first), sqrtm (Bjorck
+and Hammarling's recurrence; not batched, as JAX's), funm (Parlett's
+recurrence, with JAX's error estimate for disp=False) and solve_sylvester
+(Bartels-Stewart; batched; c may be complex).
 """
 
 from __future__ import annotations
@@ -27,6 +35,8 @@ from baton import _linalg_core as core
 from baton import _ops
 from baton._baton import lax
 from baton.numpy import linalg as _np_linalg
+from baton.scipy import _linalg_schur
+from baton.scipy._linalg_schur import funm, rsf2csf, solve_sylvester, sqrtm
 
 __all__ = [
     "block_diag",
@@ -44,6 +54,7 @@ __all__ = [
     "expm_frechet",
     "fiedler",
     "fiedler_companion",
+    "funm",
     "hadamard",
     "hankel",
     "helmert",
@@ -60,9 +71,12 @@ __all__ = [
     "polar",
     "qr",
     "qr_multiply",
+    "rsf2csf",
     "schur",
     "solve",
+    "solve_sylvester",
     "solve_triangular",
+    "sqrtm",
     "svd",
     "toeplitz",
 ]
@@ -388,13 +402,21 @@ def eigh(
 
 
 def schur(a: Any, output: str = "real") -> tuple:
-    """(t, z) with a = z t z^T for a [..., n, n] (LAPACK's gees): output
+    """(t, z) with a = z t z^H for a [..., n, n] (LAPACK's gees): output
     "real" gives the real Schur form, t quasi-upper-triangular with a 2x2
-    diagonal block per complex eigenvalue pair and z orthogonal.
+    diagonal block per complex eigenvalue pair and z orthogonal; "complex"
+    the complex Schur form (t upper triangular, z unitary; complex64, or
+    complex128 from float64) as rsf2csf of the real one. JAX runs complex
+    gees there: an equally valid form whose diagonal may list the
+    eigenvalues in another order (and z's columns other phases). Real
+    input only (complex input needs complex LAPACK: NotImplementedError).
 
     >>> a = bnp.array([[0., 1.], [-2., 3.]])
     >>> t, z = bt.scipy.linalg.schur(a)
     >>> bnp.allclose(z @ t @ z.T, a, atol=1e-5)
+    Array(True, dtype=bool)
+    >>> tc, zc = bt.scipy.linalg.schur(a, output="complex")
+    >>> bnp.allclose(zc @ tc @ zc.conj().T, a, atol=1e-5)
     Array(True, dtype=bool)
     """
     from baton import lax_linalg
@@ -404,10 +426,7 @@ def schur(a: Any, output: str = "real") -> tuple:
             f"scipy.linalg.schur: output must be 'real' or 'complex', got {output!r}"
         )
     if output == "complex":
-        raise NotImplementedError(
-            "scipy.linalg.schur: output='complex' is not supported yet; take "
-            "the real form and convert it with rsf2csf"
-        )
+        return _linalg_schur.complex_schur(a)
     return lax_linalg.schur(a)
 
 
