@@ -68,6 +68,10 @@ _CHOICES: dict[str, tuple[Any, ...]] = {
     # give the same values.
     "softmax_custom_jvp": (False, True),
     "allow_f16_reductions": (True, False),
+    # Raw uint32 keys passed to bt.random: allowed, warned about, refused.
+    "legacy_prng_key": ("allow", "warn", "error"),
+    # Multi-process operations from a thread other than the guard's raise.
+    "thread_guard": (False, True),
 }
 # JAX's spelling of the same switches (``jax_<name>``), so that a ported
 # jax.config.update("jax_enable_x64", True) works unchanged.
@@ -100,6 +104,8 @@ _DEFAULTS: dict[str, Any] = {
     "debug_key_reuse": False,
     "softmax_custom_jvp": False,
     "allow_f16_reductions": True,
+    "legacy_prng_key": "allow",
+    "thread_guard": False,
 }
 
 
