@@ -25,6 +25,7 @@ from typing import Any, Callable
 
 import numpy as np
 
+from baton import _batching_hook as hook
 from baton import tree
 from baton._baton import lax as _lax
 from baton._eager_transform import run_eagerly, transformation
@@ -391,6 +392,24 @@ def _grad_impl(
     normalize_argnums(argnums, 1 << 30, what)  # type errors now, range at call
 
     def traced_call(*args: Any, **kwargs: Any) -> Any:
+        in_vmap_body = hook.round_here() is not None
+        try:
+            return grad_call(*args, **kwargs)
+        except hook.NestedRuleError:
+            # fun calls a custom_vmap function: directly in a bt.vmap body
+            # the gradient is taken of the vmapped function instead.
+            batcher = hook.transform_batchers.get("grad")
+            if not in_vmap_body or batcher is None:
+                raise
+        rule = batcher(fun, argnums, has_aux, holomorphic, allow_int, kind)
+        return hook.call_with_rule(
+            (tuple(args), dict(kwargs)),
+            rule,
+            lambda a, k: transformed(*a, **k),
+            f"{kind}({fun_name(fun)})",
+        )
+
+    def grad_call(*args: Any, **kwargs: Any) -> Any:
         f, dyn, was_int = argnums_partial(fun, args, kwargs, argnums, what)
         if holomorphic:
             check_holomorphic(tree.leaves(dyn), what, "inputs")
@@ -403,7 +422,8 @@ def _grad_impl(
             return ((out, aux), g) if has_aux else (out, g)
         return (g, aux) if has_aux else g
 
-    return transformation(fun, f"{kind}({fun_name(fun)})", traced_call)
+    transformed = transformation(fun, f"{kind}({fun_name(fun)})", traced_call)
+    return transformed
 
 
 # ---- jvp ----
@@ -476,7 +496,18 @@ def jvp(
     name = f"jvp({fun_name(fun)})"
 
     def run(p: tuple, t: tuple) -> tuple:
-        return _jvp_traced(fun, p, t, has_aux, name)
+        in_vmap_body = hook.round_here() is not None
+        try:
+            return _jvp_traced(fun, p, t, has_aux, name)
+        except hook.NestedRuleError:
+            # fun calls a custom_vmap function: directly in a bt.vmap body
+            # this is the jvp of the vmapped function instead.
+            batcher = hook.transform_batchers.get("jvp")
+            if not in_vmap_body or batcher is None:
+                raise
+        return hook.call_with_rule(
+            (p, t), batcher(fun, has_aux), lambda a, b: run(a, b), name
+        )
 
     args = (tuple(primals), tuple(tangents))
     out, tan, aux = run(*args) if is_tracing() else run_eagerly(run, args, {}, name)

@@ -22,7 +22,11 @@ which the vmap's program cannot compute; the call raises
 :class:`NestedRuleError` (a NotImplementedError), except that
 ``custom_jvp`` / ``custom_vjp`` functions called directly in the body catch
 it and are batched in Python (``_custom_batching``), so that a
-``custom_vjp`` wrapped around a ``custom_vmap`` works as in JAX.
+``custom_vjp`` wrapped around a ``custom_vmap`` works as in JAX; so do
+``grad`` / ``value_and_grad`` / ``jvp`` called directly in the body
+(:data:`transform_batchers`), which are then computed on the vmapped
+function instead (``grad`` of the sum over the examples, with every
+argument batched).
 
 Thread-safety: the rounds belong to the thread that traces (thread-local).
 """
@@ -34,11 +38,14 @@ import threading
 from collections.abc import Iterator
 from typing import Any, Callable
 
+from baton import tree
 from baton._baton import lax as _lax
-from baton._subtrace import aval_of, is_tracing, transforms
+from baton._subtrace import aval_of, is_array_like, is_tracing, transforms
 
 __all__ = [
     "NestedRuleError",
+    "call_with_rule",
+    "transform_batchers",
     "Round",
     "Stop",
     "current_frame",
@@ -196,3 +203,26 @@ def intercept(
             )
         return out_tree, outs
     raise Stop(r, leaves, in_tree, rule, body, name)
+
+
+# How a transformation called directly in a vmap body, whose trace hit a
+# ruled call, is batched instead: kind ("grad", "jvp") -> a function making
+# its vmap rule. Registered by baton._custom_batching (a layer above).
+transform_batchers: dict = {}
+
+
+def call_with_rule(
+    value: Any, rule: Callable[..., Any], body: Callable[..., Any], name: str
+) -> Any:
+    """A call over the pytree ``value`` (its leaves array-like) made in a
+    vmap body, batched by ``rule(axis_size, in_batched, *value)``
+    (``value`` a tuple of the call's arguments); ``body(*value)`` is the
+    plain call. See :func:`intercept`."""
+    leaves, in_tree = tree.flatten(value)
+    if not all(is_array_like(x) for x in leaves):
+        raise TypeError(f"{name}: the arguments must be arrays")
+    got = intercept(leaves, in_tree, rule, body, name)
+    if got is None:
+        return body(*value)
+    out_tree, outs = got
+    return tree.unflatten(out_tree, outs)

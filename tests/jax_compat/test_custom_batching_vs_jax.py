@@ -371,3 +371,53 @@ def test_inside_a_nested_transformation_is_refused():
     # trace's program whole, so it says it cannot apply the rule.
     with pytest.raises(NotImplementedError, match="custom batching rule"):
         bt.vmap(lambda x: bt.lax.map(bf, x))(x)
+
+
+# ---- grad / jvp inside vmap ----
+
+
+def test_vmap_of_grad_of_custom_vjp_around_custom_vmap():
+    bf, jf = _both(_docstring_vjp)
+    x = RNG.normal(size=4).astype(np.float32)
+    y = RNG.normal(size=4).astype(np.float32)
+    _close(bt.vmap(bt.grad(bf))(x, y), jax.vmap(jax.grad(jf))(x, y))
+    _close(
+        bt.vmap(bt.grad(bf, (0, 1)), in_axes=(0, None))(x, np.float32(2)),
+        jax.vmap(jax.grad(jf, (0, 1)), in_axes=(0, None))(x, np.float32(2)),
+    )
+    _close(
+        bt.vmap(bt.value_and_grad(bf, (0, 1)), in_axes=(None, 0))(np.float32(0.3), y),
+        jax.vmap(jax.value_and_grad(jf, (0, 1)), in_axes=(None, 0))(
+            np.float32(0.3), y
+        ),
+    )
+
+    def with_aux(f):
+        return lambda x, y: (f(x, y), x * 2.0)
+
+    _close(
+        bt.vmap(bt.grad(with_aux(bf), has_aux=True))(x, y),
+        jax.vmap(jax.grad(with_aux(jf), has_aux=True))(x, y),
+    )
+
+
+@pytest.mark.parametrize("in_axes", [(0, 0), (0, None), (None, 0)])
+def test_vmap_of_jvp_uses_the_rule(in_axes):
+    bf, jf = _both(_sin_rule_cos)
+    x = RNG.normal(size=3).astype(np.float32)
+    t = RNG.normal(size=3).astype(np.float32)
+    xa = x if in_axes[0] == 0 else x[0]
+    ta = t if in_axes[1] == 0 else t[0]
+    _close(
+        bt.vmap(lambda x, t: bt.jvp(bf, (x,), (t,)), in_axes=in_axes)(xa, ta),
+        jax.vmap(lambda x, t: jax.jvp(jf, (x,), (t,)), in_axes=in_axes)(xa, ta),
+    )
+
+
+def test_grad_of_scalar_check_under_vmap():
+    bf, jf = _both(_docstring_vjp)
+    x = np.ones((3, 2), np.float32)
+    with pytest.raises(TypeError, match="scalar-output"):
+        jax.vmap(jax.grad(jf))(x, x)
+    with pytest.raises(TypeError, match="scalar-output"):
+        bt.vmap(bt.grad(bf))(x, x)
