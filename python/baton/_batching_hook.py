@@ -84,10 +84,11 @@ class Round:
         self.name = name
 
 
-class Stop(Exception):
+class Stop(BaseException):
     """Ends a round at a ruled call not batched yet: its flat argument
-    leaves, their structure, the rule and the call's output structure
-    (traced from the body, for the checks), and the name in messages."""
+    leaves, their structure, the rule and the plain function, and the name
+    in messages. A BaseException, so that ``except Exception`` in the
+    user's function does not stop it."""
 
     def __init__(
         self,
@@ -113,10 +114,14 @@ class NestedRuleError(NotImplementedError):
 
 
 @contextlib.contextmanager
-def rounds(round_: Round) -> Iterator[Round]:
+def rounds(round_: Round, probe: Any = None) -> Iterator[Round]:
     """Makes ``round_`` the innermost round while the body is traced; its
-    frame is the trace in progress."""
-    round_.frame = current_frame()
+    frame is the trace in progress (that of ``probe``, a Tracer of it,
+    when given: then no constant is made to find it)."""
+    if isinstance(probe, _lax.Tracer):
+        round_.frame = transforms.value_key(probe)[0]
+    else:
+        round_.frame = current_frame()
     stack = _stack()
     stack.append(round_)
     try:

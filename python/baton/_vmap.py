@@ -158,7 +158,7 @@ def _vmap_traced(
                 known.append((out_tree, list(tracers[pos : pos + m]), arg_avals))
                 pos += m
             rnd = hook.Round(known, fun_name(fun))
-            with hook.rounds(rnd):
+            with hook.rounds(rnd, tracers[0] if tracers else None):
                 a, k = tree.unflatten(in_tree, tracers[:nb])
                 try:
                     cell["out"] = fun(*a, **k)
