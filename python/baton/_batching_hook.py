@@ -44,15 +44,15 @@ from baton._subtrace import aval_of, is_array_like, is_tracing, transforms
 
 __all__ = [
     "NestedRuleError",
-    "call_with_rule",
-    "transform_batchers",
     "Round",
     "Stop",
+    "call_with_rule",
     "current_frame",
     "intercept",
     "round_here",
     "rounds",
     "suspended",
+    "transform_batchers",
 ]
 
 _local = threading.local()

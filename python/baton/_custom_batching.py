@@ -122,8 +122,6 @@ class custom_vmap:
         return tree.unflatten(out_tree, outs)
 
 
-
-
 def sequential_vmap(f: Callable[..., Any]) -> custom_vmap:
     """``f`` as a ``custom_vmap`` function whose rule runs ``f`` once per
     example, in a loop (``bt.lax.map``), stacking the results: for
@@ -195,9 +193,7 @@ def _batch_custom_jvp(f: custom_jvp, nondiff: list, positions: list) -> Callable
         axes = _in_axes(in_batched)
 
         def body(*d: Any) -> Any:
-            return vmap(
-                lambda *e: f.fun(*full(e)), in_axes=axes, axis_size=n
-            )(*d)
+            return vmap(lambda *e: f.fun(*full(e)), in_axes=axes, axis_size=n)(*d)
 
         g = custom_jvp(body)
         g.__name__ = f"vmap({fun_name(f.fun)})"
@@ -230,9 +226,7 @@ def _batch_custom_vjp(f: custom_vjp, nondiff: list, positions: list) -> Callable
         zeros = _per_example_zeros(diff, in_batched)
 
         def body(*d: Any) -> Any:
-            return vmap(
-                lambda *e: f.fun(*full(e)), in_axes=axes, axis_size=n
-            )(*d)
+            return vmap(lambda *e: f.fun(*full(e)), in_axes=axes, axis_size=n)(*d)
 
         def fwd(*d: Any) -> Any:
             def one(*e: Any) -> Any:
@@ -285,7 +279,11 @@ def _all_batched(value: Any, in_batched: Any, n: int) -> Any:
 
 
 def _batch_grad(
-    fun: Callable, argnums: Any, has_aux: bool, holomorphic: bool, allow_int: bool,
+    fun: Callable,
+    argnums: Any,
+    has_aux: bool,
+    holomorphic: bool,
+    allow_int: bool,
     kind: str,
 ) -> Callable:
     """The vmap rule of ``grad(fun)`` / ``value_and_grad(fun)``: the
@@ -308,7 +306,10 @@ def _batch_grad(
             return _lax.sum(value), (value, aux)
 
         g, (value, aux) = grad(
-            summed, argnums, has_aux=True, holomorphic=holomorphic,
+            summed,
+            argnums,
+            has_aux=True,
+            holomorphic=holomorphic,
             allow_int=allow_int,
         )(*a, **k)
         if kind == "value_and_grad":

@@ -151,7 +151,7 @@ def _vmap_traced(
     while True:
         cell: dict = {}
 
-        def flat_fn(*tracers: Any) -> list:
+        def flat_fn(*tracers: Any, cell: dict = cell) -> list:
             known, pos = [], nb
             for out_tree, out_avals, arg_avals in calls:
                 m = len(out_avals)
@@ -162,12 +162,12 @@ def _vmap_traced(
                 a, k = tree.unflatten(in_tree, tracers[:nb])
                 try:
                     cell["out"] = fun(*a, **k)
-                except hook.Stop as stop:
-                    if stop.round is not rnd:
+                except hook.Stop as here:
+                    if here.round is not rnd:
                         raise
-                    cell["stop"] = stop
-                    cell["arg_avals"] = [aval_of(x)[:2] for x in stop.leaves]
-                    return [_lax.as_tracer(x) for x in stop.leaves]
+                    cell["stop"] = here
+                    cell["arg_avals"] = [aval_of(x)[:2] for x in here.leaves]
+                    return [_lax.as_tracer(x) for x in here.leaves]
             out_leaves, cell["out_tree"] = tree.flatten(cell["out"])
             return out_leaves
 

@@ -190,9 +190,7 @@ def test_rule_not_called_when_nothing_is_batched():
 
     bf, jf = _both(make)
     i, c = np.arange(3, dtype=np.float32), np.float32(2)
-    _close(
-        bt.vmap(bf, in_axes=(0, None))(i, c), jax.vmap(jf, in_axes=(0, None))(i, c)
-    )
+    _close(bt.vmap(bf, in_axes=(0, None))(i, c), jax.vmap(jf, in_axes=(0, None))(i, c))
 
 
 def _sin_rule_cos(cb, np_):
@@ -237,9 +235,7 @@ def test_nested_vmap_uses_the_rule_at_each_level():
     # traces the inner vmap again for the outer level's call, so the inner
     # rule may run more than once).
     assert list(dict.fromkeys(blog)) == jlog == [(3, (3,)), (2, (2, 3))]
-    _close(
-        bt.vmap(bt.vmap(bf), in_axes=1)(x), jax.vmap(jax.vmap(jf), in_axes=1)(x)
-    )
+    _close(bt.vmap(bt.vmap(bf), in_axes=1)(x), jax.vmap(jax.vmap(jf), in_axes=1)(x))
 
 
 def test_nested_sequential_vmap():
@@ -280,9 +276,7 @@ def test_jvp_uses_the_function_outside_vmap_and_the_rule_inside():
     _close(bt.jvp(bf, (x,), (t,)), jax.jvp(jf, (x,), (t,)))
     xs = RNG.normal(size=3).astype(np.float32)
     ts = RNG.normal(size=3).astype(np.float32)
-    _close(
-        bt.jvp(bt.vmap(bf), (xs,), (ts,)), jax.jvp(jax.vmap(jf), (xs,), (ts,))
-    )
+    _close(bt.jvp(bt.vmap(bf), (xs,), (ts,)), jax.jvp(jax.vmap(jf), (xs,), (ts,)))
 
 
 def test_custom_jvp_around_custom_vmap():
@@ -387,9 +381,7 @@ def test_vmap_of_grad_of_custom_vjp_around_custom_vmap():
     )
     _close(
         bt.vmap(bt.value_and_grad(bf, (0, 1)), in_axes=(None, 0))(np.float32(0.3), y),
-        jax.vmap(jax.value_and_grad(jf, (0, 1)), in_axes=(None, 0))(
-            np.float32(0.3), y
-        ),
+        jax.vmap(jax.value_and_grad(jf, (0, 1)), in_axes=(None, 0))(np.float32(0.3), y),
     )
 
     def with_aux(f):

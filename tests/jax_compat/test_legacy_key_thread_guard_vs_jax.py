@@ -11,7 +11,6 @@ import numpy as np
 import pytest
 
 jax = pytest.importorskip("jax")
-import jax.numpy as jnp  # noqa: E402
 
 import baton as bt  # noqa: E402
 from baton import _config_states  # noqa: E402
@@ -41,7 +40,7 @@ def _outcome(fn):
         try:
             fn()
             kind, err = "ok", None
-        except Exception as e:  # noqa: BLE001 -- compared with JAX's
+        except Exception as e:  # compared with JAX's
             kind, err = "raise", (type(e).__name__, str(e))
     return kind, err, sorted({(x.category.__name__, str(x.message)) for x in w})
 
@@ -111,7 +110,7 @@ def _in_thread(fn, name="other-thread"):
     def run():
         try:
             out["value"] = fn()
-        except Exception as e:  # noqa: BLE001 -- returned to the test
+        except Exception as e:  # returned to the test
             out["error"] = e
 
     t = threading.Thread(target=run, name=name)

@@ -135,7 +135,7 @@ __all__ = [
 
 # The public functions are the boundary at which jax_legacy_prng_key
 # checks the key a caller passes (_keys.public).
-from baton.random import _keys  # noqa: E402
+from baton.random import _keys
 
 for _name in __all__:
     if _inspect.isfunction(globals()[_name]):
