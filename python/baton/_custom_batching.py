@@ -14,7 +14,10 @@ function runs as it is: outside any trace, under ``bt.jit``, under
 rules) are batched here, in Python, when called in a vmapped function: the
 batched function is a new custom function whose body is ``vmap`` of the
 body, and whose rules are ``vmap`` of the rules (cotangents of unbatched
-arguments summed over the batch), which is how JAX batches them.
+arguments summed over the batch), which is how JAX batches them. Likewise
+``grad`` / ``value_and_grad`` / ``jvp`` called directly in a vmapped
+function over such a function are computed on the vmapped function (the
+rules registered in ``_batching_hook.transform_batchers``).
 """
 
 from __future__ import annotations
