@@ -260,7 +260,8 @@ def _vjp_traced(
     residuals."""
     leaves, in_tree = _flat_args(primals, what)
     explicit = _differentiable(leaves, what, allow_int)  # before tracing, as JAX
-    flat = _Flat(fun, leaves, in_tree, has_aux, what, check_out)
+    with hook.reverse_mode():  # custom_vmap calls refuse (_batching_hook)
+        flat = _Flat(fun, leaves, in_tree, has_aux, what, check_out)
     fwd, bwd, residuals = transforms.vjp(flat.main, flat.wrt(explicit))
     outs = inline(fwd, flat.operands, flat.out_weak + [False] * len(residuals))
     out = tree.unflatten(flat.out_tree, outs[: flat.n_out])

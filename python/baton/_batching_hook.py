@@ -48,7 +48,10 @@ __all__ = [
     "Stop",
     "call_with_rule",
     "current_frame",
+    "derivative_defined",
+    "in_reverse_mode",
     "intercept",
+    "reverse_mode",
     "round_here",
     "rounds",
     "suspended",
@@ -231,3 +234,45 @@ def call_with_rule(
         return body(*value)
     out_tree, outs = got
     return tree.unflatten(out_tree, outs)
+
+
+# ---- reverse mode: JAX's custom_vmap has none ----
+#
+# The C++ reverse-mode transform cannot tell a custom_vmap call apart (its
+# body is inlined), so refusing it is done here: ``bt.grad`` / ``vjp`` mark
+# the tracing of the function they differentiate (``reverse_mode``), and a
+# custom_vmap call whose body would run there refuses. Custom functions mark
+# their own bodies and rules as ``derivative_defined`` (the derivative comes
+# from their rules, never from differentiating those bodies).
+
+
+def _depth() -> int:
+    return getattr(_local, "reverse", 0)
+
+
+@contextlib.contextmanager
+def reverse_mode() -> Iterator[None]:
+    """The function being traced here will be differentiated in reverse
+    mode."""
+    _local.reverse = _depth() + 1
+    try:
+        yield
+    finally:
+        _local.reverse -= 1
+
+
+@contextlib.contextmanager
+def derivative_defined() -> Iterator[None]:
+    """What is traced here is not differentiated by reverse mode (a custom
+    function's body and rules, a trace made only for its structure)."""
+    saved = _depth()
+    _local.reverse = 0
+    try:
+        yield
+    finally:
+        _local.reverse = saved
+
+
+def in_reverse_mode() -> bool:
+    """Whether reverse mode will differentiate what is traced now."""
+    return _depth() > 0 and is_tracing()

@@ -215,7 +215,9 @@ class _CustomFunction:
             return self.fun(*args)
         in_vmap_body = hook.round_here() is not None
         try:
-            return self._traced_call(args, name, what)
+            # Reverse mode uses the rules: the body is not differentiated.
+            with hook.derivative_defined():
+                return self._traced_call(args, name, what)
         except hook.NestedRuleError:
             # The body calls a custom_vmap function: under bt.vmap this call
             # is batched in Python (_custom_batching), as JAX batches it.

@@ -31,6 +31,7 @@ from baton._baton import lax as _lax
 from baton._control_flow import map as _lax_map
 from baton._custom import _tracing_rules, custom_jvp, custom_vjp, register_batcher
 from baton._subtrace import (
+    Tracer,
     check_args,
     dtype_of,
     fun_name,
@@ -66,9 +67,9 @@ class custom_vmap:
     dimension first) and the arguments, and returns the output and a pytree
     of bools of the output's structure (False: that leaf is the same for
     every example and is broadcast). As in JAX, the rule is not called when
-    no argument is batched, and reverse-mode differentiation needs a
-    ``custom_vjp`` around the ``custom_vmap`` (see docs/jax_surface.md for
-    what baton differentiates where JAX refuses).
+    no argument is batched, and reverse-mode differentiation (``grad``,
+    ``vjp``) raises ValueError unless a ``custom_vjp`` is around the
+    ``custom_vmap`` (docs/jax_surface.md says how baton decides).
     """
 
     def __init__(self, fun: Callable[..., Any]) -> None:
@@ -120,6 +121,14 @@ class custom_vmap:
         check_args(leaves, f"custom_vmap({name})")
         got = hook.intercept(leaves, in_tree, self.vmap_rule, self.fun, name)
         if got is None:
+            if hook.in_reverse_mode() and any(isinstance(x, Tracer) for x in leaves):
+                raise ValueError(
+                    f"custom_vmap function {name} does not support reverse-mode "
+                    "autodiff (grad, vjp, value_and_grad, jacrev, hessian), as in "
+                    "JAX; to differentiate it, wrap it in a custom_vjp: "
+                    "bt.custom_vjp(bt.custom_batching.custom_vmap(f)) with defvjp "
+                    "(forward mode, bt.jvp, differentiates the function)"
+                )
             return self.fun(*args)
         out_tree, outs = got
         return tree.unflatten(out_tree, outs)
@@ -155,7 +164,7 @@ def sequential_vmap(f: Callable[..., Any]) -> custom_vmap:
             it = iter(xs)
             full = [next(it) if b else x for x, b in zip(leaves, flags)]
             with hook.suspended():
-                return f(*tree.unflatten(treedef, full))
+                return cf(*tree.unflatten(treedef, full))
 
         out = _lax_map(one, mapped)
         return out, tree.map(lambda _: True, out)

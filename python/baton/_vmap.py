@@ -223,7 +223,7 @@ def _apply_rule(
     cell: dict = {}
 
     def body_fn(*ts: Any) -> list:
-        with hook.suspended():
+        with hook.suspended(), hook.derivative_defined():
             leaves, cell["tree"] = tree.flatten(
                 stop.body(*tree.unflatten(stop.in_tree, list(ts)))
             )

@@ -413,3 +413,43 @@ def test_grad_of_scalar_check_under_vmap():
         jax.vmap(jax.grad(jf))(x, x)
     with pytest.raises(TypeError, match="scalar-output"):
         bt.vmap(bt.grad(bf))(x, x)
+
+
+# ---- reverse mode: refused, as in JAX ----
+
+
+def _reverse_cases(t, np_, s, q):
+    x = np.arange(3, dtype=np.float32)
+    lax_ = t.lax
+    return [
+        ("grad(vmap(f))", lambda: t.grad(lambda x: t.vmap(s)(x).sum())(x)),
+        ("grad(vmap(sequential))", lambda: t.grad(lambda x: t.vmap(q)(x).sum())(x)),
+        ("grad, constant argument", lambda: t.grad(lambda x: x * s(2.0))(1.0)),
+        (
+            "grad of stop_gradient",
+            lambda: t.grad(lambda x: x * lax_.stop_gradient(s(x)))(1.0),
+        ),
+        ("grad", lambda: t.grad(s)(1.0)),
+        ("vjp", lambda: t.vjp(s, 1.0)),
+        ("jacrev", lambda: t.jacrev(s)(x)),
+        ("jacfwd", lambda: t.jacfwd(s)(x)),
+        ("hessian", lambda: t.hessian(s)(1.0)),
+        ("grad(jit)", lambda: t.grad(t.jit(s))(1.0)),
+        ("grad(checkpoint)", lambda: t.grad(t.checkpoint(s))(1.0)),
+        ("vmap(grad)", lambda: t.vmap(t.grad(s))(x)),
+    ]
+
+
+def test_reverse_mode_refused_where_jax_refuses():
+    bs, js = _both(_sin_rule_cos)
+    bq, jq = _both(lambda cb, np_: cb.sequential_vmap(lambda x: np_.sin(x)))
+    bcases = _reverse_cases(bt, bnp, bs, bq)
+    jcases = _reverse_cases(jax, jnp, js, jq)
+    for (_name, b), (_, j) in zip(bcases, jcases):
+        try:
+            want = j()
+        except ValueError:
+            with pytest.raises(ValueError, match="does not support reverse-mode"):
+                b()
+            continue
+        _close(b(), want)
