@@ -431,6 +431,7 @@ def _reverse_cases(t, np_, s, q):
         ),
         ("grad", lambda: t.grad(s)(1.0)),
         ("vjp", lambda: t.vjp(s, 1.0)),
+        ("linearize", lambda: t.linearize(s, 1.0)[1](1.0)),
         ("jacrev", lambda: t.jacrev(s)(x)),
         ("jacfwd", lambda: t.jacfwd(s)(x)),
         ("hessian", lambda: t.hessian(s)(1.0)),
