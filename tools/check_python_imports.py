@@ -124,6 +124,7 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
         (
             "baton._subtrace",
             "baton._abstract_eval",
+            "baton._batching_hook",
             "baton._custom",
             "baton.debug",
             "baton._sharded_call",
@@ -157,6 +158,8 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
             "baton.ad_checkpoint",
             "baton.test_util",
             "baton.custom_derivatives",
+            "baton._custom_batching",
+            "baton.custom_batching",
             "baton.stages",
         ),
     ),

@@ -79,7 +79,7 @@ from baton._environment import print_environment_info, warn_if_blas_kernel_unfit
 from baton._toplevel_more import *  # noqa: F403 -- pmap, fwd_and_bwd, set_mesh, ...
 from baton._config_states import *  # noqa: F403 -- debug_nans, transfer_guard, ... (JAX's states)
 from baton import _gc_guard  # noqa: F401,E402 -- array_garbage_collection_guard's gc hook
-from baton import custom_derivatives, dlpack, experimental, image, monitoring, ops  # noqa: F401
+from baton import custom_batching, custom_derivatives, dlpack, experimental, image, monitoring, ops  # noqa: F401
 from baton import stages, version  # noqa: F401 -- jax.stages / jax.version
 
 warn_if_blas_kernel_unfit()  # a generic BLAS kernel on a modern CPU: say so once

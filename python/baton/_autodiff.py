@@ -25,6 +25,7 @@ from typing import Any, Callable
 
 import numpy as np
 
+from baton import _batching_hook as hook
 from baton import tree
 from baton._baton import lax as _lax
 from baton._eager_transform import run_eagerly, transformation
@@ -33,6 +34,7 @@ from baton._subtrace import (
     argnums_partial,
     aval_of,
     check_args,
+    check_holomorphic,
     check_outputs,
     dtype_of,
     dtype_str,
@@ -40,11 +42,10 @@ from baton._subtrace import (
     inline,
     is_array_like,
     is_float,
+    is_inexact,
     is_python_scalar,
     is_tracing,
     normalize_argnums,
-    check_holomorphic,
-    is_inexact,
     shape_of,
     trace,
     transforms,
@@ -259,7 +260,8 @@ def _vjp_traced(
     residuals."""
     leaves, in_tree = _flat_args(primals, what)
     explicit = _differentiable(leaves, what, allow_int)  # before tracing, as JAX
-    flat = _Flat(fun, leaves, in_tree, has_aux, what, check_out)
+    with hook.reverse_mode():  # custom_vmap calls refuse (_batching_hook)
+        flat = _Flat(fun, leaves, in_tree, has_aux, what, check_out)
     fwd, bwd, residuals = transforms.vjp(flat.main, flat.wrt(explicit))
     outs = inline(fwd, flat.operands, flat.out_weak + [False] * len(residuals))
     out = tree.unflatten(flat.out_tree, outs[: flat.n_out])
@@ -391,6 +393,24 @@ def _grad_impl(
     normalize_argnums(argnums, 1 << 30, what)  # type errors now, range at call
 
     def traced_call(*args: Any, **kwargs: Any) -> Any:
+        in_vmap_body = hook.round_here() is not None
+        try:
+            return grad_call(*args, **kwargs)
+        except hook.NestedRuleError:
+            # fun calls a custom_vmap function: directly in a bt.vmap body
+            # the gradient is taken of the vmapped function instead.
+            batcher = hook.transform_batchers.get("grad")
+            if not in_vmap_body or batcher is None:
+                raise
+        rule = batcher(fun, argnums, has_aux, holomorphic, allow_int, kind)
+        return hook.call_with_rule(
+            (tuple(args), dict(kwargs)),
+            rule,
+            lambda a, k: transformed(*a, **k),
+            f"{kind}({fun_name(fun)})",
+        )
+
+    def grad_call(*args: Any, **kwargs: Any) -> Any:
         f, dyn, was_int = argnums_partial(fun, args, kwargs, argnums, what)
         if holomorphic:
             check_holomorphic(tree.leaves(dyn), what, "inputs")
@@ -403,7 +423,8 @@ def _grad_impl(
             return ((out, aux), g) if has_aux else (out, g)
         return (g, aux) if has_aux else g
 
-    return transformation(fun, f"{kind}({fun_name(fun)})", traced_call)
+    transformed = transformation(fun, f"{kind}({fun_name(fun)})", traced_call)
+    return transformed
 
 
 # ---- jvp ----
@@ -476,7 +497,18 @@ def jvp(
     name = f"jvp({fun_name(fun)})"
 
     def run(p: tuple, t: tuple) -> tuple:
-        return _jvp_traced(fun, p, t, has_aux, name)
+        in_vmap_body = hook.round_here() is not None
+        try:
+            return _jvp_traced(fun, p, t, has_aux, name)
+        except hook.NestedRuleError:
+            # fun calls a custom_vmap function: directly in a bt.vmap body
+            # this is the jvp of the vmapped function instead.
+            batcher = hook.transform_batchers.get("jvp")
+            if not in_vmap_body or batcher is None:
+                raise
+        return hook.call_with_rule(
+            (p, t), batcher(fun, has_aux), lambda a, b: run(a, b), name
+        )
 
     args = (tuple(primals), tuple(tangents))
     out, tan, aux = run(*args) if is_tracing() else run_eagerly(run, args, {}, name)

@@ -70,6 +70,10 @@ _CHOICES: dict[str, tuple[Any, ...]] = {
     "allow_f16_reductions": (True, False),
     # baton._gc_guard: arrays freed by the cycle collector.
     "array_garbage_collection_guard": ("allow", "log", "fatal"),
+    # Raw uint32 keys passed to bt.random: allowed, warned about, refused.
+    "legacy_prng_key": ("allow", "warn", "error"),
+    # Multi-process operations from a thread other than the guard's raise.
+    "thread_guard": (False, True),
 }
 # JAX's spelling of the same switches (``jax_<name>``), so that a ported
 # jax.config.update("jax_enable_x64", True) works unchanged.
@@ -103,6 +107,8 @@ _DEFAULTS: dict[str, Any] = {
     "softmax_custom_jvp": False,
     "allow_f16_reductions": True,
     "array_garbage_collection_guard": "allow",
+    "legacy_prng_key": "allow",
+    "thread_guard": False,
 }
 
 

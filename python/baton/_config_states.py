@@ -57,6 +57,18 @@ What each setting does in baton (docs/jax_surface.md, "Top level"):
 - ``array_garbage_collection_guard`` ("allow" / "log" / "fatal"): an
   Array freed by Python's cycle collector, not by its last reference, is
   logged (and "fatal" aborts); ``baton._gc_guard`` says how.
+- ``legacy_prng_key`` ("allow" default, "warn", "error"): a raw uint32
+  key (``bt.random.PRNGKey``'s) passed to a ``bt.random`` function warns
+  (UserWarning) or raises ValueError, with JAX's message; typed keys
+  (``bt.random.key``) never do, nor do ``PRNGKey`` itself,
+  ``wrap_key_data`` and ``clone``, as in JAX. ``key_data`` and
+  ``key_impl`` of a raw key do, as in JAX.
+- ``thread_guard`` (False): while True, a multi-process operation -- a
+  ``bt.distributed`` collective of an initialized process group, which is
+  what a collective across processes inside ``bt.shard_map`` runs --
+  called from a thread other than the one that set the guard raises
+  RuntimeError naming both threads; setting the guard from a second
+  thread while another holds it raises RuntimeError, as in JAX.
 - ``make_user_context(default)``: a context whose value is part of what a
   compiled program depends on: changing it clears baton's compiled caches
   (``bt.clear_caches()``), so jitted functions trace again, as JAX retraces.
@@ -66,6 +78,7 @@ from __future__ import annotations
 
 import contextlib
 import logging
+import threading
 from collections.abc import Iterator
 from typing import Any
 
@@ -83,11 +96,13 @@ __all__ = [
     "default_prng_impl",
     "enable_checks",
     "enable_custom_prng",
+    "legacy_prng_key",
     "explain_cache_misses",
     "make_user_context",
     "no_execution",
     "softmax_custom_jvp",
     "threefry_partitionable",
+    "thread_guard",
     "no_tracing",
     "numpy_dtype_promotion",
     "numpy_rank_promotion",
@@ -186,6 +201,92 @@ array_garbage_collection_guard = State(
     "'allow', 'log' or 'fatal' when the cycle collector frees an Array "
     "(baton._gc_guard).",
 )
+
+
+legacy_prng_key = State(
+    "legacy_prng_key",
+    "'allow', 'warn' or 'error' when a raw uint32 key is passed to bt.random.",
+)
+
+
+# The thread that set thread_guard: (ident, name), or None.
+_guard_owner: list = [None]
+
+
+class _ThreadGuard(State):
+    """``thread_guard``: a State that also records which thread set it."""
+
+    @contextlib.contextmanager
+    def __call__(self, new_val: Any = True) -> Iterator[None]:
+        owner = _guard_owner[0]
+        me = threading.get_ident()
+        if new_val is True and owner is not None and owner[0] != me:
+            raise RuntimeError(
+                "The thread guard's global thread ID is already set. Nested "
+                "thread guards in different threads are not supported."
+            )
+        with super().__call__(new_val):
+            yield
+
+
+thread_guard = _ThreadGuard(
+    "thread_guard",
+    "True: a multi-process operation called from another thread than the "
+    "one that set the guard raises RuntimeError.",
+)
+
+
+def _track_guard_owner(name: str, value: Any) -> None:
+    if name != "thread_guard":
+        return
+    if not value:
+        _guard_owner[0] = None
+    elif _guard_owner[0] is None:
+        t = threading.current_thread()
+        _guard_owner[0] = (t.ident, t.name)
+
+
+config.add_listener(_track_guard_owner)
+
+
+# Depth of guard_checked() blocks on this thread.
+_checked = threading.local()
+
+
+@contextlib.contextmanager
+def guard_checked() -> Iterator[None]:
+    """The part of a multi-process operation that the operation runs on
+    worker threads after checking the guard on its caller's thread (the
+    device bodies of a ``bt.shard_map`` over several processes): not
+    checked again."""
+    _checked.depth = getattr(_checked, "depth", 0) + 1
+    try:
+        yield
+    finally:
+        _checked.depth -= 1
+
+
+def check_thread_guard(what: str) -> None:
+    """Raises RuntimeError when ``thread_guard`` is set and this thread is
+    not the one that set it: called by every multi-process operation
+    (``what`` names it).
+
+    Example::
+
+        with bt.thread_guard(True):
+            threading.Thread(target=collective).start()  # raises there
+    """
+    if not config.read("thread_guard") or getattr(_checked, "depth", 0):
+        return
+    owner = _guard_owner[0]
+    t = threading.current_thread()
+    if owner is None or owner[0] == t.ident:
+        return
+    raise RuntimeError(
+        f"A multi-process operation ({what}) was called from thread "
+        f"{t.name!r} (id {t.ident}). This is not allowed because the thread "
+        f"guard was set in thread {owner[1]!r} (id {owner[0]})."
+    )
 
 
 class _UserContext:

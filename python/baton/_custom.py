@@ -25,6 +25,7 @@ import threading
 from collections.abc import Iterator
 from typing import Any, Callable
 
+from baton import _batching_hook as hook
 from baton import tree
 from baton._baton import lax as _lax
 from baton._subtrace import (
@@ -190,6 +191,14 @@ class _CustomFunction:
         """The call's outputs in the current trace, given the traced body."""
         raise NotImplementedError
 
+    def __getattr__(self, name: str) -> Any:
+        # Unknown attributes come from the wrapped function, as in JAX (so
+        # ``@f.def_vmap`` reaches a custom_vmap function inside a custom_vjp).
+        fun = self.__dict__.get("fun")
+        if fun is None:
+            raise AttributeError(name)
+        return getattr(fun, name)
+
     def __get__(self, obj: Any, objtype: Any = None) -> Any:
         if obj is None:
             return self
@@ -204,6 +213,42 @@ class _CustomFunction:
         args = resolve_kwargs(self.fun, args, kwargs, what)
         if not is_tracing() or id(self) in _rules_active():
             return self.fun(*args)
+        in_vmap_body = hook.round_here() is not None
+        try:
+            # Reverse mode uses the rules: the body is not differentiated.
+            with hook.derivative_defined():
+                return self._traced_call(args, name, what)
+        except hook.NestedRuleError:
+            # The body calls a custom_vmap function: under bt.vmap this call
+            # is batched in Python (_custom_batching), as JAX batches it.
+            if not in_vmap_body or not _batchers:
+                raise
+        return self._batched_call(args, name, what)
+
+    def _batched_call(self, args: tuple, name: str, what: str) -> Any:
+        """This call under bt.vmap, batched by the rule that
+        ``_custom_batching`` registered (see ``_batching_hook``)."""
+        s = _Split(args, self.nondiff_argnums, what)
+        for x in tree.leaves(s.nondiff_args()):
+            if isinstance(x, Tracer):
+                raise NotImplementedError(
+                    f"{what}: under bt.vmap, a function whose body calls a "
+                    "custom_vmap function is batched in Python, which needs its "
+                    "nondiff_argnums arguments to be static (not traced) values"
+                )
+        rule = _batchers[0](self, s.nondiff_args(), s.diff_idx)
+
+        def body(*diff: Any) -> Any:
+            return self(*s.full(diff))
+
+        got = hook.intercept(s.leaves, s.in_tree, rule, body, what)
+        if got is None:  # not reached: this runs in a vmap body
+            return self.fun(*args)
+        out_tree, outs = got
+        return tree.unflatten(out_tree, outs)
+
+    def _traced_call(self, args: tuple, name: str, what: str) -> Any:
+        """This call emitted into the current trace as a custom call."""
         s = _Split(args, self.nondiff_argnums, what)
         cell: dict = {}
 
@@ -218,6 +263,17 @@ class _CustomFunction:
         body = trace(body_fn, s.avals, name, values=s.leaves)
         out_tree = cell["out_tree"]
         return tree.unflatten(out_tree, self._emit(s, body, out_tree, name))
+
+
+# How a custom_jvp / custom_vjp function whose body has a custom_vmap call
+# is batched: registered by baton._custom_batching (a layer above), called
+# as batcher(f, nondiff_args, diff_positions) -> vmap rule.
+_batchers: list = []
+
+
+def register_batcher(batcher: Callable[..., Any]) -> None:
+    """Sets how custom functions with custom_vmap calls are batched."""
+    _batchers[:] = [batcher]
 
 
 class _Operands:

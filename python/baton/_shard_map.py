@@ -50,6 +50,7 @@ import optree
 from baton import _device_put, tree
 from baton._baton import Array, Donated
 from baton._baton import lax as _lax
+from baton._config_states import check_thread_guard, guard_checked
 from baton._sharded_array import ShardedArray, ShardedDonated
 from baton.sharding import Mesh, NamedSharding, PartitionSpec, current_mesh
 
@@ -356,6 +357,10 @@ def _run(
         for d, pos in mesh.device_positions()
         if getattr(d, "process_index", 0) == _process_index()
     ]
+    if len({getattr(d, "process_index", 0) for d, _ in mesh.device_positions()}) > 1:
+        # A multi-process operation: bt.thread_guard applies, here on the
+        # caller's thread (the device bodies run on pool threads).
+        check_thread_guard("bt.shard_map over a mesh of several processes")
     exchange = Exchange()
 
     def body(j: int) -> Any:
@@ -364,7 +369,8 @@ def _run(
         a = tree.unflatten(treedef, local)
         _local.ctx = DeviceContext(mesh, position, device, exchange)
         try:
-            return f(*a)
+            with guard_checked():
+                return f(*a)
         except BaseException as e:
             exchange.fail(e)
             raise

@@ -25,6 +25,7 @@ from typing import Any, Callable
 
 import numpy as np
 
+from baton import _batching_hook as hook
 from baton import tree
 from baton._autodiff import jvp, vjp
 from baton._custom import custom_vjp
@@ -169,10 +170,13 @@ def linearize(fun: Callable[..., Any], *primals: Any, has_aux: bool = False) -> 
     """``(fun(*primals), f_jvp)`` (with ``has_aux``: ``(out, f_jvp, aux)``):
     ``f_jvp(*tangents)`` is the JVP of ``fun`` at ``primals`` along
     ``tangents`` (one per primal, each of its primal's structure)."""
-    if has_aux:
-        out, _, aux = jvp(fun, primals, _zeros_like_tree(primals), has_aux=True)
-    else:
-        out, _ = jvp(fun, primals, _zeros_like_tree(primals))
+    # Linearizing is the first half of reverse mode, which custom_vmap
+    # functions refuse, as in JAX (_batching_hook).
+    with hook.reverse_mode():
+        if has_aux:
+            out, _, aux = jvp(fun, primals, _zeros_like_tree(primals), has_aux=True)
+        else:
+            out, _ = jvp(fun, primals, _zeros_like_tree(primals))
 
     def f_jvp(*tangents: Any) -> Any:
         if len(tangents) != len(primals):

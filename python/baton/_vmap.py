@@ -17,6 +17,7 @@ from typing import Any, Callable
 import numpy as np
 import optree
 
+from baton import _batching_hook as hook
 from baton import tree
 from baton._baton import lax as _lax
 from baton._eager_transform import transformation
@@ -140,21 +141,146 @@ def _vmap_traced(
         if d >= 0:
             shape = shape[:d] + shape[d + 1 :]
         avals.append((shape, dtype, weak, kind))
-    cell: dict = {}
+    # Calls with a batching rule (custom_vmap) are batched by their rule, one
+    # tracing round each (_batching_hook): their batched results are extra
+    # arguments of the later rounds.
+    calls: list = []  # (out_tree, per-example avals, arg avals) per call
+    extra_values: list = []
+    extra_dims: list = []
+    nb = len(avals)
+    while True:
+        cell: dict = {}
 
-    def flat_fn(*tracers: Any) -> list:
-        a, k = tree.unflatten(in_tree, tracers)
-        cell["out"] = fun(*a, **k)
-        out_leaves, cell["out_tree"] = tree.flatten(cell["out"])
-        return out_leaves
+        def flat_fn(*tracers: Any, cell: dict = cell) -> list:
+            known, pos = [], nb
+            for out_tree, out_avals, arg_avals in calls:
+                m = len(out_avals)
+                known.append((out_tree, list(tracers[pos : pos + m]), arg_avals))
+                pos += m
+            rnd = hook.Round(known, fun_name(fun))
+            with hook.rounds(rnd, tracers[0] if tracers else None):
+                a, k = tree.unflatten(in_tree, tracers[:nb])
+                try:
+                    cell["out"] = fun(*a, **k)
+                except hook.Stop as here:
+                    if here.round is not rnd:
+                        raise
+                    cell["stop"] = here
+                    cell["arg_avals"] = [aval_of(x)[:2] for x in here.leaves]
+                    return [_lax.as_tracer(x) for x in here.leaves]
+            out_leaves, cell["out_tree"] = tree.flatten(cell["out"])
+            return out_leaves
 
-    traced = trace(flat_fn, avals, name)
-    in_dims = dims + [-1] * len(traced.lifted)
-    program, out_batched = transforms.vmap(traced.program, in_dims, n)
-    outs = inline(program, list(leaves) + list(traced.lifted), traced.out_weak)
+        extra_avals = [a for _, out_avals, _ in calls for a in out_avals]
+        traced = trace(flat_fn, avals + extra_avals, name)
+        in_dims = dims + extra_dims + [-1] * len(traced.lifted)
+        program, out_batched = transforms.vmap(traced.program, in_dims, n)
+        outs = inline(
+            program,
+            list(leaves) + extra_values + list(traced.lifted),
+            traced.out_weak,
+        )
+        stop = cell.get("stop")
+        if stop is None:
+            break
+        out_tree, results, res_batched = _apply_rule(stop, outs, out_batched, n)
+        calls.append(
+            (
+                out_tree,
+                [_example_aval(r, b) for r, b in zip(results, res_batched)],
+                cell["arg_avals"],
+            )
+        )
+        extra_values += results
+        extra_dims += [0 if b else -1 for b in res_batched]
     oaxes = _broadcast_spec(out_axes, cell["out"], "out_axes")
     results = [_place_output(t, b, ax, n) for t, b, ax in zip(outs, out_batched, oaxes)]
     return tree.unflatten(cell["out_tree"], results)
+
+
+def _example_aval(x: Any, batched: bool) -> tuple:
+    """The aval of one example of ``x`` (batched: without its leading
+    batch dimension)."""
+    shape, dtype, weak, kind = aval_of(x)
+    return (shape[1:] if batched else shape, dtype, weak, kind)
+
+
+def _rule_name(rule: Any) -> str:
+    return getattr(rule, "__name__", "<unnamed rule>")
+
+
+def _apply_rule(
+    stop: hook.Stop, args: list, batched: list, n: int
+) -> tuple[Any, list, list]:
+    """A ruled call's batched result, in the enclosing trace: its rule on
+    the batched arguments (batch dimension first), or its plain function
+    when no argument is batched (as JAX binds the call one level down).
+    Returns (output structure, output leaves, which are batched)."""
+    name = stop.name
+    call_args = tree.unflatten(stop.in_tree, list(args))
+    # The function's own output structure, for the checks (traced with no
+    # round applying, so that calls inside it run their bodies).
+    cell: dict = {}
+
+    def body_fn(*ts: Any) -> list:
+        with hook.suspended(), hook.derivative_defined():
+            leaves, cell["tree"] = tree.flatten(
+                stop.body(*tree.unflatten(stop.in_tree, list(ts)))
+            )
+        return leaves
+
+    trace(
+        body_fn,
+        [_example_aval(a, b) for a, b in zip(args, batched)],
+        f"{name} (output structure)",
+    )
+    fun_tree = cell["tree"]
+    if not any(batched):
+        out = stop.body(*call_args)
+        leaves, t = tree.flatten(out)
+        return t, [_lax.as_tracer(x) for x in leaves], [False] * len(leaves)
+    in_batched = list(tree.unflatten(stop.in_tree, list(batched)))
+    r = stop.rule(n, in_batched, *call_args)
+    if not isinstance(r, (tuple, list)) or len(r) != 2:
+        raise TypeError(
+            f"custom vmap rule ({_rule_name(stop.rule)}) for {name} must return a "
+            f"pair (batched output, output batched flags), got {r!r}"
+        )
+    out, out_batched = r
+    leaves, t1 = tree.flatten(out)
+    flags, t2 = tree.flatten(out_batched)
+    if t1 != t2:
+        raise ValueError(
+            "structure of output value and output batching specification returned "
+            f"by custom vmap rule ({_rule_name(stop.rule)}) do not match.\n"
+            f"Output values: {t1}\n"
+            f"Batching spec: {t2}"
+        )
+    if t1 != fun_tree:
+        raise ValueError(
+            f"structure of output returned by custom vmap rule "
+            f"({_rule_name(stop.rule)}) does not match that of original "
+            "custom-vmapped function.\n"
+            f"Original output: {fun_tree}\n"
+            f"Rule output: {t1}"
+        )
+    results, res_batched = [], []
+    for x, b in zip(leaves, flags):
+        if not isinstance(b, (bool, np.bool_)):
+            raise TypeError(
+                f"custom vmap rule ({_rule_name(stop.rule)}) for {name}: the output "
+                f"batching specification must have bool leaves, got {b!r}"
+            )
+        x = _lax.as_tracer(x)
+        if b and (len(x.shape) == 0 or x.shape[0] != n):
+            raise ValueError(
+                f"custom vmap rule ({_rule_name(stop.rule)}) for {name} returned an "
+                f"output of shape {tuple(x.shape)} marked batched, but batched "
+                f"outputs must have the batch size {n} as their leading dimension"
+            )
+        results.append(x)
+        res_batched.append(bool(b))
+    return t1, results, res_batched
 
 
 def _mapped_dims(

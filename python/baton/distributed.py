@@ -32,6 +32,7 @@ from typing import Any
 
 import numpy as np
 
+from baton._config_states import check_thread_guard
 from baton.errors import DistributedError
 
 __all__ = ["available", "backend", "initialize", "is_initialized", "shutdown"]
@@ -360,6 +361,13 @@ def _run(op: str, fn: Any, *args: Any) -> None:
         raise DistributedError(str(e)) from None
 
 
+def _guard(what: str) -> None:
+    """bt.thread_guard: a collective of an initialized process group (a
+    multi-process operation) must come from the guard's thread."""
+    if is_initialized():
+        check_thread_guard(f"bt.distributed {what}")
+
+
 def _host(a: Any) -> np.ndarray:
     """A fresh C-contiguous native-byte-order copy (the network sends raw bytes)."""
     x = np.array(a, copy=True, order="C")
@@ -379,6 +387,7 @@ def _allreduce(a: np.ndarray, op: str = "sum", *, in_place: bool = False) -> np.
     Example: ``_allreduce(np.ones(3, np.float32))`` is ``[N, N, N]`` in each
     of N processes.
     """
+    _guard("all-reduce")
     direct = (
         in_place
         and isinstance(a, np.ndarray)
@@ -404,6 +413,7 @@ def _allgather(a: np.ndarray) -> np.ndarray:
     Example: ``_allgather(np.array([bt.process_index()]))`` is
     ``[[0], [1], ...]`` everywhere.
     """
+    _guard("all-gather")
     x = _host(a)
     out = np.empty((_process_count(),) + x.shape, x.dtype)
     if _group is None:
@@ -419,6 +429,7 @@ def _broadcast(a: np.ndarray, root: int = 0) -> np.ndarray:
     Example: ``_broadcast(np.arange(3) * bt.process_index(), root=1)`` is
     ``[0, 1, 2]`` everywhere.
     """
+    _guard("broadcast")
     out = _host(a)
     if not 0 <= root < _process_count():
         raise ValueError(
@@ -434,5 +445,6 @@ def _barrier() -> None:
 
     Example: ``_barrier()`` before reading a file another process wrote.
     """
+    _guard("barrier")
     if _group is not None:
         _run("barrier", _group.barrier)

@@ -114,6 +114,46 @@ def mismatch(mesh):
     return result
 
 
+def thread_guard(mesh):
+    """bt.thread_guard with real peers: shard_map collectives across the
+    processes run from the guard's thread (their device bodies on pool
+    threads), are refused from another thread before any network
+    operation (every rank refuses, so none waits), and run from any thread
+    once the guard is off."""
+    import threading
+
+    xs = bt.device_put(
+        np.ones((len(bt.devices()), 2), np.float32), NamedSharding(mesh, P("data"))
+    )
+    f = bt.shard_map(
+        lambda b: bt.lax.psum(b, "data"), mesh=mesh, in_specs=P("data"), out_specs=P()
+    )
+
+    def in_thread():
+        out = {}
+
+        def run():
+            try:
+                out["value"] = np.asarray(f(xs))
+            except Exception as e:
+                out["error"] = f"{type(e).__name__}: {e}"
+
+        t = threading.Thread(target=run, name="side-thread")
+        t.start()
+        t.join()
+        return out
+
+    with bt.thread_guard(True):
+        guarded = np.asarray(f(xs))
+        refused = in_thread()
+    free = in_thread()
+    return {
+        "guarded": guarded,
+        "refused": np.array(refused.get("error", "no error")),
+        "free": free.get("value", np.array(free.get("error"))),
+    }
+
+
 def main():
     scenario, out = sys.argv[1], sys.argv[2]
     # set by tools' launch (Gloo) or by mpirun (MPI)
@@ -126,6 +166,7 @@ def main():
             "train": train,
             "killed": killed,
             "mismatch": mismatch,
+            "thread_guard": thread_guard,
         }
         result = scenarios[scenario](mesh)
         result["process_index"] = np.array(bt.process_index())

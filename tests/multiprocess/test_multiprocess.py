@@ -222,3 +222,17 @@ def test_the_four_process_example_runs_and_checks_itself(backend):
     assert out.returncode == 0, out.stdout + out.stderr
     assert "parameters equal to one device" in out.stdout
     assert out.stdout.count("bytes in use") == 4
+
+
+def test_thread_guard_across_processes(tmp_path):
+    """bt.thread_guard on a shard_map whose collectives cross processes
+    (two processes of two devices each, Gloo)."""
+    outputs, results = launch("thread_guard", 2, tmp_path, local_devices=2)
+    assert all(rc == 0 for rc, _ in outputs), outputs
+    assert len(results) == 2
+    for r in results.values():
+        np.testing.assert_array_equal(r["guarded"], np.full((1, 2), 4.0))
+        np.testing.assert_array_equal(r["free"], np.full((1, 2), 4.0))
+        refused = str(r["refused"])
+        assert refused.startswith("RuntimeError: A multi-process operation"), refused
+        assert "'side-thread'" in refused and "'MainThread'" in refused

@@ -35,6 +35,8 @@ Not supported (baton lacks the dtypes): ``bits`` of uint16/uint64,
 ``randint`` of 64-bit integers, float64 ``normal``/``truncated_normal``.
 """
 
+import inspect as _inspect
+
 from baton.random._discrete import binomial, multinomial, poisson
 from baton.random._gamma import gamma, loggamma
 from baton.random._gamma_family import (
@@ -130,3 +132,12 @@ __all__ = [
     "weibull_min",
     "wrap_key_data",
 ]
+
+# The public functions are the boundary at which jax_legacy_prng_key
+# checks the key a caller passes (_keys.public).
+from baton.random import _keys
+
+for _name in __all__:
+    if _inspect.isfunction(globals()[_name]):
+        globals()[_name] = _keys.public(globals()[_name])
+del _name

@@ -27,7 +27,12 @@ bits in both libraries:
 
 from __future__ import annotations
 
+import functools
 import operator
+import os
+import sys
+import threading
+import warnings
 from collections.abc import Sequence
 from typing import Any
 
@@ -144,9 +149,78 @@ def canonical_shape(shape: Any, name: str) -> tuple[int, ...]:
     return out
 
 
+# ---- jax_legacy_prng_key: raw uint32 keys passed to bt.random ----
+
+_LEGACY_MESSAGE = (
+    "Legacy uint32 key array passed as key to jax.random function. Please "
+    "create keys using jax.random.key(). If use of a raw key array was "
+    'intended, set jax_legacy_prng_key="allow".'
+)
+# The public call in progress on this thread: only the key its caller
+# passed is checked (the first one unwrapped), not the raw key data that
+# baton's functions pass each other inside (JAX checks at its API
+# boundary, then works on typed keys).
+_api = threading.local()
+
+
+def public(fn: Any) -> Any:
+    """``fn`` as a public ``bt.random`` function: the boundary at which
+    ``legacy_prng_key`` applies (see :func:`_check_legacy`)."""
+
+    @functools.wraps(fn)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        if getattr(_api, "active", False):
+            return fn(*args, **kwargs)
+        _api.active, _api.checked = True, False
+        try:
+            return fn(*args, **kwargs)
+        finally:
+            _api.active = False
+
+    return wrapper
+
+
+_PACKAGE_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+def _caller_level() -> int:
+    """The ``stacklevel`` of the first frame outside baton (the user's
+    call), counted from the caller of ``warnings.warn``."""
+    f = sys._getframe(2)
+    level = 2
+    while f is not None and f.f_code.co_filename.startswith(_PACKAGE_DIR):
+        f = f.f_back
+        level += 1
+    return level
+
+
+def _check_legacy(typed: bool, name: str) -> None:
+    """JAX's ``jax_legacy_prng_key``: a raw uint32 key given to a random
+    function warns (UserWarning) under "warn" and raises ValueError under
+    "error"; ``wrap_key_data`` (which makes typed keys of raw data) never
+    does. Only the first key of a public call is checked."""
+    if getattr(_api, "active", False):
+        if _api.checked:
+            return
+        _api.checked = True
+    if typed or name == "wrap_key_data":
+        return
+    mode = config.read("legacy_prng_key")
+    if mode == "warn":
+        warnings.warn(_LEGACY_MESSAGE, UserWarning, stacklevel=_caller_level())
+    elif mode == "error":
+        raise ValueError(_LEGACY_MESSAGE)
+
+
 def _unwrap(key: Any, name: str) -> tuple[Any, bool]:
     """(uint32 key data, whether ``key`` was typed); TypeError for anything
     that is not key data."""
+    data, typed = _unwrap_data(key, name)
+    _check_legacy(typed, name)
+    return data, typed
+
+
+def _unwrap_data(key: Any, name: str) -> tuple[Any, bool]:
     if isinstance(key, PRNGKeyArray):
         return key._data, True
     if not hasattr(key, "shape") or not hasattr(key, "dtype"):

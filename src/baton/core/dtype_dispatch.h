@@ -9,6 +9,7 @@
 #include <type_traits>
 #include <utility>
 
+#include "baton/core/complex_type.h"
 #include "baton/core/dtype.h"
 #include "baton/core/half.h"
 #include "baton/core/op_codes.h"
@@ -23,9 +24,6 @@ struct TypeTag {
 using complex64 = std::complex<float>;
 using complex128 = std::complex<double>;
 
-template <typename T>
-inline constexpr bool kIsComplex =
-    std::is_same_v<T, complex64> || std::is_same_v<T, complex128>;
 
 namespace dtype_dispatch_detail {
 // f(TypeTag<T>{}) for the real types; `t` must not be complex.

@@ -21,6 +21,7 @@
 #include <limits>
 #include <type_traits>
 
+#include "baton/core/complex_type.h"
 #include "baton/core/fast_math.h"
 #include "baton/core/op_codes.h"
 
@@ -29,12 +30,6 @@ namespace baton::scalar {
 template <typename C>
 inline constexpr bool kIsFloat = std::is_floating_point_v<C>;
 
-template <typename C>
-struct IsComplexType : std::false_type {};
-template <typename R>
-struct IsComplexType<std::complex<R>> : std::true_type {};
-template <typename C>
-inline constexpr bool kIsComplexType = IsComplexType<C>::value;
 
 // The unary ops whose result on a complex operand is real-typed.
 template <UnaryOp op>
@@ -111,7 +106,7 @@ inline C RealUnary(C x);
 // imag of a complex x, which give its real type.
 template <UnaryOp op, typename C>
 inline auto Unary(C x) {
-  if constexpr (kIsComplexType<C>) return ComplexUnary<op, C>(x);
+  if constexpr (kIsComplex<C>) return ComplexUnary<op, C>(x);
   else return RealUnary<op, C>(x);
 }
 
@@ -254,7 +249,7 @@ inline constexpr bool kIsShift = op == BinaryOp::kShiftLeft ||
 
 template <BinaryOp op, typename C>
 inline C Binary(C a, C b) {
-  if constexpr (kIsComplexType<C>) {
+  if constexpr (kIsComplex<C>) {
     if constexpr (op == BinaryOp::kAdd) return a + b;
     else if constexpr (op == BinaryOp::kSub) return a - b;
     else if constexpr (op == BinaryOp::kMul) return a * b;
@@ -346,7 +341,7 @@ inline C Binary(C a, C b) {
 
 template <CompareOp op, typename C>
 inline bool Compare(C a, C b) {
-  if constexpr (kIsComplexType<C>) {
+  if constexpr (kIsComplex<C>) {
     // Only eq and ne are admitted for complex operands.
     if constexpr (op == CompareOp::kNe) return a != b;
     else return a == b;
@@ -363,7 +358,7 @@ template <ReduceOp op, typename C>
 inline C ReduceInit() {
   if constexpr (op == ReduceOp::kSum) return C(0);
   else if constexpr (op == ReduceOp::kProd) return C(1);
-  else if constexpr (kIsComplexType<C>) {
+  else if constexpr (kIsComplex<C>) {
     // max/min: the lexicographic extremes.
     using R = typename C::value_type;
     constexpr R inf = std::numeric_limits<R>::infinity();
