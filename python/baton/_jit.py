@@ -32,6 +32,7 @@ from baton import (
     _dtypes,
     _memory_kinds,
     _monitoring,
+    _ref_state,
     _sharded_call,
     tree,
 )
@@ -345,16 +346,26 @@ def _internal(fun: Any) -> bool:
     return len(parts) > 1 and parts[0] == "baton" and parts[1].startswith("_")
 
 
+def _substitute_leaf(leaf: Any, tracers: Any) -> Any:
+    if isinstance(leaf, _ref_state.RefBase):  # the caller's Ref, bound to its parameter
+        return _ref_state.bind_argument(leaf, next(tracers))
+    return next(tracers)
+
+
 def _substitute(arg: Any, tracers: Any) -> Any:
     if isinstance(arg, (Array, Donated)):
         return next(tracers)
+    if isinstance(arg, _ref_state.RefBase):
+        return _substitute_leaf(arg, tracers)
     leaves, treedef = tree.flatten(arg)
-    return tree.unflatten(treedef, [next(tracers) for _ in leaves])
+    return tree.unflatten(treedef, [_substitute_leaf(leaf, tracers) for leaf in leaves])
 
 
 def _as_output(leaf: Any, jitted: _Jitted, treedef: Any) -> Any:
     if isinstance(leaf, Tracer):
         return leaf
+    if isinstance(leaf, _ref_state.RefBase):
+        raise _ref_state.returned_ref_error(jitted.__qualname__)
     if isinstance(leaf, Array):
         return _lax.capture(leaf)  # returned unchanged: the same object
     if _dtypes.is_python_scalar(leaf) or isinstance(leaf, (np.ndarray, np.generic)):
@@ -454,7 +465,24 @@ def _explain_miss(jitted: _Jitted, args: tuple, kwargs: dict, tracers: list) -> 
 
 
 def _trace(jitted: _Jitted, args: tuple, kwargs: dict, tracers: list) -> tuple:
-    """Calls the function with Tracers in place of the dynamic leaves."""
+    """Calls the function with Tracers in place of the dynamic leaves (in
+    a frame of its own for the bt.Refs it uses: ``_ref_state``)."""
+    frame = _ref_state.push(
+        "internal" if _internal(jitted._fun) else "jit",
+        getattr(jitted, "__name__", "fn"),
+    )
+    try:
+        result = _trace_in_frame(jitted, args, kwargs, tracers, frame)
+    except BaseException:
+        _ref_state.pop(frame, failed=True)
+        raise
+    _ref_state.pop(frame)
+    return result
+
+
+def _trace_in_frame(
+    jitted: _Jitted, args: tuple, kwargs: dict, tracers: list, frame: Any
+) -> tuple:
     it = iter(tracers)
     static_nums, static_names = jitted._static_nums, jitted._static_names
     new_args = [
@@ -487,6 +515,7 @@ def _trace(jitted: _Jitted, args: tuple, kwargs: dict, tracers: list) -> tuple:
             "/jax/core/compile/jaxpr_trace_duration", took,
             fun_name=getattr(jitted, "__name__", "fn"),
         )
+    out = _ref_state.with_ref_outputs(out, frame, tracers)  # Ref arguments' final values
     leaves, treedef = tree.flatten(out)
     outs = [_as_output(leaf, jitted, treedef) for leaf in leaves]
     try:
@@ -521,8 +550,8 @@ def _out_spec(out: Any, index: Any) -> tuple:
 
 
 def _inline_leaf(leaf: Any) -> Any:
-    if isinstance(leaf, Tracer):
-        return leaf
+    if isinstance(leaf, (Tracer, _ref_state.RefBase)):
+        return leaf  # a Ref: the inlined function updates it in this trace
     if isinstance(leaf, Donated):
         leaf = _baton._jit_undonate(leaf)  # the outer array is not consumed
     if isinstance(leaf, Array):
@@ -573,13 +602,21 @@ def _host_spec(leaf: Any) -> tuple[tuple[int, ...], str]:
     return tuple(a.shape), _dtypes.name_of(_dtypes.canonical(a.dtype))
 
 
+_REF_LEAF = " (a bt.Ref)"  # how messages name a Ref argument's buffer
+
+
 def _leaf_names_of(arg: Any, root: str) -> list[str]:
     if isinstance(arg, (Array, Donated)):
         return [root]
-    accessors, _, _ = optree.tree_flatten_with_accessor(
+    if isinstance(arg, _ref_state.RefBase):
+        return [root + _REF_LEAF]
+    accessors, leaves, _ = optree.tree_flatten_with_accessor(
         arg, none_is_leaf=False, namespace=tree.NAMESPACE
     )
-    return [a.codify(root) for a in accessors]
+    return [
+        a.codify(root) + (_REF_LEAF if isinstance(leaf, _ref_state.RefBase) else "")
+        for a, leaf in zip(accessors, leaves)
+    ]
 
 
 def _leaf_names(jitted: _Jitted, args: tuple, kwargs: dict) -> list[str]:
@@ -604,11 +641,20 @@ def _leaf_names(jitted: _Jitted, args: tuple, kwargs: dict) -> list[str]:
 
 
 def _warn(message: str) -> None:
+    # A bt.Ref argument's buffer is donated so the program can update it in
+    # place; where it cannot (the new value comes from a cond branch, say),
+    # the old buffer is freed after the call, as the Ref semantics want:
+    # nothing to warn about when only Refs are listed.
+    listed = message.split("computed after the program's last read of the buffer): ", 1)
+    if len(listed) == 2:
+        items = listed[1].rsplit(". They are freed", 1)[0].split("; ")
+        if all(_REF_LEAF in item for item in items):
+            return
     warnings.warn(message, DonationWarning, stacklevel=2)
 
 
 _baton._jit_set_helpers(
-    optree.tree_flatten,
+    _ref_state.jit_flatten,  # optree's, with bt.Ref arguments as donated buffers
     _trace,
     _inline,
     _to_array,
