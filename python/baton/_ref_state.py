@@ -97,6 +97,7 @@ class Frame:
     __slots__ = (
         "arg_params",
         "args",
+        "closure_ok",
         "eager_touched",
         "kind",
         "name",
@@ -114,6 +115,7 @@ class Frame:
         self.eager_touched: list = []  # Refs living outside any trace, used here
         self.args: list = []  # jit frames: the argument Refs bound, in order
         self.arg_params: list = []  # and the parameter Tracer each was bound to
+        self.closure_ok = False  # a jit frame whose closed-over Refs are handled
 
     def _save(self, ref: RefBase) -> None:
         if id(ref) not in self.saved:
@@ -143,10 +145,11 @@ class RefEffects(ValueError):
     transformation cannot carry (see the module docstring). ``refs`` are
     those Refs, ``frame`` the trace that found them."""
 
-    def __init__(self, message: str, frame: Frame, refs: list) -> None:
+    def __init__(self, message: str, frame: Frame, refs: list, closure: bool = False) -> None:
         super().__init__(message)
         self.frame = frame
         self.refs = refs
+        self.closure = closure  # Refs a jitted function closes over
 
 
 def describe(ref: RefBase) -> str:
@@ -189,11 +192,14 @@ def pop(frame: Frame, failed: bool = False) -> None:
     frame.restore()
     if failed:
         return
+    if frame.closure_ok:
+        return
     if frame.kind == "jit" and frame.eager_touched:
         raise RefEffects(
             _effects_message(frame, frame.eager_touched, True),
             frame,
             list(frame.eager_touched),
+            closure=True,
         )
     if frame.written:
         refs = list(frame.written)
@@ -499,6 +505,55 @@ def with_ref_outputs(out: Any, frame: Frame, params: list) -> Any:
         finals.append(ref._value)
     out, finals = _unshared(out, finals, params, frame.arg_params)
     return _RefOutputs(out, finals)
+
+
+class _ClosureSink:
+    """Where the values a traced function wrote into Refs it closes over
+    go when its output is rebuilt (``done`` runs after: the jitted
+    function drops the program that captured their old buffers)."""
+
+    __slots__ = ("done", "refs")
+
+    def __init__(self, refs: list, done: Callable[[], None]) -> None:
+        self.refs = refs
+        self.done = done
+
+
+class _ClosureOutputs:
+    __slots__ = ("finals", "out", "sink")
+
+    def __init__(self, out: Any, finals: list, sink: _ClosureSink) -> None:
+        self.out = out
+        self.finals = finals
+        self.sink = sink
+
+
+def _closure_write_back(sink: _ClosureSink, children: tuple) -> Any:
+    out, finals = children[0], children[1:]
+    if all(type(v) is _baton.Array for v in finals):
+        for ref, v in zip(sink.refs, finals):
+            if ref._state == LIVE and ref._frame is None:
+                ref._value = v
+        sink.done()
+    return out
+
+
+optree.register_pytree_node(
+    _ClosureOutputs,
+    lambda c: ((c.out, *c.finals), c.sink),
+    _closure_write_back,
+    namespace="baton",
+)
+
+
+def closure_outputs(out: Any, frame: Frame, done: Callable[[], None]) -> Any:
+    """``out`` plus the final values of the Refs living outside any trace
+    that ``frame`` (a user's jit) wrote; rebuilding it stores them there."""
+    refs = [r for r in frame.written if r._frame is frame and r._state == LIVE]
+    finals = [r._value for r in refs]
+    out, finals = _unshared(out, finals, list(frame.arg_params), None)
+    frame.closure_ok = True
+    return _ClosureOutputs(out, finals, _ClosureSink(refs, done))
 
 
 def returned_ref_error(name: str) -> ValueError:
