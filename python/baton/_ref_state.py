@@ -39,9 +39,12 @@ from typing import Any, Callable
 
 import optree
 
+import warnings
+
 from baton import _baton
 from baton._baton import Donated
 from baton._baton import lax as _lax
+from baton.errors import DonationError, DonationWarning
 
 Tracer = _lax.Tracer
 
@@ -640,7 +643,17 @@ def eager_threaded(
         return _unshared(out, finals_of(refs, name), list(vals), list(vals))
 
     try:
-        out, finals = eager(run, name, markers, *dyn)
+        with warnings.catch_warnings():
+            # Where the program cannot update a Ref's buffer in place (a cond
+            # branch's result, say) the old buffer is freed after the call:
+            # what a Ref write means, nothing to warn about.
+            warnings.simplefilter("ignore", DonationWarning)
+            out, finals = eager(run, name, markers, *dyn)
+    except DonationError:
+        # bt.config donation mode "error" refused before consuming anything:
+        # run with the buffers undonated (a new buffer per Ref).
+        values = [_baton._jit_undonate(m) for m in markers]
+        out, finals = eager(run, name, values, *dyn)
     except BaseException:
         for m in markers:
             if not m.used:
