@@ -311,9 +311,23 @@ class Ref(_ref_state.RefBase):
             "np.asarray(ref[...])"
         )
 
+    def __copy__(self) -> Ref:
+        raise TypeError(
+            "a bt.Ref owns its buffer and is not copied; make another one with "
+            "bt.new_ref(ref[...])"
+        )
+
+    def __deepcopy__(self, memo: Any) -> Ref:
+        return self.__copy__()
+
+    def __reduce__(self) -> Any:
+        return self.__copy__()
+
     def __repr__(self) -> str:
         if self._state != _ref_state.LIVE:
             return f"Ref(<{self._state}>)"
+        if self._frame is None:
+            _ref_state._sync(self)  # a buffer a failed call did not take
         v = self._value
         if isinstance(v, Tracer):
             return f"Ref(traced {_dtypes.name_of(np.dtype(v.dtype))}{list(v.shape)})"
