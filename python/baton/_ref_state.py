@@ -79,12 +79,19 @@ def _pending() -> list:
     return p
 
 
+# Set once the first Ref is made: until then the jit call path does not
+# look for Refs among the argument leaves (no cost for programs without).
+_made_any = False
+
+
 class RefBase:
     """The state of a Ref (``_ref.Ref`` adds its operations)."""
 
     __slots__ = ("__weakref__", "_frame", "_kind", "_marker", "_state", "_value")
 
     def __init__(self, value: Any, frame: Frame | None, kind: str | None) -> None:
+        global _made_any
+        _made_any = True
         self._value = value
         self._frame = frame
         self._kind = kind
@@ -393,6 +400,8 @@ def jit_flatten(
     leaves, treedef = optree.tree_flatten(
         arg, is_leaf, none_is_leaf=none_is_leaf, namespace=namespace
     )
+    if not _made_any:
+        return leaves, treedef
     for leaf in leaves:
         if isinstance(leaf, RefBase):
             break

@@ -114,6 +114,8 @@ def test_repr_and_attributes():
     assert b.ndim == j.ndim and b.size == j.size and len(b) == len(j)
     assert repr(b.aval) == repr(j.aval) == "Ref{float32[3,4]}"
     assert isinstance(b.aval, bt.ref.AbstractRef)
+    assert repr(bt.typeof(b)) == repr(jax.typeof(j))
+    assert b.aval.shape == j.aval.shape and b.aval.dtype == j.aval.dtype
     # A Ref is a pytree leaf, as in JAX.
     assert bt.tree.leaves(b) == [b]
     assert len(jax.tree_util.tree_leaves(j)) == 1
