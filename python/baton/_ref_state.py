@@ -445,16 +445,15 @@ def fresh(t: Any) -> Any:
     return _lax.neg(_lax.neg(t))
 
 
-def _unshared(out: Any, finals: list, params: list, own: list | None) -> tuple:
+def _unshared(out: Any, finals: list, params: list, own: list) -> tuple:
     """``finals`` (one per Ref) and ``out`` (a pytree) with every value
-    that would share a buffer with another (an argument, another Ref's
-    final value, an output) recomputed."""
+    that would share a buffer with another (an argument other than the
+    Ref's own parameter ``own[i]`` (None: it has none), another Ref's final
+    value, an output) recomputed."""
     seen: set = set()
     finals = list(finals)
     for i, v in enumerate(finals):
-        other_param = any(
-            v is p and (own is None or p is not own[i]) for p in params
-        )
+        other_param = any(v is p and p is not own[i] for p in params)
         if other_param or id(v) in seen:
             finals[i] = v = fresh(v)
         seen.add(id(v))
@@ -563,9 +562,15 @@ def closure_outputs(out: Any, frame: Frame, done: Callable[[], None]) -> Any:
     that ``frame`` (a user's jit) wrote; rebuilding it stores them there."""
     refs = [r for r in frame.written if r._frame is frame and r._state == LIVE]
     finals = [r._value for r in refs]
-    out, finals = _unshared(out, finals, list(frame.arg_params), None)
+    arg_finals: list = []
+    if isinstance(out, _RefOutputs):  # Ref arguments too
+        out, arg_finals = out.out, out.finals
+    own = list(frame.arg_params) + [None] * len(finals)
+    out, both = _unshared(out, arg_finals + finals, list(frame.arg_params), own)
+    if arg_finals:
+        out = _RefOutputs(out, both[: len(arg_finals)])
     frame.closure_ok = True
-    return _ClosureOutputs(out, finals, _ClosureSink(refs, done))
+    return _ClosureOutputs(out, both[len(arg_finals) :], _ClosureSink(refs, done))
 
 
 def returned_ref_error(name: str) -> ValueError:

@@ -719,3 +719,23 @@ def test_refs_are_not_copied():
     for c in (copy.copy, copy.deepcopy):
         with pytest.raises(TypeError, match="not copied"):
             c(r)
+
+
+def test_closed_over_and_argument_refs_returned_values():
+    def prog(L):
+        api, np_ = L.api, L.np
+        cl = api.new_ref(np_.zeros(2))
+
+        @api.jit
+        def f(a_ref, x):
+            cl[...] += x
+            a_ref[...] = cl[...] * 2
+            return cl[...], a_ref[...]
+
+        a = api.new_ref(np_.zeros(2))
+        outs = [f(a, np_.ones(2)) for _ in range(3)]
+        cl[0] = 100.0
+        a[1] = -1.0
+        return outs, cl[...], a[...]
+
+    _both(prog)
