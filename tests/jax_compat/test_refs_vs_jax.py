@@ -739,3 +739,34 @@ def test_closed_over_and_argument_refs_returned_values():
         return outs, cl[...], a[...]
 
     _both(prog)
+
+
+def test_nested_jit_reverse_scan_and_cond_with_operands():
+    def prog(L):
+        api, np_ = L.api, L.np
+
+        @api.jit
+        def inner(r, x):
+            r[...] += x
+            return r[0]
+
+        @api.jit
+        def outer(r, x):
+            a = inner(r, x)  # inlined: updates the outer function's Ref
+            loc = api.new_ref(np_.zeros(2))
+            b = inner(loc, x * 2)
+
+            def body(c, xi):
+                r[1] += xi
+                return c + r[1], None
+
+            c, _ = api.lax.scan(body, 0.0, np_.arange(3.0), reverse=True)
+            d = api.lax.cond(
+                x[0] > 0, lambda v: (r.__setitem__(0, v[0]), v * 2)[1], lambda v: v, x
+            )
+            return a, b, api.freeze(loc), c, d
+
+        r = api.new_ref(np_.ones(2))
+        return outer(r, np_.ones(2)), r[...]
+
+    _both(prog)
