@@ -702,7 +702,9 @@ def scan(
     )
 
 
-def _scan_refs(refs: list, f: Any, init: Any, xs: Any, length: Any, reverse: bool) -> Any:
+def _scan_refs(
+    refs: list, f: Any, init: Any, xs: Any, length: Any, reverse: bool
+) -> Any:
     name = f"scan({fun_name(f)})"
     if not is_tracing():
         return _ref_state.eager_threaded(

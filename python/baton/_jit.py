@@ -278,7 +278,10 @@ class _JittedWithRefs(_Jitted):
                 sig = inspect.signature(fun)
                 P = inspect.Parameter
                 with_refs.__signature__ = sig.replace(  # type: ignore[attr-defined]
-                    parameters=[P("_baton_refs", P.POSITIONAL_ONLY), *sig.parameters.values()]
+                    parameters=[
+                        P("_baton_refs", P.POSITIONAL_ONLY),
+                        *sig.parameters.values(),
+                    ]
                 )
             except (TypeError, ValueError):
                 pass
@@ -537,7 +540,8 @@ def _trace(jitted: _Jitted, args: tuple, kwargs: dict, tracers: list) -> tuple:
     """Calls the function with Tracers in place of the dynamic leaves (in
     a frame of its own for the bt.Refs it uses: ``_ref_state``)."""
     user = not _internal(jitted._fun)
-    frame = _ref_state.push("jit" if user else "internal", getattr(jitted, "__name__", "fn"))
+    name = getattr(jitted, "__name__", "fn")
+    frame = _ref_state.push("jit" if user else "internal", name)
     try:
         out = _trace_in_frame(jitted, args, kwargs, tracers, frame)
         if (
@@ -600,7 +604,8 @@ def _trace_in_frame(
             "/jax/core/compile/jaxpr_trace_duration", took,
             fun_name=getattr(jitted, "__name__", "fn"),
         )
-    return _ref_state.with_ref_outputs(out, frame, tracers)  # Ref arguments' final values
+    # With the final values of the Ref arguments (written back to the caller's).
+    return _ref_state.with_ref_outputs(out, frame, tracers)
 
 
 class _NotPlain(Exception):

@@ -118,7 +118,8 @@ def _checked(ref: Ref, v: Any, out_shape: tuple, fname: str) -> None:
     shape, d, weak = _value_type(v)
     rd = np.dtype(ref.dtype)
     cast = fname == "swap" and (
-        (weak and _is_float(rd) and _is_float(d)) or (rd.kind in "iu" and d.kind in "iu")
+        (weak and _is_float(rd) and _is_float(d))
+        or (rd.kind in "iu" and d.kind in "iu")
     )
     if d != rd and not cast:
         raise ValueError(
@@ -184,7 +185,9 @@ class AbstractRef:
 
     __slots__ = ("inner_aval", "kind", "memory_space")
 
-    def __init__(self, inner_aval: Any, memory_space: Any = None, kind: Any = None) -> None:
+    def __init__(
+        self, inner_aval: Any, memory_space: Any = None, kind: Any = None
+    ) -> None:
         self.inner_aval = inner_aval
         self.memory_space = memory_space
         self.kind = kind
@@ -333,7 +336,7 @@ class Ref(_ref_state.RefBase):
             return f"Ref(traced {_dtypes.name_of(np.dtype(v.dtype))}{list(v.shape)})"
         if isinstance(v, Donated) or v.is_deleted():
             return "Ref(<buffer in a call>)"
-        return "Ref" + repr(v)[len("Array"):]
+        return "Ref" + repr(v)[len("Array") :]
 
     __str__ = __repr__
 

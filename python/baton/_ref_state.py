@@ -35,11 +35,10 @@ a Ref must not be used by two threads at once.
 from __future__ import annotations
 
 import threading
+import warnings
 from typing import Any, Callable
 
 import optree
-
-import warnings
 
 from baton import _baton
 from baton._baton import Donated
@@ -155,7 +154,9 @@ class RefEffects(ValueError):
     transformation cannot carry (see the module docstring). ``refs`` are
     those Refs, ``frame`` the trace that found them."""
 
-    def __init__(self, message: str, frame: Frame, refs: list, closure: bool = False) -> None:
+    def __init__(
+        self, message: str, frame: Frame, refs: list, closure: bool = False
+    ) -> None:
         super().__init__(message)
         self.frame = frame
         self.refs = refs
@@ -168,7 +169,7 @@ def describe(ref: RefBase) -> str:
         import numpy as np
 
         return f"Ref{{{np.dtype(v.dtype).name}{list(v.shape)}}}".replace(" ", "")
-    except Exception:  # noqa: BLE001 -- a message must not fail
+    except Exception:
         return "Ref"
 
 
@@ -220,7 +221,9 @@ def _in(ref: RefBase, refs: list) -> bool:
     return any(r is ref for r in refs)
 
 
-def framed(fn: Callable[..., Any], name: str, kind: str = "trace") -> Callable[..., Any]:
+def framed(
+    fn: Callable[..., Any], name: str, kind: str = "trace"
+) -> Callable[..., Any]:
     """``fn`` run in a frame of its own (what ``_subtrace.trace`` traces)."""
 
     def run(*args: Any) -> Any:
@@ -458,11 +461,16 @@ def _unshared(out: Any, finals: list, params: list, own: list) -> tuple:
             finals[i] = v = fresh(v)
         seen.add(id(v))
     if seen:
-        leaves, treedef = optree.tree_flatten(out, none_is_leaf=False, namespace="baton")
+        leaves, treedef = optree.tree_flatten(
+            out, none_is_leaf=False, namespace="baton"
+        )
         if any(id(x) in seen for x in leaves):
             out = optree.tree_unflatten(
                 treedef,
-                [fresh(x) if id(x) in seen and isinstance(x, Tracer) else x for x in leaves],
+                [
+                    fresh(x) if id(x) in seen and isinstance(x, Tracer) else x
+                    for x in leaves
+                ],
             )
     return out, finals
 
@@ -584,9 +592,7 @@ def returned_ref_error(name: str) -> ValueError:
 # ---- lax control flow ----
 
 
-def threading_refs(
-    plain: Callable[[], Any], threaded: Callable[[list], Any]
-) -> Any:
+def threading_refs(plain: Callable[[], Any], threaded: Callable[[list], Any]) -> Any:
     """``plain()``; if a function it traces writes to Refs from outside
     (RefEffects from a trace directly inside this one), ``threaded(refs)``
     with those Refs, widened until nothing new is found."""

@@ -185,7 +185,7 @@ def test_invalid_writes_raise_as_in_jax(ref_dtype, idx, value):
     with pytest.raises(ValueError):
         jr[idx] = value
     br = bt.new_ref(bnp.zeros(3, ref_dtype))
-    with pytest.raises(ValueError, match="Invalid (dtype|shape) for `swap`"):
+    with pytest.raises(ValueError, match=r"Invalid (dtype|shape) for `swap`"):
         br[idx] = value
     _close(br[...], jr[...])  # nothing written
 
@@ -374,7 +374,11 @@ def test_jit_refs_in_pytrees_and_kwargs():
             state["c"][0] += 1
             return state["b"] + 1
 
-        s = {"a": api.new_ref(np_.zeros(3)), "b": np_.arange(3.0), "c": api.new_ref(np_.zeros(2, np.int32))}
+        s = {
+            "a": api.new_ref(np_.zeros(3)),
+            "b": np_.arange(3.0),
+            "c": api.new_ref(np_.zeros(2, np.int32)),
+        }
         out = [f(s, scale=2.0), f(s, scale=3.0)]
         return out, s["a"][...], s["c"][...]
 
@@ -448,7 +452,7 @@ def test_jit_errors_as_jax():
             ret(api.new_ref(np_.zeros(3)))
 
         @api.jit
-        def make():
+        def make(api=api, np_=np_):
             return api.new_ref(np_.zeros(3))
 
         with pytest.raises(ValueError, match="cannot be returned"):
@@ -653,7 +657,7 @@ def test_grad_writing_an_outside_ref_raises_in_both():
             counter[...] += x
             return x * 2
 
-        with pytest.raises(Exception, match="Ref|reference"):
+        with pytest.raises(Exception, match=r"Ref|reference"):
             api.grad(f)(3.0)
     # baton also leaves the Ref as it was (JAX has written 3.0 by then).
     assert float(counter[...]) == 0.0
@@ -677,7 +681,9 @@ def test_vmap_of_a_function_using_a_ref_inside():
 
 
 def test_a_call_refused_while_parsing_gives_the_buffer_back():
-    f = bt.jit(lambda x_ref, k: x_ref.__setitem__(..., x_ref[...] + len(k)), static_argnums=1)
+    f = bt.jit(
+        lambda x_ref, k: x_ref.__setitem__(..., x_ref[...] + len(k)), static_argnums=1
+    )
     r = bt.new_ref(bnp.arange(3.0))
     with pytest.raises(TypeError, match="hashable"):
         f(r, [1, 2])  # the Ref's buffer was donated before the static was hashed
