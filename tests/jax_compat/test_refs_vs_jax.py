@@ -624,7 +624,18 @@ def test_grad_through_a_ref_created_inside():
             r[1] += x[0]
             return api.freeze(r).sum()
 
+        def k(xs):  # accumulated into inside a loop, then differentiated
+            acc = api.new_ref(0.0)
+
+            def body(i, c):
+                acc[...] += xs[i] * xs[i]
+                return c
+
+            api.lax.fori_loop(0, xs.shape[0], body, 0)
+            return api.freeze(acc)
+
         return (
+            api.grad(k)(np_.arange(3.0)),
             api.grad(g)(1.0),
             api.jit(api.grad(g))(0.5),
             api.grad(h)(np_.arange(3.0)),
@@ -632,7 +643,8 @@ def test_grad_through_a_ref_created_inside():
         )
 
     out = _both(prog)
-    np.testing.assert_allclose(float(out[0]), np.cos(1.0), rtol=1e-6)
+    np.testing.assert_allclose(float(out[1]), np.cos(1.0), rtol=1e-6)
+    np.testing.assert_allclose(np.asarray(out[0]), [0.0, 2.0, 4.0])
 
 
 def test_no_grad_no_remat_kind_stops_gradients():
