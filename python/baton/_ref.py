@@ -21,10 +21,11 @@ buffers where the program updates in place -- are in the caller's Refs when
 the call returns. Refs may also be created inside the function (functional
 updates in the program) and used in ``lax.fori_loop`` / ``while_loop`` /
 ``scan`` / ``map`` / ``cond`` / ``switch`` bodies (their values are threaded
-through as carries). A jitted function cannot return a Ref (ValueError, as
-JAX) nor use a Ref it closes over (ValueError saying to pass it as an
-argument -- JAX allows this; baton's compiled programs are reused without
-Python, so a closed-over Ref cannot be read or updated by them).
+through as carries). A Ref the function closes over works too: the first
+call finds it (reads it as a captured array, writes its final value back)
+and later calls pass it to a twin of the function taking it as a donated
+argument (``_jit._JittedWithRefs``). A jitted function cannot return a Ref
+(ValueError, as JAX).
 
 Differentiation: a Ref created inside the differentiated function is an
 ordinary intermediate value (``grad`` of ``freeze(ref)`` works); writes to a

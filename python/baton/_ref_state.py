@@ -21,12 +21,15 @@ of *which trace* that Tracer belongs to:
   ``fori_loop`` body works as in JAX. Other transformations let it reach
   the user, whose message says what to do instead.
 
-``bt.jit`` with Refs among its arguments (``jit_flatten``, ``bind_arguments``,
+``bt.jit`` with Refs among its arguments (``jit_flatten``, ``bind_argument``,
 ``with_ref_outputs``): the call path flattens each Ref into a donation
 marker of its buffer (so the program may update it in place), the trace
 binds the caller's Ref to the parameter's Tracer, the final values of the
 argument Refs become extra outputs, and rebuilding the output stores them
-back into the caller's Refs -- on every call, traced or cached.
+back into the caller's Refs -- on every call, traced or cached. A user's
+jitted function that uses Refs living outside any trace (closed over) gets
+``closure_outputs`` on the call that finds them, and ``_jit`` switches it
+to passing them as arguments from then on.
 
 Thread-safety: frames and pending write-backs belong to the calling thread;
 a Ref must not be used by two threads at once.
