@@ -182,7 +182,11 @@ def _update(ref: Ref, idx: Any, v: Any, mode: str, fname: str, what: str) -> Any
 
 class AbstractRef:
     """The type of a Ref: its value's shape and dtype (``inner_aval``), as
-    ``jax.ref.AbstractRef``; printed ``Ref{float32[3]}``."""
+    ``jax.ref.AbstractRef``.
+
+    >>> bt.typeof(bt.new_ref(bnp.zeros(3)))
+    Ref{float32[3]}
+    """
 
     __slots__ = ("inner_aval", "kind", "memory_space")
 
@@ -300,7 +304,14 @@ class Ref(_ref_state.RefBase):
         set(self, idx, value)
 
     def addupdate(self, x: Any, idx: Any = ()) -> None:
-        """``self[idx] += x`` in one update (``jax.ref.addupdate``)."""
+        """``self[idx] += x`` in one update (``jax.ref.addupdate``).
+
+        >>> r = bt.new_ref(bnp.zeros(3))
+        >>> r.addupdate(bnp.ones(3))
+        >>> r.addupdate(2.0, 1)
+        >>> r
+        Ref([1., 3., 1.], dtype=float32)
+        """
         addupdate(self, idx, x)
 
     def __len__(self) -> int:
