@@ -39,6 +39,7 @@ from __future__ import annotations
 
 import threading
 import warnings
+import weakref
 from typing import Any, Callable
 
 import optree
@@ -384,13 +385,13 @@ def _marker_of(ref: RefBase) -> Any:
     if m is not None and not m.used:
         # Unclaimed: passed twice in this call (the call path refuses the
         # same marker twice), or left by a call that failed before running.
-        pending[:] = [r for r in pending if r is not ref]
-        pending.append(ref)
+        pending[:] = [w for w in pending if w() is not ref]
+        pending.append(weakref.ref(ref))
         return m
     ref._marker = None
     m = _baton._donate(ref._value)
     ref._marker = m
-    pending.append(ref)
+    pending.append(weakref.ref(ref))  # weak: a lowered call never writes back
     return m
 
 
@@ -495,7 +496,7 @@ def _write_back(n: int, children: tuple) -> Any:
         pending = _pending()
         if len(pending) < n:
             raise RuntimeError("jit: lost track of the bt.Ref arguments of this call")
-        refs = pending[-n:]
+        refs = [w() for w in pending[-n:]]  # alive: the call's arguments hold them
         del pending[:]
         for ref, v in zip(refs, finals):
             ref._value = v

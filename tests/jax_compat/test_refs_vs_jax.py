@@ -788,3 +788,13 @@ def test_nested_jit_reverse_scan_and_cond_with_operands():
         return outer(r, np_.ones(2)), r[...]
 
     _both(prog)
+
+
+def test_a_ref_dropped_after_lower_releases_its_buffer():
+    f = bt.jit(lambda r: r.__setitem__(..., r[...] + 1))
+    base = _stats()["bytes_in_use"]
+    r = bt.new_ref(bnp.zeros(N))
+    f.lower(r)  # donates nothing for good: no call runs
+    assert _stats()["bytes_in_use"] - base >= N * 4
+    del r
+    assert _stats()["bytes_in_use"] - base < N * 4 // 4
