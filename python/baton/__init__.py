@@ -81,6 +81,8 @@ from baton._config_states import *  # noqa: F403 -- debug_nans, transfer_guard, 
 from baton import _gc_guard  # noqa: F401,E402 -- array_garbage_collection_guard's gc hook
 from baton import custom_batching, custom_derivatives, dlpack, experimental, image, monitoring, ops  # noqa: F401
 from baton import stages, version  # noqa: F401 -- jax.stages / jax.version
+from baton._ref import Ref, empty_ref, free_ref, freeze, new_ref  # jax.Ref, jax.new_ref, ...
+from baton import ref  # noqa: F401 -- jax.ref
 
 warn_if_blas_kernel_unfit()  # a generic BLAS kernel on a modern CPU: say so once
 del warn_if_blas_kernel_unfit
@@ -131,6 +133,7 @@ __all__ = [
     "DonationError",
     "DonationWarning",
     "InPlaceError",
+    "Ref",
     "ResourceExhaustedError",
     "ShapeDtypeStruct",
     "ShardedArray",
@@ -153,8 +156,11 @@ __all__ = [
     "donate",
     "effects_barrier",
     "empty",
+    "empty_ref",
     "errors",
     "eval_shape",
+    "free_ref",
+    "freeze",
     "from_dlpack",
     "full",
     "grad",
@@ -172,6 +178,7 @@ __all__ = [
     "make_jaxpr",
     "make_mesh",
     "memory_stats",
+    "new_ref",
     "nn",
     "ones",
     "print_environment_info",
@@ -179,6 +186,7 @@ __all__ = [
     "process_index",
     "profiler",
     "random",
+    "ref",
     "remat",
     "reset_peak_memory_stats",
     "saved_residuals",

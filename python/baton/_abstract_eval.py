@@ -14,7 +14,7 @@ from typing import Any, Callable
 
 import numpy as np
 
-from baton import _dtypes, _subtrace, tree
+from baton import _dtypes, _ref_state, _subtrace, tree
 from baton._baton import Array, Donated
 from baton._baton import lax as _lax
 
@@ -101,7 +101,10 @@ def _trace(
     def body(*tracers: Any) -> list:
         full = list(leaves)
         for i, t in zip(dynamic, tracers):
-            full[i] = t
+            if isinstance(full[i], _ref_state.RefBase):
+                _ref_state.bind(full[i], t)  # the Ref itself, holding the Tracer
+            else:
+                full[i] = t
         a, k = tree.unflatten(treedef, full)
         a = [args[i] if i in static else v for i, v in enumerate(a)]
         out = fun(*a, **k)

@@ -37,7 +37,7 @@ from typing import Any, Callable
 
 import numpy as np
 
-from baton import tree
+from baton import _ref_state, tree
 from baton._baton import lax as _lax
 from baton._subtrace import (
     Tracer,
@@ -171,7 +171,7 @@ def _weak_flags(leaves: Sequence[Any]) -> list:
 # ---- scan ----
 
 
-def scan(
+def _scan(
     f: Callable[[Any, Any], tuple[Any, Any]],
     init: Any,
     xs: Any = None,
@@ -286,7 +286,7 @@ def scan(
 # ---- while_loop / fori_loop ----
 
 
-def while_loop(
+def _while_loop(
     cond_fun: Callable[[Any], Any], body_fun: Callable[[Any], Any], init_val: Any
 ) -> Any:
     """``val = body_fun(val)`` while ``cond_fun(val)`` is true, as
@@ -398,7 +398,7 @@ def _check_bound(what: str, value: int, dtype: np.dtype) -> None:
     )
 
 
-def fori_loop(
+def _fori_loop(
     lower: Any,
     upper: Any,
     body_fun: Callable[[Any, Any], Any],
@@ -584,7 +584,7 @@ def _index_tracer(index: Any, what: str) -> Any:
     return t
 
 
-def cond(
+def _cond(
     pred: Any,
     true_fun: Callable[..., Any],
     false_fun: Callable[..., Any],
@@ -624,7 +624,7 @@ def cond(
     return _switch(index, [false_fun, true_fun], operands, "cond")
 
 
-def switch(
+def _switch_entry(
     index: Any,
     branches: Sequence[Callable[..., Any]],
     *operands: Any,
@@ -668,6 +668,242 @@ def _switch(index: Any, branches: list, operands: tuple, what: str) -> Any:
 
 
 # ---- map ----
+
+
+# ---- bt.Refs used by the functions (_ref_state) ----
+#
+# Each public function runs its implementation; when a function it traces
+# writes to bt.Refs created outside it, it runs again with those Refs'
+# values as extra carries / operands and outputs (outside any trace: as
+# donated arguments of the fresh jit), and the new values go back into the
+# Refs.
+
+
+def _pair(out: Any) -> tuple:
+    if not isinstance(out, (tuple, list)) or len(out) != 2:
+        raise TypeError(
+            f"scan body output must be a pair (carry, y), got {type(out).__name__}"
+        )
+    return out[0], out[1]
+
+
+def scan(
+    f: Callable[[Any, Any], tuple[Any, Any]],
+    init: Any,
+    xs: Any = None,
+    length: int | None = None,
+    reverse: bool = False,
+    unroll: int | bool = 1,
+    _split_transpose: bool = False,
+) -> tuple[Any, Any]:
+    return _ref_state.threading_refs(
+        lambda: _scan(f, init, xs, length, reverse, unroll, _split_transpose),
+        lambda refs: _scan_refs(refs, f, init, xs, length, reverse),
+    )
+
+
+def _scan_refs(
+    refs: list, f: Any, init: Any, xs: Any, length: Any, reverse: bool
+) -> Any:
+    name = f"scan({fun_name(f)})"
+    if not is_tracing():
+        return _ref_state.eager_threaded(
+            refs,
+            _eager,
+            lambda i, x: scan(f, i, x, length=length, reverse=reverse),
+            name,
+            init,
+            xs,
+        )
+
+    def step(c: Any, x: Any) -> tuple:
+        c0, vals = c
+        _ref_state.bind_all(refs, vals)
+        c1, y = _pair(f(c0, x))
+        return (c1, _ref_state.finals_of(refs, name)), y
+
+    step.__name__ = step.__qualname__ = fun_name(f)
+    init2 = (init, _ref_state.values_of(refs, name))
+    (c, vals), ys = _scan(step, init2, xs, length, reverse)
+    _ref_state.write_all(refs, vals, name)
+    return c, ys
+
+
+def while_loop(
+    cond_fun: Callable[[Any], Any], body_fun: Callable[[Any], Any], init_val: Any
+) -> Any:
+    return _ref_state.threading_refs(
+        lambda: _while_loop(cond_fun, body_fun, init_val),
+        lambda refs: _while_refs(refs, cond_fun, body_fun, init_val),
+    )
+
+
+def _while_refs(refs: list, cond_fun: Any, body_fun: Any, init_val: Any) -> Any:
+    name = f"while_loop({fun_name(body_fun)})"
+    if not is_tracing():
+        return _ref_state.eager_threaded(
+            refs, _eager, lambda v: while_loop(cond_fun, body_fun, v), name, init_val
+        )
+
+    def cond2(v: Any) -> Any:
+        c, vals = v
+        _ref_state.bind_all(refs, vals)
+        p = cond_fun(c)
+        if any(r._value is not t for r, t in zip(refs, vals)):
+            raise ValueError(
+                f"while_loop({fun_name(cond_fun)}): cond_fun writes to a bt.Ref; "
+                "the loop condition may read Refs but not update them (move the "
+                "update into body_fun)"
+            )
+        return p
+
+    def body2(v: Any) -> Any:
+        c, vals = v
+        _ref_state.bind_all(refs, vals)
+        c1 = body_fun(c)
+        return c1, _ref_state.finals_of(refs, name)
+
+    cond2.__name__ = cond2.__qualname__ = fun_name(cond_fun)
+    body2.__name__ = body2.__qualname__ = fun_name(body_fun)
+    out, vals = _while_loop(cond2, body2, (init_val, _ref_state.values_of(refs, name)))
+    _ref_state.write_all(refs, vals, name)
+    return out
+
+
+def fori_loop(
+    lower: Any,
+    upper: Any,
+    body_fun: Callable[[Any, Any], Any],
+    init_val: Any,
+    *,
+    unroll: int | bool | None = None,
+) -> Any:
+    return _ref_state.threading_refs(
+        lambda: _fori_loop(lower, upper, body_fun, init_val, unroll=unroll),
+        lambda refs: _fori_refs(refs, lower, upper, body_fun, init_val),
+    )
+
+
+def _fori_refs(refs: list, lower: Any, upper: Any, body_fun: Any, init_val: Any) -> Any:
+    if is_tracing():
+        # Traced, fori_loop is a scan or while_loop, which thread the Refs.
+        return _fori_loop(lower, upper, body_fun, init_val)
+    name = f"fori_loop({fun_name(body_fun)})"
+    lo, hi = _static_int(lower), _static_int(upper)
+    if lo is not None and hi is not None:
+        return _ref_state.eager_threaded(
+            refs, _eager, lambda v: fori_loop(lo, hi, body_fun, v), name, init_val
+        )
+    return _ref_state.eager_threaded(
+        refs,
+        _eager,
+        lambda a, b, v: fori_loop(a, b, body_fun, v),
+        name,
+        lower,
+        upper,
+        init_val,
+    )
+
+
+def _threaded_branch(refs: list, br: Any, what: str) -> Any:
+    def run(vals: list, *ops: Any) -> tuple:
+        _ref_state.bind_all(refs, vals)
+        out = br(*ops)
+        return out, _ref_state.finals_of(refs, what)
+
+    run.__name__ = run.__qualname__ = fun_name(br)
+    return run
+
+
+def cond(
+    pred: Any,
+    true_fun: Callable[..., Any],
+    false_fun: Callable[..., Any],
+    *operands: Any,
+    operand: Any = None,
+) -> Any:
+    return _ref_state.threading_refs(
+        lambda: _cond(pred, true_fun, false_fun, *operands, operand=operand),
+        lambda refs: _cond_refs(refs, pred, true_fun, false_fun, operands, operand),
+    )
+
+
+def _cond_refs(
+    refs: list, pred: Any, true_fun: Any, false_fun: Any, operands: tuple, operand: Any
+) -> Any:
+    if operand is not None:
+        operands = (*operands, operand)
+    if not is_tracing():
+        return _ref_state.eager_threaded(
+            refs,
+            _eager,
+            lambda p, ops: cond(p, true_fun, false_fun, *ops),
+            "cond",
+            pred,
+            operands,
+        )
+    out, vals = _cond(
+        pred,
+        _threaded_branch(refs, true_fun, "cond"),
+        _threaded_branch(refs, false_fun, "cond"),
+        _ref_state.values_of(refs, "cond"),
+        *operands,
+    )
+    _ref_state.write_all(refs, vals, "cond")
+    return out
+
+
+def switch(
+    index: Any,
+    branches: Sequence[Callable[..., Any]],
+    *operands: Any,
+    operand: Any = None,
+) -> Any:
+    return _ref_state.threading_refs(
+        lambda: _switch_entry(index, branches, *operands, operand=operand),
+        lambda refs: _switch_refs(refs, index, branches, operands, operand),
+    )
+
+
+def _switch_refs(
+    refs: list, index: Any, branches: Any, operands: tuple, operand: Any
+) -> Any:
+    if operand is not None:
+        operands = (*operands, operand)
+    branches = list(branches)
+    if not is_tracing():
+        return _ref_state.eager_threaded(
+            refs,
+            _eager,
+            lambda i, ops: switch(i, branches, *ops),
+            "switch",
+            index,
+            operands,
+        )
+    out, vals = _switch_entry(
+        index,
+        [_threaded_branch(refs, b, "switch") for b in branches],
+        _ref_state.values_of(refs, "switch"),
+        *operands,
+    )
+    _ref_state.write_all(refs, vals, "switch")
+    return out
+
+
+for _public, _impl in (
+    (scan, _scan),
+    (while_loop, _while_loop),
+    (fori_loop, _fori_loop),
+    (cond, _cond),
+    (switch, _switch_entry),
+):
+    _public.__doc__ = (_impl.__doc__ or "") + """
+    bt.Refs: the functions may read and update Refs created outside them
+    (``x_ref[i] += 1`` in a loop body), as in JAX; the Refs' values are
+    threaded through as extra carries / operands (updated in place), and
+    their final values are in the Refs afterwards.
+    """
+del _public, _impl
 
 
 def map(f: Callable[[Any], Any], xs: Any, *, batch_size: int | None = None) -> Any:

@@ -25,7 +25,7 @@ from typing import Any, Callable
 
 import numpy as np
 
-from baton import tree
+from baton import _ref_state, tree
 from baton._baton import Array, Donated
 from baton._baton import lax as _lax
 from baton._eager_transform import run_eagerly
@@ -102,7 +102,17 @@ def _control_flow(fn: Callable[..., Any], name: str) -> Callable[..., Any]:
     def eager(*args: Any, **kwargs: Any) -> Any:
         if _lax.is_tracing():
             return fn(*args, **kwargs)
-        return run_eagerly(fn, args, kwargs, name)
+        # bt.Refs living outside any trace that the functions update: run
+        # again with their buffers as (donated) arguments (_ref_state).
+        return _ref_state.threading_refs(
+            lambda: run_eagerly(fn, args, kwargs, name),
+            lambda refs: _ref_state.eager_threaded(
+                refs,
+                lambda run, nm, markers: run_eagerly(run, (markers,), {}, nm),
+                lambda: fn(*args, **kwargs),
+                name,
+            ),
+        )
 
     return eager
 

@@ -23,7 +23,7 @@ from typing import Any, Callable
 
 import numpy as np
 
-from baton import _baton, _dtypes
+from baton import _baton, _dtypes, _ref_state
 from baton._baton import Array, Donated
 from baton._baton import lax as _lax
 
@@ -143,6 +143,9 @@ def trace(
     (outer Tracers, Arrays, host data): then a value computed from them can
     be made concrete (``bool(x)``; ``python/src/concrete.cc``)."""
     vals = None if values is None else list(values)
+    # A frame of its own for bt.Refs: writes to Refs from outside it raise
+    # _ref_state.RefEffects (lax control flow threads those Refs through).
+    fn = _ref_state.framed(fn, name)
     program, lifted, out_weak = transforms.subtrace(fn, list(avals), name, vals)
     return Traced(program, lifted, out_weak)
 

@@ -34,7 +34,7 @@ from typing import Any, Callable
 
 import numpy as np
 
-from baton import _device_put, _device_queries, _dtypes, _jit, tree
+from baton import _device_put, _device_queries, _dtypes, _jit, _ref_state, tree
 from baton._abstract_eval import ShapeDtypeStruct
 from baton._baton import Array
 from baton._baton import lax as _lax
@@ -269,8 +269,11 @@ def ensure_compile_time_eval() -> Iterator[None]:
     yield
 
 
-def typeof(x: Any) -> ShapeDtypeStruct:
-    """The abstract value of ``x``: its shape, dtype and weak type."""
+def typeof(x: Any) -> Any:
+    """The abstract value of ``x``: its shape, dtype and weak type (for a
+    ``bt.Ref``, its ``AbstractRef``, printed ``Ref{float32[3]}``)."""
+    if isinstance(x, _ref_state.RefBase):
+        return x.aval
     shape, dtype, weak, _ = aval_of(x)
     return ShapeDtypeStruct(shape, np.dtype(getattr(x, "dtype", dtype)), weak_type=weak)
 
