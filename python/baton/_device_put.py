@@ -78,6 +78,8 @@ def device_put(
     if into is not None:
         return _device_put_into(x, device, memory_kind, into)
     paths, leaves, treedef = tree.paths_and_leaves(x)
+    if isinstance(device, Device):
+        _guard_device_to_device(leaves, device)
     if _sharded_put.is_sharding(device) or any(is_sharded(leaf) for leaf in leaves):
         return tree.unflatten(
             treedef,
@@ -87,6 +89,20 @@ def device_put(
             ],
         )
     return _transfer.put_leaves(paths, leaves, treedef, device, memory_kind, may_alias)
+
+
+def _guard_device_to_device(leaves: list, device: Device) -> None:
+    """Applies ``transfer_guard_device_to_device`` to the Arrays of
+    ``leaves`` that live on another device than ``device`` (an explicit
+    transfer, as ``jax.device_put`` is: only the ``*_explicit`` settings
+    log or refuse it)."""
+    for leaf in leaves:
+        if isinstance(leaf, Array) and not leaf.is_deleted() and leaf.device != device:
+            check_transfer(
+                "device_to_device",
+                True,
+                f"{leaf.dtype}{list(leaf.shape)} from {leaf.device} to {device}",
+            )
 
 
 def _put_per_leaf(

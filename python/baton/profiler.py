@@ -49,6 +49,7 @@ __all__ = [
     "memory_scope",
     "memory_snapshot",
     "record_memory_history",
+    "save_device_memory_profile",
     "save_memory_profile",
     "save_memory_viewer",
     "start_trace",
@@ -104,6 +105,20 @@ def save_memory_profile(path: str | os.PathLike[str], backend: Any = None) -> st
     with open(path, "wb") as f:
         f.write(data)
     return path
+
+
+def save_device_memory_profile(filename: str | os.PathLike[str], backend: Any = None) -> None:
+    """``jax.profiler.save_device_memory_profile``: writes the pprof memory
+    profile of every live allocation to ``filename`` and returns None, as
+    JAX does (``save_memory_profile`` is the same and returns the path).
+
+    Example::
+
+        x = bt.numpy.ones((1024, 1024))
+        bt.profiler.save_device_memory_profile("mem.prof")
+        # go tool pprof -top mem.prof
+    """
+    save_memory_profile(filename, backend)
 
 
 # --- Chrome trace ------------------------------------------------------------
