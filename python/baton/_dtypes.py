@@ -155,3 +155,44 @@ def python_scalar_to_numpy(value: Any, dtype: np.dtype | None = None) -> np.ndar
                 f"with an explicit dtype (e.g. np.int64) instead"
             )
     return np.asarray(value, dtype=d)
+
+
+class extended(np.generic):
+    """Abstract scalar type of dtypes that are not numpy's (``issubdtype``
+    only; nothing is an instance of it)."""
+
+
+class prng_key(extended):
+    """Abstract scalar type of typed PRNG keys (``bt.random.key``):
+    ``issubdtype(key.dtype, prng_key)`` is True for them."""
+
+
+extended.__module__ = prng_key.__module__ = "baton.dtypes"
+
+
+def _is_key_dtype(d: Any) -> bool:
+    return isinstance(d, str) and d.startswith("key<")
+
+
+def issubdtype(a: Any, b: Any) -> bool:
+    """Whether dtype ``a`` is ``b`` or a kind of it (``b`` may be an abstract
+    type such as ``np.floating``, ``np.integer``, ``prng_key``; key dtypes
+    are ``prng_key``s, bfloat16 is floating). ``bt.dtypes.issubdtype`` and
+    ``bnp.issubdtype``.
+
+    Example: ``issubdtype(np.dtype(bfloat16), np.floating)`` is True."""
+    if _is_key_dtype(a):
+        return isinstance(b, type) and issubclass(prng_key, b)
+    if isinstance(b, type) and issubclass(b, extended):
+        return isinstance(a, type) and issubclass(a, b)
+    if isinstance(a, type) and issubclass(a, extended):
+        return isinstance(b, type) and issubclass(a, b)
+    d = np.dtype(a)
+    if d == bfloat16 and isinstance(b, type) and b in (
+        np.floating,
+        np.inexact,
+        np.number,
+        np.generic,
+    ):
+        return True
+    return bool(np.issubdtype(d, b))

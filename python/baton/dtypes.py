@@ -58,14 +58,9 @@ iinfo = ml_dtypes.iinfo
 float0 = np.dtype([("float0", np.void, 0)])
 
 
-class extended(np.generic):
-    """Abstract scalar type of dtypes that are not numpy's (``issubdtype``
-    only; nothing is an instance of it)."""
-
-
-class prng_key(extended):
-    """Abstract scalar type of typed PRNG keys (``bt.random.key``):
-    ``issubdtype(key.dtype, prng_key)`` is True for them."""
+# Defined in baton._dtypes, where jnp.issubdtype's twin needs them too.
+extended = _dtypes.extended
+prng_key = _dtypes.prng_key
 
 
 TypePromotionError = _errors.TypePromotionError
@@ -117,27 +112,11 @@ def canonicalize_dtype(dtype: Any, allow_extended_dtype: bool = False) -> Any:
 
 def issubdtype(a: Any, b: Any) -> bool:
     """Whether dtype ``a`` is ``b`` or a kind of it (``b`` may be an abstract
-    type such as ``np.floating``, ``np.integer``, ``prng_key``)."""
-    if _is_key_dtype(a):
-        return isinstance(b, type) and issubclass(prng_key, b)
-    if isinstance(b, type) and issubclass(b, extended):
-        return isinstance(a, type) and issubclass(a, b)
-    if isinstance(a, type) and issubclass(a, extended):
-        return isinstance(b, type) and issubclass(a, b)
-    d = np.dtype(a)
-    if (
-        d == np.dtype(bfloat16)
-        and isinstance(b, type)
-        and b
-        in (
-            np.floating,
-            np.inexact,
-            np.number,
-            np.generic,
-        )
-    ):
-        return True
-    return bool(np.issubdtype(d, b))
+    type such as ``np.floating``, ``np.integer``, ``prng_key``).
+
+    Example: ``bt.dtypes.issubdtype(bt.random.key(0).dtype,
+    bt.dtypes.prng_key)`` is True."""
+    return _dtypes.issubdtype(a, b)
 
 
 # Kinds in promotion order. A weakly typed operand (a Python int / float /

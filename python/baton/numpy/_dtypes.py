@@ -131,16 +131,13 @@ def result_type(*args: Any) -> np.dtype:
 
 
 def issubdtype(arg1: Any, arg2: Any) -> bool:
-    """numpy's issubdtype; bfloat16 counts as a floating type."""
-    d = np.dtype(arg1)
-    if d == _dtypes.bfloat16 and arg2 in (
-        np.floating,
-        np.inexact,
-        np.number,
-        np.generic,
-    ):
-        return True
-    return _builtin_bool(np.issubdtype(d, arg2))
+    """numpy's issubdtype; bfloat16 counts as a floating type, and key
+    dtypes as ``bt.dtypes.prng_key`` (``bt.dtypes.issubdtype``, as
+    ``jnp.issubdtype`` is ``jax.dtypes.issubdtype``).
+
+    Example: ``bnp.issubdtype(bt.random.key(0).dtype, bt.dtypes.prng_key)``
+    is True; ``bnp.issubdtype(bnp.int16, bnp.signedinteger)`` is True."""
+    return _builtin_bool(_dtypes.issubdtype(arg1, arg2))
 
 
 def finfo(dtype: Any) -> Any:
