@@ -174,6 +174,20 @@ def _is_key_dtype(d: Any) -> bool:
     return isinstance(d, str) and d.startswith("key<")
 
 
+_ABSTRACT = (
+    np.generic,
+    np.number,
+    np.integer,
+    np.signedinteger,
+    np.unsignedinteger,
+    np.inexact,
+    np.floating,
+    np.complexfloating,
+    np.flexible,
+    np.character,
+)
+
+
 def issubdtype(a: Any, b: Any) -> bool:
     """Whether dtype ``a`` is ``b`` or a kind of it (``b`` may be an abstract
     type such as ``np.floating``, ``np.integer``, ``prng_key``; key dtypes
@@ -187,6 +201,9 @@ def issubdtype(a: Any, b: Any) -> bool:
         return isinstance(a, type) and issubclass(a, b)
     if isinstance(a, type) and issubclass(a, extended):
         return isinstance(b, type) and issubclass(a, b)
+    if isinstance(a, type) and issubclass(a, np.generic) and a in _ABSTRACT:
+        # numpy's abstract types (np.floating ...) have no dtype
+        return bool(issubclass(a, b)) if isinstance(b, type) else bool(np.issubdtype(a, b))
     d = np.dtype(a)
     if d == bfloat16 and isinstance(b, type) and b in (
         np.floating,
