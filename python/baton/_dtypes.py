@@ -203,7 +203,9 @@ def issubdtype(a: Any, b: Any) -> bool:
         return isinstance(b, type) and issubclass(a, b)
     if isinstance(a, type) and issubclass(a, np.generic) and a in _ABSTRACT:
         # numpy's abstract types (np.floating ...) have no dtype
-        return bool(issubclass(a, b)) if isinstance(b, type) else bool(np.issubdtype(a, b))
+        if isinstance(b, type):
+            return bool(issubclass(a, b))
+        return bool(np.issubdtype(a, b))
     d = np.dtype(a)
     if d == bfloat16 and isinstance(b, type) and b in (
         np.floating,

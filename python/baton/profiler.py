@@ -107,7 +107,9 @@ def save_memory_profile(path: str | os.PathLike[str], backend: Any = None) -> st
     return path
 
 
-def save_device_memory_profile(filename: str | os.PathLike[str], backend: Any = None) -> None:
+def save_device_memory_profile(
+    filename: str | os.PathLike[str], backend: Any = None
+) -> None:
     """``jax.profiler.save_device_memory_profile``: writes the pprof memory
     profile of every live allocation to ``filename`` and returns None, as
     JAX does (``save_memory_profile`` is the same and returns the path).

@@ -45,7 +45,16 @@ def _same(b, j, **tol):
 
 # ---- dtype classes ----
 
-CONCRETE = ["bool_", "uint8", "uint32", "int16", "int64", "float64", "complex64", "complex128"]
+CONCRETE = [
+    "bool_",
+    "uint8",
+    "uint32",
+    "int16",
+    "int64",
+    "float64",
+    "complex64",
+    "complex128",
+]
 ABSTRACT = [
     "generic",
     "number",
@@ -104,7 +113,9 @@ def test_issubdtype_of_the_classes_like_jax(sub, sup):
         if sub in CONCRETE:
             db = bnp.zeros(1, getattr(bnp, sub)).dtype
             dj = jnp.zeros(1, getattr(jnp, sub)).dtype
-            assert bnp.issubdtype(db, getattr(bnp, sup)) == jnp.issubdtype(dj, getattr(jnp, sup))
+            assert bnp.issubdtype(db, getattr(bnp, sup)) == jnp.issubdtype(
+                dj, getattr(jnp, sup)
+            )
 
 
 def test_abstract_classes_are_numpys_like_jax():
@@ -133,7 +144,9 @@ def test_ndarray_is_the_array_type_like_jax():
         assert not isinstance([1.0], m.ndarray)
     seen = {}
     bt.jit(lambda x: seen.setdefault("b", isinstance(x, bnp.ndarray)) or x)(bnp.ones(2))
-    jax.jit(lambda x: seen.setdefault("j", isinstance(x, jnp.ndarray)) or x)(jnp.ones(2))
+    jax.jit(lambda x: seen.setdefault("j", isinstance(x, jnp.ndarray)) or x)(
+        jnp.ones(2)
+    )
     assert seen == {"b": True, "j": True}  # tracers count, in both
 
 
@@ -143,18 +156,41 @@ def test_ndarray_is_the_array_type_like_jax():
 def test_constants_like_jax():
     assert bnp.e == jnp.e == math.e and type(bnp.e) is type(jnp.e) is float
     assert bnp.inf == jnp.inf == math.inf and type(bnp.inf) is type(jnp.inf) is float
-    assert math.isnan(bnp.nan) and math.isnan(jnp.nan) and type(bnp.nan) is type(jnp.nan)
+    assert (
+        math.isnan(bnp.nan) and math.isnan(jnp.nan) and type(bnp.nan) is type(jnp.nan)
+    )
     _close(bnp.exp(1.0) - bnp.e, jnp.exp(1.0) - jnp.e, atol=1e-6)
-    _close(bnp.isinf(bnp.asarray([bnp.inf, -bnp.inf, 1.0])), jnp.isinf(jnp.asarray([jnp.inf, -jnp.inf, 1.0])))
+    _close(
+        bnp.isinf(bnp.asarray([bnp.inf, -bnp.inf, 1.0])),
+        jnp.isinf(jnp.asarray([jnp.inf, -jnp.inf, 1.0])),
+    )
     _close(bnp.full(2, bnp.nan), jnp.full(2, jnp.nan))
 
 
-FINFO_FIELDS = ("bits", "eps", "epsneg", "max", "min", "tiny", "smallest_normal",
-                "smallest_subnormal", "resolution", "precision", "nexp", "nmant",
-                "machep", "negep", "minexp", "maxexp", "dtype")
+FINFO_FIELDS = (
+    "bits",
+    "eps",
+    "epsneg",
+    "max",
+    "min",
+    "tiny",
+    "smallest_normal",
+    "smallest_subnormal",
+    "resolution",
+    "precision",
+    "nexp",
+    "nmant",
+    "machep",
+    "negep",
+    "minexp",
+    "maxexp",
+    "dtype",
+)
 
 
-@pytest.mark.parametrize("name", ["float16", "bfloat16", "float32", "float64", "complex64"])
+@pytest.mark.parametrize(
+    "name", ["float16", "bfloat16", "float32", "float64", "complex64"]
+)
 def test_finfo_fields_like_jax(name):
     b, j = bnp.finfo(getattr(bnp, name)), jnp.finfo(getattr(jnp, name))
     for f in FINFO_FIELDS:
@@ -166,7 +202,10 @@ def test_finfo_fields_like_jax(name):
         warnings.simplefilter("ignore", UserWarning)
         db = bnp.zeros(1, getattr(bnp, name)).dtype
         dj = jnp.zeros(1, getattr(jnp, name)).dtype
-    assert bnp.finfo(db).eps == jnp.finfo(dj).eps and bnp.finfo(db).dtype == jnp.finfo(dj).dtype
+    assert (
+        bnp.finfo(db).eps == jnp.finfo(dj).eps
+        and bnp.finfo(db).dtype == jnp.finfo(dj).dtype
+    )
     assert bnp.finfo(name).max == jnp.finfo(name).max
 
 
@@ -290,7 +329,10 @@ def test_s_and_index_exp_like_jax():
 
 
 def test_savez_writes_what_numpy_loads_like_jax(tmp_path):
-    xs = {"a": RNG.standard_normal((3, 4)).astype(F32), "b": np.arange(5, dtype=np.int32)}
+    xs = {
+        "a": RNG.standard_normal((3, 4)).astype(F32),
+        "b": np.arange(5, dtype=np.int32),
+    }
     pb, pj = tmp_path / "b.npz", tmp_path / "j.npz"
     bnp.savez(pb, bnp.ones(2), **{k: bnp.asarray(v) for k, v in xs.items()})
     jnp.savez(pj, jnp.ones(2), **{k: jnp.asarray(v) for k, v in xs.items()})
@@ -307,8 +349,19 @@ def test_savez_writes_what_numpy_loads_like_jax(tmp_path):
 
 X = RNG.uniform(-3, 3, (5, 6)).astype(F32)
 
-ACTIVATIONS = ["relu", "elu", "gelu", "leaky_relu", "log_softmax", "logsoftmax", "selu",
-               "sigmoid", "softmax", "softplus", "standardize"]
+ACTIVATIONS = [
+    "relu",
+    "elu",
+    "gelu",
+    "leaky_relu",
+    "log_softmax",
+    "logsoftmax",
+    "selu",
+    "sigmoid",
+    "softmax",
+    "softplus",
+    "standardize",
+]
 
 
 @pytest.mark.parametrize("name", ACTIVATIONS)
@@ -327,16 +380,31 @@ def test_stax_activation_functions_like_jax(name):
 
 
 def test_stax_activation_keywords_like_jax():
-    _close(bstax.leaky_relu(X, negative_slope=0.3), jstax.leaky_relu(X, negative_slope=0.3))
-    _close(bstax.elu(X, alpha=0.5), jstax.elu(X, alpha=0.5))
-    _close(bstax.gelu(X, approximate=False), jstax.gelu(X, approximate=False), rtol=2e-5)
-    _close(bstax.softmax(X, axis=0), jstax.softmax(X, axis=0), rtol=2e-5)
-    _close(bstax.log_softmax(X, axis=0), jstax.log_softmax(X, axis=0), rtol=2e-5, atol=2e-6)
-    _close(bstax.logsoftmax(X, axis=(0, 1)), jstax.logsoftmax(X, axis=(0, 1)), rtol=2e-5, atol=2e-6)
-    _close(bstax.standardize(X, axis=0), jstax.standardize(X, axis=0), rtol=2e-5, atol=2e-5)
     _close(
-        bstax.standardize(X, axis=1, epsilon=0.5), jstax.standardize(X, axis=1, epsilon=0.5),
-        rtol=2e-5, atol=2e-5,
+        bstax.leaky_relu(X, negative_slope=0.3), jstax.leaky_relu(X, negative_slope=0.3)
+    )
+    _close(bstax.elu(X, alpha=0.5), jstax.elu(X, alpha=0.5))
+    _close(
+        bstax.gelu(X, approximate=False), jstax.gelu(X, approximate=False), rtol=2e-5
+    )
+    _close(bstax.softmax(X, axis=0), jstax.softmax(X, axis=0), rtol=2e-5)
+    _close(
+        bstax.log_softmax(X, axis=0), jstax.log_softmax(X, axis=0), rtol=2e-5, atol=2e-6
+    )
+    _close(
+        bstax.logsoftmax(X, axis=(0, 1)),
+        jstax.logsoftmax(X, axis=(0, 1)),
+        rtol=2e-5,
+        atol=2e-6,
+    )
+    _close(
+        bstax.standardize(X, axis=0), jstax.standardize(X, axis=0), rtol=2e-5, atol=2e-5
+    )
+    _close(
+        bstax.standardize(X, axis=1, epsilon=0.5),
+        jstax.standardize(X, axis=1, epsilon=0.5),
+        rtol=2e-5,
+        atol=2e-5,
     )
 
 
@@ -370,12 +438,17 @@ def test_stax_constant_initializers_like_jax(name):
     fb, fj = getattr(bstax, name), getattr(jstax, name)
     _close(fb(bt.random.PRNGKey(0), (2, 3)), fj(jax.random.PRNGKey(0), (2, 3)))
     _close(
-        fb(bt.random.PRNGKey(0), (4,), bnp.int32), fj(jax.random.PRNGKey(0), (4,), jnp.int32)
+        fb(bt.random.PRNGKey(0), (4,), bnp.int32),
+        fj(jax.random.PRNGKey(0), (4,), jnp.int32),
     )
     _close(fb(bt.random.PRNGKey(0), ()), fj(jax.random.PRNGKey(0), ()))
     # As a layer's initializer: BatchNorm's defaults.
-    b = bstax.BatchNorm(beta_init=fb, gamma_init=fb)[0](bt.random.PRNGKey(0), (2, 3, 3, 4))
-    j = jstax.BatchNorm(beta_init=fj, gamma_init=fj)[0](jax.random.PRNGKey(0), (2, 3, 3, 4))
+    b = bstax.BatchNorm(beta_init=fb, gamma_init=fb)[0](
+        bt.random.PRNGKey(0), (2, 3, 3, 4)
+    )
+    j = jstax.BatchNorm(beta_init=fj, gamma_init=fj)[0](
+        jax.random.PRNGKey(0), (2, 3, 3, 4)
+    )
     assert b[0] == j[0]
     _same(b[1], j[1])
 
@@ -461,7 +534,7 @@ def test_optimizer_decorator_makes_a_pytree_optimizer_like_jax():
         init, update, get = made
         state = init(params)
         for i in range(3):
-            grads = api.tree_util.tree_map(lambda p: p * 0.5 + i, get(state))
+            grads = api.tree_util.tree_map(lambda p, i=i: p * 0.5 + i, get(state))
             state = update(i, grads, state)
         return get(state), state
 
@@ -482,7 +555,7 @@ def test_optimizer_decorator_makes_a_pytree_optimizer_like_jax():
 
 def test_join_point_marks_subtrees_like_jax():
     params = {"w": np.arange(6, dtype=F32).reshape(3, 2), "b": np.ones(2, F32)}
-    for opt, api in ((bopt, bt), (jopt, jax)):
+    for opt in (bopt, jopt):
         jp = opt.JoinPoint({"m": 1, "v": [2, 3]})
         assert jp.subtree == {"m": 1, "v": [2, 3]}
         assert list(jp) == [{"m": 1, "v": [2, 3]}]  # iterable, as a container
@@ -492,12 +565,13 @@ def test_join_point_marks_subtrees_like_jax():
         init, update, get = opt.momentum(0.1, 0.9)
         state = update(0, params, init(params))
         marked = opt.unpack_optimizer_state(state)
+        join = opt.JoinPoint
         leaves = api.tree_util.tree_leaves(
-            marked, is_leaf=lambda x: isinstance(x, opt.JoinPoint)
+            marked, is_leaf=lambda x, join=join: isinstance(x, join)
         )
-        assert leaves and all(isinstance(l, opt.JoinPoint) for l in leaves)
+        assert leaves and all(isinstance(leaf, join) for leaf in leaves)
         back = opt.pack_optimizer_state(marked)
-        outs[api.__name__] = (get(back), [l.subtree for l in leaves])
+        outs[api.__name__] = (get(back), [leaf.subtree for leaf in leaves])
     _same(outs["baton"], outs["jax"])
 
 
