@@ -68,7 +68,8 @@ _trace_device = _lax._trace_device
 
 # Compositions with jax.lax's names: math, reductions and cumulative ops
 # (baton/_lax_math.py), slicing and shapes (_lax_slicing.py), XLA-style
-# scatters (_lax_scatter.py), convolutions (_lax_conv.py), windowed
+# scatters (_lax_scatter.py), JAX's general gather and scatter
+# (_lax_gather.py), convolutions (_lax_conv.py), windowed
 # reductions (_lax_window.py), fft and FftType (_lax_fft.py), the rest of
 # jax.lax's names (_lax_more.py).
 # Functions taking Python callables (TAKES_FUNCTIONS) are traced afresh on
@@ -76,6 +77,7 @@ _trace_device = _lax._trace_device
 from baton import (  # noqa: E402
     _lax_conv,
     _lax_fft,
+    _lax_gather,
     _lax_math,
     _lax_more,
     _lax_scatter,
@@ -87,6 +89,7 @@ for _m in (
     _lax_math,
     _lax_slicing,
     _lax_scatter,
+    _lax_gather,
     _lax_conv,
     _lax_window,
     _lax_fft,
