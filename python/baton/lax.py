@@ -20,9 +20,13 @@ away from zero by default, as ``jax.lax.round``; the bitwise ops and shifts
 raise ``TypeError`` for float operands, shifts also for bool);
 conversion: ``convert_element_type`` (``astype``), ``to_memory_kind``;
 shapes: ``reshape transpose broadcast_to broadcast_in_dim slice
-dynamic_slice dynamic_update_slice concatenate pad``; indexing: ``take``
-(``gather``), ``scatter`` (modes set, add, mul, min, max); sorting: ``sort
-argsort``; Fourier transforms: ``fft`` (``FftType``); reductions:
+dynamic_slice dynamic_update_slice concatenate pad`` (``pad`` also takes
+JAX's ``padding_config``); indexing: ``take`` (``gather``: numpy's take
+along ``axis``, or with ``GatherDimensionNumbers`` JAX's gather,
+baton/_lax_gather.py), ``scatter`` (modes set, add, mul, min,
+max; or with ``ScatterDimensionNumbers`` JAX's scatter); sorting: ``sort
+argsort`` (``sort`` also takes JAX's sequences of operands and
+``num_keys``); Fourier transforms: ``fft`` (``FftType``); reductions:
 ``sum prod max min`` (``axes``, ``keepdims``); contractions: ``matmul
 dot_general``; control flow: ``fori_loop while_loop scan cond switch map``
 (baton/_control_flow.py); creation: ``iota full zeros ones constant``; capture:

@@ -412,7 +412,13 @@ def eigh(
     """(w ascending, v) of symmetric a [..., n, n]; as JAX's, a is
     symmetrized ((a + a^H) / 2) before LAPACK reads its ``lower`` (else
     upper) triangle; eigvals_only: w. The generalized problem (b) is not
-    supported."""
+    supported (NotImplementedError, as JAX's).
+
+    >>> w = bt.scipy.linalg.eigh(bnp.array([[2., 1.], [1., 2.]]),
+    ...                          eigvals_only=True)
+    >>> w
+    Array([1., 3.], dtype=float32)
+    """
     if b is not None or eigvals is not None:
         raise NotImplementedError(
             "scipy.linalg.eigh: only the standard problem "
