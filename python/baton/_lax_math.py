@@ -18,8 +18,8 @@ import numpy as np
 
 import baton.numpy as bnp
 from baton import _ops
-from baton._config import config as _config
 from baton._baton import lax
+from baton._config import config as _config
 from baton.random import _float_ops, _samplers
 from baton.scipy import special
 

@@ -353,7 +353,8 @@ def sort(
     nk = int(num_keys)
     if not 1 <= nk <= len(ops):
         raise ValueError(
-            f"sort: num_keys={num_keys} must be in [1, {len(ops)}] (the number of operands)"
+            f"sort: num_keys={num_keys} must be in [1, {len(ops)}] "
+            "(the number of operands)"
         )
     shape = tuple(ops[0].shape)
     for o in ops[1:]:
@@ -399,7 +400,8 @@ def pad(
         for c in config:
             if len(c) != 3:
                 raise ValueError(
-                    f"pad: each padding_config entry must be (low, high, interior), got {c}"
+                    "pad: each padding_config entry must be (low, high, "
+                    f"interior), got {c}"
                 )
         lo = [c[0] for c in config]
         hi = [c[1] for c in config]

@@ -62,8 +62,12 @@ def test_unary(name):
     _close(bf(x), want, rtol=2e-6)
     _close(bt.jit(bf)(x), want, rtol=2e-6)
     if differentiable:
-        gb = bt.grad(lambda v: bnp.sum(bf(v) * bnp.arange(v.size, dtype=F32).reshape(v.shape)))(x)
-        gj = jax.grad(lambda v: jnp.sum(jf(v) * jnp.arange(v.size, dtype=F32).reshape(v.shape)))(x)
+        gb = bt.grad(
+            lambda v: bnp.sum(bf(v) * bnp.arange(v.size, dtype=F32).reshape(v.shape))
+        )(x)
+        gj = jax.grad(
+            lambda v: jnp.sum(jf(v) * jnp.arange(v.size, dtype=F32).reshape(v.shape))
+        )(x)
         _close(gb, gj, rtol=1e-5, atol=1e-5)
 
 
@@ -74,7 +78,24 @@ def test_unary_int(name):
     _close(bt.jit(getattr(blax, name))(x), getattr(jlax, name)(x))
 
 
-@pytest.mark.parametrize("name", ["abs", "cos", "exp", "log", "sin", "sqrt", "tanh", "neg", "sign", "expm1", "log1p", "tan", "atan"])
+@pytest.mark.parametrize(
+    "name",
+    [
+        "abs",
+        "cos",
+        "exp",
+        "log",
+        "sin",
+        "sqrt",
+        "tanh",
+        "neg",
+        "sign",
+        "expm1",
+        "log1p",
+        "tan",
+        "atan",
+    ],
+)
 def test_unary_complex(name):
     x = (_rand((5,), 0.2, 1.0) + 1j * _rand((5,), -1.0, 1.0)).astype(np.complex64)
     _close(getattr(blax, name)(x), getattr(jlax, name)(x), rtol=1e-5, atol=1e-6)
@@ -151,8 +172,8 @@ def test_sub_pow_atan2_float():
         bf, jf = getattr(blax, name), getattr(jlax, name)
         _close(bf(x, y), jf(x, y), rtol=1e-5)
         _close(bt.jit(bf)(x, y), jf(x, y), rtol=1e-5)
-        gb = bt.grad(lambda u, v: bnp.sum(bf(u, v)), argnums=(0, 1))(x, y)
-        gj = jax.grad(lambda u, v: jnp.sum(jf(u, v)), argnums=(0, 1))(x, y)
+        gb = bt.grad(lambda u, v, f=bf: bnp.sum(f(u, v)), argnums=(0, 1))(x, y)
+        gj = jax.grad(lambda u, v, f=jf: jnp.sum(f(u, v)), argnums=(0, 1))(x, y)
         for u, v in zip(gb, gj):
             _close(u, v, rtol=1e-4, atol=1e-5)
 
@@ -222,12 +243,16 @@ def test_bitwise_not_xor(dtype):
     _close(bt.jit(blax.bitwise_not)(x), jlax.bitwise_not(x))
 
 
-@pytest.mark.parametrize("name", ["shift_left", "shift_right_arithmetic", "shift_right_logical"])
+@pytest.mark.parametrize(
+    "name", ["shift_left", "shift_right_arithmetic", "shift_right_logical"]
+)
 @pytest.mark.parametrize("dtype", [np.int32, np.uint32, np.int8, np.uint8])
 def test_shifts(name, dtype):
     info = np.iinfo(dtype)
     bits = info.bits
-    x = np.array([1, -1 if info.min < 0 else info.max, 5, info.max, info.min, 12, 3, 3], dtype)
+    x = np.array(
+        [1, -1 if info.min < 0 else info.max, 5, info.max, info.min, 12, 3, 3], dtype
+    )
     # includes shift counts at and beyond the bit width (XLA: 0 or sign fill)
     y = np.array([0, 1, 2, 3, 1, bits - 1, bits, bits + 3], dtype)
     bf, jf = getattr(blax, name), getattr(jlax, name)
@@ -237,7 +262,13 @@ def test_shifts(name, dtype):
 
 def test_bitwise_rejects_float():
     x = _rand((3,))
-    for name in ("bitwise_not", "bitwise_xor", "shift_left", "shift_right_logical", "shift_right_arithmetic"):
+    for name in (
+        "bitwise_not",
+        "bitwise_xor",
+        "shift_left",
+        "shift_right_logical",
+        "shift_right_arithmetic",
+    ):
         args = (x,) if name == "bitwise_not" else (x, x)
         with pytest.raises(TypeError):
             getattr(jlax, name)(*args)
@@ -257,23 +288,37 @@ def test_iota(dtype):
 
 @pytest.mark.parametrize(
     "shape,fill,dtype",
-    [((2, 3), 1.5, None), ((4,), 7, None), ((), True, None), ((2, 2), 3, np.float32), ((3,), 2.7, np.int32)],
+    [
+        ((2, 3), 1.5, None),
+        ((4,), 7, None),
+        ((), True, None),
+        ((2, 2), 3, np.float32),
+        ((3,), 2.7, np.int32),
+    ],
 )
 def test_full(shape, fill, dtype):
     _close(blax.full(shape, fill, dtype), jlax.full(shape, fill, dtype))
-    _close(bt.jit(lambda: blax.full(shape, fill, dtype))(), jlax.full(shape, fill, dtype))
+    _close(
+        bt.jit(lambda: blax.full(shape, fill, dtype))(), jlax.full(shape, fill, dtype)
+    )
 
 
 def test_full_array_fill_and_grad():
     v = np.float32(2.5)
     _close(blax.full((2, 3), v), jlax.full((2, 3), v))
     _close(
-        bt.grad(lambda s: bnp.sum(blax.full((2, 3), s) * bnp.arange(6.0).reshape(2, 3)))(v),
-        jax.grad(lambda s: jnp.sum(jlax.full((2, 3), s) * jnp.arange(6.0).reshape(2, 3)))(v),
+        bt.grad(
+            lambda s: bnp.sum(blax.full((2, 3), s) * bnp.arange(6.0).reshape(2, 3))
+        )(v),
+        jax.grad(
+            lambda s: jnp.sum(jlax.full((2, 3), s) * jnp.arange(6.0).reshape(2, 3))
+        )(v),
     )
 
 
-@pytest.mark.parametrize("shape,dtype", [((2, 3), np.float32), ((4,), np.int32), ((), np.bool_)])
+@pytest.mark.parametrize(
+    "shape,dtype", [((2, 3), np.float32), ((4,), np.int32), ((), np.bool_)]
+)
 def test_empty(shape, dtype):
     # the values of empty are not specified: shape and dtype are
     b, j = blax.empty(shape, dtype), jlax.empty(shape, dtype)
@@ -313,14 +358,22 @@ def test_pad(config):
     _close(bt.jit(lambda v: blax.pad(v, F32(-1.0), config))(x), want)
     w = _rand(tuple(want.shape))
     _close(
-        bt.grad(lambda v, p: bnp.sum(blax.pad(v, p, config) * w), argnums=(0, 1))(x, F32(0.5))[0],
-        jax.grad(lambda v, p: jnp.sum(jlax.pad(v, p, config) * w), argnums=(0, 1))(x, F32(0.5))[0],
+        bt.grad(lambda v, p: bnp.sum(blax.pad(v, p, config) * w), argnums=(0, 1))(
+            x, F32(0.5)
+        )[0],
+        jax.grad(lambda v, p: jnp.sum(jlax.pad(v, p, config) * w), argnums=(0, 1))(
+            x, F32(0.5)
+        )[0],
     )
     # (JAX 0.10.2's grad wrt padding_value alone fails inside JAX: take
     # both cotangents)
     _close(
-        bt.grad(lambda v, p: bnp.sum(blax.pad(v, p, config) * w), argnums=(0, 1))(x, F32(0.5))[1],
-        jax.grad(lambda v, p: jnp.sum(jlax.pad(v, p, config) * w), argnums=(0, 1))(x, F32(0.5))[1],
+        bt.grad(lambda v, p: bnp.sum(blax.pad(v, p, config) * w), argnums=(0, 1))(
+            x, F32(0.5)
+        )[1],
+        jax.grad(lambda v, p: jnp.sum(jlax.pad(v, p, config) * w), argnums=(0, 1))(
+            x, F32(0.5)
+        )[1],
         rtol=1e-4,
     )
 
@@ -339,9 +392,17 @@ def test_sort_one(dimension):
     x[0, 0] = np.nan
     x[1, 1] = -0.0
     _close(blax.sort(x, dimension=dimension), jlax.sort(x, dimension=dimension))
-    _close(bt.jit(lambda v: blax.sort(v, dimension=dimension))(x), jlax.sort(x, dimension=dimension))
-    _close(blax.sort(x, dimension, is_stable=True), jlax.sort(x, dimension, is_stable=True))
-    _close(blax.sort(x, dimension, is_stable=False), jlax.sort(x, dimension, is_stable=False))
+    _close(
+        bt.jit(lambda v: blax.sort(v, dimension=dimension))(x),
+        jlax.sort(x, dimension=dimension),
+    )
+    _close(
+        blax.sort(x, dimension, is_stable=True), jlax.sort(x, dimension, is_stable=True)
+    )
+    _close(
+        blax.sort(x, dimension, is_stable=False),
+        jlax.sort(x, dimension, is_stable=False),
+    )
     xi = RNG.integers(-5, 5, (4, 5)).astype(np.int32)
     _close(blax.sort(xi, dimension), jlax.sort(xi, dimension))
     y = _rand((4, 5))
@@ -454,21 +515,31 @@ def test_gather(case):
     x = _rand(shape)
     want = jlax.gather(x, idx, _gdn(jlax, **dn), sizes)
     _close(blax.gather(x, idx, _gdn(blax, **dn), sizes), want)
-    _close(bt.jit(lambda v, i: blax.gather(v, i, _gdn(blax, **dn), sizes))(x, idx), want)
+    _close(
+        bt.jit(lambda v, i: blax.gather(v, i, _gdn(blax, **dn), sizes))(x, idx), want
+    )
     w = _rand(tuple(want.shape))
     _close(
         bt.grad(lambda v: bnp.sum(blax.gather(v, idx, _gdn(blax, **dn), sizes) * w))(x),
-        jax.grad(lambda v: jnp.sum(jlax.gather(v, idx, _gdn(jlax, **dn), sizes) * w))(x),
+        jax.grad(lambda v: jnp.sum(jlax.gather(v, idx, _gdn(jlax, **dn), sizes) * w))(
+            x
+        ),
     )
 
 
 MODES = ["clip", "fill", "promise_in_bounds", None]
 
 
-@pytest.mark.parametrize("mode_name", ["CLIP", "FILL_OR_DROP", "PROMISE_IN_BOUNDS", None, "clip", "fill"])
+@pytest.mark.parametrize(
+    "mode_name", ["CLIP", "FILL_OR_DROP", "PROMISE_IN_BOUNDS", None, "clip", "fill"]
+)
 @pytest.mark.parametrize("dtype", [np.float32, np.int32, np.uint8, np.bool_])
 def test_gather_out_of_bounds_modes(mode_name, dtype):
-    x = (RNG.integers(0, 9, (6, 3)) > 3) if dtype is np.bool_ else RNG.integers(0, 9, (6, 3)).astype(dtype)
+    x = (
+        (RNG.integers(0, 9, (6, 3)) > 3)
+        if dtype is np.bool_
+        else RNG.integers(0, 9, (6, 3)).astype(dtype)
+    )
     x = np.asarray(x, dtype)
     idx = np.array([[-1], [0], [5], [6], [100], [4]], np.int32)
     dn = dict(offset_dims=(1,), collapsed_slice_dims=(0,), start_index_map=(0,))
@@ -483,7 +554,12 @@ def test_gather_out_of_bounds_modes(mode_name, dtype):
     # windows of 2 rows: a start past size - 2 is out of bounds too
     dn2 = dict(offset_dims=(1, 2), collapsed_slice_dims=(), start_index_map=(0,))
     want = jlax.gather(x, idx, _gdn(jlax, **dn2), (2, 3), mode=mode(jlax))
-    _close(bt.jit(lambda v: blax.gather(v, idx, _gdn(blax, **dn2), (2, 3), mode=mode(blax)))(x), want)
+    _close(
+        bt.jit(
+            lambda v: blax.gather(v, idx, _gdn(blax, **dn2), (2, 3), mode=mode(blax))
+        )(x),
+        want,
+    )
 
 
 def test_gather_fill_value_and_grad_of_dropped():
@@ -496,12 +572,32 @@ def test_gather_fill_value_and_grad_of_dropped():
             jlax.gather(x, idx, _gdn(jlax, **dn), (1,), mode="fill", fill_value=fv),
         )
     _close(
-        bt.grad(lambda v: bnp.sum(blax.gather(v, idx, _gdn(blax, **dn), (1,), mode="fill", fill_value=0.0)))(x),
-        jax.grad(lambda v: jnp.sum(jlax.gather(v, idx, _gdn(jlax, **dn), (1,), mode="fill", fill_value=0.0)))(x),
+        bt.grad(
+            lambda v: bnp.sum(
+                blax.gather(v, idx, _gdn(blax, **dn), (1,), mode="fill", fill_value=0.0)
+            )
+        )(x),
+        jax.grad(
+            lambda v: jnp.sum(
+                jlax.gather(v, idx, _gdn(jlax, **dn), (1,), mode="fill", fill_value=0.0)
+            )
+        )(x),
     )
     _close(
-        bt.grad(lambda v: bnp.sum(blax.gather(v, idx, _gdn(blax, **dn), (1,), mode=blax.GatherScatterMode.CLIP)))(x),
-        jax.grad(lambda v: jnp.sum(jlax.gather(v, idx, _gdn(jlax, **dn), (1,), mode=jlax.GatherScatterMode.CLIP)))(x),
+        bt.grad(
+            lambda v: bnp.sum(
+                blax.gather(
+                    v, idx, _gdn(blax, **dn), (1,), mode=blax.GatherScatterMode.CLIP
+                )
+            )
+        )(x),
+        jax.grad(
+            lambda v: jnp.sum(
+                jlax.gather(
+                    v, idx, _gdn(jlax, **dn), (1,), mode=jlax.GatherScatterMode.CLIP
+                )
+            )
+        )(x),
     )
 
 
@@ -523,9 +619,14 @@ def test_gather_dimension_numbers_type():
 
 
 def test_gather_scatter_mode_enum():
-    assert [m.name for m in blax.GatherScatterMode] == [m.name for m in jlax.GatherScatterMode]
+    assert [m.name for m in blax.GatherScatterMode] == [
+        m.name for m in jlax.GatherScatterMode
+    ]
     for s in ("clip", "fill", "drop", "promise_in_bounds", None):
-        assert blax.GatherScatterMode.from_any(s).name == jlax.GatherScatterMode.from_any(s).name
+        assert (
+            blax.GatherScatterMode.from_any(s).name
+            == jlax.GatherScatterMode.from_any(s).name
+        )
     with pytest.raises(ValueError):
         jlax.GatherScatterMode.from_any("wrap")
     with pytest.raises(ValueError):
@@ -540,19 +641,31 @@ SCATTERS = {
         (6,),
         np.array([[4], [0], [2]], np.int32),
         (3,),
-        dict(update_window_dims=(), inserted_window_dims=(0,), scatter_dims_to_operand_dims=(0,)),
+        dict(
+            update_window_dims=(),
+            inserted_window_dims=(0,),
+            scatter_dims_to_operand_dims=(0,),
+        ),
     ),
     "rows": (
         (5, 3),
         np.array([[3], [1]], np.int32),
         (2, 3),
-        dict(update_window_dims=(1,), inserted_window_dims=(0,), scatter_dims_to_operand_dims=(0,)),
+        dict(
+            update_window_dims=(1,),
+            inserted_window_dims=(0,),
+            scatter_dims_to_operand_dims=(0,),
+        ),
     ),
     "windows": (
         (4, 5),
         np.array([[0, 0], [2, 3]], np.int32),
         (2, 2, 2),
-        dict(update_window_dims=(1, 2), inserted_window_dims=(), scatter_dims_to_operand_dims=(0, 1)),
+        dict(
+            update_window_dims=(1, 2),
+            inserted_window_dims=(),
+            scatter_dims_to_operand_dims=(0, 1),
+        ),
     ),
     "batched": (
         (3, 4),
@@ -576,16 +689,22 @@ def test_scatter(case):
     want = jlax.scatter(x, idx, u, jlax.ScatterDimensionNumbers(**dn))
     _close(blax.scatter(x, idx, u, blax.ScatterDimensionNumbers(**dn)), want)
     _close(
-        bt.jit(lambda a, i, b: blax.scatter(a, i, b, blax.ScatterDimensionNumbers(**dn)))(x, idx, u),
+        bt.jit(
+            lambda a, i, b: blax.scatter(a, i, b, blax.ScatterDimensionNumbers(**dn))
+        )(x, idx, u),
         want,
     )
     w = _rand(oshape)
     gb = bt.grad(
-        lambda a, b: bnp.sum(blax.scatter(a, idx, b, blax.ScatterDimensionNumbers(**dn)) * w),
+        lambda a, b: bnp.sum(
+            blax.scatter(a, idx, b, blax.ScatterDimensionNumbers(**dn)) * w
+        ),
         argnums=(0, 1),
     )(x, u)
     gj = jax.grad(
-        lambda a, b: jnp.sum(jlax.scatter(a, idx, b, jlax.ScatterDimensionNumbers(**dn)) * w),
+        lambda a, b: jnp.sum(
+            jlax.scatter(a, idx, b, jlax.ScatterDimensionNumbers(**dn)) * w
+        ),
         argnums=(0, 1),
     )(x, u)
     for b, j in zip(gb, gj):
@@ -597,13 +716,23 @@ def test_scatter_out_of_bounds(mode):
     x = np.arange(12, dtype=np.int32).reshape(4, 3)
     idx = np.array([[-1], [3], [9]], np.int32)
     u = np.full((3, 2, 3), 100, np.int32) + np.arange(3, dtype=np.int32)[:, None, None]
-    dn = dict(update_window_dims=(1, 2), inserted_window_dims=(), scatter_dims_to_operand_dims=(0,))
+    dn = dict(
+        update_window_dims=(1, 2),
+        inserted_window_dims=(),
+        scatter_dims_to_operand_dims=(0,),
+    )
 
     def m(mod):
-        return mode if mode is None or mode.islower() else getattr(mod.GatherScatterMode, mode)
+        return (
+            mode
+            if mode is None or mode.islower()
+            else getattr(mod.GatherScatterMode, mode)
+        )
 
     want = jlax.scatter(x, idx, u, jlax.ScatterDimensionNumbers(**dn), mode=m(jlax))
-    _close(blax.scatter(x, idx, u, blax.ScatterDimensionNumbers(**dn), mode=m(blax)), want)
+    _close(
+        blax.scatter(x, idx, u, blax.ScatterDimensionNumbers(**dn), mode=m(blax)), want
+    )
 
 
 # ---- the type aliases: what a user does with them ----
@@ -614,12 +743,14 @@ def test_dot_dimension_numbers():
     dn_b: blax.DotDimensionNumbers = (((2,), (1,)), ((0,), (0,)))
     dn_j: jlax.DotDimensionNumbers = (((2,), (1,)), ((0,), (0,)))
     _close(blax.dot_general(a, b, dn_b), jlax.dot_general(a, b, dn_j), rtol=1e-5)
-    assert blax.DotDimensionNumbers == jlax.DotDimensionNumbers or str(blax.DotDimensionNumbers) == str(
-        jlax.DotDimensionNumbers
-    )
+    assert blax.DotDimensionNumbers == jlax.DotDimensionNumbers or str(
+        blax.DotDimensionNumbers
+    ) == str(jlax.DotDimensionNumbers)
 
 
-@pytest.mark.parametrize("precision", [None, "highest", "default", ("highest", "highest"), "PREC"])
+@pytest.mark.parametrize(
+    "precision", [None, "highest", "default", ("highest", "highest"), "PREC"]
+)
 def test_precision_like(precision):
     a, b = _rand((3, 4)), _rand((4, 2))
     pb = blax.Precision.HIGHEST if precision == "PREC" else precision
@@ -650,10 +781,19 @@ def test_precision_like_members():
     import typing
 
     assert not _member(3, blax.PrecisionLike) and not _member(3, jlax.PrecisionLike)
+
     # baton's union is JAX's less the DotAlgorithm arms (baton has no
     # DotAlgorithm / DotAlgorithmPreset)
-    names = lambda alias: {getattr(a, "__name__", str(a)).split(".")[-1] for a in typing.get_args(alias)}  # noqa: E731
-    assert names(blax.PrecisionLike) == names(jlax.PrecisionLike) - {"DotAlgorithm", "DotAlgorithmPreset"}
+    def names(alias):
+        return {
+            getattr(a, "__name__", str(a)).split(".")[-1]
+            for a in typing.get_args(alias)
+        }
+
+    assert names(blax.PrecisionLike) == names(jlax.PrecisionLike) - {
+        "DotAlgorithm",
+        "DotAlgorithmPreset",
+    }
 
 
 def test_conv_general_dilated_dimension_numbers():
@@ -663,22 +803,32 @@ def test_conv_general_dilated_dimension_numbers():
         jdn = jlax.conv_dimension_numbers(lhs.shape, rhs.shape, spec)
         assert tuple(tuple(f) for f in bdn) == tuple(tuple(f) for f in jdn)
         assert bdn._fields == jdn._fields
-        assert (bdn.lhs_spec, bdn.rhs_spec, bdn.out_spec) == (jdn.lhs_spec, jdn.rhs_spec, jdn.out_spec)
+        assert (bdn.lhs_spec, bdn.rhs_spec, bdn.out_spec) == (
+            jdn.lhs_spec,
+            jdn.rhs_spec,
+            jdn.out_spec,
+        )
         # the three accepted forms of ConvGeneralDilatedDimensionNumbers
         b_forms: list[blax.ConvGeneralDilatedDimensionNumbers] = [spec, bdn]
         j_forms: list[jlax.ConvGeneralDilatedDimensionNumbers] = [spec, jdn]
         for fb, fj in zip(b_forms, j_forms):
             _close(
-                blax.conv_general_dilated(lhs, rhs, (1, 1), "SAME", dimension_numbers=fb),
-                jlax.conv_general_dilated(lhs, rhs, (1, 1), "SAME", dimension_numbers=fj),
-                rtol=1e-4, atol=1e-4,
+                blax.conv_general_dilated(
+                    lhs, rhs, (1, 1), "SAME", dimension_numbers=fb
+                ),
+                jlax.conv_general_dilated(
+                    lhs, rhs, (1, 1), "SAME", dimension_numbers=fj
+                ),
+                rtol=1e-4,
+                atol=1e-4,
             )
     # None: NCHW / OIHW / NCHW
     l2, r2 = _rand((1, 3, 6, 6)), _rand((4, 3, 3, 3))
     _close(
         blax.conv_general_dilated(l2, r2, (1, 1), "VALID", dimension_numbers=None),
         jlax.conv_general_dilated(l2, r2, (1, 1), "VALID", dimension_numbers=None),
-        rtol=1e-4, atol=1e-4,
+        rtol=1e-4,
+        atol=1e-4,
     )
     import typing
 
@@ -687,3 +837,39 @@ def test_conv_general_dilated_dimension_numbers():
         str(blax.ConvDimensionNumbers),
         str(type(None)),
     }
+
+
+def test_gather_scatter_sort_pad_under_vmap():
+    x = _rand((3, 5, 4))
+    idx = np.array([[4], [0], [2]], np.int32)
+    gdn = dict(offset_dims=(1,), collapsed_slice_dims=(0,), start_index_map=(0,))
+    _close(
+        bt.vmap(lambda v: blax.gather(v, idx, _gdn(blax, **gdn), (1, 4)))(x),
+        jax.vmap(lambda v: jlax.gather(v, idx, _gdn(jlax, **gdn), (1, 4)))(x),
+    )
+    sdn = dict(
+        update_window_dims=(1,),
+        inserted_window_dims=(0,),
+        scatter_dims_to_operand_dims=(0,),
+    )
+    u = _rand((3, 3, 4))
+    _close(
+        bt.vmap(
+            lambda v, w: blax.scatter(v, idx, w, blax.ScatterDimensionNumbers(**sdn))
+        )(x, u),
+        jax.vmap(
+            lambda v, w: jlax.scatter(v, idx, w, jlax.ScatterDimensionNumbers(**sdn))
+        )(x, u),
+    )
+    k = RNG.integers(0, 3, (3, 5)).astype(np.int32)
+    v = _rand((3, 5))
+    for b, j in zip(
+        bt.vmap(lambda a, c: blax.sort((a, c)))(k, v),
+        jax.vmap(lambda a, c: jlax.sort((a, c)))(k, v),
+    ):
+        _close(b, j)
+    cfg = [(1, 0, 1), (0, 2, 0)]
+    _close(
+        bt.vmap(lambda a: blax.pad(a, F32(0.0), cfg))(x),
+        jax.vmap(lambda a: jlax.pad(a, F32(0.0), cfg))(x),
+    )
