@@ -142,6 +142,7 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
             "baton._indexing",
             "baton._at",
             "baton._lax_scatter",
+            "baton._lax_gather",
             "baton._linalg_core",
             "baton._lax_fft",
         ),

@@ -18,8 +18,8 @@ import numpy as np
 
 import baton.numpy as bnp
 from baton import _ops
-from baton._config import config as _config
 from baton._baton import lax
+from baton._config import config as _config
 from baton.random import _float_ops, _samplers
 from baton.scipy import special
 
@@ -357,6 +357,115 @@ def cumlogsumexp(operand: Any, axis: int = 0, reverse: bool = False) -> Any:
     return _scan(operand, axis, reverse, _logaddexp, -np.inf)
 
 
+# ---- bitwise logic: TypeError for non-integer operands, as JAX ----
+
+
+def _kind(v: Any) -> str:
+    if isinstance(v, bool):
+        return "b"
+    if isinstance(v, int):
+        return "i"
+    if isinstance(v, float):
+        return "f"
+    if isinstance(v, complex):
+        return "c"
+    dt = getattr(v, "dtype", None)
+    return np.dtype(dt if dt is not None else np.asarray(v).dtype).kind
+
+
+def _check_logical(name: str, *operands: Any) -> None:
+    kinds = [_kind(v) for v in operands]
+    if any(k not in "biu" for k in kinds):
+        dts = " and ".join(
+            str(getattr(v, "dtype", type(v).__name__)) for v in operands
+        )
+        raise TypeError(f"{name}: needs integer or bool operands, got {dts}")
+
+
+def bitwise_not(x: Any) -> Any:
+    """Elementwise NOT of bool or integer ``x`` (TypeError otherwise).
+
+    >>> bt.lax.bitwise_not(bnp.array([0, 5], dtype=bnp.uint8))
+    Array([255, 250], dtype=uint8)
+    """
+    _check_logical("bitwise_not", x)
+    return lax.bitwise_not(x)
+
+
+def bitwise_and(x: Any, y: Any) -> Any:
+    """Elementwise AND of bool or integer operands (TypeError otherwise).
+
+    >>> bt.lax.bitwise_and(bnp.array([6]), bnp.array([3]))
+    Array([2], dtype=int32)
+    """
+    _check_logical("bitwise_and", x, y)
+    return lax.bitwise_and(x, y)
+
+
+def bitwise_or(x: Any, y: Any) -> Any:
+    """Elementwise OR of bool or integer operands (TypeError otherwise).
+
+    >>> bt.lax.bitwise_or(bnp.array([6]), bnp.array([3]))
+    Array([7], dtype=int32)
+    """
+    _check_logical("bitwise_or", x, y)
+    return lax.bitwise_or(x, y)
+
+
+# ---- complex parts, with JAX's dtype rules ----
+
+
+def _kind_error(name: str, dtype: np.dtype, accepted: str) -> TypeError:
+    return TypeError(
+        f"{name} does not accept dtype {dtype}. Accepted dtypes are {accepted}."
+    )
+
+
+def real(x: Any) -> Any:
+    """The real part of complex ``x`` (float32 for complex64); as JAX's,
+    real input raises TypeError (``bnp.real`` takes any).
+
+    >>> bt.lax.real(bnp.array([1 + 2j]))
+    Array([1.], dtype=float32)
+    """
+    t = _ops.as_tracer(x)
+    if np.dtype(t.dtype).kind != "c":
+        raise _kind_error("real", np.dtype(t.dtype), "subtypes of complexfloating")
+    return lax.real(t)
+
+
+def imag(x: Any) -> Any:
+    """The imaginary part of complex ``x``; as JAX's, real input raises
+    TypeError (``bnp.imag`` takes any).
+
+    >>> bt.lax.imag(bnp.array([1 + 2j]))
+    Array([2.], dtype=float32)
+    """
+    t = _ops.as_tracer(x)
+    if np.dtype(t.dtype).kind != "c":
+        raise _kind_error("imag", np.dtype(t.dtype), "subtypes of complexfloating")
+    return lax.imag(t)
+
+
+def conj(x: Any) -> Any:
+    """The complex conjugate; as JAX's, a float32 (float64) ``x`` gives
+    complex64 (complex128), other real dtypes raise TypeError
+    (``bnp.conj`` keeps real input real).
+
+    >>> bt.lax.conj(bnp.array([1 + 2j]))
+    Array([1.-2.j], dtype=complex64)
+    >>> bt.lax.conj(bnp.array([1.0]))
+    Array([1.+0.j], dtype=complex64)
+    """
+    t = _ops.as_tracer(x)
+    dt = np.dtype(t.dtype)
+    if dt.kind == "c":
+        return lax.conj(t)
+    if dt not in (np.dtype(np.float32), np.dtype(np.float64)):
+        raise _kind_error("conj", dt, "subtypes of float32, complexfloating, float64")
+    return lax.complex(t, lax.full(tuple(t.shape), 0, np.dtype(t.dtype)))
+
+
 __all__ = [
     "acos",
     "acosh",
@@ -365,8 +474,12 @@ __all__ = [
     "asin",
     "asinh",
     "atanh",
+    "bitwise_and",
+    "bitwise_not",
+    "bitwise_or",
     "cbrt",
     "clz",
+    "conj",
     "cosh",
     "cumlogsumexp",
     "cummax",
@@ -378,11 +491,13 @@ __all__ = [
     "erf_inv",
     "erfc",
     "exp2",
+    "imag",
     "integer_pow",
     "is_finite",
     "lgamma",
     "nextafter",
     "population_count",
+    "real",
     "reciprocal",
     "reduce_and",
     "reduce_max",
@@ -394,3 +509,8 @@ __all__ = [
     "sinh",
     "square",
 ]
+
+# JAX's dtype rules (TypeError) for the C++ bindings of these names.
+OVERRIDES = frozenset(
+    {"bitwise_and", "bitwise_not", "bitwise_or", "conj", "imag", "real"}
+)

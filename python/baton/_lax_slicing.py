@@ -310,6 +310,106 @@ def sort_key_val(
     )
 
 
+def sort(
+    operand: Any,
+    dimension: int = -1,
+    *args: Any,
+    is_stable: bool = True,
+    num_keys: int = 1,
+    descending: bool = False,
+) -> Any:
+    """JAX's ``lax.sort``: ``operand`` sorted along ``dimension`` (stably;
+    NaNs last), or, for a sequence of same-shaped operands, all of them
+    permuted by the lexicographic order of the first ``num_keys`` (a
+    tuple back; JAX's positional ``is_stable, num_keys`` follow
+    ``dimension``). Deliberate difference: for a single operand baton's
+    own third positional argument is kept, ``sort(x, dimension, True)``
+    sorts descending (baton's ``descending``), where JAX reads it as
+    ``is_stable``; pass ``is_stable=`` by keyword for JAX's meaning
+    (baton's sorts are always stable).
+
+    >>> bt.lax.sort(bnp.array([3, 1, 2]))
+    Array([1, 2, 3], dtype=int32)
+    >>> k, v = bt.lax.sort((bnp.array([2, 0, 1]), bnp.array([10., 20., 30.])))
+    >>> v
+    Array([20., 30., 10.], dtype=float32)
+    """
+    del is_stable  # baton's sorts are stable
+    if not isinstance(operand, (tuple, list)):
+        if len(args) > 1:
+            raise TypeError("sort: a single operand takes (dimension, descending)")
+        if args:
+            descending = bool(args[0])  # baton's positional ``descending``
+        if int(num_keys) != 1:
+            raise ValueError(f"sort: num_keys={num_keys} for a single operand")
+        return lax.sort(_t(operand), int(dimension), bool(descending))
+    if len(args) > 2:
+        raise TypeError("sort: takes (operand, dimension, is_stable, num_keys)")
+    if len(args) == 2:
+        num_keys = args[1]
+    ops = [_t(o) for o in operand]
+    if not ops:
+        raise ValueError("sort: needs at least one operand")
+    nk = int(num_keys)
+    if not 1 <= nk <= len(ops):
+        raise ValueError(
+            f"sort: num_keys={num_keys} must be in [1, {len(ops)}] "
+            "(the number of operands)"
+        )
+    shape = tuple(ops[0].shape)
+    for o in ops[1:]:
+        if tuple(o.shape) != shape:
+            raise ValueError(
+                f"sort: all operands must have the same shape, got {shape} "
+                f"and {tuple(o.shape)}"
+            )
+    ax = _ops.normalize_axis(int(dimension), len(shape))
+    # Stable sorts from the last key to the first: lexicographic order.
+    order = lax.argsort(ops[nk - 1], ax, bool(descending))
+    for key in reversed(ops[: nk - 1]):
+        step = lax.argsort(_take_along(key, order, ax), ax, bool(descending))
+        order = _take_along(order, step, ax)
+    return tuple(_take_along(o, order, ax) for o in ops)
+
+
+def pad(
+    operand: Any,
+    padding_value: Any,
+    padding_config: Any = None,
+    high: Any = None,
+    interior: Any = None,
+    *,
+    low: Any = None,
+) -> Any:
+    """JAX's ``lax.pad``: ``operand`` padded with ``padding_value`` per
+    ``padding_config``, a ``(low, high, interior)`` triple per dimension
+    (negative low/high crop). baton's own form ``pad(x, value, low, high,
+    interior=None)`` (a sequence each) is kept.
+
+    >>> bt.lax.pad(bnp.array([1., 2.]), 0., [(1, 2, 1)])
+    Array([0., 1., 0., 2., 0., 0.], dtype=float32)
+    """
+    if low is not None:
+        if padding_config is not None:
+            raise TypeError("pad: give padding_config or low=, not both")
+        padding_config = low
+    if high is None:
+        if padding_config is None:
+            raise TypeError("pad: padding_config is required")
+        config = [tuple(int(v) for v in c) for c in padding_config]
+        for c in config:
+            if len(c) != 3:
+                raise ValueError(
+                    "pad: each padding_config entry must be (low, high, "
+                    f"interior), got {c}"
+                )
+        lo = [c[0] for c in config]
+        hi = [c[1] for c in config]
+        inner = [c[2] for c in config]
+        return lax.pad(_t(operand), padding_value, lo, hi, inner)
+    return lax.pad(_t(operand), padding_value, padding_config, high, interior)
+
+
 def top_k(operand: Any, k: int, *, axis: int = -1) -> tuple[Any, Any]:
     """``(values, indices)`` of the ``k`` largest entries along ``axis``,
     largest first (of equal ones the lower index first); indices int32."""
@@ -427,9 +527,11 @@ __all__ = [
     "expand_dims",
     "full_like",
     "index_in_dim",
+    "pad",
     "rev",
     "select_n",
     "slice_in_dim",
+    "sort",
     "sort_key_val",
     "split",
     "squeeze",
@@ -441,3 +543,5 @@ __all__ = [
 
 # Not operations on arrays: bt.lax leaves them unwrapped.
 NOT_OPERATIONS = frozenset({"broadcast_shapes", "dtype"})
+# JAX's forms of the C++ bindings of these names (which they keep).
+OVERRIDES = frozenset({"pad", "sort"})

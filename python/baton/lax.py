@@ -20,9 +20,13 @@ away from zero by default, as ``jax.lax.round``; the bitwise ops and shifts
 raise ``TypeError`` for float operands, shifts also for bool);
 conversion: ``convert_element_type`` (``astype``), ``to_memory_kind``;
 shapes: ``reshape transpose broadcast_to broadcast_in_dim slice
-dynamic_slice dynamic_update_slice concatenate pad``; indexing: ``take``
-(``gather``), ``scatter`` (modes set, add, mul, min, max); sorting: ``sort
-argsort``; Fourier transforms: ``fft`` (``FftType``); reductions:
+dynamic_slice dynamic_update_slice concatenate pad`` (``pad`` also takes
+JAX's ``padding_config``); indexing: ``take`` (``gather``: numpy's take
+along ``axis``, or with ``GatherDimensionNumbers`` JAX's gather,
+baton/_lax_gather.py), ``scatter`` (modes set, add, mul, min,
+max; or with ``ScatterDimensionNumbers`` JAX's scatter); sorting: ``sort
+argsort`` (``sort`` also takes JAX's sequences of operands and
+``num_keys``); Fourier transforms: ``fft`` (``FftType``); reductions:
 ``sum prod max min`` (``axes``, ``keepdims``); contractions: ``matmul
 dot_general``; control flow: ``fori_loop while_loop scan cond switch map``
 (baton/_control_flow.py); creation: ``iota full zeros ones constant``; capture:
@@ -68,7 +72,8 @@ _trace_device = _lax._trace_device
 
 # Compositions with jax.lax's names: math, reductions and cumulative ops
 # (baton/_lax_math.py), slicing and shapes (_lax_slicing.py), XLA-style
-# scatters (_lax_scatter.py), convolutions (_lax_conv.py), windowed
+# scatters (_lax_scatter.py), JAX's general gather and scatter
+# (_lax_gather.py), convolutions (_lax_conv.py), windowed
 # reductions (_lax_window.py), fft and FftType (_lax_fft.py), the rest of
 # jax.lax's names (_lax_more.py).
 # Functions taking Python callables (TAKES_FUNCTIONS) are traced afresh on
@@ -76,6 +81,7 @@ _trace_device = _lax._trace_device
 from baton import (  # noqa: E402
     _lax_conv,
     _lax_fft,
+    _lax_gather,
     _lax_math,
     _lax_more,
     _lax_scatter,
@@ -87,6 +93,7 @@ for _m in (
     _lax_math,
     _lax_slicing,
     _lax_scatter,
+    _lax_gather,
     _lax_conv,
     _lax_window,
     _lax_fft,

@@ -354,11 +354,31 @@ def solve(
         )
     sa = _square(a, "solve")
     if assume_a == "pos":
-        return cho_solve(cho_factor(a, lower), b)
+        return _solve_pos(a, b, lower, _vector(sa, b))
     if _vector(sa, b):
         _as_matrix(b, sa[-1], "solve", True)
         return _np_linalg.solve(a, _expand(b))[..., 0]
     return _np_linalg.solve(a, b)
+
+
+def _solve_pos(a: Any, b: Any, lower: bool, vector: bool) -> Any:
+    """solve's "pos" case as JAX's: Cholesky of a's ``lower`` (else upper)
+    triangle for the value, differentiated implicitly through
+    ``custom_linear_solve`` with the whole of a (a x = b), so a's
+    cotangent is the general solve's, -lam x^T, in both triangles."""
+    import baton.numpy as bnp
+    from baton import lax as blax
+
+    factors = cho_factor(blax.stop_gradient(a), lower)
+
+    def matvec(x: Any) -> Any:
+        if vector:
+            return bnp.matmul(a, bnp.expand_dims(x, -1))[..., 0]
+        return bnp.matmul(a, x)
+
+    return blax.custom_linear_solve(
+        matvec, b, solve=lambda _, x: cho_solve(factors, x), symmetric=True
+    )
 
 
 def _expand(b: Any) -> Any:
@@ -389,15 +409,24 @@ def eigh(
     type: int = 1,
     check_finite: bool = True,
 ) -> Any:
-    """(w ascending, v) of symmetric a [..., n, n] from its ``lower`` (else
+    """(w ascending, v) of symmetric a [..., n, n]; as JAX's, a is
+    symmetrized ((a + a^H) / 2) before LAPACK reads its ``lower`` (else
     upper) triangle; eigvals_only: w. The generalized problem (b) is not
-    supported."""
+    supported (NotImplementedError, as JAX's).
+
+    >>> w = bt.scipy.linalg.eigh(bnp.array([[2., 1.], [1., 2.]]),
+    ...                          eigvals_only=True)
+    >>> w
+    Array([1., 3.], dtype=float32)
+    """
     if b is not None or eigvals is not None:
         raise NotImplementedError(
             "scipy.linalg.eigh: only the standard problem "
             "(b=None, eigvals=None) is supported"
         )
-    w, v = _np_linalg.eigh(a, "L" if lower else "U", symmetrize_input=False)
+    # As JAX's (lax.linalg.eigh's default): a is symmetrized first, so
+    # ``lower`` picks the LAPACK triangle of (a + a^H) / 2.
+    w, v = _np_linalg.eigh(a, "L" if lower else "U", symmetrize_input=True)
     return w if eigvals_only else (w, v)
 
 
