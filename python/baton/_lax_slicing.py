@@ -321,12 +321,9 @@ def sort(
     """JAX's ``lax.sort``: ``operand`` sorted along ``dimension`` (stably;
     NaNs last), or, for a sequence of same-shaped operands, all of them
     permuted by the lexicographic order of the first ``num_keys`` (a
-    tuple back; JAX's positional ``is_stable, num_keys`` follow
-    ``dimension``). Deliberate difference: for a single operand baton's
-    own third positional argument is kept, ``sort(x, dimension, True)``
-    sorts descending (baton's ``descending``), where JAX reads it as
-    ``is_stable``; pass ``is_stable=`` by keyword for JAX's meaning
-    (baton's sorts are always stable).
+    tuple back). The positional arguments after ``dimension`` are JAX's
+    ``is_stable, num_keys``; baton's sorts are always stable. baton adds
+    the keyword ``descending=True`` (largest first, NaNs first).
 
     >>> bt.lax.sort(bnp.array([3, 1, 2]))
     Array([1, 2, 3], dtype=int32)
@@ -335,18 +332,14 @@ def sort(
     Array([20., 30., 10.], dtype=float32)
     """
     del is_stable  # baton's sorts are stable
-    if not isinstance(operand, (tuple, list)):
-        if len(args) > 1:
-            raise TypeError("sort: a single operand takes (dimension, descending)")
-        if args:
-            descending = bool(args[0])  # baton's positional ``descending``
-        if int(num_keys) != 1:
-            raise ValueError(f"sort: num_keys={num_keys} for a single operand")
-        return lax.sort(_t(operand), int(dimension), bool(descending))
     if len(args) > 2:
         raise TypeError("sort: takes (operand, dimension, is_stable, num_keys)")
     if len(args) == 2:
         num_keys = args[1]
+    if not isinstance(operand, (tuple, list)):
+        if int(num_keys) != 1:
+            raise ValueError(f"sort: num_keys={num_keys} for a single operand")
+        return lax.sort(_t(operand), int(dimension), bool(descending))
     ops = [_t(o) for o in operand]
     if not ops:
         raise ValueError("sort: needs at least one operand")

@@ -413,16 +413,13 @@ def test_sort_one(dimension):
     )
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="deliberate: for one operand baton.lax.sort keeps its own third "
-    "positional argument, descending (tests/python/test_numpy_sorting.py "
-    "relies on lax.sort(v, 0, True) sorting descending); JAX reads it as "
-    "is_stable, so sort(x, 0, True) sorts descending in baton, ascending in JAX",
-)
 def test_sort_positional_is_stable():
+    # JAX's positional order: (operand, dimension, is_stable, num_keys).
     x = _rand((6,))
     _close(blax.sort(x, 0, True), jlax.sort(x, 0, True))
+    _close(blax.sort(x, 0, False, 1), jlax.sort(x, 0, False, 1))
+    # baton's own keyword: largest first
+    _close(blax.sort(x, 0, descending=True), np.sort(np.asarray(x))[::-1])
 
 
 def test_sort_several_operands():

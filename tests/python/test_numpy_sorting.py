@@ -79,7 +79,7 @@ def test_descending_matches_jnp():
 
 def test_lax_sort_and_argsort():
     x = sample(np.float32, (3, 5))
-    f = bt.jit(lambda v: (lax.sort(v), lax.argsort(v, 0), lax.sort(v, 0, True)))
+    f = bt.jit(lambda v: (lax.sort(v), lax.argsort(v, 0), lax.sort(v, 0, descending=True)))
     s, a, d = f(x)
     same(s, np.sort(x, -1))
     same(a, np.argsort(x, 0, kind="stable").astype(np.int32))
