@@ -154,7 +154,8 @@ class Plugin:
             if not report.failed:
                 _outcomes[report.nodeid] = None
         else:
-            _outcomes[report.nodeid] = _outcomes.get(report.nodeid, True) and report.passed
+            ok = _outcomes.get(report.nodeid, True) and report.passed
+            _outcomes[report.nodeid] = ok
         if report.when == "teardown":
             global _current_test
             _current_test = None

@@ -45,10 +45,15 @@ PROGRAM = textwrap.dedent(
 
 def _run(mode, lib):
     env = dict(os.environ, JAX_PLATFORMS="cpu")
-    env["PYTHONPATH"] = os.path.join(ROOT, "python") + os.pathsep + env.get("PYTHONPATH", "")
+    env["PYTHONPATH"] = (
+        os.path.join(ROOT, "python") + os.pathsep + env.get("PYTHONPATH", "")
+    )
     p = subprocess.run(
         [sys.executable, "-c", PROGRAM, mode, lib],
-        capture_output=True, text=True, timeout=120, env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env=env,
     )
     return p.returncode, p.stdout, p.stderr
 
@@ -95,7 +100,9 @@ def test_report_is_about_memory_the_cycle_held(caplog):
         assert "test_gc_guard_vs_jax.py" in msgs[0]  # where it was allocated
         # Back to "allow": the hook is gone.
         assert bt.array_garbage_collection_guard.value == "allow"
-        assert not any(getattr(cb, "__module__", "") == "baton._gc_guard" for cb in gc.callbacks)
+        assert not any(
+            getattr(cb, "__module__", "") == "baton._gc_guard" for cb in gc.callbacks
+        )
     finally:
         if was:
             gc.enable()

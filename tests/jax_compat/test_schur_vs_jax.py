@@ -26,10 +26,14 @@ def _check_form(a, t, z, atol):
     t, z = np.asarray(t, np.float64), np.asarray(z, np.float64)
     n = a.shape[-1]
     np.testing.assert_allclose(z @ t @ np.swapaxes(z, -1, -2), a, atol=atol)
-    np.testing.assert_allclose(np.swapaxes(z, -1, -2) @ z, np.broadcast_to(np.eye(n), z.shape), atol=atol)
+    np.testing.assert_allclose(
+        np.swapaxes(z, -1, -2) @ z, np.broadcast_to(np.eye(n), z.shape), atol=atol
+    )
     assert np.all(np.tril(t, -2) == 0)
     sub = np.diagonal(t, offset=-1, axis1=-2, axis2=-1)
-    assert not np.any((sub[..., 1:] != 0) & (sub[..., :-1] != 0)), "overlapping 2x2 blocks"
+    assert not np.any((sub[..., 1:] != 0) & (sub[..., :-1] != 0)), (
+        "overlapping 2x2 blocks"
+    )
 
 
 @pytest.mark.parametrize("n", [1, 2, 5, 8])
