@@ -37,6 +37,13 @@ CASES = {
     "pmean": ((4,), ("x",), ("x",), (), lambda L, m: lambda b: L.pmean(b, "x")),
     "pmax": ((4,), ("x",), ("x",), (), lambda L, m: lambda b: L.pmax(b, "x")),
     "pmin": ((4,), ("x",), ("x",), (), lambda L, m: lambda b: L.pmin(b, "x")),
+    "axis_size": (
+        (4,),
+        ("x",),
+        ("x",),
+        ("x",),
+        lambda L, m: lambda b: b * L.axis_size("x") + L.axis_index("x"),
+    ),
     "psum_of_sum": (
         (4,),
         ("x",),

@@ -44,6 +44,7 @@ CASES = [
     "pmean",
     "pmax",
     "pmin",
+    "axis_size",
     "psum_of_sum",
     "all_gather",
     "all_gather_axis1",
