@@ -130,6 +130,8 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
             "baton._sharded_call",
             "baton._shard_map",
             "baton._process_collectives",
+            "baton._cost_analysis",
+            "baton._stages",
             "baton._jit",
             "baton._compiler_ir",
             "baton.experimental",
