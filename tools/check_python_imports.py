@@ -131,6 +131,7 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
             "baton._shard_map",
             "baton._process_collectives",
             "baton._cost_analysis",
+            "baton._residual_sources",
             "baton._stages",
             "baton._jit",
             "baton._compiler_ir",
