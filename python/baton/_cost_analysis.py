@@ -16,7 +16,9 @@ and result's types), with XLA's ``HloCostAnalysis`` counting rules:
   gather, constants, iota, ...): no flops;
 - ``bytes accessed``: the bytes of every instruction's operands and result
   (``bytes accessed{i}{}``: of operand ``i``; ``bytes accessedout{}``: of the
-  results), constants excluded.
+  results), constants excluded. A key whose value is zero is left out, as
+  in JAX's dict (a matmul has no ``transcendentals``, a reshape no
+  ``flops``).
 
 A loop or branch body is counted once, as XLA's analysis does. XLA fuses
 elementwise chains before counting bytes, baton's program text is unfused,
@@ -147,4 +149,6 @@ def cost_analysis_of_text(text: str) -> dict[str, float]:
     for i in sorted(per_operand):
         out[f"bytes accessed{i}{{}}"] = per_operand[i]
     out["bytes accessedout{}"] = out_bytes
-    return out
+    # XLA's dict holds the non-zero properties only (a reshape has no
+    # "flops", a matmul no "transcendentals").
+    return {k: v for k, v in out.items() if v}

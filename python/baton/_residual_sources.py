@@ -99,6 +99,7 @@ _OPERATORS = {
     "__matmul__": "dot_general", "__rmatmul__": "dot_general",
     "__pow__": "pow", "__rpow__": "pow",
     "__neg__": "neg",
+    "astype": "convert_element_type",
 }
 
 _SHORT = {
@@ -138,7 +139,7 @@ def _location(frame: Any) -> str:
     except (AttributeError, IndexError):
         pass
     where = f"{code.co_filename}:{line}" + (f":{col}" if col is not None else "")
-    return f"{where} ({code.co_name})"
+    return f"{where} ({getattr(code, 'co_qualname', code.co_name)})"
 
 
 class Recorder:
@@ -203,8 +204,8 @@ class Recorder:
 
 
 def _wrap_operator(dunder: str, prim: str, original: Any) -> Any:
-    def op(self: Any, *other: Any) -> Any:
-        return original(self, *other)
+    def op(self: Any, *other: Any, **kwargs: Any) -> Any:
+        return original(self, *other, **kwargs)
 
     op.__name__ = op.__qualname__ = f"_op_{prim}"
     op.__code__ = op.__code__.replace(co_name=f"_op_{prim}", co_qualname=f"_op_{prim}")
