@@ -397,7 +397,8 @@ def print_saved_residuals(fun: Callable[..., Any], *args: Any, **kwargs: Any) ->
     first: list[str] = []
     rest: list[str] = []
     for shape, dtype, kept in residuals:
-        short = f"{_residual_sources.jax_dtype(dtype)}[{','.join(str(d) for d in shape)}]"
+        dims = ",".join(str(d) for d in shape)
+        short = f"{_residual_sources.jax_dtype(dtype)}[{dims}]"
         described = _describe(kept, flat)
         if described.startswith("argument "):
             i = int(described.split()[1])
@@ -407,7 +408,7 @@ def print_saved_residuals(fun: Callable[..., Any], *args: Any, **kwargs: Any) ->
         if described.startswith("a closed-over"):
             first.append(f"{short} from a constant")
             continue
-        what = described[len("output of "):] if described.startswith("output of ") else described
+        what = described.removeprefix("output of ")
         name = None
         if " named '" in what:
             what, name = what.split(" named '", 1)
@@ -415,7 +416,10 @@ def print_saved_residuals(fun: Callable[..., Any], *args: Any, **kwargs: Any) ->
         prim = _residual_sources.jax_primitive(what)
         where = rec.source(prim, tuple(shape), _dtypes.SUPPORTED[dtype], name)
         src = f" from {where}" if where else ""
-        rest.append(f"{short} named '{name}'{src}" if name is not None else f"{short} output of {prim}{src}")
+        if name is not None:
+            rest.append(f"{short} named '{name}'{src}")
+        else:
+            rest.append(f"{short} output of {prim}{src}")
     arg_lines = sorted(
         (line for line in first if " from the argument " in line),
         key=lambda line: arg_names.index(line.split(" from the argument ", 1)[1])

@@ -80,6 +80,11 @@ def _parse_type(t: str) -> tuple[int, int, tuple[int, ...]] | None:
     return n, n * _DTYPE_BYTES.get(m.group(1), 4), dims
 
 
+def _params(header: str) -> dict:
+    """The parameters' types of a ``func(%0: f32[4,3], ...)`` header."""
+    return {int(i): _parse_type(t) for i, t in _PARAM.findall(header)}
+
+
 def _contracted(attrs: str, lhs_dims: tuple[int, ...]) -> int:
     m = re.search(r"contracting_dims=\[([0-9,]*)\]x", attrs)
     if not m:
@@ -103,7 +108,7 @@ def cost_analysis_of_text(text: str) -> dict[str, float]:
             if stripped.startswith("func("):
                 started = True
                 header = stripped.split("->", 1)[0]
-                scopes.append({int(i): _parse_type(t) for i, t in _PARAM.findall(header)})
+                scopes.append(_params(header))
             continue
         if stripped.startswith("// memory:") or (line == "}" and len(scopes) == 1):
             break
@@ -120,7 +125,7 @@ def cost_analysis_of_text(text: str) -> dict[str, float]:
             # An instruction with a body: its result type is on the closing
             # line; the body gets a scope of its own.
             header = stripped.split("func(", 1)[1].split("->", 1)[0]
-            scopes.append({int(i): _parse_type(t) for i, t in _PARAM.findall("(" + header)})
+            scopes.append(_params("(" + header))
             continue
         result = _parse_type(typ) if typ else None
         if result is not None:

@@ -263,7 +263,9 @@ class _Jitted(JitFunction):
         """
 
         def donated(key: int | str) -> bool:
-            return key in (self._donate_names if isinstance(key, str) else self._donate_nums)
+            if isinstance(key, str):
+                return key in self._donate_names
+            return key in self._donate_nums
 
         return _stages.Traced(
             self, args, kwargs, self._static_nums, self._static_names, donated
@@ -625,7 +627,7 @@ def _trace_in_frame(
     if not _internal(jitted._fun):  # recorded always, explained when asked
         try:
             _explain_miss(jitted, args, kwargs, tracers)
-        except Exception:  # noqa: BLE001 -- a diagnostic must never fail a trace
+        except Exception:
             pass
     timed = _compile_log.active() or _monitoring.listening()
     start = time.perf_counter() if timed else None

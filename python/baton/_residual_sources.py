@@ -17,8 +17,9 @@ from __future__ import annotations
 
 import os
 import sys
+from collections.abc import Iterator
 from contextlib import contextmanager
-from typing import Any, Iterator
+from typing import Any
 
 import numpy as np
 
@@ -125,7 +126,9 @@ def jax_primitive(display: str) -> str:
 
 def _is_user(frame: Any) -> bool:
     filename = frame.f_code.co_filename
-    return not os.path.abspath(filename).startswith(_PACKAGE) and not filename.startswith("<frozen")
+    if filename.startswith("<frozen"):
+        return False
+    return not os.path.abspath(filename).startswith(_PACKAGE)
 
 
 def _location(frame: Any) -> str:
@@ -184,10 +187,13 @@ class Recorder:
             for leaf in tree.leaves(arg) if arg is not None else ():
                 if isinstance(leaf, _lax.Tracer):
                     self.records.append(
-                        [prim, tuple(leaf.shape), np.dtype(leaf.dtype), name, where, False]
+                        [prim, tuple(leaf.shape), np.dtype(leaf.dtype), name, where,
+                         False]
                     )
 
-    def source(self, prim: str, shape: tuple, dtype: Any, name: str | None) -> str | None:
+    def source(
+        self, prim: str, shape: tuple, dtype: Any, name: str | None
+    ) -> str | None:
         """The location of the first unused record matching a residual."""
         dtype = np.dtype(dtype)
         for r in self.records:

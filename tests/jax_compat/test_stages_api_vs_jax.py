@@ -17,8 +17,8 @@ import numpy as np
 import pytest
 
 jax = pytest.importorskip("jax")
-import jax.ad_checkpoint  # noqa: E402
 import jax.numpy as jnp  # noqa: E402
+from jax import ad_checkpoint as jax_ckpt  # noqa: E402
 
 import baton as bt  # noqa: E402
 import baton.numpy as bnp  # noqa: E402
@@ -97,8 +97,12 @@ def test_lower_shape_dtype_structs():
     def run(api, np_arrays):
         sds = api.ShapeDtypeStruct
         # A pytree mixing structs and arrays, as JAX allows.
-        lowered = api.jit(f).lower({"a": sds((4, 3), F32), "b": np.zeros(5, F32)}, sds((3, 5), F32))
-        return lowered.compile()({"a": np_arrays[0], "b": np.ones(5, F32)}, np_arrays[1])
+        lowered = api.jit(f).lower(
+            {"a": sds((4, 3), F32), "b": np.zeros(5, F32)}, sds((3, 5), F32)
+        )
+        return lowered.compile()(
+            {"a": np_arrays[0], "b": np.ones(5, F32)}, np_arrays[1]
+        )
 
     _close(run(bt, (A, B)), run(jax, (A, B)))
     # Baton arrays of that signature run too.
@@ -223,7 +227,7 @@ def test_save_any_names_but_these_gradients(names):
         policy=bt.checkpoint_policies.save_any_names_but_these(*names),
     )
     fj = jax.checkpoint(
-        _named(jnp, jax.ad_checkpoint.checkpoint_name),
+        _named(jnp, jax_ckpt.checkpoint_name),
         policy=jax.checkpoint_policies.save_any_names_but_these(*names),
     )
     gb = bt.grad(fb, argnums=(0, 1))(X, W)
@@ -239,11 +243,11 @@ def test_save_any_names_but_these_saves_jax_names(names):
         policy=bt.checkpoint_policies.save_any_names_but_these(*names),
     )
     fj = jax.checkpoint(
-        _named(jnp, jax.ad_checkpoint.checkpoint_name),
+        _named(jnp, jax_ckpt.checkpoint_name),
         policy=jax.checkpoint_policies.save_any_names_but_these(*names),
     )
     sb, text_b = _saved_names(bt.ad_checkpoint.print_saved_residuals, fb, X, W)
-    sj, text_j = _saved_names(jax.ad_checkpoint.print_saved_residuals, fj, X, W)
+    sj, text_j = _saved_names(jax_ckpt.print_saved_residuals, fj, X, W)
     assert sb == sj == {"a", "b", "c"} - set(names)
     # The same lines, word for word (arguments, names, file:line:col, function).
     assert text_b.splitlines() == text_j.splitlines()
@@ -262,7 +266,10 @@ def test_save_any_names_but_these_checks_names():
 def _run(code, env_extra):
     env = dict(os.environ, JAX_PLATFORMS="cpu", **env_extra)
     env["PYTHONPATH"] = os.pathsep.join(
-        [os.path.join(os.path.dirname(__file__), "..", "..", "python"), env.get("PYTHONPATH", "")]
+        [
+            os.path.join(os.path.dirname(__file__), "..", "..", "python"),
+            env.get("PYTHONPATH", ""),
+        ]
     )
     r = subprocess.run(
         [sys.executable, "-c", textwrap.dedent(code)],
@@ -346,7 +353,7 @@ PARAMS = (
 
 def test_print_saved_residuals_format_sin_sin():
     lb = _lines(bt.ad_checkpoint.print_saved_residuals, _sin_sin(bnp), F32(1.0))
-    lj = _lines(jax.ad_checkpoint.print_saved_residuals, _sin_sin(jnp), F32(1.0))
+    lj = _lines(jax_ckpt.print_saved_residuals, _sin_sin(jnp), F32(1.0))
     for line in lb + lj:
         assert _LINE.match(line), line
     # baton keeps x and the inner sin (JAX: the two cos values); the inner
@@ -360,7 +367,7 @@ def test_print_saved_residuals_format_sin_sin():
 
 def test_print_saved_residuals_format_mlp():
     lb = _lines(bt.ad_checkpoint.print_saved_residuals, _mlp_loss(bnp), PARAMS, X)
-    lj = _lines(jax.ad_checkpoint.print_saved_residuals, _mlp_loss(jnp), PARAMS, X)
+    lj = _lines(jax_ckpt.print_saved_residuals, _mlp_loss(jnp), PARAMS, X)
     for line in lb + lj:
         assert _LINE.match(line), line
     args_b = [line for line in lb if "from the argument" in line]
@@ -377,8 +384,10 @@ def test_print_saved_residuals_closed_over_and_dtypes():
     w = bnp.ones((3, 3))
     wj = jnp.ones((3, 3))
     x = np.ones((2, 3), F32)
-    lb = _lines(bt.ad_checkpoint.print_saved_residuals, lambda v: bnp.tanh(v @ w).sum(), x)
-    lj = _lines(jax.ad_checkpoint.print_saved_residuals, lambda v: jnp.tanh(v @ wj).sum(), x)
+    lb = _lines(
+        bt.ad_checkpoint.print_saved_residuals, lambda v: bnp.tanh(v @ w).sum(), x
+    )
+    lj = _lines(jax_ckpt.print_saved_residuals, lambda v: jnp.tanh(v @ wj).sum(), x)
     assert "f32[3,3] from a constant" in lb and "f32[3,3] from a constant" in lj
     lb = _lines(
         bt.ad_checkpoint.print_saved_residuals,
