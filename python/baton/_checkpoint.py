@@ -284,7 +284,11 @@ def _identity_call(kind: str, x: Any, name: str = "") -> Any:
 
 def checkpoint_name(x: Any, name: str) -> Any:
     """``x`` (a pytree of arrays) named ``name`` for
-    ``checkpoint_policies.save_only_these_names`` (the identity otherwise)."""
+    ``checkpoint_policies.save_only_these_names`` and
+    ``save_any_names_but_these`` (the identity otherwise)::
+
+        h = checkpoint_name(bnp.tanh(x @ w), "h")
+    """
     if not isinstance(name, str):
         raise TypeError(f"checkpoint_name: name must be a str, not {name!r}")
     if _NAME_COLLECTORS and is_tracing():
