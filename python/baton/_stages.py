@@ -102,7 +102,10 @@ class Compiled:
         return _cost_analysis.cost_analysis_of_text(self._compiled.as_text())
 
     def __getattr__(self, name: str) -> Any:
-        return getattr(self.__dict__["_compiled"], name)
+        inner = self.__dict__.get("_compiled")
+        if inner is None:  # during copy / unpickling
+            raise AttributeError(name)
+        return getattr(inner, name)
 
     def __repr__(self) -> str:
         return repr(self._compiled)
@@ -140,7 +143,10 @@ class Lowered:
         return _cost_analysis.cost_analysis_of_text(self._lowered.as_text())
 
     def __getattr__(self, name: str) -> Any:
-        return getattr(self.__dict__["_lowered"], name)
+        inner = self.__dict__.get("_lowered")
+        if inner is None:  # during copy / unpickling
+            raise AttributeError(name)
+        return getattr(inner, name)
 
     def __repr__(self) -> str:
         return repr(self._lowered)
