@@ -17,10 +17,13 @@ NotImplementedError).
 from __future__ import annotations
 
 import functools
+import inspect
 import types
 from typing import Any, Callable
 
-from baton import _dtypes, tree
+import optree
+
+from baton import _dtypes, _residual_sources, tree
 from baton._autodiff import _differentiable, _Flat, _flat_args
 from baton._baton import Array
 from baton._subtrace import (
@@ -81,8 +84,8 @@ class CheckpointPolicy:
         return hash((self.kind, self.names, self.src, self.dst))
 
     def __repr__(self) -> str:
-        if self.kind == "save_only_these_names":
-            return f"save_only_these_names({', '.join(map(repr, self.names))})"
+        if self.kind in ("save_only_these_names", "save_any_names_but_these"):
+            return f"{self.kind}({', '.join(map(repr, self.names))})"
         if self.kind == "offload_dot_with_no_batch_dims":
             return f"offload_dot_with_no_batch_dims({self.src!r}, {self.dst!r})"
         return self.kind
@@ -94,6 +97,23 @@ def _save_only_these_names(*names: str) -> CheckpointPolicy:
         if not isinstance(n, str):
             raise TypeError(f"save_only_these_names: names must be str, not {n!r}")
     return CheckpointPolicy("save_only_these_names", names)
+
+
+def _save_any_names_but_these(*names: str) -> CheckpointPolicy:
+    """Saves every value named with ``checkpoint_name`` except those in
+    ``names`` (nothing unnamed), as JAX's policy of that name::
+
+        policy = bt.checkpoint_policies.save_any_names_but_these("b")
+        bt.checkpoint(f, policy=policy)   # keeps f's named values but "b"
+
+    baton applies name policies in C++ as a list of names to save:
+    ``checkpoint`` collects the names its body uses while tracing it and
+    saves those not listed here (``save_only_these_names`` of the
+    complement)."""
+    for n in names:
+        if not isinstance(n, str):
+            raise TypeError(f"save_any_names_but_these: names must be str, not {n!r}")
+    return CheckpointPolicy("save_any_names_but_these", names)
 
 
 def _offload_dot_with_no_batch_dims(
@@ -139,18 +159,27 @@ checkpoint_policies = types.SimpleNamespace(
     save_only_these_names=_save_only_these_names,
     offload_dot_with_no_batch_dims=_offload_dot_with_no_batch_dims,
     save_anything_except_these_names=_unsupported("save_anything_except_these_names"),
-    save_any_names_but_these=_unsupported("save_any_names_but_these"),
+    save_any_names_but_these=_save_any_names_but_these,
     save_and_offload_only_these_names=_unsupported("save_and_offload_only_these_names"),
     save_from_both_policies=_unsupported("save_from_both_policies"),
 )
 checkpoint_policies.__doc__ = "The policies bt.checkpoint accepts (as in JAX)."
 
 
-def _policy_spec(policy: Any) -> Any:
-    """What the C++ call carries for ``policy`` (None: nothing_saveable)."""
+# The names checkpoint_name gives while a checkpoint body is traced, one
+# set per body being traced (innermost last).
+_NAME_COLLECTORS: list[set] = []
+
+
+def _policy_spec(policy: Any, body_names: set | None = None) -> Any:
+    """What the C++ call carries for ``policy`` (None: nothing_saveable);
+    ``body_names``: the names the body uses (for save_any_names_but_these)."""
     if policy is None:
         return None
     if isinstance(policy, CheckpointPolicy):
+        if policy.kind == "save_any_names_but_these":
+            keep = sorted((body_names or set()) - set(policy.names))
+            return ("save_only_these_names", keep, None, None)
         return policy._spec()
     raise NotImplementedError(
         f"checkpoint: policy {policy!r} is not one of bt.checkpoint_policies; "
@@ -178,7 +207,7 @@ def checkpoint(
             policy=policy,
             static_argnums=static_argnums,
         )
-    spec = _policy_spec(policy)
+    _policy_spec(policy)  # refuses a custom predicate before any call
     try:
         statics = int_tuple(static_argnums)
     except (TypeError, ValueError):
@@ -216,12 +245,19 @@ def checkpoint(
             )
             return out_leaves
 
-        body = trace(body_fn, [aval_of(x) for x in leaves], name)
+        body_names: set = set()
+        _NAME_COLLECTORS.append(body_names)
+        try:
+            body = trace(body_fn, [aval_of(x) for x in leaves], name)
+        finally:
+            _NAME_COLLECTORS.pop()
+        for outer in _NAME_COLLECTORS:  # an enclosing checkpoint uses them too
+            outer.update(body_names)
         outs = transforms.emit_call(
             "checkpoint",
             list(leaves) + list(body.lifted),
             body=body.program,
-            policy=spec,
+            policy=_policy_spec(policy, body_names),
             name=name,
             weak=body.out_weak,
         )
@@ -248,9 +284,15 @@ def _identity_call(kind: str, x: Any, name: str = "") -> Any:
 
 def checkpoint_name(x: Any, name: str) -> Any:
     """``x`` (a pytree of arrays) named ``name`` for
-    ``checkpoint_policies.save_only_these_names`` (the identity otherwise)."""
+    ``checkpoint_policies.save_only_these_names`` and
+    ``save_any_names_but_these`` (the identity otherwise)::
+
+        h = checkpoint_name(bnp.tanh(x @ w), "h")
+    """
     if not isinstance(name, str):
         raise TypeError(f"checkpoint_name: name must be a str, not {name!r}")
+    if _NAME_COLLECTORS and is_tracing():
+        _NAME_COLLECTORS[-1].add(name)
     return _identity_call("name", x, name)
 
 
@@ -260,12 +302,8 @@ def stop_gradient(x: Any) -> Any:
     return _identity_call("stop_gradient", x)
 
 
-def saved_residuals(fun: Callable[..., Any], *args: Any, **kwargs: Any) -> list:
-    """The values reverse-mode differentiation of ``fun`` at ``args`` keeps
-    from the forward pass for the backward pass, as ``(shape, dtype, what)``
-    tuples: ``what`` is "argument i" for an argument kept as it is, else the
-    op that computed it (and its ``checkpoint_name``). Differentiates with
-    respect to every floating-point argument; nothing runs."""
+def _saved(fun: Callable[..., Any], args: tuple, kwargs: dict) -> tuple[list, _Flat]:
+    """The C++ residuals of ``fun`` at ``args`` and the traced function."""
 
     def f(*a: Any) -> Any:
         return fun(*a, **kwargs)
@@ -274,6 +312,22 @@ def saved_residuals(fun: Callable[..., Any], *args: Any, **kwargs: Any) -> list:
     flat = _Flat(f, *_flat_args(args, what), False, what)
     wrt = flat.wrt(_differentiable(flat.leaves, "saved_residuals", True))
     _, _, residuals = transforms.vjp(flat.main, wrt)
+    return residuals, flat
+
+
+def saved_residuals(fun: Callable[..., Any], *args: Any, **kwargs: Any) -> list:
+    """The values reverse-mode differentiation of ``fun`` at ``args`` keeps
+    from the forward pass for the backward pass, as ``(shape, dtype, what)``
+    tuples: ``what`` is "argument i" for an argument kept as it is, else the
+    op that computed it (and its ``checkpoint_name``). Differentiates with
+    respect to every floating-point argument; nothing runs.
+
+    Example::
+
+        bt.saved_residuals(lambda x: bnp.sin(bnp.sin(x)), 1.0)
+        # [((), dtype('float32'), 'output of sine'), ((), ..., 'argument 0')]
+    """
+    residuals, flat = _saved(fun, args, kwargs)
     return [
         (tuple(shape), _dtypes.SUPPORTED[dtype], _describe(kept, flat))
         for shape, dtype, kept in residuals
@@ -298,8 +352,82 @@ def _describe(kept: str, flat: _Flat) -> str:
     )
 
 
+def _argument_names(fun: Callable[..., Any], args: tuple) -> list[str]:
+    """How JAX names each leaf of ``args``: ``x``, ``params[0]['w']``."""
+    try:
+        params = [
+            p.name
+            for p in inspect.signature(fun).parameters.values()
+            if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)
+        ]
+    except (TypeError, ValueError):
+        params = []
+    names: list[str] = []
+    for i, a in enumerate(args):
+        root = params[i] if i < len(params) else f"args[{i}]"
+        accessors, _, _ = optree.tree_flatten_with_accessor(
+            a, none_is_leaf=False, namespace=tree.NAMESPACE
+        )
+        names.extend(acc.codify(root) for acc in accessors)
+    return names
+
+
 def print_saved_residuals(fun: Callable[..., Any], *args: Any, **kwargs: Any) -> None:
-    """Prints :func:`saved_residuals`, one per line."""
-    for shape, dtype, what in saved_residuals(fun, *args, **kwargs):
+    """Prints what reverse-mode differentiation of ``fun`` at ``args`` keeps
+    for the backward pass, one line per value, in JAX's format::
+
+        >>> bt.ad_checkpoint.print_saved_residuals(lambda x: bnp.sin(bnp.sin(x)), 1.0)
+        f32[] from the argument x
+        f32[] output of sin from /path/to/file.py:1:40 (<lambda>)
+
+    Lines are ``<dtype>[<dims>] <source>`` with JAX's short dtype names
+    (``f32``, ``bf16``, ``i32``); the source is ``from the argument <name>``
+    (its pytree path), ``from a constant`` (a closed-over array), or
+    ``output of <primitive>`` / ``named '<name>'`` with the user's line,
+    column and function (``from <file>:<line>:<col> (<function>)``),
+    arguments first, as JAX prints them.
+
+    Deliberate differences: baton's differentiation keeps different values
+    than JAX's in places (e.g. for ``sin(sin(x))`` JAX keeps the two
+    ``cos`` values, baton the argument and the inner ``sin``); primitive
+    names are JAX's spelling of baton's ops. The source line is found by
+    recording the user's calls into baton during the trace
+    (``baton/_residual_sources.py``); a value computed where that record
+    cannot see it is printed without ``from <file>...``.
+    """
+    with _residual_sources.recording() as rec:
+        residuals, flat = _saved(fun, args, kwargs)
+    arg_names = _argument_names(fun, args)
+    first: list[str] = []
+    rest: list[str] = []
+    for shape, dtype, kept in residuals:
         dims = ",".join(str(d) for d in shape)
-        print(f"{dtype.name}[{dims}] {what}")
+        short = f"{_residual_sources.jax_dtype(dtype)}[{dims}]"
+        described = _describe(kept, flat)
+        if described.startswith("argument "):
+            i = int(described.split()[1])
+            name = arg_names[i] if i < len(arg_names) else f"args[{i}]"
+            first.append(f"{short} from the argument {name}")
+            continue
+        if described.startswith("a closed-over"):
+            first.append(f"{short} from a constant")
+            continue
+        what = described.removeprefix("output of ")
+        name = None
+        if " named '" in what:
+            what, name = what.split(" named '", 1)
+            name = name[:-1]
+        prim = _residual_sources.jax_primitive(what)
+        where = rec.source(prim, tuple(shape), _dtypes.SUPPORTED[dtype], name)
+        src = f" from {where}" if where else ""
+        if name is not None:
+            rest.append(f"{short} named '{name}'{src}")
+        else:
+            rest.append(f"{short} output of {prim}{src}")
+    arg_lines = sorted(
+        (line for line in first if " from the argument " in line),
+        key=lambda line: arg_names.index(line.split(" from the argument ", 1)[1])
+        if line.split(" from the argument ", 1)[1] in arg_names else len(arg_names),
+    )
+    for line in [*[x for x in first if x not in arg_lines], *arg_lines, *rest]:
+        print(line)

@@ -21,6 +21,17 @@ allocation without a recording having been started. The capture keeps code
 objects and instruction offsets only (looked up when a profile is written);
 its cost per allocation is in README.md (bench/allocation_stacks.py).
 Recordings capture stacks either way.
+
+``bt.config.update("jax_num_cpu_devices", n)`` (or ``"num_cpu_devices"``):
+baton creates its CPU devices when it is imported, from
+``BATON_NUM_CPU_DEVICES`` (default 1), and cannot add or drop devices
+afterwards (the devices live in the C++ runtime for the life of the
+process). So the call is accepted when ``n`` is the number the process has
+(a no-op, so that a ported ``jax.config.update("jax_num_cpu_devices", n)``
+run with ``BATON_NUM_CPU_DEVICES=n`` works), and otherwise raises JAX's
+"too late" ``RuntimeError``, saying to set ``BATON_NUM_CPU_DEVICES=n``
+before importing baton. (JAX refuses any value once its backend has been
+initialised, even the current one.)
 """
 
 from __future__ import annotations
@@ -112,6 +123,28 @@ _DEFAULTS: dict[str, Any] = {
 }
 
 
+def _cpu_device_count() -> int:
+    return sum(1 for d in _baton._all_devices() if d.platform == "cpu")
+
+
+def _check_num_cpu_devices(value: Any) -> None:
+    """``update("jax_num_cpu_devices", value)``: see the module docstring."""
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise ValueError(
+            f"config option 'jax_num_cpu_devices' must be an int, not {value!r}"
+        )
+    have = _cpu_device_count()
+    if value == have or (value == -1 and have == 1):
+        return  # what the process has (-1: JAX's "the platform default")
+    raise RuntimeError(
+        "jax_num_cpu_devices config should be updated before backends are "
+        "initialized. baton creates its CPU devices when it is imported "
+        f"(this process has {have}, from BATON_NUM_CPU_DEVICES) and cannot "
+        f"change their number afterwards: set BATON_NUM_CPU_DEVICES={value} in "
+        "the environment before importing baton."
+    )
+
+
 class Config:
     def __init__(self) -> None:
         object.__setattr__(self, "_values", dict(_DEFAULTS))
@@ -120,6 +153,9 @@ class Config:
     def update(self, name: str, value: Any) -> None:
         """Sets setting ``name`` to ``value`` (ValueError for unknown ones)."""
         name = _ALIASES.get(name, name)
+        if name in ("jax_num_cpu_devices", "num_cpu_devices"):
+            _check_num_cpu_devices(value)
+            return
         if name not in _CHOICES:
             raise ValueError(
                 f"unknown baton config option {name!r}; options: {sorted(_CHOICES)}"
@@ -134,6 +170,8 @@ class Config:
             listener(name, value)
 
     def read(self, name: str) -> Any:
+        if name in ("jax_num_cpu_devices", "num_cpu_devices"):
+            return _cpu_device_count()
         try:
             return self._values[_ALIASES.get(name, name)]
         except KeyError:
@@ -141,6 +179,8 @@ class Config:
 
     def __getattr__(self, name: str) -> Any:
         values = object.__getattribute__(self, "_values")
+        if name in ("jax_num_cpu_devices", "num_cpu_devices"):
+            return _cpu_device_count()
         name = _ALIASES.get(name, name)
         if name in values:
             return values[name]

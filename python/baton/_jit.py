@@ -34,6 +34,7 @@ from baton import (
     _monitoring,
     _ref_state,
     _sharded_call,
+    _stages,
     tree,
 )
 from baton._baton import Array, Donated, JitFunction, transforms
@@ -234,6 +235,41 @@ class _Jitted(JitFunction):
 
     def __repr__(self) -> str:
         return f"<jitted function {getattr(self, '__qualname__', self._fun)}>"
+
+    def lower(self, *args: Any, **kwargs: Any) -> _stages.Lowered:
+        """Traces and compiles for these arguments without running anything
+        or consuming any array (donate markers stay unused); returns a
+        ``bt.stages.Lowered`` (``.compile()``, ``.as_text()``,
+        ``.cost_analysis()``). Array leaves may be ``bt.ShapeDtypeStruct``s
+        (or anything with ``.shape`` and ``.dtype``), as in JAX::
+
+            f = bt.jit(lambda x: x * 2)
+            c = f.lower(bt.ShapeDtypeStruct((3,), np.float32)).compile()
+            c(np.ones(3, np.float32))  # [2. 2. 2.]
+
+        With static arguments, the ``Compiled`` is called with the dynamic
+        ones only. A ``weak_type=True`` ShapeDtypeStruct lowers as a strongly
+        typed argument (baton's signature weak-types only Python scalars).
+        """
+        return _stages.lower(self, args, kwargs)
+
+    def trace(self, *args: Any, **kwargs: Any) -> _stages.Traced:
+        """Traces for these arguments without compiling or running:
+        a ``bt.stages.Traced`` (``.jaxpr``, ``.out_info``, ``.args_info``,
+        ``.fun_name``, ``.lower()``), as JAX's ``jit(f).trace``::
+
+            t = bt.jit(lambda x: x * 2).trace(np.ones(3, np.float32))
+            t.out_info  # ShapeDtypeStruct(shape=(3,), dtype=float32)
+        """
+
+        def donated(key: int | str) -> bool:
+            if isinstance(key, str):
+                return key in self._donate_names
+            return key in self._donate_nums
+
+        return _stages.Traced(
+            self, args, kwargs, self._static_nums, self._static_names, donated
+        )
 
     def clear_cache(self) -> None:
         """Drops this function's compiled programs (and their constants)."""
@@ -591,7 +627,7 @@ def _trace_in_frame(
     if not _internal(jitted._fun):  # recorded always, explained when asked
         try:
             _explain_miss(jitted, args, kwargs, tracers)
-        except Exception:  # noqa: BLE001 -- a diagnostic must never fail a trace
+        except Exception:
             pass
     timed = _compile_log.active() or _monitoring.listening()
     start = time.perf_counter() if timed else None

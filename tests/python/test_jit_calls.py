@@ -257,7 +257,7 @@ def test_lower_compile_memory_analysis_and_text_consume_nothing(no_gc):
     f = bt.jit(lambda x, y: (x * 2 + y, lax.sum(y)), donate_argnums=0)
     before = in_use()
     compiled = f.lower(x, y).compile()
-    assert isinstance(compiled, bt._baton.Compiled)
+    assert isinstance(compiled, bt.stages.Compiled)
     ma = compiled.memory_analysis()
     for name in (
         "argument_size_in_bytes",

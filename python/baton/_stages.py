@@ -1,0 +1,297 @@
+"""The stages of a ``bt.jit`` function, as ``jax.stages``: ``Traced``
+(``f.trace(*args)``), ``Lowered`` (``f.lower(*args)``) and ``Compiled``
+(``f.lower(*args).compile()``).
+
+``Lowered`` and ``Compiled`` wrap the C++ objects of the same names
+(``python/src/compiled.cc``, which trace, compile and run) and add what
+JAX's have on top: a ``Compiled`` of a function with static arguments is
+called with the dynamic arguments only (the static values are the ones it
+was lowered with), and ``cost_analysis()`` (``_cost_analysis``).
+"""
+
+from __future__ import annotations
+
+from typing import Any, Callable
+
+import numpy as np
+
+from baton import _abstract_eval, _baton, _cost_analysis, tree
+
+__all__ = ["ArgInfo", "Compiled", "Lowered", "Traced"]
+
+
+class _Statics:
+    """The static arguments a function was lowered with, and how to put
+    them back among the dynamic ones of a ``Compiled`` call."""
+
+    def __init__(
+        self, name: str, args: tuple, kwargs: dict, nums: frozenset, names: frozenset
+    ) -> None:
+        self.name = name
+        n = len(args)
+        self.positions = {i: args[i] for i in range(n) if i in nums}
+        self.n_args = n
+        self.keywords = {k: v for k, v in kwargs.items() if k in names}
+
+    def __bool__(self) -> bool:
+        return bool(self.positions or self.keywords)
+
+    def full(self, args: tuple, kwargs: dict) -> tuple[tuple, dict]:
+        n_dyn = self.n_args - len(self.positions)
+        given = [k for k in kwargs if k in self.keywords]
+        if len(args) != n_dyn or given:
+            what = (
+                f"static keyword argument(s) {given} were given"
+                if given
+                else f"{len(args)} positional argument(s) were given, "
+                f"{n_dyn} expected"
+            )
+            raise TypeError(
+                f"{self.name}: function compiled with input pytree does not match "
+                f"the input pytree it was called with: {what}. A Compiled of a "
+                "function with static arguments takes only its dynamic arguments "
+                "(the static ones are those it was lowered with), as in JAX."
+            )
+        it = iter(args)
+        full = tuple(
+            self.positions[i] if i in self.positions else next(it)
+            for i in range(self.n_args)
+        )
+        return full, {**kwargs, **self.keywords}
+
+
+class Compiled:
+    """A compiled signature of a jitted function
+    (``f.lower(*args).compile()``).
+
+    Call it with the dynamic arguments only (static ones were fixed by
+    ``lower``)::
+
+        f = bt.jit(lambda x, n: x * n, static_argnums=1)
+        c = f.lower(x, 3).compile()
+        c(x)                        # x * 3
+        c.cost_analysis()["flops"]  # x.size
+    """
+
+    def __init__(self, compiled: Any, statics: _Statics) -> None:
+        self._compiled = compiled
+        self._statics = statics
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        if self._statics:
+            args, kwargs = self._statics.full(args, kwargs)
+        return self._compiled(*args, **kwargs)
+
+    def memory_analysis(self) -> Any:
+        """Argument, output, alias, temporary, constant and peak bytes of
+        one call (``bt.stages.Compiled.memory_analysis``)."""
+        return self._compiled.memory_analysis()
+
+    def as_text(self) -> str:
+        """The optimized program with its memory analysis."""
+        return self._compiled.as_text()
+
+    def cost_analysis(self) -> dict[str, float]:
+        """JAX's cost-analysis dict (``flops``, ``transcendentals``,
+        ``bytes accessed``, ``bytes accessed{i}{}``, ``bytes accessedout{}``)
+        estimated from the program (see ``baton/_cost_analysis.py``)::
+
+            f = bt.jit(lambda a, b: a @ b)
+            f.lower(a34, b35).compile().cost_analysis()["flops"]  # 2*4*5*3
+        """
+        return _cost_analysis.cost_analysis_of_text(self._compiled.as_text())
+
+    def __getattr__(self, name: str) -> Any:
+        inner = self.__dict__.get("_compiled")
+        if inner is None:  # during copy / unpickling
+            raise AttributeError(name)
+        return getattr(inner, name)
+
+    def __repr__(self) -> str:
+        return repr(self._compiled)
+
+
+class Lowered:
+    """A jitted function traced for one signature (``f.lower(*args)``);
+    nothing was run or consumed. ``compile()`` gives the :class:`Compiled`;
+    ``as_text()``, ``compiler_ir()`` and ``cost_analysis()`` describe the
+    program."""
+
+    def __init__(self, lowered: Any, statics: _Statics) -> None:
+        self._lowered = lowered
+        self._statics = statics
+
+    def compile(self, compiler_options: Any = None) -> Compiled:
+        """The compiled program (compilation happened in ``lower()``)."""
+        if compiler_options:
+            raise NotImplementedError(
+                "Lowered.compile(compiler_options=...): baton has no XLA compiler "
+                "options"
+            )
+        return Compiled(self._lowered.compile(), self._statics)
+
+    def as_text(self, *args: Any, **kwargs: Any) -> str:
+        """The optimized program."""
+        return self._lowered.as_text()
+
+    def compiler_ir(self, dialect: str | None = None) -> Any:
+        """The program text in an HLO-shaped envelope (``_compiler_ir``)."""
+        return self._lowered.compiler_ir(dialect)
+
+    def cost_analysis(self) -> dict[str, float]:
+        """As :meth:`Compiled.cost_analysis` (the same program)."""
+        return _cost_analysis.cost_analysis_of_text(self._lowered.as_text())
+
+    def __getattr__(self, name: str) -> Any:
+        inner = self.__dict__.get("_lowered")
+        if inner is None:  # during copy / unpickling
+            raise AttributeError(name)
+        return getattr(inner, name)
+
+    def __repr__(self) -> str:
+        return repr(self._lowered)
+
+
+class ArgInfo:
+    """One array argument of a :class:`Traced` (JAX's ``stages.ArgInfo``):
+    its ``shape``, ``dtype`` and whether it is ``donated``."""
+
+    def __init__(self, aval: Any, donated: bool) -> None:
+        self._aval = aval
+        self.donated = donated
+
+    @property
+    def shape(self) -> tuple[int, ...]:
+        return self._aval.shape
+
+    @property
+    def dtype(self) -> Any:
+        return self._aval.dtype
+
+    def __eq__(self, other: object) -> bool:
+        return (
+            isinstance(other, ArgInfo)
+            and self._aval == other._aval
+            and self.donated == other.donated
+        )
+
+    def __hash__(self) -> int:
+        return hash((self._aval, self.donated))
+
+    def __repr__(self) -> str:
+        return f"ArgInfo(_aval={self._aval!r}, donated={self.donated})"
+
+
+class Traced:
+    """``bt.jit(f).trace(*args)``: ``f`` traced for these arguments,
+    nothing compiled or run (JAX's ``jax.stages.Traced``).
+
+    - ``jaxpr``: the traced program (what ``bt.make_jaxpr`` gives: baton's
+      program text, not JAX's jaxpr syntax);
+    - ``out_info``: the outputs as a pytree of ``bt.ShapeDtypeStruct``;
+    - ``args_info``: ``(args, kwargs)`` of the dynamic arguments as
+      :class:`ArgInfo` leaves (static arguments left out, as JAX's);
+    - ``fun_name``; ``in_avals`` / ``out_avals``;
+    - ``lower()``: the :class:`Lowered` ``bt.jit(f).lower(*args)`` gives.
+
+    Example::
+
+        t = bt.jit(lambda x: x * 2).trace(np.ones(3, np.float32))
+        t.out_info         # ShapeDtypeStruct(shape=(3,), dtype=float32)
+        t.lower().compile()(np.ones(3, np.float32))
+    """
+
+    def __init__(
+        self,
+        jitted: Any,
+        args: tuple,
+        kwargs: dict,
+        nums: frozenset,
+        names: frozenset,
+        donated: Callable[[int | str], bool],
+    ) -> None:
+        self._jitted = jitted
+        self._args = args
+        self._kwargs = kwargs
+        self.fun_name = getattr(jitted, "__name__", "fn")
+        static_kw = {k: v for k, v in kwargs.items() if k in names}
+        dyn_kw = {k: v for k, v in kwargs.items() if k not in names}
+        fun = jitted._fun
+        static_pos = frozenset(i for i in range(len(args)) if i in nums)
+
+        def call(*a: Any, **k: Any) -> Any:
+            return fun(*a, **k, **static_kw)
+
+        call.__name__ = self.fun_name
+        self.jaxpr, self.out_info = _abstract_eval.make_jaxpr(
+            call, static_argnums=tuple(sorted(static_pos)), return_shape=True
+        )(*args, **dyn_kw)
+        self.in_avals = self.jaxpr.in_avals
+        self.out_avals = self.jaxpr.out_avals
+        self.out_tree = tree.structure(self.out_info)
+
+        def info(x: Any, key: int | str) -> Any:
+            aval = _abstract_eval._aval(x)
+            if aval is None:
+                return x
+            sds = _abstract_eval.ShapeDtypeStruct(aval[0], aval[1], weak_type=aval[2])
+            return ArgInfo(sds, donated(key))
+
+        dyn_args = tuple(
+            tree.map(lambda x, i=i: info(x, i), a)
+            for i, a in enumerate(args)
+            if i not in static_pos
+        )
+        self.args_info = (
+            dyn_args,
+            {k: tree.map(lambda x, k=k: info(x, k), v) for k, v in dyn_kw.items()},
+        )
+        self.in_tree = tree.structure(self.args_info)
+
+    def lower(self) -> Lowered:
+        """The :class:`Lowered` of these arguments (as ``f.lower(*args)``)."""
+        return self._jitted.lower(*self._args, **self._kwargs)
+
+    def __repr__(self) -> str:
+        return f"<Traced {self.fun_name}>"
+
+
+def _is_struct(x: Any) -> bool:
+    """A ``bt.ShapeDtypeStruct`` or another shape-and-dtype-only leaf
+    (``jax.ShapeDtypeStruct``): not an array, no data."""
+    return isinstance(x, _abstract_eval.ShapeDtypeStruct) or (
+        not isinstance(x, (type, np.ndarray, np.generic, _baton.Array))
+        and hasattr(x, "shape")
+        and hasattr(x, "dtype")
+        and not hasattr(x, "__array__")
+    )
+
+
+def _placeholder(x: Any) -> Any:
+    """A struct leaf as a numpy array of its shape and dtype that holds one
+    element (a broadcast view): the C++ lowering reads only the signature of
+    host leaves, and sees the same one as for a real array."""
+    if not _is_struct(x):
+        return x
+    return np.broadcast_to(np.zeros((), np.dtype(x.dtype)), tuple(x.shape))
+
+
+def lower(jitted: Any, args: tuple, kwargs: dict) -> Lowered:
+    """``jitted.lower(*args, **kwargs)`` (the C++ lowering) wrapped; struct
+    leaves of dynamic arguments become placeholders."""
+    nums, names = jitted._static_nums, jitted._static_names
+    args = tuple(
+        a if i in nums else tree.map(_placeholder, a) for i, a in enumerate(args)
+    )
+    kwargs = {
+        k: v if k in names else tree.map(_placeholder, v) for k, v in kwargs.items()
+    }
+    lowered = _baton.JitFunction.lower(jitted, *args, **kwargs)
+    statics = _Statics(
+        getattr(jitted, "__name__", "fn"),
+        args,
+        kwargs,
+        jitted._static_nums,
+        jitted._static_names,
+    )
+    return Lowered(lowered, statics)
