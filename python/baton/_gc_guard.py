@@ -73,4 +73,6 @@ def _on_config(name: str, value: Any) -> None:
 
 
 config.add_listener(_on_config)
-_on_config("array_garbage_collection_guard", config.read("array_garbage_collection_guard"))
+_on_config(
+    "array_garbage_collection_guard", config.read("array_garbage_collection_guard")
+)
