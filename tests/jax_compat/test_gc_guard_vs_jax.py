@@ -18,7 +18,6 @@ jax = pytest.importorskip("jax")
 
 import baton as bt  # noqa: E402
 
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 PROGRAM = textwrap.dedent(
     """
@@ -45,8 +44,9 @@ PROGRAM = textwrap.dedent(
 
 def _run(mode, lib):
     env = dict(os.environ, JAX_PLATFORMS="cpu")
-    env["PYTHONPATH"] = (
-        os.path.join(ROOT, "python") + os.pathsep + env.get("PYTHONPATH", "")
+    # The baton this process imported (the source tree's, or an installed one).
+    env["PYTHONPATH"] = os.pathsep.join(
+        [os.path.dirname(os.path.dirname(bt.__file__)), env.get("PYTHONPATH", "")]
     )
     p = subprocess.run(
         [sys.executable, "-c", PROGRAM, mode, lib],

@@ -265,11 +265,9 @@ def test_save_any_names_but_these_checks_names():
 
 def _run(code, env_extra):
     env = dict(os.environ, JAX_PLATFORMS="cpu", **env_extra)
+    # The baton this process imported (the source tree's, or an installed one).
     env["PYTHONPATH"] = os.pathsep.join(
-        [
-            os.path.join(os.path.dirname(__file__), "..", "..", "python"),
-            env.get("PYTHONPATH", ""),
-        ]
+        [os.path.dirname(os.path.dirname(bt.__file__)), env.get("PYTHONPATH", "")]
     )
     r = subprocess.run(
         [sys.executable, "-c", textwrap.dedent(code)],
