@@ -10,28 +10,7 @@ See ``baton._ref`` for the memory behaviour and what works under ``bt.jit``,
 lax control flow and differentiation.
 """
 
-from baton._ref import (
-    AbstractRef,
-    Ref,
-    addupdate,
-    empty_ref,
-    free_ref,
-    freeze,
-    get,
-    new_ref,
-    set,
-    swap,
-)
+from baton import _ref
+from baton._ref import *  # noqa: F401,F403 -- the public names, listed once there
 
-__all__ = [
-    "AbstractRef",
-    "Ref",
-    "addupdate",
-    "empty_ref",
-    "free_ref",
-    "freeze",
-    "get",
-    "new_ref",
-    "set",
-    "swap",
-]
+__all__ = list(_ref.__all__)
