@@ -27,7 +27,12 @@ import numpy as np
 
 from baton import _ops
 from baton._baton import lax
-from baton._lax_scatter import GatherScatterMode, ScatterDimensionNumbers, _scatter
+from baton._lax_scatter import (
+    GatherScatterMode,
+    ScatterDimensionNumbers,
+    _scatter,
+    _window_starts,
+)
 
 _I32 = np.dtype(np.int32)
 
@@ -144,23 +149,7 @@ def _xla_gather(
     def coords(dim: int) -> Any:
         return lax.iota(_I32, out_shape, dim)
 
-    # Row of the index vector each output element uses.
-    row = lax.full(out_shape, 0, _I32)
-    batch_coord = []
-    stride = 1
-    for j in range(len(batch_out) - 1, -1, -1):
-        c = coords(batch_out[j])
-        batch_coord.insert(0, c)
-        row = lax.add(row, lax.mul(c, stride))
-        stride *= batch_shape[j]
-    rows = math.prod(batch_shape)
-    flat_idx = lax.reshape(idx, (rows, k))
-    start = [lax.full(out_shape, 0, _I32) for _ in range(r)]
-    for j, d in enumerate(to_operand):
-        column = lax.reshape(lax.slice(flat_idx, (0, j), (rows, j + 1)), (rows,))
-        start[d] = lax.take(column, row)
-    for od, idim in zip(obatch, ibatch):
-        start[od] = batch_coord[idim]
+    start = _window_starts(idx, out_shape, batch_out, k, to_operand, obatch, ibatch, r)
     inside = lax.full(out_shape, True, np.dtype(bool))
     for d in range(r):
         hi = o_shape[d] - sizes[d]

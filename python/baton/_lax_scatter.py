@@ -64,6 +64,44 @@ def _coords(shape: tuple[int, ...], dim: int) -> Any:
     return lax.iota(_I32, shape, dim)
 
 
+def _window_starts(
+    idx: Any,
+    shape: tuple[int, ...],
+    batch_dims: Sequence[int],
+    k: int,
+    to_operand: Sequence[int],
+    obatch: Sequence[int],
+    ibatch: Sequence[int],
+    r: int,
+) -> list:
+    """Where in the operand (r dimensions) the window of each element of an
+    array of ``shape`` starts -- gather's output, scatter's updates, whose
+    ``batch_dims`` run over the batch shape of ``idx`` (int32, index vectors
+    of ``k`` entries in its last dimension): r int32 arrays of ``shape``, the
+    index vector's entries on ``to_operand``, the batch coordinate on the
+    operand batching dimensions ``obatch`` (of index batch dimensions
+    ``ibatch``), 0 elsewhere."""
+    batch_shape = tuple(idx.shape)[:-1]
+    # Row of the index vector each element uses.
+    row = lax.full(shape, 0, _I32)
+    batch_coord = []
+    stride = 1
+    for j in range(len(batch_dims) - 1, -1, -1):
+        c = _coords(shape, batch_dims[j])
+        batch_coord.insert(0, c)
+        row = lax.add(row, lax.mul(c, stride))
+        stride *= batch_shape[j]
+    rows = math.prod(batch_shape)
+    flat_idx = lax.reshape(idx, (rows, k))
+    start = [lax.full(shape, 0, _I32) for _ in range(r)]
+    for j, d in enumerate(to_operand):
+        column = lax.reshape(lax.slice(flat_idx, (0, j), (rows, j + 1)), (rows,))
+        start[d] = lax.take(column, row)
+    for od, idim in zip(obatch, ibatch):
+        start[od] = batch_coord[idim]
+    return start
+
+
 def _operand_positions(
     o_shape: tuple[int, ...],
     indices: Any,
@@ -95,23 +133,7 @@ def _operand_positions(
             f"scatter: updates' scatter dimensions {[u_shape[d] for d in scatter_u]} "
             f"must equal the indices' batch shape {list(batch_shape)}"
         )
-    # Row of the index vector each update element uses.
-    row = lax.full(u_shape, 0, _I32)
-    batch_coord = []
-    stride = 1
-    for m in range(len(scatter_u) - 1, -1, -1):
-        c = _coords(u_shape, scatter_u[m])
-        batch_coord.insert(0, c)
-        row = lax.add(row, lax.mul(c, stride))
-        stride *= batch_shape[m]
-    rows = math.prod(batch_shape)
-    flat_idx = lax.reshape(idx, (rows, k))
-    start = [lax.full(u_shape, 0, _I32) for _ in range(r)]
-    for j, d in enumerate(to_operand):
-        column = lax.reshape(lax.slice(flat_idx, (0, j), (rows, j + 1)), (rows,))
-        start[d] = lax.take(column, row)
-    for od, idim in zip(obatch, ibatch):
-        start[od] = batch_coord[idim]
+    start = _window_starts(idx, u_shape, scatter_u, k, to_operand, obatch, ibatch, r)
     size = [1] * r
     for od, ud in zip(window_o, window_u):
         size[od] = u_shape[ud]
