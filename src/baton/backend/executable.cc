@@ -1,6 +1,7 @@
 #include "baton/backend/executable.h"
 
 #include "baton/backend/cpu/cpu_executable.h"
+#include "baton/backend/cuda/gpu_executable.h"
 #include "baton/runtime/device.h"
 
 namespace baton {
@@ -14,6 +15,17 @@ Result<std::shared_ptr<Executable>> CompileExecutable(
         cpu::CpuExecutable::Compile(std::move(program), std::move(donated),
                                     device, std::move(name),
                                     std::move(fresh_outputs)));
+    return std::shared_ptr<Executable>(std::move(exe));
+  }
+  if (device->platform() == "sim" || device->platform() == "cuda") {
+    // The simulated device runs the GPU executable's kernels as host code.
+    const auto target = device->platform() == "sim"
+                            ? cuda::GpuExecutable::Target::kHostEmulation
+                            : cuda::GpuExecutable::Target::kCuda;
+    BATON_ASSIGN_OR_RETURN(
+        auto exe, cuda::GpuExecutable::Compile(
+                      std::move(program), std::move(donated), device,
+                      std::move(name), std::move(fresh_outputs), target));
     return std::shared_ptr<Executable>(std::move(exe));
   }
   // The wording of test_accelerator_memory.py's "no executables" check.

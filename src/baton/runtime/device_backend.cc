@@ -20,6 +20,13 @@ bool DeviceBackend::WaitOnStream(int, QueueKind, const Event&) {
   return false;
 }
 
+Event DeviceBackend::EmulateAsync(int, QueueKind,
+                                  std::function<Status(const HostAddressOf&)>) {
+  return Event::Failed(Unimplemented(
+      "the " + platform() +
+      " backend runs kernels on its device, not emulated host code"));
+}
+
 Status DeviceBackend::Copy(int device_ordinal, QueueKind queue, void* dst,
                            const void* src, size_t bytes) {
   return CopyAsync(device_ordinal, queue, dst, src, bytes).Wait();

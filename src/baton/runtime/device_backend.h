@@ -35,6 +35,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 
@@ -77,6 +78,21 @@ class DeviceBackend {
   virtual bool WaitOnStream(int device_ordinal, QueueKind queue,
                             const Event& event);
 
+  // Emulated device work, for a device whose kernels are host code (the
+  // simulated device runs the CUDA backend's generated kernels compiled for
+  // the host): enqueues `work` on the stream of (`device_ordinal`, `queue`)
+  // to run in stream order on a thread of the backend, and returns its
+  // event, completed with work's Status. `work` reaches memory through its
+  // argument, which maps [ptr, ptr + bytes) of any memory this backend
+  // hands out (device or host) to an address host code may read and write
+  // (InvalidArgument for a range that runs past a region); a real device's
+  // memory has no such address. The default: a failed event
+  // (Unimplemented) -- real devices run kernels, not host code.
+  using HostAddressOf =
+      std::function<Result<void*>(const void* ptr, size_t bytes)>;
+  virtual Event EmulateAsync(
+      int device_ordinal, QueueKind queue,
+      std::function<Status(const HostAddressOf&)> work);
   // Synchronous forms: enqueue, then wait for the event.
   Status Copy(int device_ordinal, QueueKind queue, void* dst, const void* src,
               size_t bytes);

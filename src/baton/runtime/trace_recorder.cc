@@ -66,6 +66,18 @@ void TraceRecorder::Record(TraceRecord record) {
   }
 }
 
+void TraceRecorder::RecordExecute(int64_t begin_ns, int device_id,
+                                  std::string label) {
+  TraceRecord t;
+  t.kind = TraceRecord::Kind::kExecute;
+  t.begin_ns = begin_ns;
+  t.end_ns = NowNs();
+  t.device_id = device_id;
+  t.track = TraceTrack::kCompute;
+  t.label = std::move(label);
+  Record(std::move(t));
+}
+
 void TraceRecorder::RecordTransfer(int64_t begin_ns, int device_id,
                                    TraceTrack track, MemoryKind kind,
                                    int64_t bytes, std::string label) {

@@ -78,6 +78,9 @@ class TraceRecorder {
 
   bool enabled() const { return active_.load(std::memory_order_relaxed) > 0; }
   void Record(TraceRecord record);
+  // Records an executable's run on the compute track, from `begin_ns` until
+  // now.
+  void RecordExecute(int64_t begin_ns, int device_id, std::string label);
   // Records a transfer of `bytes` that ran from `begin_ns` until now.
   void RecordTransfer(int64_t begin_ns, int device_id, TraceTrack track,
                       MemoryKind kind, int64_t bytes, std::string label);

@@ -33,6 +33,7 @@
 #include <vector>
 
 #include "baton/backend/cuda/codegen/host_kernel_runner.h"
+#include "baton/backend/cuda/codegen/host_step.h"
 #include "baton/backend/cuda/codegen/kernel_emitter.h"
 #include "baton/compiler/literal.h"
 #include "baton/compiler/memory_schedule.h"
@@ -72,62 +73,12 @@ inline compiler::Program TraceOn(const TraceFn& fn,
   return ctx.Finish(fn(scope, params));
 }
 
-// A step left to the host (EmitOptions::host_fallback): the step's members
-// as a program of their own -- parameters for its inputs, the virtual
-// scalars it reads rebuilt from theirs -- run by the reference interpreter
-// on the inputs' storage, its materialized members written back.
+// A step left to the host (EmitOptions::host_fallback): run by the
+// reference interpreter (codegen/host_step.h).
 inline Status RunStepOnHost(const PlannedProgram& p, int step_index,
                             const std::vector<void*>& value_data) {
-  const compiler::Program& program = p.program;
-  const compiler::Step& step = p.plan.steps[static_cast<size_t>(step_index)];
-  compiler::Program slice;
-  std::vector<compiler::ValueId> in_slice(program.num_values(),
-                                          compiler::kNoValue);
-  std::vector<compiler::Literal> args;
-  for (compiler::ValueId v : step.inputs) {
-    const compiler::ValueType& t = program.type(v);
-    BATON_ASSIGN_OR_RETURN(in_slice[v], slice.AddParameter(t));
-    compiler::Literal l(t.shape, t.dtype);
-    if (l.byte_size() > 0) {
-      std::memcpy(l.untyped_mutable_data(), value_data[v],
-                  static_cast<size_t>(l.byte_size()));
-    }
-    args.push_back(std::move(l));
-  }
-  std::function<Result<compiler::ValueId>(compiler::ValueId)> add =
-      [&](compiler::ValueId v) -> Result<compiler::ValueId> {
-    if (in_slice[v] != compiler::kNoValue) return in_slice[v];
-    const compiler::Instruction& inst = program.instruction(v);
-    if (inst.attrs_if<compiler::ParameterAttrs>() != nullptr) {
-      return Internal("step " + std::to_string(step_index) + " reads %" +
-                      std::to_string(v) + ", which is not among its inputs");
-    }
-    std::vector<compiler::ValueId> operands;
-    for (compiler::ValueId o : inst.operands) {
-      BATON_ASSIGN_OR_RETURN(compiler::ValueId mapped, add(o));
-      operands.push_back(mapped);
-    }
-    BATON_ASSIGN_OR_RETURN(
-        in_slice[v],
-        slice.Add(inst.attrs, compiler::OperandList(operands)));
-    return in_slice[v];
-  };
-  std::vector<compiler::ValueId> written, outputs;
-  for (compiler::ValueId m : step.members) {
-    BATON_ASSIGN_OR_RETURN(compiler::ValueId mapped, add(m));
-    if (!p.plan.materialized[m]) continue;
-    written.push_back(m);
-    outputs.push_back(mapped);
-  }
-  BATON_RETURN_IF_ERROR(slice.SetOutputs(outputs));
-  BATON_ASSIGN_OR_RETURN(std::vector<compiler::Literal> results,
-                         compiler::Interpret(slice, args));
-  for (size_t i = 0; i < written.size(); ++i) {
-    if (results[i].byte_size() == 0) continue;
-    std::memcpy(value_data[written[i]], results[i].untyped_data(),
-                static_cast<size_t>(results[i].byte_size()));
-  }
-  return OkStatus();
+  return cuda::codegen::RunStepOnHost(p.program, p.plan, step_index,
+                                      value_data);
 }
 
 // Runs one emitted program's actions on the host: each materialized value
@@ -167,7 +118,7 @@ inline Result<std::vector<compiler::Literal>> RunEmittedOnHost(
     step_scratch[s] = scratch[s].data();
   }
   BATON_RETURN_IF_ERROR(cuda::codegen::RunOnHost(
-      library, emitted, value_data, step_scratch,
+      &library, emitted, value_data, step_scratch,
       [&](int step) { return RunStepOnHost(p, step, value_data); }));
   std::vector<compiler::Literal> out;
   for (compiler::ValueId o : program.outputs()) {

@@ -123,7 +123,7 @@ TEST(KernelEmitterTest, HostRunnerRefusesGemmActions) {
                                          std::vector<char>(256));
   std::vector<void*> slots;
   for (auto& s : storage) slots.push_back(s.data());
-  const Status s = cg::RunOnHost(**library, *e, slots,
+  const Status s = cg::RunOnHost(library->get(), *e, slots,
                                  std::vector<void*>(p.plan.steps.size()));
   EXPECT_EQ(s.code(), ErrorCode::kUnimplemented) << s.to_string();
 }
@@ -161,7 +161,7 @@ TEST(KernelEmitterDeathTest, AnOutOfBoundsReadStopsAtTheGeneratedLine) {
     slots[v] = storage[v].data();
   }
   EXPECT_DEATH(
-      (void)cg::RunOnHost(**library, *e, slots,
+      (void)cg::RunOnHost(library->get(), *e, slots,
                           std::vector<void*>(p.plan.steps.size())),
       "heap-buffer-overflow(.|\n)*bt_k0_body(.|\n)*\\.cc:[0-9]+");
 #endif

@@ -4,7 +4,7 @@
 // is freed when the last executable using it goes.
 #include <gtest/gtest.h>
 
-#include "baton/backend/cpu/constant_cache.h"
+#include "baton/backend/constant_cache.h"
 #include "jit/jit_test_util.h"
 
 namespace baton {
@@ -67,7 +67,7 @@ int64_t InUse() {
 
 TEST(JitConstantsTest, ConstantCapturedManyTimesIsStoredOnce) {
   std::vector<float> host = HostData(0.5f);
-  auto& cache = cpu::ConstantCache::Global();
+  auto& cache = ConstantCache::Global();
   const size_t cached_before = cache.size();
   const int64_t before = InUse();
   {
@@ -102,7 +102,7 @@ TEST(JitConstantsTest, ConstantCapturedManyTimesIsStoredOnce) {
 
 TEST(JitConstantsTest, ExecutablesWithEqualConstantsShareOneDeviceCopy) {
   std::vector<float> host = HostData(0.25f);
-  auto& cache = cpu::ConstantCache::Global();
+  auto& cache = ConstantCache::Global();
   const size_t cached_before = cache.size();
   const int64_t before = InUse();
   std::vector<float> x(kSlice, 2.f);
@@ -153,7 +153,7 @@ TEST(JitConstantsTest, ExecutablesWithEqualConstantsShareOneDeviceCopy) {
 TEST(JitConstantsTest, MutatingTheHostArrayAfterTracingChangesNothing) {
   std::vector<float> host = HostData(1.f);
   const std::vector<float> snapshot = host;
-  auto& cache = cpu::ConstantCache::Global();
+  auto& cache = ConstantCache::Global();
   const size_t cached_before = cache.size();
 
   Jitted f(

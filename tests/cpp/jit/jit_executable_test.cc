@@ -1,7 +1,7 @@
 // The backend-neutral Executable (backend/executable.h): CompileExecutable
-// picks the backend by the device's platform, the jit runs whatever it
-// returns through the interface, and a platform without executables is
-// refused with Unimplemented before anything is consumed.
+// picks the backend by the device's platform (the CPU's, or the GPU
+// executable on the simulated device), the jit runs whatever it returns
+// through the interface, and a call that fails consumes nothing.
 #include <gtest/gtest.h>
 
 #include <string>
@@ -55,25 +55,43 @@ TEST(JitExecutableTest, JittedLowersToTheExecutableOfItsDevice) {
             (std::vector<float>{2, 3, 4, 5}));
 }
 
-TEST(JitExecutableTest, APlatformWithoutExecutablesIsRefusedConsumingNothing) {
+TEST(JitExecutableTest, TheSimulatedDeviceRunsTheGpuExecutable) {
   Device* sim = SimulatedClient().devices()[0];
   ASSERT_EQ(sim->platform(), "sim");
   Result<std::shared_ptr<Executable>> exe =
       CompileExecutable(TwiceXPlusOne(3), {false}, sim, "on_sim");
-  ASSERT_FALSE(exe.ok());
-  EXPECT_EQ(exe.status().code(), ErrorCode::kUnimplemented);
-  EXPECT_NE(exe.status().message().find("no executables"), std::string::npos)
-      << exe.status().message();
-  EXPECT_NE(exe.status().message().find("on_sim"), std::string::npos);
+  ASSERT_TRUE(exe.ok()) << exe.status().to_string();
+  EXPECT_EQ(exe.value()->device(), sim);
+  EXPECT_NE(exe.value()->as_text().find("commands:"), std::string::npos);
 
-  // Through the jit, with a donation: refused, and the argument is intact.
+  // Through the jit, with a donation.
   Jitted f = AddOne({0});
   Array on_sim =
       ValueOrThrow(CopyArray(Floats({1, 2, 3}), sim, MemoryKind::kDevice));
+  std::vector<Array> out = f({on_sim});
+  EXPECT_TRUE(on_sim.IsDeleted());
+  EXPECT_EQ(out[0].device(), sim);
+  EXPECT_EQ(ToHost(out[0]), (std::vector<float>{2, 3, 4}));
+}
+
+TEST(JitExecutableTest, ACallThatCannotAllocateConsumesNothing) {
+  Device* sim = SimulatedClient().devices()[0];
+  MemorySpace& space = sim->memory_space(MemoryKind::kDevice);
+  Jitted f([](TraceScope&, const std::vector<Tracer>& a) {
+    return std::vector<Tracer>{a[0] + 1, a[0] * 2};  // two fresh outputs
+  }, {.name = "two_outputs", .donate_argnums = {0}});
+  Array on_sim = ValueOrThrow(
+      CopyArray(Floats(std::vector<float>(1 << 16, 1.0f)), sim,
+                MemoryKind::kDevice));
+  on_sim.BlockUntilReady();
+  space.SetLimit(space.stats().bytes_in_use);  // no room for a new output
   Result<std::vector<Array>> out = f.Call({on_sim});
+  space.SetLimit(std::nullopt);
   ASSERT_FALSE(out.ok());
-  EXPECT_EQ(out.status().code(), ErrorCode::kUnimplemented);
+  EXPECT_EQ(out.status().code(), ErrorCode::kResourceExhausted)
+      << out.status().to_string();
   EXPECT_FALSE(on_sim.IsDeleted());
+  EXPECT_EQ(ToHost(on_sim)[0], 1.0f);
 }
 
 }  // namespace

@@ -135,6 +135,10 @@ Result<std::shared_ptr<CpuExecutable>> CpuExecutable::Compile(
         {p.num_values() + static_cast<int>(b), static_cast<int>(b)});
   }
   exe->constants_.resize(p.num_values());
+  exe->layout_ = FrameLayout{exe->program_.get(),     &exe->assignment_,
+                             &exe->constants_,         &exe->output_labels_,
+                             &exe->temp_label_,        &exe->name_,
+                             "baton::cpu::CpuExecutable::Execute"};
   for (ValueId v = 0; v < p.num_values(); ++v) {
     const auto* c = p.instruction(v).attrs_if<ConstantAttrs>();
     if (c == nullptr) continue;
@@ -273,185 +277,26 @@ Status CpuExecutable::Run(const std::vector<void*>& value_data,
 
 Result<std::vector<Array>> CpuExecutable::Execute(
     std::vector<CallArgument>& args) {
-  const compiler::Program& p = *program_;
-  auto give_back = [&] {
-    for (CallArgument& a : args) {
-      if (a.donated && a.taken.buffer) a.array.impl()->Untake(std::move(a.taken));
-    }
-  };
-  if (static_cast<int>(args.size()) != p.num_parameters()) {
-    give_back();
-    return InvalidArgument(name_ + ": expected " +
-                           std::to_string(p.num_parameters()) +
-                           " arguments, got " + std::to_string(args.size()));
-  }
-  // 1. Pin inputs.
-  const int num_params = p.num_parameters();
-  std::vector<UsageHold> holds(num_params);
-  std::vector<const void*> param_data(num_params);
-  std::vector<Event> deps;
-  for (int i = 0; i < num_params; ++i) {
-    CallArgument& a = args[i];
-    if (a.donated) {
-      param_data[i] = a.taken.buffer->data();
-      deps.insert(deps.end(), a.taken.wait_for.begin(), a.taken.wait_for.end());
-      continue;
-    }
-    Result<UsageHold> hold = a.array.impl()->AcquireRead();
-    if (!hold.ok()) {
-      holds.clear();  // abandon what we pinned
-      give_back();
-      return hold.status();
-    }
-    holds[i] = std::move(hold).value();
-    param_data[i] = holds[i].data();
-    const auto& d = holds[i].dependencies();
-    deps.insert(deps.end(), d.begin(), d.end());
-  }
-
   WorkQueue& queue = device_->queue(QueueKind::kCompute);
-  // 2. Temporary arenas (freed right after enqueue; stream-ordered reuse
-  // makes them available to the next call on this queue at once). They are
-  // taken before the outputs: the previous call's arena is pending on this
-  // queue, and a small output allocated first would take a slice of it, so
-  // that this call's arena no longer fits there and the peak holds two.
-  std::array<void*, kNumMemoryKinds> arenas{};
-  for (int k = 0; k < kNumMemoryKinds; ++k) {
-    const int64_t bytes = assignment_.temp_arena_bytes[k];
-    if (bytes == 0) continue;
-    Result<void*> arena = device_->memory_space(static_cast<MemoryKind>(k))
-                              .Allocate(static_cast<size_t>(bytes), queue.id(),
-                                        AllocationLabel(
-                                            temp_label_,
-                                            AllocationKind::kTemporary,
-                                            "baton::cpu::CpuExecutable::Execute"));
-    if (!arena.ok()) {
-      for (int j = 0; j < k; ++j) {
-        if (arenas[j]) device_->memory_space(static_cast<MemoryKind>(j)).Free(arenas[j]);
-      }
-      holds.clear();
-      give_back();
-      return arena.status();
-    }
-    arenas[k] = arena.value();
-  }
-
-  // 3. Output storage: donated storage where assigned, else fresh.
-  const auto& obufs = assignment_.output_buffers;
-  std::vector<std::shared_ptr<TrackedBuffer>> out_buffers(obufs.size());
-  for (size_t b = 0; b < obufs.size(); ++b) {
-    if (obufs[b].aliased_parameter >= 0) {
-      out_buffers[b] = args[obufs[b].aliased_parameter].taken.buffer;
-      continue;
-    }
-    const compiler::ValueType& t = obufs[b].type;
-    Result<std::shared_ptr<TrackedBuffer>> buf = TrackedBuffer::Allocate(
-        &device_->memory_space(t.memory_kind),
-        static_cast<size_t>(t.byte_size()), queue.id(),
-        AllocationLabel(output_labels_[b], AllocationKind::kArray,
-                        "baton::cpu::CpuExecutable::Execute"));
-    if (!buf.ok()) {
-      out_buffers.clear();  // freed at once: never used
-      for (int k = 0; k < kNumMemoryKinds; ++k) {
-        if (arenas[k]) device_->memory_space(static_cast<MemoryKind>(k)).Free(arenas[k]);
-      }
-      holds.clear();
-      give_back();
-      return buf.status();
-    }
-    out_buffers[b] = std::move(buf).value();
-  }
-
-  // 4. Where each value lives in this call (output-copy targets appended).
-  std::vector<void*> value_data(p.num_values() + obufs.size(), nullptr);
-  for (ValueId v = 0; v < p.num_values(); ++v) {
-    const BufferLocation& loc = assignment_.location[v];
-    switch (loc.kind) {
-      case BufferLocation::Kind::kParameter:
-        value_data[v] = const_cast<void*>(param_data[loc.index]);
-        break;
-      case BufferLocation::Kind::kConstant:
-        value_data[v] = const_cast<void*>(constants_[loc.index]->data());
-        break;
-      case BufferLocation::Kind::kOutput:
-        value_data[v] = out_buffers[loc.index]->data();
-        break;
-      case BufferLocation::Kind::kTemp:
-        value_data[v] =
-            static_cast<char*>(arenas[static_cast<int>(p.type(v).memory_kind)]) +
-            loc.offset;
-        break;
-      case BufferLocation::Kind::kNone:
-        break;
-    }
-  }
-  for (size_t b = 0; b < obufs.size(); ++b) {
-    value_data[p.num_values() + b] = out_buffers[b]->data();
-  }
-
-  // 5. Enqueue the whole call as one task.
+  BATON_ASSIGN_OR_RETURN(CallFrame frame,
+                         CallFrame::Prepare(layout_, device_, queue.id(), args));
+  // Enqueue the whole call as one task.
   std::shared_ptr<const CpuExecutable> self = shared_from_this();
   const int device_id = device_->id();
-  void* device_arena = arenas[static_cast<int>(MemoryKind::kDevice)];
+  void* device_arena = frame.arena(MemoryKind::kDevice);
   Event done = queue.Enqueue(
-      std::move(deps),
-      [self, value_data = std::move(value_data), device_id, device_arena] {
+      std::move(frame.dependencies()),
+      [self, value_data = std::move(frame.value_data()), device_id,
+       device_arena] {
         auto& rec = TraceRecorder::Global();
         const int64_t begin = rec.enabled() ? TraceRecorder::NowNs() : 0;
         Status s = self->Run(value_data, device_arena);
-        if (rec.enabled()) {
-          TraceRecord t;
-          t.kind = TraceRecord::Kind::kExecute;
-          t.begin_ns = begin;
-          t.end_ns = TraceRecorder::NowNs();
-          t.device_id = device_id;
-          t.track = TraceTrack::kCompute;
-          t.label = self->name_;
-          rec.Record(std::move(t));
-        }
+        if (rec.enabled()) rec.RecordExecute(begin, device_id, self->name_);
         return s;
       },
       runs_inline_ ? WorkQueue::Dispatch::kInlineWhenIdle
                    : WorkQueue::Dispatch::kAsync);
-
-  // 6. Release inputs and temporaries after the call, define outputs.
-  for (UsageHold& h : holds) h.Finish(done);
-  for (int k = 0; k < kNumMemoryKinds; ++k) {
-    if (arenas[k]) {
-      device_->memory_space(static_cast<MemoryKind>(k)).FreeAfter(arenas[k], {done});
-    }
-  }
-  for (CallArgument& a : args) {
-    if (a.donated) {
-      if (!a.taken.buffer->borrowed()) {
-        a.taken.buffer->memory_space()->RecordUse(
-            TraceRecord::Kind::kDonate, a.taken.buffer->data(), name_);
-      }
-      a.taken.buffer->ResetForNewOwner(done);
-      a.taken.buffer.reset();  // unusable storage is freed once `done` is
-    }
-  }
-  for (size_t b = 0; b < obufs.size(); ++b) {
-    if (obufs[b].aliased_parameter < 0) out_buffers[b]->SetDefinitionEvent(done);
-  }
-
-  // 7. Output arrays.
-  std::vector<Array> outputs;
-  std::vector<Array> by_buffer(obufs.size());
-  for (const OutputSource& src : assignment_.outputs) {
-    if (src.kind == OutputSource::Kind::kParameter) {
-      outputs.push_back(args[src.index].array);
-      continue;
-    }
-    Array& a = by_buffer[src.index];
-    if (!a.valid()) {
-      const compiler::ValueType& t = p.type(src.value);
-      a = Array(ArrayImpl::Create(device_, t.memory_kind, t.shape, t.dtype,
-                                  out_buffers[src.index]));
-    }
-    outputs.push_back(a);
-  }
-  return outputs;
+  return frame.Finish(done, args);
 }
 
 }  // namespace baton::cpu

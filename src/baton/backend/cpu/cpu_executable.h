@@ -25,7 +25,8 @@
 #include <string>
 #include <vector>
 
-#include "baton/backend/cpu/constant_cache.h"
+#include "baton/backend/call_frame.h"
+#include "baton/backend/constant_cache.h"
 #include "baton/backend/cpu/fused_reduce_runner.h"
 #include "baton/backend/cpu/fused_runner.h"
 #include "baton/backend/executable.h"
@@ -128,6 +129,8 @@ class CpuExecutable : public Executable,
   std::vector<Rebind> output_rebinds_;
   // Per constant ValueId (others null).
   std::vector<std::shared_ptr<ConstantBuffer>> constants_;
+  // What each call's frame reads of the members above.
+  FrameLayout layout_;
 };
 
 }  // namespace baton::cpu

@@ -199,6 +199,23 @@ Event SimulatedBackend::FillAsync(int ordinal, QueueKind queue, void* dst,
       this);
 }
 
+Event SimulatedBackend::EmulateAsync(
+    int ordinal, QueueKind queue,
+    std::function<Status(const HostAddressOf&)> work) {
+  return StreamsOf(ordinal).Enqueue(
+      static_cast<int>(queue),
+      [this, work = std::move(work)] {
+        const HostAddressOf host_address =
+            [this](const void* ptr, size_t bytes) -> Result<void*> {
+          bool on_device = false;
+          BATON_ASSIGN_OR_RETURN(char* at, Resolve(ptr, bytes, &on_device));
+          return static_cast<void*>(at);
+        };
+        return work(host_address);
+      },
+      this);
+}
+
 bool SimulatedBackend::WaitOnStream(int ordinal, QueueKind queue,
                                     const Event& event) {
   std::shared_ptr<void> marker = event.DeviceMarker(this);

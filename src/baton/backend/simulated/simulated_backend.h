@@ -21,9 +21,12 @@
 // wrong values on a CPU machine instead of on the GPU.
 //
 // The platform is "sim"; Python gets its devices with BATON_PLATFORMS=sim
-// (tests/python/test_platforms.py). Executables do not run on it
-// (nor, yet, on CUDA): it tests memory, transfers, donation of storage,
-// in-place overwrites, host views and the asynchronous device contract.
+// (tests/python/test_platforms.py). Compiled programs run on it through the
+// CUDA backend's executable (backend/cuda/gpu_executable.h), whose
+// generated kernels it runs as host code on its compute stream
+// (EmulateAsync): it tests memory, transfers, donation of storage, in-place
+// overwrites, host views, the asynchronous device contract and the GPU
+// executor, without a GPU.
 //
 // Ownership: shared by the Devices of its Client; owns the shadow mappings
 // (one memfd-backed pair per region, unmapped in FreeRegion) and the
@@ -66,6 +69,12 @@ class SimulatedBackend final
                   const void* src, size_t bytes) override;
   Event FillAsync(int device_ordinal, QueueKind queue, void* dst,
                   int64_t count, size_t elem_bytes, uint64_t pattern) override;
+  // Runs `work` on the stream with device addresses mapped to their shadow
+  // (the simulated device's "kernel launch": the CUDA backend's generated
+  // kernels compiled for the host, backend/cuda/gpu_executable.h).
+  Event EmulateAsync(
+      int device_ordinal, QueueKind queue,
+      std::function<Status(const HostAddressOf&)> work) override;
   // Device-side wait for any event of this backend's work (any device).
   bool WaitOnStream(int device_ordinal, QueueKind queue,
                     const Event& event) override;

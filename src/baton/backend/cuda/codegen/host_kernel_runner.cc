@@ -159,7 +159,7 @@ std::string CombinedSource(const std::vector<const EmittedProgram*>& programs) {
   return source;
 }
 
-Status RunOnHost(const HostKernelLibrary& library,
+Status RunOnHost(const HostKernelLibrary* library,
                  const EmittedProgram& emitted,
                  const std::vector<void*>& value_data,
                  const std::vector<void*>& step_scratch,
@@ -174,9 +174,12 @@ Status RunOnHost(const HostKernelLibrary& library,
   for (const Action& action : emitted.actions) {
     switch (action.kind) {
       case Action::Kind::kKernel: {
+        if (library == nullptr) {
+          return Internal("a kernel launch without a kernel library");
+        }
         BATON_ASSIGN_OR_RETURN(
             HostKernel fn,
-            library.Find(
+            library->Find(
                 emitted.kernel_names[static_cast<size_t>(action.kernel)]));
         KernelArgs args{};
         for (size_t k = 0; k < action.args.size(); ++k) {

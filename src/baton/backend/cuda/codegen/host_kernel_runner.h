@@ -6,8 +6,9 @@
 // This is how the generated kernels are tested on machines without a GPU
 // (tests/cpp/codegen): the same text NVRTC compiles for a device, here built
 // for the host, so every emitted kernel, action list and buffer binding is
-// exercised and compared with the reference interpreter. It is a test
-// vehicle, not a fast path, and no executable uses it.
+// exercised and compared with the reference interpreter; and the simulated
+// device's executables run their kernels this way (gpu_executable.h). It is
+// a test vehicle, not a fast path.
 //
 // The compiler is $BATON_HOST_CXX, else the C++ compiler baton was built
 // with. Compiled libraries are cached by a hash of source, compiler and
@@ -63,14 +64,14 @@ class HostKernelLibrary {
 std::string CombinedSource(const std::vector<const EmittedProgram*>& programs);
 
 // Runs every action of `emitted` on the host, in order, with kernels from
-// `library`. `value_data[v]` is the host storage of slot v (a value's, as
+// `library` (may be null when `emitted` has none). `value_data[v]` is the host storage of slot v (a value's, as
 // BufferRef::kSlot names it); `step_scratch[s]` holds at least
 // step_scratch_bytes[s] bytes for each step s that needs scratch. A copy
 // whose source is its destination moves nothing. kGemm actions are
 // Unimplemented: emit with EmitOptions::library_gemm = false. A kHostStep
 // action calls `host_step` with its step index (Unimplemented without one).
 using HostStepRunner = std::function<Status(int step)>;
-Status RunOnHost(const HostKernelLibrary& library,
+Status RunOnHost(const HostKernelLibrary* library,
                  const EmittedProgram& emitted,
                  const std::vector<void*>& value_data,
                  const std::vector<void*>& step_scratch,

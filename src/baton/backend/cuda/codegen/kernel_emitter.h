@@ -12,9 +12,10 @@
 // KernelArgs*)` that loops over the items in order. NVRTC
 // (nvrtc_compiler.h) compiles the source for a GPU; host_kernel_runner.h
 // compiles it with the host's C++ compiler and runs the actions, which is
-// how the kernels are tested on machines without a GPU. No executable runs
-// them yet: launching them on a CUDA device is the next step (issue 33's
-// part III); today the CUDA platform has memory and transfers only.
+// how the kernels are tested on machines without a GPU, and how the
+// simulated device runs programs (the GPU executable, ../gpu_executable.h).
+// Launching them on a CUDA device is not built yet: the CUDA platform has
+// memory and transfers only.
 //
 // Buffers are named, not placed: an argument is a program value (a slot,
 // indexed by ValueId) or an offset in the step's scratch, so the emitter

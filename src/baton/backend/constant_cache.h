@@ -7,6 +7,10 @@
 // constant used by many executables is stored and transferred once. The copy
 // lives as long as some executable holds it and is freed when the last one
 // goes. Copies are not user arrays: live_arrays() does not list them.
+// Every backend's executables use it: where the host cannot address the
+// device's memory (the simulated device, CUDA) the bytes move through the
+// device's backend (a synchronous host-to-device copy when first stored, a
+// read-back to confirm a hash match).
 // With BATON_DEBUG >= 1, every constant of 1 MiB or more is reported on
 // stderr when it is first stored.
 //
@@ -23,7 +27,7 @@
 #include "baton/runtime/device.h"
 #include "baton/runtime/tracked_buffer.h"
 
-namespace baton::cpu {
+namespace baton {
 
 class ConstantCache;
 
@@ -60,4 +64,4 @@ class ConstantCache {
   std::map<ConstantBuffer::Key, std::weak_ptr<ConstantBuffer>> entries_;
 };
 
-}  // namespace baton::cpu
+}  // namespace baton

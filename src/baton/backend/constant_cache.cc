@@ -1,14 +1,16 @@
-#include "baton/backend/cpu/constant_cache.h"
+#include "baton/backend/constant_cache.h"
 
 #include <xxhash.h>
 
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <vector>
 
+#include "baton/runtime/device_backend.h"
 #include "baton/runtime/parallel_copy.h"
 
-namespace baton::cpu {
+namespace baton {
 namespace {
 
 int DebugLevel() {
@@ -17,6 +19,21 @@ int DebugLevel() {
     return env ? std::atoi(env) : 0;
   }();
   return level;
+}
+
+// Whether the device copy at `on_device` holds `host`'s bytes (read back
+// through the backend where the host cannot address device memory).
+Result<bool> SameBytes(const Device& device, const void* on_device,
+                       const void* host, size_t bytes) {
+  if (bytes == 0) return true;
+  if (device.host_addressable(MemoryKind::kDevice)) {
+    return std::memcmp(on_device, host, bytes) == 0;
+  }
+  std::vector<char> back(bytes);
+  BATON_RETURN_IF_ERROR(device.backend().Copy(
+      device.ordinal(), QueueKind::kDeviceToHost, back.data(), on_device,
+      bytes));
+  return std::memcmp(back.data(), host, bytes) == 0;
 }
 
 }  // namespace
@@ -62,9 +79,10 @@ Result<std::shared_ptr<ConstantBuffer>> ConstantCache::Get(
   auto it = entries_.find(key);
   if (it != entries_.end()) {
     if ((existing = it->second.lock())) {
-      if (std::memcmp(existing->data(), literal.untyped_data(), bytes) == 0) {
-        return existing;
-      }
+      BATON_ASSIGN_OR_RETURN(bool same,
+                             SameBytes(*device, existing->data(),
+                                       literal.untyped_data(), bytes));
+      if (same) return existing;
       // A hash collision: serve this literal uncached rather than wrongly.
       cacheable = false;
     }
@@ -77,8 +95,15 @@ Result<std::shared_ptr<ConstantBuffer>> ConstantCache::Get(
                                   std::string(dtype_name(literal.dtype())) +
                                       literal.shape().to_string(),
                                   AllocationKind::kConstant,
-                                  "baton::cpu::ConstantCache")));
-  ParallelCopy(buffer->data(), literal.untyped_data(), bytes);
+                                  "baton::ConstantCache")));
+  if (device->host_addressable(MemoryKind::kDevice)) {
+    ParallelCopy(buffer->data(), literal.untyped_data(), bytes);
+  } else if (bytes > 0) {
+    // The host cannot touch the device's memory: the backend copies.
+    BATON_RETURN_IF_ERROR(device->backend().Copy(
+        device->ordinal(), QueueKind::kHostToDevice, buffer->data(),
+        literal.untyped_data(), bytes));
+  }
   auto constant = std::shared_ptr<ConstantBuffer>(new ConstantBuffer());
   constant->buffer_ = std::move(buffer);
   if (cacheable) {
@@ -97,4 +122,4 @@ Result<std::shared_ptr<ConstantBuffer>> ConstantCache::Get(
   return constant;
 }
 
-}  // namespace baton::cpu
+}  // namespace baton

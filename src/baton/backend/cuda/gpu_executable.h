@@ -1,0 +1,114 @@
+// GpuExecutable: a compiled program bound to one accelerator device -- the
+// CUDA backend's Executable (backend/executable.h), and the one the
+// simulated device runs.
+//
+// It compiles with the CPU's passes (memory schedule, step plan, buffer
+// assignment with donation and in-place updates) and turns the plan into a
+// command list: the kernel emitter's actions (codegen/kernel_emitter.h) --
+// kernel launches, copies, GEMMs, steps left to the host -- whose operands
+// are buffer references (a value's slot, a step's scratch) resolved at each
+// call against that call's frame (call_frame.h). Each step's scratch is a
+// temporary of buffer assignment, so memory_analysis() and memory_stats()
+// count it.
+//
+// Targets:
+//  - kHostEmulation (the simulated device): the emitted source is compiled
+//    for the host (codegen/host_kernel_runner.h, cached on disk by a hash of
+//    the source) and a call runs the command list as one piece of work on
+//    the device's compute stream (DeviceBackend::EmulateAsync), every
+//    device address mapped to the host address the backend gives it. dot
+//    is a generated kernel (no GEMM library on the host), and the steps no
+//    kernel covers yet (sort, linear algebra, FFT, host callbacks,
+//    control-flow regions) run through the reference interpreter
+//    (codegen/host_step.h).
+//  - kCuda: launching the kernels on a CUDA device is not built yet;
+//    Compile says so (Unimplemented).
+//
+// A call enqueues and returns (runs_inline() is false): outputs are defined
+// by the event of the work, inputs and the temporary arena are released
+// after it, exactly as on the CPU.
+//
+// Ownership: shared (std::shared_ptr) by compile caches and by the work in
+// flight; holds its constants (ConstantCache) and its compiled kernels.
+// The Device must outlive it.
+// Thread-safety: Execute may be called from any thread, concurrently.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "baton/backend/call_frame.h"
+#include "baton/backend/constant_cache.h"
+#include "baton/backend/cuda/codegen/host_kernel_runner.h"
+#include "baton/backend/cuda/codegen/kernel_emitter.h"
+#include "baton/backend/executable.h"
+#include "baton/compiler/buffer_assignment.h"
+#include "baton/compiler/ir.h"
+#include "baton/compiler/step_plan.h"
+#include "baton/runtime/device_backend.h"
+
+namespace baton::cuda {
+
+class GpuExecutable : public Executable,
+                      public std::enable_shared_from_this<GpuExecutable> {
+ public:
+  enum class Target { kCuda, kHostEmulation };
+
+  ~GpuExecutable() override;
+  // As CpuExecutable::Compile (cpu_executable.h), for `target`.
+  static Result<std::shared_ptr<GpuExecutable>> Compile(
+      std::shared_ptr<const compiler::Program> program,
+      std::vector<bool> donated, Device* device, std::string name,
+      std::vector<bool> fresh_outputs, Target target);
+
+  Result<std::vector<Array>> Execute(std::vector<CallArgument>& args) override;
+
+  const compiler::Program& program() const override { return *program_; }
+  const compiler::MemoryAnalysis& memory_analysis() const override {
+    return assignment_.analysis;
+  }
+  const std::vector<int>& unusable_donations() const override {
+    return assignment_.unusable_donations;
+  }
+  const std::vector<bool>& donated() const override { return donated_; }
+  // The top level's updates that copy. Control-flow regions run on the host
+  // (interpreted, carries copied) and are not counted.
+  std::vector<compiler::InPlaceMiss> in_place_misses() const override {
+    return assignment_.in_place_misses;
+  }
+  bool runs_inline() const override { return false; }
+  Device* device() const override { return device_; }
+  const std::string& name() const override { return name_; }
+  std::string as_text() const override;
+
+  // The command list (the emitter's actions) and its kernels' source.
+  const codegen::EmittedProgram& emitted() const { return emitted_; }
+  // How many steps run on the host (Action::kHostStep).
+  int host_steps() const { return host_steps_; }
+
+ private:
+  GpuExecutable() = default;
+  // Runs the command list over one call's storage, given as device
+  // addresses, with `host_address` mapping them (kHostEmulation).
+  Status RunEmulated(const std::vector<void*>& value_data, void* device_arena,
+                     const DeviceBackend::HostAddressOf& host_address) const;
+
+  std::shared_ptr<const compiler::Program> program_;
+  std::vector<bool> donated_;
+  Device* device_ = nullptr;  // not owned
+  std::string name_;
+  Target target_ = Target::kHostEmulation;
+  compiler::StepPlan plan_;
+  compiler::BufferAssignment assignment_;
+  codegen::EmittedProgram emitted_;
+  int host_steps_ = 0;
+  // The kernels compiled for the host (null when there are none).
+  std::unique_ptr<codegen::HostKernelLibrary> host_kernels_;
+  std::vector<std::shared_ptr<ConstantBuffer>> constants_;  // per ValueId
+  std::vector<std::string> output_labels_;
+  std::string temp_label_;
+  FrameLayout layout_;
+};
+
+}  // namespace baton::cuda
