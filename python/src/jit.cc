@@ -47,6 +47,7 @@
 #include "baton/core/config.h"
 #include "baton/core/error.h"
 #include "baton/jit/donation.h"
+#include "baton/jit/jitted_call.h"
 #include "errors.h"
 #include "host_callbacks.h"
 #include "jit_arguments.h"
@@ -308,171 +309,56 @@ nb::object JitFunction::Call(nb::handle self, PyObject* args,
   const Entry& e = *entry;
   const size_t n = p.leaves.size();
 
-  // Refusals, before anything is taken (markers give their storage back).
-  std::string unusable_warning;
-  bool any_donated = false;
-  for (const Leaf& l : p.leaves) any_donated |= l.donated;
-  if (any_donated) {
-    // Each array once: a donated one may appear nowhere else (another leaf,
-    // donated or not, or a captured array). Linear in the leaves.
-    std::unordered_map<const ArrayImpl*, size_t> first_use;
-    first_use.reserve(n);
-    auto refuse = [&](size_t i, const std::string& other) {
-      const std::string name = LeafNames(self, args, kwargs)[i];
-      RestoreMarkers(p);
-      Raise(DonationErrorType(),
-            name_ + ": argument " + Describe(e.sig.specs[i], name) + " " +
-                other +
-                ". A donated buffer is overwritten by the call, so it cannot "
-                "be read elsewhere in it. Pass a copy. Nothing was consumed.");
-    };
-    for (size_t j = 0; j < n; ++j) {
-      const Leaf& l = p.leaves[j];
-      if (l.kind == Leaf::Kind::kHost) continue;
-      auto [it, inserted] = first_use.emplace(l.array.impl(), j);
-      if (inserted) continue;
-      const size_t i = it->second;
-      if (!p.leaves[i].donated && !l.donated) continue;  // read twice: fine
-      const std::string other_name = LeafNames(self, args, kwargs)[j];
-      if (p.leaves[i].donated) {
-        refuse(i, l.donated ? "is donated twice (also as " + other_name + ")"
-                            : "is donated and also passed undonated as " +
-                                  other_name);
-      }
-      refuse(j, "is donated and also passed undonated as " +
-                    LeafNames(self, args, kwargs)[i]);
-    }
-    for (const Array& c : e.captured) {
-      auto it = first_use.find(c.impl());
-      if (it != first_use.end() && p.leaves[it->second].donated) {
-        refuse(it->second,
-               "is donated but the function also reads it as a captured "
-               "(closed-over) array");
-      }
-    }
-    std::vector<int> unusable;
-    for (int pi : e.exe->unusable_donations()) {
-      if (pi < static_cast<int>(n) && p.leaves[pi].kind != Leaf::Kind::kHost) {
-        unusable.push_back(pi);
-      }
-    }
-    if (!unusable.empty()) {
-      auto names = LeafNames(self, args, kwargs);
-      std::string what;
-      for (int pi : unusable) {
-        if (!what.empty()) what += "; ";
-        what += Describe(e.sig.specs[pi], names[pi]);
-      }
-      const std::string msg =
-          name_ +
-          ": donated buffers that no output can reuse (reuse needs an "
-          "output of the same byte size, dtype and memory kind, computed "
-          "after the program's last read of the buffer): " +
-          what + ".";
-      if (donation_mode() == DonationMode::kError) {
-        RestoreMarkers(p);
-        Raise(DonationErrorType(),
-              msg +
-                  " Nothing was consumed (bt.config donation mode is "
-                  "\"error\"; \"warn\" frees them after the call instead).");
-      }
-      // Warned once every donated buffer is taken (below): a donation
-      // refused for another reason (a live view) must not first announce
-      // frees that do not happen.
-      unusable_warning = msg + " They are freed when the call is done.";
-    }
-  }
-  for (const Array& c : e.captured) {
-    if (c.IsDeleted()) {
-      RestoreMarkers(p);
-      const Status s = c.impl()->DeletedError();
-      ThrowIfError(Status(
-          s.code(), name_ + ": an array the function captured (closes over), " +
-                        c.impl()->Describe() +
-                        ", was consumed after it was "
-                        "traced: " +
-                        s.message() +
-                        " Call bt.clear_caches() (or re-create the jitted "
-                        "function) to trace it with the new array."));
-    }
-  }
-
-  // Take donated storage and run, without the GIL.
-  std::vector<CallArgument> call(n + e.captured.size());
+  // Refuse, take donated storage, run: the jit's one sequence
+  // (baton/jit/jitted_call.h); here only the leaves and their names.
+  std::vector<JitArgument> call(n);
   for (size_t i = 0; i < n; ++i) {
     Leaf& l = p.leaves[i];
     call[i].array = l.array;
+    call[i].donated = l.donated;
+    call[i].fresh = l.kind == Leaf::Kind::kHost;
     if (l.kind == Leaf::Kind::kMarker) {
-      call[i].donated = true;
+      call[i].taken_already = true;
       call[i].taken = std::move(l.taken);  // claimed when parsed
       l.taken = ArrayImpl::Taken{};
     }
   }
-  for (size_t k = 0; k < e.captured.size(); ++k)
-    call[n + k].array = e.captured[k];
-  Result<std::vector<Array>> out = Status();
-  int failed_take = -1;
-  // A program that runs inline finishes in less time than handing the GIL
-  // over and back costs, and nothing on that path blocks; keep it.
-  const bool keep_gil = e.exe->runs_inline();
-  auto give_back = [&] {  // every taken buffer, markers' included
-    for (CallArgument& a : call) {
-      if (a.donated && a.taken.buffer) a.array.impl()->Untake(std::move(a.taken));
-    }
+  std::optional<std::vector<std::string>> names;  // made on first use
+  std::optional<nb::python_error> warning_raised;
+  JittedCallHooks hooks;
+  hooks.describe = [&](size_t i) {
+    nb::gil_scoped_acquire gil;
+    if (!names) names = LeafNames(self, args, kwargs);
+    return "argument " + Describe(e.sig.specs[i], (*names)[i]);
   };
-  auto name_markers = [&] {  // their arrays' errors name this function
-    for (const Leaf& l : p.leaves) {
-      if (l.kind == Leaf::Kind::kMarker) l.array.impl()->SetDonationTarget(name_);
-    }
+  hooks.name = [&](size_t i) {
+    nb::gil_scoped_acquire gil;
+    if (!names) names = LeafNames(self, args, kwargs);
+    return (*names)[i];
   };
-  bool executed = false;
-  {
-    std::optional<nb::gil_scoped_release> release;
-    if (!keep_gil) release.emplace();
-    Status taken = OkStatus();
-    for (size_t i = 0; i < n && taken.ok(); ++i) {
-      const Leaf& l = p.leaves[i];
-      if (!l.donated || l.kind == Leaf::Kind::kMarker) continue;
-      Result<ArrayImpl::Taken> t = l.array.impl()->TakeExclusive(
-          {ConsumedReason::Kind::kDonated, name_});
-      if (!t.ok()) {
-        taken = t.status();
-        failed_take = static_cast<int>(i);
-        break;
-      }
-      call[i].donated = true;
-      call[i].taken = std::move(t).value();
-    }
-    if (!taken.ok()) {
-      give_back();
-      out = taken;
-    } else if (unusable_warning.empty()) {
-      name_markers();
-      out = e.exe->Execute(call);  // on failure gives every donation back
-      executed = true;
-    }
-  }
-  if (!executed && failed_take < 0) {
-    // Every donation is taken, so the warning about freeing them is true.
+  hooks.warn = [&](const std::string& message) -> Status {
+    nb::gil_scoped_acquire gil;
     try {
-      nb::borrow(JitPython().warn)(unusable_warning);
-    } catch (...) {
-      give_back();  // warnings turned into errors: nothing consumed
-      throw;
+      nb::borrow(JitPython().warn)(message);
+      return OkStatus();
+    } catch (nb::python_error& err) {
+      warning_raised.emplace(std::move(err));
+      return Internal("the donation warning was raised as an error");
     }
-    name_markers();
+  };
+  Result<std::vector<Array>> out = Status();
+  int failed_donation = -1;
+  {
+    // A program that runs inline finishes in less time than handing the
+    // GIL over and back costs, and nothing on that path blocks; keep it.
     std::optional<nb::gil_scoped_release> release;
-    if (!keep_gil) release.emplace();
-    out = e.exe->Execute(call);
+    if (!e.exe->runs_inline()) release.emplace();
+    out = RunJittedCall(*e.exe, name_, call, e.captured, hooks,
+                        &failed_donation);
   }
+  if (warning_raised) throw std::move(*warning_raised);  // nothing consumed
   if (!out.ok()) {
-    if (failed_take >= 0) {
-      const std::string name = LeafNames(self, args, kwargs)[failed_take];
-      ThrowDonationError(Status(out.status().code(),
-                                name_ + ": cannot donate argument " +
-                                    Describe(e.sig.specs[failed_take], name) +
-                                    ": " + out.status().message()));
-    }
+    if (failed_donation >= 0) ThrowDonationError(out.status());
     ThrowIfError(out.status());
   }
   std::vector<Array>& outputs = out.value();

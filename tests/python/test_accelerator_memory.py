@@ -114,12 +114,26 @@ def test_from_dlpack_of_a_strided_array_lands_in_device_memory():
     np.testing.assert_array_equal(np.asarray(x), v)
 
 
-def test_computations_say_they_do_not_run_here_yet():
-    x = bt.device_put(np.ones(4, np.float32))
-    with pytest.raises(NotImplementedError, match="no executables"):
-        bt.jit(lambda a: a * 2)(x)
-    assert not x.is_deleted()
-    cpu = bt.devices("cpu")[0]
-    y = bt.jit(lambda a: a * 2)(bt.device_put(x, cpu))  # compute on the CPU
-    back = bt.device_put(y, bt.devices()[0])
-    np.testing.assert_array_equal(np.asarray(back), np.full(4, 2, np.float32))
+def test_computations_run_on_the_device():
+    d = bt.devices()[0]
+    x = bt.device_put(np.ones(1 << 14, np.float32))
+    x.block_until_ready()
+    if d.platform == "cuda":
+        # Kernels are generated and compiled, not yet launched on CUDA.
+        with pytest.raises(NotImplementedError, match="does not launch"):
+            bt.jit(lambda a: a * 2)(x)
+        assert not x.is_deleted()
+        return
+    # The simulated device runs the GPU executable's kernels.
+    before = in_use()
+    y = bt.jit(lambda a: a * 2 + 1)(x)
+    y.block_until_ready()
+    assert y.device is d
+    assert in_use() - before == x.nbytes  # the output, on the device
+    np.testing.assert_array_equal(np.asarray(y), np.full(1 << 14, 3, np.float32))
+    # Donated: the result takes the argument's storage.
+    z = bt.jit(lambda a: a - 1, donate_argnums=0)(y)
+    z.block_until_ready()
+    assert y.is_deleted()
+    assert in_use() - before == x.nbytes
+    np.testing.assert_array_equal(np.asarray(z), np.full(1 << 14, 2, np.float32))

@@ -5,6 +5,7 @@
 #include "baton/compiler/passes.h"
 #include "baton/core/config.h"
 #include "baton/core/error.h"
+#include "baton/jit/jitted_call.h"
 #include "baton/runtime/client.h"
 
 namespace baton {
@@ -117,81 +118,31 @@ Result<std::vector<Array>> Jitted::CallImpl(std::vector<Arg>& args) {
     specs.push_back(ArgSpec{a.shape(), a.dtype(), a.memory_kind(),
                             by_position || args[i].is_donated()});
   }
-  for (size_t i = 0; i < args.size(); ++i) {
-    if (!specs[i].donated) continue;
-    for (size_t j = 0; j < args.size(); ++j) {
-      if (i == j || !args[i].array().Is(args[j].array())) continue;
-      return DonationRefused(
-          fname + ": " + DescribeArg(i, args[i].array()) +
-          (specs[j].donated ? " is donated twice (also as argument "
-                            : " is donated and also passed undonated as "
-                              "argument ") +
-          std::to_string(j) +
-          "). A donated buffer is overwritten by the call, so it cannot be "
-          "read elsewhere in it. Pass a copy. Nothing was consumed.");
-    }
-  }
   if (device == nullptr) device = Client::Default().devices()[0];
 
   // 2. Compile (or find) the executable.
   BATON_ASSIGN_OR_RETURN(auto entry, GetOrCompile(specs, device));
   const auto& exe = entry->executable;
 
-  // 3. Unusable donations: reported, or refused before anything runs.
-  if (!exe->unusable_donations().empty()) {
-    std::string what;
-    for (int p : exe->unusable_donations()) {
-      if (!what.empty()) what += "; ";
-      what += DescribeArg(static_cast<size_t>(p), args[p].array());
-    }
-    const std::string msg =
-        fname + ": donated buffers no output can reuse (reuse needs an "
-                "output of the same byte size, dtype and memory kind, computed "
-                "after the program's last read of the buffer): " +
-        what + ". They are freed when the call is done.";
-    if (donation_mode() == DonationMode::kError) {
-      return DonationRefused(msg + " Nothing was consumed (donation mode is "
-                                   "\"error\").");
-    }
-    EmitWarning(msg);
-  }
-
-  // 4. Take donated storage; give it all back if any take fails.
-  std::vector<CallArgument> call(args.size() + entry->captured.size());
+  // 3. Refuse, take donated storage, run (jitted_call.h).
+  std::vector<JitArgument> call(args.size());
   for (size_t i = 0; i < args.size(); ++i) {
     call[i].array = args[i].array();
+    call[i].donated = specs[i].donated;
     if (args[i].is_donated()) {
-      call[i].donated = true;
+      call[i].taken_already = true;
       call[i].taken = std::move(args[i].donated().taken);
-      args[i].array().impl()->SetDonationTarget(fname);
-    } else if (specs[i].donated) {
-      Result<ArrayImpl::Taken> taken = args[i].array().impl()->TakeExclusive(
-          {ConsumedReason::Kind::kDonated, fname});
-      if (!taken.ok()) {
-        for (size_t j = 0; j < i; ++j) {
-          if (call[j].donated) {
-            call[j].array.impl()->Untake(std::move(call[j].taken));
-          }
-        }
-        return Status(taken.status().code(),
-                      fname + ": cannot donate " + DescribeArg(i, call[i].array) +
-                          ": " + taken.status().message());
-      }
-      call[i].donated = true;
-      call[i].taken = std::move(taken).value();
+      args[i].donated().taken = {};
     }
   }
-  for (size_t k = 0; k < entry->captured.size(); ++k) {
-    call[args.size() + k].array = entry->captured[k];
-  }
-  // 5. Run. On failure Execute gives every donated buffer back to its array.
-  Result<std::vector<Array>> out = exe->Execute(call);
-  if (!out.ok()) {
-    for (size_t i = 0; i < args.size(); ++i) {
-      if (args[i].is_donated()) args[i].donated().taken = {};  // given back
-    }
-  }
-  return out;
+  JittedCallHooks hooks;
+  hooks.describe = [&](size_t i) { return DescribeArg(i, call[i].array); };
+  hooks.name = [](size_t i) { return "argument " + std::to_string(i); };
+  hooks.warn = [](const std::string& message) {
+    EmitWarning(message);
+    return OkStatus();
+  };
+  return RunJittedCall(*exe, fname, call, entry->captured, hooks);
 }
 
 std::vector<Array> Jitted::operator()(std::vector<Arg> args) {

@@ -81,7 +81,7 @@ TEST(GpuExecutableSimTest, ReductionsDotsAndHostStepsMatchTheCpu) {
   auto program = Traced(
       {F32(Shape{4, 5}), F32(Shape{5, 3})},
       [](TraceContext&, const auto& p) {
-        Tracer y = matmul(p[0], p[1]);       // a generated GEMM kernel
+        Tracer y = matmul(p[0], p[1]);       // a GEMM (the BLAS)
         Tracer s = sum(exp(p[0]), {1});      // a fused reduction
         Tracer sorted = compiler::sort(p[0] * -1.0f, 1);  // a host step
         return std::vector<Tracer>{y, s, sorted};

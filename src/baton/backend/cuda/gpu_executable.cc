@@ -54,7 +54,7 @@ Result<std::shared_ptr<GpuExecutable>> GpuExecutable::Compile(
   const compiler::Program& p = *exe->program_;
 
   codegen::EmitOptions options;
-  options.library_gemm = false;  // the host has no GEMM library
+  options.library_gemm = true;   // the BLAS, as cuBLAS on a GPU
   options.host_fallback = true;  // sort, linalg, regions: interpreted
   BATON_ASSIGN_OR_RETURN(exe->emitted_,
                          codegen::EmitProgram(p, exe->plan_, options,
@@ -65,7 +65,9 @@ Result<std::shared_ptr<GpuExecutable>> GpuExecutable::Compile(
   if (!exe->emitted_.kernel_names.empty()) {
     BATON_ASSIGN_OR_RETURN(
         exe->host_kernels_,
-        codegen::HostKernelLibrary::Compile(exe->emitted_.source, exe->name_));
+        codegen::HostKernelLibrary::Compile(
+            exe->emitted_.source, exe->name_,
+            codegen::HostKernelLibrary::Optimization::kFastRun));
   }
   exe->assignment_ = compiler::AssignBuffers(
       p, exe->plan_, exe->donated_, /*num_threads=*/1, kKernelTiling,
@@ -155,6 +157,11 @@ Result<std::vector<Array>> GpuExecutable::Execute(
             device->ordinal(), QueueKind::kCompute,
             [self, value_data, device_arena](
                 const DeviceBackend::HostAddressOf& host_address) {
+              // As a task of the compute queue: what its host callbacks
+              // enqueue runs at once (work_queue.h), not behind it.
+              const WorkQueue& queue =
+                  self->device_->queue(QueueKind::kCompute);
+              QueueTaskScope task(queue.id(), &queue.name());
               auto& rec = TraceRecorder::Global();
               const int64_t begin = rec.enabled() ? TraceRecorder::NowNs() : 0;
               Status s =

@@ -16,8 +16,9 @@
 //    for the host (codegen/host_kernel_runner.h, cached on disk by a hash of
 //    the source) and a call runs the command list as one piece of work on
 //    the device's compute stream (DeviceBackend::EmulateAsync), every
-//    device address mapped to the host address the backend gives it. dot
-//    is a generated kernel (no GEMM library on the host), and the steps no
+//    device address mapped to the host address the backend gives it. A
+//    GEMM action calls the BLAS (codegen/host_gemm.h, the simulated
+//    device's cuBLAS), and the steps no
 //    kernel covers yet (sort, linear algebra, FFT, host callbacks,
 //    control-flow regions) run through the reference interpreter
 //    (codegen/host_step.h).

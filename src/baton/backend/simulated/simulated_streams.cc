@@ -8,6 +8,12 @@
 
 namespace baton {
 
+namespace {
+// The streams whose work the calling thread is running (a stream thread),
+// else null.
+thread_local const SimulatedStreams* running_streams = nullptr;
+}  // namespace
+
 struct SimulatedStreams::Work {
   std::function<Status()> run;          // null for a wait
   std::shared_ptr<Work> waits_for;      // a wait: the work it waits for
@@ -70,6 +76,14 @@ SimulatedStreams::~SimulatedStreams() {
 
 Event SimulatedStreams::Enqueue(int stream, std::function<Status()> run,
                                 const void* marker_owner) {
+  if (running_streams == this) {
+    // Enqueued by work of these streams as it runs (a host callback of an
+    // emulated program calling another program): it runs now, on this
+    // thread, as WorkQueue runs a task enqueued from inside a task --
+    // queued behind the running work, it would wait for it forever.
+    Status s = run();
+    return s.ok() ? Event::Ready() : Event::Failed(std::move(s));
+  }
   auto work = std::make_shared<Work>();
   work->run = std::move(run);
   Event done = Event::Create();
@@ -84,6 +98,8 @@ Event SimulatedStreams::Enqueue(int stream, std::function<Status()> run,
 }
 
 void SimulatedStreams::EnqueueWait(int stream, std::shared_ptr<Work> marker) {
+  // From running work, later work runs at once (Enqueue): nothing to order.
+  if (running_streams == this) return;
   auto work = std::make_shared<Work>();
   work->waits_for = std::move(marker);
   {
@@ -135,7 +151,10 @@ void SimulatedStreams::StreamLoop(int stream) {
       (void)work->waits_for->WaitDone();
       work->Finish(OkStatus());
     } else {
-      work->Finish(work->run());
+      running_streams = this;
+      Status status = work->run();
+      running_streams = nullptr;
+      work->Finish(std::move(status));
       work->run = nullptr;
     }
   }

@@ -16,6 +16,12 @@
 // there (simulated_backend.h). Hold() stops every stream from starting
 // work until Release(), so a test can observe the host running ahead.
 //
+// Work enqueued by work of these streams as it runs (a host callback inside
+// an emulated program that calls another program) runs at once on that
+// thread -- as WorkQueue runs a task enqueued from inside a task -- since
+// behind the running work it would wait forever; a device-side wait
+// enqueued from there is dropped (what it orders already ran).
+//
 // Ownership: owns its threads; the destructor runs what was enqueued, then
 // joins them. Thread-safety: every method may be called from any thread.
 #pragma once

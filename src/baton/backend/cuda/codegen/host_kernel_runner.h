@@ -42,8 +42,14 @@ class HostKernelLibrary {
   // Compiles `source` (an EmittedProgram's source or a CombinedSource) for
   // the host and loads it; `name` appears in errors. Internal, with the
   // compiler's output, when the compiler rejects the source.
+  // kFastCompile (-O0): tests of many small programs, where compiling is
+  // nearly all the time; kFastRun (-O2): an executable's kernels, which run
+  // on real data. Float results are the same either way (SSE arithmetic,
+  // no contraction).
+  enum class Optimization { kFastCompile, kFastRun };
   static Result<std::unique_ptr<HostKernelLibrary>> Compile(
-      const std::string& source, const std::string& name);
+      const std::string& source, const std::string& name,
+      Optimization optimization = Optimization::kFastCompile);
 
   ~HostKernelLibrary();
   HostKernelLibrary(const HostKernelLibrary&) = delete;
@@ -67,8 +73,8 @@ std::string CombinedSource(const std::vector<const EmittedProgram*>& programs);
 // `library` (may be null when `emitted` has none). `value_data[v]` is the host storage of slot v (a value's, as
 // BufferRef::kSlot names it); `step_scratch[s]` holds at least
 // step_scratch_bytes[s] bytes for each step s that needs scratch. A copy
-// whose source is its destination moves nothing. kGemm actions are
-// Unimplemented: emit with EmitOptions::library_gemm = false. A kHostStep
+// whose source is its destination moves nothing. A kGemm action calls the
+// BLAS (host_gemm.h), as a GPU calls its GEMM library. A kHostStep
 // action calls `host_step` with its step index (Unimplemented without one).
 using HostStepRunner = std::function<Status(int step)>;
 Status RunOnHost(const HostKernelLibrary* library,
