@@ -128,6 +128,7 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
             "baton._custom",
             "baton.debug",
             "baton._sharded_call",
+            "baton._shard_map_vma",
             "baton._shard_map",
             "baton._process_collectives",
             "baton._cost_analysis",

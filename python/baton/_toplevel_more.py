@@ -44,12 +44,13 @@ from baton._baton import lax as _lax
 from baton._shard_map import shard_map
 from baton._sharded_array import ShardedArray, placement
 from baton.sharding import (
-    _MESH_STACK,
     Mesh,
     NamedSharding,
     PartitionSpec,
     SingleDeviceSharding,
     current_mesh,
+    set_mesh,
+    sharding_of,
 )
 
 __all__ = [
@@ -120,35 +121,8 @@ def fwd_and_bwd(
 # ---- meshes and shardings ----
 
 
-class set_mesh:  # noqa: N801 -- JAX's name
-    """Makes ``mesh`` the current mesh: for good (``bt.set_mesh(mesh)``) or
-    for a ``with bt.set_mesh(mesh):`` block (the previous one comes back
-    at its end)."""
-
-    def __init__(self, mesh: Mesh) -> None:
-        if not isinstance(mesh, Mesh):
-            raise TypeError(f"set_mesh: expected a bt.sharding.Mesh, not {type(mesh).__name__}")
-        self._mesh = mesh
-        self._depth = len(_MESH_STACK)
-        _MESH_STACK.append(mesh)
-
-    def __enter__(self) -> Mesh:
-        return self._mesh
-
-    def __exit__(self, *exc: Any) -> None:
-        del _MESH_STACK[self._depth:]
-
-
 def _sharding_of(s: Any) -> Any:
-    if isinstance(s, PartitionSpec):
-        mesh = current_mesh()
-        if mesh is None:
-            raise ValueError(
-                "reshard: a bare PartitionSpec needs a current mesh (bt.set_mesh or "
-                "`with mesh:`); or pass a NamedSharding"
-            )
-        return NamedSharding(mesh, s)
-    return s
+    return sharding_of(s, "reshard")
 
 
 def reshard(xs: Any, out_shardings: Any) -> Any:
