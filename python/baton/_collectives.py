@@ -95,7 +95,7 @@ def _swap(
     if ctx.vma is not None:
         # shard_map's output check (baton/_shard_map_vma.py): the members'
         # values are stood in for by one fresh parameter of the trace.
-        v = ctx.vma.stand_in(what, names, x)
+        v = _stand_in(ctx, what, names, x)
         return [v] * math.prod(ctx.mesh.shape[n] for n in names), me
     ctx.count += 1
     if _process_collectives.crosses_processes(ctx, members):
@@ -110,6 +110,14 @@ def _swap(
             "and dtype"
         )
     return values, me
+
+
+def _stand_in(ctx: DeviceContext, what: str, names: tuple, x: Any) -> Any:
+    """In shard_map's output check: a value shaped like ``x`` standing for
+    the result of collective ``what`` (baton/_shard_map_vma.py)."""
+    p = ctx.vma.stand_in(what, names, x)
+    like = np.asarray(x) if not hasattr(x, "dtype") else x
+    return bnp.broadcast_to(p.astype(like.dtype), tuple(like.shape))
 
 
 def _here(v: Array, device: Any) -> Array:
@@ -180,7 +188,7 @@ def axis_index(axis_name: Any) -> Array:
     names = _axes(ctx, axis_name, "axis_index")
     _, me, _ = _group(ctx, names)
     if ctx.vma is not None:
-        return ctx.vma.stand_in("axis_index", names, np.int32(me))
+        return _stand_in(ctx, "axis_index", names, np.int32(me))
     return _device_put.device_put(np.int32(me), ctx.device)
 
 
@@ -377,4 +385,4 @@ def pcast(x: Any, axis_name: Any, *, to: str) -> Any:
     names = _axes(ctx, axis_name, "pcast")
     if ctx.vma is None:
         return x  # the values do not change; only the output check sees it
-    return _each(x, lambda leaf: ctx.vma.stand_in("pcast", names, leaf))
+    return _each(x, lambda leaf: _stand_in(ctx, "pcast", names, leaf))

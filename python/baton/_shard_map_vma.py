@@ -52,11 +52,10 @@ class VmaTrace:
         self.used = 0
         self.records: list[tuple[str, tuple, Any]] = []  # (kind, axes, operand)
 
-    def stand_in(self, kind: str, axes: tuple, operand: Any, like: Any = None) -> Any:
-        """A value shaped like ``like`` (default ``operand``) that stands for
-        a collective's result: a fresh parameter, broadcast."""
-        import baton.numpy as bnp
-
+    def stand_in(self, kind: str, axes: tuple, operand: Any) -> Any:
+        """A fresh scalar parameter standing for a collective's result (the
+        caller broadcasts it to the result's shape and dtype); ``operand``,
+        the value the collective was given, is recorded."""
         if self.used >= len(self._free):
             raise NeedMoreParameters
         p = self._free[self.used]
@@ -64,8 +63,7 @@ class VmaTrace:
         if not hasattr(operand, "dtype"):
             operand = np.asarray(operand)  # a Python scalar
         self.records.append((kind, tuple(axes), operand))
-        like = operand if like is None else like
-        return bnp.broadcast_to(p.astype(like.dtype), tuple(like.shape))
+        return p
 
 
 _STMT = re.compile(r"^  (%\d+(?:\s*,\s*%\d+)*)\s*=\s*[\w.\-]+\(")
