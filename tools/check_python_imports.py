@@ -111,6 +111,7 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
             "baton._array_sharding",
             "baton._sharded_put",
             "baton._device_put",
+            "baton._sharding_api",
             "baton._donation",
             "baton._creation",
             "baton._dlpack",

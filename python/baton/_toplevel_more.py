@@ -22,9 +22,7 @@ Where baton differs:
 - ``set_mesh(mesh)``: a global setter and a context manager, as in JAX: it
   makes ``mesh`` the current mesh (``bt.shard_map`` without ``mesh=``,
   ``reshard`` with a bare PartitionSpec).
-- ``reshard(xs, out_shardings)``: ``bt.device_put`` onto the shardings
-  (a bare ``P(...)`` is on the current mesh); a traced value is refused,
-  since baton's programs run on one device.
+- ``reshard(xs, out_shardings)``: baton/_sharding_api.py.
 """
 
 from __future__ import annotations
@@ -42,6 +40,7 @@ from baton._autodiff import vjp
 from baton._baton import Array
 from baton._baton import lax as _lax
 from baton._shard_map import shard_map
+from baton._sharding_api import reshard
 from baton._sharded_array import ShardedArray, placement
 from baton.sharding import (
     Mesh,
@@ -50,7 +49,6 @@ from baton.sharding import (
     SingleDeviceSharding,
     current_mesh,
     set_mesh,
-    sharding_of,
 )
 
 __all__ = [
@@ -119,38 +117,6 @@ def fwd_and_bwd(
 
 
 # ---- meshes and shardings ----
-
-
-def _sharding_of(s: Any) -> Any:
-    return sharding_of(s, "reshard")
-
-
-def reshard(xs: Any, out_shardings: Any) -> Any:
-    """``xs`` placed as ``out_shardings`` says (one sharding for every leaf,
-    or a pytree of them matching ``xs``; a bare PartitionSpec is on the
-    current mesh)."""
-    leaves, treedef = tree.flatten(xs)
-    if any(isinstance(leaf, _lax.Tracer) for leaf in leaves):
-        raise NotImplementedError(
-            "reshard of a traced value: baton's compiled programs run on one "
-            "device; reshard the arguments before calling the jitted function"
-        )
-    if isinstance(out_shardings, PartitionSpec) or not isinstance(
-        out_shardings, (list, tuple, dict)
-    ):
-        shards = [_sharding_of(out_shardings)] * len(leaves)
-    else:
-        shards = [
-            _sharding_of(s)
-            for s in tree.leaves(out_shardings, is_leaf=lambda s: isinstance(s, PartitionSpec))
-        ]
-        if len(shards) != len(leaves):
-            raise ValueError(
-                f"reshard: {len(shards)} shardings for {len(leaves)} arrays"
-            )
-    return tree.unflatten(
-        treedef, [_jit.device_put(x, s) for x, s in zip(leaves, shards)]
-    )
 
 
 def make_array_from_single_device_arrays(
