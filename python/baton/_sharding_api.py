@@ -189,6 +189,18 @@ def with_out_sharding(
     target sharding first."""
     _refuse_traced(list(operands), f"{what}(out_sharding=...)")
     target = sharding_of(out_sharding, what)
+    if isinstance(target, NamedSharding):
+        types = dict(zip(target.mesh.axis_names, target.mesh.axis_types))
+        for d in range(len(target.spec)):
+            for a in target.spec.axes_of(d):
+                if types[a] is not AxisType.Explicit:
+                    raise ValueError(
+                        f"PartitionSpec passed to {what} cannot contain axis names "
+                        f"that are of type Auto or Manual. Got PartitionSpec: "
+                        f"{target.spec} with axis name: {a} of type: {types[a]} "
+                        "(as in JAX: build the mesh with axis_types=(AxisType."
+                        "Explicit, ...), or reshard the result instead)"
+                    )
     device = sorted(target.device_set, key=lambda d: d.id)[0]
     if isinstance(target, NamedSharding):
         device = target.mesh.devices.flat[0]
