@@ -15,9 +15,10 @@ The outputs are assembled into sharded arrays as ``out_specs`` says: a
 dimension an out spec splits over mesh axes is the concatenation of the
 devices' blocks along those axes; a mesh axis the out spec does not name
 means the value is the same on every device along it (as after a
-``psum``), and each device keeps its own copy -- baton does not check that
-promise (JAX's ``check_rep``), so an out spec that drops an axis the values
-differ on gives shards that differ.
+``psum``), and each device keeps its own copy. That promise is checked as
+JAX's ``check_vma`` does (baton/_shard_map_vma.py): an output varying over
+an axis its out spec leaves out raises ValueError; ``check_vma=False``
+(or ``check_rep=False``) skips the check.
 
 baton adds no collectives of its own (as JAX with ``check_vma=False``):
 the gradient of a replicated input inside ``f`` is this device's own; take
@@ -486,6 +487,21 @@ def _run(
         # A multi-process operation: bt.thread_guard applies, here on the
         # caller's thread (the device bodies run on pool threads).
         check_thread_guard("bt.shard_map over a mesh of several processes")
+    by_value = False
+    if check_vma and not _promises_nothing(mesh, out_specs):
+        # JAX's check_vma, before anything runs (nothing is consumed when
+        # it fails); a body that cannot be traced is checked on its values.
+        traced = _traced_vmas(
+            f, mesh, placed, specs, treedef, devices[0],
+            checks if checks is not None else {},
+        )
+        if traced is None:
+            by_value = True
+        else:
+            out_def, vmas = traced
+            _raise_if_varying(
+                f, mesh, out_specs, tree.unflatten(out_def, [0] * len(vmas)), vmas
+            )
     exchange = Exchange()
 
     def local_value(p: Any, spec: Any, j: int, device: Any) -> Any:
@@ -522,11 +538,11 @@ def _run(
                 errors.append(e)
         if errors:  # the original error, not its echoes on the other devices
             raise next((e for e in errors if not isinstance(e, _Aborted)), errors[0])
-    out_spec_list = _broadcast_specs(out_specs, outs[0], "out_specs")
-    if check_vma:
-        _check_outputs(
-            f, mesh, placed, specs, treedef, outs, out_spec_list, devices,
-            checks if checks is not None else {},
+    if by_value:
+        _raise_if_varying(
+            f, mesh, out_specs, outs[0],
+            _vmas_by_value(mesh, outs, [p for _, p in devices]),
+            ran=True,
         )
     return _assemble(mesh, out_specs, outs, [d for d, _ in devices])
 
@@ -556,22 +572,28 @@ def _named_axes(spec: PartitionSpec) -> set:
     return {a for d in range(len(spec)) for a in spec.axes_of(d)}
 
 
-def _check_outputs(
+def _promises_nothing(mesh: Mesh, out_specs: Any) -> bool:
+    """Whether every out spec names every mesh axis (nothing to check)."""
+    axes = set(mesh.axis_names)
+    leaves = optree.tree_leaves(
+        out_specs, is_leaf=_is_partition_spec, none_is_leaf=False,
+        namespace=tree.NAMESPACE,
+    )
+    return all(isinstance(s, PartitionSpec) and _named_axes(s) >= axes for s in leaves)
+
+
+def _traced_vmas(
     f: Callable[..., Any],
     mesh: Mesh,
     placed: list,
     specs: list,
     treedef: Any,
-    outs: list,
-    out_spec_list: list,
-    devices: list,
+    device0: tuple,
     checks: dict,
-) -> None:
-    """JAX's check_vma: ValueError if an output varies over a mesh axis its
-    out spec leaves out (baton/_shard_map_vma.py)."""
-    axes = set(mesh.axis_names)
-    if all(_named_axes(s) >= axes for s in out_spec_list):
-        return  # every output names every axis: nothing is promised
+) -> Any:
+    """(output treedef, each output leaf's vma) from tracing the body once
+    (baton/_shard_map_vma.py), cached in ``checks`` per argument signature;
+    None when the body cannot be traced."""
     dynamic = [i for i, s in enumerate(specs) if s is not None]
     in_avals = [
         (
@@ -582,47 +604,59 @@ def _check_outputs(
         )
         for i in dynamic
     ]
-    key = (id(mesh), tuple(in_avals), tuple(specs), treedef)
+    key: Any = (mesh, tuple(in_avals), tuple(specs), treedef)
     try:
-        verdict = checks.get(key)
+        if key in checks:
+            return checks[key]
     except TypeError:  # an unhashable static argument
-        key, verdict = None, None
-    if verdict is None:
-        in_vmas = [_named_axes(specs[i]) for i in dynamic]
-        device, position = devices[0]
+        key = None
+    in_vmas = [_named_axes(specs[i]) for i in dynamic]
+    device, position = device0
 
-        def rebuild(tracers: list) -> tuple:
-            full = list(placed)
-            for i, t in zip(dynamic, tracers):
-                full[i] = t
-            return tree.unflatten(treedef, full)
+    def rebuild(tracers: list) -> tuple:
+        full = list(placed)
+        for i, t in zip(dynamic, tracers):
+            full[i] = t
+        return tree.unflatten(treedef, full)
 
-        @contextlib.contextmanager
-        def install(vt: Any) -> Any:
-            ctx = DeviceContext(mesh, position, device, None)
-            ctx.vma = vt
-            _local.ctx = ctx
-            try:
-                yield
-            finally:
-                _local.ctx = None
-
-        values = [placed[i]._shards[0].data for i in dynamic]
+    @contextlib.contextmanager
+    def install(vt: Any) -> Any:
+        ctx = DeviceContext(mesh, position, device, None)
+        ctx.vma = vt
+        _local.ctx = ctx
         try:
-            _, verdict = _shard_map_vma.output_vmas(
-                lambda *a: f(*a), in_avals, in_vmas, rebuild, install, 8, values
-            )
-        except Exception:
-            # The body cannot be traced (it needs a collective's value on the
-            # host ...): compare the devices' values instead.
-            verdict = None
-        if key is not None and verdict is not None:
-            checks[key] = verdict
-    if verdict is None:
-        verdict = _vmas_by_value(mesh, outs, [p for _, p in devices])
-    paths = [tree.keystr(p) for p in tree.paths_and_leaves(outs[0])[0]]
+            yield
+        finally:
+            _local.ctx = None
+
+    values = [placed[i]._shards[0].data for i in dynamic]
+    try:
+        verdict = _shard_map_vma.output_vmas(
+            lambda *a: f(*a), in_avals, in_vmas, rebuild, install, 8, values
+        )
+    except Exception:
+        # The body cannot be traced (it reads a collective's value on the
+        # host ...): the caller compares the devices' values instead.
+        return None
+    if key is not None:
+        checks[key] = verdict
+    return verdict
+
+
+def _raise_if_varying(
+    f: Callable[..., Any],
+    mesh: Mesh,
+    out_specs: Any,
+    out: Any,
+    vmas: list,
+    ran: bool = False,
+) -> None:
+    """ValueError naming each output of ``out`` (a pytree like the body's
+    result) that varies over a mesh axis its out spec leaves out."""
+    out_spec_list = _broadcast_specs(out_specs, out, "out_specs")
+    paths = [tree.keystr(p) for p in tree.paths_and_leaves(out)[0]]
     problems = []
-    for n, (spec, vma) in enumerate(zip(out_spec_list, verdict)):
+    for n, (spec, vma) in enumerate(zip(out_spec_list, vmas)):
         missing = [a for a in mesh.axis_names if a in vma and a not in _named_axes(spec)]
         if missing:
             problems.append((n, paths[n] if n < len(paths) else "", spec, vma, missing))
@@ -644,6 +678,7 @@ def _check_outputs(
             "spec (e.g. P('i')) to concatenate the devices' values; if the value "
             "is the same on every device anyway, pass check_vma=False (or "
             "check_rep=False) to skip this check."
+            + ("" if ran else " Nothing ran.")
         )
 
 

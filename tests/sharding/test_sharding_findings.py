@@ -184,6 +184,22 @@ def test_out_specs_check_runs_nothing_and_keeps_memory():
     assert len(calls) == 4 + 1 + 4  # cached: no second trace
 
 
+def test_failed_check_runs_no_device():
+    calls = []
+
+    def body(b):
+        calls.append(1)
+        return b * 2
+
+    before = [bt.memory_stats(d)["bytes_in_use"] for d in bt.devices()]
+    x = bt.device_put(X, NamedSharding(auto(), P("i")))
+    with pytest.raises(ValueError, match="Nothing ran"):
+        bt.shard_map(body, mesh=auto(), in_specs=P("i"), out_specs=P())(x)
+    assert len(calls) == 1  # the check's trace only: no device ran the body
+    del x
+    assert [bt.memory_stats(d)["bytes_in_use"] for d in bt.devices()] == before
+
+
 def test_out_specs_check_falls_back_to_values_when_untraceable():
     # A body reading a collective's value on the host cannot be traced with
     # it; the check then compares the devices' values.
