@@ -144,9 +144,11 @@ def _reduce(x: Any, axis_name: Any, op: str, what: str) -> Any:
             return leaf * math.prod(ctx.mesh.shape[n] for n in names)
         a = _as_array(leaf, ctx.device, what)
         members, _, _ = _group(ctx, names)
-        if ctx.vma is None and _process_collectives.crosses_processes(
-            ctx, members
-        ) and _process_collectives.allreduce_eligible(ctx, names):
+        if (
+            ctx.vma is None
+            and _process_collectives.crosses_processes(ctx, members)
+            and _process_collectives.allreduce_eligible(ctx, names)
+        ):
             ctx.count += 1
             return _device_put.device_put(
                 _process_collectives.allreduce(ctx, a, op, what), ctx.device
@@ -368,7 +370,9 @@ def pcast(x: Any, axis_name: Any, *, to: str) -> Any:
                          mesh=mesh, in_specs=P("i"), out_specs=P("i"))
     """
     if isinstance(axis_name, (set, frozenset)):
-        raise TypeError(f"axis_name={axis_name} must be a tuple or a str. Got {axis_name}")
+        raise TypeError(
+            f"axis_name={axis_name} must be a tuple or a str. Got {axis_name}"
+        )
     if not axis_name:
         return x
     if to not in ("varying", "reduced", "unreduced"):

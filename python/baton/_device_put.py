@@ -115,7 +115,10 @@ def _put_per_leaf(
     x: Any, device: Any, memory_kind: Any, may_alias: bool, into: Any
 ) -> Any:
     """``device`` a pytree of devices / shardings with ``x``'s structure."""
-    is_leaf = lambda d: isinstance(d, (Device, PartitionSpec)) or _sharded_put.is_sharding(d)  # noqa: E731
+
+    def is_leaf(d: Any) -> bool:
+        return isinstance(d, (Device, PartitionSpec)) or _sharded_put.is_sharding(d)
+
     targets, tdef = tree.flatten(device, is_leaf=is_leaf)
     leaves, xdef = tree.flatten(x)
     if tdef != xdef or not all(is_leaf(t) for t in targets):
@@ -210,7 +213,9 @@ def device_get(x: Any) -> Any:
             leaf._check_live()
             if leaf.device.platform != "cpu":
                 check_transfer(
-                    "device_to_host", True, f"{leaf.dtype}{list(leaf.shape)} (device_get)"
+                    "device_to_host",
+                    True,
+                    f"{leaf.dtype}{list(leaf.shape)} (device_get)",
                 )
             arrays.append(leaf)
         elif isinstance(leaf, Donated):

@@ -492,7 +492,12 @@ def _run(
         # JAX's check_vma, before anything runs (nothing is consumed when
         # it fails); a body that cannot be traced is checked on its values.
         traced = _traced_vmas(
-            f, mesh, placed, specs, treedef, devices[0],
+            f,
+            mesh,
+            placed,
+            specs,
+            treedef,
+            devices[0],
             checks if checks is not None else {},
         )
         if traced is None:
@@ -540,7 +545,10 @@ def _run(
             raise next((e for e in errors if not isinstance(e, _Aborted)), errors[0])
     if by_value:
         _raise_if_varying(
-            f, mesh, out_specs, outs[0],
+            f,
+            mesh,
+            out_specs,
+            outs[0],
             _vmas_by_value(mesh, outs, [p for _, p in devices]),
             ran=True,
         )
@@ -576,7 +584,9 @@ def _promises_nothing(mesh: Mesh, out_specs: Any) -> bool:
     """Whether every out spec names every mesh axis (nothing to check)."""
     axes = set(mesh.axis_names)
     leaves = optree.tree_leaves(
-        out_specs, is_leaf=_is_partition_spec, none_is_leaf=False,
+        out_specs,
+        is_leaf=_is_partition_spec,
+        none_is_leaf=False,
         namespace=tree.NAMESPACE,
     )
     return all(isinstance(s, PartitionSpec) and _named_axes(s) >= axes for s in leaves)
@@ -657,7 +667,9 @@ def _raise_if_varying(
     paths = [tree.keystr(p) for p in tree.paths_and_leaves(out)[0]]
     problems = []
     for n, (spec, vma) in enumerate(zip(out_spec_list, vmas)):
-        missing = [a for a in mesh.axis_names if a in vma and a not in _named_axes(spec)]
+        missing = [
+            a for a in mesh.axis_names if a in vma and a not in _named_axes(spec)
+        ]
         if missing:
             problems.append((n, paths[n] if n < len(paths) else "", spec, vma, missing))
     if problems:
@@ -677,8 +689,7 @@ def _raise_if_varying(
             "(bt.lax.psum / pmean / pmax / pmin), or name the axes in its out "
             "spec (e.g. P('i')) to concatenate the devices' values; if the value "
             "is the same on every device anyway, pass check_vma=False (or "
-            "check_rep=False) to skip this check."
-            + ("" if ran else " Nothing ran.")
+            "check_rep=False) to skip this check." + ("" if ran else " Nothing ran.")
         )
 
 

@@ -100,10 +100,7 @@ def reshard(xs: Any, out_shardings: Any) -> Any:
     _refuse_traced(leaves, "reshard")
     return tree.unflatten(
         treedef,
-        [
-            _device_put.device_put(x, s, may_alias=True)
-            for x, s in zip(leaves, targets)
-        ],
+        [_device_put.device_put(x, s, may_alias=True) for x, s in zip(leaves, targets)],
     )
 
 
@@ -337,11 +334,13 @@ def explicit_axes(
 def _on(shardings: Any, mesh: Mesh) -> Any:
     """``shardings`` with bare PartitionSpecs made NamedShardings of ``mesh``."""
     return tree.map(
-        lambda s: NamedSharding(mesh, s)
-        if isinstance(s, PartitionSpec)
-        else NamedSharding(mesh, s.spec, memory_kind=s.memory_kind)
-        if isinstance(s, NamedSharding)
-        else s,
+        lambda s: (
+            NamedSharding(mesh, s)
+            if isinstance(s, PartitionSpec)
+            else NamedSharding(mesh, s.spec, memory_kind=s.memory_kind)
+            if isinstance(s, NamedSharding)
+            else s
+        ),
         shardings,
         is_leaf=_is_spec_or_sharding,
     )

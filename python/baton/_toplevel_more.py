@@ -40,14 +40,12 @@ from baton._autodiff import vjp
 from baton._baton import Array
 from baton._baton import lax as _lax
 from baton._shard_map import shard_map
-from baton._sharding_api import reshard
 from baton._sharded_array import ShardedArray, placement
+from baton._sharding_api import reshard
 from baton.sharding import (
     Mesh,
-    NamedSharding,
     PartitionSpec,
     SingleDeviceSharding,
-    current_mesh,
     set_mesh,
 )
 

@@ -246,9 +246,7 @@ class Mesh:
         types = ""
         if any(t is not AxisType.Auto for t in self._axis_types):
             types = f", axis_types={self._axis_types}"
-        return (
-            f"Mesh(axis_sizes={{{axes}}}, devices={self.device_ids.tolist()}{types})"
-        )
+        return f"Mesh(axis_sizes={{{axes}}}, devices={self.device_ids.tolist()}{types})"
 
 
 def _axis_types(axis_types: Any, n: int) -> tuple[AxisType, ...]:
@@ -290,7 +288,7 @@ def get_mesh() -> Mesh | None:
     return current_mesh()
 
 
-class set_mesh:  # noqa: N801 -- JAX's name
+class set_mesh:
     """Makes ``mesh`` the current mesh: for good (``bt.set_mesh(mesh)``) or
     for a ``with bt.set_mesh(mesh):`` block (the previous one comes back
     at its end). The current mesh is what ``bt.shard_map`` without

@@ -13,7 +13,7 @@ import baton as bt
 from baton.sharding import NamedSharding, P
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..", "examples"))
-import data_parallel_processes as example  # noqa: E402  (the training step tested)
+import data_parallel_processes as example
 
 
 def train(mesh):

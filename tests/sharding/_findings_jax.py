@@ -9,15 +9,16 @@ import os
 os.environ["JAX_PLATFORMS"] = "cpu"
 os.environ["XLA_FLAGS"] = "--xla_force_host_platform_device_count=4"
 
-import jax  # noqa: E402
-import jax.numpy as jnp  # noqa: E402
-import numpy as np  # noqa: E402
-from jax.sharding import AxisType, NamedSharding  # noqa: E402
-from jax.sharding import PartitionSpec as P  # noqa: E402
+import jax
+import jax.numpy as jnp
+import numpy as np
+from jax.sharding import AxisType, NamedSharding
+from jax.sharding import PartitionSpec as P
 
 X = np.arange(8.0, dtype=np.float32)
 X2 = np.arange(16.0, dtype=np.float32).reshape(4, 4)
 Y = np.arange(2.0, dtype=np.float32)
+SPEC_I = P("i")
 L = jax.lax
 
 
@@ -29,7 +30,7 @@ def explicit(shape=(4,), names=("i",)):
     return jax.make_mesh(shape, names, axis_types=(AxisType.Explicit,) * len(shape))
 
 
-def smap(f, out, ins=P("i"), x=X, **kw):
+def smap(f, out, ins=SPEC_I, x=X, **kw):
     return jax.shard_map(f, mesh=auto(), in_specs=ins, out_specs=out, **kw)(x)
 
 
@@ -166,9 +167,11 @@ CASES = {
             jax.device_put(X, P("i"))
         ),
     ),
-    "axis_types": lambda: [str(t) for t in explicit().axis_types]
-    + [str(t) for t in auto().axis_types]
-    + [str(t) for t in AxisType],
+    "axis_types": lambda: (
+        [str(t) for t in explicit().axis_types]
+        + [str(t) for t in auto().axis_types]
+        + [str(t) for t in AxisType]
+    ),
 }
 
 
@@ -187,6 +190,6 @@ if __name__ == "__main__":
     for name, fn in CASES.items():
         try:
             results[name] = encode(fn())
-        except Exception as e:  # noqa: BLE001 -- the error type is the result
+        except Exception as e:
             results[name] = {"error": type(e).__name__}
     print(json.dumps(results))

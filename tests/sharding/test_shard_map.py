@@ -24,9 +24,9 @@ X_SPEC = P("x")
 
 def smap(mesh, fn, out=X_SPEC, spec=X_SPEC, check_vma=True):
     return np.asarray(
-        bt.shard_map(
-            fn, mesh=mesh, in_specs=spec, out_specs=out, check_vma=check_vma
-        )(X)
+        bt.shard_map(fn, mesh=mesh, in_specs=spec, out_specs=out, check_vma=check_vma)(
+            X
+        )
     )
 
 

@@ -32,6 +32,7 @@ HERE = os.path.dirname(__file__)
 X = np.arange(8.0, dtype=np.float32)
 X2 = np.arange(16.0, dtype=np.float32).reshape(4, 4)
 Y = np.arange(2.0, dtype=np.float32)
+SPEC_I = P("i")
 L = bt.lax
 
 
@@ -57,7 +58,7 @@ def explicit(shape=(4,), names=("i",)):
     return bt.make_mesh(shape, names, axis_types=(AxisType.Explicit,) * len(shape))
 
 
-def smap(f, out, ins=P("i"), x=X, **kw):
+def smap(f, out, ins=SPEC_I, x=X, **kw):
     return bt.shard_map(f, mesh=auto(), in_specs=ins, out_specs=out, **kw)(x)
 
 
@@ -351,9 +352,11 @@ API_CASES = {
             bt.device_put(X, P("i"))
         ),
     ),
-    "axis_types": lambda: [str(t) for t in explicit().axis_types]
-    + [str(t) for t in auto().axis_types]
-    + [str(t) for t in AxisType],
+    "axis_types": lambda: (
+        [str(t) for t in explicit().axis_types]
+        + [str(t) for t in auto().axis_types]
+        + [str(t) for t in AxisType]
+    ),
 }
 
 
@@ -392,5 +395,5 @@ def test_pcast_refuses_what_baton_lacks():
         smap(lambda b: L.pcast(b, "i", to="reduced"), P("i"))
     with pytest.raises(ValueError, match="Allowed"):
         smap(lambda b: L.pcast(b, "i", to="sideways"), P("i"))
-    with pytest.raises(ValueError, match="outside bt.shard_map"):
+    with pytest.raises(ValueError, match=r"outside bt\.shard_map"):
         L.pcast(X, "i", to="varying")
