@@ -11,10 +11,10 @@ each value; so does baton:
   array or a static argument varies over none;
 - ``psum`` / ``pmean`` / ``pmax`` / ``pmin`` over axes give a value that no
   longer varies over them; ``all_gather``, ``psum_scatter``,
-  ``all_to_all``, ``ppermute``, ``pshuffle`` and ``pbroadcast`` give one
-  that varies over them (as in JAX 0.10.2, where an all-gathered value is
-  still varying); ``axis_index(a)`` varies over ``a``; ``pcast(x, a,
-  to="varying")`` adds ``a``.
+  ``all_to_all``, ``ppermute`` and ``pshuffle`` give one that varies over
+  them (as in JAX 0.10.2, where an all-gathered value is still varying);
+  ``pbroadcast`` keeps its operand's; ``axis_index(a)`` varies over ``a``;
+  ``pcast(x, a, to="varying")`` adds ``a``.
 
 How: :func:`output_vmas` traces the function once on Tracers shaped like
 one device's blocks (``_subtrace.trace``, nothing runs). Each collective,
@@ -36,8 +36,11 @@ import numpy as np
 
 from baton import _subtrace, tree
 
-# How a collective's result varies over its axes, from its operand's vma.
+# How a collective's result varies over its axes, from its operand's vma:
+# reductions remove the axes, pbroadcast keeps the operand's (JAX gives its
+# result the operand's type), the others add them.
 _REMOVES = frozenset({"psum", "pmean", "pmax", "pmin"})
+_KEEPS = frozenset({"pbroadcast"})
 
 
 class NeedMoreParameters(Exception):
@@ -66,7 +69,7 @@ class VmaTrace:
         return p
 
 
-_STMT = re.compile(r"^  (%\d+(?:\s*,\s*%\d+)*)\s*=\s*[\w.\-]+\(")
+_STMT = re.compile(r"^  (%\d+(?:\s*,\s*%\d+)*)\s*=\s*([\w.\-]+)\(")
 _REF = re.compile(r"%\d+")
 
 
@@ -93,7 +96,12 @@ def dependencies(text: str) -> tuple[list[str], list[set]]:
         if not m:
             continue  # a nested region's line (its own numbering), or a brace
         d: set = set()
-        for r in _operands(line, m.end()):
+        operands = _operands(line, m.end())
+        if m.group(2) == "case":
+            # lax.cond / switch: JAX 0.10.2 types the result by its
+            # branches' outputs only, not by the branch index.
+            operands = operands[1:]
+        for r in operands:
             d |= deps.get(r, set())
         for lhs in _REF.findall(m.group(1)):
             deps[lhs] = d
@@ -163,7 +171,12 @@ def _trace_once(
     ph_names = params[n_in : n_in + placeholders]
     for k, (kind, axes, _) in enumerate(vt.records):
         got = _union(vma.get(p, frozenset()) for p in deps[n_kept + k])
-        vma[ph_names[k]] = got - set(axes) if kind in _REMOVES else got | set(axes)
+        if kind in _REMOVES:
+            vma[ph_names[k]] = got - set(axes)
+        elif kind in _KEEPS:
+            vma[ph_names[k]] = got
+        else:
+            vma[ph_names[k]] = got | set(axes)
     result = [frozenset()] * state["n_out"]
     for j, i in enumerate(state["kept"]):
         result[i] = _union(vma.get(p, frozenset()) for p in deps[j])

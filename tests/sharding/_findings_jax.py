@@ -89,6 +89,28 @@ CASES = {
     "pcast_varying_P(i)": lambda: smap(
         lambda b: L.pcast(jnp.ones(2), "i", to="varying"), P("i")
     ),
+    "fori_dep": lambda: smap(
+        lambda b: L.fori_loop(
+            0, 3, lambda i, c: c + b, L.pcast(jnp.zeros(2), "i", to="varying")
+        ),
+        P(),
+    ),
+    "fori_inv": lambda: smap(
+        lambda b: L.fori_loop(0, 3, lambda i, c: c + 1, L.psum(b, "i")), P()
+    ),
+    "scan_dep": lambda: smap(
+        lambda b: L.scan(
+            lambda c, e: (c + e, c), L.pcast(jnp.zeros(()), "i", to="varying"), b
+        )[0],
+        P(),
+    ),
+    "scan_inv": lambda: smap(
+        lambda b: L.scan(lambda c, e: (c + e, c), 0.0, L.psum(b, "i"))[0], P()
+    ),
+    "cond_pred_dep": lambda: smap(
+        lambda b: L.cond(b[0] > 100, lambda: jnp.ones(2), lambda: jnp.zeros(2)), P()
+    ),
+    "vmap_inv": lambda: smap(lambda b: L.psum(jax.vmap(lambda e: e * 2)(b), "i"), P()),
     # 2: specs and placement
     "device_put_P_no_mesh": lambda: jax.device_put(X, P("i")),
     "device_put_P_mesh": lambda: under(auto(), lambda: jax.device_put(X, P("i"))),

@@ -138,6 +138,28 @@ CHECK_CASES = {
     "pcast_varying_P(i)": lambda: smap(
         lambda b: L.pcast(bnp.ones(2), "i", to="varying"), P("i")
     ),
+    "fori_dep": lambda: smap(
+        lambda b: L.fori_loop(
+            0, 3, lambda i, c: c + b, L.pcast(bnp.zeros(2), "i", to="varying")
+        ),
+        P(),
+    ),
+    "fori_inv": lambda: smap(
+        lambda b: L.fori_loop(0, 3, lambda i, c: c + 1, L.psum(b, "i")), P()
+    ),
+    "scan_dep": lambda: smap(
+        lambda b: L.scan(
+            lambda c, e: (c + e, c), L.pcast(bnp.zeros(()), "i", to="varying"), b
+        )[0],
+        P(),
+    ),
+    "scan_inv": lambda: smap(
+        lambda b: L.scan(lambda c, e: (c + e, c), 0.0, L.psum(b, "i"))[0], P()
+    ),
+    "cond_pred_dep": lambda: smap(
+        lambda b: L.cond(b[0] > 100, lambda: bnp.ones(2), lambda: bnp.zeros(2)), P()
+    ),
+    "vmap_inv": lambda: smap(lambda b: L.psum(bt.vmap(lambda e: e * 2)(b), "i"), P()),
 }
 
 
@@ -183,6 +205,31 @@ def test_out_specs_check_runs_nothing_and_keeps_memory():
     del out
     f(X)
     assert len(calls) == 4 + 1 + 4  # cached: no second trace
+
+
+def test_pbroadcast_keeps_its_operands_variance():
+    # JAX gives pbroadcast's result its operand's type (its CPU backend
+    # cannot run pbroadcast, so this is checked against the rule itself).
+    np.testing.assert_array_equal(
+        np.asarray(smap(lambda b: L.pbroadcast(L.psum(b, "i"), "i", 0), P())),
+        X.reshape(4, 2).sum(0),
+    )
+    with pytest.raises(ValueError, match="varies over"):
+        smap(lambda b: L.pbroadcast(b, "i", 0), P())
+
+
+def test_dependencies_read_from_program_text():
+    from baton import _shard_map_vma
+
+    def f(a, b, c):
+        d = bt.lax.cond(a.sum() > 0, lambda: a * 2, lambda: a)
+        return d, b + 1, bnp.ones(2), c * 0
+
+    jaxpr = bt.make_jaxpr(f)(np.ones(2, np.float32), np.ones(2, np.float32), 1.0)
+    params, deps = _shard_map_vma.dependencies(str(jaxpr))
+    assert len(params) == 3
+    a, b, c = params
+    assert deps == [{a}, {b}, set(), {c}]
 
 
 def test_failed_check_runs_no_device():
