@@ -189,7 +189,7 @@ def test_out_specs_error_names_output_axis_and_remedies():
     np.testing.assert_array_equal(np.asarray(g(X2)), X2[:2, :2])
 
 
-def test_out_specs_check_runs_nothing_and_keeps_memory():
+def test_out_specs_check_traces_once_per_signature():
     # The check traces the body (nothing runs, nothing is allocated) and its
     # verdict is cached per argument signature.
     calls = []
