@@ -123,9 +123,6 @@ LEFT_OUT: dict[str, dict[str, str]] = {
         "after_all": "baton's programs have no tokens",
         "create_token": "baton's programs have no tokens",
         "dce_sink": "no effect-ordered dead-code elimination to control",
-        "pcast": _SHARDING_TYPES,
-        "with_sharding_constraint": "traced programs carry no sharding "
-        "annotations yet (issue 37)",
         "psend": "no point-to-point collectives",
         "precv": "no point-to-point collectives",
         "ragged_all_to_all": "no ragged collectives",

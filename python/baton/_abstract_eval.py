@@ -17,6 +17,7 @@ import numpy as np
 from baton import _dtypes, _ref_state, _subtrace, tree
 from baton._baton import Array, Donated
 from baton._baton import lax as _lax
+from baton._sharded_array import is_sharded
 
 __all__ = ["ShapeDtypeStruct", "eval_shape", "make_jaxpr"]
 
@@ -81,6 +82,8 @@ def _aval(x: Any) -> _subtrace.Aval | None:
             "eval_shape / make_jaxpr: a bt.donate(...) marker is not an argument "
             "here; pass the array itself (nothing is consumed)"
         )
+    if is_sharded(x):  # traced as the global array, as in JAX
+        return (tuple(x.shape), _dtypes.name_of(x.dtype), False, None)
     if _subtrace.is_array_like(x):
         return _subtrace.aval_of(x)
     if _is_abstract(x):  # e.g. jax.ShapeDtypeStruct or another array type

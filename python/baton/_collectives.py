@@ -23,7 +23,10 @@ import numpy as np
 import baton.numpy as bnp
 from baton import _device_put, _process_collectives, tree
 from baton._baton import Array, Donated
+from baton._baton import lax as _baton_lax
 from baton._shard_map import DeviceContext, current_context
+
+_Tracer = _baton_lax.Tracer
 
 __all__ = [
     "all_gather",
@@ -31,6 +34,7 @@ __all__ = [
     "axis_index",
     "axis_size",
     "pbroadcast",
+    "pcast",
     "pmax",
     "pmean",
     "pmin",
@@ -74,6 +78,8 @@ def _group(ctx: DeviceContext, names: tuple[str, ...]) -> tuple[list, int, tuple
 
 
 def _as_array(x: Any, device: Any, what: str) -> Array:
+    if isinstance(x, _Tracer):  # shard_map's output check traces the body
+        return x
     if isinstance(x, Donated):
         raise TypeError(f"{what}: a donate() marker is not a value to combine")
     if isinstance(x, Array):
@@ -86,6 +92,11 @@ def _swap(
     ctx: DeviceContext, names: tuple[str, ...], x: Array, what: str
 ) -> tuple[list, int]:
     members, me, key = _group(ctx, names)
+    if ctx.vma is not None:
+        # shard_map's output check (baton/_shard_map_vma.py): the members'
+        # values are stood in for by one fresh parameter of the trace.
+        v = _stand_in(ctx, what, names, x)
+        return [v] * math.prod(ctx.mesh.shape[n] for n in names), me
     ctx.count += 1
     if _process_collectives.crosses_processes(ctx, members):
         values = _process_collectives.gather_group(ctx, members, x, what)
@@ -101,7 +112,17 @@ def _swap(
     return values, me
 
 
+def _stand_in(ctx: DeviceContext, what: str, names: tuple, x: Any) -> Any:
+    """In shard_map's output check: a value shaped like ``x`` standing for
+    the result of collective ``what`` (baton/_shard_map_vma.py)."""
+    p = ctx.vma.stand_in(what, names, x)
+    like = np.asarray(x) if not hasattr(x, "dtype") else x
+    return bnp.broadcast_to(p.astype(like.dtype), tuple(like.shape))
+
+
 def _here(v: Array, device: Any) -> Array:
+    if isinstance(v, _Tracer):
+        return v
     return v if v.device == device else _device_put.device_put(v, device)
 
 
@@ -123,9 +144,11 @@ def _reduce(x: Any, axis_name: Any, op: str, what: str) -> Any:
             return leaf * math.prod(ctx.mesh.shape[n] for n in names)
         a = _as_array(leaf, ctx.device, what)
         members, _, _ = _group(ctx, names)
-        if _process_collectives.crosses_processes(
-            ctx, members
-        ) and _process_collectives.allreduce_eligible(ctx, names):
+        if (
+            ctx.vma is None
+            and _process_collectives.crosses_processes(ctx, members)
+            and _process_collectives.allreduce_eligible(ctx, names)
+        ):
             ctx.count += 1
             return _device_put.device_put(
                 _process_collectives.allreduce(ctx, a, op, what), ctx.device
@@ -164,7 +187,10 @@ def pmean(x: Any, axis_name: Any) -> Any:
 def axis_index(axis_name: Any) -> Array:
     """This device's index along ``axis_name`` (int32, on this device)."""
     ctx = current_context("axis_index")
-    _, me, _ = _group(ctx, _axes(ctx, axis_name, "axis_index"))
+    names = _axes(ctx, axis_name, "axis_index")
+    _, me, _ = _group(ctx, names)
+    if ctx.vma is not None:
+        return _stand_in(ctx, "axis_index", names, np.int32(me))
     return _device_put.device_put(np.int32(me), ctx.device)
 
 
@@ -282,6 +308,8 @@ def ppermute(x: Any, axis_name: Any, perm: Any) -> Any:
         values, me = _swap(ctx, names, a, what)
         src = next((s for s, d in pairs if d == me), None)
         if src is None:
+            if ctx.vma is not None:  # the output check: varying all the same
+                return values[0]
             return bnp.zeros_like(a)
         return _here(values[src], ctx.device)
 
@@ -327,3 +355,38 @@ def pswapaxes(
             "collectives; name mesh axes in axis_name instead"
         )
     return all_to_all(x, axis_name, axis, axis)
+
+
+def pcast(x: Any, axis_name: Any, *, to: str) -> Any:
+    """``x`` marked as varying over ``axis_name`` (``to="varying"``), for
+    shard_map's output check: the values are unchanged, but an output
+    computed from ``x`` then counts as varying over those axes (JAX's
+    ``pvary``). ``to="reduced"`` / ``"unreduced"`` are JAX's
+    reduced/unreduced types, which baton does not have.
+
+    Example::
+
+        f = bt.shard_map(lambda x: bt.lax.pcast(bnp.ones(2), "i", to="varying"),
+                         mesh=mesh, in_specs=P("i"), out_specs=P("i"))
+    """
+    if isinstance(axis_name, (set, frozenset)):
+        raise TypeError(
+            f"axis_name={axis_name} must be a tuple or a str. Got {axis_name}"
+        )
+    if not axis_name:
+        return x
+    if to not in ("varying", "reduced", "unreduced"):
+        raise ValueError(
+            "Got unexpected `to` value. Allowed `to` values are: "
+            "{'varying', 'reduced', 'unreduced'}"
+        )
+    if to != "varying":
+        raise NotImplementedError(
+            f"pcast(to={to!r}): baton has no reduced / unreduced array types; "
+            "only to='varying' is supported"
+        )
+    ctx = current_context("pcast")
+    names = _axes(ctx, axis_name, "pcast")
+    if ctx.vma is None:
+        return x  # the values do not change; only the output check sees it
+    return _each(x, lambda leaf: _stand_in(ctx, "pcast", names, leaf))

@@ -23,6 +23,7 @@ from baton._baton import Array, Device, Donated
 from baton._config_states import check_transfer
 from baton._memory_kinds import check_kind
 from baton._sharded_array import ShardedArray, ShardedDonated, is_sharded
+from baton.sharding import PartitionSpec, sharding_of
 
 
 def check_device(device: Any) -> None:
@@ -69,8 +70,13 @@ def device_put(
       grow. Shape, dtype, device or memory kind mismatches raise ValueError
       with nothing consumed; live host views of ``into`` raise DonationError.
 
+    ``device`` may be a sharding (``NamedSharding(mesh, P("i"))``), or a
+    bare PartitionSpec on the current mesh (``with bt.set_mesh(mesh):``).
+
     Transfers are asynchronous; ``block_until_ready()`` waits.
     """
+    if isinstance(device, PartitionSpec):  # on the current mesh (bt.set_mesh)
+        device = sharding_of(device, "device_put")
     if not isinstance(device, Device) and device is not None:
         if not _sharded_put.is_sharding(device):
             return _put_per_leaf(x, device, memory_kind, may_alias, into)
@@ -109,7 +115,10 @@ def _put_per_leaf(
     x: Any, device: Any, memory_kind: Any, may_alias: bool, into: Any
 ) -> Any:
     """``device`` a pytree of devices / shardings with ``x``'s structure."""
-    is_leaf = lambda d: isinstance(d, Device) or _sharded_put.is_sharding(d)  # noqa: E731
+
+    def is_leaf(d: Any) -> bool:
+        return isinstance(d, (Device, PartitionSpec)) or _sharded_put.is_sharding(d)
+
     targets, tdef = tree.flatten(device, is_leaf=is_leaf)
     leaves, xdef = tree.flatten(x)
     if tdef != xdef or not all(is_leaf(t) for t in targets):
@@ -204,7 +213,9 @@ def device_get(x: Any) -> Any:
             leaf._check_live()
             if leaf.device.platform != "cpu":
                 check_transfer(
-                    "device_to_host", True, f"{leaf.dtype}{list(leaf.shape)} (device_get)"
+                    "device_to_host",
+                    True,
+                    f"{leaf.dtype}{list(leaf.shape)} (device_get)",
                 )
             arrays.append(leaf)
         elif isinstance(leaf, Donated):

@@ -15,9 +15,10 @@ The outputs are assembled into sharded arrays as ``out_specs`` says: a
 dimension an out spec splits over mesh axes is the concatenation of the
 devices' blocks along those axes; a mesh axis the out spec does not name
 means the value is the same on every device along it (as after a
-``psum``), and each device keeps its own copy -- baton does not check that
-promise (JAX's ``check_rep``), so an out spec that drops an axis the values
-differ on gives shards that differ.
+``psum``), and each device keeps its own copy. That promise is checked as
+JAX's ``check_vma`` does (baton/_shard_map_vma.py): an output varying over
+an axis its out spec leaves out raises ValueError; ``check_vma=False``
+(or ``check_rep=False``) skips the check.
 
 baton adds no collectives of its own (as JAX with ``check_vma=False``):
 the gradient of a replicated input inside ``f`` is this device's own; take
@@ -40,19 +41,21 @@ Example::
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import threading
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any, Callable
 
+import numpy as np
 import optree
 
-from baton import _device_put, tree
+from baton import _device_put, _shard_map_vma, tree
 from baton._baton import Array, Donated
 from baton._baton import lax as _lax
 from baton._config_states import check_thread_guard, guard_checked
 from baton._sharded_array import ShardedArray, ShardedDonated
-from baton.sharding import Mesh, NamedSharding, PartitionSpec, current_mesh
+from baton.sharding import AxisType, Mesh, NamedSharding, PartitionSpec, current_mesh
 
 __all__ = ["shard_map"]
 
@@ -60,7 +63,7 @@ __all__ = ["shard_map"]
 class DeviceContext:
     """What a collective needs to know on one device's thread."""
 
-    __slots__ = ("count", "device", "exchange", "mesh", "position")
+    __slots__ = ("count", "device", "exchange", "mesh", "position", "vma")
 
     def __init__(self, mesh: Mesh, position: dict, device: Any, exchange: Any) -> None:
         self.mesh = mesh
@@ -68,6 +71,7 @@ class DeviceContext:
         self.device = device
         self.exchange = exchange
         self.count = 0  # collectives called so far on this device
+        self.vma = None  # a _shard_map_vma.VmaTrace while checking out_specs
 
 
 _local = threading.local()
@@ -209,32 +213,65 @@ def _executor(n: int) -> ThreadPoolExecutor:
         return _pool
 
 
+class _InferFromArgs:
+    """``in_specs``'s default (JAX's ``jax.sharding.Infer``): take each
+    argument's spec from its sharding; only on a mesh whose axes are all
+    ``AxisType.Explicit``."""
+
+    def __repr__(self) -> str:
+        return "Infer"
+
+
+Infer = _InferFromArgs()
+_REQUIRED = object()
+
+
 def shard_map(
     f: Callable[..., Any] | None = None,
     mesh: Mesh | None = None,
-    in_specs: Any = None,
-    out_specs: Any = None,
+    in_specs: Any = Infer,
+    out_specs: Any = _REQUIRED,
     *,
     check_rep: bool = True,
     check_vma: bool | None = None,
+    axis_names: Any = frozenset(),
     auto: Any = frozenset(),
 ) -> Any:
     """``f`` run on every shard of its arguments (see the module docstring).
 
     ``in_specs``: a PartitionSpec per positional argument (a pytree prefix of
-    the arguments; one spec for all of them if there is one argument);
-    ``out_specs``: the same for the result. ``mesh`` defaults to the one of
-    an enclosing ``with mesh:``. ``check_rep`` / ``check_vma`` are accepted
-    for JAX's signature (baton does not check replication); ``auto`` must
-    be empty."""
+    the arguments; one spec for all of them if there is one argument); a
+    None entry passes that argument unchanged to every device (JAX's static
+    argument), ``in_specs=None`` all of them. Left out, the specs come from
+    the arguments' shardings -- only on a mesh whose axes are all
+    ``AxisType.Explicit``, as in JAX. ``out_specs`` (required): the same for
+    the result; a None entry matches a None output. ``mesh`` defaults to the
+    current one (``bt.set_mesh`` / ``with mesh:``).
+
+    ``check_vma`` (default True; ``check_rep`` is its older name) checks
+    that every output is the same along each mesh axis its out spec leaves
+    out (baton/_shard_map_vma.py), raising ValueError otherwise; False skips
+    the check (and the trace it takes). ``axis_names`` must be empty or
+    every mesh axis, ``auto`` empty (baton has no partially manual
+    shard_map).
+
+    Example::
+
+        mesh = bt.make_mesh((4,), ("i",))
+        f = bt.shard_map(lambda x: bt.lax.psum(x, "i"), mesh=mesh,
+                         in_specs=P("i"), out_specs=P())
+        f(np.arange(8.0, dtype=np.float32))   # [12., 16.]
+    """
+    if check_vma is None:
+        check_vma = check_rep
     if f is None:
         return functools.partial(
             shard_map,
             mesh=mesh,
             in_specs=in_specs,
             out_specs=out_specs,
-            check_rep=check_rep,
             check_vma=check_vma,
+            axis_names=axis_names,
             auto=auto,
         )
     if not callable(f):
@@ -247,17 +284,24 @@ def shard_map(
         raise TypeError(
             f"shard_map: mesh must be a bt.sharding.Mesh, not {type(mesh).__name__}"
         )
-    if out_specs is None:
+    if out_specs is _REQUIRED:
         raise TypeError(
             "shard_map: out_specs is required (a PartitionSpec or a pytree of them)"
         )
+    checks: dict = {}  # the output check's verdicts, per argument signature
 
     @functools.wraps(f)
     def mapped(*args: Any) -> Any:
         m = mesh if mesh is not None else current_mesh()
         if m is None:
             raise ValueError(
-                "shard_map: no mesh; pass mesh= or call it inside `with mesh:`"
+                "shard_map: no mesh; pass mesh= or call it inside "
+                "`with bt.set_mesh(mesh):`"
+            )
+        if axis_names and frozenset(axis_names) != frozenset(m.axis_names):
+            raise NotImplementedError(
+                f"shard_map: axis_names={set(axis_names)} is not every mesh axis "
+                f"{m.axis_names}; baton has no partially manual shard_map"
             )
         if _lax.is_tracing():
             raise NotImplementedError(
@@ -269,7 +313,7 @@ def shard_map(
             raise NotImplementedError(
                 "shard_map inside another shard_map is not supported"
             )
-        return _run(f, m, in_specs, out_specs, args)
+        return _run(f, m, in_specs, out_specs, args, check_vma, checks)
 
     mapped._baton_shard_map = True
     return mapped
@@ -297,48 +341,130 @@ def jit_of(mapped: Callable[..., Any], donate_nums: Any, donate_names: Any) -> A
 
 
 def _broadcast_specs(specs: Any, value: Any, what: str) -> list:
-    """One spec per leaf of ``value`` (``specs`` a pytree prefix of it)."""
+    """One spec per leaf of ``value`` (``specs`` a pytree prefix of it; a
+    None spec matches a None subtree, and a None among in_specs -- a static
+    argument -- covers its whole subtree)."""
+    inputs = what == "in_specs"
     try:
         full = optree.tree_broadcast_prefix(
-            specs, value, is_leaf=_is_spec, none_is_leaf=True, namespace=tree.NAMESPACE
+            specs,
+            value,
+            is_leaf=_is_spec if inputs else _is_partition_spec,
+            none_is_leaf=inputs,
+            namespace=tree.NAMESPACE,
         )
     except ValueError as e:
         raise ValueError(f"shard_map: {what} do not match the structure: {e}") from None
-    return (
-        tree.leaves(full, is_leaf=_is_spec)
-        if not isinstance(full, PartitionSpec)
-        else [full]
+    if isinstance(full, PartitionSpec):
+        return [full]
+    if inputs:
+        # One spec per leaf of the value under it (a None spec: a static
+        # argument, None for each of its leaves).
+        out: list = []
+        optree.tree_map(
+            lambda spec, sub: out.extend([spec] * len(tree.leaves(sub))),
+            full,
+            value,
+            is_leaf=_is_spec,
+            none_is_leaf=True,
+            namespace=tree.NAMESPACE,
+        )
+        return out
+    return optree.tree_leaves(
+        full, is_leaf=_is_partition_spec, none_is_leaf=False, namespace=tree.NAMESPACE
     )
+
+
+def _is_partition_spec(x: Any) -> bool:
+    return isinstance(x, PartitionSpec)
 
 
 def _spec_or_replicated(spec: Any) -> PartitionSpec:
     return PartitionSpec() if spec is None else spec
 
 
+def _explicit(mesh: Mesh) -> bool:
+    types = getattr(mesh, "axis_types", None)
+    return bool(types) and all(t is AxisType.Explicit for t in types)
+
+
+def _inferred_spec(leaf: Any, mesh: Mesh, where: str) -> PartitionSpec:
+    """The spec of an argument on an Explicit mesh: its sharding's."""
+    s = getattr(leaf, "sharding", None)
+    if isinstance(leaf, (ShardedArray, ShardedDonated)):
+        if s.mesh != mesh:
+            raise ValueError(
+                f"shard_map: argument {where} is sharded over {s.mesh}, not the "
+                f"shard_map's mesh {mesh}; bt.reshard it first"
+            )
+        return s.spec
+    return PartitionSpec()
+
+
 def _run(
-    f: Callable[..., Any], mesh: Mesh, in_specs: Any, out_specs: Any, args: tuple
+    f: Callable[..., Any],
+    mesh: Mesh,
+    in_specs: Any,
+    out_specs: Any,
+    args: tuple,
+    check_vma: bool = False,
+    checks: dict | None = None,
 ) -> Any:
-    if in_specs is None:
-        raise TypeError(
-            "shard_map: in_specs is required (a PartitionSpec per argument)"
-        )
-    specs_tree = (
-        (in_specs,)
-        if len(args) == 1 and isinstance(in_specs, PartitionSpec)
-        else in_specs
-    )
-    if isinstance(specs_tree, list):
-        specs_tree = tuple(specs_tree)
     paths, leaves, treedef = tree.paths_and_leaves(args)
-    specs = _broadcast_specs(tuple(specs_tree), tuple(args), "in_specs")
-    if len(specs) != len(leaves):
-        raise ValueError(
-            f"shard_map: in_specs give {len(specs)} spec(s) for {len(leaves)} array "
-            "argument(s)"
+    explicit = _explicit(mesh)
+    if in_specs is Infer:
+        if not explicit:
+            types = ", ".join(str(t) for t in getattr(mesh, "axis_types", ()))
+            raise TypeError(
+                "shard_map: in_specs must be a pytree of PartitionSpecs; it can be "
+                f"left out only when every mesh axis is AxisType.Explicit (this "
+                f"mesh's axes {mesh.axis_names} are {types}); pass in_specs=, or "
+                "build the mesh with axis_types=(AxisType.Explicit, ...)"
+            )
+        specs = [
+            _inferred_spec(leaf, mesh, f"args{tree.keystr(path)}")
+            for path, leaf in zip(paths, leaves)
+        ]
+    else:
+        if in_specs is None:
+            specs_tree: Any = None
+        elif len(args) == 1 and isinstance(in_specs, PartitionSpec):
+            specs_tree = (in_specs,)
+        else:
+            specs_tree = tuple(in_specs) if isinstance(in_specs, list) else in_specs
+            if isinstance(specs_tree, tuple) and not isinstance(
+                specs_tree, PartitionSpec
+            ):
+                specs_tree = tuple(specs_tree)
+        specs = (
+            [None] * len(leaves)
+            if specs_tree is None
+            else _broadcast_specs(specs_tree, tuple(args), "in_specs")
         )
+        if len(specs) != len(leaves):
+            raise ValueError(
+                f"shard_map: in_specs give {len(specs)} spec(s) for {len(leaves)} "
+                "array argument(s)"
+            )
+        if explicit:
+            for path, leaf, spec in zip(paths, leaves, specs):
+                if spec is None:
+                    continue
+                have = _inferred_spec(leaf, mesh, f"args{tree.keystr(path)}")
+                if NamedSharding(mesh, have) != NamedSharding(mesh, spec):
+                    raise ValueError(
+                        f"shard_map: in_specs {spec} for argument "
+                        f"args{tree.keystr(path)} does not match its sharding's spec "
+                        f"{have} (the mesh's axes are Explicit, so an argument is "
+                        "not resharded); leave in_specs out to take them from the "
+                        "arguments, or bt.reshard the argument first"
+                    )
     placed = []
     for path, leaf, spec in zip(paths, leaves, specs):
-        sharding = NamedSharding(mesh, _spec_or_replicated(spec))
+        if spec is None:  # static: passed unchanged
+            placed.append(leaf)
+            continue
+        sharding = NamedSharding(mesh, spec)
         if (
             isinstance(leaf, (ShardedArray, ShardedDonated))
             and leaf.sharding == sharding
@@ -361,11 +487,38 @@ def _run(
         # A multi-process operation: bt.thread_guard applies, here on the
         # caller's thread (the device bodies run on pool threads).
         check_thread_guard("bt.shard_map over a mesh of several processes")
+    by_value = False
+    if check_vma and not _promises_nothing(mesh, out_specs):
+        # JAX's check_vma, before anything runs (nothing is consumed when
+        # it fails); a body that cannot be traced is checked on its values.
+        traced = _traced_vmas(
+            f,
+            mesh,
+            placed,
+            specs,
+            treedef,
+            devices[0],
+            checks if checks is not None else {},
+        )
+        if traced is None:
+            by_value = True
+        else:
+            out_def, vmas = traced
+            _raise_if_varying(
+                f, mesh, out_specs, tree.unflatten(out_def, [0] * len(vmas)), vmas
+            )
     exchange = Exchange()
+
+    def local_value(p: Any, spec: Any, j: int, device: Any) -> Any:
+        if spec is not None:
+            return p._shards[j].data
+        if isinstance(p, Array) and p.device != device:
+            return _device_put.device_put(p, device)  # a static array, here
+        return p
 
     def body(j: int) -> Any:
         device, position = devices[j]
-        local = [p._shards[j].data for p in placed]
+        local = [local_value(p, s, j, device) for p, s in zip(placed, specs)]
         a = tree.unflatten(treedef, local)
         _local.ctx = DeviceContext(mesh, position, device, exchange)
         try:
@@ -390,7 +543,154 @@ def _run(
                 errors.append(e)
         if errors:  # the original error, not its echoes on the other devices
             raise next((e for e in errors if not isinstance(e, _Aborted)), errors[0])
+    if by_value:
+        _raise_if_varying(
+            f,
+            mesh,
+            out_specs,
+            outs[0],
+            _vmas_by_value(mesh, outs, [p for _, p in devices]),
+            ran=True,
+        )
     return _assemble(mesh, out_specs, outs, [d for d, _ in devices])
+
+
+def _vmas_by_value(mesh: Mesh, outs: list, positions: list) -> list[frozenset]:
+    """Each output's vma from its values: the mesh axes along which two
+    devices hold different values (bitwise; NaNs equal)."""
+    columns = [tree.leaves(o) for o in outs]
+    result = []
+    for n in range(len(columns[0])):
+        host = [np.asarray(col[n]) for col in columns]
+        varying = set()
+        for a in mesh.axis_names:
+            first: dict = {}
+            for pos, h in zip(positions, host):
+                k = tuple(sorted((b, i) for b, i in pos.items() if b != a))
+                if k not in first:
+                    first[k] = h
+                elif not np.array_equal(first[k], h, equal_nan=h.dtype.kind in "fc"):
+                    varying.add(a)
+                    break
+        result.append(frozenset(varying))
+    return result
+
+
+def _named_axes(spec: PartitionSpec) -> set:
+    return {a for d in range(len(spec)) for a in spec.axes_of(d)}
+
+
+def _promises_nothing(mesh: Mesh, out_specs: Any) -> bool:
+    """Whether every out spec names every mesh axis (nothing to check)."""
+    axes = set(mesh.axis_names)
+    leaves = optree.tree_leaves(
+        out_specs,
+        is_leaf=_is_partition_spec,
+        none_is_leaf=False,
+        namespace=tree.NAMESPACE,
+    )
+    return all(isinstance(s, PartitionSpec) and _named_axes(s) >= axes for s in leaves)
+
+
+def _traced_vmas(
+    f: Callable[..., Any],
+    mesh: Mesh,
+    placed: list,
+    specs: list,
+    treedef: Any,
+    device0: tuple,
+    checks: dict,
+) -> Any:
+    """(output treedef, each output leaf's vma) from tracing the body once
+    (baton/_shard_map_vma.py), cached in ``checks`` per argument signature;
+    None when the body cannot be traced."""
+    dynamic = [i for i, s in enumerate(specs) if s is not None]
+    in_avals = [
+        (
+            tuple(placed[i]._shards[0].data.shape),
+            placed[i]._shards[0].data.dtype.name,
+            False,
+            None,
+        )
+        for i in dynamic
+    ]
+    key: Any = (mesh, tuple(in_avals), tuple(specs), treedef)
+    try:
+        if key in checks:
+            return checks[key]
+    except TypeError:  # an unhashable static argument
+        key = None
+    in_vmas = [_named_axes(specs[i]) for i in dynamic]
+    device, position = device0
+
+    def rebuild(tracers: list) -> tuple:
+        full = list(placed)
+        for i, t in zip(dynamic, tracers):
+            full[i] = t
+        return tree.unflatten(treedef, full)
+
+    @contextlib.contextmanager
+    def install(vt: Any) -> Any:
+        ctx = DeviceContext(mesh, position, device, None)
+        ctx.vma = vt
+        _local.ctx = ctx
+        try:
+            yield
+        finally:
+            _local.ctx = None
+
+    values = [placed[i]._shards[0].data for i in dynamic]
+    try:
+        verdict = _shard_map_vma.output_vmas(
+            lambda *a: f(*a), in_avals, in_vmas, rebuild, install, 8, values
+        )
+    except Exception:
+        # The body cannot be traced (it reads a collective's value on the
+        # host ...): the caller compares the devices' values instead.
+        return None
+    if key is not None:
+        checks[key] = verdict
+    return verdict
+
+
+def _raise_if_varying(
+    f: Callable[..., Any],
+    mesh: Mesh,
+    out_specs: Any,
+    out: Any,
+    vmas: list,
+    ran: bool = False,
+) -> None:
+    """ValueError naming each output of ``out`` (a pytree like the body's
+    result) that varies over a mesh axis its out spec leaves out."""
+    out_spec_list = _broadcast_specs(out_specs, out, "out_specs")
+    paths = [tree.keystr(p) for p in tree.paths_and_leaves(out)[0]]
+    problems = []
+    for n, (spec, vma) in enumerate(zip(out_spec_list, vmas)):
+        missing = [
+            a for a in mesh.axis_names if a in vma and a not in _named_axes(spec)
+        ]
+        if missing:
+            problems.append((n, paths[n] if n < len(paths) else "", spec, vma, missing))
+    if problems:
+        name = getattr(f, "__name__", repr(f))
+        lines = [
+            f"  output {n} (out{path}) has out spec {spec}, which promises it is the "
+            f"same along mesh axis {', '.join(repr(a) for a in missing)}, but it "
+            f"varies over {sorted(vma)}"
+            for n, path, spec, vma, missing in problems
+        ]
+        raise ValueError(
+            f"shard_map applied to {name!r} was given out_specs that need "
+            f"replication which the function does not guarantee (mesh axes "
+            f"{mesh.axis_names}, sizes {mesh.axis_sizes}):\n"
+            + "\n".join(lines)
+            + "\nEither reduce the value over those axes inside the function "
+            "(bt.lax.psum / pmean / pmax / pmin), or name the axes in its out "
+            "spec (e.g. P('i')) to concatenate the devices' values; if the value "
+            "is the same on every device anyway, pass check_vma=False (or "
+            "check_rep=False) to skip this check." + ("" if ran else " Nothing ran.")
+        )
 
 
 def _process_index() -> int:
@@ -425,10 +725,9 @@ def _assemble(mesh: Mesh, out_specs: Any, outs: list, devices: list) -> Any:
                     )
                 v = _device_put.device_put(v, devices[j])
             elif v.device != devices[j]:
-                raise ValueError(
-                    f"shard_map: output {n} of the function on {devices[j]} is on "
-                    f"{v.device}; return values on the device each call runs on"
-                )
+                # A closed-over array (or one put elsewhere): copied here, as
+                # JAX's shard_map broadcasts a constant output.
+                v = _device_put.device_put(v, devices[j])
             datas.append(v)
         shapes = {tuple(a.shape) for a in datas}
         if len(shapes) != 1:

@@ -40,6 +40,8 @@ from baton._baton import Array
 from baton._baton import lax as _lax
 from baton._config import config
 from baton._config_states import check_transfer
+from baton._sharded_array import is_sharded
+from baton._sharding_api import type_sharding
 from baton._subtrace import aval_of, is_tracing
 from baton._toplevel_ad import (
     closure_convert,
@@ -271,9 +273,20 @@ def ensure_compile_time_eval() -> Iterator[None]:
 
 def typeof(x: Any) -> Any:
     """The abstract value of ``x``: its shape, dtype and weak type (for a
-    ``bt.Ref``, its ``AbstractRef``, printed ``Ref{float32[3]}``)."""
+    ``bt.Ref``, its ``AbstractRef``, printed ``Ref{float32[3]}``). For a
+    sharded array its global shape, and ``.sharding`` the NamedSharding
+    of its type: the spec keeps the mesh's ``Explicit`` axes only (an
+    ``Auto`` axis gives ``P(None, ...)``, as in JAX); None for an unsharded
+    array.
+
+    Example::
+
+        bt.typeof(bnp.ones(3))   # ShapeDtypeStruct(shape=(3,), dtype=float32)
+    """
     if isinstance(x, _ref_state.RefBase):
         return x.aval
+    if is_sharded(x):  # its sharding is part of its type (Explicit axes)
+        return ShapeDtypeStruct(x.shape, x.dtype, sharding=type_sharding(x))
     shape, dtype, weak, _ = aval_of(x)
     return ShapeDtypeStruct(shape, np.dtype(getattr(x, "dtype", dtype)), weak_type=weak)
 

@@ -22,9 +22,7 @@ Where baton differs:
 - ``set_mesh(mesh)``: a global setter and a context manager, as in JAX: it
   makes ``mesh`` the current mesh (``bt.shard_map`` without ``mesh=``,
   ``reshard`` with a bare PartitionSpec).
-- ``reshard(xs, out_shardings)``: ``bt.device_put`` onto the shardings
-  (a bare ``P(...)`` is on the current mesh); a traced value is refused,
-  since baton's programs run on one device.
+- ``reshard(xs, out_shardings)``: baton/_sharding_api.py.
 """
 
 from __future__ import annotations
@@ -43,13 +41,12 @@ from baton._baton import Array
 from baton._baton import lax as _lax
 from baton._shard_map import shard_map
 from baton._sharded_array import ShardedArray, placement
+from baton._sharding_api import reshard
 from baton.sharding import (
-    _MESH_STACK,
     Mesh,
-    NamedSharding,
     PartitionSpec,
     SingleDeviceSharding,
-    current_mesh,
+    set_mesh,
 )
 
 __all__ = [
@@ -118,65 +115,6 @@ def fwd_and_bwd(
 
 
 # ---- meshes and shardings ----
-
-
-class set_mesh:  # noqa: N801 -- JAX's name
-    """Makes ``mesh`` the current mesh: for good (``bt.set_mesh(mesh)``) or
-    for a ``with bt.set_mesh(mesh):`` block (the previous one comes back
-    at its end)."""
-
-    def __init__(self, mesh: Mesh) -> None:
-        if not isinstance(mesh, Mesh):
-            raise TypeError(f"set_mesh: expected a bt.sharding.Mesh, not {type(mesh).__name__}")
-        self._mesh = mesh
-        self._depth = len(_MESH_STACK)
-        _MESH_STACK.append(mesh)
-
-    def __enter__(self) -> Mesh:
-        return self._mesh
-
-    def __exit__(self, *exc: Any) -> None:
-        del _MESH_STACK[self._depth:]
-
-
-def _sharding_of(s: Any) -> Any:
-    if isinstance(s, PartitionSpec):
-        mesh = current_mesh()
-        if mesh is None:
-            raise ValueError(
-                "reshard: a bare PartitionSpec needs a current mesh (bt.set_mesh or "
-                "`with mesh:`); or pass a NamedSharding"
-            )
-        return NamedSharding(mesh, s)
-    return s
-
-
-def reshard(xs: Any, out_shardings: Any) -> Any:
-    """``xs`` placed as ``out_shardings`` says (one sharding for every leaf,
-    or a pytree of them matching ``xs``; a bare PartitionSpec is on the
-    current mesh)."""
-    leaves, treedef = tree.flatten(xs)
-    if any(isinstance(leaf, _lax.Tracer) for leaf in leaves):
-        raise NotImplementedError(
-            "reshard of a traced value: baton's compiled programs run on one "
-            "device; reshard the arguments before calling the jitted function"
-        )
-    if isinstance(out_shardings, PartitionSpec) or not isinstance(
-        out_shardings, (list, tuple, dict)
-    ):
-        shards = [_sharding_of(out_shardings)] * len(leaves)
-    else:
-        shards = [
-            _sharding_of(s)
-            for s in tree.leaves(out_shardings, is_leaf=lambda s: isinstance(s, PartitionSpec))
-        ]
-        if len(shards) != len(leaves):
-            raise ValueError(
-                f"reshard: {len(shards)} shardings for {len(leaves)} arrays"
-            )
-    return tree.unflatten(
-        treedef, [_jit.device_put(x, s) for x, s in zip(leaves, shards)]
-    )
 
 
 def make_array_from_single_device_arrays(

@@ -120,9 +120,10 @@ __all__ = sorted({*__all__, "Precision"})
 
 # Collectives inside bt.shard_map (baton/_collectives.py), as in jax.lax.
 from baton import _collectives  # noqa: E402
+from baton._sharding_api import with_sharding_constraint  # noqa: E402, F401
 
 globals().update({name: getattr(_collectives, name) for name in _collectives.__all__})
-__all__ = sorted([*__all__, *_collectives.__all__])
+__all__ = sorted([*__all__, *_collectives.__all__, "with_sharding_constraint"])
 
 Tracer = _lax.Tracer
 try:

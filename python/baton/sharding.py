@@ -23,6 +23,7 @@ place every element on the same devices in the same memory kind.
 
 from __future__ import annotations
 
+import enum
 import math
 from collections.abc import Iterable
 from typing import Any
@@ -33,11 +34,14 @@ from baton import _device_queries
 from baton._memory_kinds import check_kind as _check_kind
 
 __all__ = [
+    "AxisType",
     "Mesh",
     "NamedSharding",
     "PartitionSpec",
     "SingleDeviceSharding",
+    "get_mesh",
     "make_mesh",
+    "set_mesh",
 ]
 
 
@@ -81,6 +85,30 @@ class PartitionSpec(tuple):
 P = PartitionSpec
 
 
+class AxisType(enum.Enum):
+    """How a mesh axis is treated (JAX's ``jax.sharding.AxisType``):
+
+    - ``Auto``: the compiler may place values over it as it likes (baton's
+      default, see ``make_mesh``);
+    - ``Explicit``: an array's sharding over it is part of its type
+      (``bt.typeof(x).sharding``): ``bt.shard_map`` takes its in_specs from
+      the arguments, and refuses in_specs that do not match them;
+    - ``Manual``: inside a ``shard_map`` body (no mesh is built so).
+
+    Example: ``bt.make_mesh((4,), ("i",), axis_types=(AxisType.Explicit,))``.
+    """
+
+    Auto = enum.auto()
+    Explicit = enum.auto()
+    Manual = enum.auto()
+
+    def __repr__(self) -> str:
+        return self.name
+
+    def __str__(self) -> str:
+        return f"AxisType.{self.name}"
+
+
 class Mesh:
     """Devices on named axes: ``Mesh(devices, axis_names)`` where ``devices``
     is an array-like of baton Devices whose rank is ``len(axis_names)``
@@ -89,9 +117,14 @@ class Mesh:
     number of devices. Usable as a context manager (``with mesh:``), which
     makes it the default mesh of :func:`bt.shard_map`."""
 
-    __slots__ = ("_axis_names", "_devices", "_shape")
+    __slots__ = ("_axis_names", "_axis_types", "_devices", "_shape")
 
-    def __init__(self, devices: Any, axis_names: Iterable[str] | str) -> None:
+    def __init__(
+        self,
+        devices: Any,
+        axis_names: Iterable[str] | str,
+        axis_types: Any = None,
+    ) -> None:
         names = (axis_names,) if isinstance(axis_names, str) else tuple(axis_names)
         for n in names:
             if not isinstance(n, str):
@@ -113,6 +146,7 @@ class Mesh:
         if len(set(ids)) != len(ids):
             raise ValueError("Mesh: a device appears more than once")
         arr.flags.writeable = False
+        self._axis_types = _axis_types(axis_types, len(names))
         self._devices = arr
         self._axis_names = names
         self._shape = dict(zip(names, arr.shape))
@@ -124,6 +158,30 @@ class Mesh:
     @property
     def axis_names(self) -> tuple[str, ...]:
         return self._axis_names
+
+    @property
+    def axis_types(self) -> tuple[AxisType, ...]:
+        """Each axis's :class:`AxisType` (default ``Auto``)."""
+        return self._axis_types
+
+    @property
+    def explicit_axes(self) -> tuple[str, ...]:
+        return self._axes_of_type(AxisType.Explicit)
+
+    @property
+    def auto_axes(self) -> tuple[str, ...]:
+        return self._axes_of_type(AxisType.Auto)
+
+    @property
+    def manual_axes(self) -> tuple[str, ...]:
+        return self._axes_of_type(AxisType.Manual)
+
+    def _axes_of_type(self, t: AxisType) -> tuple[str, ...]:
+        return tuple(n for n, a in zip(self._axis_names, self._axis_types) if a is t)
+
+    @property
+    def empty(self) -> bool:
+        return False
 
     @property
     def shape(self) -> dict[str, int]:
@@ -165,6 +223,7 @@ class Mesh:
         return (
             isinstance(other, Mesh)
             and self._axis_names == other._axis_names
+            and self._axis_types == other._axis_types
             and self._devices.shape == other._devices.shape
             and all(
                 a is b or a == b
@@ -176,6 +235,7 @@ class Mesh:
         return hash(
             (
                 self._axis_names,
+                self._axis_types,
                 self._devices.shape,
                 tuple((_process_of(d), d.id) for d in self._devices.flat),
             )
@@ -183,15 +243,92 @@ class Mesh:
 
     def __repr__(self) -> str:
         axes = ", ".join(f"'{n}': {s}" for n, s in self._shape.items())
-        return f"Mesh(axis_sizes={{{axes}}}, devices={self.device_ids.tolist()})"
+        types = ""
+        if any(t is not AxisType.Auto for t in self._axis_types):
+            types = f", axis_types={self._axis_types}"
+        return f"Mesh(axis_sizes={{{axes}}}, devices={self.device_ids.tolist()}{types})"
+
+
+def _axis_types(axis_types: Any, n: int) -> tuple[AxisType, ...]:
+    if axis_types is None:
+        return (AxisType.Auto,) * n
+    if isinstance(axis_types, AxisType):
+        axis_types = (axis_types,) * n
+    types = tuple(axis_types)
+    if len(types) != n or not all(isinstance(t, AxisType) for t in types):
+        raise ValueError(
+            f"Mesh: axis_types must be {n} bt.sharding.AxisType value(s), one per "
+            f"axis; got {axis_types!r}"
+        )
+    if AxisType.Manual in types:
+        raise NotImplementedError(
+            "Mesh: AxisType.Manual axes are the ones inside a shard_map body; baton "
+            "builds no mesh with them (use Auto or Explicit)"
+        )
+    return types
 
 
 _MESH_STACK: list[Mesh] = []
 
 
 def current_mesh() -> Mesh | None:
-    """The innermost ``with mesh:`` mesh, or None."""
+    """The innermost ``with mesh:`` / ``bt.set_mesh`` mesh, or None."""
     return _MESH_STACK[-1] if _MESH_STACK else None
+
+
+def get_mesh() -> Mesh | None:
+    """The current mesh (set by ``bt.set_mesh(mesh)`` or ``with mesh:``), or
+    None where there is none -- JAX returns an empty mesh there.
+
+    Example::
+
+        with bt.set_mesh(bt.make_mesh((4,), ("i",))):
+            bt.sharding.get_mesh().axis_names   # ("i",)
+    """
+    return current_mesh()
+
+
+class set_mesh:
+    """Makes ``mesh`` the current mesh: for good (``bt.set_mesh(mesh)``) or
+    for a ``with bt.set_mesh(mesh):`` block (the previous one comes back
+    at its end). The current mesh is what ``bt.shard_map`` without
+    ``mesh=``, ``bt.device_put(x, P(...))``, ``bt.reshard`` and
+    ``bt.lax.with_sharding_constraint`` with a bare PartitionSpec use.
+
+    Example::
+
+        with bt.set_mesh(bt.make_mesh((4,), ("i",))):
+            y = bt.device_put(np.arange(8.0), P("i"))   # split over the 4
+    """
+
+    def __init__(self, mesh: Mesh) -> None:
+        if not isinstance(mesh, Mesh):
+            raise TypeError(
+                f"set_mesh: expected a bt.sharding.Mesh, not {type(mesh).__name__}"
+            )
+        self._mesh = mesh
+        self._depth = len(_MESH_STACK)
+        _MESH_STACK.append(mesh)
+
+    def __enter__(self) -> Mesh:
+        return self._mesh
+
+    def __exit__(self, *exc: Any) -> None:
+        del _MESH_STACK[self._depth :]
+
+
+def sharding_of(s: Any, what: str) -> Any:
+    """A sharding: ``s`` itself, or a bare PartitionSpec on the current mesh."""
+    if isinstance(s, PartitionSpec):
+        mesh = current_mesh()
+        if mesh is None:
+            raise ValueError(
+                f"{what}: a bare PartitionSpec needs a current mesh; set one with "
+                "`with bt.set_mesh(mesh):` (or bt.set_mesh(mesh)), or pass "
+                "NamedSharding(mesh, spec)"
+            )
+        return NamedSharding(mesh, s)
+    return s
 
 
 def _process_of(device: Any) -> int:
@@ -203,10 +340,17 @@ def _is_local(device: Any) -> bool:
 
 
 def make_mesh(
-    axis_shapes: Iterable[int], axis_names: Iterable[str] | str, *, devices: Any = None
+    axis_shapes: Iterable[int],
+    axis_names: Iterable[str] | str,
+    axis_types: Any = None,
+    *,
+    devices: Any = None,
 ) -> Mesh:
     """A :class:`Mesh` of shape ``axis_shapes`` over ``devices`` (default: the
-    first ``prod(axis_shapes)`` of ``bt.devices()``), filled in order.
+    first ``prod(axis_shapes)`` of ``bt.devices()``), filled in order, with
+    ``axis_types`` (a tuple of :class:`AxisType`, one per axis). Their
+    default is ``Auto`` -- JAX 0.10.2's ``make_mesh`` defaults to
+    ``Explicit``; see docs/sharding.md for why baton differs.
 
     Example: ``bt.make_mesh((2, 2), ("data", "model"))`` on 4 devices."""
     shape = tuple(int(s) for s in axis_shapes)
@@ -228,7 +372,7 @@ def make_mesh(
             f"make_mesh: a mesh of shape {shape} needs {n} devices, {len(devices)} "
             "were given"
         )
-    return Mesh(np.array(devices, dtype=object).reshape(shape), axis_names)
+    return Mesh(np.array(devices, dtype=object).reshape(shape), axis_names, axis_types)
 
 
 class _Sharding:

@@ -16,7 +16,7 @@ from typing import Any
 
 import numpy as np
 
-from baton import _ops
+from baton import _ops, _sharding_api
 from baton._baton import lax
 
 __all__ = ["dot", "einsum", "inner", "matmul", "outer", "tensordot", "vdot"]
@@ -56,11 +56,29 @@ def _options(
 
 
 def matmul(
-    a: Any, b: Any, /, *, precision: Any = None, preferred_element_type: Any = None
+    a: Any,
+    b: Any,
+    /,
+    *,
+    precision: Any = None,
+    preferred_element_type: Any = None,
+    out_sharding: Any = None,
 ) -> Any:
     """numpy's matmul (the ``@`` operator): 1-D operands are vectors, batch
     dimensions broadcast. ``precision`` / ``preferred_element_type`` as in
-    JAX (see ``_options``)."""
+    JAX (see ``_options``). ``out_sharding`` (a sharding, or a bare
+    PartitionSpec on the current mesh): the result placed so, computed on
+    one device of its mesh from the gathered operands
+    (baton/_sharding_api.py); not inside ``bt.jit``."""
+    if out_sharding is not None:
+        return _sharding_api.with_out_sharding(
+            lambda x, y: matmul(
+                x, y, precision=precision, preferred_element_type=preferred_element_type
+            ),
+            (a, b),
+            out_sharding,
+            "matmul",
+        )
     a, b = _options("matmul", a, b, precision, preferred_element_type)
     sa, sb = _ops.shape_of(a), _ops.shape_of(b)
     if not sa or not sb:
@@ -95,10 +113,33 @@ def _contract(a: Any, b: Any, ca: tuple[int, ...], cb: tuple[int, ...]) -> Any:
 
 
 def dot(
-    a: Any, b: Any, *, precision: Any = None, preferred_element_type: Any = None
+    a: Any,
+    b: Any,
+    *,
+    precision: Any = None,
+    preferred_element_type: Any = None,
+    out_sharding: Any = None,
 ) -> Any:
     """numpy's dot: scalars multiply; otherwise a's last axis contracts with
-    b's second-to-last (its only one for 1-D b)."""
+    b's second-to-last (its only one for 1-D b). ``out_sharding`` as for
+    :func:`matmul`.
+
+    Example::
+
+        mesh = bt.make_mesh((4,), ("i",))
+        x = bt.device_put(np.ones((8, 4), np.float32), NamedSharding(mesh, P("i")))
+        y = bnp.dot(x, np.ones((4, 2), np.float32),
+                    out_sharding=NamedSharding(mesh, P("i")))   # (8, 2), split
+    """
+    if out_sharding is not None:
+        return _sharding_api.with_out_sharding(
+            lambda x, y: dot(
+                x, y, precision=precision, preferred_element_type=preferred_element_type
+            ),
+            (a, b),
+            out_sharding,
+            "dot",
+        )
     a, b = _options("dot", a, b, precision, preferred_element_type)
     sa, sb = _ops.shape_of(a), _ops.shape_of(b)
     if not sa or not sb:
