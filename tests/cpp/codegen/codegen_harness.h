@@ -226,12 +226,16 @@ class CodegenBatch {
   // run on the host through the reference interpreter (RunStepOnHost), so
   // the other steps of such programs are tested too.
   void SetHostFallback(bool on) { host_fallback_ = on; }
+  // EmitOptions::library_gemm for every case: float dots become GEMM
+  // actions, run by the host's BLAS (host_gemm.h) as cuBLAS runs them on a
+  // GPU. Off by default: dots are kernels.
+  void SetLibraryGemm(bool on) { library_gemm_ = on; }
   // How many steps of the cases run so far were left to the host, and how
   // many ran as emitted actions.
   int host_steps() const { return host_steps_; }
   int device_steps() const { return device_steps_; }
 
-  // Emits every case (library_gemm off: dots are kernels), compiles them in
+  // Emits every case (dots as kernels unless SetLibraryGemm), compiles them in
   // one host-compiler run, runs each and compares it with the reference.
   void Run() {
     if (cases_.empty()) return;
@@ -239,7 +243,7 @@ class CodegenBatch {
     std::vector<const cuda::codegen::EmittedProgram*> all;
     for (size_t c = 0; c < cases_.size(); ++c) {
       cuda::codegen::EmitOptions options;
-      options.library_gemm = false;
+      options.library_gemm = library_gemm_;
       options.kernel_prefix = "bt_p" + std::to_string(c) + "_k";
       options.index_bits = index_bits_;
       options.host_fallback = host_fallback_;
@@ -306,6 +310,7 @@ class CodegenBatch {
   int index_bits_ = 0;
   bool host_fallback_ = false;
   int host_steps_ = 0, device_steps_ = 0;
+  bool library_gemm_ = false;
   std::string source_;
 };
 

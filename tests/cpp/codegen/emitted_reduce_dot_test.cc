@@ -273,6 +273,21 @@ TEST(EmittedDotTest, MatmulsBatchesAndTransposedOperands) {
   b.Run();
 }
 
+// The same dots as GEMM actions (EmitOptions::library_gemm): each operand
+// read as stored or transposed by the library -- the host's BLAS here
+// (host_gemm.h), cuBLAS on a GPU -- half types widened to float32 and
+// rounded once; integer dots stay kernels.
+TEST(EmittedDotTest, GemmActionsMatchTheReference) {
+  CodegenBatch b;
+  b.SetLibraryGemm(true);
+  for (DType dtype : {DType::kFloat32, DType::kFloat64, DType::kFloat16,
+                      DType::kBFloat16, DType::kInt32}) {
+    b.SetContext(std::string(dtype_name(dtype)));
+    ExpectDotsMatch(b, dtype);
+  }
+  b.Run();
+}
+
 // Integer dots wrap in their own type, as the CPU's loops do (shape
 // inference refuses bool dots, so there are none to test).
 TEST(EmittedDotTest, IntegerDotsWrap) {

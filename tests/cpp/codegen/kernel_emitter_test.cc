@@ -108,26 +108,6 @@ TEST(KernelEmitterTest, DumpsTheSourceWhenAsked) {
 
 // A GEMM action cannot run on the host: RunOnHost says so rather than
 // skipping it.
-TEST(KernelEmitterTest, HostRunnerRefusesGemmActions) {
-  compiler::TraceContext ctx;
-  Tracer a = ctx.AddParameter({Shape{4, 8}, DType::kFloat32});
-  Tracer b = ctx.AddParameter({Shape{8, 3}, DType::kFloat32});
-  const PlannedProgram p = Plan(ctx.Finish({matmul(a, b)}));
-  cg::EmitOptions options;
-  options.library_gemm = true;
-  auto e = cg::EmitProgram(p.program, p.plan, options, "gemm");
-  ASSERT_TRUE(e.ok()) << e.status().to_string();
-  auto library = cg::HostKernelLibrary::Compile(e->source, "gemm");
-  ASSERT_TRUE(library.ok()) << library.status().to_string();
-  std::vector<std::vector<char>> storage(p.program.num_values(),
-                                         std::vector<char>(256));
-  std::vector<void*> slots;
-  for (auto& s : storage) slots.push_back(s.data());
-  const Status s = cg::RunOnHost(library->get(), *e, slots,
-                                 std::vector<void*>(p.plan.steps.size()));
-  EXPECT_EQ(s.code(), ErrorCode::kUnimplemented) << s.to_string();
-}
-
 // Under AddressSanitizer the emulated kernels are instrumented
 // (host_kernel_runner.cc): a kernel reading past a buffer stops there, and
 // the report names the generated kernel and its line in the emitted source.
