@@ -92,6 +92,18 @@ void init_array(nb::module_& m) {
       .def("is_deleted", &ArrayImpl::IsDeleted,
            "True once deleted, donated or overwritten (for every reference).")
       .def(
+          "unsafe_buffer_pointer",
+          [](const ArrayImpl& a) {
+            auto buffer = baton::ValueOrThrow(a.buffer());
+            return reinterpret_cast<uintptr_t>(buffer->data());
+          },
+          "The address of the array's storage, as JAX's "
+          "Array.unsafe_buffer_pointer(): a device address on an accelerator "
+          "(the host cannot read it there). Equal addresses are the same "
+          "storage, which is how tests see donation and in-place updates "
+          "reuse it. Raises DeletedArrayError once the array is consumed.\n\n"
+          "    >>> y = bt.jit(lambda a: a + 1, donate_argnums=0)(x)  # x's storage\n")
+      .def(
           "is_ready",
           [](const ArrayImpl& a) {
             return baton::ValueOrThrow(a.ReadyEvent()).IsReady();

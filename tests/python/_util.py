@@ -39,9 +39,8 @@ def num_allocs(kind="device", device=None):
 
 
 def data_ptr(x):
-    """Address of x's storage (takes and drops a host view)."""
-    a = np.asarray(x)
-    return a.__array_interface__["data"][0]
+    """Address of x's storage (a device address on an accelerator)."""
+    return x.unsafe_buffer_pointer()
 
 
 def floats(n, start=0.0):
@@ -50,10 +49,10 @@ def floats(n, start=0.0):
 
 
 def run_with_two_devices(code):
-    """Runs Python `code` in a fresh process with two CPU devices
-    (BATON_NUM_CPU_DEVICES is read at start-up); asserts it exits 0 and
-    prints "ok"."""
-    env = dict(os.environ, BATON_NUM_CPU_DEVICES="2")
+    """Runs Python `code` in a fresh process with two devices of the default
+    platform (BATON_NUM_CPU_DEVICES / BATON_NUM_SIM_DEVICES are read at
+    start-up); asserts it exits 0 and prints "ok"."""
+    env = dict(os.environ, BATON_NUM_CPU_DEVICES="2", BATON_NUM_SIM_DEVICES="2")
     out = subprocess.run(
         [sys.executable, "-c", code],
         env=env,

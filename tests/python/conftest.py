@@ -4,7 +4,10 @@ Every test runs with global state restored afterwards (memory limits of every
 device and memory kind, bt.config, the garbage collector) and its enqueued
 work finished. Tests marked
 ``@pytest.mark.x64`` (or modules with ``pytestmark = pytest.mark.x64``) run
-with 64-bit types on; the rest with JAX's default, off. Tests of release
+with 64-bit types on; the rest with JAX's default, off. Tests marked
+``@pytest.mark.host_addressable_device`` are skipped when the default device
+is an accelerator (``BATON_PLATFORMS=sim,cpu``): they test zero-copy host
+access to device memory, which only the CPU has. Tests of release
 timing use `no_gc`: baton must release storage by reference counting alone.
 
 The hypothesis profiles of the property-based tests (test_property_*.py,
@@ -60,6 +63,26 @@ def pytest_configure(config):
         "x64: run with bt.config enable_x64 on (tests of 64-bit dtypes, and "
         "comparisons with numpy, whose defaults are 64-bit)",
     )
+    config.addinivalue_line(
+        "markers",
+        "host_addressable_device: a test of what holds only where the host "
+        "can address the default device's `device` memory (zero-copy host "
+        "views and DLPack exports of it, R7): skipped on an accelerator "
+        "(BATON_PLATFORMS=sim,cpu or cuda,cpu), where test_accelerator_memory.py "
+        "checks the accelerator's side of the same contract",
+    )
+
+
+def pytest_collection_modifyitems(config, items):
+    if bt.devices()[0]._host_addressable("device"):
+        return
+    skip = pytest.mark.skip(
+        reason=f"the default device ({bt.devices()[0]}) has device memory the "
+        "host cannot address: no zero-copy views of it (R7)"
+    )
+    for item in items:
+        if item.get_closest_marker("host_addressable_device") is not None:
+            item.add_marker(skip)
 
 
 @pytest.fixture(autouse=True)
