@@ -34,6 +34,7 @@
 #include <sstream>
 
 #include "baton/backend/cpu/fusion_tiling.h"
+#include "baton/backend/simulated/simulated_backend.h"
 #include "baton/compiler/buffer_assignment.h"
 #include "baton/compiler/passes.h"
 #include "baton/compiler/program_printer.h"
@@ -82,17 +83,19 @@ std::string SamePrints(const std::vector<c::test_util::Seen>& want,
 }
 
 // The distinct constants (by content, as ConstantCache shares them) of `p`
-// and, recursively, of its control-flow regions, each optimized as the
-// executor's region steps compile them.
+// and, with `regions`, recursively, of its control-flow regions, each
+// optimized as the CPU executor's region steps compile them (the simulated
+// device interprets regions on the host: no device copies).
 void CollectConstants(const c::Program& p,
-                      std::vector<std::shared_ptr<const Literal>>& out) {
+                      std::vector<std::shared_ptr<const Literal>>& out,
+                      bool regions = true) {
   for (const c::Instruction& inst : p.instructions()) {
     if (const auto* k = inst.attrs_if<c::ConstantAttrs>()) {
       bool seen = false;
       for (const auto& l : out) seen |= *l == *k->literal;
       if (!seen) out.push_back(k->literal);
     }
-    if (c::IsControlFlow(inst.kind()) &&
+    if (regions && c::IsControlFlow(inst.kind()) &&
         c::ControlFlowOutputIndex(inst.attrs) == 0) {
       for (const c::Program* r : c::Regions(inst.attrs)) {
         CollectConstants(c::Optimize(*r), out);
@@ -109,10 +112,12 @@ int64_t Rounded(int64_t bytes) {
   return std::max<int64_t>(g, (bytes + g - 1) / g * g);
 }
 
-std::array<int64_t, kNumMemoryKinds> InUse() {
+std::array<int64_t, kNumMemoryKinds> InUse(Device* device) {
   std::array<int64_t, kNumMemoryKinds> v{};
   for (int k = 0; k < kNumMemoryKinds; ++k) {
-    v[k] = Stats(static_cast<MemoryKind>(k)).bytes_in_use;
+    v[k] = device->memory_space(static_cast<MemoryKind>(k))
+               .stats()
+               .bytes_in_use;
   }
   return v;
 }
@@ -128,8 +133,9 @@ struct Coverage {
   int donated_arguments = 0;
 };
 
-// Runs program `seed`; returns "" or a description of the failure.
-std::string RunOne(uint64_t seed, Coverage& cov) {
+// Runs program `seed` on `device`; returns "" or a description of the
+// failure.
+std::string RunOne(uint64_t seed, Coverage& cov, Device* device) {
   Generated g = ProgramGenerator(seed).Generate();
   for (const c::Instruction& inst : g.program.instructions()) {
     ++cov.ops[static_cast<int>(inst.kind())];
@@ -158,7 +164,7 @@ std::string RunOne(uint64_t seed, Coverage& cov) {
   const std::vector<c::test_util::Seen> printed_by_reference = *g.printed;
   g.printed->clear();
 
-  const auto base = InUse();
+  const auto base = InUse(device);
   {
     std::vector<Array> arrays;
     std::vector<ArgSpec> specs;
@@ -169,7 +175,7 @@ std::string RunOne(uint64_t seed, Coverage& cov) {
         arrays.push_back(arrays[g.same_array_as[i]]);
       } else {
         arrays.push_back(ValueOrThrow(
-            DevicePut(HostBuffer{l.untyped_data(), l.shape(), l.dtype()}, Dev(),
+            DevicePut(HostBuffer{l.untyped_data(), l.shape(), l.dtype()}, device,
                       g.arg_kinds[i])));
       }
       if (g.donation[i] == Donation::kByPosition)
@@ -194,7 +200,7 @@ std::string RunOne(uint64_t seed, Coverage& cov) {
     }
     Result<std::vector<Array>> got = f.Call(std::move(call));
     if (!got.ok()) return fail("jit call failed: " + got.status().to_string());
-    auto exe = ValueOrThrow(f.Lower(specs, Dev()));
+    auto exe = ValueOrThrow(f.Lower(specs, device));
     if (exe->memory_analysis().alias_size_in_bytes > 0)
       ++cov.programs_with_alias;
     {
@@ -258,7 +264,9 @@ std::string RunOne(uint64_t seed, Coverage& cov) {
     for (const Array& a : arrays) count(a);
     for (const Array& a : got.value()) count(a);
     std::vector<std::shared_ptr<const Literal>> constants;
-    CollectConstants(exe->program(), constants);
+    // Regions hold device constants where they run on the device.
+    CollectConstants(exe->program(), constants,
+                     /*regions=*/device->platform() == "cpu");
     for (const auto& k : constants) {
       expected[static_cast<int>(MemoryKind::kDevice)] +=
           Rounded(k->byte_size());
@@ -271,8 +279,8 @@ std::string RunOne(uint64_t seed, Coverage& cov) {
     }
     for (bool synchronized : {false, true}) {
       if (!synchronized && !computed_output) continue;
-      if (synchronized) EXPECT_TRUE(Dev()->Synchronize().ok());
-      const auto in_use = InUse();
+      if (synchronized) EXPECT_TRUE(device->Synchronize().ok());
+      const auto in_use = InUse(device);
       for (int k = 0; k < kNumMemoryKinds; ++k) {
         if (in_use[k] != expected[k]) {
           return fail_exe(
@@ -293,8 +301,8 @@ std::string RunOne(uint64_t seed, Coverage& cov) {
     }
   }
   // Outputs, arguments and the executable (with its constants) are gone.
-  EXPECT_TRUE(Dev()->Synchronize().ok());
-  const auto after = InUse();
+  EXPECT_TRUE(device->Synchronize().ok());
+  const auto after = InUse(device);
   for (int k = 0; k < kNumMemoryKinds; ++k) {
     if (after[k] != base[k]) {
       return fail(std::string(memory_kind_name(static_cast<MemoryKind>(k))) +
@@ -322,7 +330,8 @@ TEST(RandomProgramsTest, PlannedExecutorMatchesReferenceInterpreter) {
   Coverage cov;
   const char* only = std::getenv("BATON_RANDOM_PROGRAM");
   if (only != nullptr) {
-    const std::string error = RunOne(std::strtoull(only, nullptr, 10), cov);
+    const std::string error =
+        RunOne(std::strtoull(only, nullptr, 10), cov, Dev());
     EXPECT_EQ(error, "");
     return;
   }
@@ -330,7 +339,7 @@ TEST(RandomProgramsTest, PlannedExecutorMatchesReferenceInterpreter) {
   const int num_programs =
       count != nullptr ? std::atoi(count) : kDefaultNumPrograms;
   for (int i = 0; i < num_programs && failures < 5; ++i) {
-    const std::string error = RunOne(kBaseSeed + i, cov);
+    const std::string error = RunOne(kBaseSeed + i, cov, Dev());
     ++programs;
     if (!error.empty()) {
       ++failures;
@@ -365,6 +374,29 @@ TEST(RandomProgramsTest, PlannedExecutorMatchesReferenceInterpreter) {
   // Some donations cannot be used (no output of that size): those were
   // reported rather than refused.
   EXPECT_GT(warnings.count, 0);
+}
+
+// The same programs on the simulated device, through the GPU executable
+// (backend/cuda/gpu_executable.h): generated kernels run as host code over
+// memory the host cannot address, host steps interpreted -- the same values,
+// donations and exact memory statistics as on the CPU. Fewer programs: each
+// compiles its kernels with the host compiler (about 0.1 s).
+TEST(RandomProgramsTest, SimulatedDeviceMatchesReferenceInterpreter) {
+  WarningCounter warnings;
+  Device* sim = SimulatedClient().devices()[0];
+  Coverage cov;
+  const char* count = std::getenv("BATON_RANDOM_PROGRAMS_SIM");
+  const int num_programs = count != nullptr ? std::atoi(count) : 150;
+  int failures = 0;
+  for (int i = 0; i < num_programs && failures < 5; ++i) {
+    const std::string error = RunOne(kBaseSeed + i, cov, sim);
+    if (!error.empty()) {
+      ++failures;
+      ADD_FAILURE() << error;
+    }
+  }
+  EXPECT_GE(cov.programs_with_alias, 1);
+  EXPECT_GE(cov.donated_arguments, 20);
 }
 
 // Two planner bugs the random programs found, kept as plain tests.
@@ -402,12 +434,12 @@ TEST(RandomProgramsRegressionTest, ReshapeOfAHostValueGetsDeviceStorage) {
       {.name = "reshape_host_value", .donate_argnums = {}});
   Array x = Floats({1, 2, 3, 4});
   EXPECT_TRUE(Dev()->Synchronize().ok());
-  const auto before = InUse();
+  const auto before = InUse(Dev());
   Array y = f({x})[0];
   EXPECT_EQ(y.memory_kind(), MemoryKind::kDevice);
   EXPECT_EQ(ToHost(y), (std::vector<float>{2, 3, 4, 5}));
   EXPECT_TRUE(Dev()->Synchronize().ok());
-  const auto after = InUse();
+  const auto after = InUse(Dev());
   const int dev = static_cast<int>(MemoryKind::kDevice);
   const int pinned = static_cast<int>(MemoryKind::kPinnedHost);
   EXPECT_EQ(after[pinned], before[pinned]);

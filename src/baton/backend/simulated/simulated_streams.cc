@@ -154,8 +154,10 @@ void SimulatedStreams::StreamLoop(int stream) {
       running_streams = this;
       Status status = work->run();
       running_streams = nullptr;
-      work->Finish(std::move(status));
+      // What the work holds (an executable and its constants) goes before
+      // it reads as done: whoever waited for it sees that memory freed.
       work->run = nullptr;
+      work->Finish(std::move(status));
     }
   }
 }
