@@ -1,56 +1,11 @@
 #!/usr/bin/env bash
-# The JAX comparison suite (tests/jax_compat) in two pytest processes at once,
-# each on half of its files: CI's machine has two cores and one pytest process
-# keeps about one busy (the suite is mostly Python: tracing, JAX's dispatch,
-# comparisons). Files are split so the halves take about the same time, by
-# each file's seconds in tools/jax_compat_durations.txt (`FILE SECONDS`, from
-# `python3 -m pytest tests/jax_compat --durations=0`; a file not listed counts
-# as the median). Both run to the end; the output of each is printed whole,
-# one after the other, and the run fails if either failed.
-#
-# It also writes which public names the tests checked against JAX
-# (BATON_API_COVERAGE, tests/jax_compat/_api_coverage.py) to
-# $BATON_API_COVERAGE_DIR/api-coverage-{0,1}.json when that is set, for
+# The JAX comparison suite (tests/jax_compat) in two pytest processes at once
+# (tools/run_pytest_halves.sh), split by tools/jax_compat_durations.txt; the
+# suite is mostly Python (tracing, JAX's dispatch, comparisons), so one
+# process keeps about one core busy. With $BATON_API_COVERAGE_DIR set it also
+# writes which public names the tests checked against JAX, for
 # tools/namespace_coverage.py --checked.
 #   tools/run_jax_compat.sh [pytest args...]
 set -uo pipefail
 cd "$(dirname "$0")/.."
-mapfile -t groups < <(python3 - <<'PY'
-import glob, statistics
-secs = {}
-with open("tools/jax_compat_durations.txt") as f:
-    for line in f:
-        if line.strip() and not line.startswith("#"):
-            name, s = line.split()
-            secs[name] = float(s)
-files = sorted(glob.glob("tests/jax_compat/test_*.py"))
-median = statistics.median(secs.values()) if secs else 1.0
-load, halves = [0.0, 0.0], [[], []]
-for f in sorted(files, key=lambda f: -secs.get(f, median)):
-    i = 0 if load[0] <= load[1] else 1
-    load[i] += secs.get(f, median)
-    halves[i].append(f)
-for h in halves:
-    print(" ".join(h))
-PY
-)
-tmp=$(mktemp -d "${TMPDIR:-/tmp}/baton-jax-compat.XXXXXX")
-pids=()
-for i in 0 1; do
-  cov=()
-  if [ -n "${BATON_API_COVERAGE_DIR:-}" ]; then
-    mkdir -p "$BATON_API_COVERAGE_DIR"
-    cov=(env BATON_API_COVERAGE="$BATON_API_COVERAGE_DIR/api-coverage-$i.json")
-  fi
-  # shellcheck disable=SC2086  # the file list is word-split on purpose
-  "${cov[@]}" python3 -m pytest -q -p no:cacheprovider "$@" ${groups[$i]} >"$tmp/$i.log" 2>&1 &
-  pids+=($!)
-done
-status=0
-for i in 0 1; do
-  wait "${pids[$i]}" || status=$?
-  echo "--- tests/jax_compat, half $((i + 1)) of 2: ${groups[$i]}"
-  cat "$tmp/$i.log"
-done
-rm -rf "$tmp"
-exit "$status"
+exec bash tools/run_pytest_halves.sh tests/jax_compat tools/jax_compat_durations.txt "$@"
