@@ -2,6 +2,7 @@
 
 #include <utility>
 
+#include "baton/compiler/memory_schedule.h"
 #include "baton/runtime/device.h"
 #include "baton/runtime/trace_recorder.h"
 
@@ -10,6 +11,43 @@ namespace baton {
 using compiler::BufferLocation;
 using compiler::OutputSource;
 using compiler::ValueId;
+
+Result<std::vector<std::shared_ptr<ConstantBuffer>>> DeviceConstants(
+    const compiler::Program& program, Device* device) {
+  std::vector<std::shared_ptr<ConstantBuffer>> constants(program.num_values());
+  for (ValueId v = 0; v < program.num_values(); ++v) {
+    const auto* c = program.instruction(v).attrs_if<compiler::ConstantAttrs>();
+    if (c == nullptr) continue;
+    BATON_ASSIGN_OR_RETURN(constants[v],
+                           ConstantCache::Global().Get(*c->literal, device));
+  }
+  return constants;
+}
+
+std::vector<std::string> OutputLabels(
+    const compiler::BufferAssignment& assignment) {
+  std::vector<std::string> labels;
+  for (const auto& b : assignment.output_buffers) {
+    labels.push_back(std::string(dtype_name(b.type.dtype)) +
+                     b.type.shape.to_string());
+  }
+  return labels;
+}
+
+Result<std::shared_ptr<const compiler::Program>> VerifyAndSchedule(
+    const compiler::Program& program, std::vector<bool>& donated,
+    const std::vector<bool>& fresh_outputs, const std::string& name) {
+  // The planner, buffer assignment and kernels index by the recorded types
+  // and region groups: a program that breaks them is refused, not run.
+  if (Status s = program.Verify(); !s.ok()) {
+    return Internal(name + ": cannot compile a malformed program: " +
+                    s.message());
+  }
+  donated.resize(program.num_parameters(), false);
+  // Before planning: the order of the steps decides what is alive at once.
+  return std::make_shared<const compiler::Program>(
+      compiler::ScheduleForMemory(program, donated, fresh_outputs));
+}
 
 void CallFrame::GiveBack(std::vector<CallArgument>& args) {
   for (CallArgument& a : args) {

@@ -52,6 +52,23 @@ struct FrameLayout {
   const char* origin = "";            // the allocating function, for labels
 };
 
+// What a FrameLayout points to, made at compile time the same way by every
+// executable: per ValueId the device copy of each constant (ConstantCache;
+// null for other values), and an allocation label per output buffer
+// ("float32[3]").
+Result<std::vector<std::shared_ptr<ConstantBuffer>>> DeviceConstants(
+    const compiler::Program& program, Device* device);
+std::vector<std::string> OutputLabels(
+    const compiler::BufferAssignment& assignment);
+
+// The program an executable plans: `program` verified (Internal when
+// malformed: programs from the tracer always verify) and reordered to need
+// less memory (compiler/memory_schedule.h); `donated` is sized to its
+// parameters first. `name` appears in the error.
+Result<std::shared_ptr<const compiler::Program>> VerifyAndSchedule(
+    const compiler::Program& program, std::vector<bool>& donated,
+    const std::vector<bool>& fresh_outputs, const std::string& name);
+
 class CallFrame {
  public:
   // Pins the inputs and allocates this call's storage on `device` (stream-

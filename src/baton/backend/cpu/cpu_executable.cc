@@ -9,7 +9,6 @@
 #include "baton/backend/cpu/fusion_tiling.h"
 #include "baton/backend/cpu/instruction_runner.h"
 #include "baton/backend/cpu/region_step.h"
-#include "baton/compiler/memory_schedule.h"
 #include "baton/compiler/program_printer.h"
 #include "baton/core/dtype_dispatch.h"
 #include "baton/core/scalar_math.h"
@@ -20,7 +19,6 @@
 namespace baton::cpu {
 
 using compiler::BufferLocation;
-using compiler::ConstantAttrs;
 using compiler::OpKind;
 using compiler::OutputSource;
 using compiler::Step;
@@ -71,19 +69,11 @@ Result<std::shared_ptr<CpuExecutable>> CpuExecutable::Compile(
         "Compute on a CPU device (bt.devices(\"cpu\")) and move the result "
         "with bt.device_put.");
   }
-  // The planner, buffer assignment and kernels index by the recorded types
-  // and region groups: a program that breaks them is refused here, not
-  // run (Internal: programs from the tracer always verify).
-  if (Status s = program->Verify(); !s.ok()) {
-    return Internal(name + ": cannot compile a malformed program: " +
-                    s.message());
-  }
   std::shared_ptr<CpuExecutable> exe(new CpuExecutable());
   exe->donated_ = std::move(donated);
-  exe->donated_.resize(program->num_parameters(), false);
-  // Before planning: the order of the steps decides what is alive at once.
-  exe->program_ = std::make_shared<const compiler::Program>(
-      compiler::ScheduleForMemory(*program, exe->donated_, fresh_outputs));
+  BATON_ASSIGN_OR_RETURN(exe->program_,
+                         VerifyAndSchedule(*program, exe->donated_,
+                                           fresh_outputs, name));
   exe->device_ = device;
   exe->name_ = std::move(name);
   exe->plan_ = compiler::PlanSteps(*exe->program_);
@@ -117,10 +107,7 @@ Result<std::shared_ptr<CpuExecutable>> CpuExecutable::Compile(
             ? std::make_unique<FusedReduceStep>(p, exe->plan_, step)
             : nullptr);
   }
-  for (const auto& b : exe->assignment_.output_buffers) {
-    exe->output_labels_.push_back(std::string(dtype_name(b.type.dtype)) +
-                                  b.type.shape.to_string());
-  }
+  exe->output_labels_ = OutputLabels(exe->assignment_);
   exe->temp_label_ = "temporaries of " + exe->name_;
   for (ValueId v = 0; v < p.num_values(); ++v) {
     const BufferLocation& loc = exe->assignment_.location[v];
@@ -134,17 +121,11 @@ Result<std::shared_ptr<CpuExecutable>> CpuExecutable::Compile(
     exe->output_rebinds_.push_back(
         {p.num_values() + static_cast<int>(b), static_cast<int>(b)});
   }
-  exe->constants_.resize(p.num_values());
+  BATON_ASSIGN_OR_RETURN(exe->constants_, DeviceConstants(p, device));
   exe->layout_ = FrameLayout{exe->program_.get(),     &exe->assignment_,
                              &exe->constants_,         &exe->output_labels_,
                              &exe->temp_label_,        &exe->name_,
                              "baton::cpu::CpuExecutable::Execute"};
-  for (ValueId v = 0; v < p.num_values(); ++v) {
-    const auto* c = p.instruction(v).attrs_if<ConstantAttrs>();
-    if (c == nullptr) continue;
-    BATON_ASSIGN_OR_RETURN(exe->constants_[v],
-                           ConstantCache::Global().Get(*c->literal, device));
-  }
   return exe;
 }
 

@@ -5,14 +5,12 @@
 
 #include "baton/backend/cuda/codegen/host_step.h"
 #include "baton/compiler/fused_tiles.h"
-#include "baton/compiler/memory_schedule.h"
 #include "baton/compiler/program_printer.h"
 #include "baton/runtime/device.h"
 #include "baton/runtime/trace_recorder.h"
 
 namespace baton::cuda {
 
-using compiler::ConstantAttrs;
 using compiler::OutputSource;
 using compiler::ValueId;
 
@@ -38,16 +36,12 @@ Result<std::shared_ptr<GpuExecutable>> GpuExecutable::Compile(
         "(NVRTC) but does not launch them. Compute on a CPU device "
         "(bt.devices(\"cpu\")) and move the result with bt.device_put.");
   }
-  if (Status s = program->Verify(); !s.ok()) {
-    return Internal(name + ": cannot compile a malformed program: " +
-                    s.message());
-  }
   std::shared_ptr<GpuExecutable> exe(new GpuExecutable());
   exe->target_ = target;
   exe->donated_ = std::move(donated);
-  exe->donated_.resize(program->num_parameters(), false);
-  exe->program_ = std::make_shared<const compiler::Program>(
-      compiler::ScheduleForMemory(*program, exe->donated_, fresh_outputs));
+  BATON_ASSIGN_OR_RETURN(exe->program_,
+                         VerifyAndSchedule(*program, exe->donated_,
+                                           fresh_outputs, name));
   exe->device_ = device;
   exe->name_ = std::move(name);
   exe->plan_ = compiler::PlanSteps(*exe->program_);
@@ -72,18 +66,9 @@ Result<std::shared_ptr<GpuExecutable>> GpuExecutable::Compile(
   exe->assignment_ = compiler::AssignBuffers(
       p, exe->plan_, exe->donated_, /*num_threads=*/1, kKernelTiling,
       exe->emitted_.step_scratch_bytes, fresh_outputs);
-  for (const auto& b : exe->assignment_.output_buffers) {
-    exe->output_labels_.push_back(std::string(dtype_name(b.type.dtype)) +
-                                  b.type.shape.to_string());
-  }
+  exe->output_labels_ = OutputLabels(exe->assignment_);
   exe->temp_label_ = "temporaries of " + exe->name_;
-  exe->constants_.resize(p.num_values());
-  for (ValueId v = 0; v < p.num_values(); ++v) {
-    const auto* c = p.instruction(v).attrs_if<ConstantAttrs>();
-    if (c == nullptr) continue;
-    BATON_ASSIGN_OR_RETURN(exe->constants_[v],
-                           ConstantCache::Global().Get(*c->literal, device));
-  }
+  BATON_ASSIGN_OR_RETURN(exe->constants_, DeviceConstants(p, device));
   exe->layout_ = FrameLayout{exe->program_.get(),     &exe->assignment_,
                              &exe->constants_,         &exe->output_labels_,
                              &exe->temp_label_,        &exe->name_,
