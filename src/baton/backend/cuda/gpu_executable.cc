@@ -66,6 +66,22 @@ Result<std::shared_ptr<GpuExecutable>> GpuExecutable::Compile(
   exe->assignment_ = compiler::AssignBuffers(
       p, exe->plan_, exe->donated_, /*num_threads=*/1, kKernelTiling,
       exe->emitted_.step_scratch_bytes, fresh_outputs);
+  exe->in_place_misses_ = exe->assignment_.in_place_misses;
+  for (const compiler::Step& step : exe->plan_.steps) {
+    if (step.kind != compiler::Step::Kind::kRegion) continue;
+    const compiler::OpKind kind = p.instruction(step.result).kind();
+    if (kind == compiler::OpKind::kCase) continue;
+    // A loop left to the host: the interpreter gives every carry storage
+    // of its own each iteration (bt.jit(require_in_place=True) refuses it).
+    exe->in_place_misses_.push_back(compiler::InPlaceMiss{
+        step.result,
+        "the loop carries of " + std::string(compiler::op_kind_name(kind)) +
+            " %" + std::to_string(step.result),
+        "loops run on the host on " + device->ToString() +
+            " (through the reference interpreter, until control flow runs "
+            "as device commands): every carry is copied each iteration. On "
+            "a CPU device the carries are updated in place"});
+  }
   exe->output_labels_ = OutputLabels(exe->assignment_);
   exe->temp_label_ = "temporaries of " + exe->name_;
   BATON_ASSIGN_OR_RETURN(exe->constants_, DeviceConstants(p, device));

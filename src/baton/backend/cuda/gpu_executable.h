@@ -73,10 +73,10 @@ class GpuExecutable : public Executable,
     return assignment_.unusable_donations;
   }
   const std::vector<bool>& donated() const override { return donated_; }
-  // The top level's updates that copy. Control-flow regions run on the host
-  // (interpreted, carries copied) and are not counted.
+  // The top level's updates that copy, and every loop: control-flow
+  // regions run on the host (interpreted), their carries copied.
   std::vector<compiler::InPlaceMiss> in_place_misses() const override {
-    return assignment_.in_place_misses;
+    return in_place_misses_;
   }
   bool runs_inline() const override { return false; }
   Device* device() const override { return device_; }
@@ -104,6 +104,7 @@ class GpuExecutable : public Executable,
   compiler::BufferAssignment assignment_;
   codegen::EmittedProgram emitted_;
   int host_steps_ = 0;
+  std::vector<compiler::InPlaceMiss> in_place_misses_;
   // The kernels compiled for the host (null when there are none).
   std::unique_ptr<codegen::HostKernelLibrary> host_kernels_;
   std::vector<std::shared_ptr<ConstantBuffer>> constants_;  // per ValueId

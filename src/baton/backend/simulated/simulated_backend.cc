@@ -69,8 +69,22 @@ std::unique_ptr<RegionProvider> SimulatedBackend::MakeRegionProvider(
   return std::make_unique<HostRegionProvider>();
 }
 
+SimulatedBackend::SimulatedBackend(Options options)
+    : options_(options),
+      capacity_(static_cast<int64_t>(sysconf(_SC_PHYS_PAGES)) *
+                static_cast<int64_t>(sysconf(_SC_PAGESIZE))) {}
+
 void* SimulatedBackend::MapRegion(size_t bytes) {
   if (bytes == 0) return nullptr;
+  {
+    // Reserved before mapping (released below if mapping fails): the
+    // device's memory is finite (class comment).
+    std::lock_guard<std::mutex> lock(mu_);
+    if (static_cast<int64_t>(bytes) > capacity_ - mapped_bytes_) {
+      return nullptr;
+    }
+    mapped_bytes_ += static_cast<int64_t>(bytes);
+  }
   const int fd = memfd_create("baton-simulated-device", MFD_CLOEXEC);
   if (fd < 0) return nullptr;
   void* device = MAP_FAILED;
@@ -83,6 +97,8 @@ void* SimulatedBackend::MapRegion(size_t bytes) {
   if (device == MAP_FAILED || shadow == MAP_FAILED) {
     if (device != MAP_FAILED) munmap(device, bytes);
     if (shadow != MAP_FAILED) munmap(shadow, bytes);
+    std::lock_guard<std::mutex> lock(mu_);
+    mapped_bytes_ -= static_cast<int64_t>(bytes);
     return nullptr;
   }
   std::lock_guard<std::mutex> lock(mu_);
@@ -99,6 +115,7 @@ void SimulatedBackend::UnmapRegion(void* device_base, size_t bytes) {
     auto it = regions_.find(reinterpret_cast<uintptr_t>(device_base));
     if (it == regions_.end()) return;
     shadow = it->second.shadow;
+    mapped_bytes_ -= static_cast<int64_t>(it->second.bytes);
     regions_.erase(it);
   }
   munmap(device_base, bytes);

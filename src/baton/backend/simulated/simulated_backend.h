@@ -11,6 +11,12 @@
 // as on a GPU. It counts the bytes it moves, so tests can check that a
 // transfer happened once and only once.
 //
+// Its device memory is finite, as a GPU's is: the regions of all its
+// devices together are at most the machine's physical memory
+// (device_capacity()); a region past that is refused, so an allocation too
+// large for the device is a ResourceExhausted error at once, as on a GPU --
+// never sparse pages that fill the host's memory as they are touched.
+//
 // It is asynchronous as a GPU is (DeviceBackend): each device has three
 // streams that run copies and fills on threads of their own, and a
 // completion thread that completes their events (SimulatedStreams); a
@@ -56,7 +62,7 @@ class SimulatedBackend final
   // Freed device memory is filled with this byte in slow-device mode.
   static constexpr unsigned char kPoisonByte = 0xFB;
 
-  explicit SimulatedBackend(Options options = {}) : options_(options) {}
+  explicit SimulatedBackend(Options options = {});
   ~SimulatedBackend() override;
 
   const std::string& platform() const override { return platform_; }
@@ -90,6 +96,9 @@ class SimulatedBackend final
   // from device to device counts in both), since construction.
   int64_t bytes_to_device() const { return to_device_.load(); }
   int64_t bytes_from_device() const { return from_device_.load(); }
+  // The most device memory its regions may hold, all devices together: the
+  // machine's physical memory.
+  int64_t device_capacity() const { return capacity_; }
   // Whether [ptr, ptr + bytes) lies in this backend's device memory.
   bool IsDeviceMemory(const void* ptr, size_t bytes) const;
 
@@ -118,6 +127,8 @@ class SimulatedBackend final
   const Options options_;
   mutable std::mutex mu_;
   std::map<uintptr_t, Region> regions_;  // by device base; guarded by mu_
+  int64_t mapped_bytes_ = 0;             // guarded by mu_
+  const int64_t capacity_;
   // By device ordinal; guarded by mu_ (the objects themselves are
   // thread-safe and live as long as the backend).
   std::map<int, std::unique_ptr<SimulatedStreams>> streams_;
