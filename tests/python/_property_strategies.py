@@ -68,7 +68,10 @@ def returns_memory(fn):
     are dropped, bytes_in_use of every device and kind is back at its
     baseline. The example must wait for what it computes (np.asarray,
     block_until_ready): dropped storage is released when the last handle
-    is gone *and* its work is done.
+    is gone *and* its work is done. Both measurements follow
+    bt.effects_barrier(): on an accelerator work the example did not wait
+    for may still be queued when it returns (a jitted call whose output is
+    its input, a copy's staging), and storage it uses returns when it ends.
 
     Leaks are looked for twice: live_arrays() before clearing the caches
     (a cache holding a user's array would be a leak), bytes after."""
@@ -79,12 +82,14 @@ def returns_memory(fn):
         gc.disable()
         try:
             bt.clear_caches()
+            bt.effects_barrier()
             live_before, before = _live_ids(), usage()
             fn(*args, **kwargs)  # its locals die when it returns
             leaked = [a for a in bt.live_arrays() if a._id not in live_before]
             assert not leaked, f"arrays still alive after the example: {leaked}"
             del leaked
             bt.clear_caches()
+            bt.effects_barrier()
             after = usage()
         finally:
             if gc_was_enabled:

@@ -232,12 +232,18 @@ def test_format_spec_on_a_consumed_scalar_raises_deleted_array_error():
     assert "deleted" in f"{x}"  # no spec: the description, never an error
 
 
-def test_refused_donation_does_not_first_warn_about_frees(no_gc):
+# The memory kinds np.asarray views (zero-copy): device memory only where the
+# host can address it; pinned_host on every platform.
+@pytest.mark.parametrize(
+    "b_kind",
+    [pytest.param("device", marks=pytest.mark.host_addressable_device), "pinned_host"],
+)
+def test_refused_donation_does_not_first_warn_about_frees(no_gc, b_kind):
     # `a` has no output to reuse (would warn "freed when the call is done"),
     # but `b` has a live view, so the whole donation is refused: no warning.
     f = bt.jit(lambda a, b: (a.sum(), b + 1), donate_argnums=(0, 1))
     a = bt.device_put(np.ones(64, np.float32))
-    b = bt.device_put(np.ones(16, np.float32))
+    b = bt.device_put(np.ones(16, np.float32), memory_kind=b_kind)
     view = np.asarray(b)
     with warnings.catch_warnings(record=True) as rec:
         warnings.simplefilter("always")

@@ -200,8 +200,18 @@ def test_into_swap_is_refused_before_anything_moves():
     np.testing.assert_array_equal(np.asarray(out[0]), floats(4))
 
 
-def test_into_pytree_with_a_live_view_consumes_nothing(no_gc):
-    a, b = bt.device_put(floats(4)), bt.device_put(floats(4))
+# Kinds whose storage np.asarray views (zero-copy) and device_put(...,
+# may_alias=True) borrows: device memory only where the host can address it.
+HOST_VIEWABLE_KINDS = [
+    pytest.param("device", marks=pytest.mark.host_addressable_device),
+    "pinned_host",
+]
+
+
+@pytest.mark.parametrize("kind", HOST_VIEWABLE_KINDS)
+def test_into_pytree_with_a_live_view_consumes_nothing(no_gc, kind):
+    a = bt.device_put(floats(4), memory_kind=kind)
+    b = bt.device_put(floats(4), memory_kind=kind)
     view = np.asarray(b)
     with pytest.raises(bt.DonationError, match="Nothing was consumed"):
         bt.device_put({"a": floats(4), "b": floats(4)}, into={"a": a, "b": b})
@@ -212,8 +222,9 @@ def test_into_pytree_with_a_live_view_consumes_nothing(no_gc):
     np.testing.assert_array_equal(np.asarray(out["b"]), floats(4, 2))
 
 
-def test_into_single_live_view_names_it(no_gc):
-    a = bt.device_put(floats(4))
+@pytest.mark.parametrize("kind", HOST_VIEWABLE_KINDS)
+def test_into_single_live_view_names_it(no_gc, kind):
+    a = bt.device_put(floats(4), memory_kind=kind)
     view = np.asarray(a)
     with pytest.raises(bt.DonationError, match="view"):
         bt.device_put(floats(4), into=a)
@@ -221,13 +232,14 @@ def test_into_single_live_view_names_it(no_gc):
     del view
 
 
-def test_into_deleted_or_borrowed():
+@pytest.mark.parametrize("kind", HOST_VIEWABLE_KINDS)
+def test_into_deleted_or_borrowed(kind):
     a = bt.device_put(floats(4))
     a.delete()
     with pytest.raises(bt.DeletedArrayError):
         bt.device_put(floats(4), into=a)
     h = floats(4)
-    borrowed = bt.device_put(h, may_alias=True)
+    borrowed = bt.device_put(h, memory_kind=kind, may_alias=True)
     with pytest.raises(ValueError, match="borrows"):
         bt.device_put(floats(4, 9), into=borrowed)
     np.testing.assert_array_equal(h, floats(4))
