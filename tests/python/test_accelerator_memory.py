@@ -137,3 +137,21 @@ def test_computations_run_on_the_device():
     assert y.is_deleted()
     assert in_use() - before == x.nbytes
     np.testing.assert_array_equal(np.asarray(z), np.full(1 << 14, 2, np.float32))
+
+
+def test_loops_say_their_carries_are_copied():
+    # Control flow runs on the host on an accelerator for now (the reference
+    # interpreter): require_in_place refuses a loop, naming why, and without
+    # the option the loop runs with the same values as on the CPU.
+    def f(x):
+        return bt.lax.fori_loop(0, 3, lambda i, v: v * 2.0, x)
+
+    x = bt.device_put(np.ones(8, np.float32))
+    if bt.devices()[0].platform == "cuda":
+        pytest.skip("CUDA executables do not run yet")
+    with pytest.raises(bt.InPlaceError, match="loops run on the host"):
+        bt.jit(f, donate_argnums=0, require_in_place=True)(x)
+    assert not x.is_deleted()
+    y = bt.jit(f, donate_argnums=0)(x)
+    assert y.device is bt.devices()[0]
+    np.testing.assert_array_equal(np.asarray(y), np.full(8, 8, np.float32))
