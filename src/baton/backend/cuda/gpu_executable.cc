@@ -98,6 +98,11 @@ std::string GpuExecutable::as_text() const {
   text += "// commands: " + std::to_string(emitted_.actions.size()) + " (" +
           std::to_string(emitted_.kernel_names.size()) + " kernels, " +
           std::to_string(host_steps_) + " steps on the host)\n";
+  for (const codegen::Action& a : emitted_.actions) {
+    if (a.kind != codegen::Action::Kind::kHostStep) continue;
+    text += "//   step " + std::to_string(a.step) + " on the host: " +
+            a.host_reason + "\n";
+  }
   return text;
 }
 

@@ -176,6 +176,7 @@ Result<EmittedProgram> EmitProgram(const compiler::Program& program,
     Action host;
     host.kind = Action::Kind::kHostStep;
     host.step = static_cast<int>(s);
+    host.host_reason = emitted.message();
     out.actions.push_back(std::move(host));
   }
   MaybeDump(name, out.source);

@@ -104,6 +104,8 @@ struct Action {
   int64_t batch = 1, m = 0, n = 0, k = 0;  // kGemm
   BufferRef a, b, c;                       // kGemm
   bool trans_a = false, trans_b = false;   // kGemm
+  // kHostStep: why no kernel covers the step (the emitter's message).
+  std::string host_reason;
 };
 
 struct EmitOptions {
