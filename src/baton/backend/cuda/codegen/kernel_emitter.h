@@ -64,8 +64,12 @@ namespace baton::cuda::codegen {
 // counts its loop in 32 bits).
 inline constexpr int64_t kMaxThreadsPerLaunch = int64_t{1} << 31;
 
-// Pointers one kernel takes (the KernelArgs block in the emitted source).
-inline constexpr int kMaxKernelArgs = 64;
+// Pointers one kernel takes (the KernelArgs block in the emitted source,
+// passed by value: 2 KiB, within the 4 KiB of parameters every CUDA
+// architecture takes). Fused chains reach past 64 buffers (random.normal's
+// inverse error function reads 101), which would otherwise leave the whole
+// step to the host.
+inline constexpr int kMaxKernelArgs = 256;
 struct KernelArgs {
   void* p[kMaxKernelArgs];
 };
