@@ -47,6 +47,9 @@ def test_device_put_of_donated_reuses_storage(no_gc):
 
 def test_device_put_of_donated_to_another_kind_frees_source(no_gc):
     x = bt.device_put(floats(1024))
+    # On an accelerator device_put's copy is asynchronous: until it lands, x's
+    # storage is in use by it and its host staging buffer counts in pinned_host.
+    x.block_until_ready()
     dev, pin = in_use(), in_use("pinned_host")
     y = bt.device_put(bt.donate(x), memory_kind="pinned_host")
     y.block_until_ready()
@@ -116,6 +119,9 @@ def test_donate_pytree_is_all_or_nothing(kind, no_gc):
 
 def test_unused_marker_frees_storage_when_dropped(no_gc):
     x = bt.device_put(floats(1 << 14))
+    # On an accelerator device_put's copy is asynchronous: until it lands, x's
+    # storage is in use by it and its host staging buffer counts in pinned_host.
+    x.block_until_ready()
     before = in_use()
     d = bt.donate(x)
     assert in_use() == before  # the marker owns the storage
@@ -134,6 +140,9 @@ def test_marker_is_spent_by_its_first_call():
 def test_donated_into_overwrites_target(no_gc):
     x = bt.device_put(floats(256, start=5))
     target = bt.zeros((256,), memory_kind="pinned_host")
+    # On an accelerator device_put's copy is asynchronous: until it lands, x's
+    # storage is in use by it and its host staging buffer counts in pinned_host.
+    x.block_until_ready()
     ptr = data_ptr(target)
     dev, pin = in_use(), in_use("pinned_host")
     y = bt.device_put(bt.donate(x), into=target)
