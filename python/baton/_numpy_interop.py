@@ -113,6 +113,18 @@ class HostView:
         if self._hold is not None:
             raise RuntimeError("this host_view() is already active")
         x = self._array
+        if self._writable and x.memory_kind not in ("pinned_host", "unpinned_host"):
+            # As the runtime's HostView::Acquire says it, and before the
+            # binding's host-addressability check: on an accelerator, device
+            # memory is also unaddressable, but what the caller must change is
+            # the memory kind (ValueError, as documented, on every platform).
+            x._check_live()
+            raise ValueError(
+                "a writable host view needs an array in pinned_host or "
+                f"unpinned_host memory, but this {x.dtype}{tuple(x.shape)} is in "
+                f"{x.memory_kind} memory. Move it first: "
+                'device_put(x, memory_kind="pinned_host").'
+            )
         holder = f"host_view(writable={self._writable})"
         hold = _baton._acquire_host_view(x, self._writable, holder)
         a = np.asarray(hold)

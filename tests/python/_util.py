@@ -38,6 +38,13 @@ def num_allocs(kind="device", device=None):
     return bt.memory_stats(device, kind)["num_allocs"]
 
 
+def default_platform():
+    """The platform BATON_PLATFORMS (default "cpu,cuda") makes the default:
+    the first listed that has devices ("cpu" unless a run asks otherwise)."""
+    listed = os.environ.get("BATON_PLATFORMS", "cpu,cuda").split(",")
+    return next(p for p in listed if p not in bt._baton._unavailable_platforms)
+
+
 def data_ptr(x):
     """Address of x's storage (a device address on an accelerator)."""
     return x.unsafe_buffer_pointer()

@@ -182,11 +182,14 @@ def test_donated_carries_of_every_loop_are_aliased(loop):
         pytest.param(
             lambda i, c: c[::-1] + 1.0,
             1,  # a reversal needs one copy of the carry (XLA: one)
+            # The CPU executable's buffer assignment keeps two; the GPU
+            # executable's (the simulated accelerator's) keeps one.
             marks=pytest.mark.xfail(
+                bt.devices()[0].platform == "cpu",
                 strict=True,
-                reason="the reversal body c[::-1] + 1.0 in a donated fori_loop "
-                "keeps two carry-sized temporaries (temp 8 MiB for a 4 MiB "
-                "carry; XLA: 4 MiB)",
+                reason="on the CPU, the reversal body c[::-1] + 1.0 in a donated "
+                "fori_loop keeps two carry-sized temporaries (temp 8 MiB for a "
+                "4 MiB carry; XLA: 4 MiB)",
             ),
         ),
         pytest.param(

@@ -10,13 +10,25 @@ import baton as bt
 
 from _util import floats, in_use
 
+# The CPU device, whose `device` memory is host memory on every platform:
+# from_dlpack borrows host memory only into memory the host can address (on
+# the CPU platform, the default device).
+CPU = bt.devices("cpu")[0]
+
 
 def test_dlpack_device():
     assert bt.device_put(floats(4)).__dlpack_device__() == (1, 0)
     assert bt.zeros((2,), memory_kind="pinned_host").__dlpack_device__() == (1, 0)
 
 
-@pytest.mark.parametrize("kind", ["device", "pinned_host", "unpinned_host"])
+@pytest.mark.parametrize(
+    "kind",
+    [
+        pytest.param("device", marks=pytest.mark.host_addressable_device),
+        "pinned_host",
+        "unpinned_host",
+    ],
+)
 def test_np_from_dlpack_is_zero_copy_and_holds(kind, no_gc):
     x = bt.device_put(floats(256), memory_kind=kind)
     n = np.from_dlpack(x)
@@ -68,7 +80,7 @@ def test_export_arguments():
 )
 def test_round_trips(dtype, no_gc):
     h = (np.arange(12) % 5).astype(dtype).reshape(3, 4)
-    x = bt.from_dlpack(h)
+    x = bt.from_dlpack(h, device=CPU)
     assert x.dtype == np.dtype(dtype) and x.shape == (3, 4)
     back = np.from_dlpack(x)
     np.testing.assert_array_equal(back, h)
@@ -78,14 +90,14 @@ def test_round_trips(dtype, no_gc):
 def test_from_dlpack_borrow_is_not_counted(no_gc):
     h = floats(1 << 14)
     refs = sys.getrefcount(h)
-    before = in_use()
-    x = bt.from_dlpack(h)
-    assert x._is_borrowed and in_use() == before
+    before = in_use(device=CPU)
+    x = bt.from_dlpack(h, device=CPU)
+    assert x._is_borrowed and in_use(device=CPU) == before
     assert np.shares_memory(np.asarray(x), h)
     assert sys.getrefcount(h) > refs  # the producer keeps it alive
     del x
     assert sys.getrefcount(h) == refs
-    assert in_use() == before
+    assert in_use(device=CPU) == before
 
 
 def test_from_dlpack_copies_when_it_must(no_gc):

@@ -7,6 +7,14 @@ import baton as bt
 
 from _util import data_ptr, floats, in_use, num_allocs
 
+# Memory kinds of which np.asarray / np.from_dlpack give live zero-copy views:
+# `device` only where the host addresses it (the CPU), `pinned_host` on every
+# platform.
+VIEWABLE_KINDS = pytest.mark.parametrize(
+    "kind",
+    [pytest.param("device", marks=pytest.mark.host_addressable_device), "pinned_host"],
+)
+
 
 def test_donate_consumes_every_reference_at_once(no_gc):
     x = bt.device_put(floats(256))
@@ -39,6 +47,9 @@ def test_device_put_of_donated_reuses_storage(no_gc):
 
 def test_device_put_of_donated_to_another_kind_frees_source(no_gc):
     x = bt.device_put(floats(1024))
+    # On an accelerator device_put's copy is asynchronous: until it lands, x's
+    # storage is in use by it and its host staging buffer counts in pinned_host.
+    x.block_until_ready()
     dev, pin = in_use(), in_use("pinned_host")
     y = bt.device_put(bt.donate(x), memory_kind="pinned_host")
     y.block_until_ready()
@@ -47,8 +58,9 @@ def test_device_put_of_donated_to_another_kind_frees_source(no_gc):
     np.testing.assert_array_equal(np.asarray(y), floats(1024))
 
 
-def test_donate_with_live_view_is_refused_and_names_it(no_gc):
-    x = bt.device_put(floats(64))
+@VIEWABLE_KINDS
+def test_donate_with_live_view_is_refused_and_names_it(kind, no_gc):
+    x = bt.device_put(floats(64), memory_kind=kind)
     a = np.asarray(x)
     with pytest.raises(bt.DonationError, match=r"np\.asarray.*view #\d+") as e:
         bt.donate(x)
@@ -58,8 +70,9 @@ def test_donate_with_live_view_is_refused_and_names_it(no_gc):
     del a
 
 
-def test_donate_with_live_dlpack_export_is_refused(no_gc):
-    x = bt.device_put(floats(64))
+@VIEWABLE_KINDS
+def test_donate_with_live_dlpack_export_is_refused(kind, no_gc):
+    x = bt.device_put(floats(64), memory_kind=kind)
     n = np.from_dlpack(x)
     with pytest.raises(bt.DonationError, match="DLPack export"):
         bt.donate(x)
@@ -90,8 +103,9 @@ def test_donate_pytree_donates_every_leaf():
     assert x.is_deleted() and y.is_deleted()
 
 
-def test_donate_pytree_is_all_or_nothing(no_gc):
-    x, y = bt.device_put(floats(4)), bt.device_put(floats(8))
+@VIEWABLE_KINDS
+def test_donate_pytree_is_all_or_nothing(kind, no_gc):
+    x, y = bt.device_put(floats(4)), bt.device_put(floats(8), memory_kind=kind)
     view = np.asarray(y)
     with pytest.raises(bt.DonationError):
         bt.donate([x, y])
@@ -105,6 +119,9 @@ def test_donate_pytree_is_all_or_nothing(no_gc):
 
 def test_unused_marker_frees_storage_when_dropped(no_gc):
     x = bt.device_put(floats(1 << 14))
+    # On an accelerator device_put's copy is asynchronous: until it lands, x's
+    # storage is in use by it and its host staging buffer counts in pinned_host.
+    x.block_until_ready()
     before = in_use()
     d = bt.donate(x)
     assert in_use() == before  # the marker owns the storage
@@ -123,6 +140,9 @@ def test_marker_is_spent_by_its_first_call():
 def test_donated_into_overwrites_target(no_gc):
     x = bt.device_put(floats(256, start=5))
     target = bt.zeros((256,), memory_kind="pinned_host")
+    # On an accelerator device_put's copy is asynchronous: until it lands, x's
+    # storage is in use by it and its host staging buffer counts in pinned_host.
+    x.block_until_ready()
     ptr = data_ptr(target)
     dev, pin = in_use(), in_use("pinned_host")
     y = bt.device_put(bt.donate(x), into=target)

@@ -81,6 +81,9 @@ def test_every_use_of_a_deleted_array_raises(use):
 
 def test_delete_frees_now(no_gc):
     x = bt.device_put(floats(1 << 14))
+    # On an accelerator device_put's copy is asynchronous: until it lands,
+    # deleting x leaves its storage to the copy, which frees it when done.
+    x.block_until_ready()
     before = in_use()
     x.delete()
     assert in_use() == before - (1 << 16)
