@@ -206,6 +206,7 @@ def test_donated_fori_body_temporaries(body, temps):
     assert ma.temp_size_in_bytes <= temps * M_BYTES + MiB // 16
 
 
+@pytest.mark.loops_in_place
 def test_require_in_place_loop_carry():
     def f(x):
         return lax.fori_loop(0, 3, lambda i, c: c.at[i].set(1.0), x)

@@ -72,20 +72,23 @@ Result<std::shared_ptr<ConstantBuffer>> ConstantCache::Get(
   ConstantBuffer::Key key{device, static_cast<int>(literal.dtype()),
                           literal.shape().dims(), hash};
   bool cacheable = true;
-  // Declared before the lock so that, if it holds the last reference, the
-  // destructor (which takes the lock) runs after the lock is released.
+  // No lock is held across a device copy: on an accelerator the copy waits
+  // for its stream, and the work ahead of it may be what frees another
+  // constant (~ConstantBuffer takes the lock) -- holding it there deadlocked.
+  // Released after every lock below.
   std::shared_ptr<ConstantBuffer> existing;
-  std::lock_guard<std::mutex> lock(mu_);
-  auto it = entries_.find(key);
-  if (it != entries_.end()) {
-    if ((existing = it->second.lock())) {
-      BATON_ASSIGN_OR_RETURN(bool same,
-                             SameBytes(*device, existing->data(),
-                                       literal.untyped_data(), bytes));
-      if (same) return existing;
-      // A hash collision: serve this literal uncached rather than wrongly.
-      cacheable = false;
-    }
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    auto it = entries_.find(key);
+    if (it != entries_.end()) existing = it->second.lock();
+  }
+  if (existing) {
+    BATON_ASSIGN_OR_RETURN(bool same,
+                           SameBytes(*device, existing->data(),
+                                     literal.untyped_data(), bytes));
+    if (same) return existing;
+    // A hash collision: serve this literal uncached rather than wrongly.
+    cacheable = false;
   }
   BATON_ASSIGN_OR_RETURN(
       auto buffer,
@@ -107,9 +110,17 @@ Result<std::shared_ptr<ConstantBuffer>> ConstantCache::Get(
   auto constant = std::shared_ptr<ConstantBuffer>(new ConstantBuffer());
   constant->buffer_ = std::move(buffer);
   if (cacheable) {
-    constant->cache_ = this;
-    constant->key_ = key;
-    entries_[key] = constant;
+    std::shared_ptr<ConstantBuffer> raced;  // released after the lock
+    std::lock_guard<std::mutex> lock(mu_);
+    std::weak_ptr<ConstantBuffer>& slot = entries_[key];
+    raced = slot.lock();
+    // Another call stored this content meanwhile: ours stays uncached (a
+    // second copy while both live, never a wrong one).
+    if (raced == nullptr) {
+      constant->cache_ = this;
+      constant->key_ = key;
+      slot = constant;
+    }
   }
   if (DebugLevel() >= 1 && bytes >= (size_t{1} << 20)) {
     std::fprintf(stderr,

@@ -44,10 +44,11 @@ SimulatedStreams::SimulatedStreams(int num_streams, Options options)
     ForkGuard::ThreadStarted();
     streams_[s].thread = std::thread([this, s] { StreamLoop(s); });
     pthread_setname_np(streams_[s].thread.native_handle(), "sim-stream");
+    ForkGuard::ThreadStarted();
+    streams_[s].completion_thread = std::thread([this, s] { CompletionLoop(s); });
+    pthread_setname_np(streams_[s].completion_thread.native_handle(),
+                       "sim-completion");
   }
-  ForkGuard::ThreadStarted();
-  completion_thread_ = std::thread([this] { CompletionLoop(); });
-  pthread_setname_np(completion_thread_.native_handle(), "sim-completion");
 }
 
 SimulatedStreams::~SimulatedStreams() {
@@ -59,18 +60,14 @@ SimulatedStreams::~SimulatedStreams() {
   cv_.notify_all();
   const bool forked = ForkGuard::InForkedChild();
   for (Stream& s : streams_) {
-    if (forked) {
-      s.thread.detach();
-    } else {
-      s.thread.join();
-      ForkGuard::ThreadStopped();
+    for (std::thread* t : {&s.thread, &s.completion_thread}) {
+      if (forked) {
+        t->detach();
+      } else {
+        t->join();
+        ForkGuard::ThreadStopped();
+      }
     }
-  }
-  if (forked) {
-    completion_thread_.detach();
-  } else {
-    completion_thread_.join();
-    ForkGuard::ThreadStopped();
   }
 }
 
@@ -91,7 +88,7 @@ Event SimulatedStreams::Enqueue(int stream, std::function<Status()> run,
   {
     std::lock_guard<std::mutex> lock(mu_);
     streams_[stream].work.push_back(work);
-    completions_.emplace_back(work, done);
+    streams_[stream].completions.emplace_back(work, done);
   }
   cv_.notify_all();
   return done;
@@ -162,15 +159,17 @@ void SimulatedStreams::StreamLoop(int stream) {
   }
 }
 
-void SimulatedStreams::CompletionLoop() {
+void SimulatedStreams::CompletionLoop(int stream) {
   for (;;) {
     std::pair<std::shared_ptr<Work>, Event> next;
     {
       std::unique_lock<std::mutex> lock(mu_);
-      cv_.wait(lock, [&] { return stopping_ || !completions_.empty(); });
-      if (completions_.empty()) return;  // stopping and drained
-      next = std::move(completions_.front());
-      completions_.pop_front();
+      std::deque<std::pair<std::shared_ptr<Work>, Event>>& completions =
+          streams_[stream].completions;
+      cv_.wait(lock, [&] { return stopping_ || !completions.empty(); });
+      if (completions.empty()) return;  // stopping and drained
+      next = std::move(completions.front());
+      completions.pop_front();
     }
     // In enqueue order: per stream, the order the work ran in.
     Status status = next.first->WaitDone();

@@ -1,12 +1,14 @@
 // SimulatedStreams: the "device" of the simulated accelerator -- in-order
-// streams that execute enqueued work on threads of their own, and a
-// completion thread that completes each work's Event once it has run.
+// streams that execute enqueued work on threads of their own, and per
+// stream a completion thread that completes each work's Event once it has
+// run.
 //
 // This is the asynchronous contract of a GPU (DeviceBackend) without a GPU:
 // Enqueue returns at once, the work runs later in its stream's order, and
-// its event completes from the completion thread (never from the thread
-// that ran it, as a CUDA event is seen by a host thread, not by the
-// device). A stream can wait for another stream's work on the device
+// its event completes from its stream's completion thread (never from the
+// thread that ran it, as a CUDA event is seen by a host thread, not by the
+// device), in the stream's order and independently of other streams -- a
+// copy's event does not wait for a long kernel on another stream. A stream can wait for another stream's work on the device
 // (EnqueueWait), without any host thread waiting.
 //
 // Slow-device mode (Options::slow) exists to catch missing dependencies on a
@@ -73,21 +75,22 @@ class SimulatedStreams {
  private:
   struct Stream {
     std::deque<std::shared_ptr<Work>> work;  // guarded by mu_
+    // Events to complete, in enqueue order; guarded by mu_.
+    std::deque<std::pair<std::shared_ptr<Work>, Event>> completions;
     std::thread thread;
+    std::thread completion_thread;
   };
   void StreamLoop(int stream);
-  void CompletionLoop();
+  void CompletionLoop(int stream);
   int DelayUs();  // guarded by mu_ (the generator)
 
   const Options options_;
   std::mutex mu_;
   std::condition_variable cv_;  // work queued, hold released, stopping
   std::vector<Stream> streams_;
-  std::deque<std::pair<std::shared_ptr<Work>, Event>> completions_;  // mu_
   bool held_ = false;      // guarded by mu_
   bool stopping_ = false;  // guarded by mu_
   std::mt19937_64 rng_;    // guarded by mu_
-  std::thread completion_thread_;
 };
 
 }  // namespace baton
