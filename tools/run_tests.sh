@@ -18,6 +18,10 @@ stage ctest-release ctest --test-dir build/release --output-on-failure -j "$(npr
 # library's objects come from ccache when the release build made them).
 stage pip-install env CC="${CC:-gcc}" CXX="${CXX:-g++}" python3 -m pip install --disable-pip-version-check --no-build-isolation -q .
 stage pytest-python python3 -m pytest -q tests/python
+# The same suite with the simulated accelerator as the default device: every
+# program through the GPU executable (generated kernels run as host code,
+# device memory the host cannot address), two processes.
+stage pytest-python-sim bash tools/run_python_on_sim.sh
 # Sharded arrays and shard_map, on 4 CPU devices (read at import: a process
 # of their own).
 stage pytest-sharding env BATON_NUM_CPU_DEVICES=4 python3 -m pytest -q tests/sharding

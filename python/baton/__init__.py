@@ -13,6 +13,8 @@ shows the effect of each.
 
 from baton import _baton  # noqa: I001 -- the extension first
 from baton import tree
+import atexit as _atexit
+
 from baton._baton import (
     Array,
     Device,
@@ -201,3 +203,17 @@ __all__ = [
     "vmap",
     "zeros",
 ]
+
+
+def _finish_enqueued_work() -> None:
+    """At interpreter exit, the work enqueued so far finishes while Python
+    still runs: its host callbacks (bt.debug.print/callback) need the
+    interpreter, and an accelerator's streams outlive it. Errors are the
+    programs' own, already reported when their outputs were read."""
+    try:
+        effects_barrier()
+    except Exception:  # noqa: BLE001 - exiting; nothing left to tell
+        pass
+
+
+_atexit.register(_finish_enqueued_work)

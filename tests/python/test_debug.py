@@ -230,6 +230,9 @@ def test_effects_barrier_inside_a_callback_is_refused():
             caught.append(str(e))
 
     bt.jit(lambda x: bt.debug.callback(inside, x) or x)(1.0).block_until_ready()
+    # The output is the argument itself: waiting for it does not wait for
+    # the callback (on an accelerator it runs later); the barrier does.
+    bt.effects_barrier()
     assert caught and "inside a host callback" in caught[0]
 
 
