@@ -155,10 +155,12 @@ def test_into_overwrites_in_place(no_gc):
 
 
 def test_into_from_an_array_of_another_kind(no_gc):
-    src = bt.device_put(floats(256, start=3))
-    dst = bt.zeros((256,), memory_kind="pinned_host")
+    # Both ready first: on an accelerator a copy in flight holds staging
+    # memory until it lands.
+    src = bt.device_put(floats(256, start=3)).block_until_ready()
+    dst = bt.zeros((256,), memory_kind="pinned_host").block_until_ready()
     ptr, pinned = data_ptr(dst), in_use("pinned_host")
-    out = bt.device_put(src, into=dst)
+    out = bt.device_put(src, into=dst).block_until_ready()
     assert out.memory_kind == "pinned_host" and data_ptr(out) == ptr
     assert in_use("pinned_host") == pinned and not src.is_deleted()
     np.testing.assert_array_equal(np.asarray(out), floats(256, start=3))

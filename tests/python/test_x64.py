@@ -65,10 +65,13 @@ def test_device_put_of_float64_is_float32_and_counts_16_bytes():
 
 def test_with_x64_float64_stays_float64_and_counts_32_bytes(x64):
     base = _in_use()
-    x = bt.device_put(np.ones(4))
+    # Each copy in is waited for before its array is deleted: on an
+    # accelerator device_put returns with the copy in flight, and the
+    # storage returns when that work ends (R1).
+    x = bt.device_put(np.ones(4)).block_until_ready()
     assert x.dtype == np.float64 and x.nbytes == 32
     x.delete()
-    y = bt.device_put(np.ones(2**20))
+    y = bt.device_put(np.ones(2**20)).block_until_ready()
     assert _in_use() - base == 8 * 2**20
     y.delete()
     assert _in_use() == base
