@@ -14,6 +14,9 @@ source tools/ci_stage.sh
 stage install-deps bash tools/install_deps.sh
 stage build-release bash tools/build.sh release
 stage ctest-release ctest --test-dir build/release --output-on-failure -j "$(nproc)"
+# The jit and control-flow suites again on the simulated accelerator (the
+# GPU executable; tests of the CPU's own choices skip).
+stage ctest-sim bash tools/run_cpp_on_sim.sh
 # The Python package (scikit-build-core reuses build/python between runs; the
 # library's objects come from ccache when the release build made them).
 stage pip-install env CC="${CC:-gcc}" CXX="${CXX:-g++}" python3 -m pip install --disable-pip-version-check --no-build-isolation -q .

@@ -22,6 +22,13 @@ import baton as bt  # noqa: E402
 
 
 def pytest_configure(config):
+    config.addinivalue_line(
+        "markers",
+        "cpu_default_device: compares baton's default device itself (its "
+        "platform, attributes, what counts as a transfer from it) with JAX's "
+        "CPU device: skipped where baton's default device is an accelerator "
+        "(BATON_PLATFORMS=sim,cpu), where those differ by design",
+    )
     # BATON_API_COVERAGE=FILE: note which public names the tests check
     # (_api_coverage.py; tools/namespace_coverage.py --checked FILE).
     out = os.environ.get("BATON_API_COVERAGE")
@@ -36,6 +43,19 @@ def pytest_configure(config):
         config.pluginmanager.register(_api_coverage.Plugin(out), "baton_api_coverage")
 
 KINDS = ("device", "pinned_host", "unpinned_host")
+
+
+def pytest_collection_modifyitems(config, items):
+    device = bt.devices()[0]
+    if device.platform == "cpu":
+        return
+    skip = pytest.mark.skip(
+        reason=f"baton's default device is {device}, JAX's a CPU: this test "
+        "compares the devices themselves"
+    )
+    for item in items:
+        if item.get_closest_marker("cpu_default_device") is not None:
+            item.add_marker(skip)
 
 
 @pytest.fixture(autouse=True)

@@ -285,6 +285,7 @@ def test_ragged_dot():
 # ---- program structure ----
 
 
+@pytest.mark.cpu_default_device  # the branch taken is the platform's
 def test_platform_dependent():
     x = _rand((4,))
     kw = dict(cpu=lambda v: v * 2.0, cuda=lambda v: v * 3.0, default=lambda v: v - 1.0)

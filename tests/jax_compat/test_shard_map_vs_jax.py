@@ -18,6 +18,7 @@ def results(tmp_path_factory):
     env = dict(
         os.environ,
         BATON_NUM_CPU_DEVICES="4",
+        BATON_NUM_SIM_DEVICES="4",  # when the default platform is the simulated one
         JAX_PLATFORMS="cpu",
         XLA_FLAGS="--xla_force_host_platform_device_count=4",
     )

@@ -303,7 +303,9 @@ def test_num_cpu_devices_in_a_subprocess():
             print("env" if "BATON_NUM_CPU_DEVICES=3" in str(e) else "no env")
         print(bt.config.jax_num_cpu_devices)
         """,
-        {"BATON_NUM_CPU_DEVICES": "2"},
+        # CPU devices are what the option counts: the CPU as the default
+        # platform, whatever this run's BATON_PLATFORMS.
+        {"BATON_NUM_CPU_DEVICES": "2", "BATON_PLATFORMS": "cpu"},
     )
     assert out_j.split() == ["2", "RuntimeError", "True"]
     assert out_b.split() == ["2", "RuntimeError", "True", "env", "2"]

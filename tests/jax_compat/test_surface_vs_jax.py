@@ -205,6 +205,7 @@ def test_eval_shape_matches():
     assert bt.tree.leaves(sb) == bl
 
 
+@pytest.mark.cpu_default_device
 def test_device_surface():
     assert bt.default_backend() == jax.default_backend() == "cpu"
     assert bt.device_count() == len(bt.local_devices()) >= 1

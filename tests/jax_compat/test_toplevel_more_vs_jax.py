@@ -139,6 +139,7 @@ def _transfer_outcomes(mod, np_mod, guard):
     return out
 
 
+@pytest.mark.cpu_default_device  # np.asarray of a CPU array is no transfer
 @pytest.mark.parametrize("mode", ["disallow", "disallow_explicit"])
 def test_transfer_guard_matches_jax(mode):
     b = _transfer_outcomes(bnp, np, bt.transfer_guard(mode))
@@ -147,6 +148,7 @@ def test_transfer_guard_matches_jax(mode):
     assert b["jit numpy argument"] == "disallowed"
 
 
+@pytest.mark.cpu_default_device
 def test_transfer_guard_log_and_per_direction(caplog):
     with caplog.at_level(logging.WARNING, logger="baton.transfer_guard"):
         with bt.transfer_guard_host_to_device("log"):
@@ -413,7 +415,9 @@ _PMAP_SCRIPT = textwrap.dedent(
 
 
 def test_pmap_and_sharded_constructors_on_4_devices():
-    env = dict(os.environ, BATON_NUM_CPU_DEVICES="4", JAX_PLATFORMS="cpu",
+    # 4 devices of baton's default platform (CPU, or the simulated device).
+    env = dict(os.environ, BATON_NUM_CPU_DEVICES="4", BATON_NUM_SIM_DEVICES="4",
+               JAX_PLATFORMS="cpu",
                XLA_FLAGS="--xla_force_host_platform_device_count=4")
     out = subprocess.run([sys.executable, "-c", _PMAP_SCRIPT], env=env, capture_output=True,
                          text=True, timeout=300)

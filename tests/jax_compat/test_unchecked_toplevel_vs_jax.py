@@ -44,6 +44,7 @@ def _close(b, j, **tol):
 # ---- devices and processes ----
 
 
+@pytest.mark.cpu_default_device
 def test_device_attributes_match_jax():
     bd, jd = bt.devices()[0], jax.devices()[0]
     assert isinstance(bd, bt.Device) and isinstance(jd, jax.Device)
@@ -420,7 +421,7 @@ _D2D = textwrap.dedent(
 
 
 def test_transfer_guard_device_to_device_between_two_cpu_devices():
-    env = dict(os.environ, PYTHONPATH=os.pathsep.join(sys.path))
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(sys.path), BATON_PLATFORMS="cpu")
     r = subprocess.run(
         [sys.executable, "-c", _D2D],
         capture_output=True,

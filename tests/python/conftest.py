@@ -65,13 +65,6 @@ def pytest_configure(config):
     )
     config.addinivalue_line(
         "markers",
-        "loops_in_place: a test of loop carries updated in place "
-        "(require_in_place with while/scan/fori_loop): skipped where loops "
-        "do not run on the default device yet (the simulated accelerator "
-        "interprets them on the host)",
-    )
-    config.addinivalue_line(
-        "markers",
         "host_addressable_device: a test of what holds only where the host "
         "can address the default device's `device` memory (zero-copy host "
         "views and DLPack exports of it, R7): skipped on an accelerator "
@@ -87,12 +80,6 @@ def pytest_collection_modifyitems(config, items):
         skips["host_addressable_device"] = pytest.mark.skip(
             reason=f"the default device ({device}) has device memory the "
             "host cannot address: no zero-copy views of it (R7)"
-        )
-    if device.platform != "cpu":
-        skips["loops_in_place"] = pytest.mark.skip(
-            reason=f"loops on {device} run on the host (the reference "
-            "interpreter), their carries copied: require_in_place refuses "
-            "them there (test_accelerator_memory.py checks that)"
         )
     for item in items:
         for marker, skip in skips.items():

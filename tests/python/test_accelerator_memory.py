@@ -139,19 +139,42 @@ def test_computations_run_on_the_device():
     np.testing.assert_array_equal(np.asarray(z), np.full(1 << 14, 2, np.float32))
 
 
-def test_loops_say_their_carries_are_copied():
-    # Control flow runs on the host on an accelerator for now (the reference
-    # interpreter): require_in_place refuses a loop, naming why, and without
-    # the option the loop runs with the same values as on the CPU.
-    def f(x):
-        return bt.lax.fori_loop(0, 3, lambda i, v: v * 2.0, x)
-
-    x = bt.device_put(np.ones(8, np.float32))
+def test_loops_update_their_carries_in_place_on_the_device():
+    # while/scan/fori_loop run as the device's own work: each iteration's
+    # kernels over the carries' buffers, in device memory the host cannot
+    # address. A donated carry stays in the argument's storage for every
+    # iteration: require_in_place accepts the loop, the result is the
+    # argument's buffer, and nothing else stays allocated.
     if bt.devices()[0].platform == "cuda":
         pytest.skip("CUDA executables do not run yet")
-    with pytest.raises(bt.InPlaceError, match="loops run on the host"):
-        bt.jit(f, donate_argnums=0, require_in_place=True)(x)
-    assert not x.is_deleted()
-    y = bt.jit(f, donate_argnums=0)(x)
+    n = 1 << 16
+
+    def f(x):
+        return bt.lax.fori_loop(0, 5, lambda i, v: v * 2.0 + 1.0, x)
+
+    x = bt.device_put(np.ones(n, np.float32))
+    x.block_until_ready()
+    ptr = x.unsafe_buffer_pointer()
+    before = in_use()
+    y = bt.jit(f, donate_argnums=0, require_in_place=True)(x)
+    y.block_until_ready()
+    assert x.is_deleted()
     assert y.device is bt.devices()[0]
-    np.testing.assert_array_equal(np.asarray(y), np.full(8, 8, np.float32))
+    assert y.unsafe_buffer_pointer() == ptr
+    assert in_use() == before
+    np.testing.assert_array_equal(np.asarray(y), np.full(n, 63, np.float32))
+
+    # scan: the stacked output is written slice by slice into its buffer.
+    def g(c, xs):
+        return bt.lax.scan(lambda c, x: (c + x, c * x), c, xs)
+
+    xs = np.arange(12, dtype=np.float32).reshape(4, 3)
+    c, ys = bt.jit(g, donate_argnums=0, require_in_place=True)(
+        bt.device_put(np.ones(3, np.float32)), bt.device_put(xs)
+    )
+    want_c, want_ys = np.ones(3, np.float32), []
+    for row in xs:
+        want_ys.append(want_c * row)
+        want_c = want_c + row
+    np.testing.assert_array_equal(np.asarray(c), want_c)
+    np.testing.assert_array_equal(np.asarray(ys), np.stack(want_ys))

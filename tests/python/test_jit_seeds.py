@@ -159,7 +159,6 @@ def test_seed_002_fixed_point_iteration_at_1x_memory(no_gc):
     assert grew >= 2 * state  # 2x: the old state lives until the new one exists
 
 
-@pytest.mark.loops_in_place
 def test_seed_002_fixed_point_iteration_inside_one_program(no_gc):
     # The whole iteration as one compiled loop: the carry stays in the
     # donated buffer for all 50 steps, checked at compile time.

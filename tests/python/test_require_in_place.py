@@ -130,7 +130,6 @@ def while_halving(x):
     return lax.while_loop(lambda v: v[0] > 1e-3, lambda v: v * 0.5, x + 1.0)
 
 
-@pytest.mark.loops_in_place
 @pytest.mark.parametrize("loop", [fori_at_add, scan_cumulative], ids=lambda f: f.__name__)
 def test_undonated_loop_carry_is_refused(loop):
     with pytest.raises(bt.InPlaceError, match=r"loop carry \d+ of scan.*not donated"):
@@ -140,7 +139,6 @@ def test_undonated_loop_carry_is_refused(loop):
 @pytest.mark.parametrize(
     "loop", [fori_at_add, scan_cumulative, while_halving], ids=lambda f: f.__name__
 )
-@pytest.mark.loops_in_place
 def test_donated_loop_carry_stays_in_place(loop):
     x = fresh()
     compiled = in_place(loop, donate_argnums=0).lower(x).compile()
@@ -152,14 +150,12 @@ def test_donated_loop_carry_stays_in_place(loop):
         np.testing.assert_allclose(np.asarray(a), np.asarray(b), rtol=1e-6)
 
 
-@pytest.mark.loops_in_place
 def test_loop_starting_from_a_temporary_needs_no_donation():
     # x + 1.0 is the loop's own temporary: it dies at the loop, which then
     # runs in its buffer.
     in_place(while_halving).lower(fresh()).compile()
 
 
-@pytest.mark.loops_in_place
 def test_carry_whose_old_value_is_read_after_the_new_one_is_refused():
     # (a, b) -> (a + b, a * b): whichever runs first, the other still reads
     # its old operand; one new carry needs storage of its own each step.
@@ -173,7 +169,6 @@ def test_carry_whose_old_value_is_read_after_the_new_one_is_refused():
     assert float(a[0]) > 0 and float(b[0]) > 0
 
 
-@pytest.mark.loops_in_place
 def test_swapped_carries_rotate_without_copies():
     @functools.partial(in_place, donate_argnums=(0, 1))
     def swap(a, b):
@@ -183,7 +178,6 @@ def test_swapped_carries_rotate_without_copies():
     assert float(a[0]) == 1.0 and float(b[0]) == 0.0  # 3 swaps: swapped
 
 
-@pytest.mark.loops_in_place
 def test_constant_initial_carry_is_not_an_update():
     # A loop counter starting at 0 (a constant) is not reported.
     f = in_place(lambda x: lax.fori_loop(0, 3, lambda i, v: v + 1.0, x), donate_argnums=0)

@@ -24,6 +24,7 @@ c::WhileAttrs CounterWhile(const ValueType& x);
 Program CounterProgram(int64_t n);
 
 TEST(ControlFlowExecTest, AWhileLoopIsNeverRunOnTheCallersThread) {
+  SKIP_UNLESS_CPU();
   const Program p = CounterProgram(1);
   Jitted f([&p](TraceScope& s,
                 const std::vector<Tracer>& a) { return Replay(p, s, a); },

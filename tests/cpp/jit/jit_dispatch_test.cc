@@ -14,6 +14,7 @@ namespace {
 using namespace baton::testing;
 
 TEST(JitDispatchTest, SmallProgramsRunInlineLargeOnesAreQueued) {
+  SKIP_UNLESS_CPU();  // the CPU cost model
   Jitted f = AddOne();
   EXPECT_TRUE(ValueOrThrow(f.Lower({Spec(Shape{4})}, Dev()))->runs_inline());
   const int64_t limit = cpu::CpuExecutable::kInlineWorkLimit;
@@ -34,6 +35,7 @@ TEST(JitDispatchTest, SmallProgramsRunInlineLargeOnesAreQueued) {
 // transcendental several times a cheap op, and an update written over its
 // donated operand only the elements it writes.
 TEST(JitDispatchTest, TheCostModelCountsTheWorkNotTheResultSize) {
+  SKIP_UNLESS_CPU();
   const int64_t limit = cpu::CpuExecutable::kInlineWorkLimit;
   Jitted total([](TraceScope&, const std::vector<Tracer>& a) {
     return std::vector<Tracer>{sum(a[0])};
@@ -78,6 +80,7 @@ TEST(JitDispatchTest, TheCostModelCountsTheWorkNotTheResultSize) {
 }
 
 TEST(JitDispatchTest, InlineCallReturnsWithTheWorkDoneAndInputsReleased) {
+  SKIP_UNLESS_CPU();  // the CPU runs small programs on the caller
   Jitted f = AddOne();
   Array x = Floats({1, 2, 3, 4});
   f({x});  // compile: the constant 1 gets its device copy now
@@ -92,6 +95,7 @@ TEST(JitDispatchTest, InlineCallReturnsWithTheWorkDoneAndInputsReleased) {
 }
 
 TEST(JitDispatchTest, InlineDonationReusesTheBuffer) {
+  SKIP_UNLESS_CPU();  // the CPU runs small programs on the caller
   Jitted f = AddOne({0});
   f({Floats({0, 0, 0, 0})});  // compile (and store the constant 1)
   Array x = Floats({1, 2, 3, 4});

@@ -45,6 +45,7 @@ TEST(JitExecutableTest, ACpuDeviceCompilesAndRunsThroughTheInterface) {
 }
 
 TEST(JitExecutableTest, JittedLowersToTheExecutableOfItsDevice) {
+  SKIP_UNLESS_CPU();
   Jitted f = AddOne();
   std::shared_ptr<Executable> exe =
       ValueOrThrow(f.Lower({Spec(Shape{4})}, Dev()));

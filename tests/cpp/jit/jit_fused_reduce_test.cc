@@ -64,8 +64,9 @@ TEST(JitFusedReduceTest, SumOfSquaresNeverAllocatesTheSquares) {
   auto fused = ValueOrThrow(f.fused.Lower({Spec(Shape{n})}, Dev()));
   EXPECT_EQ(CountSteps(fused->program(), Step::Kind::kFusedReduce), 1);
   // The squares were a 4 MiB temporary; fused, the step needs only its
-  // per-thread piece (kernel-local, on the stack).
-  EXPECT_EQ(fused->memory_analysis().temp_size_in_bytes, 0);
+  // per-thread piece (kernel-local, on the stack) on the CPU, and a GPU
+  // kernel its per-block partial sums (a few KiB of scratch).
+  EXPECT_LE(fused->memory_analysis().temp_size_in_bytes, OnCpu() ? 0 : 16384);
   auto unfused = ValueOrThrow(f.unfused.Lower({Spec(Shape{n})}, Dev()));
   EXPECT_EQ(CountSteps(unfused->program(), Step::Kind::kFusedReduce), 0);
 

@@ -3,10 +3,13 @@
 
 #include <gtest/gtest.h>
 
+#include <cstdlib>
 #include <memory>
+#include <string>
 #include <vector>
 
 #include "baton/backend/cpu/cpu_executable.h"
+#include "baton/backend/simulated/simulated_backend.h"
 #include "baton/compiler/literal.h"
 #include "baton/core/error.h"
 #include "baton/jit/jit.h"
@@ -15,11 +18,26 @@
 
 namespace baton::testing {
 
-inline Device* Dev() { return Client::Default().devices()[0]; }
+// The device the tests compute on: the CPU's first, or with
+// $BATON_TEST_PLATFORM=sim the simulated accelerator's (its programs run
+// through the GPU executable: tools/run_tests.sh runs the control-flow and
+// jit suites both ways).
+inline Device* Dev() {
+  static Device* const device = [] {
+    const char* platform = std::getenv("BATON_TEST_PLATFORM");
+    if (platform != nullptr && std::string(platform) == "sim") {
+      return SimulatedClient().devices()[0];
+    }
+    return Client::Default().devices()[0];
+  }();
+  return device;
+}
+inline bool OnCpu() { return Dev()->platform() == "cpu"; }
 
 // The CPU executable behind what Jitted::Lower returned on a CPU device, for
 // tests of the CPU backend's own choices (its cost model: work(),
-// kInlineWorkLimit). Everything else is read through Executable.
+// kInlineWorkLimit); such tests skip on another device (SKIP_UNLESS_CPU).
+// Everything else is read through Executable.
 inline const cpu::CpuExecutable& CpuOf(const std::shared_ptr<Executable>& exe) {
   const auto* cpu = dynamic_cast<const cpu::CpuExecutable*>(exe.get());
   if (cpu == nullptr) {
@@ -28,6 +46,13 @@ inline const cpu::CpuExecutable& CpuOf(const std::shared_ptr<Executable>& exe) {
   }
   return *cpu;
 }
+#define SKIP_UNLESS_CPU()                                                  \
+  do {                                                                     \
+    if (!::baton::testing::OnCpu()) {                                      \
+      GTEST_SKIP() << "a test of the CPU backend's own choices, not run on " \
+                   << ::baton::testing::Dev()->ToString();                 \
+    }                                                                      \
+  } while (false)
 
 inline Array Floats(const std::vector<float>& v, Shape shape = {},
                     MemoryKind kind = MemoryKind::kDevice) {

@@ -8,7 +8,6 @@
 #include "baton/backend/cpu/cost_model.h"
 #include "baton/backend/cpu/fusion_tiling.h"
 #include "baton/backend/cpu/instruction_runner.h"
-#include "baton/backend/cpu/region_step.h"
 #include "baton/compiler/program_printer.h"
 #include "baton/core/dtype_dispatch.h"
 #include "baton/core/scalar_math.h"
@@ -80,21 +79,41 @@ Result<std::shared_ptr<CpuExecutable>> CpuExecutable::Compile(
   const compiler::Program& p = *exe->program_;
   // Control-flow steps first: their regions' scratch is part of the arena.
   std::vector<int64_t> scratch(exe->plan_.steps.size(), 0);
+  std::vector<int64_t> region_work(exe->plan_.steps.size(), 0);
   exe->regions_.resize(exe->plan_.steps.size());
   for (size_t s = 0; s < exe->plan_.steps.size(); ++s) {
     const Step& step = exe->plan_.steps[s];
     if (step.kind != Step::Kind::kRegion) continue;
+    // Each region is a CpuExecutable on the same device; the step's work
+    // (cost_model.h) is its regions' -- the costliest branch of a case, a
+    // loop body's times its trips, unbounded for a while loop (not known
+    // until it runs, so a program holding one is always handed to the
+    // queue).
+    int64_t work = 0;
+    const bool is_case = p.instruction(step.result).kind() == OpKind::kCase;
+    RegionCompiler compile = [device, &work, is_case](
+                                 std::shared_ptr<const compiler::Program> region,
+                                 std::vector<bool> donated, std::string name,
+                                 std::vector<bool> slice_outputs)
+        -> Result<std::shared_ptr<const RegionExecutable>> {
+      BATON_ASSIGN_OR_RETURN(
+          auto exe, CpuExecutable::Compile(std::move(region), std::move(donated),
+                                           device, std::move(name),
+                                           std::move(slice_outputs)));
+      work = is_case ? std::max(work, exe->work()) : AddWork(work, exe->work());
+      return std::shared_ptr<const RegionExecutable>(std::move(exe));
+    };
     BATON_ASSIGN_OR_RETURN(exe->regions_[s],
-                           RegionStep::Compile(p, step, device, exe->name_));
+                           RegionStep::Compile(p, step, compile, exe->name_));
     scratch[s] = exe->regions_[s]->scratch_bytes();
+    const int64_t trips = exe->regions_[s]->trip_count();
+    region_work[s] = trips < 0 ? kUnboundedWork
+                               : ScaleWork(std::max<int64_t>(work, 1),
+                                           std::max<int64_t>(trips, 1));
   }
   exe->assignment_ = compiler::AssignBuffers(
       p, exe->plan_, exe->donated_, ThreadPool::Global().num_threads(),
       kFusionTiling, scratch, fresh_outputs);
-  std::vector<int64_t> region_work(exe->plan_.steps.size(), 0);
-  for (size_t s = 0; s < exe->regions_.size(); ++s) {
-    if (exe->regions_[s]) region_work[s] = exe->regions_[s]->work();
-  }
   exe->work_ = EstimateWork(p, exe->plan_, exe->assignment_, region_work);
   exe->runs_inline_ = exe->work_ <= kInlineWorkLimit;
   for (const Step& step : exe->plan_.steps) {
@@ -152,7 +171,8 @@ std::vector<compiler::InPlaceMiss> CpuExecutable::in_place_misses() const {
 Status CpuExecutable::RunOnCaller(const std::vector<void*>& params,
                                   const std::vector<void*>& out_buffers,
                                   void* device_arena,
-                                  std::vector<void*>& value_data) const {
+                                  std::vector<void*>& value_data,
+                                  const void* /*context*/) const {
   const compiler::Program& p = *program_;
   const size_t n = static_cast<size_t>(p.num_values());
   // The last entry remembers the arena the constant and temporary entries

@@ -30,6 +30,7 @@
 #include "baton/backend/cpu/fused_reduce_runner.h"
 #include "baton/backend/cpu/fused_runner.h"
 #include "baton/backend/executable.h"
+#include "baton/backend/region_step.h"
 #include "baton/compiler/buffer_assignment.h"
 #include "baton/compiler/ir.h"
 #include "baton/compiler/step_plan.h"
@@ -37,9 +38,8 @@
 
 namespace baton::cpu {
 
-class RegionStep;  // region_step.h
-
 class CpuExecutable : public Executable,
+                      public RegionExecutable,
                       public std::enable_shared_from_this<CpuExecutable> {
  public:
   ~CpuExecutable() override;
@@ -71,19 +71,19 @@ class CpuExecutable : public Executable,
   // Updates that copy their operand instead of writing over it, here and in
   // the regions of control-flow steps (bt.jit(require_in_place=True)).
   std::vector<compiler::InPlaceMiss> in_place_misses() const override;
-  const compiler::BufferAssignment& assignment() const { return assignment_; }
+  const compiler::BufferAssignment& assignment() const override {
+    return assignment_;
+  }
   // Element operations of one call (cost_model.h; see runs_inline()).
   int64_t work() const { return work_; }
-  // Runs the program synchronously on the calling thread over storage the
-  // caller provides: params per parameter, out_buffers per output buffer
-  // (aliased ones included), device_arena of temp_arena_bytes (other kinds
-  // must need none). value_data is reused scratch: passed again with the
-  // same arena (a loop's next iteration), only the parameters' and
-  // outputs' entries are bound anew. For control-flow regions
-  // (region_step.h).
+  // As a control-flow region (region_step.h): runs on the calling thread.
+  // Passed again with the same arena (a loop's next iteration), only the
+  // parameters' and outputs' entries of value_data are bound anew.
+  // `context` is unused.
   Status RunOnCaller(const std::vector<void*>& params,
                      const std::vector<void*>& out_buffers, void* device_arena,
-                     std::vector<void*>& value_data) const;
+                     std::vector<void*>& value_data,
+                     const void* context) const override;
   // True when the program is cheap enough to run on the caller's thread (see
   // the file comment): at most kInlineWorkLimit element operations.
   bool runs_inline() const override { return runs_inline_; }

@@ -11,6 +11,7 @@
 
 namespace baton::cuda {
 
+using compiler::BufferLocation;
 using compiler::OutputSource;
 using compiler::ValueId;
 
@@ -53,8 +54,33 @@ Result<std::shared_ptr<GpuExecutable>> GpuExecutable::Compile(
   BATON_ASSIGN_OR_RETURN(exe->emitted_,
                          codegen::EmitProgram(p, exe->plan_, options,
                                               exe->name_));
+  // Control-flow steps: regions compiled as GpuExecutables of their own,
+  // their scratch part of this arena.
+  exe->step_scratch_bytes_ = exe->emitted_.step_scratch_bytes;
+  exe->regions_.resize(exe->plan_.steps.size());
+  for (size_t s = 0; s < exe->plan_.steps.size(); ++s) {
+    if (exe->plan_.steps[s].kind != compiler::Step::Kind::kRegion) continue;
+    RegionCompiler compile =
+        [device, target](std::shared_ptr<const compiler::Program> region,
+                         std::vector<bool> donated, std::string name,
+                         std::vector<bool> slice_outputs)
+        -> Result<std::shared_ptr<const RegionExecutable>> {
+      BATON_ASSIGN_OR_RETURN(
+          auto exe, GpuExecutable::Compile(std::move(region),
+                                           std::move(donated), device,
+                                           std::move(name),
+                                           std::move(slice_outputs), target));
+      return std::shared_ptr<const RegionExecutable>(std::move(exe));
+    };
+    BATON_ASSIGN_OR_RETURN(
+        exe->regions_[s],
+        RegionStep::Compile(p, exe->plan_.steps[s], compile, exe->name_));
+    exe->step_scratch_bytes_[s] = exe->regions_[s]->scratch_bytes();
+  }
   for (const codegen::Action& a : exe->emitted_.actions) {
-    if (a.kind == codegen::Action::Kind::kHostStep) ++exe->host_steps_;
+    if (a.kind == codegen::Action::Kind::kHostStep && !exe->regions_[a.step]) {
+      ++exe->host_steps_;
+    }
   }
   if (!exe->emitted_.kernel_names.empty()) {
     BATON_ASSIGN_OR_RETURN(
@@ -65,22 +91,14 @@ Result<std::shared_ptr<GpuExecutable>> GpuExecutable::Compile(
   }
   exe->assignment_ = compiler::AssignBuffers(
       p, exe->plan_, exe->donated_, /*num_threads=*/1, kKernelTiling,
-      exe->emitted_.step_scratch_bytes, fresh_outputs);
+      exe->step_scratch_bytes_, fresh_outputs);
   exe->in_place_misses_ = exe->assignment_.in_place_misses;
-  for (const compiler::Step& step : exe->plan_.steps) {
-    if (step.kind != compiler::Step::Kind::kRegion) continue;
-    const compiler::OpKind kind = p.instruction(step.result).kind();
-    if (kind == compiler::OpKind::kCase) continue;
-    // A loop left to the host: the interpreter gives every carry storage
-    // of its own each iteration (bt.jit(require_in_place=True) refuses it).
-    exe->in_place_misses_.push_back(compiler::InPlaceMiss{
-        step.result,
-        "the loop carries of " + std::string(compiler::op_kind_name(kind)) +
-            " %" + std::to_string(step.result),
-        "loops run on the host on " + device->ToString() +
-            " (through the reference interpreter, until control flow runs "
-            "as device commands): every carry is copied each iteration. On "
-            "a CPU device the carries are updated in place"});
+  for (const auto& r : exe->regions_) {
+    if (r) {
+      exe->in_place_misses_.insert(exe->in_place_misses_.end(),
+                                   r->in_place_misses().begin(),
+                                   r->in_place_misses().end());
+    }
   }
   exe->output_labels_ = OutputLabels(exe->assignment_);
   exe->temp_label_ = "temporaries of " + exe->name_;
@@ -99,9 +117,14 @@ std::string GpuExecutable::as_text() const {
           std::to_string(emitted_.kernel_names.size()) + " kernels, " +
           std::to_string(host_steps_) + " steps on the host)\n";
   for (const codegen::Action& a : emitted_.actions) {
-    if (a.kind != codegen::Action::Kind::kHostStep) continue;
+    if (a.kind != codegen::Action::Kind::kHostStep || regions_[a.step]) {
+      continue;
+    }
     text += "//   step " + std::to_string(a.step) + " on the host: " +
             a.host_reason + "\n";
+  }
+  for (const auto& r : regions_) {
+    if (r) text += r->RegionsText();
   }
   return text;
 }
@@ -111,7 +134,7 @@ Status GpuExecutable::RunEmulated(
     const DeviceBackend::HostAddressOf& host_address) const {
   const compiler::Program& p = *program_;
   const auto& obufs = assignment_.output_buffers;
-  // Device addresses -> host addresses, slot by slot.
+  // Device addresses -> host addresses, slot by slot, and the arena whole.
   std::vector<void*> host(value_data.size(), nullptr);
   for (size_t slot = 0; slot < value_data.size(); ++slot) {
     if (value_data[slot] == nullptr) continue;
@@ -123,17 +146,32 @@ Status GpuExecutable::RunEmulated(
                            host_address(value_data[slot],
                                         static_cast<size_t>(bytes)));
   }
-  std::vector<void*> scratch(emitted_.step_scratch_bytes.size(), nullptr);
+  const int64_t arena_bytes =
+      assignment_.temp_arena_bytes[static_cast<int>(MemoryKind::kDevice)];
+  void* host_arena = nullptr;
+  if (device_arena != nullptr && arena_bytes > 0) {
+    BATON_ASSIGN_OR_RETURN(host_arena,
+                           host_address(device_arena,
+                                        static_cast<size_t>(arena_bytes)));
+  }
+  return RunOnHostStorage(host, static_cast<char*>(host_arena), host_address);
+}
+
+Status GpuExecutable::RunOnHostStorage(
+    const std::vector<void*>& host, char* host_arena,
+    const DeviceBackend::HostAddressOf& host_address) const {
+  const compiler::Program& p = *program_;
+  std::vector<void*> scratch(step_scratch_bytes_.size(), nullptr);
   for (size_t s = 0; s < scratch.size(); ++s) {
-    const int64_t bytes = emitted_.step_scratch_bytes[s];
     const int64_t offset = assignment_.step_scratch_offset[s];
-    if (bytes == 0 || offset < 0) continue;
-    BATON_ASSIGN_OR_RETURN(
-        scratch[s], host_address(static_cast<char*>(device_arena) + offset,
-                                 static_cast<size_t>(bytes)));
+    if (step_scratch_bytes_[s] == 0 || offset < 0) continue;
+    scratch[s] = host_arena + offset;
   }
   BATON_RETURN_IF_ERROR(codegen::RunOnHost(
       host_kernels_.get(), emitted_, host, scratch, [&](int step) {
+        if (const RegionStep* region = regions_[step].get()) {
+          return region->Run(host, scratch[step], &host_address);
+        }
         return codegen::RunStepOnHost(p, plan_, step, host);
       }));
   for (const OutputSource& src : assignment_.outputs) {
@@ -143,6 +181,50 @@ Status GpuExecutable::RunEmulated(
     if (bytes > 0) std::memcpy(dst, host[src.value], static_cast<size_t>(bytes));
   }
   return OkStatus();
+}
+
+Status GpuExecutable::RunOnCaller(const std::vector<void*>& params,
+                                  const std::vector<void*>& out_buffers,
+                                  void* arena, std::vector<void*>& value_data,
+                                  const void* context) const {
+  if (target_ != Target::kHostEmulation || context == nullptr) {
+    return Internal(name_ + ": a region runs on the host only under "
+                    "emulation, with the parent's address map");
+  }
+  const auto& host_address =
+      *static_cast<const DeviceBackend::HostAddressOf*>(context);
+  const compiler::Program& p = *program_;
+  const size_t n = static_cast<size_t>(p.num_values());
+  value_data.assign(n + out_buffers.size(), nullptr);
+  for (ValueId v = 0; v < p.num_values(); ++v) {
+    const BufferLocation& loc = assignment_.location[v];
+    switch (loc.kind) {
+      case BufferLocation::Kind::kParameter:
+        value_data[v] = params[loc.index];
+        break;
+      case BufferLocation::Kind::kConstant: {
+        const int64_t bytes = p.type(v).byte_size();
+        if (bytes == 0) break;
+        BATON_ASSIGN_OR_RETURN(
+            value_data[v],
+            host_address(constants_[loc.index]->data(),
+                         static_cast<size_t>(bytes)));
+        break;
+      }
+      case BufferLocation::Kind::kOutput:
+        value_data[v] = out_buffers[loc.index];
+        break;
+      case BufferLocation::Kind::kTemp:
+        value_data[v] = static_cast<char*>(arena) + loc.offset;
+        break;
+      case BufferLocation::Kind::kNone:
+        break;
+    }
+  }
+  for (size_t b = 0; b < out_buffers.size(); ++b) {
+    value_data[n + b] = out_buffers[b];
+  }
+  return RunOnHostStorage(value_data, static_cast<char*>(arena), host_address);
 }
 
 Result<std::vector<Array>> GpuExecutable::Execute(

@@ -18,10 +18,13 @@
 //    the device's compute stream (DeviceBackend::EmulateAsync), every
 //    device address mapped to the host address the backend gives it. A
 //    GEMM action calls the BLAS (codegen/host_gemm.h, the simulated
-//    device's cuBLAS), and the steps no
-//    kernel covers yet (sort, linear algebra, FFT, host callbacks,
-//    control-flow regions) run through the reference interpreter
-//    (codegen/host_step.h).
+//    device's cuBLAS). Control-flow steps (while, scan, case) run as
+//    RegionStep (backend/region_step.h) over regions compiled as
+//    GpuExecutables of their own: their kernels run iteration by
+//    iteration, loop carries updated in place as on the CPU, the while
+//    condition and the case index read where they lie. The steps no
+//    kernel covers yet (sort, linear algebra, FFT, host callbacks) run
+//    through the reference interpreter (codegen/host_step.h).
 //  - kCuda: launching the kernels on a CUDA device is not built yet;
 //    Compile says so (Unimplemented).
 //
@@ -44,6 +47,7 @@
 #include "baton/backend/cuda/codegen/host_kernel_runner.h"
 #include "baton/backend/cuda/codegen/kernel_emitter.h"
 #include "baton/backend/executable.h"
+#include "baton/backend/region_step.h"
 #include "baton/compiler/buffer_assignment.h"
 #include "baton/compiler/ir.h"
 #include "baton/compiler/step_plan.h"
@@ -52,6 +56,7 @@
 namespace baton::cuda {
 
 class GpuExecutable : public Executable,
+                      public RegionExecutable,
                       public std::enable_shared_from_this<GpuExecutable> {
  public:
   enum class Target { kCuda, kHostEmulation };
@@ -73,11 +78,21 @@ class GpuExecutable : public Executable,
     return assignment_.unusable_donations;
   }
   const std::vector<bool>& donated() const override { return donated_; }
-  // The top level's updates that copy, and every loop: control-flow
-  // regions run on the host (interpreted), their carries copied.
+  // Updates that copy, here and in the regions of control-flow steps.
   std::vector<compiler::InPlaceMiss> in_place_misses() const override {
     return in_place_misses_;
   }
+  const compiler::BufferAssignment& assignment() const override {
+    return assignment_;
+  }
+  // As a control-flow region of a parent GpuExecutable (region_step.h),
+  // kHostEmulation only: params, out_buffers and arena are host addresses,
+  // `context` the parent's DeviceBackend::HostAddressOf (for this
+  // executable's constants).
+  Status RunOnCaller(const std::vector<void*>& params,
+                     const std::vector<void*>& out_buffers, void* arena,
+                     std::vector<void*>& value_data,
+                     const void* context) const override;
   bool runs_inline() const override { return false; }
   Device* device() const override { return device_; }
   const std::string& name() const override { return name_; }
@@ -85,7 +100,8 @@ class GpuExecutable : public Executable,
 
   // The command list (the emitter's actions) and its kernels' source.
   const codegen::EmittedProgram& emitted() const { return emitted_; }
-  // How many steps run on the host (Action::kHostStep).
+  // How many steps run on the host (Action::kHostStep; control-flow steps,
+  // which run as RegionSteps, are not counted).
   int host_steps() const { return host_steps_; }
 
  private:
@@ -94,6 +110,10 @@ class GpuExecutable : public Executable,
   // addresses, with `host_address` mapping them (kHostEmulation).
   Status RunEmulated(const std::vector<void*>& value_data, void* device_arena,
                      const DeviceBackend::HostAddressOf& host_address) const;
+  // The same over host addresses: `host` per slot, `host_arena` the device
+  // temporaries; `host_address` maps what a region's constants need.
+  Status RunOnHostStorage(const std::vector<void*>& host, char* host_arena,
+                          const DeviceBackend::HostAddressOf& host_address) const;
 
   std::shared_ptr<const compiler::Program> program_;
   std::vector<bool> donated_;
@@ -104,6 +124,10 @@ class GpuExecutable : public Executable,
   compiler::BufferAssignment assignment_;
   codegen::EmittedProgram emitted_;
   int host_steps_ = 0;
+  // Per step: how a control-flow step runs (else null), and the scratch
+  // each step needs (the emitter's, or the RegionStep's).
+  std::vector<std::unique_ptr<RegionStep>> regions_;
+  std::vector<int64_t> step_scratch_bytes_;
   std::vector<compiler::InPlaceMiss> in_place_misses_;
   // The kernels compiled for the host (null when there are none).
   std::unique_ptr<codegen::HostKernelLibrary> host_kernels_;

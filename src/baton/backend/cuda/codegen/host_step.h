@@ -1,6 +1,6 @@
 // RunStepOnHost: one step of a planned program that the kernel emitter left
 // to the host (an Action::kHostStep: sort, linear algebra, FFT, host
-// callbacks, control-flow regions), run by the reference interpreter
+// callbacks; control-flow regions in the codegen tests), run by the reference interpreter
 // (compiler/reference_interpreter.h) over storage the host can address.
 //
 // The step's members become a program of their own -- a parameter per step

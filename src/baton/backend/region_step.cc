@@ -1,14 +1,13 @@
-#include "baton/backend/cpu/region_step.h"
+#include "baton/backend/region_step.h"
 
 #include <algorithm>
 #include <cstring>
 
-#include "baton/backend/cpu/cost_model.h"
-#include "baton/backend/cpu/cpu_executable.h"
 #include "baton/compiler/control_flow.h"
+#include "baton/core/memory_kind.h"
 #include "baton/compiler/passes.h"
 
-namespace baton::cpu {
+namespace baton {
 
 using compiler::BufferAssignment;
 using compiler::InPlaceMiss;
@@ -52,7 +51,7 @@ class Spares {
 // One compiled region and, per output buffer, the first output written to
 // it.
 struct RegionStep::Region {
-  std::shared_ptr<CpuExecutable> exe;
+  std::shared_ptr<const RegionExecutable> exe;
   std::vector<int> first_output;  // per output buffer
   const BufferAssignment& assignment() const { return exe->assignment(); }
 };
@@ -60,8 +59,8 @@ struct RegionStep::Region {
 RegionStep::~RegionStep() = default;
 
 Result<std::unique_ptr<RegionStep>> RegionStep::Compile(
-    const Program& program, const compiler::Step& step, Device* device,
-    const std::string& name) {
+    const Program& program, const compiler::Step& step,
+    const RegionCompiler& compile, const std::string& name) {
   std::unique_ptr<RegionStep> r(new RegionStep());
   const compiler::Instruction& inst = program.instruction(step.result);
   r->kind_ = inst.kind();
@@ -91,7 +90,6 @@ Result<std::unique_ptr<RegionStep>> RegionStep::Compile(
   }
   const bool is_loop = r->kind_ != OpKind::kCase;
   int64_t arena = 0;
-  int64_t region_work = 0;
   std::vector<int64_t> spares;
   bool positional = true;
   for (const auto& [region, what] : regions) {
@@ -107,9 +105,9 @@ Result<std::unique_ptr<RegionStep>> RegionStep::Compile(
       slice_outputs[i] = true;
     }
     BATON_ASSIGN_OR_RETURN(
-        auto exe, CpuExecutable::Compile(optimized, donated, device,
-                                         name + "/" + op + " " + what,
-                                         slice_outputs));
+        auto exe, compile(optimized, std::move(donated),
+                          name + "/" + op + " " + what,
+                          std::move(slice_outputs)));
     const BufferAssignment& a = exe->assignment();
     for (int k = 0; k < kNumMemoryKinds; ++k) {
       if (k != static_cast<int>(MemoryKind::kDevice) && a.temp_arena_bytes[k]) {
@@ -120,9 +118,6 @@ Result<std::unique_ptr<RegionStep>> RegionStep::Compile(
       }
     }
     arena = std::max(arena, a.temp_arena_bytes[static_cast<int>(MemoryKind::kDevice)]);
-    region_work = r->kind_ == OpKind::kCase
-                      ? std::max(region_work, exe->work())
-                      : AddWork(region_work, exe->work());
     auto region_ptr = std::make_unique<Region>();
     region_ptr->first_output.assign(a.output_buffers.size(), -1);
     for (size_t i = 0; i < a.outputs.size(); ++i) {
@@ -132,7 +127,7 @@ Result<std::unique_ptr<RegionStep>> RegionStep::Compile(
         region_ptr->first_output[src.index] = static_cast<int>(i);
       }
     }
-    for (const InPlaceMiss& m : a.in_place_misses) {
+    for (const InPlaceMiss& m : exe->in_place_misses()) {
       r->misses_.push_back(InPlaceMiss{m.value, m.what + " in the " + what +
                                                     " of " + op, m.why});
     }
@@ -186,12 +181,18 @@ Result<std::unique_ptr<RegionStep>> RegionStep::Compile(
                                         r->carry_bytes_.end()));
   }
   r->scratch_bytes_ = offset;
-  const int64_t trips = r->kind_ == OpKind::kScan ? r->length_ : 1;
-  r->work_ = r->kind_ == OpKind::kWhile
-                 ? kUnboundedWork
-                 : ScaleWork(std::max<int64_t>(region_work, 1),
-                             std::max<int64_t>(trips, 1));
   return r;
+}
+
+int64_t RegionStep::trip_count() const {
+  switch (kind_) {
+    case OpKind::kWhile:
+      return -1;
+    case OpKind::kScan:
+      return length_;
+    default:
+      return 1;
+  }
 }
 
 std::string RegionStep::RegionsText() const {
@@ -200,16 +201,16 @@ std::string RegionStep::RegionsText() const {
   return s;
 }
 
-Status RegionStep::Run(const std::vector<void*>& value_data,
-                       void* scratch) const {
+Status RegionStep::Run(const std::vector<void*>& value_data, void* scratch,
+                       const void* context) const {
   char* base = static_cast<char*>(scratch);
   switch (kind_) {
     case OpKind::kWhile:
-      return RunWhile(value_data, base);
+      return RunWhile(value_data, base, context);
     case OpKind::kScan:
-      return RunScan(value_data, base);
+      return RunScan(value_data, base, context);
     default:
-      return RunCase(value_data, base);
+      return RunCase(value_data, base, context);
   }
 }
 
@@ -229,11 +230,14 @@ struct LoopState {
 }  // namespace
 
 // Carries start in their final buffers (results_), from a copy of the
-// initial value unless the parent placed them over it.
-static void StartCarries(const std::vector<ValueId>& operands,
-                         const std::vector<ValueId>& results,
-                         const std::vector<int64_t>& bytes,
-                         const std::vector<void*>& vd, LoopState& st) {
+// initial value unless the parent placed them over it; the body's other
+// parameters are the step's other operands; the spares lie in the scratch.
+static void StartLoop(const std::vector<ValueId>& operands,
+                      const std::vector<ValueId>& results,
+                      const std::vector<int64_t>& bytes,
+                      const std::vector<void*>& vd, char* scratch,
+                      const std::vector<int64_t>& spare_offsets,
+                      const std::vector<int64_t>& spare_sizes, LoopState& st) {
   const size_t n = bytes.size();
   st.carries.resize(n);
   for (size_t k = 0; k < n; ++k) {
@@ -242,6 +246,11 @@ static void StartCarries(const std::vector<ValueId>& operands,
     if (init != st.carries[k]) {
       CopyBytes(st.carries[k], init, bytes[k]);
     }
+  }
+  st.params.resize(operands.size());
+  for (size_t j = n; j < operands.size(); ++j) st.params[j] = vd[operands[j]];
+  for (size_t i = 0; i < spare_offsets.size(); ++i) {
+    st.spares.Add(scratch + spare_offsets[i], spare_sizes[i]);
   }
 }
 
@@ -284,12 +293,12 @@ static void FinishCarries(const std::vector<ValueId>& results,
 // One iteration of a loop body: runs it over the current carries and
 // moves on to its new ones. ys[j] (scan) is where stacked output j's slice
 // of this iteration goes.
-static Status Iterate(const CpuExecutable& exe,
+static Status Iterate(const RegionExecutable& exe,
                       const std::vector<int>& first_output, int n,
                       const std::vector<int64_t>& carry_bytes,
                       const std::vector<void*>& ys,
                       const std::vector<int64_t>& y_bytes, void* arena,
-                      LoopState& st) {
+                      const void* context, LoopState& st) {
   const BufferAssignment& a = exe.assignment();
   for (int k = 0; k < n; ++k) st.params[k] = st.carries[k];
   st.out_buffers.resize(a.output_buffers.size());
@@ -305,7 +314,8 @@ static Status Iterate(const CpuExecutable& exe,
     }
   }
   BATON_RETURN_IF_ERROR(
-      exe.RunOnCaller(st.params, st.out_buffers, arena, st.value_data));
+      exe.RunOnCaller(st.params, st.out_buffers, arena, st.value_data,
+                      context));
   st.next.resize(n);
   for (int k = 0; k < n; ++k) {
     const OutputSource& src = a.outputs[k];
@@ -339,17 +349,14 @@ static Status Iterate(const CpuExecutable& exe,
   return OkStatus();
 }
 
-Status RegionStep::RunWhile(const std::vector<void*>& vd, char* scratch) const {
+Status RegionStep::RunWhile(const std::vector<void*>& vd, char* scratch,
+                            const void* context) const {
   const Region& cond = *regions_[0];
   const Region& body = *regions_[1];
   const int n = num_carries_;
   LoopState st;
-  StartCarries(operands_, results_, carry_bytes_, vd, st);
-  st.params.resize(operands_.size());
-  for (size_t j = n; j < operands_.size(); ++j) st.params[j] = vd[operands_[j]];
-  for (size_t i = 0; i < spare_offsets_.size(); ++i) {
-    st.spares.Add(scratch + spare_offsets_[i], spare_sizes_[i]);
-  }
+  StartLoop(operands_, results_, carry_bytes_, vd, scratch, spare_offsets_,
+            spare_sizes_, st);
   void* arena = scratch + arena_offset_;
   std::vector<void*> cond_out(cond.assignment().output_buffers.size(),
                               scratch + cond_result_offset_);
@@ -358,31 +365,28 @@ Status RegionStep::RunWhile(const std::vector<void*>& vd, char* scratch) const {
   while (true) {
     for (int k = 0; k < n; ++k) st.params[k] = st.carries[k];
     BATON_RETURN_IF_ERROR(
-        cond.exe->RunOnCaller(st.params, cond_out, arena, cond_vd));
+        cond.exe->RunOnCaller(st.params, cond_out, arena, cond_vd, context));
     const void* flag = cond_src.kind == OutputSource::Kind::kParameter
                            ? st.params[cond_src.index]
                            : cond_out[cond_src.index];
     if (!*static_cast<const bool*>(flag)) break;
     BATON_RETURN_IF_ERROR(Iterate(*body.exe, body.first_output, n,
-                                  carry_bytes_, {}, {}, arena, st));
+                                  carry_bytes_, {}, {}, arena, context, st));
   }
   FinishCarries(results_, carry_bytes_, vd,
                 fixup_offset_ >= 0 ? scratch + fixup_offset_ : nullptr, st);
   return OkStatus();
 }
 
-Status RegionStep::RunScan(const std::vector<void*>& vd, char* scratch) const {
+Status RegionStep::RunScan(const std::vector<void*>& vd, char* scratch,
+                           const void* context) const {
   const Region& body = *regions_[0];
   const int n = num_carries_;
-  const CpuExecutable& exe = *body.exe;
+  const RegionExecutable& exe = *body.exe;
   const Program& p = exe.program();
   LoopState st;
-  StartCarries(operands_, results_, carry_bytes_, vd, st);
-  st.params.resize(operands_.size());
-  for (size_t j = n; j < operands_.size(); ++j) st.params[j] = vd[operands_[j]];
-  for (size_t i = 0; i < spare_offsets_.size(); ++i) {
-    st.spares.Add(scratch + spare_offsets_[i], spare_sizes_[i]);
-  }
+  StartLoop(operands_, results_, carry_bytes_, vd, scratch, spare_offsets_,
+            spare_sizes_, st);
   std::vector<char*> xs_base(num_xs_);
   std::vector<int64_t> x_bytes(num_xs_);
   for (int j = 0; j < num_xs_; ++j) {
@@ -403,14 +407,15 @@ Status RegionStep::RunScan(const std::vector<void*>& vd, char* scratch) const {
     for (int j = 0; j < num_xs_; ++j) st.params[n + j] = xs_base[j] + t * x_bytes[j];
     for (int j = 0; j < num_ys; ++j) ys[j] = ys_base[j] + t * y_bytes[j];
     BATON_RETURN_IF_ERROR(Iterate(exe, body.first_output, n, carry_bytes_, ys,
-                                  y_bytes, arena, st));
+                                  y_bytes, arena, context, st));
   }
   FinishCarries(results_, carry_bytes_, vd,
                 fixup_offset_ >= 0 ? scratch + fixup_offset_ : nullptr, st);
   return OkStatus();
 }
 
-Status RegionStep::RunCase(const std::vector<void*>& vd, char* scratch) const {
+Status RegionStep::RunCase(const std::vector<void*>& vd, char* scratch,
+                           const void* context) const {
   const int64_t count = static_cast<int64_t>(regions_.size());
   int64_t index = *static_cast<const int32_t*>(vd[operands_[0]]);
   index = std::clamp<int64_t>(index, 0, count - 1);
@@ -423,8 +428,8 @@ Status RegionStep::RunCase(const std::vector<void*>& vd, char* scratch) const {
     outs[b] = vd[results_[branch.first_output[b]]];
   }
   std::vector<void*> branch_vd;
-  BATON_RETURN_IF_ERROR(branch.exe->RunOnCaller(params, outs,
-                                                scratch + arena_offset_, branch_vd));
+  BATON_RETURN_IF_ERROR(branch.exe->RunOnCaller(
+      params, outs, scratch + arena_offset_, branch_vd, context));
   const Program& p = branch.exe->program();
   for (size_t i = 0; i < a.outputs.size(); ++i) {
     const OutputSource& src = a.outputs[i];
@@ -438,4 +443,4 @@ Status RegionStep::RunCase(const std::vector<void*>& vd, char* scratch) const {
   return OkStatus();
 }
 
-}  // namespace baton::cpu
+}  // namespace baton
