@@ -7,9 +7,11 @@ on, only its own devices' shards), but holds nothing here. This process's
 devices are baton ``Device`` objects, whose ``process_index`` is this
 process's.
 
-Device ids: every process's devices are numbered from 0 within the process
-(``Device.id``); ``global_id`` is unique across processes (process p's
-devices follow those of processes 0..p-1).
+Device ids, as JAX numbers them: ``Device.id`` is unique across every
+process (process p's devices follow those of processes 0..p-1), and
+``Device.local_hardware_id`` is the device's index among its own process's
+devices (what the C++ runtime calls the device's id). With one process the
+two are equal.
 """
 
 from __future__ import annotations
@@ -20,29 +22,27 @@ from baton._baton import Device
 
 
 class RemoteDevice:
-    """Device ``id`` of process ``process_index`` (not this process)."""
+    """Device ``local_hardware_id`` of process ``process_index`` (not this
+    process), ``id`` unique across processes."""
 
-    __slots__ = ("global_id", "id", "platform", "process_index")
+    __slots__ = ("id", "local_hardware_id", "platform", "process_index")
 
     def __init__(
-        self, id: int, process_index: int, platform: str, global_id: int
+        self, local_hardware_id: int, process_index: int, platform: str, id: int
     ) -> None:
         self.id = id
+        self.local_hardware_id = local_hardware_id
         self.process_index = process_index
         self.platform = platform
-        self.global_id = global_id
 
     def __eq__(self, other: object) -> bool:
-        return isinstance(other, RemoteDevice) and (self.process_index, self.id) == (
-            other.process_index,
-            other.id,
-        )
+        return isinstance(other, RemoteDevice) and self.id == other.id
 
     def __hash__(self) -> int:
-        return hash(("remote", self.process_index, self.id))
+        return hash(("remote", self.id))
 
     def __repr__(self) -> str:
-        return f"CpuDevice(id={self.id}, process_index={self.process_index})"
+        return f"{self.platform.capitalize()}Device(id={self.id}, process_index={self.process_index})"
 
 
 _layout: dict[str, Any] = {"me": 0, "counts": None}
@@ -74,10 +74,28 @@ def global_devices(local: list) -> list:
     return out
 
 
+# The runtime's id is the index among this process's devices.
+_local_index = Device.id
+Device.local_hardware_id = property(
+    _local_index.__get__,
+    doc="The device's index among its own process's devices (bt.local_devices()).",
+)
+Device.id = property(
+    lambda self: _offset(_layout["me"]) + _local_index.__get__(self),
+    doc="The device's id, unique across every process: its index in bt.devices() "
+    "(process p's devices follow those of processes 0..p-1).",
+)
+_runtime_repr = Device.__repr__
+
+
+def _device_repr(self: Device) -> str:
+    # The runtime's repr names the local index; across processes, the id.
+    if _layout["counts"] is None:
+        return _runtime_repr(self)
+    return f"{self.platform.capitalize()}Device(id={self.id})"
+
+
+Device.__repr__ = _device_repr
 Device.process_index = property(
     lambda self: _layout["me"], doc="The index of the process this device belongs to."
-)
-Device.global_id = property(
-    lambda self: _offset(_layout["me"]) + self.id,
-    doc="The device's index in bt.devices() across every process.",
 )

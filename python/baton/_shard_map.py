@@ -50,7 +50,7 @@ from typing import Any, Callable
 import numpy as np
 import optree
 
-from baton import _device_put, _shard_map_vma, tree
+from baton import _baton, _device_put, _shard_map_vma, tree
 from baton._baton import Array, Donated
 from baton._baton import lax as _lax
 from baton._config_states import check_thread_guard, guard_checked
@@ -521,6 +521,8 @@ def _run(
         local = [local_value(p, s, j, device) for p, s in zip(placed, specs)]
         a = tree.unflatten(treedef, local)
         _local.ctx = DeviceContext(mesh, position, device, exchange)
+        # Arrays the body creates are that device's (JAX: per-shard values).
+        previous = _baton._set_thread_default_device(device)
         try:
             with guard_checked():
                 return f(*a)
@@ -528,6 +530,7 @@ def _run(
             exchange.fail(e)
             raise
         finally:
+            _baton._set_thread_default_device(previous)
             _local.ctx = None
             exchange.finish(tuple(sorted(position.items())))
 

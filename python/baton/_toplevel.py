@@ -217,19 +217,26 @@ def disable_jit(disable: bool = True) -> Iterator[None]:
 
 @contextlib.contextmanager
 def default_device(device: Any = None) -> Iterator[None]:
-    """Places new arrays on ``device`` in this block: baton's default device
-    (the first of its platform) or None; another device raises
-    ``NotImplementedError`` (baton's default device is fixed at startup)."""
-    default = _device_queries.local_devices()[0]
-    if device is not None and device != default:
-        if isinstance(device, str) and device == _device_queries.default_backend():
-            device = None
-        else:
-            raise NotImplementedError(
-                f"default_device({device!r}): baton's default device is fixed "
-                f"({default}); put arrays elsewhere with bt.device_put(x, device)"
-            )
-    yield
+    """New arrays go to ``device`` in this block, on this thread (JAX's
+    ``jax.default_device``): creation functions, ``device_put`` without a
+    device, and jitted calls with no array arguments. ``device`` is a device
+    of this process, a platform's name (its first device), or None (the
+    default platform's device 0). Blocks nest; other threads keep their
+    own setting."""
+    from baton import _baton
+
+    if isinstance(device, str):
+        device = _device_queries.local_devices(backend=device)[0]
+    elif device is not None and not isinstance(device, _baton.Device):
+        raise TypeError(
+            f"default_device: expected a device of this process (bt.local_devices()), "
+            f"a platform's name or None, not {device!r}"
+        )
+    previous = _baton._set_thread_default_device(device)
+    try:
+        yield
+    finally:
+        _baton._set_thread_default_device(previous)
 
 
 def process_indices(backend: Any = None) -> list[int]:

@@ -128,7 +128,20 @@ bool HostAddressable(const Device* device, MemoryKind kind) {
   return device->host_addressable(kind);
 }
 
-Device* DefaultDevice() { return DefaultDevices().front(); }
+namespace {
+thread_local Device* thread_default_device = nullptr;
+}  // namespace
+
+Device* DefaultDevice() {
+  return thread_default_device != nullptr ? thread_default_device
+                                          : DefaultDevices().front();
+}
+
+Device* SetThreadDefaultDevice(Device* device) {
+  Device* previous = thread_default_device;
+  thread_default_device = device;
+  return previous;
+}
 
 bool BorrowableAddress(const void* data, DType dtype) {
   const auto p = reinterpret_cast<uintptr_t>(data);

@@ -46,8 +46,13 @@ const char* ArrayInterfaceTypestr(DType t);
 MemoryKind MemoryKindFromName(const std::string& name);
 // None -> the default device; a Device -> itself; anything else -> TypeError.
 Device* ResolveDevice(nb::handle device);
-// Device 0 of the default platform (platforms.h).
+// Where arrays go when no device is named: this thread's default device
+// (SetThreadDefaultDevice) when set, else device 0 of the default platform
+// (platforms.h).
 Device* DefaultDevice();
+// Sets this thread's default device (null: none) and returns the previous
+// one (bt.default_device, and each device's thread of bt.shard_map).
+Device* SetThreadDefaultDevice(Device* device);
 // Whether the host can read and write `kind` memory of `device` directly:
 // every kind on the CPU backend, the host kinds on accelerators
 // (Device::host_addressable).

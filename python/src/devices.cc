@@ -89,6 +89,15 @@ void init_devices(nb::module_& m) {
       "devices. The CPU backend has BATON_NUM_CPU_DEVICES devices (read at "
       "import; default 1).");
   m.def(
+      "_set_thread_default_device",
+      [](Device* device) {
+        return baton::python::SetThreadDefaultDevice(device);
+      },
+      nb::arg("device").none(), nb::rv_policy::reference,
+      "Sets where this thread's new arrays go when no device is named (None: "
+      "the default platform's device 0) and returns the previous setting "
+      "(internal: bt.default_device, bt.shard_map).");
+  m.def(
       "_all_devices", []() { return nb::list(nb::handle(all_device_objects)); },
       "Every device of every platform in BATON_PLATFORMS, the default "
       "platform's first.");

@@ -147,10 +147,8 @@ def test_environment_queries():
     assert bt.host_ids() == jax.host_ids() == [0]
     with bt.default_device(bt.devices()[0]):
         assert bnp.ones(2).device == bt.devices()[0]
-    # A platform's name names its first device (baton's default platform:
-    # the default device is fixed to it).
-    with bt.default_device(None), bt.default_device(bt.default_backend()):
-        pass
+    with bt.default_device(None), bt.default_device("cpu"):
+        assert bnp.ones(2).device == bt.devices("cpu")[0]
 
 
 def test_enable_x64_context_manager():

@@ -62,6 +62,12 @@ def collectives(mesh):
         check_vma=False,
     )(xs)
     return {
+        # Device ids as JAX gives them: unique across processes, and the
+        # index within the process as local_hardware_id.
+        "ids": np.array([d.id for d in bt.devices()]),
+        "device_process": np.array([d.process_index for d in bt.devices()]),
+        "local_ids": np.array([d.id for d in bt.local_devices()]),
+        "local_hardware_ids": np.array([d.local_hardware_id for d in bt.local_devices()]),
         "psum": np.asarray(outs[0]),
         "pmax": np.asarray(outs[1]),
         "gather": np.asarray(outs[2]),

@@ -120,6 +120,10 @@ def test_collectives_across_processes(tmp_path, n, local, backend):
         assert int(r["process_index"]) == rank and int(r["process_count"]) == n
         assert str(r["backend"]) == backend
         assert int(r["num_devices"]) == total
+        np.testing.assert_array_equal(r["ids"], np.arange(total))
+        np.testing.assert_array_equal(r["device_process"], np.repeat(np.arange(n), local))
+        np.testing.assert_array_equal(r["local_ids"], rank * local + np.arange(local))
+        np.testing.assert_array_equal(r["local_hardware_ids"], np.arange(local))
         np.testing.assert_array_equal(r["psum"], sum(blocks))
         np.testing.assert_array_equal(r["pmax"], np.maximum.reduce(blocks))
         np.testing.assert_array_equal(r["gather"], x)

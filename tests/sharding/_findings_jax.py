@@ -140,6 +140,8 @@ CASES = {
     "out_None_for_array": lambda: smap(lambda b: b, None),
     "closed_over_P()": lambda: smap(lambda b: jnp.asarray(Y), P()),
     "closed_over_P(i)": lambda: smap(lambda b: jnp.asarray(Y), P("i")),
+    "created_in_body": lambda: smap(lambda b: b + jnp.ones(2) * jnp.arange(2.0), P("i")),
+    "created_in_body_2d": lambda: smap2(lambda b: b @ jnp.eye(2) + jnp.zeros((2, 2)), P("i", "j")),
     "dot_out_sharding": lambda: under(
         explicit(),
         lambda: jnp.dot(

@@ -297,6 +297,11 @@ SPEC_CASES = {
     "out_None_for_array": lambda: smap(lambda b: b, None),
     "closed_over_P()": lambda: smap(lambda b: bnp.asarray(Y), P()),
     "closed_over_P(i)": lambda: smap(lambda b: bnp.asarray(Y), P("i")),
+    # Arrays the body creates are the device's own (they used to land on
+    # device 0, and the body failed with "arguments are on different
+    # devices").
+    "created_in_body": lambda: smap(lambda b: b + bnp.ones(2) * bnp.arange(2.0), P("i")),
+    "created_in_body_2d": lambda: smap2(lambda b: b @ bnp.eye(2) + bnp.zeros((2, 2)), P("i", "j")),
     "dot_out_sharding": lambda: under(
         explicit(),
         lambda: bnp.dot(
@@ -335,6 +340,51 @@ def test_device_put_bare_spec_places_blocks_as_named_sharding():
     ]
     assert tree["u"].sharding == NamedSharding(mesh, P("j"))
     np.testing.assert_array_equal(np.asarray(tree["v"]), X)
+
+
+def test_arrays_created_in_the_body_are_on_its_device():
+    seen = {}
+
+    def body(b):
+        z = bnp.zeros(2)
+        seen[b.device] = z.device
+        return b + z
+
+    out = bt.shard_map(body, mesh=auto(), in_specs=P("i"), out_specs=P("i"))(X)
+    np.testing.assert_array_equal(np.asarray(out), X)
+    assert seen == {d: d for d in bt.devices()}
+    # The caller's own default is untouched.
+    assert bnp.zeros(2).device == bt.devices()[0]
+
+
+def test_default_device_places_new_arrays_on_this_thread_only():
+    import threading
+
+    d0, d1, d2 = bt.devices()[:3]
+    with bt.default_device(d1):
+        assert bnp.ones(2).device == d1
+        assert bt.device_put(np.ones(2, np.float32)).device == d1
+        assert bt.jit(lambda: bnp.arange(3))().device == d1
+        with bt.default_device(d2):
+            assert bnp.ones(2).device == d2
+        assert bnp.ones(2).device == d1
+        other = []
+        t = threading.Thread(target=lambda: other.append(bnp.ones(2).device))
+        t.start()
+        t.join()
+        assert other == [d0]  # another thread keeps its own default
+    assert bnp.ones(2).device == d0
+    with bt.default_device("cpu"):
+        assert bnp.ones(2).device == bt.devices("cpu")[0]
+    with pytest.raises(TypeError, match="default_device"):
+        with bt.default_device(3):
+            pass
+
+
+def test_device_ids_in_one_process_are_the_local_indices():
+    for k, d in enumerate(bt.devices()):
+        assert d.id == d.local_hardware_id == k
+        assert d.process_index == 0
 
 
 def test_static_array_argument_is_copied_to_each_device():
