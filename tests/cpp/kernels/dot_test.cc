@@ -8,6 +8,7 @@
 #include <atomic>
 #include <thread>
 
+#include "baton/core/dot_dimensions.h"
 #include "baton/core/scalar_math.h"
 #include "kernel_test_util.h"
 
@@ -23,19 +24,6 @@ using testing::RandomArray;
 using testing::Ravel;
 using testing::Unravel;
 
-std::vector<int64_t> FreeDimsOf(int rank, const std::vector<int64_t>& batch,
-                                const std::vector<int64_t>& contracting) {
-  std::vector<int64_t> free;
-  for (int d = 0; d < rank; ++d) {
-    if (std::find(batch.begin(), batch.end(), d) == batch.end() &&
-        std::find(contracting.begin(), contracting.end(), d) ==
-            contracting.end()) {
-      free.push_back(d);
-    }
-  }
-  return free;
-}
-
 // Naive contraction. Floats accumulate in double (and report sum |a*b| for
 // the tolerance); integers and bool wrap / or-and exactly like the kernel.
 struct Reference {
@@ -49,8 +37,8 @@ Reference RefDot(const HostArray& lhs, const HostArray& rhs,
   const Shape& ls = lhs.shape();
   const Shape& rs = rhs.shape();
   const Shape out_shape = DotGeneralShape(ls, rs, dims);
-  const auto lf = FreeDimsOf(ls.rank(), dims.lhs_batch, dims.lhs_contracting);
-  const auto rf = FreeDimsOf(rs.rank(), dims.rhs_batch, dims.rhs_contracting);
+  const auto lf = DotFreeDimensions(ls.rank(), dims.lhs_batch, dims.lhs_contracting);
+  const auto rf = DotFreeDimensions(rs.rank(), dims.rhs_batch, dims.rhs_contracting);
   std::vector<int64_t> k_dims;
   for (int64_t d : dims.lhs_contracting) k_dims.push_back(ls[d]);
   int64_t k_total = 1;

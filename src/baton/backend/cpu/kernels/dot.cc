@@ -12,24 +12,12 @@
 #include "baton/backend/cpu/kernels/vector_loop.h"
 #include "baton/core/blas_fork_lock.h"
 #include "baton/core/blas_symbols.h"
+#include "baton/core/dot_dimensions.h"
 #include "baton/core/dtype_dispatch.h"
 #include "baton/core/scalar_math.h"
 
 namespace baton::cpu {
 namespace {
-
-std::vector<int64_t> FreeDims(int rank, const std::vector<int64_t>& batch,
-                              const std::vector<int64_t>& contracting) {
-  std::vector<int64_t> free;
-  for (int d = 0; d < rank; ++d) {
-    if (std::find(batch.begin(), batch.end(), d) == batch.end() &&
-        std::find(contracting.begin(), contracting.end(), d) ==
-            contracting.end()) {
-      free.push_back(d);
-    }
-  }
-  return free;
-}
 
 std::vector<int64_t> Concat(
     std::initializer_list<const std::vector<int64_t>*> parts) {
@@ -192,11 +180,11 @@ Shape DotGeneralShape(const Shape& lhs_shape, const Shape& rhs_shape,
   for (int64_t d : dims.lhs_batch)
     out.push_back(lhs_shape[static_cast<int>(d)]);
   for (int64_t d :
-       FreeDims(lhs_shape.rank(), dims.lhs_batch, dims.lhs_contracting)) {
+       DotFreeDimensions(lhs_shape.rank(), dims.lhs_batch, dims.lhs_contracting)) {
     out.push_back(lhs_shape[static_cast<int>(d)]);
   }
   for (int64_t d :
-       FreeDims(rhs_shape.rank(), dims.rhs_batch, dims.rhs_contracting)) {
+       DotFreeDimensions(rhs_shape.rank(), dims.rhs_batch, dims.rhs_contracting)) {
     out.push_back(rhs_shape[static_cast<int>(d)]);
   }
   return Shape(std::move(out));
@@ -206,9 +194,9 @@ void DotGeneral(DType dtype, const void* lhs, const Shape& lhs_shape,
                 const void* rhs, const Shape& rhs_shape,
                 const DotDimensions& dims, void* out) {
   const std::vector<int64_t> lhs_free =
-      FreeDims(lhs_shape.rank(), dims.lhs_batch, dims.lhs_contracting);
+      DotFreeDimensions(lhs_shape.rank(), dims.lhs_batch, dims.lhs_contracting);
   const std::vector<int64_t> rhs_free =
-      FreeDims(rhs_shape.rank(), dims.rhs_batch, dims.rhs_contracting);
+      DotFreeDimensions(rhs_shape.rank(), dims.rhs_batch, dims.rhs_contracting);
   const GemmShape g{SizeOf(lhs_shape, dims.lhs_batch),
                     SizeOf(lhs_shape, lhs_free), SizeOf(rhs_shape, rhs_free),
                     SizeOf(lhs_shape, dims.lhs_contracting)};

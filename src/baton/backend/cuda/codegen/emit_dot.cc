@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "baton/backend/cuda/codegen/elementwise_chain.h"
+#include "baton/core/dot_dimensions.h"
 
 namespace baton::cuda::codegen {
 
@@ -28,21 +29,6 @@ using compiler::Step;
 using compiler::ValueId;
 
 namespace {
-
-// Dimensions of a rank-`rank` operand that are neither batch nor
-// contracting, in increasing order (the result's order).
-std::vector<int64_t> FreeDims(int rank, const std::vector<int64_t>& batch,
-                              const std::vector<int64_t>& contracting) {
-  std::vector<int64_t> free;
-  for (int64_t d = 0; d < rank; ++d) {
-    if (std::find(batch.begin(), batch.end(), d) == batch.end() &&
-        std::find(contracting.begin(), contracting.end(), d) ==
-            contracting.end()) {
-      free.push_back(d);
-    }
-  }
-  return free;
-}
 
 int64_t SizeOf(const Shape& shape, const std::vector<int64_t>& dims) {
   int64_t n = 1;
@@ -118,9 +104,9 @@ Status EmitDotStep(EmitContext& ctx, const Step& step) {
   const Shape& ls = program.type(lhs).shape;
   const Shape& rs = program.type(rhs).shape;
   const std::vector<int64_t> lhs_free =
-      FreeDims(ls.rank(), attrs->lhs_batch, attrs->lhs_contracting);
+      DotFreeDimensions(ls.rank(), attrs->lhs_batch, attrs->lhs_contracting);
   const std::vector<int64_t> rhs_free =
-      FreeDims(rs.rank(), attrs->rhs_batch, attrs->rhs_contracting);
+      DotFreeDimensions(rs.rank(), attrs->rhs_batch, attrs->rhs_contracting);
   const int64_t batch = SizeOf(ls, attrs->lhs_batch);
   const int64_t m = SizeOf(ls, lhs_free);
   const int64_t n = SizeOf(rs, rhs_free);

@@ -1,0 +1,435 @@
+#include "baton/compiler/sharding_propagation.h"
+
+#include <algorithm>
+
+#include "baton/compiler/step_plan.h"
+#include "baton/core/dot_dimensions.h"
+
+namespace baton::compiler {
+
+int64_t DeviceMesh::SizeOf(const std::vector<int>& axes) const {
+  int64_t n = 1;
+  for (int a : axes) n *= axis_sizes[a];
+  return n;
+}
+
+Sharding Sharding::Replicated(int rank) {
+  Sharding s;
+  s.dims.resize(rank);
+  return s;
+}
+
+bool Sharding::IsReplicated() const {
+  for (const auto& d : dims) {
+    if (!d.empty()) return false;
+  }
+  return true;
+}
+
+std::string Sharding::ToString(const DeviceMesh& mesh) const {
+  size_t last = dims.size();
+  while (last > 0 && dims[last - 1].empty()) --last;
+  std::string s = "P(";
+  for (size_t d = 0; d < last; ++d) {
+    if (d > 0) s += ", ";
+    if (dims[d].empty()) {
+      s += "None";
+      continue;
+    }
+    if (dims[d].size() > 1) s += "(";
+    for (size_t k = 0; k < dims[d].size(); ++k) {
+      if (k > 0) s += ", ";
+      s += "'" + mesh.axis_names[dims[d][k]] + "'";
+    }
+    if (dims[d].size() > 1) s += ")";
+  }
+  return s + ")";
+}
+
+int ShardingPlan::num_all_gathers() const {
+  int n = 0;
+  for (const ShardingStep& s : steps) {
+    for (const Reshard& r : s.reshards) n += r.kind == Reshard::Kind::kAllGather;
+  }
+  return n;
+}
+
+int ShardingPlan::num_all_reduces() const {
+  int n = 0;
+  for (const ShardingStep& s : steps) n += !s.all_reduce_axes.empty();
+  return n;
+}
+
+std::string ShardingPlan::ToText(const Program& program,
+                                 const DeviceMesh& mesh) const {
+  std::string text;
+  for (ValueId v = 0; v < program.num_values(); ++v) {
+    const ShardingStep& step = steps[v];
+    if (sharding[v].IsReplicated() && step.reshards.empty() &&
+        step.all_reduce_axes.empty()) {
+      continue;
+    }
+    // Appended piece by piece (GCC 12 warns, wrongly, on one long sum).
+    text += "%";
+    text += std::to_string(v);
+    text += " = ";
+    text += op_kind_name(program.instruction(v).kind());
+    text += " ";
+    text += sharding[v].ToString(mesh);
+    for (const Reshard& r : step.reshards) {
+      text += r.kind == Reshard::Kind::kAllGather ? ", all-gather" : ", slice";
+      text += " of operand " + std::to_string(r.operand) + " " +
+              r.from.ToString(mesh) + " -> " + r.to.ToString(mesh);
+    }
+    if (!step.all_reduce_axes.empty()) {
+      text += ", then all-reduce (" + std::string(op_name(step.all_reduce_op)) +
+              ") over";
+      for (int a : step.all_reduce_axes) text += " '" + mesh.axis_names[a] + "'";
+    }
+    text += "\n";
+  }
+  return text;
+}
+
+namespace {
+
+// How many ways `s` splits the value (the product over dimensions).
+int64_t Ways(const Sharding& s, const DeviceMesh& mesh) {
+  int64_t n = 1;
+  for (const auto& d : s.dims) n *= mesh.SizeOf(d);
+  return n;
+}
+
+// `s` with every dimension its axes do not divide left whole.
+Sharding Fit(Sharding s, const Shape& shape, const DeviceMesh& mesh) {
+  for (int d = 0; d < shape.rank(); ++d) {
+    if (!s.dims[d].empty() && shape.dim(d) % mesh.SizeOf(s.dims[d]) != 0) {
+      s.dims[d].clear();
+    }
+  }
+  return s;
+}
+
+Reshard::Kind KindOf(const Sharding& from, const Sharding& to) {
+  for (size_t d = 0; d < from.dims.size(); ++d) {
+    const auto& f = from.dims[d];
+    const auto& t = to.dims[d];
+    // Slicing keeps what is split and splits further (`to` extends `from`).
+    if (f.size() > t.size() || !std::equal(f.begin(), f.end(), t.begin())) {
+      return Reshard::Kind::kAllGather;
+    }
+  }
+  return Reshard::Kind::kSlice;
+}
+
+class Propagator {
+ public:
+  Propagator(const Program& p, const DeviceMesh& mesh) : p_(p), mesh_(mesh) {
+    plan_.sharding.resize(p.num_values());
+    plan_.steps.resize(p.num_values());
+  }
+
+  ShardingPlan Run(const std::vector<Sharding>& parameters) {
+    for (ValueId v = 0; v < p_.num_values(); ++v) {
+      const Instruction& inst = p_.instruction(v);
+      const int rank = inst.type.shape.rank();
+      Sharding out = Sharding::Replicated(rank);
+      switch (inst.kind()) {
+        case OpKind::kParameter:
+          out = parameters[inst.attrs_as<ParameterAttrs>().index];
+          break;
+        case OpKind::kConstant:
+        case OpKind::kIota:
+          break;
+        case OpKind::kBroadcastInDim:
+          out = Broadcast(v, inst);
+          break;
+        case OpKind::kTranspose:
+          out = Transpose(inst);
+          break;
+        case OpKind::kReduce:
+          out = Reduce(v, inst);
+          break;
+        case OpKind::kDotGeneral:
+          out = Dot(v, inst);
+          break;
+        case OpKind::kReshape:
+          out = ReshapeOf(v, inst);
+          break;
+        default:
+          if (IsElementwise(inst.kind()) || inst.kind() == OpKind::kTransfer) {
+            out = Elementwise(v, inst);
+          } else {
+            for (int k = 0; k < inst.operands.size(); ++k) {
+              Need(v, k, Sharding::Replicated(
+                             p_.type(inst.operands[k]).shape.rank()));
+            }
+          }
+          break;
+      }
+      plan_.sharding[v] = std::move(out);
+    }
+    return std::move(plan_);
+  }
+
+ private:
+  const Sharding& Of(ValueId v) const { return plan_.sharding[v]; }
+
+  // Operand k of instruction v is read as `to`.
+  void Need(ValueId v, int k, const Sharding& to) {
+    const Sharding& from = Of(p_.instruction(v).operands[k]);
+    if (from == to) return;
+    plan_.steps[v].reshards.push_back(Reshard{k, from, to, KindOf(from, to)});
+  }
+
+  Sharding Elementwise(ValueId v, const Instruction& inst) {
+    const int rank = inst.type.shape.rank();
+    Sharding best = Sharding::Replicated(rank);
+    int64_t best_ways = 1;
+    for (int k = 0; k < inst.operands.size(); ++k) {
+      const Sharding& s = Of(inst.operands[k]);
+      if (static_cast<int>(s.dims.size()) != rank) continue;
+      const int64_t w = Ways(s, mesh_);
+      if (w > best_ways) {
+        best = s;
+        best_ways = w;
+      }
+    }
+    for (int k = 0; k < inst.operands.size(); ++k) {
+      if (p_.type(inst.operands[k]).shape.rank() == rank) Need(v, k, best);
+    }
+    return best;
+  }
+
+  Sharding Broadcast(ValueId v, const Instruction& inst) {
+    const auto& a = inst.attrs_as<BroadcastInDimAttrs>();
+    const Shape& in = p_.type(inst.operands[0]).shape;
+    Sharding want = Of(inst.operands[0]);
+    Sharding out = Sharding::Replicated(a.shape.rank());
+    for (int d = 0; d < in.rank(); ++d) {
+      const int to = static_cast<int>(a.broadcast_dimensions[d]);
+      if (in.dim(d) == a.shape.dim(to)) {
+        out.dims[to] = want.dims[d];
+      } else {
+        want.dims[d].clear();  // a size-1 dimension stretched: whole
+      }
+    }
+    Need(v, 0, want);
+    return out;
+  }
+
+  Sharding Transpose(const Instruction& inst) {
+    const auto& perm = inst.attrs_as<TransposeAttrs>().permutation;
+    const Sharding& in = Of(inst.operands[0]);
+    Sharding out = Sharding::Replicated(static_cast<int>(perm.size()));
+    for (size_t d = 0; d < perm.size(); ++d) out.dims[d] = in.dims[perm[d]];
+    return out;
+  }
+
+  Sharding Reduce(ValueId v, const Instruction& inst) {
+    const auto& a = inst.attrs_as<ReduceAttrs>();
+    const Sharding& in = Of(inst.operands[0]);
+    Sharding out;
+    ShardingStep& step = plan_.steps[v];
+    for (int d = 0; d < static_cast<int>(in.dims.size()); ++d) {
+      if (std::find(a.axes.begin(), a.axes.end(), d) == a.axes.end()) {
+        out.dims.push_back(in.dims[d]);
+      } else {
+        step.all_reduce_axes.insert(step.all_reduce_axes.end(),
+                                    in.dims[d].begin(), in.dims[d].end());
+      }
+    }
+    std::sort(step.all_reduce_axes.begin(), step.all_reduce_axes.end());
+    step.all_reduce_op = a.op;
+    return out;
+  }
+
+  Sharding Dot(ValueId v, const Instruction& inst) {
+    const auto& a = inst.attrs_as<DotGeneralAttrs>();
+    Sharding lhs = Of(inst.operands[0]);
+    Sharding rhs = Of(inst.operands[1]);
+    const std::vector<int64_t> lhs_free = DotFreeDimensions(
+        static_cast<int>(lhs.dims.size()), a.lhs_batch, a.lhs_contracting);
+    const std::vector<int64_t> rhs_free = DotFreeDimensions(
+        static_cast<int>(rhs.dims.size()), a.rhs_batch, a.rhs_contracting);
+    // Batch and contracting dimensions pair up: the right-hand side follows
+    // the left where they differ (sliced when it is whole there).
+    auto pair_up = [&](const std::vector<int64_t>& l,
+                       const std::vector<int64_t>& r) {
+      for (size_t k = 0; k < l.size(); ++k) {
+        auto& ld = lhs.dims[l[k]];
+        auto& rd = rhs.dims[r[k]];
+        if (ld.empty() && !rd.empty()) {
+          ld = rd;
+        } else {
+          rd = ld;
+        }
+      }
+    };
+    pair_up(a.lhs_batch, a.rhs_batch);
+    pair_up(a.lhs_contracting, a.rhs_contracting);
+    // Each mesh axis once: batch, contracting (the partial sums), left free,
+    // right free; a later use is dropped (gathered) from its operand.
+    std::vector<int> used;
+    auto claim = [&](std::vector<int>& axes) {
+      std::vector<int> kept;
+      for (int x : axes) {
+        if (std::find(used.begin(), used.end(), x) == used.end()) {
+          kept.push_back(x);
+          used.push_back(x);
+        } else {
+          break;  // the axes after a dropped one cannot stay major-first
+        }
+      }
+      axes = kept;
+    };
+    for (size_t k = 0; k < a.lhs_batch.size(); ++k) {
+      claim(lhs.dims[a.lhs_batch[k]]);
+      rhs.dims[a.rhs_batch[k]] = lhs.dims[a.lhs_batch[k]];
+    }
+    for (size_t k = 0; k < a.lhs_contracting.size(); ++k) {
+      claim(lhs.dims[a.lhs_contracting[k]]);
+      rhs.dims[a.rhs_contracting[k]] = lhs.dims[a.lhs_contracting[k]];
+    }
+    for (int64_t d : lhs_free) claim(lhs.dims[d]);
+    for (int64_t d : rhs_free) claim(rhs.dims[d]);
+    lhs = Fit(std::move(lhs), p_.type(inst.operands[0]).shape, mesh_);
+    rhs = Fit(std::move(rhs), p_.type(inst.operands[1]).shape, mesh_);
+    // Fitting may have left a paired dimension whole on one side only.
+    for (size_t k = 0; k < a.lhs_batch.size(); ++k) {
+      if (lhs.dims[a.lhs_batch[k]] != rhs.dims[a.rhs_batch[k]]) {
+        lhs.dims[a.lhs_batch[k]].clear();
+        rhs.dims[a.rhs_batch[k]].clear();
+      }
+    }
+    // A contracting dimension split alike on both sides: partial sums.
+    std::vector<int> partial;
+    for (size_t k = 0; k < a.lhs_contracting.size(); ++k) {
+      auto& ld = lhs.dims[a.lhs_contracting[k]];
+      auto& rd = rhs.dims[a.rhs_contracting[k]];
+      if (ld != rd) {
+        ld.clear();
+        rd.clear();
+      }
+      partial.insert(partial.end(), ld.begin(), ld.end());
+    }
+    Need(v, 0, lhs);
+    Need(v, 1, rhs);
+    Sharding out;
+    for (int64_t d : a.lhs_batch) out.dims.push_back(lhs.dims[d]);
+    for (int64_t d : lhs_free) out.dims.push_back(lhs.dims[d]);
+    for (int64_t d : rhs_free) out.dims.push_back(rhs.dims[d]);
+    std::sort(partial.begin(), partial.end());
+    plan_.steps[v].all_reduce_axes = partial;
+    plan_.steps[v].all_reduce_op = ReduceOp::kSum;
+    return out;
+  }
+
+  Sharding ReshapeOf(ValueId v, const Instruction& inst) {
+    const Shape& in = p_.type(inst.operands[0]).shape;
+    const Shape& out_shape = inst.type.shape;
+    Sharding want = Of(inst.operands[0]);
+    Sharding out = Sharding::Replicated(out_shape.rank());
+    // Walk both shapes in groups of equal element count.
+    int i = 0, o = 0;
+    while (i < in.rank() || o < out_shape.rank()) {
+      const int i0 = i, o0 = o;
+      int64_t pi = i < in.rank() ? in.dim(i++) : 1;
+      int64_t po = o < out_shape.rank() ? out_shape.dim(o++) : 1;
+      while (pi != po) {
+        if (pi < po && i < in.rank()) {
+          pi *= in.dim(i++);
+        } else if (o < out_shape.rank()) {
+          po *= out_shape.dim(o++);
+        } else {
+          break;
+        }
+      }
+      // Group: input dims [i0, i), output dims [o0, o).
+      bool kept = false;
+      if (i0 < in.rank() && o0 < out_shape.rank()) {
+        const auto& major = want.dims[i0];
+        bool minor_whole = true;
+        for (int d = i0 + 1; d < i; ++d) minor_whole &= want.dims[d].empty();
+        const int64_t split = mesh_.SizeOf(major);
+        if (!major.empty() && minor_whole && out_shape.dim(o0) % split == 0) {
+          out.dims[o0] = major;
+          kept = true;
+        }
+      }
+      if (!kept) {
+        for (int d = i0; d < i; ++d) want.dims[d].clear();
+      }
+    }
+    Need(v, 0, want);
+    return out;
+  }
+
+  const Program& p_;
+  const DeviceMesh& mesh_;
+  ShardingPlan plan_;
+};
+
+Status CheckParameter(const Program& program, const DeviceMesh& mesh,
+                      const Sharding& s, int index) {
+  const Shape& shape = program.parameter_type(index).shape;
+  const std::string what = "parameter " + std::to_string(index) + " (shape " +
+                           shape.to_string() + ")";
+  if (static_cast<int>(s.dims.size()) != shape.rank()) {
+    return InvalidArgument(what + ": its sharding names " +
+                           std::to_string(s.dims.size()) +
+                           " dimensions; it has " +
+                           std::to_string(shape.rank()));
+  }
+  std::vector<int> used;
+  for (int d = 0; d < shape.rank(); ++d) {
+    for (int a : s.dims[d]) {
+      if (a < 0 || a >= static_cast<int>(mesh.axis_sizes.size())) {
+        return InvalidArgument(what + ": dimension " + std::to_string(d) +
+                               " names mesh axis " + std::to_string(a) +
+                               "; the mesh has " +
+                               std::to_string(mesh.axis_sizes.size()));
+      }
+      if (std::find(used.begin(), used.end(), a) != used.end()) {
+        return InvalidArgument(what + ": mesh axis '" + mesh.axis_names[a] +
+                               "' splits two dimensions; an axis splits at "
+                               "most one");
+      }
+      used.push_back(a);
+    }
+    if (shape.dim(d) % mesh.SizeOf(s.dims[d]) != 0) {
+      return InvalidArgument(
+          what + ": dimension " + std::to_string(d) + " (" +
+          std::to_string(shape.dim(d)) + ") does not divide into " +
+          std::to_string(mesh.SizeOf(s.dims[d])) + " equal blocks over " +
+          s.ToString(mesh));
+    }
+  }
+  return OkStatus();
+}
+
+}  // namespace
+
+Result<ShardingPlan> PropagateShardings(const Program& program,
+                                        const DeviceMesh& mesh,
+                                        const std::vector<Sharding>& parameters) {
+  if (static_cast<int>(parameters.size()) != program.num_parameters()) {
+    return InvalidArgument("PropagateShardings: " +
+                           std::to_string(parameters.size()) +
+                           " shardings for " +
+                           std::to_string(program.num_parameters()) +
+                           " parameters");
+  }
+  if (mesh.axis_names.size() != mesh.axis_sizes.size()) {
+    return InvalidArgument("PropagateShardings: the mesh has " +
+                           std::to_string(mesh.axis_names.size()) +
+                           " axis names and " +
+                           std::to_string(mesh.axis_sizes.size()) + " sizes");
+  }
+  for (int i = 0; i < program.num_parameters(); ++i) {
+    BATON_RETURN_IF_ERROR(CheckParameter(program, mesh, parameters[i], i));
+  }
+  return Propagator(program, mesh).Run(parameters);
+}
+
+}  // namespace baton::compiler

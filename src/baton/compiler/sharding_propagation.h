@@ -1,0 +1,104 @@
+// Sharding propagation: how every value of a program is laid out over a
+// mesh of devices when its parameters are, and what communication that
+// layout needs -- the first half of partitioning a program for sharded
+// arguments (issue 37; the second half turns the plan into one program per
+// device with the collectives in it).
+//
+// A Sharding names, per dimension, the mesh axes the dimension is split
+// over (major first), as a PartitionSpec does: P('i', None) over a mesh
+// ('i': 4) is {{0}, {}}. A dimension is split only when the product of its
+// axes' sizes divides it, and each mesh axis splits at most one dimension.
+//
+// The rules, forward from the parameters (XLA's SPMD partitioner follows
+// the same ideas; JAX users see them through jit of sharded arguments):
+//  - elementwise ops, select, convert, transfer: the operands' sharding
+//    when they agree, else the most split operand's; the others are
+//    resharded to it (a replicated operand is sliced: each device takes its
+//    block, no communication);
+//  - broadcast_in_dim and transpose carry each dimension's axes with it;
+//  - reduce: kept dimensions keep their axes; the axes of reduced split
+//    dimensions make each device's result a partial one, combined by an
+//    all-reduce of the reduce's op over those axes;
+//  - dot_general: batch dimensions split alike on both sides stay split;
+//    free dimensions keep their operand's axes; a contracting dimension
+//    split on both sides (or on one, the other then sliced to match) makes
+//    a partial sum, all-reduced; an axis the result would use twice is
+//    gathered on the right-hand side;
+//  - reshape: a split dimension survives when it is the major dimension of
+//    its group of merged or split dimensions and the group's major result
+//    dimension divides by the split; otherwise the group is gathered;
+//  - every other op (slices, pad, concatenate, gather, scatter, sort,
+//    linalg, fft, callbacks, calls, control flow) reads its operands whole
+//    (all-gathered) and its result is replicated.
+//
+// Thread-safety: a pure function of its arguments.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "baton/compiler/ir.h"
+#include "baton/core/op_codes.h"
+#include "baton/core/status.h"
+
+namespace baton::compiler {
+
+// The devices' arrangement: named axes and their sizes (a Mesh's shape).
+struct DeviceMesh {
+  std::vector<std::string> axis_names;
+  std::vector<int64_t> axis_sizes;
+  // Product of the sizes of `axes` (1 for none).
+  int64_t SizeOf(const std::vector<int>& axes) const;
+};
+
+struct Sharding {
+  // Per dimension, indices into DeviceMesh::axis_names, major first.
+  std::vector<std::vector<int>> dims;
+
+  static Sharding Replicated(int rank);
+  bool IsReplicated() const;
+  // "P('i', None)", "P(('a', 'b'))", "P()" (rank 0 or replicated: trailing
+  // Nones are left out, as JAX prints specs).
+  std::string ToString(const DeviceMesh& mesh) const;
+  bool operator==(const Sharding&) const = default;
+};
+
+// A change of layout an instruction needs on one of its operands first.
+struct Reshard {
+  enum class Kind : uint8_t {
+    kSlice,      // only splits further: each device takes its block
+    kAllGather,  // some split dimension must be whole (or split otherwise)
+  };
+  int operand = 0;  // position among the instruction's operands
+  Sharding from, to;
+  Kind kind = Kind::kSlice;
+};
+
+// What one instruction needs beyond computing on its operands' blocks.
+struct ShardingStep {
+  std::vector<Reshard> reshards;  // before it
+  // After it: each device's result is a partial one over these mesh axes,
+  // combined by an all-reduce of `all_reduce_op`.
+  std::vector<int> all_reduce_axes;
+  ReduceOp all_reduce_op = ReduceOp::kSum;
+};
+
+struct ShardingPlan {
+  std::vector<Sharding> sharding;   // per ValueId, after its step
+  std::vector<ShardingStep> steps;  // per ValueId
+  int num_all_gathers() const;
+  int num_all_reduces() const;
+  // One line per value that is split or needs communication:
+  // "%4 = dot_general P('i', None) after all-gather of operand 1".
+  std::string ToText(const Program& program, const DeviceMesh& mesh) const;
+};
+
+// The plan for `program` (calls inlined) with its parameters laid out as
+// `parameters` (one per parameter). InvalidArgument, naming the parameter,
+// for a sharding of the wrong rank, an unknown or repeated mesh axis, or a
+// dimension its axes do not divide.
+Result<ShardingPlan> PropagateShardings(const Program& program,
+                                        const DeviceMesh& mesh,
+                                        const std::vector<Sharding>& parameters);
+
+}  // namespace baton::compiler

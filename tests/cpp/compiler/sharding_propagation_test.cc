@@ -1,0 +1,238 @@
+// Sharding propagation (compiler/sharding_propagation.h): each value's
+// layout over the mesh and the communication it needs, for the programs
+// JAX's "Distributed arrays and automatic parallelization" page partitions:
+// sums, means, dots with either operand split, a data-parallel and a
+// tensor-parallel (Megatron-style) MLP layer, reshapes.
+#include "baton/compiler/sharding_propagation.h"
+
+#include <gtest/gtest.h>
+
+#include <memory>
+
+namespace baton::compiler {
+namespace {
+
+ValueType F32(Shape shape) {
+  return ValueType{std::move(shape), DType::kFloat32};
+}
+
+// Mesh ('i': 4) and ('a': 2, 'b': 2).
+DeviceMesh Mesh1() { return DeviceMesh{{"i"}, {4}}; }
+DeviceMesh Mesh2() { return DeviceMesh{{"a", "b"}, {2, 2}}; }
+
+Sharding S(std::vector<std::vector<int>> dims) { return Sharding{std::move(dims)}; }
+const std::vector<int> I = {0};  // the first mesh axis
+const std::vector<int> R = {};   // whole
+
+ValueId Dot(Program& p, ValueId l, ValueId r, std::vector<int64_t> lc,
+            std::vector<int64_t> rc) {
+  return p.Add(DotGeneralAttrs{{}, {}, std::move(lc), std::move(rc)}, {l, r})
+      .value();
+}
+
+ShardingPlan Plan(const Program& p, const DeviceMesh& mesh,
+                  std::vector<Sharding> params) {
+  auto plan = PropagateShardings(p, mesh, params);
+  EXPECT_TRUE(plan.ok()) << plan.status().to_string();
+  return plan.value();
+}
+
+TEST(ShardingPropagationTest, SumOverTheSplitDimensionIsAPartialSumAllReduced) {
+  Program p;
+  const ValueId x = p.AddParameter(F32({8, 3})).value();
+  const ValueId all = p.Add(ReduceAttrs{ReduceOp::kSum, {0, 1}}, {x}).value();
+  const ValueId rows = p.Add(ReduceAttrs{ReduceOp::kMax, {1}}, {x}).value();
+  const ValueId cols = p.Add(ReduceAttrs{ReduceOp::kSum, {0}}, {x}).value();
+  ASSERT_TRUE(p.SetOutputs({all, rows, cols}).ok());
+  const DeviceMesh mesh = Mesh1();
+  const ShardingPlan plan = Plan(p, mesh, {S({I, R})});
+  // sum(x): each device sums its rows, then an all-reduce: replicated.
+  EXPECT_EQ(plan.sharding[all], S({}));
+  EXPECT_EQ(plan.steps[all].all_reduce_axes, I);
+  EXPECT_EQ(plan.steps[all].all_reduce_op, ReduceOp::kSum);
+  // max over columns keeps the rows split, no communication.
+  EXPECT_EQ(plan.sharding[rows].ToString(mesh), "P('i')");
+  EXPECT_TRUE(plan.steps[rows].all_reduce_axes.empty());
+  // sum over rows: partial per device, all-reduced.
+  EXPECT_EQ(plan.sharding[cols], S({R}));
+  EXPECT_EQ(plan.steps[cols].all_reduce_axes, I);
+  EXPECT_EQ(plan.num_all_reduces(), 2);
+  EXPECT_EQ(plan.num_all_gathers(), 0);
+}
+
+TEST(ShardingPropagationTest, DataParallelLayerNeedsNoCommunication) {
+  // y = tanh(x @ w + b): x split by rows (the batch), w and b replicated.
+  Program p;
+  const ValueId x = p.AddParameter(F32({8, 4})).value();
+  const ValueId w = p.AddParameter(F32({4, 6})).value();
+  const ValueId b = p.AddParameter(F32({6})).value();
+  const ValueId xw = Dot(p, x, w, {1}, {0});
+  const ValueId bb = p.Add(BroadcastInDimAttrs{Shape({8, 6}), {1}}, {b}).value();
+  const ValueId s = p.Add(BinaryAttrs{BinaryOp::kAdd}, {xw, bb}).value();
+  const ValueId y = p.Add(UnaryAttrs{UnaryOp::kTanh}, {s}).value();
+  ASSERT_TRUE(p.SetOutputs({y}).ok());
+  const DeviceMesh mesh = Mesh1();
+  const ShardingPlan plan = Plan(p, mesh, {S({I, R}), S({R, R}), S({R})});
+  EXPECT_EQ(plan.sharding[xw].ToString(mesh), "P('i')");
+  EXPECT_EQ(plan.sharding[y].ToString(mesh), "P('i')");
+  // The broadcast bias is replicated; the add slices it (no communication).
+  ASSERT_EQ(plan.steps[s].reshards.size(), 1u);
+  EXPECT_EQ(plan.steps[s].reshards[0].operand, 1);
+  EXPECT_EQ(plan.steps[s].reshards[0].kind, Reshard::Kind::kSlice);
+  EXPECT_EQ(plan.num_all_gathers(), 0);
+  EXPECT_EQ(plan.num_all_reduces(), 0);
+}
+
+TEST(ShardingPropagationTest, MegatronMlpAllReducesOnceAfterTheSecondLayer) {
+  // h = relu(x @ w1), w1 split by columns; y = h @ w2, w2 split by rows.
+  Program p;
+  const ValueId x = p.AddParameter(F32({8, 4})).value();
+  const ValueId w1 = p.AddParameter(F32({4, 16})).value();
+  const ValueId w2 = p.AddParameter(F32({16, 4})).value();
+  const ValueId h = Dot(p, x, w1, {1}, {0});
+  const ValueId zero = p.Add(ConstantAttrs{std::make_shared<const Literal>(
+                                 Literal::Scalar(0.0f))},
+                             {})
+                           .value();
+  const ValueId zb = p.Add(BroadcastInDimAttrs{Shape({8, 16}), {}}, {zero}).value();
+  const ValueId relu = p.Add(BinaryAttrs{BinaryOp::kMax}, {h, zb}).value();
+  const ValueId y = Dot(p, relu, w2, {1}, {0});
+  ASSERT_TRUE(p.SetOutputs({y}).ok());
+  const DeviceMesh mesh = Mesh1();
+  const ShardingPlan plan =
+      Plan(p, mesh, {S({R, R}), S({R, I}), S({I, R})});
+  EXPECT_EQ(plan.sharding[h].ToString(mesh), "P(None, 'i')");
+  EXPECT_EQ(plan.sharding[relu].ToString(mesh), "P(None, 'i')");
+  EXPECT_TRUE(plan.steps[h].reshards.empty());
+  EXPECT_TRUE(plan.steps[y].reshards.empty());
+  EXPECT_EQ(plan.steps[y].all_reduce_axes, I);
+  EXPECT_EQ(plan.sharding[y], S({R, R}));
+  EXPECT_EQ(plan.num_all_reduces(), 1);
+  EXPECT_EQ(plan.num_all_gathers(), 0);
+}
+
+TEST(ShardingPropagationTest, ADotWithOneSideSplitOnTheContractionSlicesTheOther) {
+  // x (replicated) @ w, w split by rows: x is sliced by columns, partial sums.
+  Program p;
+  const ValueId x = p.AddParameter(F32({8, 4})).value();
+  const ValueId w = p.AddParameter(F32({4, 2})).value();
+  const ValueId y = Dot(p, x, w, {1}, {0});
+  ASSERT_TRUE(p.SetOutputs({y}).ok());
+  const DeviceMesh mesh = Mesh1();
+  const ShardingPlan plan = Plan(p, mesh, {S({R, R}), S({I, R})});
+  ASSERT_EQ(plan.steps[y].reshards.size(), 1u);
+  EXPECT_EQ(plan.steps[y].reshards[0].operand, 0);
+  EXPECT_EQ(plan.steps[y].reshards[0].to.ToString(mesh), "P(None, 'i')");
+  EXPECT_EQ(plan.steps[y].reshards[0].kind, Reshard::Kind::kSlice);
+  EXPECT_EQ(plan.steps[y].all_reduce_axes, I);
+}
+
+TEST(ShardingPropagationTest, AnAxisTheResultWouldUseTwiceIsGathered) {
+  // x @ x.T with x split by rows: both free dimensions would be split over
+  // 'i'; the right-hand side is gathered.
+  Program p;
+  const ValueId x = p.AddParameter(F32({8, 4})).value();
+  const ValueId xt = p.Add(TransposeAttrs{{1, 0}}, {x}).value();
+  const ValueId y = Dot(p, x, xt, {1}, {0});
+  ASSERT_TRUE(p.SetOutputs({y}).ok());
+  const DeviceMesh mesh = Mesh1();
+  const ShardingPlan plan = Plan(p, mesh, {S({I, R})});
+  EXPECT_EQ(plan.sharding[xt].ToString(mesh), "P(None, 'i')");
+  EXPECT_EQ(plan.sharding[y].ToString(mesh), "P('i')");
+  ASSERT_EQ(plan.steps[y].reshards.size(), 1u);
+  EXPECT_EQ(plan.steps[y].reshards[0].operand, 1);
+  EXPECT_EQ(plan.steps[y].reshards[0].kind, Reshard::Kind::kAllGather);
+  EXPECT_TRUE(plan.steps[y].all_reduce_axes.empty());
+  EXPECT_NE(plan.ToText(p, mesh).find("all-gather of operand 1"),
+            std::string::npos)
+      << plan.ToText(p, mesh);
+}
+
+TEST(ShardingPropagationTest, TwoDimensionalMeshSplitsBothOperands) {
+  // x split ('a', None), w split (None, 'b'): y = x @ w is ('a', 'b').
+  Program p;
+  const ValueId x = p.AddParameter(F32({8, 4})).value();
+  const ValueId w = p.AddParameter(F32({4, 6})).value();
+  const ValueId y = Dot(p, x, w, {1}, {0});
+  const ValueId m = p.Add(ReduceAttrs{ReduceOp::kSum, {1}}, {y}).value();
+  ASSERT_TRUE(p.SetOutputs({y, m}).ok());
+  const DeviceMesh mesh = Mesh2();
+  const ShardingPlan plan = Plan(p, mesh, {S({{0}, R}), S({R, {1}})});
+  EXPECT_EQ(plan.sharding[y].ToString(mesh), "P('a', 'b')");
+  EXPECT_EQ(plan.num_all_gathers(), 0);
+  // The row sums are partial over 'b' and stay split over 'a'.
+  EXPECT_EQ(plan.sharding[m].ToString(mesh), "P('a')");
+  EXPECT_EQ(plan.steps[m].all_reduce_axes, std::vector<int>{1});
+}
+
+TEST(ShardingPropagationTest, ReshapesKeepAMajorSplitAndGatherOtherwise) {
+  Program p;
+  const ValueId x = p.AddParameter(F32({8, 6})).value();
+  const ValueId flat = p.Add(ReshapeAttrs{Shape({48})}, {x}).value();
+  const ValueId back = p.Add(ReshapeAttrs{Shape({4, 2, 6})}, {flat}).value();
+  const ValueId cols = p.AddParameter(F32({8, 8})).value();
+  const ValueId cflat = p.Add(ReshapeAttrs{Shape({64})}, {cols}).value();
+  ASSERT_TRUE(p.SetOutputs({back, cflat}).ok());
+  const DeviceMesh mesh = Mesh1();
+  const ShardingPlan plan = Plan(p, mesh, {S({I, R}), S({R, I})});
+  // (8, 6) split by rows -> (48,): contiguous blocks of 12, still split.
+  EXPECT_EQ(plan.sharding[flat].ToString(mesh), "P('i')");
+  EXPECT_TRUE(plan.steps[flat].reshards.empty());
+  // (48,) -> (4, 2, 6): the major dimension (4) takes the split.
+  EXPECT_EQ(plan.sharding[back].ToString(mesh), "P('i')");
+  // Split by columns, flattening would interleave the blocks: gathered.
+  EXPECT_EQ(plan.sharding[cflat], S({R}));
+  ASSERT_EQ(plan.steps[cflat].reshards.size(), 1u);
+  EXPECT_EQ(plan.steps[cflat].reshards[0].kind, Reshard::Kind::kAllGather);
+}
+
+TEST(ShardingPropagationTest, OpsWithoutARuleReadTheirOperandsWhole) {
+  Program p;
+  const ValueId x = p.AddParameter(F32({8})).value();
+  const ValueId s = p.Add(SliceAttrs{{1}, {5}, {1}}, {x}).value();
+  ASSERT_TRUE(p.SetOutputs({s}).ok());
+  const ShardingPlan plan = Plan(p, Mesh1(), {S({I})});
+  EXPECT_EQ(plan.sharding[s], S({R}));
+  ASSERT_EQ(plan.steps[s].reshards.size(), 1u);
+  EXPECT_EQ(plan.steps[s].reshards[0].kind, Reshard::Kind::kAllGather);
+}
+
+TEST(ShardingPropagationTest, ElementwiseOperandsSplitDifferentlyFollowTheMostSplit) {
+  Program p;
+  const ValueId x = p.AddParameter(F32({8, 4})).value();
+  const ValueId y = p.AddParameter(F32({8, 4})).value();
+  const ValueId z = p.Add(BinaryAttrs{BinaryOp::kMul}, {x, y}).value();
+  ASSERT_TRUE(p.SetOutputs({z}).ok());
+  const DeviceMesh mesh = Mesh2();
+  // x over ('a', 'b') by rows (4 ways), y over 'a' by columns (2 ways).
+  const ShardingPlan plan = Plan(p, mesh, {S({{0, 1}, R}), S({R, {0}})});
+  EXPECT_EQ(plan.sharding[z].ToString(mesh), "P(('a', 'b'))");
+  ASSERT_EQ(plan.steps[z].reshards.size(), 1u);
+  EXPECT_EQ(plan.steps[z].reshards[0].operand, 1);
+  EXPECT_EQ(plan.steps[z].reshards[0].kind, Reshard::Kind::kAllGather);
+}
+
+TEST(ShardingPropagationTest, BadParameterShardingsAreRefusedByName) {
+  Program p;
+  const ValueId x = p.AddParameter(F32({6, 4})).value();
+  ASSERT_TRUE(p.SetOutputs({x}).ok());
+  const DeviceMesh mesh = Mesh1();
+  auto wrong_rank = PropagateShardings(p, mesh, {S({I})});
+  ASSERT_FALSE(wrong_rank.ok());
+  EXPECT_NE(wrong_rank.status().message().find("parameter 0"), std::string::npos);
+  auto uneven = PropagateShardings(p, mesh, {S({I, R})});
+  ASSERT_FALSE(uneven.ok());
+  EXPECT_NE(uneven.status().message().find("does not divide"), std::string::npos)
+      << uneven.status().message();
+  auto twice = PropagateShardings(p, Mesh2(), {S({{0}, {0}})});
+  ASSERT_FALSE(twice.ok());
+  EXPECT_NE(twice.status().message().find("'a' splits two dimensions"),
+            std::string::npos)
+      << twice.status().message();
+  auto unknown = PropagateShardings(p, mesh, {S({R, {3}})});
+  EXPECT_FALSE(unknown.ok());
+  EXPECT_FALSE(PropagateShardings(p, mesh, {}).ok());
+}
+
+}  // namespace
+}  // namespace baton::compiler
