@@ -11,6 +11,9 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source tools/ci_stage.sh
+# Kernels compiled for the simulated device (ctest-sim, pytest-python-sim):
+# one folder for the run, so each is compiled once.
+export BATON_HOST_KERNEL_CACHE=${BATON_HOST_KERNEL_CACHE:-$(mktemp -d "${TMPDIR:-/tmp}/baton-kernels.XXXXXX")}
 stage install-deps bash tools/install_deps.sh
 stage build-release bash tools/build.sh release
 stage ctest-release ctest --test-dir build/release --output-on-failure -j "$(nproc)"
