@@ -50,10 +50,6 @@ if [ "${1:-}" = "--sanitizers" ]; then
   # a fixed seed, so a CI run is reproducible. Same build as ctest-asan.
   stage fuzz bash tools/run_fuzz.sh ci
   stage build-tsan bash tools/build.sh tsan
-  # Under TSan 1,000 of the 4,000 random programs: they run one thread's
-  # interpreter against the executor, so the data races they can show are
-  # in the executor's queue and thread pool, which the first thousand cover
-  # as well as all 4,000 (ASan and the release build run all of them).
-  stage ctest-tsan "${san_env[@]}" BATON_RANDOM_PROGRAMS=1000 ctest --test-dir build/tsan --output-on-failure -j "$(nproc)"
+  stage ctest-tsan "${san_env[@]}" ctest --test-dir build/tsan --output-on-failure -j "$(nproc)"
 fi
 stage_summary
