@@ -49,6 +49,78 @@ Result<std::shared_ptr<const compiler::Program>> VerifyAndSchedule(
       compiler::ScheduleForMemory(program, donated, fresh_outputs));
 }
 
+SlotBinder::SlotBinder(const compiler::Program& program,
+                       const compiler::BufferAssignment& assignment)
+    : location_(assignment.location),
+      num_outputs_(static_cast<int>(assignment.output_buffers.size())) {
+  const int n = program.num_values();
+  memory_kind_.resize(n);
+  bytes_.resize(n);
+  for (ValueId v = 0; v < n; ++v) {
+    memory_kind_[v] = program.type(v).memory_kind;
+    bytes_[v] = program.type(v).byte_size();
+    const BufferLocation& loc = location_[v];
+    if (loc.kind == BufferLocation::Kind::kParameter) {
+      parameter_rebinds_.push_back({v, loc.index});
+    } else if (loc.kind == BufferLocation::Kind::kOutput) {
+      output_rebinds_.push_back({v, loc.index});
+    }
+  }
+  for (int b = 0; b < num_outputs_; ++b) output_rebinds_.push_back({n + b, b});
+}
+
+Status SlotBinder::Bind(const void* const* params, void* const* outputs,
+                        const std::array<void*, kNumMemoryKinds>& arenas,
+                        const ConstantAddress& constant,
+                        std::vector<void*>& slots) const {
+  const size_t n = location_.size();
+  slots.assign(n + static_cast<size_t>(num_outputs_), nullptr);
+  for (size_t v = 0; v < n; ++v) {
+    const BufferLocation& loc = location_[v];
+    switch (loc.kind) {
+      case BufferLocation::Kind::kParameter:
+        slots[v] = const_cast<void*>(params[loc.index]);
+        break;
+      case BufferLocation::Kind::kConstant: {
+        if (bytes_[v] == 0) break;
+        BATON_ASSIGN_OR_RETURN(slots[v], constant(loc.index, bytes_[v]));
+        break;
+      }
+      case BufferLocation::Kind::kOutput:
+        slots[v] = outputs[loc.index];
+        break;
+      case BufferLocation::Kind::kTemp:
+        slots[v] = static_cast<char*>(
+                       arenas[static_cast<int>(memory_kind_[v])]) +
+                   loc.offset;
+        break;
+      case BufferLocation::Kind::kNone:
+        break;
+    }
+  }
+  for (int b = 0; b < num_outputs_; ++b) slots[n + b] = outputs[b];
+  return OkStatus();
+}
+
+Status SlotBinder::BindRepeated(const std::vector<void*>& params,
+                                const std::vector<void*>& outputs, void* arena,
+                                const ConstantAddress& constant,
+                                std::vector<void*>& slots) const {
+  const size_t size = location_.size() + static_cast<size_t>(num_outputs_) + 1;
+  if (slots.size() == size && slots.back() == arena) {
+    void** at = slots.data();
+    for (const Rebind& r : parameter_rebinds_) at[r.slot] = params[r.index];
+    for (const Rebind& r : output_rebinds_) at[r.slot] = outputs[r.index];
+    return OkStatus();
+  }
+  std::array<void*, kNumMemoryKinds> arenas;
+  arenas.fill(arena);
+  BATON_RETURN_IF_ERROR(
+      Bind(params.data(), outputs.data(), arenas, constant, slots));
+  slots.push_back(arena);
+  return OkStatus();
+}
+
 void CallFrame::GiveBack(std::vector<CallArgument>& args) {
   for (CallArgument& a : args) {
     if (a.donated && a.taken.buffer) a.array.impl()->Untake(std::move(a.taken));
@@ -161,33 +233,23 @@ Result<CallFrame> CallFrame::Prepare(const FrameLayout& layout, Device* device,
   }
 
   // 4. Where each value lives in this call (output-copy targets appended).
-  std::vector<void*>& value_data = frame.value_data_;
-  value_data.assign(p.num_values() + obufs.size(), nullptr);
-  for (ValueId v = 0; v < p.num_values(); ++v) {
-    const BufferLocation& loc = assignment.location[v];
-    switch (loc.kind) {
-      case BufferLocation::Kind::kParameter:
-        value_data[v] = const_cast<void*>(param_data[loc.index]);
-        break;
-      case BufferLocation::Kind::kConstant:
-        value_data[v] =
-            const_cast<void*>((*layout.constants)[loc.index]->data());
-        break;
-      case BufferLocation::Kind::kOutput:
-        value_data[v] = frame.out_buffers_[loc.index]->data();
-        break;
-      case BufferLocation::Kind::kTemp:
-        value_data[v] =
-            static_cast<char*>(
-                frame.arenas_[static_cast<int>(p.type(v).memory_kind)]) +
-            loc.offset;
-        break;
-      case BufferLocation::Kind::kNone:
-        break;
-    }
-  }
+  std::vector<void*> outputs(obufs.size());
   for (size_t b = 0; b < obufs.size(); ++b) {
-    value_data[p.num_values() + b] = frame.out_buffers_[b]->data();
+    outputs[b] = frame.out_buffers_[b]->data();
+  }
+  const auto& constants = *layout.constants;
+  Status bound = layout.slots->Bind(
+      param_data.data(), outputs.data(), frame.arenas_,
+      [&constants](int value, int64_t) -> Result<void*> {
+        return const_cast<void*>(constants[value]->data());
+      },
+      frame.value_data_);
+  if (!bound.ok()) {  // not expected: constants here are plain addresses
+    frame.out_buffers_.clear();
+    frame.FreeArenas();
+    frame.holds_.clear();
+    GiveBack(args);
+    return bound;
   }
   return frame;
 }

@@ -23,6 +23,7 @@
 #pragma once
 
 #include <array>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -38,6 +39,55 @@
 
 namespace baton {
 
+// Where each of a compiled program's values lives in one run. A run's
+// "slots" are, per ValueId, the value's address (null for values without
+// storage), then per output buffer its address (the target of an output
+// copy); they are bound from the run's parameters, output buffers,
+// constants and temporary arenas as the buffer assignment places them.
+// Every executable binds its slots through this, for whole calls
+// (CallFrame) and for the regions of control-flow steps (RunOnCaller).
+//
+// Ownership: a value (copies what it needs of the assignment).
+// Thread-safety: const methods may be called from any thread.
+class SlotBinder {
+ public:
+  SlotBinder() = default;
+  SlotBinder(const compiler::Program& program,
+             const compiler::BufferAssignment& assignment);
+
+  // The address, as the running code sees it, of the constant with ValueId
+  // `value` (`bytes` long, > 0).
+  using ConstantAddress = std::function<Result<void*>(int value, int64_t bytes)>;
+
+  // Binds every slot (resizing `slots`): a temporary at the arena of its
+  // memory kind plus its offset. Fails only where `constant` does.
+  Status Bind(const void* const* params, void* const* outputs,
+              const std::array<void*, kNumMemoryKinds>& arenas,
+              const ConstantAddress& constant,
+              std::vector<void*>& slots) const;
+
+  // For runs repeated over one arena (a loop's iterations): the first call
+  // with `slots` binds every slot (every temporary in `arena`) and records
+  // `arena` in one extra, last slot; a later call with the same arena
+  // rebinds only the parameters and outputs.
+  Status BindRepeated(const std::vector<void*>& params,
+                      const std::vector<void*>& outputs, void* arena,
+                      const ConstantAddress& constant,
+                      std::vector<void*>& slots) const;
+
+ private:
+  struct Rebind {
+    int slot;
+    int index;
+  };
+  std::vector<compiler::BufferLocation> location_;  // per ValueId
+  std::vector<MemoryKind> memory_kind_;             // per ValueId
+  std::vector<int64_t> bytes_;                      // per ValueId
+  int num_outputs_ = 0;                             // output buffers
+  std::vector<Rebind> parameter_rebinds_;
+  std::vector<Rebind> output_rebinds_;  // outputs' values, then buffers
+};
+
 // What a frame reads of its executable (fixed at compile time).
 struct FrameLayout {
   const compiler::Program* program = nullptr;
@@ -50,6 +100,7 @@ struct FrameLayout {
   const std::string* temp_label = nullptr;
   const std::string* name = nullptr;  // the executable's, for messages
   const char* origin = "";            // the allocating function, for labels
+  const SlotBinder* slots = nullptr;  // how a call's values are bound
 };
 
 // What a FrameLayout points to, made at compile time the same way by every

@@ -295,23 +295,12 @@ class Propagator {
     for (int64_t d : rhs_free) claim(rhs.dims[d]);
     lhs = Fit(std::move(lhs), p_.type(inst.operands[0]).shape, mesh_);
     rhs = Fit(std::move(rhs), p_.type(inst.operands[1]).shape, mesh_);
-    // Fitting may have left a paired dimension whole on one side only.
-    for (size_t k = 0; k < a.lhs_batch.size(); ++k) {
-      if (lhs.dims[a.lhs_batch[k]] != rhs.dims[a.rhs_batch[k]]) {
-        lhs.dims[a.lhs_batch[k]].clear();
-        rhs.dims[a.rhs_batch[k]].clear();
-      }
-    }
-    // A contracting dimension split alike on both sides: partial sums.
+    // Paired dimensions have one size and, from here, one split, so Fit
+    // keeps or drops them alike. A contracting dimension split on both
+    // sides leaves partial sums.
     std::vector<int> partial;
-    for (size_t k = 0; k < a.lhs_contracting.size(); ++k) {
-      auto& ld = lhs.dims[a.lhs_contracting[k]];
-      auto& rd = rhs.dims[a.rhs_contracting[k]];
-      if (ld != rd) {
-        ld.clear();
-        rd.clear();
-      }
-      partial.insert(partial.end(), ld.begin(), ld.end());
+    for (int64_t d : a.lhs_contracting) {
+      partial.insert(partial.end(), lhs.dims[d].begin(), lhs.dims[d].end());
     }
     Need(v, 0, lhs);
     Need(v, 1, rhs);

@@ -17,7 +17,6 @@
 
 namespace baton::cpu {
 
-using compiler::BufferLocation;
 using compiler::OpKind;
 using compiler::OutputSource;
 using compiler::Step;
@@ -128,23 +127,13 @@ Result<std::shared_ptr<CpuExecutable>> CpuExecutable::Compile(
   }
   exe->output_labels_ = OutputLabels(exe->assignment_);
   exe->temp_label_ = "temporaries of " + exe->name_;
-  for (ValueId v = 0; v < p.num_values(); ++v) {
-    const BufferLocation& loc = exe->assignment_.location[v];
-    if (loc.kind == BufferLocation::Kind::kParameter) {
-      exe->parameter_rebinds_.push_back({v, loc.index});
-    } else if (loc.kind == BufferLocation::Kind::kOutput) {
-      exe->output_rebinds_.push_back({v, loc.index});
-    }
-  }
-  for (size_t b = 0; b < exe->assignment_.output_buffers.size(); ++b) {
-    exe->output_rebinds_.push_back(
-        {p.num_values() + static_cast<int>(b), static_cast<int>(b)});
-  }
+  exe->slot_binder_ = SlotBinder(p, exe->assignment_);
   BATON_ASSIGN_OR_RETURN(exe->constants_, DeviceConstants(p, device));
   exe->layout_ = FrameLayout{exe->program_.get(),     &exe->assignment_,
                              &exe->constants_,         &exe->output_labels_,
                              &exe->temp_label_,        &exe->name_,
-                             "baton::cpu::CpuExecutable::Execute"};
+                             "baton::cpu::CpuExecutable::Execute",
+                             &exe->slot_binder_};
   return exe;
 }
 
@@ -173,41 +162,12 @@ Status CpuExecutable::RunOnCaller(const std::vector<void*>& params,
                                   void* device_arena,
                                   std::vector<void*>& value_data,
                                   const void* /*context*/) const {
-  const compiler::Program& p = *program_;
-  const size_t n = static_cast<size_t>(p.num_values());
-  // The last entry remembers the arena the constant and temporary entries
-  // were bound for.
-  const size_t size = n + out_buffers.size() + 1;
-  if (value_data.size() == size && value_data.back() == device_arena) {
-    void** slots = value_data.data();
-    for (const Rebind& r : parameter_rebinds_) slots[r.slot] = params[r.index];
-    for (const Rebind& r : output_rebinds_) slots[r.slot] = out_buffers[r.index];
-    return Run(value_data, device_arena);
-  }
-  value_data.assign(size, nullptr);
-  value_data.back() = device_arena;
-  for (ValueId v = 0; v < p.num_values(); ++v) {
-    const BufferLocation& loc = assignment_.location[v];
-    void* at = nullptr;
-    switch (loc.kind) {
-      case BufferLocation::Kind::kParameter:
-        at = params[loc.index];
-        break;
-      case BufferLocation::Kind::kConstant:
-        at = const_cast<void*>(constants_[loc.index]->data());
-        break;
-      case BufferLocation::Kind::kOutput:
-        at = out_buffers[loc.index];
-        break;
-      case BufferLocation::Kind::kTemp:
-        at = static_cast<char*>(device_arena) + loc.offset;
-        break;
-      case BufferLocation::Kind::kNone:
-        break;
-    }
-    value_data[v] = at;
-  }
-  for (size_t b = 0; b < out_buffers.size(); ++b) value_data[n + b] = out_buffers[b];
+  BATON_RETURN_IF_ERROR(slot_binder_.BindRepeated(
+      params, out_buffers, device_arena,
+      [this](int value, int64_t) -> Result<void*> {
+        return const_cast<void*>(constants_[value]->data());
+      },
+      value_data));
   return Run(value_data, device_arena);
 }
 

@@ -118,15 +118,8 @@ class CpuExecutable : public Executable,
   // rather than on every call: per output buffer, and for the temporaries.
   std::vector<std::string> output_labels_;
   std::string temp_label_;
-  // What RunOnCaller binds again at each call: (value_data slot, index)
-  // for every value stored in a parameter, then in an output buffer (whose
-  // own slot after the values is included).
-  struct Rebind {
-    int slot;
-    int index;
-  };
-  std::vector<Rebind> parameter_rebinds_;
-  std::vector<Rebind> output_rebinds_;
+  // Where a call's (or a region iteration's) values live.
+  SlotBinder slot_binder_;
   // Per constant ValueId (others null).
   std::vector<std::shared_ptr<ConstantBuffer>> constants_;
   // What each call's frame reads of the members above.

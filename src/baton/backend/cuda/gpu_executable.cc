@@ -11,7 +11,6 @@
 
 namespace baton::cuda {
 
-using compiler::BufferLocation;
 using compiler::OutputSource;
 using compiler::ValueId;
 
@@ -103,10 +102,12 @@ Result<std::shared_ptr<GpuExecutable>> GpuExecutable::Compile(
   exe->output_labels_ = OutputLabels(exe->assignment_);
   exe->temp_label_ = "temporaries of " + exe->name_;
   BATON_ASSIGN_OR_RETURN(exe->constants_, DeviceConstants(p, device));
+  exe->slot_binder_ = SlotBinder(p, exe->assignment_);
   exe->layout_ = FrameLayout{exe->program_.get(),     &exe->assignment_,
                              &exe->constants_,         &exe->output_labels_,
                              &exe->temp_label_,        &exe->name_,
-                             "baton::cuda::GpuExecutable::Execute"};
+                             "baton::cuda::GpuExecutable::Execute",
+                             &exe->slot_binder_};
   return exe;
 }
 
@@ -193,37 +194,15 @@ Status GpuExecutable::RunOnCaller(const std::vector<void*>& params,
   }
   const auto& host_address =
       *static_cast<const DeviceBackend::HostAddressOf*>(context);
-  const compiler::Program& p = *program_;
-  const size_t n = static_cast<size_t>(p.num_values());
-  value_data.assign(n + out_buffers.size(), nullptr);
-  for (ValueId v = 0; v < p.num_values(); ++v) {
-    const BufferLocation& loc = assignment_.location[v];
-    switch (loc.kind) {
-      case BufferLocation::Kind::kParameter:
-        value_data[v] = params[loc.index];
-        break;
-      case BufferLocation::Kind::kConstant: {
-        const int64_t bytes = p.type(v).byte_size();
-        if (bytes == 0) break;
-        BATON_ASSIGN_OR_RETURN(
-            value_data[v],
-            host_address(constants_[loc.index]->data(),
-                         static_cast<size_t>(bytes)));
-        break;
-      }
-      case BufferLocation::Kind::kOutput:
-        value_data[v] = out_buffers[loc.index];
-        break;
-      case BufferLocation::Kind::kTemp:
-        value_data[v] = static_cast<char*>(arena) + loc.offset;
-        break;
-      case BufferLocation::Kind::kNone:
-        break;
-    }
-  }
-  for (size_t b = 0; b < out_buffers.size(); ++b) {
-    value_data[n + b] = out_buffers[b];
-  }
+  // Constants are mapped once per run of the parent step (the slots keep
+  // them from iteration to iteration).
+  BATON_RETURN_IF_ERROR(slot_binder_.BindRepeated(
+      params, out_buffers, arena,
+      [&](int value, int64_t bytes) {
+        return host_address(constants_[value]->data(),
+                            static_cast<size_t>(bytes));
+      },
+      value_data));
   return RunOnHostStorage(value_data, static_cast<char*>(arena), host_address);
 }
 

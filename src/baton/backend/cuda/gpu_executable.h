@@ -134,6 +134,7 @@ class GpuExecutable : public Executable,
   std::vector<std::shared_ptr<ConstantBuffer>> constants_;  // per ValueId
   std::vector<std::string> output_labels_;
   std::string temp_label_;
+  SlotBinder slot_binder_;
   FrameLayout layout_;
 };
 
