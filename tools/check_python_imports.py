@@ -128,6 +128,7 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
             "baton._batching_hook",
             "baton._custom",
             "baton.debug",
+            "baton._partitioned_call",
             "baton._sharded_call",
             "baton._shard_map_vma",
             "baton._shard_map",

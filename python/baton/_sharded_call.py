@@ -12,9 +12,10 @@ sharded argument is fully replicated, when any program is. Then the same
 jitted function runs on each device with that device's shards (so
 ``donate_argnums`` and ``bt.donate`` reuse each shard's storage, R4 per
 shard), and the outputs are the shards of sharded results with the same
-sharding. Anything else raises ``ValueError`` naming the first operation
-that moves elements between shards, and points to ``bt.shard_map``; nothing
-is consumed then.
+sharding. Anything else is partitioned over the mesh
+(:mod:`baton._partitioned_call`): sums, dots, mixed shardings, unsharded
+arrays beside sharded ones; donating to such a call raises
+``DonationError`` and consumes nothing.
 """
 
 from __future__ import annotations
@@ -25,7 +26,7 @@ from typing import Any
 
 import numpy as np
 
-from baton import _abstract_eval, _device_put, _sharded_array, tree
+from baton import _abstract_eval, _device_put, _partitioned_call, _sharded_array, tree
 from baton._baton import Array, Donated
 from baton._sharded_array import ShardedArray, ShardedDonated, is_sharded
 from baton.errors import DonationError
@@ -57,11 +58,6 @@ def _split(jitted: Any, args: tuple, kwargs: dict) -> tuple[list, Any, list]:
     return leaves, rebuild, [tree.keystr(p) for p in paths]
 
 
-def _refuse(name: str, msg: str, leaves: list) -> None:
-    # call() gives the caller's markers back as the error passes through it.
-    raise ValueError(f"{name}: {msg} Nothing was consumed.")
-
-
 def _give_back(leaves: list) -> None:
     """Gives back the storage of every donate() marker among ``leaves`` --
     the caller's (bt.donate) and those taken for donated positions -- that
@@ -89,58 +85,61 @@ def call(jitted: Any, args: tuple, kwargs: dict) -> Any:
 def _call(
     jitted: Any, args: tuple, kwargs: dict, leaves: list, rebuild: Any, names: list
 ) -> Any:
-    name = getattr(jitted, "__name__", "jit")
     sharded = [i for i, leaf in enumerate(leaves) if is_sharded(leaf)]
-    first = leaves[sharded[0]]
-    sharding, shape = first.sharding, first.shape
     for i in sharded:
-        leaf = leaves[i]
-        if isinstance(leaf, ShardedArray):
-            leaf._check_live()
-        if leaf.sharding != sharding:
-            _refuse(
-                name,
-                f"argument {names[i]} has sharding {leaf.sharding} but "
-                f"{names[sharded[0]]} has {sharding}; put them with one sharding "
-                "(bt.device_put(x, sharding)) or use bt.shard_map.",
-                leaves,
-            )
-    replicated = sharding.is_fully_replicated
-    for i, leaf in enumerate(leaves):
-        if i in sharded:
-            if leaf.shape != shape and not replicated:
-                _refuse(
-                    name,
-                    f"argument {names[i]} has shape {leaf.shape} but "
-                    f"{names[sharded[0]]} has {shape}; a program runs shard by "
-                    "shard only on arrays of one shape. Use bt.shard_map.",
-                    leaves,
-                )
-        elif isinstance(leaf, (Array, Donated, np.ndarray)) and np.ndim(leaf) != 0:
-            if not replicated:
-                _refuse(
-                    name,
-                    f"argument {names[i]} is an unsharded array of shape "
-                    f"{np.shape(leaf)} next to arguments sharded as {sharding}; "
-                    "put it with the same sharding (bt.device_put(x, sharding)) "
-                    "or use bt.shard_map.",
-                    leaves,
-                )
-    if not replicated:
-        why = _why_not_local(jitted, leaves, rebuild, kwargs)
-        if why is not None:
-            _refuse(
-                name,
-                f"the arguments are sharded ({sharding}) but the program is "
-                f"not elementwise, so it cannot run shard by shard: {why}. Run it "
-                "with bt.shard_map(f, mesh=, in_specs=, out_specs=), which runs f "
-                "on each shard and has collectives (bt.lax.psum ...), or gather "
-                "the array onto one device with bt.device_put(x, device).",
-                leaves,
-            )
+        if isinstance(leaves[i], ShardedArray):
+            leaves[i]._check_live()
+    sharding = leaves[sharded[0]].sharding
+    why = _why_not_per_shard(jitted, leaves, rebuild, kwargs, sharded)
+    if why is not None:
+        _refuse_donation(jitted, args, kwargs, leaves, names, why)
+        return _partitioned_call.call(jitted, kwargs, leaves, rebuild, names)
     _take_donations(jitted, args, kwargs, leaves, names, sharded)
     # A failure after some shards ran: call() gives back what no call took.
     return _run_per_shard(jitted, leaves, rebuild, sharded, sharding)
+
+
+def _why_not_per_shard(
+    jitted: Any, leaves: list, rebuild: Any, kwargs: dict, sharded: list
+) -> Any:
+    """None when running the function on each device's shards alone gives
+    the shards of the result (so donation reuses each shard); else why not."""
+    first = leaves[sharded[0]]
+    sharding, shape = first.sharding, first.shape
+    for i in sharded:
+        if leaves[i].sharding != sharding:
+            return "the arguments have different shardings"
+    replicated = sharding.is_fully_replicated
+    if replicated:
+        return None  # every device runs the whole program
+    for i, leaf in enumerate(leaves):
+        if i in sharded:
+            if leaf.shape != shape:
+                return "the sharded arguments have different shapes"
+        elif isinstance(leaf, (Array, Donated, np.ndarray)) and np.ndim(leaf) != 0:
+            return "an unsharded array is an argument"
+    return _why_not_local(jitted, leaves, rebuild, kwargs)
+
+
+def _refuse_donation(
+    jitted: Any, args: tuple, kwargs: dict, leaves: list, names: list, why: str
+) -> None:
+    """DonationError, nothing consumed, for a donated argument of a call
+    that is partitioned (donation is per shard only so far)."""
+    nums, kw = _donated_positions(jitted, args, kwargs)
+    marked = [
+        names[i] for i, leaf in enumerate(leaves)
+        if isinstance(leaf, (Donated, ShardedDonated))
+    ]
+    if nums or kw or marked:
+        what = ", ".join(marked) if marked else "donate_argnums"
+        raise DonationError(
+            f"{getattr(jitted, '__name__', 'jit')}: donating to a program of "
+            f"sharded arguments that does not run shard by shard ({why}: it is "
+            f"partitioned over the mesh) is not supported yet ({what}). Call it "
+            "without donate_argnums / bt.donate, or use bt.shard_map, whose body "
+            "can donate. Nothing was consumed."
+        )
 
 
 def _donated_positions(jitted: Any, args: tuple, kwargs: dict) -> tuple[set, set]:

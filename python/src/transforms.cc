@@ -31,6 +31,7 @@
 #include <vector>
 
 #include "array_caster.h"
+#include "program_handle.h"
 #include "baton/compiler/control_flow.h"
 #include "baton/compiler/effects.h"
 #include "baton/compiler/inline_program.h"
@@ -241,6 +242,14 @@ std::shared_ptr<const Program> OptProgram(nb::handle h) {
   if (h.is_none()) return nullptr;
   return nb::cast<const ProgramHandle&>(h).program;
 }
+
+}  // namespace
+
+std::shared_ptr<const Program> ProgramOf(nb::handle h) {
+  return nb::cast<const ProgramHandle&>(h).program;
+}
+
+namespace {
 
 // One call instruction per output of the body (one for bodiless kinds),
 // adjacent, as transforms/call_group.h expects.

@@ -195,6 +195,25 @@ class Propagator {
         best_ways = w;
       }
     }
+    // Dimensions the most split operand leaves whole take another
+    // operand's split where its axes are still free (P('x') + P(None, 'y')
+    // is P('x', 'y'), as in JAX): each operand is then only sliced.
+    std::vector<int> used;
+    for (const auto& axes : best.dims) used.insert(used.end(), axes.begin(), axes.end());
+    for (int k = 0; k < inst.operands.size(); ++k) {
+      const Sharding& s = Of(inst.operands[k]);
+      if (static_cast<int>(s.dims.size()) != rank) continue;
+      for (int d = 0; d < rank; ++d) {
+        if (!best.dims[d].empty() || s.dims[d].empty()) continue;
+        bool free = true;
+        for (int a : s.dims[d]) {
+          free &= std::find(used.begin(), used.end(), a) == used.end();
+        }
+        if (!free) continue;
+        best.dims[d] = s.dims[d];
+        used.insert(used.end(), s.dims[d].begin(), s.dims[d].end());
+      }
+    }
     for (int k = 0; k < inst.operands.size(); ++k) {
       if (p_.type(inst.operands[k]).shape.rank() == rank) Need(v, k, best);
     }

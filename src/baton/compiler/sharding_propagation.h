@@ -12,8 +12,10 @@
 // The rules, forward from the parameters (XLA's SPMD partitioner follows
 // the same ideas; JAX users see them through jit of sharded arguments):
 //  - elementwise ops, select, convert, transfer: the operands' sharding
-//    when they agree, else the most split operand's; the others are
-//    resharded to it (a replicated operand is sliced: each device takes its
+//    when they agree, else the most split operand's, with the dimensions it
+//    leaves whole taking another operand's split where those axes are free
+//    (P('x') + P(None, 'y') is P('x', 'y'), as in JAX); the operands are
+//    resharded to it (a less split operand is sliced: each device takes its
 //    block, no communication);
 //  - broadcast_in_dim and transpose carry each dimension's axes with it;
 //  - reduce: kept dimensions keep their axes; the axes of reduced split

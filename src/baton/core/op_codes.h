@@ -41,6 +41,22 @@ enum class CompareOp : uint8_t { kEq, kNe, kLt, kLe, kGt, kGe };
 
 enum class ReduceOp : uint8_t { kSum, kProd, kMax, kMin };
 
+// The binary op a reduction folds its elements with (and partial results
+// of it are combined with).
+constexpr BinaryOp CombinerOf(ReduceOp op) {
+  switch (op) {
+    case ReduceOp::kSum:
+      return BinaryOp::kAdd;
+    case ReduceOp::kProd:
+      return BinaryOp::kMul;
+    case ReduceOp::kMax:
+      return BinaryOp::kMax;
+    case ReduceOp::kMin:
+      return BinaryOp::kMin;
+  }
+  return BinaryOp::kAdd;
+}
+
 // How a scatter combines an update with the element it lands on. Add, mul,
 // min and max combine as scalar::Binary does (bool add is or, mul is and).
 enum class ScatterMode : uint8_t { kSet, kAdd, kMul, kMin, kMax };

@@ -375,10 +375,7 @@ inline C ReduceInit() {
 
 template <ReduceOp op, typename C>
 inline C ReduceCombine(C acc, C x) {
-  if constexpr (op == ReduceOp::kSum) return Binary<BinaryOp::kAdd, C>(acc, x);
-  else if constexpr (op == ReduceOp::kProd) return Binary<BinaryOp::kMul, C>(acc, x);
-  else if constexpr (op == ReduceOp::kMax) return Binary<BinaryOp::kMax, C>(acc, x);
-  else return Binary<BinaryOp::kMin, C>(acc, x);
+  return Binary<CombinerOf(op), C>(acc, x);
 }
 
 }  // namespace baton::scalar

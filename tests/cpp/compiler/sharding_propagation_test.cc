@@ -212,6 +212,24 @@ TEST(ShardingPropagationTest, ElementwiseOperandsSplitDifferentlyFollowTheMostSp
   EXPECT_EQ(plan.steps[z].reshards[0].kind, Reshard::Kind::kAllGather);
 }
 
+// JAX's merge: x split by rows over 'a', y by columns over 'b': the sum is
+// split both ways, each operand only sliced.
+TEST(ShardingPropagationTest, ElementwiseOperandsSplitAlongDifferentDimensionsMerge) {
+  Program p;
+  const ValueId x = p.AddParameter(F32({8, 4})).value();
+  const ValueId y = p.AddParameter(F32({8, 4})).value();
+  const ValueId z = p.Add(BinaryAttrs{BinaryOp::kAdd}, {x, y}).value();
+  ASSERT_TRUE(p.SetOutputs({z}).ok());
+  const DeviceMesh mesh = Mesh2();
+  const ShardingPlan plan = Plan(p, mesh, {S({{0}, R}), S({R, {1}})});
+  EXPECT_EQ(plan.sharding[z].ToString(mesh), "P('a', 'b')");
+  ASSERT_EQ(plan.steps[z].reshards.size(), 2u);
+  for (const Reshard& r : plan.steps[z].reshards) {
+    EXPECT_EQ(r.kind, Reshard::Kind::kSlice);
+  }
+  EXPECT_EQ(plan.num_all_gathers(), 0);
+}
+
 TEST(ShardingPropagationTest, BadParameterShardingsAreRefusedByName) {
   Program p;
   const ValueId x = p.AddParameter(F32({6, 4})).value();

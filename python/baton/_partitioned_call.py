@@ -1,0 +1,174 @@
+"""jit of sharded arguments that is not shard by shard: the program is
+partitioned over the mesh (DESIGN 5.6, issue 37).
+
+When a jitted function gets sharded arguments and running it on each shard
+alone would not give the result -- a sum, a dot, an MLP layer, arguments
+with different shardings, an unsharded array next to sharded ones --
+:func:`call` traces it on the global shapes and hands the program to C++
+(``_baton.compile_spmd``, jit/spmd_executable.h): sharding propagation
+decides each value's layout over the mesh, the program is cut into
+per-device stages with the collectives between them (all-reduce of partial
+sums, all-gather, slicing), and each stage is compiled for every device.
+The outputs are ShardedArrays laid out as propagation decided (a sum is
+replicated, ``x @ w`` keeps the rows of ``x`` split). Unsharded arrays and
+scalars are read whole on every device (copied to each).
+
+Not yet: donation (refused with ``DonationError``, nothing consumed) and
+meshes that span processes (refused with ``ValueError``).
+"""
+
+from __future__ import annotations
+
+import functools
+import weakref
+from typing import Any
+
+import numpy as np
+
+from baton import _abstract_eval, _baton, _device_put, tree
+from baton._baton import Array
+from baton._sharded_array import ShardedArray, is_sharded
+
+# Per jitted function: {signature: _Compiled}.
+_compiled: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+
+
+class _Compiled:
+    __slots__ = ("dynamic", "exe", "lifted", "out_avals", "out_def")
+
+    def __init__(self, exe: Any, dynamic: list, lifted: list, out_avals: list, out_def: Any):
+        self.exe = exe
+        self.dynamic = dynamic
+        self.lifted = lifted
+        self.out_avals = out_avals
+        self.out_def = out_def
+
+
+def _axes(spec: Any, ndim: int, mesh: Any) -> list:
+    """A PartitionSpec as, per dimension, the mesh axis indices (major first)."""
+    names = list(mesh.axis_names)
+    return [[names.index(a) for a in spec.axes_of(d)] for d in range(ndim)]
+
+
+def _spec(dims: list, mesh: Any) -> Any:
+    """The PartitionSpec of per-dimension axis indices (trailing Nones left out)."""
+    from baton.sharding import PartitionSpec
+
+    names = list(mesh.axis_names)
+    parts: list = []
+    for axes in dims:
+        if not axes:
+            parts.append(None)
+        elif len(axes) == 1:
+            parts.append(names[axes[0]])
+        else:
+            parts.append(tuple(names[a] for a in axes))
+    while parts and parts[-1] is None:
+        parts.pop()
+    return PartitionSpec(*parts)
+
+
+def _signature(leaves: list) -> Any:
+    key = []
+    for leaf in leaves:
+        if is_sharded(leaf):
+            s = leaf.sharding
+            key.append(("S", leaf.shape, np.dtype(leaf.dtype).name, s.mesh, tuple(s.spec)))
+        elif hasattr(leaf, "dtype") and hasattr(leaf, "shape"):
+            key.append(("A", tuple(np.shape(leaf)), np.dtype(leaf.dtype).name))
+        else:
+            key.append(("V", type(leaf), leaf))
+    return tuple(key)
+
+
+def call(jitted: Any, kwargs: dict, leaves: list, rebuild: Any, names: list) -> Any:
+    """Runs ``jitted`` partitioned over the mesh of its sharded arguments
+    (none of them donated: the caller refuses that)."""
+    name = getattr(jitted, "__name__", "jit")
+    sharded = [i for i, leaf in enumerate(leaves) if is_sharded(leaf)]
+    mesh = leaves[sharded[0]].sharding.mesh
+    for i in sharded:
+        leaf = leaves[i]
+        leaf._check_live()
+        if not hasattr(leaf.sharding, "mesh"):
+            raise ValueError(
+                f"{name}: argument {names[i]} has sharding {leaf.sharding}; a "
+                "partitioned call needs NamedShardings. Put it with "
+                "bt.device_put(x, NamedSharding(mesh, P(...)))."
+            )
+        if leaf.sharding.mesh != mesh:
+            raise ValueError(
+                f"{name}: argument {names[i]} is on mesh {leaf.sharding.mesh} but "
+                f"{names[sharded[0]]} on {mesh}; put them on one mesh. Nothing was "
+                "consumed."
+            )
+    devices = list(mesh.devices.flat)
+    if any(not isinstance(d, _baton.Device) for d in devices):
+        raise ValueError(
+            f"{name}: the mesh spans several processes; jit of sharded arguments "
+            "that is not elementwise runs on one process's devices only so far. "
+            "Use bt.shard_map with the collectives (bt.lax.psum ...). Nothing was "
+            "consumed."
+        )
+    compiled = _compile(jitted, kwargs, leaves, rebuild, mesh, devices, name)
+    values = [leaves[i] for i in compiled.dynamic] + list(compiled.lifted)
+    per_device = []
+    for v in values:
+        if is_sharded(v):
+            per_device.append([s.data for s in v.addressable_shards])
+        else:
+            per_device.append([_on(v, d) for d in devices])
+    outs = compiled.exe.execute(per_device)
+    from baton.sharding import NamedSharding
+
+    result = []
+    for blocks, dims, aval in zip(outs, compiled.exe.output_shardings, compiled.out_avals):
+        sharding = NamedSharding(mesh, _spec(dims, mesh))
+        result.append(ShardedArray.from_shards(tuple(aval[0]), sharding, blocks))
+    return tree.unflatten(compiled.out_def, result)
+
+
+def _on(value: Any, device: Any) -> Any:
+    """``value`` (an Array, numpy array or scalar) on ``device``."""
+    if isinstance(value, Array) and value.device == device:
+        return value
+    return _device_put.device_put(value, device)
+
+
+def _compile(jitted: Any, kwargs: dict, leaves: list, rebuild: Any, mesh: Any,
+             devices: list, name: str) -> _Compiled:
+    key = _signature(leaves)
+    per_fn = _compiled.setdefault(jitted, {})
+    try:
+        hit = per_fn.get(key)
+    except TypeError:  # an unhashable static value
+        key, hit = None, None
+    if hit is not None:
+        return hit
+    a, k = rebuild(list(leaves))
+    static_names = [n for n in k if n in jitted._static_names]
+    fun = functools.partial(jitted._fun, **{n: k.pop(n) for n in static_names})
+    traced, out_def = _abstract_eval._trace(fun, a, k, frozenset(jitted._static_nums))
+    dynamic = [i for i, leaf in enumerate(leaves) if _abstract_eval._aval(leaf) is not None]
+    shardings = []
+    for i in dynamic:
+        leaf = leaves[i]
+        ndim = len(np.shape(leaf)) if not is_sharded(leaf) else len(leaf.shape)
+        shardings.append(_axes(leaf.sharding.spec, ndim, mesh) if is_sharded(leaf)
+                         else [[] for _ in range(ndim)])
+    for v in traced.lifted:
+        if is_sharded(v):
+            raise ValueError(
+                f"{name}: the function captures a sharded array; pass it as an "
+                "argument instead."
+            )
+        shardings.append([[] for _ in range(len(np.shape(v)))])
+    exe = _baton.compile_spmd(
+        traced.program, list(mesh.axis_names), list(mesh.axis_sizes), shardings,
+        devices, name,
+    )
+    compiled = _Compiled(exe, dynamic, list(traced.lifted),
+                         list(traced.program.output_avals), out_def)
+    if key is not None:
+        per_fn[key] = compiled
+    return compiled

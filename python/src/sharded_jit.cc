@@ -1,0 +1,92 @@
+// Bindings of jit/spmd_executable.h: a traced program partitioned over a
+// mesh of this process's devices and compiled for each of them, for
+// python/baton/_sharded_call.py (jit of sharded arguments that are not
+// elementwise). Shardings travel as PartitionSpecs resolved to mesh axis
+// indices: per parameter, per dimension, the axes splitting it (major
+// first).
+#include <nanobind/nanobind.h>
+#include <nanobind/stl/shared_ptr.h>
+#include <nanobind/stl/string.h>
+#include <nanobind/stl/vector.h>
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "array_caster.h"
+#include "baton/core/error.h"
+#include "baton/jit/spmd_executable.h"
+#include "conversions.h"
+#include "module.h"
+#include "not_constructible.h"
+#include "program_handle.h"
+
+namespace baton::python {
+namespace {
+
+using Dims = std::vector<std::vector<int>>;
+
+std::shared_ptr<SpmdExecutable> CompileSpmd(
+    nb::handle program, std::vector<std::string> axis_names,
+    std::vector<int64_t> axis_sizes, std::vector<Dims> shardings,
+    std::vector<nb::handle> devices, std::string name) {
+  std::vector<compiler::Sharding> params;
+  for (Dims& d : shardings) params.push_back(compiler::Sharding{std::move(d)});
+  std::vector<Device*> devs;
+  for (nb::handle h : devices) devs.push_back(ResolveDevice(h));
+  compiler::DeviceMesh mesh{std::move(axis_names), std::move(axis_sizes)};
+  std::shared_ptr<const compiler::Program> p = ProgramOf(program);
+  Result<std::shared_ptr<SpmdExecutable>> exe = [&] {
+    nb::gil_scoped_release release;  // compiles a program per device
+    return SpmdExecutable::Compile(*p, std::move(mesh), params, std::move(devs),
+                                   std::move(name));
+  }();
+  return ValueOrThrow(std::move(exe));
+}
+
+}  // namespace
+}  // namespace baton::python
+
+void init_sharded_jit(nb::module_& m) {
+  using baton::SpmdExecutable;
+  using baton::python::Dims;
+  nb::class_<SpmdExecutable>(
+      m, "SpmdExecutable",
+      nb::type_slots(baton::python::kNotConstructibleSlots),
+      "A program partitioned over a mesh of this process's devices and "
+      "compiled for each (jit/spmd_executable.h).")
+      .def(
+          "execute",
+          [](const SpmdExecutable& exe,
+             const std::vector<std::vector<baton::Array>>& args) {
+            baton::Result<std::vector<std::vector<baton::Array>>> out = [&] {
+              nb::gil_scoped_release release;  // stages may run inline
+              return exe.Execute(args);
+            }();
+            return baton::ValueOrThrow(std::move(out));
+          },
+          nb::arg("args"),
+          "args[i][d]: parameter i's block on devices[d]. Returns, per "
+          "output, its block on each device.")
+      .def_prop_ro("output_shardings",
+                   [](const SpmdExecutable& exe) {
+                     std::vector<Dims> out;
+                     for (const auto& s : exe.output_shardings()) {
+                       out.push_back(s.dims);
+                     }
+                     return out;
+                   })
+      .def_prop_ro("parameter_bytes_per_device",
+                   &SpmdExecutable::parameter_bytes_per_device)
+      .def_prop_ro("num_communication_stages",
+                   [](const SpmdExecutable& exe) {
+                     return exe.partitioned().num_communication_stages();
+                   })
+      .def("as_text", &SpmdExecutable::as_text);
+  m.def("compile_spmd", &baton::python::CompileSpmd, nb::arg("program"),
+        nb::arg("axis_names"), nb::arg("axis_sizes"), nb::arg("shardings"),
+        nb::arg("devices"), nb::arg("name"),
+        "Partitions a traced program over a mesh (axis names and sizes; "
+        "`devices` in row-major mesh order) for parameters laid out as "
+        "`shardings`, and compiles it for every device.");
+}

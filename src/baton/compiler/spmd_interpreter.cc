@@ -1,0 +1,188 @@
+#include "baton/compiler/spmd_interpreter.h"
+
+#include <algorithm>
+#include <cstring>
+#include <string>
+
+#include "baton/compiler/reference_interpreter.h"
+
+namespace baton::compiler {
+
+namespace {
+
+// Calls f(block_offset, global_offset) for every element of a block of
+// shape `block` at `origin` in an array of shape `global` (row-major
+// element offsets).
+template <typename F>
+void ForEachElement(const Shape& global, const Shape& block,
+                    const std::vector<int64_t>& origin, F f) {
+  const int64_t n = block.num_elements();
+  if (n == 0) return;
+  const std::vector<int64_t> strides = global.strides();
+  std::vector<int64_t> index(block.rank(), 0);
+  for (int64_t i = 0; i < n; ++i) {
+    int64_t g = 0;
+    for (int d = 0; d < block.rank(); ++d) g += (origin[d] + index[d]) * strides[d];
+    f(i, g);
+    for (int d = block.rank(); d-- > 0;) {
+      if (++index[d] < block.dim(d)) break;
+      index[d] = 0;
+    }
+  }
+}
+
+// Writes `block` (device `device`'s, laid out as `sharding`) into `global`.
+void PlaceBlock(const Literal& block, const Sharding& sharding,
+                const DeviceMesh& mesh, int64_t device, Literal& global) {
+  const size_t e = dtype_size(global.dtype());
+  const auto* src = static_cast<const char*>(block.untyped_data());
+  auto* dst = static_cast<char*>(global.untyped_mutable_data());
+  ForEachElement(global.shape(), block.shape(),
+                 BlockOrigin(global.shape(), sharding, mesh, device),
+                 [&](int64_t b, int64_t g) {
+                   std::memcpy(dst + g * e, src + b * e, e);
+                 });
+}
+
+// a `op` b, elementwise, as the reference interpreter computes it.
+Result<Literal> Combine(const Literal& a, const Literal& b, ReduceOp op) {
+  Program p;
+  const ValueType t{a.shape(), a.dtype()};
+  BATON_ASSIGN_OR_RETURN(ValueId x, p.AddParameter(t));
+  BATON_ASSIGN_OR_RETURN(ValueId y, p.AddParameter(t));
+  BATON_ASSIGN_OR_RETURN(ValueId z, p.Add(BinaryAttrs{CombinerOf(op)}, {x, y}));
+  BATON_RETURN_IF_ERROR(p.SetOutputs({z}));
+  BATON_ASSIGN_OR_RETURN(std::vector<Literal> out, Interpret(p, {a, b}));
+  return std::move(out[0]);
+}
+
+// Whether devices d and e differ only along `axes`.
+bool SameGroup(const DeviceMesh& mesh, int64_t d, int64_t e,
+               const std::vector<int>& axes) {
+  const std::vector<int64_t> cd = MeshCoordinate(mesh, d);
+  const std::vector<int64_t> ce = MeshCoordinate(mesh, e);
+  for (size_t a = 0; a < cd.size(); ++a) {
+    const bool along = std::find(axes.begin(), axes.end(),
+                                 static_cast<int>(a)) != axes.end();
+    if (!along && cd[a] != ce[a]) return false;
+  }
+  return true;
+}
+
+// The whole array of `slot` from the devices' blocks.
+Literal Assemble(const SpmdSlot& slot, const DeviceMesh& mesh,
+                 const std::vector<Literal>& blocks) {
+  Literal global(slot.global.shape, slot.global.dtype);
+  for (size_t d = 0; d < blocks.size(); ++d) {
+    PlaceBlock(blocks[d], slot.sharding, mesh, static_cast<int64_t>(d), global);
+  }
+  return global;
+}
+
+}  // namespace
+
+Literal BlockOf(const Literal& global, const Sharding& sharding,
+                const DeviceMesh& mesh, int64_t device) {
+  Literal block(BlockShape(global.shape(), sharding, mesh), global.dtype());
+  const size_t e = dtype_size(global.dtype());
+  const auto* src = static_cast<const char*>(global.untyped_data());
+  auto* dst = static_cast<char*>(block.untyped_mutable_data());
+  ForEachElement(global.shape(), block.shape(),
+                 BlockOrigin(global.shape(), sharding, mesh, device),
+                 [&](int64_t b, int64_t g) {
+                   std::memcpy(dst + b * e, src + g * e, e);
+                 });
+  return block;
+}
+
+Result<std::vector<Literal>> InterpretSpmd(const SpmdProgram& program,
+                                           const std::vector<Literal>& args) {
+  const DeviceMesh& mesh = program.mesh;
+  const int64_t n = MeshSize(mesh);
+  if (args.size() != program.parameter_slots.size()) {
+    return InvalidArgument("InterpretSpmd: " + std::to_string(args.size()) +
+                           " arguments for " +
+                           std::to_string(program.parameter_slots.size()) +
+                           " parameters");
+  }
+  // Per slot, per device: its block.
+  std::vector<std::vector<Literal>> blocks(program.slots.size());
+  for (size_t i = 0; i < args.size(); ++i) {
+    const SpmdSlot& slot = program.slots[program.parameter_slots[i]];
+    if (args[i].shape() != slot.global.shape ||
+        args[i].dtype() != slot.global.dtype) {
+      return InvalidArgument("InterpretSpmd: argument " + std::to_string(i) +
+                             " is " + std::string(dtype_name(args[i].dtype())) +
+                             args[i].shape().to_string() + ", the parameter " +
+                             std::string(dtype_name(slot.global.dtype)) +
+                             slot.global.shape.to_string());
+    }
+    auto& b = blocks[program.parameter_slots[i]];
+    for (int64_t d = 0; d < n; ++d) {
+      b.push_back(BlockOf(args[i], slot.sharding, mesh, d));
+    }
+  }
+  for (const SpmdStage& st : program.stages) {
+    switch (st.kind) {
+      case SpmdStage::Kind::kCompute:
+        for (int64_t d = 0; d < n; ++d) {
+          std::vector<Literal> in;
+          for (int s : st.inputs) in.push_back(blocks[s][d]);
+          BATON_ASSIGN_OR_RETURN(std::vector<Literal> out,
+                                 Interpret(*st.program, in));
+          for (size_t j = 0; j < out.size(); ++j) {
+            blocks[st.outputs[j]].push_back(std::move(out[j]));
+          }
+        }
+        break;
+      case SpmdStage::Kind::kAllReduce: {
+        const auto& src = blocks[st.source];
+        auto& dst = blocks[st.result];
+        for (int64_t d = 0; d < n; ++d) {
+          Literal acc;
+          bool first = true;
+          for (int64_t e = 0; e < n; ++e) {
+            if (!SameGroup(mesh, d, e, st.axes)) continue;
+            if (first) {
+              acc = src[e];
+              first = false;
+            } else {
+              BATON_ASSIGN_OR_RETURN(acc, Combine(acc, src[e], st.op));
+            }
+          }
+          dst.push_back(std::move(acc));
+        }
+        break;
+      }
+      case SpmdStage::Kind::kAllGather:
+      case SpmdStage::Kind::kSlice: {
+        const Literal whole =
+            Assemble(program.slots[st.source], mesh, blocks[st.source]);
+        for (int64_t d = 0; d < n; ++d) {
+          blocks[st.result].push_back(
+              BlockOf(whole, program.slots[st.result].sharding, mesh, d));
+        }
+        break;
+      }
+    }
+  }
+  std::vector<Literal> outputs;
+  for (int s : program.output_slots) {
+    const SpmdSlot& slot = program.slots[s];
+    Literal whole = Assemble(slot, mesh, blocks[s]);
+    // Devices holding the same block must agree (a replicated result).
+    for (int64_t d = 0; d < n; ++d) {
+      const Literal mine = BlockOf(whole, slot.sharding, mesh, d);
+      if (std::memcmp(mine.untyped_data(), blocks[s][d].untyped_data(),
+                      static_cast<size_t>(mine.byte_size())) != 0) {
+        return Internal("InterpretSpmd: device " + std::to_string(d) +
+                        "'s block of output slot %" + std::to_string(s) +
+                        " differs from another device's copy of it");
+      }
+    }
+    outputs.push_back(std::move(whole));
+  }
+  return outputs;
+}
+
+}  // namespace baton::compiler

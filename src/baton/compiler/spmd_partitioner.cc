@@ -1,0 +1,315 @@
+#include "baton/compiler/spmd_partitioner.h"
+
+#include <algorithm>
+#include <limits>
+#include <map>
+#include <utility>
+
+namespace baton::compiler {
+
+int64_t MeshSize(const DeviceMesh& mesh) {
+  int64_t n = 1;
+  for (int64_t s : mesh.axis_sizes) n *= s;
+  return n;
+}
+
+Shape BlockShape(const Shape& global, const Sharding& sharding,
+                 const DeviceMesh& mesh) {
+  std::vector<int64_t> dims = global.dims();
+  for (size_t d = 0; d < dims.size() && d < sharding.dims.size(); ++d) {
+    dims[d] /= mesh.SizeOf(sharding.dims[d]);
+  }
+  return Shape(std::move(dims));
+}
+
+std::vector<int64_t> MeshCoordinate(const DeviceMesh& mesh, int64_t device) {
+  std::vector<int64_t> c(mesh.axis_sizes.size());
+  for (size_t a = c.size(); a-- > 0;) {
+    c[a] = device % mesh.axis_sizes[a];
+    device /= mesh.axis_sizes[a];
+  }
+  return c;
+}
+
+std::vector<int64_t> BlockOrigin(const Shape& global, const Sharding& sharding,
+                                 const DeviceMesh& mesh, int64_t device) {
+  const std::vector<int64_t> c = MeshCoordinate(mesh, device);
+  const Shape block = BlockShape(global, sharding, mesh);
+  std::vector<int64_t> origin(global.rank(), 0);
+  for (int d = 0; d < global.rank(); ++d) {
+    int64_t index = 0;
+    for (int a : sharding.dims[d]) index = index * mesh.axis_sizes[a] + c[a];
+    origin[d] = index * block.dim(d);
+  }
+  return origin;
+}
+
+int SpmdProgram::num_compute_stages() const {
+  int n = 0;
+  for (const SpmdStage& s : stages) n += s.kind == SpmdStage::Kind::kCompute;
+  return n;
+}
+
+int SpmdProgram::num_communication_stages() const {
+  return static_cast<int>(stages.size()) - num_compute_stages();
+}
+
+std::string SpmdProgram::ToText() const {
+  auto slot_list = [](const std::vector<int>& ids) {
+    std::string s;
+    for (size_t k = 0; k < ids.size(); ++k) {
+      if (k > 0) s += " ";
+      s += "%" + std::to_string(ids[k]);
+    }
+    return s;
+  };
+  std::string text;
+  for (size_t i = 0; i < slots.size(); ++i) {
+    const SpmdSlot& s = slots[i];
+    text += "%" + std::to_string(i) + ": ";
+    text += dtype_name(s.global.dtype);
+    text += s.global.shape.to_string();
+    text += " ";
+    text += s.sharding.ToString(mesh);
+    text += " block ";
+    text += s.block.to_string();
+    if (s.partial) text += " partial";
+    text += "\n";
+  }
+  text += "parameters: " + slot_list(parameter_slots) + "\n";
+  for (const SpmdStage& st : stages) {
+    switch (st.kind) {
+      case SpmdStage::Kind::kCompute:
+        text += "compute (" +
+                std::to_string(st.program->num_values()) + " values) " +
+                slot_list(st.inputs) + " -> " + slot_list(st.outputs) + "\n";
+        break;
+      case SpmdStage::Kind::kAllReduce: {
+        text += "all-reduce ";
+        text += op_name(st.op);
+        text += " over";
+        for (int a : st.axes) text += " '" + mesh.axis_names[a] + "'";
+        text += ": %" + std::to_string(st.source) + " -> %" +
+                std::to_string(st.result) + "\n";
+        break;
+      }
+      case SpmdStage::Kind::kAllGather:
+      case SpmdStage::Kind::kSlice:
+        text += st.kind == SpmdStage::Kind::kAllGather ? "all-gather " : "slice ";
+        text += "%" + std::to_string(st.source) + " " +
+                slots[st.source].sharding.ToString(mesh) + " -> %" +
+                std::to_string(st.result) + " " +
+                slots[st.result].sharding.ToString(mesh) + "\n";
+        break;
+    }
+  }
+  text += "outputs: " + slot_list(output_slots) + "\n";
+  return text;
+}
+
+namespace {
+
+constexpr int kOutput = std::numeric_limits<int>::max();
+
+class Partitioner {
+ public:
+  Partitioner(const Program& p, const DeviceMesh& mesh, const ShardingPlan& plan)
+      : p_(p), mesh_(mesh), plan_(plan) {
+    out_.mesh = mesh;
+    slot_of_.assign(p.num_values(), -1);
+    local_of_.assign(p.num_values(), -1);
+    last_use_.assign(p.num_values(), -1);
+    for (ValueId v = 0; v < p.num_values(); ++v) {
+      for (ValueId o : p.instruction(v).operands) last_use_[o] = v;
+    }
+    for (ValueId o : p.outputs()) last_use_[o] = kOutput;
+  }
+
+  Result<SpmdProgram> Run() {
+    for (int i = 0; i < p_.num_parameters(); ++i) {
+      const ValueId v = p_.parameter(i);
+      slot_of_[v] = NewSlot(v, plan_.sharding[v], /*partial=*/false);
+      out_.parameter_slots.push_back(slot_of_[v]);
+    }
+    for (ValueId v = 0; v < p_.num_values(); ++v) {
+      const Instruction& inst = p_.instruction(v);
+      if (inst.kind() == OpKind::kParameter) continue;
+      position_ = v;
+      BATON_RETURN_IF_ERROR(Partition(v, inst));
+    }
+    BATON_RETURN_IF_ERROR(Close());
+    for (ValueId o : p_.outputs()) out_.output_slots.push_back(slot_of_[o]);
+    return std::move(out_);
+  }
+
+ private:
+  int NewSlot(ValueId v, const Sharding& sharding, bool partial) {
+    SpmdSlot s;
+    s.global = p_.type(v);
+    s.sharding = sharding;
+    s.block = BlockShape(s.global.shape, sharding, mesh_);
+    s.partial = partial;
+    out_.slots.push_back(std::move(s));
+    return static_cast<int>(out_.slots.size()) - 1;
+  }
+
+  // The local value of slot `slot` in the program being built (a parameter
+  // added on first use).
+  Result<ValueId> Read(int slot) {
+    auto it = param_of_slot_.find(slot);
+    if (it != param_of_slot_.end()) return it->second;
+    if (!cur_) cur_ = std::make_unique<Program>();
+    ValueType t = out_.slots[slot].global;
+    t.shape = out_.slots[slot].block;
+    BATON_ASSIGN_OR_RETURN(ValueId id, cur_->AddParameter(t));
+    cur_inputs_.push_back(slot);
+    param_of_slot_[slot] = id;
+    return id;
+  }
+
+  // Value v of the source program in the program being built.
+  Result<ValueId> Local(ValueId v) {
+    if (local_of_[v] >= 0) return local_of_[v];
+    if (slot_of_[v] < 0) {
+      return Internal("partitioning: %" + std::to_string(v) +
+                      " is neither computed here nor kept between stages");
+    }
+    return Read(slot_of_[v]);
+  }
+
+  // Ends the compute stage being built: every value it computed that a
+  // later instruction (or the program's outputs) reads, beyond `position`,
+  // becomes a slot.
+  Status Close(ValueId position = kOutput - 1) {
+    if (!cur_) return OkStatus();
+    SpmdStage stage;
+    stage.kind = SpmdStage::Kind::kCompute;
+    std::vector<ValueId> outs;
+    for (ValueId v : computed_) {
+      if (last_use_[v] <= position || slot_of_[v] >= 0) continue;
+      slot_of_[v] = NewSlot(v, plan_.sharding[v], partial_[v]);
+      stage.outputs.push_back(slot_of_[v]);
+      outs.push_back(local_of_[v]);
+    }
+    if (!outs.empty()) {
+      BATON_RETURN_IF_ERROR(cur_->SetOutputs(outs));
+      stage.program = std::shared_ptr<const Program>(std::move(cur_));
+      stage.inputs = std::move(cur_inputs_);
+      out_.stages.push_back(std::move(stage));
+    }
+    cur_.reset();
+    cur_inputs_.clear();
+    param_of_slot_.clear();
+    for (ValueId v : computed_) local_of_[v] = -1;
+    computed_.clear();
+    return OkStatus();
+  }
+
+  // The slot holding `v` laid out as `to` (one communication stage, made
+  // once per layout).
+  Result<int> Resharded(ValueId v, const Reshard& r) {
+    const auto key = std::make_pair(v, r.to.dims);
+    auto it = resharded_.find(key);
+    if (it != resharded_.end()) return it->second;
+    if (slot_of_[v] < 0) BATON_RETURN_IF_ERROR(Close(position_ - 1));
+    SpmdStage stage;
+    stage.kind = r.kind == Reshard::Kind::kSlice ? SpmdStage::Kind::kSlice
+                                                 : SpmdStage::Kind::kAllGather;
+    stage.source = slot_of_[v];
+    stage.result = NewSlot(v, r.to, /*partial=*/false);
+    out_.stages.push_back(stage);
+    resharded_[key] = stage.result;
+    return stage.result;
+  }
+
+  // The attributes of v's instruction for blocks: a broadcast or reshape
+  // names its result's shape, which becomes the block's.
+  OpAttrs LocalAttrs(ValueId v, const Instruction& inst) const {
+    const Sharding& s = plan_.sharding[v];
+    if (const auto* b = inst.attrs_if<BroadcastInDimAttrs>()) {
+      BroadcastInDimAttrs a = *b;
+      a.shape = BlockShape(a.shape, s, mesh_);
+      return a;
+    }
+    if (const auto* r = inst.attrs_if<ReshapeAttrs>()) {
+      ReshapeAttrs a = *r;
+      a.shape = BlockShape(a.shape, s, mesh_);
+      return a;
+    }
+    return inst.attrs;
+  }
+
+  Status Partition(ValueId v, const Instruction& inst) {
+    const ShardingStep& step = plan_.steps[v];
+    // Operands read in another layout: communication first.
+    std::vector<int> resharded(inst.operands.size(), -1);
+    for (const Reshard& r : step.reshards) {
+      BATON_ASSIGN_OR_RETURN(resharded[r.operand],
+                             Resharded(inst.operands[r.operand], r));
+    }
+    std::vector<ValueId> operands;
+    for (int k = 0; k < inst.operands.size(); ++k) {
+      Result<ValueId> id = resharded[k] >= 0 ? Read(resharded[k])
+                                             : Local(inst.operands[k]);
+      BATON_RETURN_IF_ERROR(id.status());
+      operands.push_back(id.value());
+    }
+    if (!cur_) cur_ = std::make_unique<Program>();
+    Result<ValueId> id = cur_->Add(LocalAttrs(v, inst), OperandList(operands));
+    if (!id.ok()) {
+      return Internal("partitioning %" + std::to_string(v) + " (" +
+                      std::string(op_kind_name(inst.kind())) +
+                      ") for blocks failed: " + id.status().message());
+    }
+    const Shape want = BlockShape(inst.type.shape, plan_.sharding[v], mesh_);
+    if (cur_->type(id.value()).shape != want) {
+      return Internal("partitioning %" + std::to_string(v) + " (" +
+                      std::string(op_kind_name(inst.kind())) + "): its block is " +
+                      cur_->type(id.value()).shape.to_string() + ", the plan's " +
+                      want.to_string());
+    }
+    local_of_[v] = id.value();
+    computed_.push_back(v);
+    partial_[v] = !step.all_reduce_axes.empty();
+    if (step.all_reduce_axes.empty() || last_use_[v] < 0) return OkStatus();
+    // A partial result: kept, then combined over the axes.
+    BATON_RETURN_IF_ERROR(Close(v));
+    SpmdStage stage;
+    stage.kind = SpmdStage::Kind::kAllReduce;
+    stage.source = slot_of_[v];
+    stage.result = NewSlot(v, plan_.sharding[v], /*partial=*/false);
+    stage.axes = step.all_reduce_axes;
+    stage.op = step.all_reduce_op;
+    out_.stages.push_back(stage);
+    slot_of_[v] = stage.result;
+    return OkStatus();
+  }
+
+  const Program& p_;
+  const DeviceMesh& mesh_;
+  const ShardingPlan& plan_;
+  SpmdProgram out_;
+  ValueId position_ = 0;  // the instruction being partitioned
+  std::vector<int> slot_of_;   // per ValueId: its slot (after any all-reduce)
+  std::vector<int> local_of_;  // per ValueId: its id in cur_, or -1
+  std::vector<ValueId> last_use_;
+  std::map<ValueId, bool> partial_;
+  // The compute stage being built.
+  std::unique_ptr<Program> cur_;
+  std::vector<int> cur_inputs_;
+  std::map<int, ValueId> param_of_slot_;
+  std::vector<ValueId> computed_;
+  std::map<std::pair<ValueId, std::vector<std::vector<int>>>, int> resharded_;
+};
+
+}  // namespace
+
+Result<SpmdProgram> PartitionForMesh(const Program& program,
+                                     const DeviceMesh& mesh,
+                                     const std::vector<Sharding>& parameters) {
+  BATON_ASSIGN_OR_RETURN(ShardingPlan plan,
+                         PropagateShardings(program, mesh, parameters));
+  return Partitioner(program, mesh, plan).Run();
+}
+
+}  // namespace baton::compiler

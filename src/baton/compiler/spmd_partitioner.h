@@ -1,0 +1,102 @@
+// SPMD partitioning: one program for every device of a mesh, from a program
+// whose parameters are sharded -- the second half of jit of sharded
+// arguments (issue 37), after sharding propagation
+// (sharding_propagation.h) has decided each value's layout.
+//
+// The result is a sequence of stages over "slots" (the values that live
+// between stages, each a block per device):
+//  - kCompute: a program over per-device blocks (the same program on every
+//    device: SPMD), reading some slots and writing others. Its shapes are
+//    the blocks' (a broadcast or reshape to a split result makes its block;
+//    every other op's shape follows from its operands').
+//  - kAllReduce: each device's block of `source` is a partial result over
+//    the mesh axes `axes`; `result` is their combination by `op`, the same
+//    on every device of a group (devices that differ only along `axes`).
+//  - kAllGather / kSlice: `result` is `source` laid out as `to` instead of
+//    `from`; kSlice only splits further (each device takes a block of what
+//    it has, no communication), kAllGather needs other devices' blocks.
+// A communication stage sits exactly where the plan needs one: before the
+// instruction that reads an operand in another layout, after the reduce
+// or dot whose result is partial. Values a later stage reads are outputs
+// of the compute stage that made them; nothing else is kept.
+//
+// A device's place in the mesh is its coordinate per axis (row-major over
+// the axes: device d of a ('a': 2, 'b': 4) mesh is (d / 4, d % 4)); its
+// block of a dimension split over axes (a1, a2, ...) is block number
+// c[a1] * size[a2] * ... + c[a2] * ... + ..., each block dim / ways long.
+//
+// Thread-safety: pure functions of their arguments.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "baton/compiler/ir.h"
+#include "baton/compiler/sharding_propagation.h"
+#include "baton/core/status.h"
+
+namespace baton::compiler {
+
+// One device's block of an array of shape `global` laid out as `sharding`
+// (each dimension divided by the product of its axes' sizes).
+Shape BlockShape(const Shape& global, const Sharding& sharding,
+                 const DeviceMesh& mesh);
+
+// The mesh coordinate of device `device` (0 <= device < the mesh's size).
+std::vector<int64_t> MeshCoordinate(const DeviceMesh& mesh, int64_t device);
+
+// Where device `device`'s block starts in the global array, per dimension.
+std::vector<int64_t> BlockOrigin(const Shape& global, const Sharding& sharding,
+                                 const DeviceMesh& mesh, int64_t device);
+
+// The number of devices of the mesh (the product of its axis sizes).
+int64_t MeshSize(const DeviceMesh& mesh);
+
+// A value living between stages.
+struct SpmdSlot {
+  ValueType global;    // the whole array's type
+  Sharding sharding;   // how it is laid out over the mesh
+  Shape block;         // each device's part (BlockShape)
+  bool partial = false;  // each block a partial result (until all-reduced)
+};
+
+struct SpmdStage {
+  enum class Kind : uint8_t { kCompute, kAllReduce, kAllGather, kSlice };
+  Kind kind = Kind::kCompute;
+  // kCompute: the per-device program; its parameter i reads slot
+  // inputs[i], its output j writes slot outputs[j].
+  std::shared_ptr<const Program> program;
+  std::vector<int> inputs;
+  std::vector<int> outputs;
+  // Communication: slot `result` from slot `source`.
+  int source = -1;
+  int result = -1;
+  std::vector<int> axes;       // kAllReduce: the mesh axes combined
+  ReduceOp op = ReduceOp::kSum;  // kAllReduce
+};
+
+struct SpmdProgram {
+  DeviceMesh mesh;
+  std::vector<SpmdSlot> slots;
+  std::vector<int> parameter_slots;  // per parameter of the program
+  std::vector<int> output_slots;     // per output of the program
+  std::vector<SpmdStage> stages;     // in order
+
+  int num_compute_stages() const;
+  int num_communication_stages() const;
+  // One line per stage: "compute %0 %1 -> %2", "all-reduce sum over 'i':
+  // %2 -> %3", "all-gather %1 P('i') -> P(): %4"; slots with their block
+  // types.
+  std::string ToText() const;
+};
+
+// Partitions `program` (calls inlined) for `mesh` with its parameters laid
+// out as `parameters`. Errors as PropagateShardings's (a bad sharding names
+// the parameter); Internal if an op's block does not come out as the plan
+// says (a partitioner bug, never silently a wrong layout).
+Result<SpmdProgram> PartitionForMesh(const Program& program,
+                                     const DeviceMesh& mesh,
+                                     const std::vector<Sharding>& parameters);
+
+}  // namespace baton::compiler

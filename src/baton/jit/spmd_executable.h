@@ -1,0 +1,96 @@
+// SpmdExecutable: a program partitioned over a mesh of this process's
+// devices (compiler/spmd_partitioner.h) and compiled for each of them -- how
+// jit runs a function of sharded arguments that is not elementwise (sums,
+// dots, MLP layers; DESIGN 5.6, issue 37).
+//
+// Each compute stage is compiled once per device (CompileExecutable, the
+// device's own backend). The communication between stages moves blocks
+// between devices with asynchronous device-to-device copies (CopyArray) and
+// combines them with small programs compiled for the receiving device:
+//  - all-reduce: each group's blocks are combined on the group's first
+//    device (mesh order) in mesh order, and the result is copied to the
+//    other members, so every device of a group holds the same bytes;
+//  - slice: each device cuts its new block out of the block it has (no
+//    copy between devices);
+//  - all-gather: each device assembles the whole array from one block per
+//    position (its own where it holds it, else the first device's in mesh
+//    order that does) and keeps its new block of it.
+// Nothing waits on the host: every step is enqueued behind the events of
+// what it reads, and the outputs are defined by the events of their work.
+// Each slot's arrays are dropped after the last stage that reads them, so a
+// block's memory is released as soon as the stages are done with it (R1).
+//
+// Memory per device: a value split over N devices occupies 1/N of it on
+// each (plus, during an all-gather, the whole array on the receiving
+// device; during an all-reduce, one extra block on the group's first).
+//
+// Donation: not supported yet -- Compile's caller refuses donated arguments
+// (a donated block could be reused by the last stage that reads it; not
+// built).
+//
+// Ownership: shared (std::shared_ptr); holds the executables of every stage
+// and device. The devices must outlive it.
+// Thread-safety: Execute may be called from any thread, concurrently.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "baton/backend/executable.h"
+#include "baton/compiler/ir.h"
+#include "baton/compiler/spmd_partitioner.h"
+#include "baton/runtime/array.h"
+#include "baton/runtime/device.h"
+
+namespace baton {
+
+class SpmdExecutable {
+ public:
+  // Partitions `program` for `mesh` with its parameters laid out as
+  // `parameters` and compiles it for `devices` (one per mesh position, in
+  // row-major mesh order). InvalidArgument for a device count that is not
+  // the mesh's size, a device that appears twice, or a bad sharding (named
+  // by parameter); errors of the backends' compilers as they are.
+  static Result<std::shared_ptr<SpmdExecutable>> Compile(
+      const compiler::Program& program, compiler::DeviceMesh mesh,
+      const std::vector<compiler::Sharding>& parameters,
+      std::vector<Device*> devices, std::string name);
+
+  // args[i][d]: parameter i's block on devices()[d] (BlockShape of its
+  // sharding; devices holding the same block each pass their copy).
+  // Returns, per output, its block on each device. InvalidArgument naming
+  // the argument and device for a wrong count, shape, dtype or device;
+  // nothing is consumed.
+  Result<std::vector<std::vector<Array>>> Execute(
+      const std::vector<std::vector<Array>>& args) const;
+
+  const compiler::SpmdProgram& partitioned() const { return spmd_; }
+  const std::vector<Device*>& devices() const { return devices_; }
+  // How each output is laid out over the mesh.
+  std::vector<compiler::Sharding> output_shardings() const;
+  // Bytes of one device's blocks of the parameters (what 1/N means).
+  int64_t parameter_bytes_per_device() const;
+  const std::string& name() const { return name_; }
+  // The partitioned program (spmd_partitioner.h's text) and, per compute
+  // stage, device 0's compiled program.
+  std::string as_text() const;
+
+ private:
+  SpmdExecutable() = default;
+  struct Communication;  // per communication stage, per device
+
+  Status CompileCommunication(size_t stage);
+
+  compiler::SpmdProgram spmd_;
+  std::vector<Device*> devices_;  // not owned
+  std::string name_;
+  // Per stage: per device, its compiled program (compute stages), or the
+  // combine / slice / assemble programs (communication stages).
+  std::vector<std::vector<std::shared_ptr<Executable>>> compute_;
+  std::vector<std::vector<std::shared_ptr<Communication>>> communication_;
+  // Per stage: the slots no later stage (and no output) reads.
+  std::vector<std::vector<int>> release_after_;
+};
+
+}  // namespace baton

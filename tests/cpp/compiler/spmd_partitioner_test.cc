@@ -1,0 +1,289 @@
+// SPMD partitioning (compiler/spmd_partitioner.h): each program of JAX's
+// "Distributed arrays and automatic parallelization" cases -- sums, means,
+// dots with either operand split, data-parallel and tensor-parallel
+// (Megatron-style) MLP layers, reshapes, 2-D meshes -- partitioned into
+// per-device stages, run by the reference SPMD interpreter
+// (compiler/spmd_interpreter.h) on every device's blocks, and compared with
+// the whole program run on one device. Values are small integers held in
+// float32, so every sum is exact whatever the order. Each test also checks
+// the communication (how many all-reduces and all-gathers) and the blocks'
+// sizes: 1/N of the whole where the value is split.
+#include "baton/compiler/spmd_partitioner.h"
+
+#include <gtest/gtest.h>
+
+#include <cstring>
+
+#include "baton/compiler/reference_interpreter.h"
+#include "baton/compiler/spmd_interpreter.h"
+
+namespace baton::compiler {
+namespace {
+
+ValueType F32(Shape shape) { return ValueType{std::move(shape), DType::kFloat32}; }
+
+DeviceMesh Mesh1() { return DeviceMesh{{"i"}, {4}}; }
+DeviceMesh Mesh2() { return DeviceMesh{{"a", "b"}, {2, 2}}; }
+
+Sharding S(std::vector<std::vector<int>> dims) { return Sharding{std::move(dims)}; }
+const std::vector<int> I = {0};
+const std::vector<int> B = {1};
+const std::vector<int> R = {};
+
+// Integer values in [-3, 3], different per argument and element.
+Literal Arg(const Shape& shape, int seed) {
+  std::vector<float> v(shape.num_elements());
+  for (size_t k = 0; k < v.size(); ++k) {
+    v[k] = static_cast<float>(static_cast<int>((k * 37 + seed * 11) % 7) - 3);
+  }
+  return Literal::FromVector(v, shape);
+}
+
+int Count(const SpmdProgram& sp, SpmdStage::Kind kind) {
+  int n = 0;
+  for (const SpmdStage& s : sp.stages) n += s.kind == kind;
+  return n;
+}
+
+// Partitions `p`, runs it on the mesh and on one device, expects equal
+// outputs; returns the partitioned program for further checks.
+SpmdProgram CheckAgainstOneDevice(const Program& p, const DeviceMesh& mesh,
+                                  const std::vector<Sharding>& params) {
+  Result<SpmdProgram> sp = PartitionForMesh(p, mesh, params);
+  EXPECT_TRUE(sp.ok()) << sp.status().to_string();
+  if (!sp.ok()) return {};
+  std::vector<Literal> args;
+  for (int i = 0; i < p.num_parameters(); ++i) {
+    args.push_back(Arg(p.parameter_type(i).shape, i + 1));
+  }
+  Result<std::vector<Literal>> want = Interpret(p, args);
+  Result<std::vector<Literal>> got = InterpretSpmd(sp.value(), args);
+  EXPECT_TRUE(want.ok()) << want.status().to_string();
+  EXPECT_TRUE(got.ok()) << got.status().to_string() << "\n"
+                        << sp.value().ToText();
+  if (!want.ok() || !got.ok()) return sp.value();
+  EXPECT_EQ(got.value().size(), want.value().size());
+  for (size_t k = 0; k < want.value().size(); ++k) {
+    const Literal& w = want.value()[k];
+    const Literal& g = got.value()[k];
+    EXPECT_EQ(g.shape(), w.shape()) << "output " << k;
+    EXPECT_EQ(std::memcmp(g.untyped_data(), w.untyped_data(),
+                          static_cast<size_t>(w.byte_size())),
+              0)
+        << "output " << k << " differs\n"
+        << sp.value().ToText();
+  }
+  return sp.value();
+}
+
+ValueId Dot(Program& p, ValueId l, ValueId r, std::vector<int64_t> lc,
+            std::vector<int64_t> rc) {
+  return p.Add(DotGeneralAttrs{{}, {}, std::move(lc), std::move(rc)}, {l, r})
+      .value();
+}
+
+TEST(SpmdPartitionerTest, SumsAndMeansAllReducePartialResults) {
+  Program p;
+  const ValueId x = p.AddParameter(F32({8, 6})).value();
+  const ValueId all = p.Add(ReduceAttrs{ReduceOp::kSum, {0, 1}}, {x}).value();
+  const ValueId rows = p.Add(ReduceAttrs{ReduceOp::kMax, {1}}, {x}).value();
+  const ValueId cols = p.Add(ReduceAttrs{ReduceOp::kSum, {0}}, {x}).value();
+  const ValueId n = p.Add(ConstantAttrs{std::make_shared<Literal>(
+                              Literal::Scalar<float>(8.0f))},
+                          {})
+                        .value();
+  const ValueId nb = p.Add(BroadcastInDimAttrs{Shape{6}, {}}, {n}).value();
+  const ValueId mean = p.Add(BinaryAttrs{BinaryOp::kDiv}, {cols, nb}).value();
+  ASSERT_TRUE(p.SetOutputs({all, rows, mean}).ok());
+  const SpmdProgram sp = CheckAgainstOneDevice(p, Mesh1(), {S({I, R})});
+  EXPECT_EQ(Count(sp, SpmdStage::Kind::kAllReduce), 2);
+  EXPECT_EQ(Count(sp, SpmdStage::Kind::kAllGather), 0);
+  // Each device holds a quarter of x; the row maxima stay split.
+  EXPECT_EQ(sp.slots[sp.parameter_slots[0]].block, Shape({2, 6}));
+  EXPECT_EQ(sp.slots[sp.output_slots[1]].block, Shape({2}));
+  EXPECT_EQ(sp.slots[sp.output_slots[1]].sharding, S({I}));
+  EXPECT_TRUE(sp.slots[sp.output_slots[0]].sharding.IsReplicated());
+}
+
+TEST(SpmdPartitionerTest, DotWithEitherOperandSplit) {
+  // x: rows split (data parallel) @ w replicated: rows of the result split,
+  // no communication.
+  {
+    Program p;
+    const ValueId x = p.AddParameter(F32({8, 4})).value();
+    const ValueId w = p.AddParameter(F32({4, 3})).value();
+    ASSERT_TRUE(p.SetOutputs({Dot(p, x, w, {1}, {0})}).ok());
+    const SpmdProgram sp = CheckAgainstOneDevice(p, Mesh1(), {S({I, R}), S({R, R})});
+    EXPECT_EQ(sp.num_communication_stages(), 0);
+    EXPECT_EQ(sp.slots[sp.output_slots[0]].sharding, S({I, R}));
+  }
+  // Contracting dimension split on both sides: partial sums, all-reduced.
+  {
+    Program p;
+    const ValueId x = p.AddParameter(F32({8, 4})).value();
+    const ValueId w = p.AddParameter(F32({4, 3})).value();
+    ASSERT_TRUE(p.SetOutputs({Dot(p, x, w, {1}, {0})}).ok());
+    const SpmdProgram sp = CheckAgainstOneDevice(p, Mesh1(), {S({R, I}), S({I, R})});
+    EXPECT_EQ(Count(sp, SpmdStage::Kind::kAllReduce), 1);
+    EXPECT_EQ(Count(sp, SpmdStage::Kind::kAllGather), 0);
+  }
+  // Only the right-hand side split on its contracting dimension: the left
+  // is sliced to match (no gather), then the partial sums are all-reduced.
+  {
+    Program p;
+    const ValueId x = p.AddParameter(F32({8, 4})).value();
+    const ValueId w = p.AddParameter(F32({4, 3})).value();
+    ASSERT_TRUE(p.SetOutputs({Dot(p, x, w, {1}, {0})}).ok());
+    const SpmdProgram sp = CheckAgainstOneDevice(p, Mesh1(), {S({R, R}), S({I, R})});
+    EXPECT_EQ(Count(sp, SpmdStage::Kind::kSlice), 1);
+    EXPECT_EQ(Count(sp, SpmdStage::Kind::kAllReduce), 1);
+    EXPECT_EQ(Count(sp, SpmdStage::Kind::kAllGather), 0);
+  }
+  // x @ x.T with rows split: the right-hand side is gathered (an axis may
+  // split one result dimension only).
+  {
+    Program p;
+    const ValueId x = p.AddParameter(F32({8, 4})).value();
+    ASSERT_TRUE(p.SetOutputs({Dot(p, x, x, {1}, {1})}).ok());
+    const SpmdProgram sp = CheckAgainstOneDevice(p, Mesh1(), {S({I, R})});
+    EXPECT_EQ(Count(sp, SpmdStage::Kind::kAllGather), 1);
+    EXPECT_EQ(sp.slots[sp.output_slots[0]].sharding, S({I, R}));
+  }
+}
+
+// A Megatron-style MLP layer: w1 split by columns, w2 by rows. The hidden
+// activations stay split; one all-reduce at the end.
+TEST(SpmdPartitionerTest, TensorParallelMlpHasOneAllReduce) {
+  Program p;
+  const ValueId x = p.AddParameter(F32({8, 16})).value();
+  const ValueId w1 = p.AddParameter(F32({16, 32})).value();
+  const ValueId b1 = p.AddParameter(F32({32})).value();
+  const ValueId w2 = p.AddParameter(F32({32, 4})).value();
+  const ValueId h = Dot(p, x, w1, {1}, {0});
+  const ValueId bb = p.Add(BroadcastInDimAttrs{Shape{8, 32}, {1}}, {b1}).value();
+  const ValueId hb = p.Add(BinaryAttrs{BinaryOp::kAdd}, {h, bb}).value();
+  const ValueId zero = p.Add(ConstantAttrs{std::make_shared<Literal>(
+                                 Literal::Scalar<float>(0.0f))},
+                             {})
+                           .value();
+  const ValueId zb = p.Add(BroadcastInDimAttrs{Shape{8, 32}, {}}, {zero}).value();
+  const ValueId relu = p.Add(BinaryAttrs{BinaryOp::kMax}, {hb, zb}).value();
+  const ValueId y = Dot(p, relu, w2, {1}, {0});
+  ASSERT_TRUE(p.SetOutputs({y}).ok());
+  const SpmdProgram sp = CheckAgainstOneDevice(
+      p, Mesh1(), {S({R, R}), S({R, I}), S({I}), S({I, R})});
+  EXPECT_EQ(Count(sp, SpmdStage::Kind::kAllReduce), 1);
+  EXPECT_EQ(Count(sp, SpmdStage::Kind::kAllGather), 0);
+  // The parameters are a quarter per device; so is the hidden layer
+  // (zeros are sliced from a replicated broadcast: the planner's choice).
+  EXPECT_EQ(sp.slots[sp.parameter_slots[1]].block, Shape({16, 8}));
+  EXPECT_EQ(sp.slots[sp.parameter_slots[3]].block, Shape({8, 4}));
+}
+
+// Data parallel on a 2-D mesh: the batch split over both axes, the weights
+// replicated; the loss (a mean) is all-reduced over both axes.
+TEST(SpmdPartitionerTest, DataParallelLossOnATwoDimensionalMesh) {
+  Program p;
+  const ValueId x = p.AddParameter(F32({8, 4})).value();
+  const ValueId w = p.AddParameter(F32({4, 2})).value();
+  const ValueId y = Dot(p, x, w, {1}, {0});
+  const ValueId t = p.Add(UnaryAttrs{UnaryOp::kAbs}, {y}).value();
+  const ValueId loss = p.Add(ReduceAttrs{ReduceOp::kSum, {0, 1}}, {t}).value();
+  ASSERT_TRUE(p.SetOutputs({loss, y}).ok());
+  const SpmdProgram sp =
+      CheckAgainstOneDevice(p, Mesh2(), {S({{0, 1}, R}), S({R, R})});
+  ASSERT_EQ(Count(sp, SpmdStage::Kind::kAllReduce), 1);
+  for (const SpmdStage& st : sp.stages) {
+    if (st.kind == SpmdStage::Kind::kAllReduce) {
+      EXPECT_EQ(st.axes, (std::vector<int>{0, 1}));
+    }
+  }
+  EXPECT_EQ(sp.slots[sp.output_slots[1]].block, Shape({2, 2}));
+}
+
+// Model and data parallel at once: rows over 'a', columns over 'b'.
+TEST(SpmdPartitionerTest, TwoDimensionalShardingOfBothOperands) {
+  Program p;
+  const ValueId x = p.AddParameter(F32({4, 8})).value();
+  const ValueId w = p.AddParameter(F32({8, 6})).value();
+  const ValueId y = Dot(p, x, w, {1}, {0});
+  const ValueId s = p.Add(ReduceAttrs{ReduceOp::kSum, {1}}, {y}).value();
+  ASSERT_TRUE(p.SetOutputs({y, s}).ok());
+  const SpmdProgram sp = CheckAgainstOneDevice(p, Mesh2(), {S({I, R}), S({R, B})});
+  EXPECT_EQ(sp.num_communication_stages(), 1);  // the row sums over 'b'
+  EXPECT_EQ(sp.slots[sp.output_slots[0]].sharding, S({I, B}));
+  EXPECT_EQ(sp.slots[sp.output_slots[0]].block, Shape({2, 3}));
+}
+
+TEST(SpmdPartitionerTest, ReshapesKeepOrGatherTheirSplit) {
+  Program p;
+  const ValueId x = p.AddParameter(F32({8, 6})).value();
+  // (8, 6) -> (8, 2, 3): the split rows survive.
+  const ValueId a = p.Add(ReshapeAttrs{Shape{8, 2, 3}}, {x}).value();
+  // (8, 6) -> (48,): the major dimension of the merged group.
+  const ValueId b = p.Add(ReshapeAttrs{Shape{48}}, {x}).value();
+  // (8, 6) -> (6, 8): no dimension lines up: gathered.
+  const ValueId c = p.Add(ReshapeAttrs{Shape{6, 8}}, {x}).value();
+  ASSERT_TRUE(p.SetOutputs({a, b, c}).ok());
+  const SpmdProgram sp = CheckAgainstOneDevice(p, Mesh1(), {S({I, R})});
+  EXPECT_EQ(sp.slots[sp.output_slots[0]].block, Shape({2, 2, 3}));
+  EXPECT_EQ(sp.slots[sp.output_slots[1]].block, Shape({12}));
+  EXPECT_TRUE(sp.slots[sp.output_slots[2]].sharding.IsReplicated());
+  EXPECT_EQ(Count(sp, SpmdStage::Kind::kAllGather), 1);
+}
+
+// Ops without a rule read their operands whole: a gather of split rows
+// after an elementwise op, then elementwise again on the replicated result
+// with a split operand (sliced, no communication).
+TEST(SpmdPartitionerTest, OpsWithoutARuleGatherTheirOperands) {
+  Program p;
+  const ValueId x = p.AddParameter(F32({8, 3})).value();
+  const ValueId idx = p.AddParameter(ValueType{Shape{8}, DType::kInt32}).value();
+  const ValueId e = p.Add(UnaryAttrs{UnaryOp::kNeg}, {x}).value();
+  const ValueId g = p.Add(GatherAttrs{0}, {e, idx}).value();
+  const ValueId sum = p.Add(BinaryAttrs{BinaryOp::kAdd}, {g, x}).value();
+  ASSERT_TRUE(p.SetOutputs({sum}).ok());
+  Result<SpmdProgram> sp = PartitionForMesh(p, Mesh1(), {S({I, R}), S({R})});
+  ASSERT_TRUE(sp.ok()) << sp.status().to_string();
+  EXPECT_EQ(Count(sp.value(), SpmdStage::Kind::kAllGather), 1);
+  EXPECT_EQ(Count(sp.value(), SpmdStage::Kind::kSlice), 1);
+  // Indices in range: the values are checked against one device.
+  std::vector<int32_t> iv = {7, 0, 3, 3, 1, 6, 2, 5};
+  std::vector<Literal> args = {Arg(Shape{8, 3}, 1),
+                               Literal::FromVector(iv, Shape{8})};
+  auto want = Interpret(p, args);
+  auto got = InterpretSpmd(sp.value(), args);
+  ASSERT_TRUE(want.ok() && got.ok()) << got.status().to_string();
+  EXPECT_EQ(std::memcmp(got.value()[0].untyped_data(),
+                        want.value()[0].untyped_data(),
+                        static_cast<size_t>(want.value()[0].byte_size())),
+            0);
+}
+
+TEST(SpmdPartitionerTest, BadShardingsNameTheParameter) {
+  Program p;
+  const ValueId x = p.AddParameter(F32({6, 3})).value();
+  ASSERT_TRUE(p.SetOutputs({x}).ok());
+  Result<SpmdProgram> sp = PartitionForMesh(p, Mesh1(), {S({I, R})});
+  ASSERT_FALSE(sp.ok());
+  EXPECT_NE(sp.status().message().find("parameter 0"), std::string::npos)
+      << sp.status().message();
+}
+
+TEST(SpmdPartitionerTest, BlockOriginsFollowTheMeshRowMajor) {
+  const DeviceMesh mesh = Mesh2();
+  EXPECT_EQ(MeshCoordinate(mesh, 3), (std::vector<int64_t>{1, 1}));
+  EXPECT_EQ(MeshCoordinate(mesh, 1), (std::vector<int64_t>{0, 1}));
+  // Rows over ('a', 'b'): device d holds block d.
+  for (int64_t d = 0; d < 4; ++d) {
+    EXPECT_EQ(BlockOrigin(Shape{8, 2}, S({{0, 1}, R}), mesh, d),
+              (std::vector<int64_t>{2 * d, 0}));
+  }
+  // Rows over ('b', 'a'): 'b' is major.
+  EXPECT_EQ(BlockOrigin(Shape{8, 2}, S({{1, 0}, R}), mesh, 1),
+            (std::vector<int64_t>{4, 0}));
+  EXPECT_EQ(BlockShape(Shape{8, 6}, S({I, B}), mesh), Shape({4, 3}));
+}
+
+}  // namespace
+}  // namespace baton::compiler

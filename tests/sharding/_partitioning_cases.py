@@ -1,0 +1,132 @@
+"""jit of sharded arguments on 8 CPU devices, written for JAX: the cases of
+JAX's "Distributed arrays and automatic parallelization" and "Explicit
+sharding" pages (sums, means, dots with each operand sharded, an MLP's
+forward and backward pass with data-parallel and tensor-parallel
+parameters, reshapes). test_partitioning.py runs this file twice, as it is
+with JAX (``python _partitioning_cases.py``) and unchanged on baton
+(``python -m baton.as_jax _partitioning_cases.py``), and compares what each
+prints: one JSON object {case: {"value": nested list, "spec": [...]}} or
+{case: {"error": exception type name}}. baton's run needs
+BATON_NUM_CPU_DEVICES=8 in its environment (baton.as_jax imports baton, which
+reads it, before this file runs).
+"""
+
+import json
+import os
+
+os.environ.setdefault("JAX_PLATFORMS", "cpu")
+os.environ["XLA_FLAGS"] = "--xla_force_host_platform_device_count=8"
+
+import jax  # noqa: E402
+import jax.numpy as jnp  # noqa: E402
+import numpy as np  # noqa: E402
+from jax.sharding import AxisType, NamedSharding  # noqa: E402
+from jax.sharding import PartitionSpec as P  # noqa: E402
+
+# Automatic partitioning (the compiler chooses the layouts and the
+# collectives), as on the "Distributed arrays and automatic
+# parallelization" page.
+mesh = jax.make_mesh((4, 2), ("x", "y"), axis_types=(AxisType.Auto,) * 2)
+
+
+def put(a, *spec):
+    return jax.device_put(a, NamedSharding(mesh, P(*spec)))
+
+
+def ints(*shape, seed=0):
+    """Small integers as float32: every sum is exact in any order."""
+    n = int(np.prod(shape))
+    return ((np.arange(n) * 37 + seed * 11) % 7 - 3).astype(np.float32).reshape(shape)
+
+
+X = ints(8, 4, seed=1)
+W = ints(4, 6, seed=2)
+
+
+def mlp_params():
+    return {
+        "w1": ints(4, 16, seed=3),
+        "b1": ints(16, seed=4),
+        "w2": ints(16, 2, seed=5),
+    }
+
+
+def predict(params, x):
+    h = jnp.maximum(x @ params["w1"] + params["b1"], 0.0)
+    return h @ params["w2"]
+
+
+def loss(params, x, y):
+    return jnp.mean((predict(params, x) - y) ** 2)
+
+
+def dp_step():
+    """Data parallel: the batch split over both mesh axes, the parameters
+    replicated; the loss and the gradients (all-reduced)."""
+    params = jax.tree.map(lambda a: put(a), mlp_params())
+    x = put(ints(8, 4, seed=6), ("x", "y"))
+    y = put(ints(8, 2, seed=7), ("x", "y"))
+    value, grads = jax.jit(jax.value_and_grad(loss))(params, x, y)
+    return {"loss": value, "w1": grads["w1"], "b1": grads["b1"], "w2": grads["w2"]}
+
+
+def tp_step():
+    """Tensor parallel (Megatron): w1 by columns and w2 by rows over 'y',
+    the batch over 'x'."""
+    p = mlp_params()
+    params = {"w1": put(p["w1"], None, "y"), "b1": put(p["b1"], "y"),
+              "w2": put(p["w2"], "y", None)}
+    x = put(ints(8, 4, seed=6), "x")
+    y = put(ints(8, 2, seed=7), "x")
+    value, grads = jax.jit(jax.value_and_grad(loss))(params, x, y)
+    return {"loss": value, "w1": grads["w1"], "b1": grads["b1"], "w2": grads["w2"]}
+
+
+CASES = {
+    "sum_all": lambda: jnp.sum(put(X, "x", "y")),
+    "sum_axis0": lambda: jax.jit(lambda a: a.sum(axis=0))(put(X, "x", "y")),
+    "sum_axis1": lambda: jax.jit(lambda a: a.sum(axis=1))(put(X, "x", "y")),
+    "mean": lambda: jax.jit(jnp.mean)(put(X, "x")),
+    "max_axis1": lambda: jax.jit(lambda a: a.max(axis=1))(put(X, "x")),
+    "dot_lhs_rows": lambda: jax.jit(jnp.dot)(put(X, "x"), put(W)),
+    "dot_rhs_cols": lambda: jax.jit(jnp.dot)(put(X), put(W, None, "y")),
+    "dot_both": lambda: jax.jit(jnp.dot)(put(X, "x"), put(W, None, "y")),
+    "dot_contracting": lambda: jax.jit(jnp.dot)(put(X, None, "y"), put(W, "y")),
+    "x_xT": lambda: jax.jit(lambda a: a @ a.T)(put(X, "x")),
+    "reshape_keep": lambda: jax.jit(lambda a: a.reshape(8, 2, 2))(put(X, "x")),
+    "reshape_flat": lambda: jax.jit(lambda a: a.reshape(32))(put(X, "x")),
+    "mixed_unsharded": lambda: jax.jit(lambda a, b: (a * b).sum(axis=0))(
+        put(X, "x"), jnp.asarray(X)
+    ),
+    "mixed_shardings": lambda: jax.jit(lambda a, b: a + b)(put(X, "x"), put(X, None, "y")),
+    "softmax_rows": lambda: jax.jit(lambda a: jax.nn.softmax(a, axis=-1))(put(X, "x")),
+    "mlp_forward": lambda: jax.jit(predict)(
+        {"w1": put(mlp_params()["w1"], None, "y"), "b1": put(mlp_params()["b1"], "y"),
+         "w2": put(mlp_params()["w2"], "y", None)},
+        put(X, "x"),
+    ),
+    "dp_step": dp_step,
+    "tp_step": tp_step,
+}
+
+
+def spec_of(a):
+    parts = list(a.sharding.spec)
+    while parts and parts[-1] is None:
+        parts.pop()
+    return [list(p) if isinstance(p, tuple) else p for p in parts]
+
+
+def describe(out):
+    if isinstance(out, dict):
+        return {k: describe(v) for k, v in sorted(out.items())}
+    return {"value": np.asarray(out).tolist(), "spec": spec_of(out)}
+
+
+results = {}
+for name, fn in CASES.items():
+    try:
+        results[name] = describe(fn())
+    except Exception as e:  # the comparison reports which side raised what
+        results[name] = {"error": type(e).__name__, "message": str(e)[:300]}
+print(json.dumps(results))
