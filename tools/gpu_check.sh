@@ -2,7 +2,10 @@
 # The prepared GPU check (DESIGN 5.7), for a machine with an NVIDIA GPU:
 # builds a release tree with the CUDA backend (-DBATON_CUDA=ON) into
 # build/gpu (only the targets it runs), runs the CUDA tests (ctest -L cuda),
-# the runtime's tests (the backend conformance suite on cuda too), the
+# the C++ jit and control-flow suites with their programs compiled for the
+# GPU (BATON_TEST_PLATFORM=cuda: the GPU executable's kernels, GEMMs and
+# loops on the device), the runtime's tests (the backend conformance suite
+# on cuda too), the
 # Python tests of the accelerator contract on CUDA, the transfer benchmark
 # (baton against cudaMemcpyAsync in the same run) and pageable device_put
 # against JAX's (bench/device_put_vs_jax.py), and writes every
@@ -26,7 +29,8 @@
 #
 # The folder holds at most 12 files (pack them into one archive to bring
 # them back): 1_nvidia_smi.log, 2_setup.log,
-# 3_configure.log, 4_build.log, 5_ctest_cuda.log, 6_runtime_tests.log,
+# 3_configure.log, 4_build.log, 5_ctest_cuda.log (step 5b, the jit and
+# control-flow suites on CUDA, writes there too), 6_runtime_tests.log,
 # 7_pytest.log, 8_bench_transfer.log, bench_transfer.json,
 # 9_bench_device_put.log, bench_device_put.json and summary.txt.
 # shellcheck disable=SC2317  # functions run through `bash -c` (step)
@@ -75,11 +79,13 @@ summary() { echo "$*" | tee -a "$out/summary.txt"; }
 
 # step NAME CAP_SECONDS COMMAND...: runs COMMAND under timeout (CAP_SECONDS,
 # or less if less of the budget is left), appending its output to
-# $out/NAME.log; records the result in summary.txt. RESERVE_S seconds of
+# $out/NAME.log (or $out/$LOG.log when LOG is set: steps share a file to
+# keep the folder's count); records the result in summary.txt. RESERVE_S seconds of
 # the budget are kept back for the steps after it. Shell functions run
 # through `bash -c` (exported with export -f).
 step() {
   local name=$1 cap=$2
+  local log="$out/${LOG:-$name}.log"
   shift 2
   local left=$((start + budget - $(date +%s) - 5 - ${RESERVE_S:-0}))
   local limit=$((cap < left ? cap : left))
@@ -90,9 +96,9 @@ step() {
   fi
   local t0 rc
   t0=$(date +%s)
-  echo "\$ $* (timeout ${limit}s)" >>"$out/$name.log"
+  echo "\$ $* (timeout ${limit}s)" >>"$log"
   set +e
-  timeout --kill-after=10 "$limit" "$@" 2>&1 | tee -a "$out/$name.log"
+  timeout --kill-after=10 "$limit" "$@" 2>&1 | tee -a "$log"
   rc=${PIPESTATUS[0]}
   set -e
   local took=$(($(date +%s) - t0))
@@ -161,7 +167,7 @@ fi
 # OpenBLAS): the GPU image has no PyPI for scipy-openblas32.
 flags=(-DCMAKE_BUILD_TYPE=Release -DBATON_CUDA=ON -DBATON_BUILD_BENCH=ON
        -DBATON_BUILD_EXAMPLES=OFF -DBATON_BLAS=system)
-targets=(cuda_tests runtime_tests cuda_transfer_bench)
+targets=(cuda_tests runtime_tests jit_tests control_flow_tests cuda_transfer_bench)
 python_ok=0
 if python3 -c "import nanobind, numpy, ml_dtypes, optree, pytest" 2>/dev/null; then
   python_ok=1
@@ -178,6 +184,23 @@ step 4_build 330 cmake --build build/gpu -j "$(nproc)" --target "${targets[@]}"
 # of a silent skip.
 export BATON_EXPECT_CUDA_DEVICES=1
 step 5_ctest_cuda 120 ctest --test-dir build/gpu -L cuda --output-on-failure
+
+# 5b. The C++ jit and control-flow suites on the GPU (jit_test_util.h's
+# BATON_TEST_PLATFORM=cuda): every program they compile runs as the GPU
+# executable's command list on the device. Kernels are compiled by NVRTC
+# into a fresh disk cache. Tests of the CPU backend's own choices skip.
+jit_cuda() {
+  set -uo pipefail
+  local cache rc=0
+  cache=$(mktemp -d "${TMPDIR:-/tmp}/baton-cuda-kernels.XXXXXX")
+  for suite in jit_tests control_flow_tests; do
+    BATON_TEST_PLATFORM=cuda BATON_CUDA_CACHE_DIR=$cache \
+      "build/gpu/tests/cpp/$suite" --gtest_brief=1 || rc=1
+  done
+  return "$rc"
+}
+export -f jit_cuda
+RESERVE_S=$((python_ok ? 240 : 150)) LOG=5_ctest_cuda step 5b_jit_cuda 150 bash -c jit_cuda
 # Keep time for the Python step.
 RESERVE_S=$((python_ok ? 150 : 60)) step 6_runtime_tests 240 build/gpu/tests/cpp/runtime_tests
 

@@ -118,13 +118,8 @@ def test_computations_run_on_the_device():
     d = bt.devices()[0]
     x = bt.device_put(np.ones(1 << 14, np.float32))
     x.block_until_ready()
-    if d.platform == "cuda":
-        # Kernels are generated and compiled, not yet launched on CUDA.
-        with pytest.raises(NotImplementedError, match="does not launch"):
-            bt.jit(lambda a: a * 2)(x)
-        assert not x.is_deleted()
-        return
-    # The simulated device runs the GPU executable's kernels.
+    # The GPU executable's kernels: launched on CUDA, run as host code on
+    # the simulated device.
     before = in_use()
     y = bt.jit(lambda a: a * 2 + 1)(x)
     y.block_until_ready()
@@ -145,8 +140,6 @@ def test_loops_update_their_carries_in_place_on_the_device():
     # address. A donated carry stays in the argument's storage for every
     # iteration: require_in_place accepts the loop, the result is the
     # argument's buffer, and nothing else stays allocated.
-    if bt.devices()[0].platform == "cuda":
-        pytest.skip("CUDA executables do not run yet")
     n = 1 << 16
 
     def f(x):

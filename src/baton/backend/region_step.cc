@@ -20,9 +20,22 @@ namespace {
 
 constexpr int64_t kAlign = 64;
 
-// memcpy that accepts empty copies of values without storage (null).
-void CopyBytes(void* dst, const void* src, int64_t bytes) {
-  if (bytes > 0) std::memcpy(dst, src, static_cast<size_t>(bytes));
+// memcpy that accepts empty copies of values without storage (null); on
+// storage the host does not address, `memory`'s copy.
+Status CopyBytes(const RegionMemory* memory, void* dst, const void* src,
+                 int64_t bytes) {
+  if (bytes <= 0 || dst == src) return OkStatus();
+  if (memory != nullptr) return memory->Copy(dst, src, bytes);
+  std::memcpy(dst, src, static_cast<size_t>(bytes));
+  return OkStatus();
+}
+
+// The `bytes` at `src` on the host: read in place, or through `memory`.
+Status ReadBytes(const RegionMemory* memory, void* dst, const void* src,
+                 int64_t bytes) {
+  if (memory != nullptr) return memory->Read(dst, src, bytes);
+  std::memcpy(dst, src, static_cast<size_t>(bytes));
+  return OkStatus();
 }
 int64_t AlignUp(int64_t x) { return (x + kAlign - 1) / kAlign * kAlign; }
 
@@ -202,15 +215,15 @@ std::string RegionStep::RegionsText() const {
 }
 
 Status RegionStep::Run(const std::vector<void*>& value_data, void* scratch,
-                       const void* context) const {
+                       const void* context, const RegionMemory* memory) const {
   char* base = static_cast<char*>(scratch);
   switch (kind_) {
     case OpKind::kWhile:
-      return RunWhile(value_data, base, context);
+      return RunWhile(value_data, base, context, memory);
     case OpKind::kScan:
-      return RunScan(value_data, base, context);
+      return RunScan(value_data, base, context, memory);
     default:
-      return RunCase(value_data, base, context);
+      return RunCase(value_data, base, context, memory);
   }
 }
 
@@ -232,19 +245,20 @@ struct LoopState {
 // Carries start in their final buffers (results_), from a copy of the
 // initial value unless the parent placed them over it; the body's other
 // parameters are the step's other operands; the spares lie in the scratch.
-static void StartLoop(const std::vector<ValueId>& operands,
-                      const std::vector<ValueId>& results,
-                      const std::vector<int64_t>& bytes,
-                      const std::vector<void*>& vd, char* scratch,
-                      const std::vector<int64_t>& spare_offsets,
-                      const std::vector<int64_t>& spare_sizes, LoopState& st) {
+static Status StartLoop(const std::vector<ValueId>& operands,
+                        const std::vector<ValueId>& results,
+                        const std::vector<int64_t>& bytes,
+                        const std::vector<void*>& vd, char* scratch,
+                        const std::vector<int64_t>& spare_offsets,
+                        const std::vector<int64_t>& spare_sizes,
+                        const RegionMemory* memory, LoopState& st) {
   const size_t n = bytes.size();
   st.carries.resize(n);
   for (size_t k = 0; k < n; ++k) {
     st.carries[k] = vd[results[k]];
     const void* init = vd[operands[k]];
     if (init != st.carries[k]) {
-      CopyBytes(st.carries[k], init, bytes[k]);
+      BATON_RETURN_IF_ERROR(CopyBytes(memory, st.carries[k], init, bytes[k]));
     }
   }
   st.params.resize(operands.size());
@@ -252,14 +266,15 @@ static void StartLoop(const std::vector<ValueId>& operands,
   for (size_t i = 0; i < spare_offsets.size(); ++i) {
     st.spares.Add(scratch + spare_offsets[i], spare_sizes[i]);
   }
+  return OkStatus();
 }
 
 // Moves every carry into its final buffer (a parallel move: a cycle goes
 // through `fixup`).
-static void FinishCarries(const std::vector<ValueId>& results,
-                          const std::vector<int64_t>& bytes,
-                          const std::vector<void*>& vd, void* fixup,
-                          LoopState& st) {
+static Status FinishCarries(const std::vector<ValueId>& results,
+                            const std::vector<int64_t>& bytes,
+                            const std::vector<void*>& vd, void* fixup,
+                            const RegionMemory* memory, LoopState& st) {
   const size_t n = bytes.size();
   std::vector<size_t> pending;
   for (size_t k = 0; k < n; ++k) {
@@ -273,7 +288,7 @@ static void FinishCarries(const std::vector<ValueId>& results,
       bool busy = false;
       for (size_t j : pending) busy |= j != k && st.carries[j] == target;
       if (busy) continue;
-      CopyBytes(target, st.carries[k], bytes[k]);
+      BATON_RETURN_IF_ERROR(CopyBytes(memory, target, st.carries[k], bytes[k]));
       st.carries[k] = target;
       pending[i] = pending.back();
       pending.pop_back();
@@ -284,10 +299,11 @@ static void FinishCarries(const std::vector<ValueId>& results,
       const size_t k = pending.front();
       void* park = st.spares.Take(bytes[k]);
       if (park == nullptr) park = fixup;
-      CopyBytes(park, st.carries[k], bytes[k]);
+      BATON_RETURN_IF_ERROR(CopyBytes(memory, park, st.carries[k], bytes[k]));
       st.carries[k] = park;
     }
   }
+  return OkStatus();
 }
 
 // One iteration of a loop body: runs it over the current carries and
@@ -298,7 +314,8 @@ static Status Iterate(const RegionExecutable& exe,
                       const std::vector<int64_t>& carry_bytes,
                       const std::vector<void*>& ys,
                       const std::vector<int64_t>& y_bytes, void* arena,
-                      const void* context, LoopState& st) {
+                      const void* context, const RegionMemory* memory,
+                      LoopState& st) {
   const BufferAssignment& a = exe.assignment();
   for (int k = 0; k < n; ++k) st.params[k] = st.carries[k];
   st.out_buffers.resize(a.output_buffers.size());
@@ -325,7 +342,7 @@ static Status Iterate(const RegionExecutable& exe,
                              ? st.params[src.index]
                              : st.out_buffers[src.index];
       void* spare = st.spares.Take(carry_bytes[k]);
-      CopyBytes(spare, from, carry_bytes[k]);
+      BATON_RETURN_IF_ERROR(CopyBytes(memory, spare, from, carry_bytes[k]));
       st.next[k] = spare;
     } else {
       st.next[k] = st.out_buffers[src.index];
@@ -336,7 +353,9 @@ static Status Iterate(const RegionExecutable& exe,
     const void* at = src.kind == OutputSource::Kind::kParameter
                          ? st.params[src.index]
                          : st.out_buffers[src.index];
-    if (at != ys[j]) CopyBytes(ys[j], at, y_bytes[j]);
+    if (at != ys[j]) {
+      BATON_RETURN_IF_ERROR(CopyBytes(memory, ys[j], at, y_bytes[j]));
+    }
   }
   // Old carry storage no new carry uses becomes a spare.
   for (int k = 0; k < n; ++k) {
@@ -350,13 +369,15 @@ static Status Iterate(const RegionExecutable& exe,
 }
 
 Status RegionStep::RunWhile(const std::vector<void*>& vd, char* scratch,
-                            const void* context) const {
+                            const void* context,
+                            const RegionMemory* memory) const {
   const Region& cond = *regions_[0];
   const Region& body = *regions_[1];
   const int n = num_carries_;
   LoopState st;
-  StartLoop(operands_, results_, carry_bytes_, vd, scratch, spare_offsets_,
-            spare_sizes_, st);
+  BATON_RETURN_IF_ERROR(StartLoop(operands_, results_, carry_bytes_, vd,
+                                  scratch, spare_offsets_, spare_sizes_,
+                                  memory, st));
   void* arena = scratch + arena_offset_;
   std::vector<void*> cond_out(cond.assignment().output_buffers.size(),
                               scratch + cond_result_offset_);
@@ -369,24 +390,29 @@ Status RegionStep::RunWhile(const std::vector<void*>& vd, char* scratch,
     const void* flag = cond_src.kind == OutputSource::Kind::kParameter
                            ? st.params[cond_src.index]
                            : cond_out[cond_src.index];
-    if (!*static_cast<const bool*>(flag)) break;
+    bool go_on = false;
+    BATON_RETURN_IF_ERROR(ReadBytes(memory, &go_on, flag, sizeof(bool)));
+    if (!go_on) break;
     BATON_RETURN_IF_ERROR(Iterate(*body.exe, body.first_output, n,
-                                  carry_bytes_, {}, {}, arena, context, st));
+                                  carry_bytes_, {}, {}, arena, context, memory,
+                                  st));
   }
-  FinishCarries(results_, carry_bytes_, vd,
-                fixup_offset_ >= 0 ? scratch + fixup_offset_ : nullptr, st);
-  return OkStatus();
+  return FinishCarries(results_, carry_bytes_, vd,
+                       fixup_offset_ >= 0 ? scratch + fixup_offset_ : nullptr,
+                       memory, st);
 }
 
 Status RegionStep::RunScan(const std::vector<void*>& vd, char* scratch,
-                           const void* context) const {
+                           const void* context,
+                           const RegionMemory* memory) const {
   const Region& body = *regions_[0];
   const int n = num_carries_;
   const RegionExecutable& exe = *body.exe;
   const Program& p = exe.program();
   LoopState st;
-  StartLoop(operands_, results_, carry_bytes_, vd, scratch, spare_offsets_,
-            spare_sizes_, st);
+  BATON_RETURN_IF_ERROR(StartLoop(operands_, results_, carry_bytes_, vd,
+                                  scratch, spare_offsets_, spare_sizes_,
+                                  memory, st));
   std::vector<char*> xs_base(num_xs_);
   std::vector<int64_t> x_bytes(num_xs_);
   for (int j = 0; j < num_xs_; ++j) {
@@ -407,18 +433,21 @@ Status RegionStep::RunScan(const std::vector<void*>& vd, char* scratch,
     for (int j = 0; j < num_xs_; ++j) st.params[n + j] = xs_base[j] + t * x_bytes[j];
     for (int j = 0; j < num_ys; ++j) ys[j] = ys_base[j] + t * y_bytes[j];
     BATON_RETURN_IF_ERROR(Iterate(exe, body.first_output, n, carry_bytes_, ys,
-                                  y_bytes, arena, context, st));
+                                  y_bytes, arena, context, memory, st));
   }
-  FinishCarries(results_, carry_bytes_, vd,
-                fixup_offset_ >= 0 ? scratch + fixup_offset_ : nullptr, st);
-  return OkStatus();
+  return FinishCarries(results_, carry_bytes_, vd,
+                       fixup_offset_ >= 0 ? scratch + fixup_offset_ : nullptr,
+                       memory, st);
 }
 
 Status RegionStep::RunCase(const std::vector<void*>& vd, char* scratch,
-                           const void* context) const {
+                           const void* context,
+                           const RegionMemory* memory) const {
   const int64_t count = static_cast<int64_t>(regions_.size());
-  int64_t index = *static_cast<const int32_t*>(vd[operands_[0]]);
-  index = std::clamp<int64_t>(index, 0, count - 1);
+  int32_t stored_index = 0;
+  BATON_RETURN_IF_ERROR(ReadBytes(memory, &stored_index, vd[operands_[0]],
+                                  sizeof(int32_t)));
+  const int64_t index = std::clamp<int64_t>(stored_index, 0, count - 1);
   const Region& branch = *regions_[index];
   const BufferAssignment& a = branch.assignment();
   std::vector<void*> params;
@@ -435,9 +464,12 @@ Status RegionStep::RunCase(const std::vector<void*>& vd, char* scratch,
     const OutputSource& src = a.outputs[i];
     const int64_t bytes = p.type(p.outputs()[i]).byte_size();
     if (src.kind == OutputSource::Kind::kParameter) {
-      CopyBytes(vd[results_[i]], params[src.index], bytes);
+      BATON_RETURN_IF_ERROR(
+          CopyBytes(memory, vd[results_[i]], params[src.index], bytes));
     } else if (branch.first_output[src.index] != static_cast<int>(i)) {
-      CopyBytes(vd[results_[i]], outs[src.index], bytes);  // returned twice
+      // returned twice
+      BATON_RETURN_IF_ERROR(
+          CopyBytes(memory, vd[results_[i]], outs[src.index], bytes));
     }
   }
   return OkStatus();

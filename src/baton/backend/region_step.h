@@ -5,7 +5,11 @@
 // task (cpu/cpu_executable.h); the simulated device inside the command list
 // it runs on its compute stream (cuda/gpu_executable.h). Both run it over
 // storage the host addresses: copies between carries are memcpy and the
-// while condition and case index are read where they lie.
+// while condition and case index are read where they lie. A CUDA device's
+// GPU executable runs it over device memory, with a RegionMemory that
+// enqueues the copies on its stream and reads the condition and the index
+// back to the host (each read waits for the work before it); the regions
+// enqueue their own work on the same stream.
 //
 // Memory (DESIGN 5.2): the parent's buffer assignment places each loop
 // carry over its initial value where that value dies at the loop, so the
@@ -33,6 +37,7 @@
 #include "baton/compiler/buffer_assignment.h"
 #include "baton/compiler/ir.h"
 #include "baton/compiler/step_plan.h"
+#include "baton/core/status.h"
 
 namespace baton {
 
@@ -59,6 +64,22 @@ class RegionExecutable {
                              const std::vector<void*>& out_buffers,
                              void* arena, std::vector<void*>& value_data,
                              const void* context) const = 0;
+};
+
+// How RegionStep copies and reads storage the host may not address (a
+// GPU's), in order with the regions' own work; a backend whose storage the
+// host addresses passes none (null: memcpy, and reads where the bytes lie).
+// Implementations: cuda/cuda_stream.h (a CUDA stream).
+class RegionMemory {
+ public:
+  virtual ~RegionMemory() = default;
+  // Copies `bytes` (> 0) from `src` to `dst` (both the device's, not
+  // overlapping) after the work enqueued before it and before the work
+  // enqueued after it; may return before the bytes have moved.
+  virtual Status Copy(void* dst, const void* src, int64_t bytes) const = 0;
+  // Reads `bytes` at device address `src` into host memory `dst` once the
+  // work enqueued before it is done (blocks the caller until then).
+  virtual Status Read(void* dst, const void* src, int64_t bytes) const = 0;
 };
 
 // Compiles one region of a control-flow step on the parent's backend and
@@ -95,20 +116,22 @@ class RegionStep {
   std::string RegionsText() const;
 
   // Runs the step: `value_data` is the parent's storage per value, scratch
-  // its scratch_bytes() of device memory, both as the host addresses them;
-  // `context` goes to every region's RunOnCaller.
+  // its scratch_bytes() of device memory, both as the host addresses them
+  // -- or, with `memory`, as the device does (every copy and read then goes
+  // through `memory`); `context` goes to every region's RunOnCaller.
   Status Run(const std::vector<void*>& value_data, void* scratch,
-             const void* context = nullptr) const;
+             const void* context = nullptr,
+             const RegionMemory* memory = nullptr) const;
 
  private:
   RegionStep() = default;
   struct Region;
   Status RunWhile(const std::vector<void*>& value_data, char* scratch,
-                  const void* context) const;
+                  const void* context, const RegionMemory* memory) const;
   Status RunScan(const std::vector<void*>& value_data, char* scratch,
-                 const void* context) const;
+                 const void* context, const RegionMemory* memory) const;
   Status RunCase(const std::vector<void*>& value_data, char* scratch,
-                 const void* context) const;
+                 const void* context, const RegionMemory* memory) const;
 
   compiler::OpKind kind_ = compiler::OpKind::kWhile;
   std::vector<compiler::ValueId> operands_;

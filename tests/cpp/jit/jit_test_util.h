@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "baton/backend/cpu/cpu_executable.h"
+#include "baton/backend/cuda/cuda_platform.h"
 #include "baton/backend/simulated/simulated_backend.h"
 #include "baton/compiler/literal.h"
 #include "baton/core/error.h"
@@ -18,20 +19,51 @@
 
 namespace baton::testing {
 
+// The platform $BATON_TEST_PLATFORM names ("" when unset).
+inline std::string TestPlatform() {
+  const char* platform = std::getenv("BATON_TEST_PLATFORM");
+  return platform != nullptr ? platform : "";
+}
+
 // The device the tests compute on: the CPU's first, or with
 // $BATON_TEST_PLATFORM=sim the simulated accelerator's (its programs run
 // through the GPU executable: tools/run_tests.sh runs the control-flow and
-// jit suites both ways).
+// jit suites both ways), or with $BATON_TEST_PLATFORM=cuda the first CUDA
+// device's (the GPU executable on a GPU: tools/gpu_check.sh). Null only for
+// cuda on a machine without a CUDA device, where every test is skipped
+// (CudaTestEnvironment below) before any calls this.
 inline Device* Dev() {
-  static Device* const device = [] {
-    const char* platform = std::getenv("BATON_TEST_PLATFORM");
-    if (platform != nullptr && std::string(platform) == "sim") {
-      return SimulatedClient().devices()[0];
+  static Device* const device = []() -> Device* {
+    const std::string platform = TestPlatform();
+    if (platform == "sim") return SimulatedClient().devices()[0];
+    if (platform == "cuda") {
+      Client& client = cuda::CudaClient();
+      return client.device_count() > 0 ? client.devices()[0] : nullptr;
     }
     return Client::Default().devices()[0];
   }();
   return device;
 }
+
+// With $BATON_TEST_PLATFORM=cuda and no CUDA device, skips every test of
+// the program with the reason (a failure instead where
+// $BATON_EXPECT_CUDA_DEVICES=1, as tools/gpu_check.sh sets it: there a GPU
+// must be found).
+class CudaTestEnvironment : public ::testing::Environment {
+ public:
+  void SetUp() override {
+    if (TestPlatform() != "cuda" || cuda::CudaClient().device_count() > 0) {
+      return;
+    }
+    const char* expect = std::getenv("BATON_EXPECT_CUDA_DEVICES");
+    if (expect != nullptr && std::string(expect) == "1") {
+      FAIL() << "BATON_TEST_PLATFORM=cuda: " << cuda::UnavailableReason();
+    }
+    GTEST_SKIP() << "BATON_TEST_PLATFORM=cuda: " << cuda::UnavailableReason();
+  }
+};
+inline ::testing::Environment* const kCudaTestEnvironment =
+    ::testing::AddGlobalTestEnvironment(new CudaTestEnvironment);
 inline bool OnCpu() { return Dev()->platform() == "cpu"; }
 
 // The CPU executable behind what Jitted::Lower returned on a CPU device, for

@@ -328,6 +328,26 @@ Event CudaBackend::FillAsync(int device_ordinal, QueueKind queue, void* dst,
                   std::move(seed));
 }
 
+Event CudaBackend::LaunchAsync(
+    int device_ordinal, QueueKind queue, const std::string& what,
+    const std::function<Status(CUstream_st*)>& enqueue,
+    std::shared_ptr<void> keep_alive) {
+  if (Status s = CheckOrdinal(device_ordinal); !s.ok()) return Event::Failed(s);
+  cudaStream_t stream = nullptr;
+  if (Status s = StreamFor(device_ordinal, queue, &stream); !s.ok()) {
+    return Event::Failed(s);
+  }
+  const std::string doing = Doing(device_ordinal, queue, what);
+  Status enqueued = enqueue(stream);
+  // `enqueue` may have run code that made another device current (a host
+  // callback's own work): the event must be made on this stream's device.
+  Status selected =
+      CudaError(cudaSetDevice(device_ordinal), "cudaSetDevice", doing);
+  if (enqueued.ok() && !selected.ok()) enqueued = std::move(selected);
+  return Complete(device_ordinal, stream, std::move(enqueued), doing,
+                  std::move(keep_alive));
+}
+
 bool CudaBackend::WaitOnStream(int device_ordinal, QueueKind queue,
                                const Event& event) {
   std::shared_ptr<void> marker = event.DeviceMarker(this);

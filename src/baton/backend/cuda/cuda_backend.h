@@ -31,6 +31,7 @@
 #pragma once
 
 #include <array>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -65,6 +66,24 @@ class CudaBackend final : public DeviceBackend {
                   int64_t count, size_t elem_bytes, uint64_t pattern) override;
   bool WaitOnStream(int device_ordinal, QueueKind queue,
                     const Event& event) override;
+
+  // Device work of any kind (kernel launches, library calls, copies, as a
+  // GPU executable's command list enqueues them): makes `device_ordinal`
+  // current on this thread, calls `enqueue` with the stream of
+  // (`device_ordinal`, `queue`), then records a CUDA event behind whatever
+  // it enqueued and returns the Event the completion thread completes when
+  // the device passes it -- as CopyAsync does. `enqueue` runs on the
+  // calling thread and may block (a while loop's condition read back to the
+  // host); its error fails the Event, once the device is past the part of
+  // the work that was enqueued. `what` ("running f") names the work in
+  // errors. A failed Event without calling `enqueue` when the ordinal is
+  // out of range or the device unusable.
+  // `keep_alive` (what the work uses: the executable, its kernels) is
+  // released once the device is past the work.
+  Event LaunchAsync(int device_ordinal, QueueKind queue,
+                    const std::string& what,
+                    const std::function<Status(CUstream_st*)>& enqueue,
+                    std::shared_ptr<void> keep_alive = nullptr);
 
   // Fill builds at most this many bytes of a general pattern on the host,
   // copies them over, then doubles the filled prefix on the device.

@@ -4,6 +4,8 @@
 #include <limits>
 
 #include "baton/backend/cuda/codegen/host_step.h"
+#include "baton/backend/cuda/cuda_program.h"
+#include "baton/backend/cuda/cuda_stream.h"
 #include "baton/compiler/fused_tiles.h"
 #include "baton/compiler/program_printer.h"
 #include "baton/runtime/device.h"
@@ -21,6 +23,33 @@ namespace {
 constexpr compiler::FusionTiling kKernelTiling = {
     1, std::numeric_limits<int64_t>::max() / 4};
 
+// kCuda: kernels and GEMMs run on the device, which cannot address
+// ordinary (pageable) host memory; copies can (cudaMemcpyAsync), so only
+// the buffers a kernel or GEMM binds are checked.
+Status CheckDeviceCanAddress(const compiler::Program& p,
+                             const codegen::EmittedProgram& emitted,
+                             const std::string& name) {
+  for (const codegen::Action& a : emitted.actions) {
+    std::vector<codegen::BufferRef> refs;
+    if (a.kind == codegen::Action::Kind::kKernel) refs = a.args;
+    if (a.kind == codegen::Action::Kind::kGemm) refs = {a.a, a.b, a.c};
+    for (const codegen::BufferRef& ref : refs) {
+      if (ref.kind != codegen::BufferRef::Kind::kSlot ||
+          ref.index >= p.num_values()) {
+        continue;
+      }
+      const auto v = static_cast<ValueId>(ref.index);
+      if (p.type(v).memory_kind != MemoryKind::kUnpinnedHost) continue;
+      return Unimplemented(
+          name + ": %" + std::to_string(v) + " (" + p.type(v).ToString() +
+          ") is in unpinned_host memory, which a CUDA kernel cannot read or "
+          "write; compute on device or pinned_host memory and move the "
+          "value to unpinned_host outside the computation");
+    }
+  }
+  return OkStatus();
+}
+
 }  // namespace
 
 GpuExecutable::~GpuExecutable() = default;
@@ -29,15 +58,12 @@ Result<std::shared_ptr<GpuExecutable>> GpuExecutable::Compile(
     std::shared_ptr<const compiler::Program> program, std::vector<bool> donated,
     Device* device, std::string name, std::vector<bool> fresh_outputs,
     Target target) {
-  if (target == Target::kCuda) {
-    return Unimplemented(
-        name + ": computations do not run on " + device->ToString() +
-        " yet: baton's CUDA backend generates and compiles the kernels "
-        "(NVRTC) but does not launch them. Compute on a CPU device "
-        "(bt.devices(\"cpu\")) and move the result with bt.device_put.");
-  }
   std::shared_ptr<GpuExecutable> exe(new GpuExecutable());
   exe->target_ = target;
+  if (target == Target::kCuda) {
+    // First: a device that cannot run it fails before anything is emitted.
+    BATON_ASSIGN_OR_RETURN(exe->cuda_, CudaProgram::Open(device, name));
+  }
   exe->donated_ = std::move(donated);
   BATON_ASSIGN_OR_RETURN(exe->program_,
                          VerifyAndSchedule(*program, exe->donated_,
@@ -81,7 +107,10 @@ Result<std::shared_ptr<GpuExecutable>> GpuExecutable::Compile(
       ++exe->host_steps_;
     }
   }
-  if (!exe->emitted_.kernel_names.empty()) {
+  if (target == Target::kCuda) {
+    BATON_RETURN_IF_ERROR(CheckDeviceCanAddress(p, exe->emitted_, exe->name_));
+    BATON_RETURN_IF_ERROR(exe->cuda_->Load(exe->emitted_));
+  } else if (!exe->emitted_.kernel_names.empty()) {
     BATON_ASSIGN_OR_RETURN(
         exe->host_kernels_,
         codegen::HostKernelLibrary::Compile(
@@ -158,16 +187,21 @@ Status GpuExecutable::RunEmulated(
   return RunOnHostStorage(host, static_cast<char*>(host_arena), host_address);
 }
 
-Status GpuExecutable::RunOnHostStorage(
-    const std::vector<void*>& host, char* host_arena,
-    const DeviceBackend::HostAddressOf& host_address) const {
-  const compiler::Program& p = *program_;
+std::vector<void*> GpuExecutable::StepScratch(char* arena) const {
   std::vector<void*> scratch(step_scratch_bytes_.size(), nullptr);
   for (size_t s = 0; s < scratch.size(); ++s) {
     const int64_t offset = assignment_.step_scratch_offset[s];
     if (step_scratch_bytes_[s] == 0 || offset < 0) continue;
-    scratch[s] = host_arena + offset;
+    scratch[s] = arena + offset;
   }
+  return scratch;
+}
+
+Status GpuExecutable::RunOnHostStorage(
+    const std::vector<void*>& host, char* host_arena,
+    const DeviceBackend::HostAddressOf& host_address) const {
+  const compiler::Program& p = *program_;
+  const std::vector<void*> scratch = StepScratch(host_arena);
   BATON_RETURN_IF_ERROR(codegen::RunOnHost(
       host_kernels_.get(), emitted_, host, scratch, [&](int step) {
         if (const RegionStep* region = regions_[step].get()) {
@@ -188,9 +222,20 @@ Status GpuExecutable::RunOnCaller(const std::vector<void*>& params,
                                   const std::vector<void*>& out_buffers,
                                   void* arena, std::vector<void*>& value_data,
                                   const void* context) const {
-  if (target_ != Target::kHostEmulation || context == nullptr) {
-    return Internal(name_ + ": a region runs on the host only under "
-                    "emulation, with the parent's address map");
+  if (context == nullptr) {
+    return Internal(name_ + ": a region runs with its parent's context (the "
+                    "address map under emulation, the stream on CUDA)");
+  }
+  if (target_ == Target::kCuda) {
+    // Constants are where the kernels read them: their device copies.
+    BATON_RETURN_IF_ERROR(slot_binder_.BindRepeated(
+        params, out_buffers, arena,
+        [&](int value, int64_t) -> Result<void*> {
+          return const_cast<void*>(constants_[value]->data());
+        },
+        value_data));
+    return RunOnDevice(value_data, static_cast<char*>(arena),
+                       *static_cast<const CudaStream*>(context));
   }
   const auto& host_address =
       *static_cast<const DeviceBackend::HostAddressOf*>(context);
@@ -206,6 +251,96 @@ Status GpuExecutable::RunOnCaller(const std::vector<void*>& params,
   return RunOnHostStorage(value_data, static_cast<char*>(arena), host_address);
 }
 
+Status GpuExecutable::RunOnDevice(const std::vector<void*>& value_data,
+                                  char* arena,
+                                  const CudaStream& stream) const {
+  const compiler::Program& p = *program_;
+  const std::vector<void*> scratch = StepScratch(arena);
+  // As codegen::RunOnHost resolves a BufferRef.
+  auto at = [&](const codegen::BufferRef& ref, int step) -> void* {
+    if (ref.kind == codegen::BufferRef::Kind::kSlot) {
+      return value_data[static_cast<size_t>(ref.index)];
+    }
+    return static_cast<char*>(scratch[static_cast<size_t>(step)]) + ref.index;
+  };
+  for (const codegen::Action& action : emitted_.actions) {
+    switch (action.kind) {
+      case codegen::Action::Kind::kKernel: {
+        codegen::KernelArgs args{};
+        for (size_t k = 0; k < action.args.size(); ++k) {
+          args.p[k] = at(action.args[k], action.step);
+        }
+        BATON_RETURN_IF_ERROR(cuda_->LaunchKernel(action, args, stream));
+        break;
+      }
+      case codegen::Action::Kind::kCopy:
+        BATON_RETURN_IF_ERROR(stream.Copy(at(action.dst, action.step),
+                                          at(action.src, action.step),
+                                          action.bytes));
+        break;
+      case codegen::Action::Kind::kGemm:
+        BATON_RETURN_IF_ERROR(cuda_->Gemm(action, at(action.a, action.step),
+                                          at(action.b, action.step),
+                                          at(action.c, action.step), stream));
+        break;
+      case codegen::Action::Kind::kHostStep:
+        if (const RegionStep* region = regions_[action.step].get()) {
+          BATON_RETURN_IF_ERROR(region->Run(value_data, scratch[action.step],
+                                            &stream, &stream));
+        } else {
+          BATON_RETURN_IF_ERROR(
+              RunHostStepOnDevice(action.step, value_data, stream));
+        }
+        break;
+    }
+  }
+  for (const OutputSource& src : assignment_.outputs) {
+    if (src.kind != OutputSource::Kind::kCopy) continue;
+    BATON_RETURN_IF_ERROR(stream.Copy(value_data[p.num_values() + src.index],
+                                      value_data[src.value],
+                                      p.type(src.value).byte_size()));
+  }
+  return OkStatus();
+}
+
+Status GpuExecutable::RunHostStepOnDevice(int step,
+                                          const std::vector<void*>& value_data,
+                                          const CudaStream& stream) const {
+  const compiler::Program& p = *program_;
+  const compiler::Step& s = plan_.steps[static_cast<size_t>(step)];
+  // Host copies of what the step reads and writes (RunStepOnHost reads
+  // step.inputs and writes the materialized members), at host addresses.
+  std::vector<void*> host(value_data.size(), nullptr);
+  std::vector<std::unique_ptr<char[]>> storage;
+  auto host_copy = [&](ValueId v) -> void* {
+    if (host[v] == nullptr) {
+      storage.push_back(std::make_unique<char[]>(
+          static_cast<size_t>(p.type(v).byte_size())));
+      host[v] = storage.back().get();
+    }
+    return host[v];
+  };
+  // Each Read waits for the work enqueued before it (the first one for the
+  // commands this step follows).
+  for (ValueId v : s.inputs) {
+    const int64_t bytes = p.type(v).byte_size();
+    if (bytes == 0) continue;
+    BATON_RETURN_IF_ERROR(stream.Read(host_copy(v), value_data[v], bytes));
+  }
+  std::vector<ValueId> written;
+  for (ValueId m : s.members) {
+    if (!plan_.materialized[m] || p.type(m).byte_size() == 0) continue;
+    host_copy(m);
+    written.push_back(m);
+  }
+  BATON_RETURN_IF_ERROR(codegen::RunStepOnHost(p, plan_, step, host));
+  for (ValueId m : written) {
+    BATON_RETURN_IF_ERROR(
+        stream.Write(value_data[m], host[m], p.type(m).byte_size()));
+  }
+  return OkStatus();
+}
+
 Result<std::vector<Array>> GpuExecutable::Execute(
     std::vector<CallArgument>& args) {
   WorkQueue& queue = device_->queue(QueueKind::kCompute);
@@ -214,6 +349,32 @@ Result<std::vector<Array>> GpuExecutable::Execute(
   std::shared_ptr<const GpuExecutable> self = shared_from_this();
   Device* device = device_;
   void* device_arena = frame.arena(MemoryKind::kDevice);
+  if (target_ == Target::kCuda) {
+    // The launch runs in queue order, as a task of the compute queue (what
+    // its host steps' callbacks enqueue runs at once, work_queue.h), and
+    // enqueues the command list on the compute stream; the event recorded
+    // behind it defines the outputs. The executable stays alive until the
+    // device is past the run (its kernels and GEMM plans are in use).
+    Event done = queue.EnqueueLaunch(
+        std::move(frame.dependencies()),
+        [self, value_data = std::move(frame.value_data()), device_arena]() {
+          return self->cuda_->Launch(
+              "running " + self->name_,
+              [&](const CudaStream& stream) {
+                auto& rec = TraceRecorder::Global();
+                const int64_t begin =
+                    rec.enabled() ? TraceRecorder::NowNs() : 0;
+                Status s = self->RunOnDevice(
+                    value_data, static_cast<char*>(device_arena), stream);
+                if (rec.enabled()) {
+                  rec.RecordExecute(begin, self->device_->id(), self->name_);
+                }
+                return s;
+              },
+              self);
+        });
+    return frame.Finish(done, args);
+  }
   // The launch runs in queue order and enqueues the command list on the
   // device's compute stream; its event defines the outputs.
   Event done = queue.EnqueueLaunch(

@@ -25,8 +25,22 @@
 //    condition and the case index read where they lie. The steps no
 //    kernel covers yet (sort, linear algebra, FFT, host callbacks) run
 //    through the reference interpreter (codegen/host_step.h).
-//  - kCuda: launching the kernels on a CUDA device is not built yet;
-//    Compile says so (Unimplemented).
+//  - kCuda (a CUDA device, cuda_program.h): the same command list runs on
+//    the device's compute stream. Kernels are compiled by NVRTC for the
+//    device's architecture and loaded with the CUDA runtime's library API
+//    (cuda_kernel_library.h), GEMMs run in cuBLASLt (cublaslt_gemm.h),
+//    copies are cudaMemcpyAsync. The whole run is enqueued by one
+//    CudaBackend::LaunchAsync: the launching thread enqueues and returns,
+//    and the event behind the last command defines the outputs. A step no
+//    kernel covers (Action::kHostStep) waits for the stream, copies its
+//    inputs to the host, runs there (codegen/host_step.h) and copies its
+//    results back; control-flow steps run as RegionSteps whose regions are
+//    kCuda GpuExecutables enqueueing on the same stream, the loop carries
+//    in device memory, copies between them enqueued on the stream and the
+//    while condition and case index read back with a small synchronous
+//    copy (the RegionMemory and `context` of a region run is the
+//    CudaStream, cuda_stream.h). Compile fails with a clear Status on a
+//    device that is not a usable CUDA device.
 //
 // A call enqueues and returns (runs_inline() is false): outputs are defined
 // by the event of the work, inputs and the temporary arena are released
@@ -54,6 +68,9 @@
 #include "baton/runtime/device_backend.h"
 
 namespace baton::cuda {
+
+class CudaProgram;  // cuda_program.h
+class CudaStream;   // cuda_stream.h
 
 class GpuExecutable : public Executable,
                       public RegionExecutable,
@@ -85,10 +102,12 @@ class GpuExecutable : public Executable,
   const compiler::BufferAssignment& assignment() const override {
     return assignment_;
   }
-  // As a control-flow region of a parent GpuExecutable (region_step.h),
-  // kHostEmulation only: params, out_buffers and arena are host addresses,
+  // As a control-flow region of a parent GpuExecutable (region_step.h).
+  // kHostEmulation: params, out_buffers and arena are host addresses,
   // `context` the parent's DeviceBackend::HostAddressOf (for this
-  // executable's constants).
+  // executable's constants). kCuda: they are device addresses, `context`
+  // the parent run's CudaStream (cuda_stream.h), on which this region's
+  // commands are enqueued.
   Status RunOnCaller(const std::vector<void*>& params,
                      const std::vector<void*>& out_buffers, void* arena,
                      std::vector<void*>& value_data,
@@ -106,6 +125,9 @@ class GpuExecutable : public Executable,
 
  private:
   GpuExecutable() = default;
+  // Each step's scratch in the temporary arena at `arena` (null where a
+  // step has none).
+  std::vector<void*> StepScratch(char* arena) const;
   // Runs the command list over one call's storage, given as device
   // addresses, with `host_address` mapping them (kHostEmulation).
   Status RunEmulated(const std::vector<void*>& value_data, void* device_arena,
@@ -114,6 +136,15 @@ class GpuExecutable : public Executable,
   // temporaries; `host_address` maps what a region's constants need.
   Status RunOnHostStorage(const std::vector<void*>& host, char* host_arena,
                           const DeviceBackend::HostAddressOf& host_address) const;
+  // kCuda: enqueues the command list on `stream` over device addresses
+  // (`value_data` per slot, `arena` the device temporaries).
+  Status RunOnDevice(const std::vector<void*>& value_data, char* arena,
+                     const CudaStream& stream) const;
+  // kCuda: step `step`, left to the host (Action::kHostStep), over device
+  // storage: waits for the stream, copies the step's inputs to the host,
+  // runs it there and writes its results back.
+  Status RunHostStepOnDevice(int step, const std::vector<void*>& value_data,
+                             const CudaStream& stream) const;
 
   std::shared_ptr<const compiler::Program> program_;
   std::vector<bool> donated_;
@@ -129,8 +160,11 @@ class GpuExecutable : public Executable,
   std::vector<std::unique_ptr<RegionStep>> regions_;
   std::vector<int64_t> step_scratch_bytes_;
   std::vector<compiler::InPlaceMiss> in_place_misses_;
-  // The kernels compiled for the host (null when there are none).
+  // kHostEmulation: the kernels compiled for the host (null when there are
+  // none).
   std::unique_ptr<codegen::HostKernelLibrary> host_kernels_;
+  // kCuda: the device, its loaded kernels and GEMM plans.
+  std::unique_ptr<CudaProgram> cuda_;
   std::vector<std::shared_ptr<ConstantBuffer>> constants_;  // per ValueId
   std::vector<std::string> output_labels_;
   std::string temp_label_;

@@ -14,8 +14,8 @@
 // compiles it with the host's C++ compiler and runs the actions, which is
 // how the kernels are tested on machines without a GPU, and how the
 // simulated device runs programs (the GPU executable, ../gpu_executable.h).
-// Launching them on a CUDA device is not built yet: the CUDA platform has
-// memory and transfers only.
+// On a CUDA device the GPU executable loads the NVRTC build and launches
+// the actions on the device's stream (../cuda_program.h).
 //
 // Buffers are named, not placed: an argument is a program value (a slot,
 // indexed by ValueId) or an offset in the step's scratch, so the emitter

@@ -1,6 +1,8 @@
 // NVRTC, loaded with dlopen on first use (nvrtc_compiler.h).
 #include "baton/backend/cuda/codegen/nvrtc_compiler.h"
 
+#include "baton/backend/cuda/codegen/toolkit_library.h"
+
 #include <dlfcn.h>
 #include <unistd.h>
 #include <xxhash.h>
@@ -56,51 +58,16 @@ struct Nvrtc {
   GetErrorStringFn get_error_string = nullptr;
 };
 
-std::vector<std::string> CandidateNames() {
-  std::vector<std::string> names;
-#ifdef BATON_CUDA_LIB_DIR
-  names.push_back(std::string(BATON_CUDA_LIB_DIR) + "/libnvrtc.so.13");
-  names.push_back(std::string(BATON_CUDA_LIB_DIR) + "/libnvrtc.so.12");
-#endif
-  names.insert(names.end(),
-               {"libnvrtc.so.13", "libnvrtc.so.12", "libnvrtc.so"});
-  return names;
-}
-
-template <typename Fn>
-bool Resolve(void* library, const char* symbol, Fn* fn, std::string* missing) {
-  *fn = reinterpret_cast<Fn>(dlsym(library, symbol));
-  if (*fn == nullptr) {
-    if (!missing->empty()) *missing += ", ";
-    *missing += symbol;
-  }
-  return *fn != nullptr;
-}
-
 const Nvrtc* Load() {
   auto* n = new Nvrtc;
-  const std::vector<std::string> names = CandidateNames();
-  void* library = nullptr;
-  std::string loaded;
-  std::string last_error;
-  for (const std::string& name : names) {
-    library = dlopen(name.c_str(), RTLD_NOW | RTLD_LOCAL);
-    if (library != nullptr) {
-      loaded = name;
-      break;
-    }
-    const char* error = dlerror();
-    last_error = error != nullptr ? error : "unknown dlopen error";
-  }
+  const ToolkitLibrary lib = OpenToolkitLibrary("nvrtc");
+  void* library = lib.handle;
+  const std::string& loaded = lib.loaded;
   if (library == nullptr) {
-    std::string tried;
-    for (const std::string& name : names) {
-      tried += (tried.empty() ? "" : ", ") + name;
-    }
     n->unavailable_reason =
         "NVRTC (the CUDA runtime compiler) could not be loaded: dlopen "
         "failed for each of " +
-        tried + " (last error: " + last_error +
+        lib.tried + " (last error: " + lib.last_error +
         "); install the CUDA toolkit's NVRTC or add its lib directory to "
         "LD_LIBRARY_PATH";
     return n;
