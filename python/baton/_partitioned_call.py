@@ -13,8 +13,11 @@ The outputs are ShardedArrays laid out as propagation decided (a sum is
 replicated, ``x @ w`` keeps the rows of ``x`` split). Unsharded arrays and
 scalars are read whole on every device (copied to each).
 
-Not yet: donation (refused with ``DonationError``, nothing consumed) and
-meshes that span processes (refused with ``ValueError``).
+A mesh spanning processes (``bt.distributed``) runs each process's devices
+here; communication that needs other processes' blocks goes through the
+process group (every process must make the same calls: SPMD).
+
+Not yet: donation (refused with ``DonationError``, nothing consumed).
 """
 
 from __future__ import annotations
@@ -25,7 +28,7 @@ from typing import Any
 
 import numpy as np
 
-from baton import _abstract_eval, _baton, _device_put, tree
+from baton import _abstract_eval, _baton, _device_put, distributed, tree
 from baton._baton import Array
 from baton._sharded_array import ShardedArray, is_sharded
 
@@ -103,12 +106,13 @@ def call(jitted: Any, kwargs: dict, leaves: list, rebuild: Any, names: list) -> 
                 "consumed."
             )
     devices = list(mesh.devices.flat)
-    if any(not isinstance(d, _baton.Device) for d in devices):
+    local = [d for d in devices if isinstance(d, _baton.Device)]
+    spans = len(local) != len(devices)
+    if spans and distributed._group is None:
         raise ValueError(
-            f"{name}: the mesh spans several processes; jit of sharded arguments "
-            "that is not elementwise runs on one process's devices only so far. "
-            "Use bt.shard_map with the collectives (bt.lax.psum ...). Nothing was "
-            "consumed."
+            f"{name}: the mesh has other processes' devices but this process "
+            "has no process group; call bt.distributed.initialize first. "
+            "Nothing was consumed."
         )
     compiled = _compile(jitted, kwargs, leaves, rebuild, mesh, devices, name)
     values = [leaves[i] for i in compiled.dynamic] + list(compiled.lifted)
@@ -117,8 +121,12 @@ def call(jitted: Any, kwargs: dict, leaves: list, rebuild: Any, names: list) -> 
         if is_sharded(v):
             per_device.append([s.data for s in v.addressable_shards])
         else:
-            per_device.append([_on(v, d) for d in devices])
-    outs = compiled.exe.execute(per_device)
+            per_device.append([_on(v, d) for d in local])
+    if spans:
+        with distributed._lock:  # the group's collectives, one caller at a time
+            outs = compiled.exe.execute(per_device)
+    else:
+        outs = compiled.exe.execute(per_device)
     from baton.sharding import NamedSharding
 
     result = []
@@ -163,10 +171,18 @@ def _compile(jitted: Any, kwargs: dict, leaves: list, rebuild: Any, mesh: Any,
                 "argument instead."
             )
         shardings.append([[] for _ in range(len(np.shape(v)))])
-    exe = _baton.compile_spmd(
-        traced.program, list(mesh.axis_names), list(mesh.axis_sizes), shardings,
-        devices, name,
-    )
+    local = [d if isinstance(d, _baton.Device) else None for d in devices]
+    if all(d is not None for d in local):
+        exe = _baton.compile_spmd(
+            traced.program, list(mesh.axis_names), list(mesh.axis_sizes), shardings,
+            local, name,
+        )
+    else:
+        exe = _baton.compile_spmd(
+            traced.program, list(mesh.axis_names), list(mesh.axis_sizes), shardings,
+            local, name, [int(d.process_index) for d in devices],
+            distributed._process_index(), distributed._group,
+        )
     compiled = _Compiled(exe, dynamic, list(traced.lifted),
                          list(traced.program.output_avals), out_def)
     if key is not None:

@@ -29,17 +29,28 @@ using Dims = std::vector<std::vector<int>>;
 std::shared_ptr<SpmdExecutable> CompileSpmd(
     nb::handle program, std::vector<std::string> axis_names,
     std::vector<int64_t> axis_sizes, std::vector<Dims> shardings,
-    std::vector<nb::handle> devices, std::string name) {
+    std::vector<nb::handle> devices, std::string name,
+    std::vector<int> process_of, int process_index, nb::handle group) {
   std::vector<compiler::Sharding> params;
   for (Dims& d : shardings) params.push_back(compiler::Sharding{std::move(d)});
   std::vector<Device*> devs;
-  for (nb::handle h : devices) devs.push_back(ResolveDevice(h));
+  for (nb::handle h : devices) {
+    devs.push_back(h.is_none() ? nullptr : ResolveDevice(h));
+  }
   compiler::DeviceMesh mesh{std::move(axis_names), std::move(axis_sizes)};
   std::shared_ptr<const compiler::Program> p = ProgramOf(program);
+  SpmdProcesses processes;
+  const bool spans = !group.is_none();
+  if (spans) {
+    processes.process_index = process_index;
+    processes.process_of = std::move(process_of);
+    processes.group = nb::cast<collectives::ProcessGroup*>(group);
+  }
   Result<std::shared_ptr<SpmdExecutable>> exe = [&] {
     nb::gil_scoped_release release;  // compiles a program per device
     return SpmdExecutable::Compile(*p, std::move(mesh), params, std::move(devs),
-                                   std::move(name));
+                                   std::move(name),
+                                   spans ? &processes : nullptr);
   }();
   return ValueOrThrow(std::move(exe));
 }
@@ -78,6 +89,7 @@ void init_sharded_jit(nb::module_& m) {
                    })
       .def_prop_ro("parameter_bytes_per_device",
                    &SpmdExecutable::parameter_bytes_per_device)
+      .def_prop_ro("local_positions", &SpmdExecutable::local_positions)
       .def_prop_ro("num_communication_stages",
                    [](const SpmdExecutable& exe) {
                      return exe.partitioned().num_communication_stages();
@@ -86,7 +98,13 @@ void init_sharded_jit(nb::module_& m) {
   m.def("compile_spmd", &baton::python::CompileSpmd, nb::arg("program"),
         nb::arg("axis_names"), nb::arg("axis_sizes"), nb::arg("shardings"),
         nb::arg("devices"), nb::arg("name"),
+        nb::arg("process_of") = std::vector<int>{}, nb::arg("process_index") = 0,
+        nb::arg("group") = nb::none(),
+        // The executable calls the group's collectives: keep it alive.
+        nb::keep_alive<0, 9>(),
         "Partitions a traced program over a mesh (axis names and sizes; "
-        "`devices` in row-major mesh order) for parameters laid out as "
-        "`shardings`, and compiles it for every device.");
+        "`devices` in row-major mesh order, None for another process's) for "
+        "parameters laid out as `shardings`, and compiles it for this "
+        "process's devices; across processes, `process_of` gives each mesh "
+        "position's process and `group` the bt.distributed process group.");
 }

@@ -166,6 +166,67 @@ def thread_guard(mesh):
     }
 
 
+def tp_step(mesh):
+    """Issue 37: jit of a tensor-parallel MLP training step over a mesh
+    ('data': processes, 'model': each process's devices), partitioned over
+    the processes: w1 split by columns and w2 by rows over 'model', the
+    batch over 'data'. Three steps; each rank's blocks, the losses, the
+    bytes the parameters took on each device, and the same steps on one
+    device of this process with whole arrays."""
+    devices = np.array(bt.devices()).reshape(bt.process_count(), -1)
+    mesh = bt.sharding.Mesh(devices, ("data", "model"))
+    rng = np.random.default_rng(0)
+    p0 = {
+        "w1": rng.standard_normal((32, 128)).astype(np.float32) * 0.2,
+        "b1": rng.standard_normal(128).astype(np.float32) * 0.1,
+        "w2": rng.standard_normal((128, 8)).astype(np.float32) * 0.2,
+    }
+    x = rng.standard_normal((16, 32)).astype(np.float32)
+    y = rng.standard_normal((16, 8)).astype(np.float32)
+
+    def loss(p, x, y):
+        h = bt.numpy.maximum(x @ p["w1"] + p["b1"], 0.0)
+        return bt.numpy.mean((h @ p["w2"] - y) ** 2)
+
+    @bt.jit
+    def step(p, x, y):
+        value, grads = bt.value_and_grad(loss)(p, x, y)
+        return bt.tree.map(lambda a, g: a - 0.1 * g, p, grads), value
+
+    specs = {"w1": P(None, "model"), "b1": P("model"), "w2": P("model", None)}
+    local = bt.local_devices()
+    before = [bt.memory_stats(d)["bytes_in_use"] for d in local]
+    params = {k: bt.device_put(v, NamedSharding(mesh, specs[k])) for k, v in p0.items()}
+    bt.block_until_ready(params)
+    param_bytes = [bt.memory_stats(d)["bytes_in_use"] - b for d, b in zip(local, before)]
+    xs = bt.device_put(x, NamedSharding(mesh, P("data")))
+    ys = bt.device_put(y, NamedSharding(mesh, P("data")))
+    losses = []
+    for _ in range(3):
+        params, value = step(params, xs, ys)
+        losses.append(float(np.asarray(value)))
+    ref = {k: bt.device_put(v, local[0]) for k, v in p0.items()}
+    ref_losses = []
+    for _ in range(3):
+        ref, value = step(ref, bt.device_put(x, local[0]), bt.device_put(y, local[0]))
+        ref_losses.append(float(value))
+    out = {
+        "param_bytes": np.array(param_bytes),
+        "model_bytes": np.array(sum(v.nbytes for v in p0.values())),
+        "losses": np.array(losses),
+        "ref_losses": np.array(ref_losses),
+    }
+    for k, v in params.items():
+        out[f"spec_{k}"] = np.array(str(v.sharding.spec))
+        out[f"shards_{k}"] = np.stack([np.asarray(s.data) for s in v.addressable_shards])
+        out[f"whole_{k}"] = np.asarray(v) if v.is_fully_addressable else np.zeros(0)
+        # this rank's blocks of the one-device result, in the same order
+        out[f"ref_{k}"] = np.stack(
+            [np.asarray(ref[k])[s.index] for s in v.addressable_shards]
+        )
+    return out
+
+
 def main():
     scenario, out = sys.argv[1], sys.argv[2]
     # set by tools' launch (Gloo) or by mpirun (MPI)
@@ -179,6 +240,7 @@ def main():
             "killed": killed,
             "mismatch": mismatch,
             "thread_guard": thread_guard,
+            "tp_step": tp_step,
         }
         result = scenarios[scenario](mesh)
         result["process_index"] = np.array(bt.process_index())

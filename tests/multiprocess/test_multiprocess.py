@@ -161,6 +161,28 @@ def test_data_parallel_training_matches_one_process(tmp_path, n, backend):
         )
 
 
+def test_tensor_parallel_training_step_partitioned_across_processes(tmp_path):
+    # Issue 37: 2 processes x 2 devices, jit of a tensor-parallel MLP step
+    # partitioned over the mesh ('data': processes, 'model': devices).
+    outputs, results = launch("tp_step", 2, tmp_path, local_devices=2, timeout=240)
+    assert all(rc == 0 for rc, _ in outputs), outputs
+    assert len(results) == 2
+    r0, r1 = results[0], results[1]
+    # Identical on every rank, and equal to one device on the whole batch.
+    np.testing.assert_array_equal(r0["losses"], r1["losses"])
+    np.testing.assert_allclose(r0["losses"], r0["ref_losses"], rtol=2e-5)
+    for k in ("w1", "b1", "w2"):
+        assert r0[f"shards_{k}"].tobytes() == r1[f"shards_{k}"].tobytes(), k
+        for r in (r0, r1):
+            np.testing.assert_allclose(r[f"shards_{k}"], r[f"ref_{k}"], rtol=2e-5, atol=2e-6)
+    # The gradient step keeps the parameters' layouts (as JAX does).
+    assert str(r0["spec_w1"]) == "PartitionSpec(None, 'model')"
+    assert str(r0["spec_w2"]) == "PartitionSpec('model')"
+    # memory_stats: each device holds half of every parameter.
+    for r in (r0, r1):
+        assert list(r["param_bytes"]) == [int(r["model_bytes"]) // 2] * 2, r["param_bytes"]
+
+
 @needs_mpi
 def test_mpi_counts_given_that_disagree_with_mpirun_are_a_clear_error():
     code = (

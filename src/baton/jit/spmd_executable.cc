@@ -23,6 +23,9 @@ struct SpmdExecutable::Communication {
   int leader = -1;
   std::vector<int> group;
   std::shared_ptr<Executable> combine;
+  // kAllReduce across processes: the device's group, in mesh order (each
+  // device combines it itself, with `combine`).
+  std::vector<int> members;
   // kSlice: the program cutting the new block out of the old (null when
   // they are the same block).
   std::shared_ptr<Executable> slice;
@@ -148,7 +151,7 @@ Result<Array> RunOne(Executable& exe, std::vector<Array> args) {
 Result<std::shared_ptr<SpmdExecutable>> SpmdExecutable::Compile(
     const Program& program, DeviceMesh mesh,
     const std::vector<Sharding>& parameters, std::vector<Device*> devices,
-    std::string name) {
+    std::string name, const SpmdProcesses* processes) {
   const int64_t size = compiler::MeshSize(mesh);
   if (static_cast<int64_t>(devices.size()) != size) {
     return InvalidArgument(name + ": the mesh has " + std::to_string(size) +
@@ -156,6 +159,13 @@ Result<std::shared_ptr<SpmdExecutable>> SpmdExecutable::Compile(
                            " devices were given");
   }
   for (size_t d = 0; d < devices.size(); ++d) {
+    if (devices[d] == nullptr) {
+      if (processes == nullptr || processes->group == nullptr) {
+        return InvalidArgument(name + ": mesh position " + std::to_string(d) +
+                               " has no device and no process group is given");
+      }
+      continue;
+    }
     for (size_t e = 0; e < d; ++e) {
       if (devices[d] == devices[e]) {
         return InvalidArgument(name + ": " + devices[d]->ToString() +
@@ -166,6 +176,35 @@ Result<std::shared_ptr<SpmdExecutable>> SpmdExecutable::Compile(
   std::shared_ptr<SpmdExecutable> exe(new SpmdExecutable());
   exe->name_ = std::move(name);
   exe->devices_ = std::move(devices);
+  for (size_t d = 0; d < exe->devices_.size(); ++d) {
+    if (exe->devices_[d] != nullptr) exe->local_.push_back(static_cast<int>(d));
+  }
+  if (processes != nullptr) {
+    exe->processes_ = *processes;
+    if (exe->processes_.process_of.size() != exe->devices_.size()) {
+      return InvalidArgument(exe->name_ + ": process_of names " +
+                             std::to_string(processes->process_of.size()) +
+                             " positions for a mesh of " +
+                             std::to_string(exe->devices_.size()));
+    }
+    if (exe->processes_.group != nullptr) {
+      std::vector<int> count(exe->processes_.group->size(), 0);
+      for (int p : exe->processes_.process_of) {
+        if (p < 0 || p >= static_cast<int>(count.size())) {
+          return InvalidArgument(exe->name_ + ": a mesh position is on process " +
+                                 std::to_string(p) + " of a group of " +
+                                 std::to_string(count.size()));
+        }
+        ++count[p];
+      }
+      if (std::count(count.begin(), count.end(), count[0]) !=
+          static_cast<int64_t>(count.size())) {
+        return InvalidArgument(
+            exe->name_ + ": every process must hold the same number of the "
+            "mesh's devices");
+      }
+    }
+  }
   BATON_ASSIGN_OR_RETURN(
       exe->spmd_, compiler::PartitionForMesh(compiler::InlineCalls(program),
                                              std::move(mesh), parameters));
@@ -180,10 +219,11 @@ Result<std::shared_ptr<SpmdExecutable>> SpmdExecutable::Compile(
     }
     const std::string stage_name =
         exe->name_ + " (stage " + std::to_string(s) + ")";
-    for (Device* device : exe->devices_) {
-      BATON_ASSIGN_OR_RETURN(std::shared_ptr<Executable> e,
-                             CompileFor(*st.program, device, stage_name));
-      exe->compute_[s].push_back(std::move(e));
+    exe->compute_[s].resize(exe->devices_.size());
+    for (int d : exe->local_) {
+      BATON_ASSIGN_OR_RETURN(
+          exe->compute_[s][d],
+          CompileFor(*st.program, exe->devices_[d], stage_name));
     }
   }
   // Which slots each stage reads last (outputs are kept).
@@ -236,8 +276,17 @@ Status SpmdExecutable::CompileCommunication(size_t s) {
         }
       }
       for (int64_t d = 0; d < n; ++d) {
+        per_device[per_device[d]->leader]->members.push_back(static_cast<int>(d));
+      }
+      const bool crosses = Crosses(s);
+      for (int d : local_) {
         Communication& c = *per_device[d];
-        if (c.leader != d || c.group.size() < 2) continue;
+        c.members = per_device[c.leader]->members;
+        // One process: the group's first device combines for all. Across
+        // processes: every device combines its group itself.
+        const bool combines = crosses ? c.members.size() > 1
+                                      : c.leader == d && c.group.size() > 1;
+        if (!combines) continue;
         BATON_ASSIGN_OR_RETURN(Program p, CombineProgram(from, st.op));
         BATON_ASSIGN_OR_RETURN(c.combine,
                                CompileFor(std::move(p), devices_[d], what));
@@ -245,7 +294,7 @@ Status SpmdExecutable::CompileCommunication(size_t s) {
       return OkStatus();
     }
     case SpmdStage::Kind::kSlice: {
-      for (int64_t d = 0; d < n; ++d) {
+      for (int d : local_) {
         std::vector<int64_t> origin =
             compiler::BlockOrigin(to.global.shape, to.sharding, mesh, d);
         const std::vector<int64_t> had =
@@ -263,17 +312,24 @@ Status SpmdExecutable::CompileCommunication(size_t s) {
     case SpmdStage::Kind::kAllGather: {
       int64_t positions = 1;
       for (int64_t w : Ways(from.sharding, mesh)) positions *= w;
-      // The first device (mesh order) holding each position.
-      std::vector<int> first(positions, -1);
+      // The first device (mesh order) holding each position, and the
+      // first of this process's.
+      std::vector<int> first(positions, -1), first_local(positions, -1);
       std::vector<int64_t> position_of(n);
       for (int64_t e = 0; e < n; ++e) {
         position_of[e] = BlockPosition(from, mesh, e);
         if (first[position_of[e]] < 0) first[position_of[e]] = static_cast<int>(e);
+        if (devices_[e] != nullptr && first_local[position_of[e]] < 0) {
+          first_local[position_of[e]] = static_cast<int>(e);
+        }
       }
-      for (int64_t d = 0; d < n; ++d) {
+      for (int d : local_) {
         Communication& c = *per_device[d];
         c.sources = first;
-        c.sources[position_of[d]] = static_cast<int>(d);  // its own block
+        for (int64_t k = 0; k < positions; ++k) {
+          if (first_local[k] >= 0) c.sources[k] = first_local[k];
+        }
+        c.sources[position_of[d]] = d;  // its own block
         BATON_ASSIGN_OR_RETURN(
             Program p,
             AssembleProgram(from, mesh,
@@ -289,6 +345,89 @@ Status SpmdExecutable::CompileCommunication(size_t s) {
       break;
   }
   return Internal(what + ": not a communication stage");
+}
+
+bool SpmdExecutable::Crosses(size_t s) const {
+  if (processes_.group == nullptr) return false;
+  const SpmdStage& st = spmd_.stages[s];
+  const std::vector<int>& process_of = processes_.process_of;
+  const int64_t n = static_cast<int64_t>(devices_.size());
+  // Decided from the whole mesh (never from this process's part), so every
+  // process exchanges in the same stages: the exchange is a collective.
+  switch (st.kind) {
+    case SpmdStage::Kind::kAllReduce:
+      for (int64_t d = 0; d < n; ++d) {
+        const std::vector<int64_t> cd = compiler::MeshCoordinate(spmd_.mesh, d);
+        for (int64_t e = 0; e < n; ++e) {
+          const std::vector<int64_t> ce = compiler::MeshCoordinate(spmd_.mesh, e);
+          bool same = true;
+          for (size_t a = 0; a < cd.size(); ++a) {
+            const bool along = std::find(st.axes.begin(), st.axes.end(),
+                                         static_cast<int>(a)) != st.axes.end();
+            same &= along || cd[a] == ce[a];
+          }
+          if (same && process_of[d] != process_of[e]) return true;
+        }
+      }
+      return false;
+    case SpmdStage::Kind::kAllGather: {
+      // Some process lacks a block position among its own devices.
+      const SpmdSlot& from = spmd_.slots[st.source];
+      int64_t positions = 1;
+      for (int64_t w : Ways(from.sharding, spmd_.mesh)) positions *= w;
+      std::vector<std::vector<bool>> held(
+          processes_.group->size(), std::vector<bool>(positions, false));
+      for (int64_t e = 0; e < n; ++e) {
+        held[process_of[e]][BlockPosition(from, spmd_.mesh, e)] = true;
+      }
+      for (const auto& h : held) {
+        if (std::find(h.begin(), h.end(), false) != h.end()) return true;
+      }
+      return false;
+    }
+    case SpmdStage::Kind::kSlice:
+    case SpmdStage::Kind::kCompute:
+      return false;
+  }
+  return false;
+}
+
+Result<std::vector<std::vector<char>>> SpmdExecutable::Exchange(
+    const std::vector<Array>& by_position, const SpmdSlot& slot) const {
+  const size_t bytes = static_cast<size_t>(slot.block.num_elements()) *
+                       dtype_size(slot.global.dtype);
+  const size_t per_process = local_.size() * bytes;
+  std::vector<char> mine(per_process), all(per_process * processes_.group->size());
+  for (size_t k = 0; k < local_.size(); ++k) {
+    if (bytes == 0) break;
+    BATON_RETURN_IF_ERROR(
+        CopyToHost(by_position[local_[k]], mine.data() + k * bytes, bytes));
+  }
+  if (per_process > 0) {
+    BATON_RETURN_IF_ERROR(
+        processes_.group->AllGather(mine.data(), all.data(), per_process));
+  }
+  // Process p's blocks arrive in the mesh order of its positions.
+  std::vector<std::vector<char>> host(devices_.size());
+  std::vector<size_t> next(processes_.group->size(), 0);
+  for (size_t e = 0; e < devices_.size(); ++e) {
+    const int p = processes_.process_of[e];
+    const char* at = all.data() + p * per_process + next[p]++ * bytes;
+    host[e].assign(at, at + bytes);
+  }
+  return host;
+}
+
+Result<Array> SpmdExecutable::BlockOn(int d, int e,
+                                      const std::vector<Array>& by_position,
+                                      const std::vector<std::vector<char>>& host,
+                                      const SpmdSlot& slot) const {
+  if (e == d) return by_position[e];
+  if (devices_[e] != nullptr) {
+    return CopyArray(by_position[e], devices_[d], by_position[e].memory_kind());
+  }
+  return DevicePut(HostBuffer{host[e].data(), slot.block, slot.global.dtype},
+                   devices_[d], slot.global.memory_kind);
 }
 
 std::vector<Sharding> SpmdExecutable::output_shardings() const {
@@ -327,20 +466,25 @@ Result<std::vector<std::vector<Array>>> SpmdExecutable::Execute(
                            std::to_string(spmd_.parameter_slots.size()) +
                            " arguments, got " + std::to_string(args.size()));
   }
+  // Per slot, per mesh position (empty for other processes' devices).
   std::vector<std::vector<Array>> slots(spmd_.slots.size());
   for (size_t i = 0; i < args.size(); ++i) {
     const SpmdSlot& slot = spmd_.slots[spmd_.parameter_slots[i]];
     const std::string which = name_ + ": argument " + std::to_string(i);
-    if (args[i].size() != n) {
+    if (args[i].size() != local_.size()) {
       return InvalidArgument(which + " has " + std::to_string(args[i].size()) +
-                             " blocks for " + std::to_string(n) + " devices");
+                             " blocks for " + std::to_string(local_.size()) +
+                             " devices of this process");
     }
-    for (size_t d = 0; d < n; ++d) {
-      const Array& a = args[i][d];
-      if (!a.valid() || a.device() != devices_[d] ||
-          a.shape() != slot.block || a.dtype() != slot.global.dtype) {
+    std::vector<Array>& blocks = slots[spmd_.parameter_slots[i]];
+    blocks.resize(n);
+    for (size_t k = 0; k < local_.size(); ++k) {
+      Device* device = devices_[local_[k]];
+      const Array& a = args[i][k];
+      if (!a.valid() || a.device() != device || a.shape() != slot.block ||
+          a.dtype() != slot.global.dtype) {
         return InvalidArgument(
-            which + "'s block for " + devices_[d]->ToString() + " must be " +
+            which + "'s block for " + device->ToString() + " must be " +
             std::string(dtype_name(slot.global.dtype)) + slot.block.to_string() +
             " on that device" +
             (a.valid() ? "; it is " + std::string(dtype_name(a.dtype())) +
@@ -349,15 +493,21 @@ Result<std::vector<std::vector<Array>>> SpmdExecutable::Execute(
                        : "; it is missing"));
       }
       if (a.IsDeleted()) return a.impl()->DeletedError();
+      blocks[local_[k]] = a;
     }
-    slots[spmd_.parameter_slots[i]] = args[i];
   }
   for (size_t s = 0; s < spmd_.stages.size(); ++s) {
     const SpmdStage& st = spmd_.stages[s];
+    const auto& comm = communication_[s];
+    std::vector<std::vector<char>> host;  // other processes' blocks
+    if (st.kind != SpmdStage::Kind::kCompute && Crosses(s)) {
+      BATON_ASSIGN_OR_RETURN(host,
+                             Exchange(slots[st.source], spmd_.slots[st.source]));
+    }
     switch (st.kind) {
       case SpmdStage::Kind::kCompute: {
         for (int out : st.outputs) slots[out].resize(n);
-        for (size_t d = 0; d < n; ++d) {
+        for (int d : local_) {
           std::vector<CallArgument> call(st.inputs.size());
           for (size_t k = 0; k < st.inputs.size(); ++k) {
             call[k].array = slots[st.inputs[k]][d];
@@ -372,10 +522,24 @@ Result<std::vector<std::vector<Array>>> SpmdExecutable::Execute(
       }
       case SpmdStage::Kind::kAllReduce: {
         const auto& src = slots[st.source];
+        const SpmdSlot& slot = spmd_.slots[st.source];
         std::vector<Array> result(n);
-        for (size_t d = 0; d < n; ++d) {
-          const Communication& c = *communication_[s][d];
-          if (c.leader != static_cast<int>(d)) continue;
+        for (int d : local_) {
+          const Communication& c = *comm[d];
+          if (!host.empty()) {
+            // Across processes: each device combines its whole group, in
+            // mesh order (so every copy is the same).
+            BATON_ASSIGN_OR_RETURN(Array acc,
+                                   BlockOn(d, c.members[0], src, host, slot));
+            for (size_t k = 1; k < c.members.size(); ++k) {
+              BATON_ASSIGN_OR_RETURN(Array next,
+                                     BlockOn(d, c.members[k], src, host, slot));
+              BATON_ASSIGN_OR_RETURN(acc, RunOne(*c.combine, {acc, next}));
+            }
+            result[d] = std::move(acc);
+            continue;
+          }
+          if (c.leader != d) continue;
           Array acc = src[d];
           for (size_t k = 1; k < c.group.size(); ++k) {
             BATON_ASSIGN_OR_RETURN(
@@ -395,11 +559,10 @@ Result<std::vector<std::vector<Array>>> SpmdExecutable::Execute(
       }
       case SpmdStage::Kind::kSlice: {
         std::vector<Array> result(n);
-        for (size_t d = 0; d < n; ++d) {
-          const Communication& c = *communication_[s][d];
+        for (int d : local_) {
           const Array& have = slots[st.source][d];
-          if (c.slice) {
-            BATON_ASSIGN_OR_RETURN(result[d], RunOne(*c.slice, {have}));
+          if (comm[d]->slice) {
+            BATON_ASSIGN_OR_RETURN(result[d], RunOne(*comm[d]->slice, {have}));
           } else {
             result[d] = have;
           }
@@ -408,20 +571,15 @@ Result<std::vector<std::vector<Array>>> SpmdExecutable::Execute(
         break;
       }
       case SpmdStage::Kind::kAllGather: {
+        const SpmdSlot& slot = spmd_.slots[st.source];
         std::vector<Array> result(n);
-        for (size_t d = 0; d < n; ++d) {
-          const Communication& c = *communication_[s][d];
+        for (int d : local_) {
+          const Communication& c = *comm[d];
           std::vector<Array> parts;
           for (int e : c.sources) {
-            const Array& block = slots[st.source][e];
-            if (e == static_cast<int>(d)) {
-              parts.push_back(block);
-            } else {
-              BATON_ASSIGN_OR_RETURN(
-                  Array moved,
-                  CopyArray(block, devices_[d], block.memory_kind()));
-              parts.push_back(std::move(moved));
-            }
+            BATON_ASSIGN_OR_RETURN(Array part,
+                                   BlockOn(d, e, slots[st.source], host, slot));
+            parts.push_back(std::move(part));
           }
           BATON_ASSIGN_OR_RETURN(result[d],
                                  RunOne(*c.assemble, std::move(parts)));
@@ -433,7 +591,11 @@ Result<std::vector<std::vector<Array>>> SpmdExecutable::Execute(
     for (int slot : release_after_[s]) slots[slot].clear();
   }
   std::vector<std::vector<Array>> outputs;
-  for (int slot : spmd_.output_slots) outputs.push_back(slots[slot]);
+  for (int slot : spmd_.output_slots) {
+    std::vector<Array> mine;
+    for (int d : local_) mine.push_back(slots[slot][d]);
+    outputs.push_back(std::move(mine));
+  }
   return outputs;
 }
 

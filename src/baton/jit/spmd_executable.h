@@ -20,6 +20,13 @@
 // Each slot's arrays are dropped after the last stage that reads them, so a
 // block's memory is released as soon as the stages are done with it (R1).
 //
+// Meshes spanning processes (SpmdProcesses): each process runs the stages
+// of its own devices. A communication stage whose blocks are on other
+// processes' devices exchanges every device's block of it through the
+// process group (one all-gather of host copies, every process taking part
+// in the same order: SPMD); each device then combines or assembles what it
+// needs in mesh order, so all copies of a replicated block are equal.
+//
 // Memory per device: a value split over N devices occupies 1/N of it on
 // each (plus, during an all-gather, the whole array on the receiving
 // device; during an all-reduce, one extra block on the group's first).
@@ -38,6 +45,7 @@
 #include <vector>
 
 #include "baton/backend/executable.h"
+#include "baton/collectives/process_group.h"
 #include "baton/compiler/ir.h"
 #include "baton/compiler/spmd_partitioner.h"
 #include "baton/runtime/array.h"
@@ -45,28 +53,43 @@
 
 namespace baton {
 
+// Where the mesh's devices are when they span processes.
+struct SpmdProcesses {
+  int process_index = 0;        // this process's
+  std::vector<int> process_of;  // per mesh position
+  // Not owned; must outlive the executable. Its collectives are called from
+  // Execute (one caller at a time, as ProcessGroup requires).
+  collectives::ProcessGroup* group = nullptr;
+};
+
 class SpmdExecutable {
  public:
   // Partitions `program` for `mesh` with its parameters laid out as
   // `parameters` and compiles it for `devices` (one per mesh position, in
-  // row-major mesh order). InvalidArgument for a device count that is not
-  // the mesh's size, a device that appears twice, or a bad sharding (named
-  // by parameter); errors of the backends' compilers as they are.
+  // row-major mesh order; null for another process's device, then
+  // `processes` says whose). InvalidArgument for a device count that is
+  // not the mesh's size, a device that appears twice, processes holding
+  // different numbers of the mesh's devices, or a bad sharding (named by
+  // parameter); errors of the backends' compilers as they are.
   static Result<std::shared_ptr<SpmdExecutable>> Compile(
       const compiler::Program& program, compiler::DeviceMesh mesh,
       const std::vector<compiler::Sharding>& parameters,
-      std::vector<Device*> devices, std::string name);
+      std::vector<Device*> devices, std::string name,
+      const SpmdProcesses* processes = nullptr);
 
-  // args[i][d]: parameter i's block on devices()[d] (BlockShape of its
-  // sharding; devices holding the same block each pass their copy).
-  // Returns, per output, its block on each device. InvalidArgument naming
-  // the argument and device for a wrong count, shape, dtype or device;
-  // nothing is consumed.
+  // args[i][k]: parameter i's block on this process's k-th device of the
+  // mesh (local_positions()[k]; BlockShape of its sharding; devices holding
+  // the same block each pass their copy). Returns, per output, its block on
+  // each of this process's devices. InvalidArgument naming the argument and
+  // device for a wrong count, shape, dtype or device; nothing is consumed.
   Result<std::vector<std::vector<Array>>> Execute(
       const std::vector<std::vector<Array>>& args) const;
 
   const compiler::SpmdProgram& partitioned() const { return spmd_; }
+  // Per mesh position its device (null: another process's).
   const std::vector<Device*>& devices() const { return devices_; }
+  // The mesh positions of this process's devices, in mesh order.
+  const std::vector<int>& local_positions() const { return local_; }
   // How each output is laid out over the mesh.
   std::vector<compiler::Sharding> output_shardings() const;
   // Bytes of one device's blocks of the parameters (what 1/N means).
@@ -81,9 +104,22 @@ class SpmdExecutable {
   struct Communication;  // per communication stage, per device
 
   Status CompileCommunication(size_t stage);
+  // Whether stage `s` reads a block of another process's device.
+  bool Crosses(size_t s) const;
+  // Every mesh position's block of `blocks` (this process's, by local
+  // index) as host bytes, through the process group.
+  Result<std::vector<std::vector<char>>> Exchange(
+      const std::vector<Array>& blocks, const compiler::SpmdSlot& slot) const;
+  // The block of mesh position `e` on device `d`: `local[e]` itself, a copy
+  // of it, or `host[e]` put there.
+  Result<Array> BlockOn(int d, int e, const std::vector<Array>& by_position,
+                        const std::vector<std::vector<char>>& host,
+                        const compiler::SpmdSlot& slot) const;
 
   compiler::SpmdProgram spmd_;
-  std::vector<Device*> devices_;  // not owned
+  std::vector<Device*> devices_;  // not owned; null for other processes'
+  std::vector<int> local_;        // this process's mesh positions
+  SpmdProcesses processes_;       // empty for one process
   std::string name_;
   // Per stage: per device, its compiled program (compute stages), or the
   // combine / slice / assemble programs (communication stages).

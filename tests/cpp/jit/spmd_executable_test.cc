@@ -8,9 +8,13 @@
 
 #include <gtest/gtest.h>
 
+#include <functional>
 #include <memory>
+#include <thread>
 
 #include "baton/backend/simulated/simulated_backend.h"
+#include "baton/collectives/coordinator.h"
+#include "baton/collectives/process_group.h"
 #include "baton/compiler/reference_interpreter.h"
 #include "baton/compiler/spmd_interpreter.h"
 #include "baton/core/error.h"
@@ -54,7 +58,7 @@ Array Put(const Literal& l, Device* device) {
       MemoryKind::kDevice));
 }
 
-// Each device's block of each argument.
+// Each of this process's devices' block of each argument.
 std::vector<std::vector<Array>> Blocks(const SpmdExecutable& exe,
                                        const std::vector<Literal>& args) {
   const auto& sp = exe.partitioned();
@@ -62,10 +66,9 @@ std::vector<std::vector<Array>> Blocks(const SpmdExecutable& exe,
   for (size_t i = 0; i < args.size(); ++i) {
     const Sharding& s = sp.slots[sp.parameter_slots[i]].sharding;
     std::vector<Array> per_device;
-    for (size_t d = 0; d < exe.devices().size(); ++d) {
-      per_device.push_back(Put(
-          compiler::BlockOf(args[i], s, sp.mesh, static_cast<int64_t>(d)),
-          exe.devices()[d]));
+    for (int d : exe.local_positions()) {
+      per_device.push_back(Put(compiler::BlockOf(args[i], s, sp.mesh, d),
+                               exe.devices()[d]));
     }
     out.push_back(std::move(per_device));
   }
@@ -77,17 +80,18 @@ void ExpectOutputEquals(const SpmdExecutable& exe, int k,
                         const std::vector<Array>& blocks, const Literal& want) {
   const auto& sp = exe.partitioned();
   const Sharding& s = sp.slots[sp.output_slots[k]].sharding;
-  for (size_t d = 0; d < blocks.size(); ++d) {
-    const Literal mine =
-        compiler::BlockOf(want, s, sp.mesh, static_cast<int64_t>(d));
-    const Literal got = testing::ToLiteral(blocks[d]);
+  ASSERT_EQ(blocks.size(), exe.local_positions().size());
+  for (size_t j = 0; j < blocks.size(); ++j) {
+    const int d = exe.local_positions()[j];
+    const Literal mine = compiler::BlockOf(want, s, sp.mesh, d);
+    const Literal got = testing::ToLiteral(blocks[j]);
     ASSERT_EQ(got.shape(), mine.shape()) << "output " << k << " device " << d;
     EXPECT_EQ(std::memcmp(got.untyped_data(), mine.untyped_data(),
                           static_cast<size_t>(mine.byte_size())),
               0)
-        << "output " << k << " on device " << d << "\n"
+        << "output " << k << " on mesh position " << d << "\n"
         << sp.ToText();
-    EXPECT_EQ(blocks[d].device(), exe.devices()[d]);
+    EXPECT_EQ(blocks[j].device(), exe.devices()[d]);
   }
 }
 
@@ -222,6 +226,68 @@ TEST(SpmdExecutableTest, BadArgumentsAreRefusedByArgumentAndDevice) {
   EXPECT_NE(bad.status().message().find("4 positions but 3 devices"),
             std::string::npos)
       << bad.status().message();
+}
+
+// Two processes (ranks as threads of this test, joined by Gloo), two devices
+// each, mesh ('data': 2, 'model': 2) with 'data' across the processes: a
+// tensor-parallel layer whose all-reduce over 'model' stays in a process,
+// a loss all-reduced over both axes and an x @ x.T all-gathered over 'data'
+// (both across processes). Every rank's blocks equal one device's result.
+TEST(SpmdExecutableTest, MeshesAcrossProcessesExchangeThroughTheGroup) {
+  using collectives::CoordinatorServer;
+  using collectives::ProcessGroup;
+  if (!ProcessGroup::GlooAvailable()) GTEST_SKIP() << "built without Gloo";
+  Program p;
+  const ValueId x = p.AddParameter(F32({8, 16})).value();
+  const ValueId w1 = p.AddParameter(F32({16, 8})).value();
+  const ValueId w2 = p.AddParameter(F32({8, 4})).value();
+  const ValueId h = Dot(p, x, w1);
+  const ValueId t = p.Add(compiler::UnaryAttrs{UnaryOp::kAbs}, {h}).value();
+  const ValueId y = Dot(p, t, w2);
+  const ValueId loss =
+      p.Add(compiler::ReduceAttrs{ReduceOp::kSum, {0, 1}}, {y}).value();
+  const ValueId gram =
+      p.Add(compiler::DotGeneralAttrs{{}, {}, {1}, {1}}, {x, x}).value();
+  ASSERT_TRUE(p.SetOutputs({y, loss, gram}).ok());
+  const DeviceMesh mesh{{"data", "model"}, {2, 2}};
+  const std::vector<Sharding> shardings = {
+      Sharding{{{0}, {}}}, Sharding{{{}, {1}}}, Sharding{{{1}, {}}}};
+  const std::vector<Literal> args = {Arg({8, 16}, 1), Arg({16, 8}, 2),
+                                     Arg({8, 4}, 3)};
+  const auto want = compiler::Interpret(p, args);
+  ASSERT_TRUE(want.ok());
+  auto server = CoordinatorServer::Start("127.0.0.1:0");
+  ASSERT_TRUE(server.ok());
+  const std::string address = "127.0.0.1:" + std::to_string((*server)->port());
+  server->reset();  // process 0 of the group serves it again
+  std::vector<std::thread> ranks;
+  for (int r = 0; r < 2; ++r) {
+    ranks.emplace_back([&, r] {
+      collectives::ProcessGroupOptions o;
+      o.coordinator_address = address;
+      o.num_processes = 2;
+      o.process_id = r;
+      o.init_timeout = std::chrono::milliseconds(10000);
+      o.op_timeout = std::chrono::milliseconds(10000);
+      auto group = ProcessGroup::Connect(o);
+      ASSERT_TRUE(group.ok()) << group.status().to_string();
+      // Rank r holds mesh positions 2r and 2r + 1.
+      std::vector<Device*> devices(4, nullptr);
+      devices[2 * r] = Devices()[2 * r];
+      devices[2 * r + 1] = Devices()[2 * r + 1];
+      SpmdProcesses processes{r, {0, 0, 1, 1}, group->get()};
+      auto exe = SpmdExecutable::Compile(p, mesh, shardings, devices,
+                                         "tp_layer", &processes);
+      ASSERT_TRUE(exe.ok()) << exe.status().to_string();
+      EXPECT_EQ(exe.value()->local_positions(), (std::vector<int>{2 * r, 2 * r + 1}));
+      auto out = exe.value()->Execute(Blocks(*exe.value(), args));
+      ASSERT_TRUE(out.ok()) << out.status().to_string();
+      for (int k = 0; k < 3; ++k) {
+        ExpectOutputEquals(*exe.value(), k, out.value()[k], want.value()[k]);
+      }
+    });
+  }
+  for (auto& t : ranks) t.join();
 }
 
 }  // namespace
