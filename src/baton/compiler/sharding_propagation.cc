@@ -169,10 +169,63 @@ class Propagator {
       }
       plan_.sharding[v] = std::move(out);
     }
+    BroadcastIntoTheirUsersLayout();
     return std::move(plan_);
   }
 
  private:
+  // Backward, for broadcasts: a replicated broadcast that every user slices
+  // to one layout is made in that layout instead, when the dimensions it
+  // splits are ones the broadcast creates (each device broadcasts into its
+  // block; nothing is sliced). A bias or a scalar broadcast next to a split
+  // batch is the common case.
+  void BroadcastIntoTheirUsersLayout() {
+    std::vector<std::vector<std::pair<ValueId, size_t>>> users(p_.num_values());
+    for (ValueId v = 0; v < p_.num_values(); ++v) {
+      const auto& reshards = plan_.steps[v].reshards;
+      for (size_t r = 0; r < reshards.size(); ++r) {
+        users[p_.instruction(v).operands[reshards[r].operand]].push_back({v, r});
+      }
+    }
+    for (ValueId v = 0; v < p_.num_values(); ++v) {
+      const Instruction& inst = p_.instruction(v);
+      if (inst.kind() != OpKind::kBroadcastInDim || users[v].empty() ||
+          !plan_.sharding[v].IsReplicated() || !plan_.steps[v].reshards.empty()) {
+        continue;
+      }
+      // Every read of v is a reshard (none reads it as it is) to one layout.
+      int reads = 0;
+      for (ValueId u = v + 1; u < p_.num_values(); ++u) {
+        for (ValueId o : p_.instruction(u).operands) reads += o == v;
+      }
+      for (ValueId o : p_.outputs()) reads += o == v;
+      if (reads != static_cast<int>(users[v].size())) continue;
+      const auto& first = plan_.steps[users[v][0].first].reshards[users[v][0].second];
+      bool same = first.kind == Reshard::Kind::kSlice;
+      for (const auto& [u, r] : users[v]) same &= plan_.steps[u].reshards[r].to == first.to;
+      if (!same) continue;
+      // The split dimensions must be ones the broadcast creates or stretches.
+      const auto& a = inst.attrs_as<BroadcastInDimAttrs>();
+      const Shape& in = p_.type(inst.operands[0]).shape;
+      bool created = true;
+      for (int d = 0; d < in.rank(); ++d) {
+        const auto to = static_cast<size_t>(a.broadcast_dimensions[d]);
+        created &= first.to.dims[to].empty() || in.dim(d) != a.shape.dim(to);
+      }
+      if (!created) continue;
+      plan_.sharding[v] = first.to;
+      // Marked here, dropped after the loop (the indices in `users` stay
+      // valid until then).
+      for (const auto& [u, r] : users[v]) plan_.steps[u].reshards[r].operand = -1;
+    }
+    for (ShardingStep& step : plan_.steps) {
+      step.reshards.erase(
+          std::remove_if(step.reshards.begin(), step.reshards.end(),
+                         [](const Reshard& x) { return x.operand < 0; }),
+          step.reshards.end());
+    }
+  }
+
   const Sharding& Of(ValueId v) const { return plan_.sharding[v]; }
 
   // Operand k of instruction v is read as `to`.

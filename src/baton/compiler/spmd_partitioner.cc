@@ -137,6 +137,7 @@ class Partitioner {
       position_ = v;
       BATON_RETURN_IF_ERROR(Partition(v, inst));
     }
+    BATON_RETURN_IF_ERROR(CombinePartials(nullptr));
     BATON_RETURN_IF_ERROR(Close());
     for (ValueId o : p_.outputs()) out_.output_slots.push_back(slot_of_[o]);
     return std::move(out_);
@@ -240,6 +241,7 @@ class Partitioner {
   }
 
   Status Partition(ValueId v, const Instruction& inst) {
+    BATON_RETURN_IF_ERROR(CombinePartials(&inst));
     const ShardingStep& step = plan_.steps[v];
     // Operands read in another layout: communication first.
     std::vector<int> resharded(inst.operands.size(), -1);
@@ -271,17 +273,38 @@ class Partitioner {
     local_of_[v] = id.value();
     computed_.push_back(v);
     partial_[v] = !step.all_reduce_axes.empty();
-    if (step.all_reduce_axes.empty() || last_use_[v] < 0) return OkStatus();
-    // A partial result: kept, then combined over the axes.
-    BATON_RETURN_IF_ERROR(Close(v));
-    SpmdStage stage;
-    stage.kind = SpmdStage::Kind::kAllReduce;
-    stage.source = slot_of_[v];
-    stage.result = NewSlot(v, plan_.sharding[v], /*partial=*/false);
-    stage.axes = step.all_reduce_axes;
-    stage.op = step.all_reduce_op;
-    out_.stages.push_back(stage);
-    slot_of_[v] = stage.result;
+    // A partial result is combined when something first reads it, together
+    // with every other partial result pending then (one compute stage for
+    // all the gradients of a backward pass, not one per gradient).
+    if (partial_[v] && last_use_[v] >= 0) pending_.push_back(v);
+    return OkStatus();
+  }
+
+  // Ends the compute stage and all-reduces every pending partial result,
+  // when an operand of the instruction at position_ is one of them (or at
+  // the end, `all`).
+  Status CombinePartials(const Instruction* reader) {
+    if (pending_.empty()) return OkStatus();
+    if (reader != nullptr) {
+      bool reads = false;
+      for (ValueId o : reader->operands) {
+        reads |= std::find(pending_.begin(), pending_.end(), o) != pending_.end();
+      }
+      if (!reads) return OkStatus();
+    }
+    BATON_RETURN_IF_ERROR(Close(reader != nullptr ? position_ - 1 : kOutput - 1));
+    for (ValueId v : pending_) {
+      const ShardingStep& step = plan_.steps[v];
+      SpmdStage stage;
+      stage.kind = SpmdStage::Kind::kAllReduce;
+      stage.source = slot_of_[v];
+      stage.result = NewSlot(v, plan_.sharding[v], /*partial=*/false);
+      stage.axes = step.all_reduce_axes;
+      stage.op = step.all_reduce_op;
+      out_.stages.push_back(stage);
+      slot_of_[v] = stage.result;
+    }
+    pending_.clear();
     return OkStatus();
   }
 
@@ -294,6 +317,7 @@ class Partitioner {
   std::vector<int> local_of_;  // per ValueId: its id in cur_, or -1
   std::vector<ValueId> last_use_;
   std::map<ValueId, bool> partial_;
+  std::vector<ValueId> pending_;  // partial results not yet all-reduced
   // The compute stage being built.
   std::unique_ptr<Program> cur_;
   std::vector<int> cur_inputs_;

@@ -15,10 +15,13 @@
 //  - kAllGather / kSlice: `result` is `source` laid out as `to` instead of
 //    `from`; kSlice only splits further (each device takes a block of what
 //    it has, no communication), kAllGather needs other devices' blocks.
-// A communication stage sits exactly where the plan needs one: before the
-// instruction that reads an operand in another layout, after the reduce
-// or dot whose result is partial. Values a later stage reads are outputs
-// of the compute stage that made them; nothing else is kept.
+// A communication stage sits where the plan needs one: before the
+// instruction that reads an operand in another layout, and before the
+// first instruction that reads the result of a reduce or dot that is
+// partial -- then every partial result pending is all-reduced, so the
+// gradients of a backward pass are computed in one stage and combined
+// together. Values a later stage reads are outputs of the compute stage
+// that made them; nothing else is kept.
 //
 // A device's place in the mesh is its coordinate per axis (row-major over
 // the axes: device d of a ('a': 2, 'b': 4) mesh is (d / 4, d % 4)); its

@@ -17,15 +17,12 @@ using compiler::ValueId;
 using compiler::ValueType;
 
 struct SpmdExecutable::Communication {
-  // kAllReduce: the device's group's first device (mesh order); on that
-  // device, the members in mesh order (itself first) and the program that
-  // combines two blocks.
-  int leader = -1;
-  std::vector<int> group;
-  std::shared_ptr<Executable> combine;
-  // kAllReduce across processes: the device's group, in mesh order (each
-  // device combines it itself, with `combine`).
+  // kAllReduce: the device's group in mesh order, the member that combines
+  // it (one process), and on each device that combines, the program
+  // combining the group's blocks in mesh order.
   std::vector<int> members;
+  int leader = -1;
+  std::shared_ptr<Executable> combine;
   // kSlice: the program cutting the new block out of the old (null when
   // they are the same block).
   std::shared_ptr<Executable> slice;
@@ -126,16 +123,19 @@ Result<Program> AssembleProgram(const SpmdSlot& from, const DeviceMesh& mesh,
   return p;
 }
 
-Result<Program> CombineProgram(const SpmdSlot& slot, ReduceOp op) {
+// The program combining `n` blocks by `op`, left to right (the order
+// every device of a group uses, so all get the same bytes).
+Result<Program> CombineProgram(const SpmdSlot& slot, ReduceOp op, size_t n) {
   Program p;
   ValueType t = slot.global;
   t.shape = slot.block;
-  BATON_ASSIGN_OR_RETURN(ValueId x, p.AddParameter(t));
-  BATON_ASSIGN_OR_RETURN(ValueId y, p.AddParameter(t));
-  BATON_ASSIGN_OR_RETURN(
-      ValueId z,
-      p.Add(compiler::BinaryAttrs{CombinerOf(op)}, {x, y}));
-  BATON_RETURN_IF_ERROR(p.SetOutputs({z}));
+  BATON_ASSIGN_OR_RETURN(ValueId acc, p.AddParameter(t));
+  for (size_t k = 1; k < n; ++k) {
+    BATON_ASSIGN_OR_RETURN(ValueId next, p.AddParameter(t));
+    BATON_ASSIGN_OR_RETURN(
+        acc, p.Add(compiler::BinaryAttrs{CombinerOf(op)}, {acc, next}));
+  }
+  BATON_RETURN_IF_ERROR(p.SetOutputs({acc}));
   return p;
 }
 
@@ -271,7 +271,6 @@ Status SpmdExecutable::CompileCommunication(size_t s) {
           }
           if (!same) continue;
           per_device[d]->leader = static_cast<int>(e);
-          per_device[e]->group.push_back(static_cast<int>(d));
           break;
         }
       }
@@ -282,12 +281,16 @@ Status SpmdExecutable::CompileCommunication(size_t s) {
       for (int d : local_) {
         Communication& c = *per_device[d];
         c.members = per_device[c.leader]->members;
-        // One process: the group's first device combines for all. Across
-        // processes: every device combines its group itself.
+        // One process: one member combines for the group -- a different one
+        // from stage to stage, so the all-reduces of a backward pass spread
+        // over the devices. Across processes: every device combines its
+        // group itself.
+        c.leader = c.members[s % c.members.size()];
         const bool combines = crosses ? c.members.size() > 1
-                                      : c.leader == d && c.group.size() > 1;
+                                      : c.leader == d && c.members.size() > 1;
         if (!combines) continue;
-        BATON_ASSIGN_OR_RETURN(Program p, CombineProgram(from, st.op));
+        BATON_ASSIGN_OR_RETURN(Program p,
+                               CombineProgram(from, st.op, c.members.size()));
         BATON_ASSIGN_OR_RETURN(c.combine,
                                CompileFor(std::move(p), devices_[d], what));
       }
@@ -529,28 +532,40 @@ Result<std::vector<std::vector<Array>>> SpmdExecutable::Execute(
           if (!host.empty()) {
             // Across processes: each device combines its whole group, in
             // mesh order (so every copy is the same).
-            BATON_ASSIGN_OR_RETURN(Array acc,
-                                   BlockOn(d, c.members[0], src, host, slot));
-            for (size_t k = 1; k < c.members.size(); ++k) {
-              BATON_ASSIGN_OR_RETURN(Array next,
-                                     BlockOn(d, c.members[k], src, host, slot));
-              BATON_ASSIGN_OR_RETURN(acc, RunOne(*c.combine, {acc, next}));
+            std::vector<Array> parts;
+            for (int e : c.members) {
+              BATON_ASSIGN_OR_RETURN(Array part, BlockOn(d, e, src, host, slot));
+              parts.push_back(std::move(part));
             }
-            result[d] = std::move(acc);
+            if (parts.size() == 1) {
+              result[d] = std::move(parts[0]);
+            } else {
+              BATON_ASSIGN_OR_RETURN(result[d],
+                                     RunOne(*c.combine, std::move(parts)));
+            }
             continue;
           }
           if (c.leader != d) continue;
-          Array acc = src[d];
-          for (size_t k = 1; k < c.group.size(); ++k) {
+          // This device combines the group's blocks, in mesh order, in one
+          // program; then each member gets a copy.
+          std::vector<Array> parts;
+          for (int e : c.members) {
+            if (e == d) {
+              parts.push_back(src[d]);
+              continue;
+            }
             BATON_ASSIGN_OR_RETURN(
-                Array moved,
-                CopyArray(src[c.group[k]], devices_[d], acc.memory_kind()));
-            BATON_ASSIGN_OR_RETURN(acc, RunOne(*c.combine, {acc, moved}));
+                Array moved, CopyArray(src[e], devices_[d], src[e].memory_kind()));
+            parts.push_back(std::move(moved));
           }
-          for (size_t k = 1; k < c.group.size(); ++k) {
+          Array acc = src[d];
+          if (parts.size() > 1) {
+            BATON_ASSIGN_OR_RETURN(acc, RunOne(*c.combine, std::move(parts)));
+          }
+          for (int e : c.members) {
+            if (e == d) continue;
             BATON_ASSIGN_OR_RETURN(
-                result[c.group[k]],
-                CopyArray(acc, devices_[c.group[k]], acc.memory_kind()));
+                result[e], CopyArray(acc, devices_[e], acc.memory_kind()));
           }
           result[d] = std::move(acc);
         }

@@ -7,8 +7,9 @@
 // device's own backend). The communication between stages moves blocks
 // between devices with asynchronous device-to-device copies (CopyArray) and
 // combines them with small programs compiled for the receiving device:
-//  - all-reduce: each group's blocks are combined on the group's first
-//    device (mesh order) in mesh order, and the result is copied to the
+//  - all-reduce: each group's blocks are combined, in mesh order, by one
+//    member (which one rotates from stage to stage, spreading a backward
+//    pass's all-reduces over the devices) and the result is copied to the
 //    other members, so every device of a group holds the same bytes;
 //  - slice: each device cuts its new block out of the block it has (no
 //    copy between devices);
@@ -29,7 +30,8 @@
 //
 // Memory per device: a value split over N devices occupies 1/N of it on
 // each (plus, during an all-gather, the whole array on the receiving
-// device; during an all-reduce, one extra block on the group's first).
+// device; during an all-reduce, a copy of every member's block on the
+// member that combines them in one program).
 //
 // Donation: not supported yet -- Compile's caller refuses donated arguments
 // (a donated block could be reused by the last stage that reads it; not

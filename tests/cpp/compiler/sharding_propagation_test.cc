@@ -75,12 +75,30 @@ TEST(ShardingPropagationTest, DataParallelLayerNeedsNoCommunication) {
   const ShardingPlan plan = Plan(p, mesh, {S({I, R}), S({R, R}), S({R})});
   EXPECT_EQ(plan.sharding[xw].ToString(mesh), "P('i')");
   EXPECT_EQ(plan.sharding[y].ToString(mesh), "P('i')");
-  // The broadcast bias is replicated; the add slices it (no communication).
-  ASSERT_EQ(plan.steps[s].reshards.size(), 1u);
-  EXPECT_EQ(plan.steps[s].reshards[0].operand, 1);
-  EXPECT_EQ(plan.steps[s].reshards[0].kind, Reshard::Kind::kSlice);
+  // The bias is broadcast straight into the batch's layout (each device
+  // its block of rows): the add reads it as it is, nothing is sliced.
+  EXPECT_EQ(plan.sharding[bb].ToString(mesh), "P('i')");
+  EXPECT_TRUE(plan.steps[s].reshards.empty());
+  EXPECT_TRUE(plan.steps[bb].reshards.empty());
   EXPECT_EQ(plan.num_all_gathers(), 0);
   EXPECT_EQ(plan.num_all_reduces(), 0);
+}
+
+// The backward rule applies only where the broadcast creates the split
+// dimension: a row vector stretched over columns split by 'i' is made in
+// that layout; a column of x's own rows (an operand dimension) is not.
+TEST(ShardingPropagationTest, BroadcastsTakeTheirUsersLayoutOnlyOnDimensionsTheyCreate) {
+  Program p;
+  const ValueId x = p.AddParameter(F32({8, 4})).value();
+  const ValueId c = p.AddParameter(F32({8})).value();
+  const ValueId cb = p.Add(BroadcastInDimAttrs{Shape({8, 4}), {0}}, {c}).value();
+  const ValueId s = p.Add(BinaryAttrs{BinaryOp::kAdd}, {x, cb}).value();
+  ASSERT_TRUE(p.SetOutputs({s}).ok());
+  const DeviceMesh mesh = Mesh1();
+  const ShardingPlan plan = Plan(p, mesh, {S({I, R}), S({R})});
+  EXPECT_TRUE(plan.sharding[cb].IsReplicated());
+  ASSERT_EQ(plan.steps[s].reshards.size(), 1u);
+  EXPECT_EQ(plan.steps[s].reshards[0].kind, Reshard::Kind::kSlice);
 }
 
 TEST(ShardingPropagationTest, MegatronMlpAllReducesOnceAfterTheSecondLayer) {

@@ -260,6 +260,29 @@ TEST(SpmdPartitionerTest, OpsWithoutARuleGatherTheirOperands) {
             0);
 }
 
+// A data-parallel gradient step: both weight gradients contract over the
+// split batch (partial sums). They are computed in one stage and
+// all-reduced together before the first update reads one.
+TEST(SpmdPartitionerTest, PartialResultsAreCombinedTogetherWhenFirstRead) {
+  Program p;
+  const ValueId x = p.AddParameter(F32({8, 4})).value();
+  const ValueId a = p.AddParameter(F32({8, 3})).value();
+  const ValueId w1 = p.AddParameter(F32({4, 3})).value();
+  const ValueId w2 = p.AddParameter(F32({4, 4})).value();
+  const ValueId g1 = Dot(p, x, a, {0}, {0});
+  const ValueId g2 = Dot(p, x, x, {0}, {0});
+  const ValueId u1 = p.Add(BinaryAttrs{BinaryOp::kSub}, {w1, g1}).value();
+  const ValueId u2 = p.Add(BinaryAttrs{BinaryOp::kSub}, {w2, g2}).value();
+  ASSERT_TRUE(p.SetOutputs({u1, u2}).ok());
+  const SpmdProgram sp = CheckAgainstOneDevice(
+      p, Mesh1(), {S({I, R}), S({I, R}), S({R, R}), S({R, R})});
+  ASSERT_EQ(sp.stages.size(), 4u) << sp.ToText();
+  EXPECT_EQ(sp.stages[0].kind, SpmdStage::Kind::kCompute);
+  EXPECT_EQ(sp.stages[1].kind, SpmdStage::Kind::kAllReduce);
+  EXPECT_EQ(sp.stages[2].kind, SpmdStage::Kind::kAllReduce);
+  EXPECT_EQ(sp.stages[3].kind, SpmdStage::Kind::kCompute);
+}
+
 TEST(SpmdPartitionerTest, BadShardingsNameTheParameter) {
   Program p;
   const ValueId x = p.AddParameter(F32({6, 3})).value();
