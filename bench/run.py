@@ -78,11 +78,13 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         help="run without JAX even when it is installed",
     )
     p.add_argument("--list", action="store_true", help="list the cases and exit")
-    p.add_argument("--child", choices=["train"], help=argparse.SUPPRESS)
+    p.add_argument("--child", choices=["train", "sharded"], help=argparse.SUPPRESS)
     p.add_argument("--lib", choices=["baton", "jax"], help=argparse.SUPPRESS)
     p.add_argument("--donate", type=int, default=0, help=argparse.SUPPRESS)
     p.add_argument("--mib", type=int, default=1, help=argparse.SUPPRESS)
     p.add_argument("--steps", type=int, default=5, help=argparse.SUPPRESS)
+    p.add_argument("--batch", type=int, default=512, help=argparse.SUPPRESS)
+    p.add_argument("--width", type=int, default=512, help=argparse.SUPPRESS)
     args = p.parse_args(argv)
     if args.repeat is not None and args.repeat < 1:
         p.error("--repeat must be >= 1")
@@ -149,6 +151,11 @@ def main(argv: list[str] | None = None) -> int:
         from _train_child import child_main
 
         child_main(args.lib, args.donate, args.mib, args.steps)
+        return 0
+    if args.child == "sharded":  # a fresh process with 4 devices
+        from _sharded_child import child_main as sharded_main
+
+        sharded_main(args.lib, args.batch, args.width, args.steps)
         return 0
 
     from _context import Context, load_jax

@@ -6,7 +6,7 @@ checks that their results agree with a numpy reference, and returns rows.
 Groups, one module each: dispatch (jit call overhead), transfer
 (device_put), inplace (donated update loops), elementwise, matmul, fft, train,
 grad_train (training steps with gradients), control_flow (fori_loop and scan
-inside jit), profiler (what recording memory events costs). The size sweep
+inside jit), sharded (a data-parallel step on 4 devices), profiler (what recording memory events costs). The size sweep
 (sweep: the same few operations at sizes from 2^10 elements up) is a set of
 its own, run only by ``run.py --sweep``.
 """
@@ -40,6 +40,7 @@ def all_cases() -> list[Case]:
         inplace,
         matmul,
         profiler,
+        sharded,
         train,
         transfer,
     )
@@ -54,6 +55,7 @@ def all_cases() -> list[Case]:
         *train.CASES,
         *grad_train.CASES,
         *control_flow.CASES,
+        *sharded.CASES,
         *profiler.CASES,
     ]
 
