@@ -40,6 +40,7 @@ from baton import (
 from baton._baton import Array, Donated, JitFunction, transforms
 from baton._baton import lax as _lax
 from baton._config import config as _config
+from baton import _sharding_api
 from baton._sharded_array import is_sharded
 from baton.errors import DonationWarning
 
@@ -279,6 +280,36 @@ class _Jitted(JitFunction):
             inner.clear_cache()
 
 
+class _JittedWithShardings(_Jitted):
+    """A jitted function given ``in_shardings`` / ``out_shardings``: the
+    positional arguments are placed before the call, the outputs after it
+    (nothing is copied where a leaf is already placed so; a partitioned
+    program makes its outputs in place, _partitioned_call.py). Inside
+    another trace the call is inlined and the shardings do not apply (a
+    traced program runs where its caller's runs)."""
+
+    _in_shardings: Any = None
+    _out_shardings: Any = None
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        if _lax.is_tracing():
+            return _inline(self, args, kwargs)
+        name = f"jit({self.__name__})"
+        if self._in_shardings is not None:
+            # The positional arguments that are not static, as JAX counts them.
+            dynamic = [i for i in range(len(args)) if i not in self._static_nums]
+            placed = _sharding_api.place(
+                tuple(args[i] for i in dynamic), self._in_shardings, f"{name} in_shardings"
+            )
+            args = list(args)
+            for i, v in zip(dynamic, placed):
+                args[i] = v
+        out = super().__call__(*args, **kwargs)
+        if self._out_shardings is None:
+            return out
+        return _sharding_api.place(out, self._out_shardings, f"{name} out_shardings")
+
+
 class _JittedWithRefs(_Jitted):
     """A jitted function found to use bt.Refs it closes over (its class is
     switched to this one by the trace that found them, ``_trace``): each
@@ -354,6 +385,8 @@ def jit(
     donate_argnames: str | Iterable[str] = (),
     require_in_place: bool = False,
     inline: bool = False,
+    in_shardings: Any = None,
+    out_shardings: Any = None,
 ) -> Any:
     """Compiles ``fn`` for each distinct signature of its arguments.
 
@@ -397,6 +430,15 @@ def jit(
       into it and consumes nothing.
     - ``inline`` is accepted for JAX's signature and changes nothing: a
       jitted function called while another is traced is always inlined.
+    - ``in_shardings`` / ``out_shardings`` (as JAX's): where the positional
+      arguments are placed before the call and the outputs are laid out --
+      one sharding (or PartitionSpec, on the current mesh) for every leaf,
+      or a tuple / list / dict prefix of the arguments' or outputs'
+      structure (None leaves a part as it is). A program partitioned over a
+      mesh (sharded arguments) makes its outputs in those layouts (a last
+      all-gather or slice where propagation chose another); otherwise the
+      arguments and outputs are resharded before and after the call (a
+      copy per leaf not already placed so).
     - ``require_in_place=True`` (beyond JAX): compiling fails with
       ``bt.InPlaceError`` (a ``ValueError``) when an update -- ``.at[]``,
       ``dynamic_update_slice``, a loop carry (``bt.lax.fori_loop`` ...) --
@@ -419,6 +461,10 @@ def jit(
         donate_argnames=donate_argnames,
         require_in_place=require_in_place,
     )
+    if in_shardings is not None:
+        options["in_shardings"] = in_shardings
+    if out_shardings is not None:
+        options["out_shardings"] = out_shardings
     if fn is None:
         return functools.partial(jit, **options)
     if not callable(fn):
@@ -438,6 +484,11 @@ def jit(
         from baton import _shard_map
 
         return _shard_map.jit_of(fn, opts.donate_nums, opts.donate_names)
+    if in_shardings is not None or out_shardings is not None:
+        jitted = _JittedWithShardings(fn, name, opts)
+        jitted._in_shardings = in_shardings
+        jitted._out_shardings = out_shardings
+        return jitted
     return _Jitted(fn, name, opts)
 
 

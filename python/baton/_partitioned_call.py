@@ -28,7 +28,7 @@ from typing import Any
 
 import numpy as np
 
-from baton import _abstract_eval, _baton, _device_put, distributed, tree
+from baton import _abstract_eval, _baton, _device_put, _sharding_api, distributed, tree
 from baton._baton import Array
 from baton._sharded_array import ShardedArray, is_sharded
 
@@ -136,6 +136,25 @@ def call(jitted: Any, kwargs: dict, leaves: list, rebuild: Any, names: list) -> 
     return tree.unflatten(compiled.out_def, result)
 
 
+def _output_layouts(jitted: Any, traced: Any, out_def: Any, mesh: Any) -> list:
+    """Per output, the layout jit's ``out_shardings`` asks for on this mesh
+    (per-dimension axis indices), or None (propagation's choice; a sharding
+    on another mesh is applied after the call)."""
+    wanted = getattr(jitted, "_out_shardings", None)
+    avals = traced.program.output_avals
+    if wanted is None:
+        return [None] * len(avals)
+    skeleton = tree.unflatten(out_def, list(range(len(avals))))
+    targets = _sharding_api.leaf_targets(skeleton, wanted, "jit out_shardings")
+    out = []
+    for t, aval in zip(targets, avals):
+        if t is None or getattr(t, "mesh", None) != mesh:
+            out.append(None)
+        else:
+            out.append(_axes(t.spec, len(aval[0]), mesh))
+    return out
+
+
 def _on(value: Any, device: Any) -> Any:
     """``value`` (an Array, numpy array or scalar) on ``device``."""
     if isinstance(value, Array) and value.device == device:
@@ -175,13 +194,14 @@ def _compile(jitted: Any, kwargs: dict, leaves: list, rebuild: Any, mesh: Any,
     if all(d is not None for d in local):
         exe = _baton.compile_spmd(
             traced.program, list(mesh.axis_names), list(mesh.axis_sizes), shardings,
-            local, name,
+            local, name, out_shardings=_output_layouts(jitted, traced, out_def, mesh),
         )
     else:
         exe = _baton.compile_spmd(
             traced.program, list(mesh.axis_names), list(mesh.axis_sizes), shardings,
             local, name, [int(d.process_index) for d in devices],
             distributed._process_index(), distributed._group,
+            _output_layouts(jitted, traced, out_def, mesh),
         )
     compiled = _Compiled(exe, dynamic, list(traced.lifted),
                          list(traced.program.output_avals), out_def)

@@ -74,6 +74,49 @@ def _per_leaf(xs: Any, shardings: Any, what: str) -> tuple[list, Any, list]:
     return leaves, treedef, targets
 
 
+def leaf_targets(xs: Any, shardings: Any, what: str) -> list:
+    """Per leaf of ``xs``, the sharding ``shardings`` asks for it, or None:
+    jit's ``in_shardings`` / ``out_shardings``, which are one sharding (or
+    spec) for every leaf, or a prefix of ``xs``'s structure (a tuple, list
+    or dict of them) where None leaves a part as it is."""
+    if shardings is None:
+        return [None] * len(tree.leaves(xs))
+    if _is_spec_or_sharding(shardings):
+        return [sharding_of(shardings, what)] * len(tree.leaves(xs))
+    if isinstance(shardings, (tuple, list)) and isinstance(xs, (tuple, list)):
+        if len(shardings) != len(xs):
+            raise ValueError(
+                f"{what}: {len(shardings)} entries for {len(xs)} values; give one "
+                "sharding, or one entry (a sharding or None) per value"
+            )
+        return [t for x, sh in zip(xs, shardings) for t in leaf_targets(x, sh, what)]
+    if isinstance(shardings, dict) and isinstance(xs, dict):
+        extra = set(shardings) - set(xs)
+        if extra:
+            raise ValueError(f"{what}: keys {sorted(extra)} are not among the values'")
+        # tree.flatten orders a dict's leaves by sorted key
+        return [t for k in sorted(xs) for t in leaf_targets(xs[k], shardings.get(k), what)]
+    raise ValueError(
+        f"{what}: {type(shardings).__name__} does not match the structure of the "
+        f"values ({type(xs).__name__}); give one sharding, or a tuple, list or dict "
+        "of them (None to leave a part as it is)"
+    )
+
+
+def place(xs: Any, shardings: Any, what: str) -> Any:
+    """``xs`` with each leaf resharded where :func:`leaf_targets` asks (a
+    leaf already placed so is not copied)."""
+    targets = leaf_targets(xs, shardings, what)
+    leaves, treedef = tree.flatten(xs)
+    return tree.unflatten(
+        treedef,
+        [
+            x if t is None else _device_put.device_put(x, t, may_alias=True)
+            for x, t in zip(leaves, targets)
+        ],
+    )
+
+
 def _refuse_traced(leaves: list, what: str) -> None:
     if _lax.is_tracing() or any(isinstance(x, _lax.Tracer) for x in leaves):
         raise NotImplementedError(

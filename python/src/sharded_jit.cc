@@ -5,6 +5,7 @@
 // indices: per parameter, per dimension, the axes splitting it (major
 // first).
 #include <nanobind/nanobind.h>
+#include <nanobind/stl/optional.h>
 #include <nanobind/stl/shared_ptr.h>
 #include <nanobind/stl/string.h>
 #include <nanobind/stl/vector.h>
@@ -30,7 +31,8 @@ std::shared_ptr<SpmdExecutable> CompileSpmd(
     nb::handle program, std::vector<std::string> axis_names,
     std::vector<int64_t> axis_sizes, std::vector<Dims> shardings,
     std::vector<nb::handle> devices, std::string name,
-    std::vector<int> process_of, int process_index, nb::handle group) {
+    std::vector<int> process_of, int process_index, nb::handle group,
+    std::vector<std::optional<Dims>> out_shardings) {
   std::vector<compiler::Sharding> params;
   for (Dims& d : shardings) params.push_back(compiler::Sharding{std::move(d)});
   std::vector<Device*> devs;
@@ -39,6 +41,14 @@ std::shared_ptr<SpmdExecutable> CompileSpmd(
   }
   compiler::DeviceMesh mesh{std::move(axis_names), std::move(axis_sizes)};
   std::shared_ptr<const compiler::Program> p = ProgramOf(program);
+  std::vector<std::optional<compiler::Sharding>> outputs;
+  for (auto& o : out_shardings) {
+    if (o.has_value()) {
+      outputs.push_back(compiler::Sharding{std::move(*o)});
+    } else {
+      outputs.push_back(std::nullopt);
+    }
+  }
   SpmdProcesses processes;
   const bool spans = !group.is_none();
   if (spans) {
@@ -50,7 +60,7 @@ std::shared_ptr<SpmdExecutable> CompileSpmd(
     nb::gil_scoped_release release;  // compiles a program per device
     return SpmdExecutable::Compile(*p, std::move(mesh), params, std::move(devs),
                                    std::move(name),
-                                   spans ? &processes : nullptr);
+                                   spans ? &processes : nullptr, outputs);
   }();
   return ValueOrThrow(std::move(exe));
 }
@@ -100,11 +110,13 @@ void init_sharded_jit(nb::module_& m) {
         nb::arg("devices"), nb::arg("name"),
         nb::arg("process_of") = std::vector<int>{}, nb::arg("process_index") = 0,
         nb::arg("group") = nb::none(),
+        nb::arg("out_shardings") = std::vector<std::optional<Dims>>{},
         // The executable calls the group's collectives: keep it alive.
         nb::keep_alive<0, 9>(),
         "Partitions a traced program over a mesh (axis names and sizes; "
         "`devices` in row-major mesh order, None for another process's) for "
         "parameters laid out as `shardings`, and compiles it for this "
         "process's devices; across processes, `process_of` gives each mesh "
-        "position's process and `group` the bt.distributed process group.");
+        "position's process and `group` the bt.distributed process group; "
+        "`out_shardings` per output the layout wanted, or None.");
 }

@@ -105,6 +105,16 @@ CASES = {
          "w2": put(mlp_params()["w2"], "y", None)},
         put(X, "x"),
     ),
+    "out_shardings_gather": lambda: jax.jit(
+        lambda a: a @ a.T, out_shardings=NamedSharding(mesh, P())
+    )(put(X, "x")),
+    "out_shardings_split": lambda: jax.jit(
+        lambda a: a.sum(axis=0), out_shardings=NamedSharding(mesh, P("x"))
+    )(put(X, None, "y")),
+    "in_shardings": lambda: jax.jit(
+        lambda a, b: a @ b,
+        in_shardings=(NamedSharding(mesh, P("x")), NamedSharding(mesh, P())),
+    )(X, W),
     "dp_step": dp_step,
     "tp_step": tp_step,
 }

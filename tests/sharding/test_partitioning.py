@@ -3,7 +3,8 @@ over the mesh (python/baton/_partitioned_call.py, jit/spmd_executable.h).
 
 - JAX's partitioning cases (_partitioning_cases.py, a JAX program run
   unchanged on baton through ``baton.as_jax``) on 8 CPU devices: values and
-  output shardings equal JAX's.
+  output shardings equal JAX's, ``in_shardings`` / ``out_shardings`` among
+  them.
 - On this suite's 4 devices: the findings of issue 37 (``x.sum()`` and
   ``x @ x.T`` of a sharded ``x``, mixed sharded and unsharded arguments)
   compute instead of raising; each device holds 1/N of a split parameter
@@ -54,7 +55,8 @@ CASE_NAMES = [
     "sum_all", "sum_axis0", "sum_axis1", "mean", "max_axis1", "dot_lhs_rows",
     "dot_rhs_cols", "dot_both", "dot_contracting", "x_xT", "reshape_keep",
     "reshape_flat", "mixed_unsharded", "mixed_shardings", "softmax_rows",
-    "mlp_forward", "dp_step", "tp_step",
+    "mlp_forward", "out_shardings_gather", "out_shardings_split", "in_shardings",
+    "dp_step", "tp_step",
 ]
 
 

@@ -110,7 +110,9 @@ Sharding Fit(Sharding s, const Shape& shape, const DeviceMesh& mesh) {
   return s;
 }
 
-Reshard::Kind KindOf(const Sharding& from, const Sharding& to) {
+}  // namespace
+
+Reshard::Kind ReshardKind(const Sharding& from, const Sharding& to) {
   for (size_t d = 0; d < from.dims.size(); ++d) {
     const auto& f = from.dims[d];
     const auto& t = to.dims[d];
@@ -121,6 +123,8 @@ Reshard::Kind KindOf(const Sharding& from, const Sharding& to) {
   }
   return Reshard::Kind::kSlice;
 }
+
+namespace {
 
 class Propagator {
  public:
@@ -232,7 +236,7 @@ class Propagator {
   void Need(ValueId v, int k, const Sharding& to) {
     const Sharding& from = Of(p_.instruction(v).operands[k]);
     if (from == to) return;
-    plan_.steps[v].reshards.push_back(Reshard{k, from, to, KindOf(from, to)});
+    plan_.steps[v].reshards.push_back(Reshard{k, from, to, ReshardKind(from, to)});
   }
 
   Sharding Elementwise(ValueId v, const Instruction& inst) {
@@ -434,8 +438,15 @@ class Propagator {
 Status CheckParameter(const Program& program, const DeviceMesh& mesh,
                       const Sharding& s, int index) {
   const Shape& shape = program.parameter_type(index).shape;
-  const std::string what = "parameter " + std::to_string(index) + " (shape " +
-                           shape.to_string() + ")";
+  return CheckSharding(shape, mesh, s,
+                       "parameter " + std::to_string(index) + " (shape " +
+                           shape.to_string() + ")");
+}
+
+}  // namespace
+
+Status CheckSharding(const Shape& shape, const DeviceMesh& mesh,
+                     const Sharding& s, const std::string& what) {
   if (static_cast<int>(s.dims.size()) != shape.rank()) {
     return InvalidArgument(what + ": its sharding names " +
                            std::to_string(s.dims.size()) +
@@ -468,8 +479,6 @@ Status CheckParameter(const Program& program, const DeviceMesh& mesh,
   }
   return OkStatus();
 }
-
-}  // namespace
 
 Result<ShardingPlan> PropagateShardings(const Program& program,
                                         const DeviceMesh& mesh,

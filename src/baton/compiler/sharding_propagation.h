@@ -95,6 +95,16 @@ struct ShardingPlan {
   std::string ToText(const Program& program, const DeviceMesh& mesh) const;
 };
 
+// OkStatus when an array of `shape` can be laid out as `s` over `mesh` (one
+// axis list per dimension, each axis known and used once, each split
+// dimension divisible); else InvalidArgument starting with `what`.
+Status CheckSharding(const Shape& shape, const DeviceMesh& mesh,
+                     const Sharding& s, const std::string& what);
+
+// What moving an array from layout `from` to `to` takes: kSlice when `to`
+// only splits further, else kAllGather.
+Reshard::Kind ReshardKind(const Sharding& from, const Sharding& to);
+
 // The plan for `program` (calls inlined) with its parameters laid out as
 // `parameters` (one per parameter). InvalidArgument, naming the parameter,
 // for a sharding of the wrong rank, an unknown or repeated mesh axis, or a

@@ -113,8 +113,9 @@ constexpr int kOutput = std::numeric_limits<int>::max();
 
 class Partitioner {
  public:
-  Partitioner(const Program& p, const DeviceMesh& mesh, const ShardingPlan& plan)
-      : p_(p), mesh_(mesh), plan_(plan) {
+  Partitioner(const Program& p, const DeviceMesh& mesh, const ShardingPlan& plan,
+              std::vector<std::optional<Sharding>> requested)
+      : p_(p), mesh_(mesh), plan_(plan), requested_(std::move(requested)) {
     out_.mesh = mesh;
     slot_of_.assign(p.num_values(), -1);
     local_of_.assign(p.num_values(), -1);
@@ -139,7 +140,25 @@ class Partitioner {
     }
     BATON_RETURN_IF_ERROR(CombinePartials(nullptr));
     BATON_RETURN_IF_ERROR(Close());
-    for (ValueId o : p_.outputs()) out_.output_slots.push_back(slot_of_[o]);
+    for (size_t k = 0; k < p_.outputs().size(); ++k) {
+      const ValueId o = p_.outputs()[k];
+      int slot = slot_of_[o];
+      if (k < requested_.size() && requested_[k].has_value() &&
+          out_.slots[slot].sharding != *requested_[k]) {
+        // The layout the caller asked for (out_shardings).
+        const Sharding& to = *requested_[k];
+        SpmdStage stage;
+        stage.kind = ReshardKind(out_.slots[slot].sharding, to) ==
+                             Reshard::Kind::kSlice
+                         ? SpmdStage::Kind::kSlice
+                         : SpmdStage::Kind::kAllGather;
+        stage.source = slot;
+        stage.result = NewSlot(o, to, /*partial=*/false);
+        out_.stages.push_back(stage);
+        slot = stage.result;
+      }
+      out_.output_slots.push_back(slot);
+    }
     return std::move(out_);
   }
 
@@ -311,6 +330,7 @@ class Partitioner {
   const Program& p_;
   const DeviceMesh& mesh_;
   const ShardingPlan& plan_;
+  std::vector<std::optional<Sharding>> requested_;  // per output, may be empty
   SpmdProgram out_;
   ValueId position_ = 0;  // the instruction being partitioned
   std::vector<int> slot_of_;   // per ValueId: its slot (after any all-reduce)
@@ -328,12 +348,25 @@ class Partitioner {
 
 }  // namespace
 
-Result<SpmdProgram> PartitionForMesh(const Program& program,
-                                     const DeviceMesh& mesh,
-                                     const std::vector<Sharding>& parameters) {
+Result<SpmdProgram> PartitionForMesh(
+    const Program& program, const DeviceMesh& mesh,
+    const std::vector<Sharding>& parameters,
+    const std::vector<std::optional<Sharding>>& outputs) {
   BATON_ASSIGN_OR_RETURN(ShardingPlan plan,
                          PropagateShardings(program, mesh, parameters));
-  return Partitioner(program, mesh, plan).Run();
+  if (!outputs.empty() && outputs.size() != program.outputs().size()) {
+    return InvalidArgument("PartitionForMesh: " + std::to_string(outputs.size()) +
+                           " output shardings for " +
+                           std::to_string(program.outputs().size()) + " outputs");
+  }
+  for (size_t k = 0; k < outputs.size(); ++k) {
+    if (!outputs[k].has_value()) continue;
+    const Shape& shape = program.type(program.outputs()[k]).shape;
+    BATON_RETURN_IF_ERROR(CheckSharding(
+        shape, mesh, *outputs[k],
+        "output " + std::to_string(k) + " (shape " + shape.to_string() + ")"));
+  }
+  return Partitioner(program, mesh, plan, outputs).Run();
 }
 
 }  // namespace baton::compiler

@@ -32,6 +32,7 @@
 #pragma once
 
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -95,11 +96,15 @@ struct SpmdProgram {
 };
 
 // Partitions `program` (calls inlined) for `mesh` with its parameters laid
-// out as `parameters`. Errors as PropagateShardings's (a bad sharding names
-// the parameter); Internal if an op's block does not come out as the plan
-// says (a partitioner bug, never silently a wrong layout).
-Result<SpmdProgram> PartitionForMesh(const Program& program,
-                                     const DeviceMesh& mesh,
-                                     const std::vector<Sharding>& parameters);
+// out as `parameters`; `outputs` (empty, or one per output) asks for an
+// output's layout (jit's out_shardings: a last slice or all-gather where
+// propagation chose another; nullopt leaves it to propagation). Errors as
+// PropagateShardings's (a bad sharding names the parameter or output);
+// Internal if an op's block does not come out as the plan says (a
+// partitioner bug, never silently a wrong layout).
+Result<SpmdProgram> PartitionForMesh(
+    const Program& program, const DeviceMesh& mesh,
+    const std::vector<Sharding>& parameters,
+    const std::vector<std::optional<Sharding>>& outputs = {});
 
 }  // namespace baton::compiler

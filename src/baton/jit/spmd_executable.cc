@@ -151,7 +151,8 @@ Result<Array> RunOne(Executable& exe, std::vector<Array> args) {
 Result<std::shared_ptr<SpmdExecutable>> SpmdExecutable::Compile(
     const Program& program, DeviceMesh mesh,
     const std::vector<Sharding>& parameters, std::vector<Device*> devices,
-    std::string name, const SpmdProcesses* processes) {
+    std::string name, const SpmdProcesses* processes,
+    const std::vector<std::optional<Sharding>>& outputs) {
   const int64_t size = compiler::MeshSize(mesh);
   if (static_cast<int64_t>(devices.size()) != size) {
     return InvalidArgument(name + ": the mesh has " + std::to_string(size) +
@@ -207,7 +208,8 @@ Result<std::shared_ptr<SpmdExecutable>> SpmdExecutable::Compile(
   }
   BATON_ASSIGN_OR_RETURN(
       exe->spmd_, compiler::PartitionForMesh(compiler::InlineCalls(program),
-                                             std::move(mesh), parameters));
+                                             std::move(mesh), parameters,
+                                             outputs));
   const size_t num_stages = exe->spmd_.stages.size();
   exe->compute_.resize(num_stages);
   exe->communication_.resize(num_stages);

@@ -43,6 +43,7 @@
 #pragma once
 
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -73,11 +74,14 @@ class SpmdExecutable {
   // not the mesh's size, a device that appears twice, processes holding
   // different numbers of the mesh's devices, or a bad sharding (named by
   // parameter); errors of the backends' compilers as they are.
+  // `outputs` (empty, or one per output): the layouts the caller wants
+  // (jit's out_shardings; nullopt: propagation's choice).
   static Result<std::shared_ptr<SpmdExecutable>> Compile(
       const compiler::Program& program, compiler::DeviceMesh mesh,
       const std::vector<compiler::Sharding>& parameters,
       std::vector<Device*> devices, std::string name,
-      const SpmdProcesses* processes = nullptr);
+      const SpmdProcesses* processes = nullptr,
+      const std::vector<std::optional<compiler::Sharding>>& outputs = {});
 
   // args[i][k]: parameter i's block on this process's k-th device of the
   // mesh (local_positions()[k]; BlockShape of its sharding; devices holding

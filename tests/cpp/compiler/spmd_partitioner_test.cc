@@ -283,6 +283,38 @@ TEST(SpmdPartitionerTest, PartialResultsAreCombinedTogetherWhenFirstRead) {
   EXPECT_EQ(sp.stages[3].kind, SpmdStage::Kind::kCompute);
 }
 
+// jit's out_shardings: an output made where the caller asks, by a last
+// all-gather or slice; a bad request names the output.
+TEST(SpmdPartitionerTest, RequestedOutputLayoutsEndTheProgram) {
+  Program p;
+  const ValueId x = p.AddParameter(F32({8, 4})).value();
+  const ValueId y = p.Add(UnaryAttrs{UnaryOp::kNeg}, {x}).value();
+  const ValueId s = p.Add(ReduceAttrs{ReduceOp::kSum, {1}}, {x}).value();
+  ASSERT_TRUE(p.SetOutputs({y, s, y}).ok());
+  Result<SpmdProgram> sp = PartitionForMesh(
+      p, Mesh1(), {S({I, R})}, {S({R, R}), std::nullopt, S({I, R})});
+  ASSERT_TRUE(sp.ok()) << sp.status().to_string();
+  EXPECT_TRUE(sp.value().slots[sp.value().output_slots[0]].sharding.IsReplicated());
+  EXPECT_EQ(sp.value().slots[sp.value().output_slots[1]].sharding, S({I}));
+  EXPECT_EQ(sp.value().slots[sp.value().output_slots[2]].sharding, S({I, R}));
+  EXPECT_EQ(Count(sp.value(), SpmdStage::Kind::kAllGather), 1);
+  std::vector<Literal> args = {Arg(Shape{8, 4}, 1)};
+  auto want = Interpret(p, args);
+  auto got = InterpretSpmd(sp.value(), args);
+  ASSERT_TRUE(want.ok() && got.ok()) << got.status().to_string();
+  for (int k = 0; k < 3; ++k) {
+    EXPECT_EQ(std::memcmp(got.value()[k].untyped_data(),
+                          want.value()[k].untyped_data(),
+                          static_cast<size_t>(want.value()[k].byte_size())),
+              0);
+  }
+  auto bad = PartitionForMesh(p, Mesh1(), {S({I, R})},
+                              {std::nullopt, S({I, R}), std::nullopt});
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.status().message().find("output 1"), std::string::npos)
+      << bad.status().message();
+}
+
 TEST(SpmdPartitionerTest, BadShardingsNameTheParameter) {
   Program p;
   const ValueId x = p.AddParameter(F32({6, 3})).value();
