@@ -30,7 +30,8 @@
 # The folder holds at most 12 files (pack them into one archive to bring
 # them back): 1_nvidia_smi.log, 2_setup.log,
 # 3_configure.log, 4_build.log, 5_ctest_cuda.log (step 5b, the jit and
-# control-flow suites on CUDA, writes there too), 6_runtime_tests.log,
+# control-flow suites on CUDA, and step 5c, CUDA graphs and NCCL, write
+# there too), 6_runtime_tests.log,
 # 7_pytest.log, 8_bench_transfer.log, bench_transfer.json,
 # 9_bench_device_put.log, bench_device_put.json and summary.txt.
 # shellcheck disable=SC2317  # functions run through `bash -c` (step)
@@ -201,6 +202,26 @@ jit_cuda() {
 }
 export -f jit_cuda
 RESERVE_S=$((python_ok ? 240 : 150)) LOG=5_ctest_cuda step 5b_jit_cuda 150 bash -c jit_cuda
+# 5c. The GPU-only checks of issue 35, with nothing allowed to skip: launch
+# plans replayed as CUDA graphs (updated in place, recaptured, abandoned;
+# values checked each call) and a single-rank NCCL group on device memory.
+gpu_only() {
+  set -uo pipefail
+  local cache rc=0 log
+  cache=$(mktemp -d "${TMPDIR:-/tmp}/baton-cuda-kernels.XXXXXX")
+  BATON_TEST_PLATFORM=cuda BATON_CUDA_CACHE_DIR=$cache \
+    build/gpu/tests/cpp/jit_tests --gtest_filter='GpuLaunchPlanTest.*' || rc=1
+  log=$(build/gpu/tests/cpp/cuda_tests \
+          --gtest_filter='NcclProcessGroupTest.AGroupOfOne*' 2>&1) || rc=1
+  echo "$log"
+  if echo "$log" | grep -q '\[  SKIPPED \]'; then
+    echo "the NCCL group of one was skipped (see its reason above)"
+    rc=1
+  fi
+  return "$rc"
+}
+export -f gpu_only
+RESERVE_S=$((python_ok ? 200 : 110)) LOG=5_ctest_cuda step 5c_graphs_nccl 60 bash -c gpu_only
 # Keep time for the Python step.
 RESERVE_S=$((python_ok ? 150 : 60)) step 6_runtime_tests 240 build/gpu/tests/cpp/runtime_tests
 

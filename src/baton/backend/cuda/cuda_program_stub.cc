@@ -1,6 +1,8 @@
 // The GPU executable's device side in a build without the CUDA backend
 // (cuda_program.h, cuda_stream.h): Open says the backend is not built, and
-// nothing else is reachable (no CudaProgram or CudaStream is ever made).
+// nothing else is reachable (no CudaProgram, CudaStream or CudaGraph is
+// ever made).
+#include "baton/backend/cuda/cuda_graph.h"
 #include "baton/backend/cuda/cuda_platform.h"
 #include "baton/backend/cuda/cuda_program.h"
 #include "baton/backend/cuda/cuda_stream.h"
@@ -56,5 +58,19 @@ Status CudaStream::Write(void*, const void*, int64_t) const {
   return NotBuilt();
 }
 Status CudaStream::Synchronize() const { return NotBuilt(); }
+
+CudaGraph::~CudaGraph() = default;
+void CudaGraph::Destroy() {}
+Status CudaGraph::Capture(const CudaStream&, int,
+                          const std::function<Status(int)>&) {
+  return NotBuilt();
+}
+Status CudaGraph::UpdateKernel(int, const codegen::KernelArgs&) {
+  return NotBuilt();
+}
+Status CudaGraph::UpdateCopy(int, void*, const void*, int64_t) {
+  return NotBuilt();
+}
+Status CudaGraph::Launch(const CudaStream&) const { return NotBuilt(); }
 
 }  // namespace baton::cuda

@@ -1,9 +1,14 @@
 #include "baton/backend/cuda/gpu_executable.h"
 
+#include <algorithm>
 #include <cstring>
 #include <limits>
+#include <mutex>
+#include <thread>
 
+#include "baton/backend/cuda/codegen/host_gemm.h"
 #include "baton/backend/cuda/codegen/host_step.h"
+#include "baton/backend/cuda/cuda_graph.h"
 #include "baton/backend/cuda/cuda_program.h"
 #include "baton/backend/cuda/cuda_stream.h"
 #include "baton/compiler/fused_tiles.h"
@@ -50,9 +55,171 @@ Status CheckDeviceCanAddress(const compiler::Program& p,
   return OkStatus();
 }
 
+// Device addresses of one call mapped to the host addresses the simulated
+// device gives them, range by range (each slot's storage, the arena): a
+// recorded node's address resolves only when it lies in this call's
+// storage, so a node left with a stale address fails instead of reading
+// an earlier call's memory.
+class AddressMap {
+ public:
+  void Add(const void* device, int64_t bytes, void* host) {
+    if (device == nullptr || host == nullptr) return;
+    ranges_.push_back({static_cast<const char*>(device), bytes,
+                       static_cast<char*>(host)});
+  }
+  Result<void*> Map(const void* device) const {
+    const char* p = static_cast<const char*>(device);
+    for (const Range& r : ranges_) {
+      if (p >= r.device && (p < r.device + r.bytes || p == r.device)) {
+        return static_cast<void*>(r.host + (p - r.device));
+      }
+    }
+    return Internal("a launch node binds a device address outside this "
+                    "call's storage (a stale address left in a replayed "
+                    "launch plan)");
+  }
+
+ private:
+  struct Range {
+    const char* device;
+    int64_t bytes;
+    char* host;
+  };
+  std::vector<Range> ranges_;
+};
+
 }  // namespace
 
+struct GpuExecutable::SegmentState {
+  std::mutex mu;
+  LaunchPlan plan;                   // guarded by mu
+  LaunchPlan::Decision last;         // guarded by mu
+  std::unique_ptr<CudaGraph> graph;  // guarded by mu; kCuda only
+};
+
 GpuExecutable::~GpuExecutable() = default;
+
+void GpuExecutable::PlanSegments() {
+  const auto& actions = emitted_.actions;
+  const int n = static_cast<int>(actions.size());
+  for (int i = 0; i < n;) {
+    if (actions[static_cast<size_t>(i)].kind ==
+        codegen::Action::Kind::kHostStep) {
+      run_order_.push_back(~i);
+      ++i;
+      continue;
+    }
+    Segment seg;
+    seg.begin = i;
+    while (i < n && actions[static_cast<size_t>(i)].kind !=
+                        codegen::Action::Kind::kHostStep) {
+      ++i;
+    }
+    seg.end = i;
+    run_order_.push_back(static_cast<int>(segments_.size()));
+    segments_.push_back(seg);
+  }
+  bool has_output_copy = false;
+  for (const OutputSource& src : assignment_.outputs) {
+    has_output_copy |= src.kind == OutputSource::Kind::kCopy;
+  }
+  if (has_output_copy) {
+    if (segments_.empty() || run_order_.back() < 0) {
+      run_order_.push_back(static_cast<int>(segments_.size()));
+      segments_.push_back(Segment{n, n, false});
+    }
+    segments_.back().output_copies = true;
+  }
+  for (size_t k = 0; k < segments_.size(); ++k) {
+    segment_state_.push_back(std::make_unique<SegmentState>());
+  }
+}
+
+std::vector<LaunchNode> GpuExecutable::ResolveSegment(
+    const Segment& seg, const std::vector<void*>& value_data,
+    const std::vector<void*>& scratch) const {
+  // As codegen::RunOnHost resolves a BufferRef.
+  auto at = [&](const codegen::BufferRef& ref, int step) -> void* {
+    if (ref.kind == codegen::BufferRef::Kind::kSlot) {
+      return value_data[static_cast<size_t>(ref.index)];
+    }
+    return static_cast<char*>(scratch[static_cast<size_t>(step)]) + ref.index;
+  };
+  std::vector<LaunchNode> nodes;
+  nodes.reserve(static_cast<size_t>(seg.end - seg.begin));
+  for (int i = seg.begin; i < seg.end; ++i) {
+    const codegen::Action& a = emitted_.actions[static_cast<size_t>(i)];
+    LaunchNode node;
+    node.command = i;
+    switch (a.kind) {
+      case codegen::Action::Kind::kKernel:
+        if (a.threads <= 0) continue;
+        node.kind = LaunchNode::Kind::kKernel;
+        for (const codegen::BufferRef& ref : a.args) {
+          node.pointers.push_back(at(ref, a.step));
+        }
+        break;
+      case codegen::Action::Kind::kCopy: {
+        void* dst = at(a.dst, a.step);
+        void* src = at(a.src, a.step);
+        if (a.bytes <= 0 || dst == src) continue;
+        node.kind = LaunchNode::Kind::kCopy;
+        node.pointers = {dst, src};
+        break;
+      }
+      case codegen::Action::Kind::kGemm:
+        node.kind = LaunchNode::Kind::kGemm;
+        node.pointers = {at(a.a, a.step), at(a.b, a.step), at(a.c, a.step)};
+        break;
+      case codegen::Action::Kind::kHostStep:
+        continue;  // never inside a segment
+    }
+    nodes.push_back(std::move(node));
+  }
+  if (seg.output_copies) {
+    const compiler::Program& p = *program_;
+    for (size_t k = 0; k < assignment_.outputs.size(); ++k) {
+      const OutputSource& src = assignment_.outputs[k];
+      if (src.kind != OutputSource::Kind::kCopy) continue;
+      void* dst = value_data[p.num_values() + src.index];
+      void* from = value_data[src.value];
+      if (p.type(src.value).byte_size() <= 0 || dst == from) continue;
+      LaunchNode node;
+      node.kind = LaunchNode::Kind::kCopy;
+      node.command = static_cast<int>(emitted_.actions.size() + k);
+      node.pointers = {dst, from};
+      nodes.push_back(std::move(node));
+    }
+  }
+  return nodes;
+}
+
+int64_t GpuExecutable::CopyBytes(int command) const {
+  const auto n = static_cast<int>(emitted_.actions.size());
+  if (command < n) return emitted_.actions[static_cast<size_t>(command)].bytes;
+  const OutputSource& src =
+      assignment_.outputs[static_cast<size_t>(command - n)];
+  return program_->type(src.value).byte_size();
+}
+
+LaunchPlan::Counters GpuExecutable::launch_plan_counters() const {
+  LaunchPlan::Counters sum;
+  for (const auto& state : segment_state_) {
+    std::lock_guard<std::mutex> lock(state->mu);
+    sum += state->plan.counters();
+  }
+  return sum;
+}
+
+std::vector<LaunchPlan::Decision> GpuExecutable::last_launch_decisions()
+    const {
+  std::vector<LaunchPlan::Decision> decisions;
+  for (const auto& state : segment_state_) {
+    std::lock_guard<std::mutex> lock(state->mu);
+    decisions.push_back(state->last);
+  }
+  return decisions;
+}
 
 Result<std::shared_ptr<GpuExecutable>> GpuExecutable::Compile(
     std::shared_ptr<const compiler::Program> program, std::vector<bool> donated,
@@ -131,6 +298,13 @@ Result<std::shared_ptr<GpuExecutable>> GpuExecutable::Compile(
   exe->output_labels_ = OutputLabels(exe->assignment_);
   exe->temp_label_ = "temporaries of " + exe->name_;
   BATON_ASSIGN_OR_RETURN(exe->constants_, DeviceConstants(p, device));
+  exe->PlanSegments();
+  // Enqueued by the caller only when no step makes the launch wait for
+  // the device (class comment).
+  exe->dispatch_directly_ = exe->host_steps_ == 0 &&
+                            std::none_of(exe->regions_.begin(),
+                                         exe->regions_.end(),
+                                         [](const auto& r) { return !!r; });
   exe->slot_binder_ = SlotBinder(p, exe->assignment_);
   exe->layout_ = FrameLayout{exe->program_.get(),     &exe->assignment_,
                              &exe->constants_,         &exe->output_labels_,
@@ -164,8 +338,10 @@ Status GpuExecutable::RunEmulated(
     const DeviceBackend::HostAddressOf& host_address) const {
   const compiler::Program& p = *program_;
   const auto& obufs = assignment_.output_buffers;
-  // Device addresses -> host addresses, slot by slot, and the arena whole.
+  // Device addresses -> host addresses, slot by slot, and the arena whole;
+  // `map` keeps each range, for the nodes of replayed launch plans.
   std::vector<void*> host(value_data.size(), nullptr);
+  AddressMap map;
   for (size_t slot = 0; slot < value_data.size(); ++slot) {
     if (value_data[slot] == nullptr) continue;
     const int64_t bytes =
@@ -175,6 +351,7 @@ Status GpuExecutable::RunEmulated(
     BATON_ASSIGN_OR_RETURN(host[slot],
                            host_address(value_data[slot],
                                         static_cast<size_t>(bytes)));
+    map.Add(value_data[slot], bytes, host[slot]);
   }
   const int64_t arena_bytes =
       assignment_.temp_arena_bytes[static_cast<int>(MemoryKind::kDevice)];
@@ -184,7 +361,68 @@ Status GpuExecutable::RunEmulated(
                            host_address(device_arena,
                                         static_cast<size_t>(arena_bytes)));
   }
-  return RunOnHostStorage(host, static_cast<char*>(host_arena), host_address);
+  // The top-level run: host steps between segments, each segment as its
+  // launch plan decides, the recorded nodes run over this call's storage.
+  map.Add(device_arena, arena_bytes, host_arena);
+  const std::vector<void*> device_scratch =
+      StepScratch(static_cast<char*>(device_arena));
+  const std::vector<void*> host_scratch =
+      StepScratch(static_cast<char*>(host_arena));
+  auto run_node = [&](const LaunchNode& node) -> Status {
+    std::vector<void*> at(node.pointers.size());
+    for (size_t i = 0; i < at.size(); ++i) {
+      BATON_ASSIGN_OR_RETURN(at[i], map.Map(node.pointers[i]));
+    }
+    switch (node.kind) {
+      case LaunchNode::Kind::kKernel: {
+        const codegen::Action& a =
+            emitted_.actions[static_cast<size_t>(node.command)];
+        if (host_kernels_ == nullptr) {
+          return Internal(name_ + ": a kernel launch without kernels");
+        }
+        BATON_ASSIGN_OR_RETURN(
+            codegen::HostKernel fn,
+            host_kernels_->Find(
+                emitted_.kernel_names[static_cast<size_t>(a.kernel)]));
+        codegen::KernelArgs args{};
+        std::copy(at.begin(), at.end(), args.p);
+        fn(a.threads, &args);
+        return OkStatus();
+      }
+      case LaunchNode::Kind::kCopy:
+        std::memmove(at[0], at[1], static_cast<size_t>(CopyBytes(node.command)));
+        return OkStatus();
+      case LaunchNode::Kind::kGemm:
+        return codegen::RunGemmOnHost(
+            emitted_.actions[static_cast<size_t>(node.command)], at[0], at[1],
+            at[2]);
+    }
+    return OkStatus();
+  };
+  for (int item : run_order_) {
+    if (item < 0) {
+      const int step = emitted_.actions[static_cast<size_t>(~item)].step;
+      if (const RegionStep* region = regions_[step].get()) {
+        BATON_RETURN_IF_ERROR(
+            region->Run(host, host_scratch[step], &host_address));
+      } else {
+        BATON_RETURN_IF_ERROR(codegen::RunStepOnHost(p, plan_, step, host));
+      }
+      continue;
+    }
+    const std::vector<LaunchNode> nodes = ResolveSegment(
+        segments_[static_cast<size_t>(item)], value_data, device_scratch);
+    SegmentState& state = *segment_state_[static_cast<size_t>(item)];
+    std::lock_guard<std::mutex> lock(state.mu);
+    state.last = state.plan.Next(nodes);
+    // The "graph" of the simulated device is the recording: what a replay
+    // or an update runs is what the plan holds, not this call's nodes.
+    const std::vector<LaunchNode>& run =
+        state.last.mode == LaunchPlan::Mode::kDirect ? nodes
+                                                     : state.plan.recorded();
+    for (const LaunchNode& node : run) BATON_RETURN_IF_ERROR(run_node(node));
+  }
+  return OkStatus();
 }
 
 std::vector<void*> GpuExecutable::StepScratch(char* arena) const {
@@ -235,7 +473,8 @@ Status GpuExecutable::RunOnCaller(const std::vector<void*>& params,
         },
         value_data));
     return RunOnDevice(value_data, static_cast<char*>(arena),
-                       *static_cast<const CudaStream*>(context));
+                       *static_cast<const CudaStream*>(context),
+                       /*top_level=*/false);
   }
   const auto& host_address =
       *static_cast<const DeviceBackend::HostAddressOf*>(context);
@@ -251,54 +490,117 @@ Status GpuExecutable::RunOnCaller(const std::vector<void*>& params,
   return RunOnHostStorage(value_data, static_cast<char*>(arena), host_address);
 }
 
-Status GpuExecutable::RunOnDevice(const std::vector<void*>& value_data,
-                                  char* arena,
+Status GpuExecutable::EnqueueNode(const LaunchNode& node,
                                   const CudaStream& stream) const {
-  const compiler::Program& p = *program_;
-  const std::vector<void*> scratch = StepScratch(arena);
-  // As codegen::RunOnHost resolves a BufferRef.
-  auto at = [&](const codegen::BufferRef& ref, int step) -> void* {
-    if (ref.kind == codegen::BufferRef::Kind::kSlot) {
-      return value_data[static_cast<size_t>(ref.index)];
+  switch (node.kind) {
+    case LaunchNode::Kind::kKernel: {
+      codegen::KernelArgs args{};
+      std::copy(node.pointers.begin(), node.pointers.end(), args.p);
+      return cuda_->LaunchKernel(
+          emitted_.actions[static_cast<size_t>(node.command)], args, stream);
     }
-    return static_cast<char*>(scratch[static_cast<size_t>(step)]) + ref.index;
-  };
-  for (const codegen::Action& action : emitted_.actions) {
-    switch (action.kind) {
-      case codegen::Action::Kind::kKernel: {
-        codegen::KernelArgs args{};
-        for (size_t k = 0; k < action.args.size(); ++k) {
-          args.p[k] = at(action.args[k], action.step);
-        }
-        BATON_RETURN_IF_ERROR(cuda_->LaunchKernel(action, args, stream));
-        break;
-      }
-      case codegen::Action::Kind::kCopy:
-        BATON_RETURN_IF_ERROR(stream.Copy(at(action.dst, action.step),
-                                          at(action.src, action.step),
-                                          action.bytes));
-        break;
-      case codegen::Action::Kind::kGemm:
-        BATON_RETURN_IF_ERROR(cuda_->Gemm(action, at(action.a, action.step),
-                                          at(action.b, action.step),
-                                          at(action.c, action.step), stream));
-        break;
-      case codegen::Action::Kind::kHostStep:
-        if (const RegionStep* region = regions_[action.step].get()) {
-          BATON_RETURN_IF_ERROR(region->Run(value_data, scratch[action.step],
-                                            &stream, &stream));
-        } else {
-          BATON_RETURN_IF_ERROR(
-              RunHostStepOnDevice(action.step, value_data, stream));
-        }
-        break;
-    }
+    case LaunchNode::Kind::kCopy:
+      return stream.Copy(node.pointers[0], node.pointers[1],
+                         CopyBytes(node.command));
+    case LaunchNode::Kind::kGemm:
+      return cuda_->Gemm(emitted_.actions[static_cast<size_t>(node.command)],
+                         node.pointers[0], node.pointers[1], node.pointers[2],
+                         stream);
   }
-  for (const OutputSource& src : assignment_.outputs) {
-    if (src.kind != OutputSource::Kind::kCopy) continue;
-    BATON_RETURN_IF_ERROR(stream.Copy(value_data[p.num_values() + src.index],
-                                      value_data[src.value],
-                                      p.type(src.value).byte_size()));
+  return OkStatus();
+}
+
+Status GpuExecutable::RunSegmentOnDevice(int index,
+                                         std::vector<LaunchNode> nodes,
+                                         const CudaStream& stream) const {
+  SegmentState& state = *segment_state_[static_cast<size_t>(index)];
+  std::lock_guard<std::mutex> lock(state.mu);
+  state.last = state.plan.Next(nodes);
+  auto direct = [&]() -> Status {
+    for (const LaunchNode& node : nodes) {
+      BATON_RETURN_IF_ERROR(EnqueueNode(node, stream));
+    }
+    return OkStatus();
+  };
+  auto capture = [&]() -> Status {
+    if (state.graph == nullptr) {
+      state.graph = std::make_unique<CudaGraph>(
+          name_ + " (segment " + std::to_string(index) + ")");
+    }
+    const std::vector<LaunchNode>& recorded = state.plan.recorded();
+    return state.graph->Capture(
+        stream, static_cast<int>(recorded.size()),
+        [&](int i) { return EnqueueNode(recorded[static_cast<size_t>(i)], stream); });
+  };
+  // The device refused a capture or an update: run directly, warm up again.
+  auto fall_back = [&]() -> Status {
+    state.plan.Drop();
+    state.graph.reset();
+    state.last = LaunchPlan::Decision{};
+    return direct();
+  };
+  switch (state.last.mode) {
+    case LaunchPlan::Mode::kDirect:
+      if (state.plan.abandoned()) state.graph.reset();
+      return direct();
+    case LaunchPlan::Mode::kCapture:
+    case LaunchPlan::Mode::kRecapture:
+      if (!capture().ok()) return fall_back();
+      break;
+    case LaunchPlan::Mode::kUpdate: {
+      const std::vector<LaunchNode>& recorded = state.plan.recorded();
+      bool updated = true;
+      for (int i : state.last.updated_nodes) {
+        const LaunchNode& node = recorded[static_cast<size_t>(i)];
+        Status st;
+        if (node.kind == LaunchNode::Kind::kKernel) {
+          codegen::KernelArgs args{};
+          std::copy(node.pointers.begin(), node.pointers.end(), args.p);
+          st = state.graph->UpdateKernel(i, args);
+        } else {
+          st = state.graph->UpdateCopy(i, node.pointers[0], node.pointers[1],
+                                       CopyBytes(node.command));
+        }
+        if (!st.ok()) {
+          updated = false;
+          break;
+        }
+      }
+      // An update the driver refused: capture the (updated) recording anew.
+      if (!updated && !capture().ok()) return fall_back();
+      break;
+    }
+    case LaunchPlan::Mode::kReplay:
+      break;
+  }
+  return state.graph->Launch(stream);
+}
+
+Status GpuExecutable::RunOnDevice(const std::vector<void*>& value_data,
+                                  char* arena, const CudaStream& stream,
+                                  bool top_level) const {
+  const std::vector<void*> scratch = StepScratch(arena);
+  for (int item : run_order_) {
+    if (item < 0) {
+      const int step = emitted_.actions[static_cast<size_t>(~item)].step;
+      if (const RegionStep* region = regions_[step].get()) {
+        BATON_RETURN_IF_ERROR(
+            region->Run(value_data, scratch[step], &stream, &stream));
+      } else {
+        BATON_RETURN_IF_ERROR(RunHostStepOnDevice(step, value_data, stream));
+      }
+      continue;
+    }
+    std::vector<LaunchNode> nodes = ResolveSegment(
+        segments_[static_cast<size_t>(item)], value_data, scratch);
+    if (top_level) {
+      BATON_RETURN_IF_ERROR(
+          RunSegmentOnDevice(item, std::move(nodes), stream));
+      continue;
+    }
+    for (const LaunchNode& node : nodes) {
+      BATON_RETURN_IF_ERROR(EnqueueNode(node, stream));
+    }
   }
   return OkStatus();
 }
@@ -349,6 +651,12 @@ Result<std::vector<Array>> GpuExecutable::Execute(
   std::shared_ptr<const GpuExecutable> self = shared_from_this();
   Device* device = device_;
   void* device_arena = frame.arena(MemoryKind::kDevice);
+  // From the calling thread when the queue is idle and the inputs ready
+  // (class comment); the queue's order and dependencies hold either way.
+  const WorkQueue::Dispatch dispatch =
+      dispatch_directly_ ? WorkQueue::Dispatch::kInlineWhenIdle
+                         : WorkQueue::Dispatch::kAsync;
+  const std::thread::id caller = std::this_thread::get_id();
   if (target_ == Target::kCuda) {
     // The launch runs in queue order, as a task of the compute queue (what
     // its host steps' callbacks enqueue runs at once, work_queue.h), and
@@ -357,7 +665,9 @@ Result<std::vector<Array>> GpuExecutable::Execute(
     // device is past the run (its kernels and GEMM plans are in use).
     Event done = queue.EnqueueLaunch(
         std::move(frame.dependencies()),
-        [self, value_data = std::move(frame.value_data()), device_arena]() {
+        [self, value_data = std::move(frame.value_data()), device_arena,
+         caller]() {
+          if (std::this_thread::get_id() == caller) ++self->direct_dispatches_;
           return self->cuda_->Launch(
               "running " + self->name_,
               [&](const CudaStream& stream) {
@@ -365,14 +675,16 @@ Result<std::vector<Array>> GpuExecutable::Execute(
                 const int64_t begin =
                     rec.enabled() ? TraceRecorder::NowNs() : 0;
                 Status s = self->RunOnDevice(
-                    value_data, static_cast<char*>(device_arena), stream);
+                    value_data, static_cast<char*>(device_arena), stream,
+                    /*top_level=*/true);
                 if (rec.enabled()) {
                   rec.RecordExecute(begin, self->device_->id(), self->name_);
                 }
                 return s;
               },
               self);
-        });
+        },
+        dispatch);
     return frame.Finish(done, args);
   }
   // The launch runs in queue order and enqueues the command list on the
@@ -380,7 +692,8 @@ Result<std::vector<Array>> GpuExecutable::Execute(
   Event done = queue.EnqueueLaunch(
       std::move(frame.dependencies()),
       [self, device, value_data = std::move(frame.value_data()),
-       device_arena]() {
+       device_arena, caller]() {
+        if (std::this_thread::get_id() == caller) ++self->direct_dispatches_;
         return device->backend().EmulateAsync(
             device->ordinal(), QueueKind::kCompute,
             [self, value_data, device_arena](
@@ -399,7 +712,8 @@ Result<std::vector<Array>> GpuExecutable::Execute(
               }
               return s;
             });
-      });
+      },
+      dispatch);
   return frame.Finish(done, args);
 }
 

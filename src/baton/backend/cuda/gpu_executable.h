@@ -46,12 +46,36 @@
 // by the event of the work, inputs and the temporary arena are released
 // after it, exactly as on the CPU.
 //
+// Launch plans (launch_plan.h): the command list is cut into segments --
+// the longest runs of kernels, copies and GEMMs with no host step or
+// control-flow step between them (those wait for the stream and compute
+// on the host, which no graph can hold); the output copies end the last
+// segment. Each segment of a top-level call is resolved into LaunchNodes
+// and its LaunchPlan decides: run directly, capture, replay, update the
+// changed nodes in place, or recapture. On kCuda the recording is a CUDA
+// graph (cuda_graph.h); under emulation the recorded nodes themselves,
+// run by the host emulation (so a node the plan failed to update runs
+// with the stale addresses and the values show it). Regions of
+// control-flow steps run directly (each iteration is a call of their own,
+// between two reads of the condition). launch_plan_counters() and
+// last_launch_decisions() say what the plans did.
+//
+// Dispatch: a program with no host step and no control-flow step enqueues
+// from the calling thread when its compute queue is idle (all earlier
+// work of the queue, device work included, done) and its inputs are ready
+// (WorkQueue::Dispatch::kInlineWhenIdle): no hand-off to the queue's
+// worker, with the queue's order and dependency semantics unchanged. Any
+// other call goes through the worker (a host step would make the caller
+// wait for the device). direct_dispatches() counts the calls that were
+// enqueued by the calling thread.
+//
 // Ownership: shared (std::shared_ptr) by compile caches and by the work in
 // flight; holds its constants (ConstantCache) and its compiled kernels.
 // The Device must outlive it.
 // Thread-safety: Execute may be called from any thread, concurrently.
 #pragma once
 
+#include <atomic>
 #include <memory>
 #include <string>
 #include <vector>
@@ -61,6 +85,7 @@
 #include "baton/backend/cuda/codegen/host_kernel_runner.h"
 #include "baton/backend/cuda/codegen/kernel_emitter.h"
 #include "baton/backend/executable.h"
+#include "baton/backend/launch_plan.h"
 #include "baton/backend/region_step.h"
 #include "baton/compiler/buffer_assignment.h"
 #include "baton/compiler/ir.h"
@@ -123,7 +148,43 @@ class GpuExecutable : public Executable,
   // which run as RegionSteps, are not counted).
   int host_steps() const { return host_steps_; }
 
+  // Launch plans: the segments of the command list (class comment), what
+  // their plans decided summed over them, and each one's last decision
+  // (kDirect before its first run). Read once the calls are done (their
+  // outputs ready): the decisions are made when the run is launched.
+  int num_segments() const { return static_cast<int>(segments_.size()); }
+  LaunchPlan::Counters launch_plan_counters() const;
+  std::vector<LaunchPlan::Decision> last_launch_decisions() const;
+  // Whether calls may enqueue from the calling thread (class comment), and
+  // how many did.
+  bool dispatches_directly() const { return dispatch_directly_; }
+  int64_t direct_dispatches() const { return direct_dispatches_.load(); }
+
  private:
+  // Actions [begin, end) of emitted_.actions, none a kHostStep, and
+  // whether the output copies follow them.
+  struct Segment {
+    int begin = 0, end = 0;
+    bool output_copies = false;
+  };
+  struct SegmentState;  // gpu_executable.cc: plan, graph, mutex
+  // Cuts the command list into segments_ and run_order_.
+  void PlanSegments();
+  // Segment `seg` of one call as nodes over device addresses (`scratch`
+  // per step): kernels over no item and copies onto themselves are no
+  // node. Node commands are action indices; output copy k is
+  // actions.size() + k (an index into assignment_.outputs).
+  std::vector<LaunchNode> ResolveSegment(
+      const Segment& seg, const std::vector<void*>& value_data,
+      const std::vector<void*>& scratch) const;
+  // The bytes a copy node moves.
+  int64_t CopyBytes(int command) const;
+  // kCuda: enqueues one node as a plain launch.
+  Status EnqueueNode(const LaunchNode& node, const CudaStream& stream) const;
+  // kCuda: segment `index` of a top-level call, as its plan decides.
+  Status RunSegmentOnDevice(int index, std::vector<LaunchNode> nodes,
+                            const CudaStream& stream) const;
+
   GpuExecutable() = default;
   // Each step's scratch in the temporary arena at `arena` (null where a
   // step has none).
@@ -137,9 +198,11 @@ class GpuExecutable : public Executable,
   Status RunOnHostStorage(const std::vector<void*>& host, char* host_arena,
                           const DeviceBackend::HostAddressOf& host_address) const;
   // kCuda: enqueues the command list on `stream` over device addresses
-  // (`value_data` per slot, `arena` the device temporaries).
+  // (`value_data` per slot, `arena` the device temporaries); with
+  // `top_level` (a call, not a region's iteration) through the segments'
+  // launch plans.
   Status RunOnDevice(const std::vector<void*>& value_data, char* arena,
-                     const CudaStream& stream) const;
+                     const CudaStream& stream, bool top_level) const;
   // kCuda: step `step`, left to the host (Action::kHostStep), over device
   // storage: waits for the stream, copies the step's inputs to the host,
   // runs it there and writes its results back.
@@ -170,6 +233,13 @@ class GpuExecutable : public Executable,
   std::string temp_label_;
   SlotBinder slot_binder_;
   FrameLayout layout_;
+  std::vector<Segment> segments_;
+  // The top-level run in order: a segment's index (>= 0), or ~a for the
+  // host or control-flow step of action a.
+  std::vector<int> run_order_;
+  std::vector<std::unique_ptr<SegmentState>> segment_state_;
+  bool dispatch_directly_ = false;
+  mutable std::atomic<int64_t> direct_dispatches_{0};
 };
 
 }  // namespace baton::cuda

@@ -7,13 +7,20 @@
 namespace baton::cuda {
 
 ToolkitLibrary OpenToolkitLibrary(const std::string& stem) {
+  return OpenToolkitLibrary(stem, {"13", "12"});
+}
+
+ToolkitLibrary OpenToolkitLibrary(const std::string& stem,
+                                  const std::vector<std::string>& versions) {
   const std::string file = "lib" + stem + ".so";
   std::vector<std::string> names;
 #ifdef BATON_CUDA_LIB_DIR
-  names.push_back(std::string(BATON_CUDA_LIB_DIR) + "/" + file + ".13");
-  names.push_back(std::string(BATON_CUDA_LIB_DIR) + "/" + file + ".12");
+  for (const std::string& v : versions) {
+    names.push_back(std::string(BATON_CUDA_LIB_DIR) + "/" + file + "." + v);
+  }
 #endif
-  names.insert(names.end(), {file + ".13", file + ".12", file});
+  for (const std::string& v : versions) names.push_back(file + "." + v);
+  names.push_back(file);
   ToolkitLibrary lib;
   for (const std::string& name : names) {
     lib.handle = dlopen(name.c_str(), RTLD_NOW | RTLD_LOCAL);

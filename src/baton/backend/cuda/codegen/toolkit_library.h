@@ -14,6 +14,7 @@
 #pragma once
 
 #include <string>
+#include <vector>
 
 namespace baton::cuda {
 
@@ -26,6 +27,10 @@ struct ToolkitLibrary {
 
 // Opens lib<stem>.so.13, .so.12 or .so (the toolkit's folder first).
 ToolkitLibrary OpenToolkitLibrary(const std::string& stem);
+// The same with other sonames: lib<stem>.so.<v> for each of `versions`
+// in order, then lib<stem>.so ({"2"} for NCCL's libnccl.so.2).
+ToolkitLibrary OpenToolkitLibrary(const std::string& stem,
+                                  const std::vector<std::string>& versions);
 
 // The address of `symbol` in `library`, or null (then appended to
 // `missing`, comma-separated).
