@@ -35,7 +35,7 @@ std::string Jitted::DescribeArg(size_t i, const Array& a) const {
 
 Result<std::shared_ptr<const Jitted::Entry>> Jitted::GetOrCompile(
     const std::vector<ArgSpec>& specs, Device* device) {
-  Key key{device->id(), specs};
+  Key key{reinterpret_cast<std::uintptr_t>(device), specs};
   {
     std::lock_guard<std::mutex> lock(mu_);
     auto it = cache_.find(key);

@@ -27,6 +27,7 @@
 // thread concurrently.
 #pragma once
 
+#include <cstdint>
 #include <functional>
 #include <map>
 #include <memory>
@@ -120,7 +121,9 @@ class Jitted {
     std::shared_ptr<Executable> executable;
     std::vector<Array> captured;  // hidden arguments, in order
   };
-  using Key = std::pair<int, std::vector<ArgSpec>>;  // device id, specs
+  // The device (its address: ids are per platform, so the simulated device
+  // 0 and CPU device 0 share one) and the argument specs.
+  using Key = std::pair<std::uintptr_t, std::vector<ArgSpec>>;
   Result<std::shared_ptr<const Entry>> GetOrCompile(
       const std::vector<ArgSpec>& specs, Device* device);
   std::string DescribeArg(size_t i, const Array& a) const;

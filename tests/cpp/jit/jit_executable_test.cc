@@ -56,6 +56,21 @@ TEST(JitExecutableTest, JittedLowersToTheExecutableOfItsDevice) {
             (std::vector<float>{2, 3, 4, 5}));
 }
 
+// Device ids are per platform: the simulated device 0 and CPU device 0 share
+// id 0. One jitted function lowered for both gets an executable for each
+// (its cache once returned the first device's for the second).
+TEST(JitExecutableTest, OneFunctionLowersSeparatelyForDevicesOfTheSameId) {
+  Device* sim = SimulatedClient().devices()[0];
+  Device* cpu = Client::Default().devices()[0];
+  ASSERT_EQ(sim->id(), cpu->id());
+  Jitted f = AddOne();
+  std::shared_ptr<Executable> on_sim = ValueOrThrow(f.Lower({Spec(Shape{4})}, sim));
+  std::shared_ptr<Executable> on_cpu = ValueOrThrow(f.Lower({Spec(Shape{4})}, cpu));
+  EXPECT_EQ(on_sim->device(), sim);
+  EXPECT_EQ(on_cpu->device(), cpu);
+  EXPECT_EQ(f.cache_size(), 2u);
+}
+
 TEST(JitExecutableTest, TheSimulatedDeviceRunsTheGpuExecutable) {
   Device* sim = SimulatedClient().devices()[0];
   ASSERT_EQ(sim->platform(), "sim");
