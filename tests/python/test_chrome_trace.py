@@ -262,6 +262,10 @@ def test_trace_of_transfer_execute_free_donate_overwrite(tmp_path, no_gc):
         z.delete()
         w = bump(bt.donate(x)).block_until_ready()
         v = bt.device_put(np.ones(1 << 16, np.float32), into=w).block_until_ready()
+        # z's free waits for its transfer; on a loaded machine (or an
+        # asynchronous device) it may land after v is ready: let it land
+        # inside the trace.
+        bt.effects_barrier()
         stats = {(d.id, k): bt.memory_stats(d, k) for d in bt.devices() for k in KINDS}
     assert t.path == os.path.join(str(tmp_path), "baton.trace.json")
     assert float(y) == float(host.sum() * 2)
