@@ -82,7 +82,8 @@ Status SlotBinder::Bind(const void* const* params, void* const* outputs,
         slots[v] = const_cast<void*>(params[loc.index]);
         break;
       case BufferLocation::Kind::kConstant: {
-        if (bytes_[v] == 0) break;
+        // Asked even for an empty constant: the CPU binds its (non-null)
+        // storage, which kernels may pass to memcpy with 0 bytes.
         BATON_ASSIGN_OR_RETURN(slots[v], constant(loc.index, bytes_[v]));
         break;
       }

@@ -56,7 +56,7 @@ class SlotBinder {
              const compiler::BufferAssignment& assignment);
 
   // The address, as the running code sees it, of the constant with ValueId
-  // `value` (`bytes` long, > 0).
+  // `value` (`bytes` long; may be 0).
   using ConstantAddress = std::function<Result<void*>(int value, int64_t bytes)>;
 
   // Binds every slot (resizing `slots`): a temporary at the arena of its

@@ -482,7 +482,8 @@ Status GpuExecutable::RunOnCaller(const std::vector<void*>& params,
   // them from iteration to iteration).
   BATON_RETURN_IF_ERROR(slot_binder_.BindRepeated(
       params, out_buffers, arena,
-      [&](int value, int64_t bytes) {
+      [&](int value, int64_t bytes) -> Result<void*> {
+        if (bytes == 0) return nullptr;  // nothing to map
         return host_address(constants_[value]->data(),
                             static_cast<size_t>(bytes));
       },
