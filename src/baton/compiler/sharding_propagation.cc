@@ -185,6 +185,12 @@ class Propagator {
   // batch is the common case.
   void BroadcastIntoTheirUsersLayout() {
     std::vector<std::vector<std::pair<ValueId, size_t>>> users(p_.num_values());
+    // Every read of each value: operands and outputs.
+    std::vector<int> reads(p_.num_values(), 0);
+    for (ValueId u = 0; u < p_.num_values(); ++u) {
+      for (ValueId o : p_.instruction(u).operands) ++reads[o];
+    }
+    for (ValueId o : p_.outputs()) ++reads[o];
     for (ValueId v = 0; v < p_.num_values(); ++v) {
       const auto& reshards = plan_.steps[v].reshards;
       for (size_t r = 0; r < reshards.size(); ++r) {
@@ -198,12 +204,7 @@ class Propagator {
         continue;
       }
       // Every read of v is a reshard (none reads it as it is) to one layout.
-      int reads = 0;
-      for (ValueId u = v + 1; u < p_.num_values(); ++u) {
-        for (ValueId o : p_.instruction(u).operands) reads += o == v;
-      }
-      for (ValueId o : p_.outputs()) reads += o == v;
-      if (reads != static_cast<int>(users[v].size())) continue;
+      if (reads[v] != static_cast<int>(users[v].size())) continue;
       const auto& first = plan_.steps[users[v][0].first].reshards[users[v][0].second];
       bool same = first.kind == Reshard::Kind::kSlice;
       for (const auto& [u, r] : users[v]) same &= plan_.steps[u].reshards[r].to == first.to;

@@ -56,19 +56,6 @@ Result<Literal> Combine(const Literal& a, const Literal& b, ReduceOp op) {
   return std::move(out[0]);
 }
 
-// Whether devices d and e differ only along `axes`.
-bool SameGroup(const DeviceMesh& mesh, int64_t d, int64_t e,
-               const std::vector<int>& axes) {
-  const std::vector<int64_t> cd = MeshCoordinate(mesh, d);
-  const std::vector<int64_t> ce = MeshCoordinate(mesh, e);
-  for (size_t a = 0; a < cd.size(); ++a) {
-    const bool along = std::find(axes.begin(), axes.end(),
-                                 static_cast<int>(a)) != axes.end();
-    if (!along && cd[a] != ce[a]) return false;
-  }
-  return true;
-}
-
 // The whole array of `slot` from the devices' blocks.
 Literal Assemble(const SpmdSlot& slot, const DeviceMesh& mesh,
                  const std::vector<Literal>& blocks) {

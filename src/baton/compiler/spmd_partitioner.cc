@@ -31,6 +31,18 @@ std::vector<int64_t> MeshCoordinate(const DeviceMesh& mesh, int64_t device) {
   return c;
 }
 
+bool SameGroup(const DeviceMesh& mesh, int64_t d, int64_t e,
+               const std::vector<int>& axes) {
+  const std::vector<int64_t> cd = MeshCoordinate(mesh, d);
+  const std::vector<int64_t> ce = MeshCoordinate(mesh, e);
+  for (size_t a = 0; a < cd.size(); ++a) {
+    const bool along = std::find(axes.begin(), axes.end(),
+                                 static_cast<int>(a)) != axes.end();
+    if (!along && cd[a] != ce[a]) return false;
+  }
+  return true;
+}
+
 std::vector<int64_t> BlockOrigin(const Shape& global, const Sharding& sharding,
                                  const DeviceMesh& mesh, int64_t device) {
   const std::vector<int64_t> c = MeshCoordinate(mesh, device);
@@ -120,6 +132,7 @@ class Partitioner {
     slot_of_.assign(p.num_values(), -1);
     local_of_.assign(p.num_values(), -1);
     last_use_.assign(p.num_values(), -1);
+    partial_.assign(p.num_values(), false);
     for (ValueId v = 0; v < p.num_values(); ++v) {
       for (ValueId o : p.instruction(v).operands) last_use_[o] = v;
     }
@@ -336,7 +349,7 @@ class Partitioner {
   std::vector<int> slot_of_;   // per ValueId: its slot (after any all-reduce)
   std::vector<int> local_of_;  // per ValueId: its id in cur_, or -1
   std::vector<ValueId> last_use_;
-  std::map<ValueId, bool> partial_;
+  std::vector<bool> partial_;  // per ValueId: a partial sum (see pending_)
   std::vector<ValueId> pending_;  // partial results not yet all-reduced
   // The compute stage being built.
   std::unique_ptr<Program> cur_;

@@ -50,6 +50,11 @@ Shape BlockShape(const Shape& global, const Sharding& sharding,
 // The mesh coordinate of device `device` (0 <= device < the mesh's size).
 std::vector<int64_t> MeshCoordinate(const DeviceMesh& mesh, int64_t device);
 
+// Whether devices `d` and `e` differ only along the mesh axes `axes` (they
+// are in one group of a collective over those axes).
+bool SameGroup(const DeviceMesh& mesh, int64_t d, int64_t e,
+               const std::vector<int>& axes);
+
 // Where device `device`'s block starts in the global array, per dimension.
 std::vector<int64_t> BlockOrigin(const Shape& global, const Sharding& sharding,
                                  const DeviceMesh& mesh, int64_t device);

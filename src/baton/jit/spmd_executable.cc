@@ -213,6 +213,8 @@ Result<std::shared_ptr<SpmdExecutable>> SpmdExecutable::Compile(
   const size_t num_stages = exe->spmd_.stages.size();
   exe->compute_.resize(num_stages);
   exe->communication_.resize(num_stages);
+  exe->crosses_.resize(num_stages);
+  for (size_t s = 0; s < num_stages; ++s) exe->crosses_[s] = exe->Crosses(s);
   for (size_t s = 0; s < num_stages; ++s) {
     const SpmdStage& st = exe->spmd_.stages[s];
     if (st.kind != SpmdStage::Kind::kCompute) {
@@ -262,16 +264,8 @@ Status SpmdExecutable::CompileCommunication(size_t s) {
   switch (st.kind) {
     case SpmdStage::Kind::kAllReduce: {
       for (int64_t d = 0; d < n; ++d) {
-        const std::vector<int64_t> cd = compiler::MeshCoordinate(mesh, d);
         for (int64_t e = 0; e <= d; ++e) {
-          const std::vector<int64_t> ce = compiler::MeshCoordinate(mesh, e);
-          bool same = true;
-          for (size_t a = 0; a < cd.size(); ++a) {
-            const bool along = std::find(st.axes.begin(), st.axes.end(),
-                                         static_cast<int>(a)) != st.axes.end();
-            same &= along || cd[a] == ce[a];
-          }
-          if (!same) continue;
+          if (!compiler::SameGroup(mesh, d, e, st.axes)) continue;
           per_device[d]->leader = static_cast<int>(e);
           break;
         }
@@ -279,7 +273,7 @@ Status SpmdExecutable::CompileCommunication(size_t s) {
       for (int64_t d = 0; d < n; ++d) {
         per_device[per_device[d]->leader]->members.push_back(static_cast<int>(d));
       }
-      const bool crosses = Crosses(s);
+      const bool crosses = crosses_[s];
       for (int d : local_) {
         Communication& c = *per_device[d];
         c.members = per_device[c.leader]->members;
@@ -362,16 +356,11 @@ bool SpmdExecutable::Crosses(size_t s) const {
   switch (st.kind) {
     case SpmdStage::Kind::kAllReduce:
       for (int64_t d = 0; d < n; ++d) {
-        const std::vector<int64_t> cd = compiler::MeshCoordinate(spmd_.mesh, d);
         for (int64_t e = 0; e < n; ++e) {
-          const std::vector<int64_t> ce = compiler::MeshCoordinate(spmd_.mesh, e);
-          bool same = true;
-          for (size_t a = 0; a < cd.size(); ++a) {
-            const bool along = std::find(st.axes.begin(), st.axes.end(),
-                                         static_cast<int>(a)) != st.axes.end();
-            same &= along || cd[a] == ce[a];
+          if (process_of[d] != process_of[e] &&
+              compiler::SameGroup(spmd_.mesh, d, e, st.axes)) {
+            return true;
           }
-          if (same && process_of[d] != process_of[e]) return true;
         }
       }
       return false;
@@ -505,7 +494,7 @@ Result<std::vector<std::vector<Array>>> SpmdExecutable::Execute(
     const SpmdStage& st = spmd_.stages[s];
     const auto& comm = communication_[s];
     std::vector<std::vector<char>> host;  // other processes' blocks
-    if (st.kind != SpmdStage::Kind::kCompute && Crosses(s)) {
+    if (st.kind != SpmdStage::Kind::kCompute && crosses_[s]) {
       BATON_ASSIGN_OR_RETURN(host,
                              Exchange(slots[st.source], spmd_.slots[st.source]));
     }

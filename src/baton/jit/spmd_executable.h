@@ -131,6 +131,8 @@ class SpmdExecutable {
   // combine / slice / assemble programs (communication stages).
   std::vector<std::vector<std::shared_ptr<Executable>>> compute_;
   std::vector<std::vector<std::shared_ptr<Communication>>> communication_;
+  // Per stage: whether it exchanges blocks with other processes (Crosses).
+  std::vector<bool> crosses_;
   // Per stage: the slots no later stage (and no output) reads.
   std::vector<std::vector<int>> release_after_;
 };

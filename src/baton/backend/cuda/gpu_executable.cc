@@ -66,13 +66,26 @@ class AddressMap {
     if (device == nullptr || host == nullptr) return;
     ranges_.push_back({static_cast<const char*>(device), bytes,
                        static_cast<char*>(host)});
+    sorted_ = false;
   }
-  Result<void*> Map(const void* device) const {
+  // Binary search over the ranges sorted by start; ranges may nest (a slot
+  // inside the arena), so from the last range starting at or below `device`
+  // it steps back while an earlier range can still reach that far.
+  Result<void*> Map(const void* device) {
+    if (!sorted_) Sort();
     const char* p = static_cast<const char*>(device);
-    for (const Range& r : ranges_) {
-      if (p >= r.device && (p < r.device + r.bytes || p == r.device)) {
+    size_t i = static_cast<size_t>(
+        std::upper_bound(ranges_.begin(), ranges_.end(), p,
+                         [](const char* q, const Range& r) {
+                           return q < r.device;
+                         }) -
+        ranges_.begin());
+    while (i-- > 0) {
+      const Range& r = ranges_[i];
+      if (p < r.device + r.bytes || p == r.device) {
         return static_cast<void*>(r.host + (p - r.device));
       }
+      if (reach_[i] <= p) break;  // no earlier range ends past p
     }
     return Internal("a launch node binds a device address outside this "
                     "call's storage (a stale address left in a replayed "
@@ -85,7 +98,21 @@ class AddressMap {
     int64_t bytes;
     char* host;
   };
+  void Sort() {
+    std::sort(ranges_.begin(), ranges_.end(),
+              [](const Range& a, const Range& b) { return a.device < b.device; });
+    reach_.resize(ranges_.size());
+    const char* reach = nullptr;
+    for (size_t i = 0; i < ranges_.size(); ++i) {
+      const char* end = ranges_[i].device + std::max<int64_t>(ranges_[i].bytes, 1);
+      reach = std::max(reach == nullptr ? end : reach, end);
+      reach_[i] = reach;
+    }
+    sorted_ = true;
+  }
   std::vector<Range> ranges_;
+  std::vector<const char*> reach_;  // furthest end among ranges_[0..i]
+  bool sorted_ = true;
 };
 
 }  // namespace
