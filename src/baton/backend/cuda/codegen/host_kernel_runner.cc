@@ -200,7 +200,9 @@ Result<std::unique_ptr<HostKernelLibrary>> HostKernelLibrary::Compile(
     Optimization optimization) {
   BATON_ASSIGN_OR_RETURN(
       fs::path path,
-      CompileIntoCache(source, name, optimization == Optimization::kFastRun));
+      CompileIntoCache(source, name,
+                       optimization == Optimization::kFastRun &&
+                           Env("BATON_HOST_KERNEL_OPTIMIZE", "1") != "0"));
   std::unique_ptr<HostKernelLibrary> lib(new HostKernelLibrary());
   lib->handle_ = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
   if (lib->handle_ == nullptr) {

@@ -44,8 +44,9 @@ class HostKernelLibrary {
   // compiler's output, when the compiler rejects the source.
   // kFastCompile (-O0): tests of many small programs, where compiling is
   // nearly all the time; kFastRun (-O2): an executable's kernels, which run
-  // on real data. Float results are the same either way (SSE arithmetic,
-  // no contraction).
+  // on real data, unless $BATON_HOST_KERNEL_OPTIMIZE is 0 (the test
+  // scripts: their data is small). Float results are the same either way
+  // (SSE arithmetic, no contraction).
   enum class Optimization { kFastCompile, kFastRun };
   static Result<std::unique_ptr<HostKernelLibrary>> Compile(
       const std::string& source, const std::string& name,
