@@ -48,7 +48,8 @@ def environment_info() -> str:
         f"best vector ISA {blas['cpu_isa']}",
         f"devices:   {', '.join(str(d) for d in _device_queries.devices())}",
         f"blas:      {blas['config']}",
-        f"blas core: {blas['corename']} ({fit})",
+        f"blas core: {blas['corename']} ({fit}), "
+        f"{blas['threads_per_call']} thread(s) per call",
     ]
     if blas["advice"]:
         lines.append(f"           {blas['advice']}")

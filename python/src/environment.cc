@@ -17,12 +17,14 @@ void init_environment(nb::module_& m) {
         d["cpu_isa"] = info.cpu_isa;
         d["kernel_fits_cpu"] = info.kernel_fits_cpu;
         d["advice"] = info.advice;
+        d["threads_per_call"] = info.threads_per_call;
         return d;
       },
       "The BLAS library baton computes GEMMs with: {'config', 'corename' "
       "(the kernel family it chose), 'cpu_isa' (this CPU's best vector "
       "instructions), 'kernel_fits_cpu', 'advice' (what to do when it does "
-      "not fit)}.");
+      "not fit), 'threads_per_call' (the cores divided among this process's "
+      "CPU devices unless OPENBLAS_NUM_THREADS says)}.");
   m.def(
       "blas_kernel_isa", &baton::BlasKernelIsa, nb::arg("corename"),
       "The vector ISA an OpenBLAS kernel family is written for ('avx512', "

@@ -17,6 +17,9 @@ struct BlasEnvironment {
   // supports; `advice` then says what to do.
   bool kernel_fits_cpu = true;
   std::string advice;
+  // Threads one GEMM uses (cpu/blas_threads.h: the cores divided among a
+  // process's CPU devices).
+  int threads_per_call = 1;
 };
 
 // The CPU backend's BLAS library and whether its kernels fit this CPU.

@@ -1,5 +1,7 @@
 #include "baton/compiler/spmd_partitioner.h"
 
+#include "baton/compiler/effects.h"
+
 #include <algorithm>
 #include <limits>
 #include <map>
@@ -123,6 +125,58 @@ namespace {
 
 constexpr int kOutput = std::numeric_limits<int>::max();
 
+// The order the instructions are partitioned in. Each instruction gets a
+// level: how many combines of partial results must come before it (one more
+// than a partial operand's, at least any operand's). The program runs level
+// by level, each in program order, so the all-reduces gather at as few
+// points as the dependencies allow: a training step's loss, summed before
+// the backward pass, is combined with the gradients, and forward and
+// backward are one compute stage instead of two around the loss's
+// all-reduce. An instruction is then sunk to the lowest level its readers
+// allow (a constant broadcast for the update is made in the update's stage,
+// not carried from the first). Effectful instructions keep their order.
+std::vector<ValueId> PartitionOrder(const Program& p, const ShardingPlan& plan) {
+  const ValueId n = p.num_values();
+  auto partial = [&](ValueId v) {
+    return plan.steps[v].all_reduce_axes.empty() ? 0 : 1;
+  };
+  std::vector<std::vector<ValueId>> deps(n), readers(n);
+  ValueId last_effect = -1;
+  for (ValueId v = 0; v < n; ++v) {
+    const Instruction& inst = p.instruction(v);
+    if (inst.kind() == OpKind::kParameter) continue;
+    deps[v].assign(inst.operands.begin(), inst.operands.end());
+    if (HasSideEffect(inst.attrs)) {
+      if (last_effect >= 0) deps[v].push_back(last_effect);
+      last_effect = v;
+    }
+    for (ValueId d : deps[v]) readers[d].push_back(v);
+  }
+  std::vector<int> level(n, 0);
+  for (ValueId v = 0; v < n; ++v) {  // earliest
+    for (ValueId d : deps[v]) level[v] = std::max(level[v], level[d] + partial(d));
+  }
+  std::vector<bool> is_output(n, false);
+  for (ValueId o : p.outputs()) is_output[o] = true;
+  for (ValueId v = n; v-- > 0;) {  // latest that its readers allow
+    if (p.instruction(v).kind() == OpKind::kParameter || readers[v].empty() ||
+        is_output[v]) {
+      continue;
+    }
+    int latest = std::numeric_limits<int>::max();
+    for (ValueId r : readers[v]) latest = std::min(latest, level[r] - partial(v));
+    level[v] = std::max(level[v], latest);
+  }
+  std::vector<ValueId> order;
+  for (ValueId v = 0; v < n; ++v) {
+    if (p.instruction(v).kind() != OpKind::kParameter) order.push_back(v);
+  }
+  std::stable_sort(order.begin(), order.end(), [&](ValueId a, ValueId b) {
+    return level[a] < level[b];
+  });
+  return order;
+}
+
 class Partitioner {
  public:
   Partitioner(const Program& p, const DeviceMesh& mesh, const ShardingPlan& plan,
@@ -133,8 +187,12 @@ class Partitioner {
     local_of_.assign(p.num_values(), -1);
     last_use_.assign(p.num_values(), -1);
     partial_.assign(p.num_values(), false);
-    for (ValueId v = 0; v < p.num_values(); ++v) {
-      for (ValueId o : p.instruction(v).operands) last_use_[o] = v;
+    order_ = PartitionOrder(p, plan);
+    // Positions (and last uses) count in that order.
+    for (ValueId k = 0; k < static_cast<ValueId>(order_.size()); ++k) {
+      for (ValueId o : p.instruction(order_[k]).operands) {
+        last_use_[o] = std::max(last_use_[o], k);
+      }
     }
     for (ValueId o : p.outputs()) last_use_[o] = kOutput;
   }
@@ -145,11 +203,9 @@ class Partitioner {
       slot_of_[v] = NewSlot(v, plan_.sharding[v], /*partial=*/false);
       out_.parameter_slots.push_back(slot_of_[v]);
     }
-    for (ValueId v = 0; v < p_.num_values(); ++v) {
-      const Instruction& inst = p_.instruction(v);
-      if (inst.kind() == OpKind::kParameter) continue;
-      position_ = v;
-      BATON_RETURN_IF_ERROR(Partition(v, inst));
+    for (ValueId k = 0; k < static_cast<ValueId>(order_.size()); ++k) {
+      position_ = k;
+      BATON_RETURN_IF_ERROR(Partition(order_[k], p_.instruction(order_[k])));
     }
     BATON_RETURN_IF_ERROR(CombinePartials(nullptr));
     BATON_RETURN_IF_ERROR(Close());
@@ -345,10 +401,11 @@ class Partitioner {
   const ShardingPlan& plan_;
   std::vector<std::optional<Sharding>> requested_;  // per output, may be empty
   SpmdProgram out_;
-  ValueId position_ = 0;  // the instruction being partitioned
+  std::vector<ValueId> order_;  // PartitionOrder
+  ValueId position_ = 0;  // the instruction being partitioned, in order_
   std::vector<int> slot_of_;   // per ValueId: its slot (after any all-reduce)
   std::vector<int> local_of_;  // per ValueId: its id in cur_, or -1
-  std::vector<ValueId> last_use_;
+  std::vector<ValueId> last_use_;  // per ValueId: its last reader's position
   std::vector<bool> partial_;  // per ValueId: a partial sum (see pending_)
   std::vector<ValueId> pending_;  // partial results not yet all-reduced
   // The compute stage being built.

@@ -283,6 +283,33 @@ TEST(SpmdPartitionerTest, PartialResultsAreCombinedTogetherWhenFirstRead) {
   EXPECT_EQ(sp.stages[3].kind, SpmdStage::Kind::kCompute);
 }
 
+// A training step's loss is summed over the split batch before the
+// backward pass, and read (scaled) as an output. Its reader waits for the
+// gradients' all-reduce (spmd_partitioner.cc: PartitionOrder): forward and
+// backward are one compute stage, and both partial sums are combined at one
+// point -- not a stage before the loss's all-reduce and one after.
+TEST(SpmdPartitionerTest, ReadersOfAPartialLossWaitForTheGradients) {
+  Program p;
+  const ValueId x = p.AddParameter(F32({8, 4})).value();
+  const ValueId w = p.AddParameter(F32({4, 3})).value();
+  const ValueId h = Dot(p, x, w, {1}, {0});  // [8, 3], split rows
+  const ValueId loss = p.Add(ReduceAttrs{ReduceOp::kSum, {0, 1}}, {h}).value();
+  const ValueId half = p.Add(ConstantAttrs{std::make_shared<Literal>(
+                                 Literal::Scalar<float>(0.5f))},
+                             {})
+                           .value();
+  const ValueId scaled = p.Add(BinaryAttrs{BinaryOp::kMul}, {loss, half}).value();
+  const ValueId g = Dot(p, x, h, {0}, {0});  // [4, 3], partial
+  const ValueId u = p.Add(BinaryAttrs{BinaryOp::kSub}, {w, g}).value();
+  ASSERT_TRUE(p.SetOutputs({u, scaled}).ok());
+  const SpmdProgram sp = CheckAgainstOneDevice(p, Mesh1(), {S({I, R}), S({R, R})});
+  ASSERT_EQ(sp.stages.size(), 4u) << sp.ToText();
+  EXPECT_EQ(sp.stages[0].kind, SpmdStage::Kind::kCompute);
+  EXPECT_EQ(sp.stages[1].kind, SpmdStage::Kind::kAllReduce);
+  EXPECT_EQ(sp.stages[2].kind, SpmdStage::Kind::kAllReduce);
+  EXPECT_EQ(sp.stages[3].kind, SpmdStage::Kind::kCompute);
+}
+
 // jit's out_shardings: an output made where the caller asks, by a last
 // all-gather or slice; a bad request names the output.
 TEST(SpmdPartitionerTest, RequestedOutputLayoutsEndTheProgram) {

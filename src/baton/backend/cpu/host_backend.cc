@@ -2,6 +2,7 @@
 
 #include <string>
 
+#include "baton/backend/cpu/blas_threads.h"
 #include "baton/backend/host_region_provider.h"
 #include "baton/runtime/client.h"
 #include "baton/runtime/parallel_copy.h"
@@ -44,7 +45,11 @@ std::shared_ptr<DeviceBackend> HostDeviceBackend() {
 Client::Client(int num_devices) : Client(num_devices, HostDeviceBackend()) {}
 
 Client& Client::Default() {
-  static Client* client = new Client(NumCpuDevicesFromEnv());
+  static Client* client = [] {
+    const int devices = NumCpuDevicesFromEnv();
+    cpu::ShareBlasThreadsAmongDevices(devices);  // cpu/blas_threads.h
+    return new Client(devices);
+  }();
   return *client;
 }
 
