@@ -17,12 +17,19 @@ A mesh spanning processes (``bt.distributed``) runs each process's devices
 here; communication that needs other processes' blocks goes through the
 process group (every process must make the same calls: SPMD).
 
-Not yet: donation (refused with ``DonationError``, nothing consumed).
+Donation: a donated sharded argument (``donate_argnums`` or ``bt.donate``)
+arrives as a ShardedDonated, every shard already taken by the caller
+(_sharded_call._take_donations: all or nothing). Its blocks go to the
+compute stage that reads it last, compiled with them donated, so an output
+of the same block size is written over them on every device (the
+parameter update of a training step in place); the donated array is
+consumed once the call has checked its arguments.
 """
 
 from __future__ import annotations
 
 import functools
+import warnings
 import weakref
 from typing import Any
 
@@ -30,7 +37,7 @@ import numpy as np
 
 from baton import _abstract_eval, _baton, _device_put, _sharding_api, distributed, tree
 from baton._baton import Array
-from baton._sharded_array import ShardedArray, is_sharded
+from baton._sharded_array import ShardedArray, ShardedDonated, is_sharded
 
 # Per jitted function: {signature: _Compiled}.
 _compiled: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
@@ -76,7 +83,8 @@ def _signature(leaves: list) -> Any:
     for leaf in leaves:
         if is_sharded(leaf):
             s = leaf.sharding
-            key.append(("S", leaf.shape, np.dtype(leaf.dtype).name, s.mesh, tuple(s.spec)))
+            key.append(("S", leaf.shape, np.dtype(leaf.dtype).name, s.mesh, tuple(s.spec),
+                        isinstance(leaf, ShardedDonated)))
         elif hasattr(leaf, "dtype") and hasattr(leaf, "shape"):
             key.append(("A", tuple(np.shape(leaf)), np.dtype(leaf.dtype).name))
         else:
@@ -86,13 +94,14 @@ def _signature(leaves: list) -> Any:
 
 def call(jitted: Any, kwargs: dict, leaves: list, rebuild: Any, names: list) -> Any:
     """Runs ``jitted`` partitioned over the mesh of its sharded arguments
-    (none of them donated: the caller refuses that)."""
+    (donated ones as ShardedDonated markers, taken by the caller)."""
     name = getattr(jitted, "__name__", "jit")
     sharded = [i for i, leaf in enumerate(leaves) if is_sharded(leaf)]
     mesh = leaves[sharded[0]].sharding.mesh
     for i in sharded:
         leaf = leaves[i]
-        leaf._check_live()
+        if isinstance(leaf, ShardedArray):
+            leaf._check_live()
         if not hasattr(leaf.sharding, "mesh"):
             raise ValueError(
                 f"{name}: argument {names[i]} has sharding {leaf.sharding}; a "
@@ -116,17 +125,29 @@ def call(jitted: Any, kwargs: dict, leaves: list, rebuild: Any, names: list) -> 
         )
     compiled = _compile(jitted, kwargs, leaves, rebuild, mesh, devices, name)
     values = [leaves[i] for i in compiled.dynamic] + list(compiled.lifted)
-    per_device = []
+    _check_unusable_donations(compiled, leaves, names, name)
+    per_device, donated = [], []
     for v in values:
-        if is_sharded(v):
+        if isinstance(v, ShardedDonated):
+            markers = [s.data for s in v._shards if isinstance(s.device, _baton.Device)]
+            per_device.append([])  # the markers carry the blocks
+            donated.append(markers)
+        elif is_sharded(v):
             per_device.append([s.data for s in v.addressable_shards])
+            donated.append([])
         else:
             per_device.append([_on(v, d) for d in local])
+            donated.append([])
     if spans:
         with distributed._lock:  # the group's collectives, one caller at a time
-            outs = compiled.exe.execute(per_device)
+            outs = compiled.exe.execute(per_device, donated)
     else:
-        outs = compiled.exe.execute(per_device)
+        outs = compiled.exe.execute(per_device, donated)
+    for v in values:
+        if isinstance(v, ShardedDonated):
+            for s in v._shards:
+                if isinstance(s.device, _baton.Device):
+                    s.data._set_target(name)
     from baton.sharding import NamedSharding
 
     result = []
@@ -134,6 +155,35 @@ def call(jitted: Any, kwargs: dict, leaves: list, rebuild: Any, names: list) -> 
         sharding = NamedSharding(mesh, _spec(dims, mesh))
         result.append(ShardedArray.from_shards(tuple(aval[0]), sharding, blocks))
     return tree.unflatten(compiled.out_def, result)
+
+
+def _check_unusable_donations(compiled: Any, leaves: list, names: list, name: str) -> None:
+    """As for a single-device call: donated arguments no output can reuse
+    are reported with DonationWarning (freed after the call), or refused in
+    bt.config's "error" donation mode with nothing consumed."""
+    what = [
+        f"argument {names[compiled.dynamic[p]]}"
+        for p in compiled.exe.unusable_donations
+        if p < len(compiled.dynamic)
+        and isinstance(leaves[compiled.dynamic[p]], ShardedDonated)
+    ]
+    if not what:
+        return
+    msg = (
+        f"{name}: donated buffers that no output can reuse on every device (reuse "
+        "needs an output of the same block size, dtype and memory kind, computed "
+        "in the stage that reads the buffer last): " + "; ".join(what) + "."
+    )
+    from baton._config import config
+    from baton.errors import DonationError, DonationWarning
+
+    if config.read("donation") == "error":
+        raise DonationError(
+            msg + " Nothing was consumed (bt.config donation mode is \"error\"; "
+            "\"warn\" frees them after the call instead)."
+        )
+    warnings.warn(msg + " They are freed when the call is done.", DonationWarning,
+                  stacklevel=5)
 
 
 def _output_layouts(jitted: Any, traced: Any, out_def: Any, mesh: Any) -> list:
@@ -190,18 +240,21 @@ def _compile(jitted: Any, kwargs: dict, leaves: list, rebuild: Any, mesh: Any,
                 "argument instead."
             )
         shardings.append([[] for _ in range(len(np.shape(v)))])
+    donated = [isinstance(leaves[i], ShardedDonated) for i in dynamic]
+    donated += [False] * len(traced.lifted)
     local = [d if isinstance(d, _baton.Device) else None for d in devices]
     if all(d is not None for d in local):
         exe = _baton.compile_spmd(
             traced.program, list(mesh.axis_names), list(mesh.axis_sizes), shardings,
             local, name, out_shardings=_output_layouts(jitted, traced, out_def, mesh),
+            donated=donated,
         )
     else:
         exe = _baton.compile_spmd(
             traced.program, list(mesh.axis_names), list(mesh.axis_sizes), shardings,
             local, name, [int(d.process_index) for d in devices],
             distributed._process_index(), distributed._group,
-            _output_layouts(jitted, traced, out_def, mesh),
+            _output_layouts(jitted, traced, out_def, mesh), donated,
         )
     compiled = _Compiled(exe, dynamic, list(traced.lifted),
                          list(traced.program.output_avals), out_def)

@@ -92,7 +92,9 @@ def _call(
     sharding = leaves[sharded[0]].sharding
     why = _why_not_per_shard(jitted, leaves, rebuild, kwargs, sharded)
     if why is not None:
-        _refuse_donation(jitted, args, kwargs, leaves, names, why)
+        _refuse_unsharded_donation(jitted, args, kwargs, leaves, names, sharded, why)
+        _take_donations(jitted, args, kwargs, leaves, names, sharded)
+        # A failure before the call spent the markers: call() gives them back.
         return _partitioned_call.call(jitted, kwargs, leaves, rebuild, names)
     _take_donations(jitted, args, kwargs, leaves, names, sharded)
     # A failure after some shards ran: call() gives back what no call took.
@@ -116,30 +118,33 @@ def _why_not_per_shard(
         if i in sharded:
             if leaf.shape != shape:
                 return "the sharded arguments have different shapes"
-        elif isinstance(leaf, (Array, Donated, np.ndarray)) and np.ndim(leaf) != 0:
+        elif isinstance(leaf, (Array, Donated, np.ndarray)) and len(leaf.shape) != 0:
+            # (a Donated marker has a shape but no ndim: np.ndim saw a 0-d
+            # object array and the call was taken for shard by shard)
             return "an unsharded array is an argument"
     return _why_not_local(jitted, leaves, rebuild, kwargs)
 
 
-def _refuse_donation(
-    jitted: Any, args: tuple, kwargs: dict, leaves: list, names: list, why: str
+def _refuse_unsharded_donation(
+    jitted: Any, args: tuple, kwargs: dict, leaves: list, names: list,
+    sharded: list, why: str,
 ) -> None:
-    """DonationError, nothing consumed, for a donated argument of a call
-    that is partitioned (donation is per shard only so far)."""
-    nums, kw = _donated_positions(jitted, args, kwargs)
-    marked = [
-        names[i] for i, leaf in enumerate(leaves)
-        if isinstance(leaf, (Donated, ShardedDonated))
-    ]
-    if nums or kw or marked:
-        what = ", ".join(marked) if marked else "donate_argnums"
-        raise DonationError(
-            f"{getattr(jitted, '__name__', 'jit')}: donating to a program of "
-            f"sharded arguments that does not run shard by shard ({why}: it is "
-            f"partitioned over the mesh) is not supported yet ({what}). Call it "
-            "without donate_argnums / bt.donate, or use bt.shard_map, whose body "
-            "can donate. Nothing was consumed."
-        )
+    """DonationError, nothing consumed, for a donated unsharded array in a
+    call that is partitioned: it is read whole on every device (copied to
+    each), so no device's output could take its storage."""
+    donated = _donated_leaves(jitted, args, kwargs)
+    for i, leaf in enumerate(leaves):
+        if i in sharded:
+            continue
+        if isinstance(leaf, Donated) or (i in donated and isinstance(leaf, Array)):
+            raise DonationError(
+                f"{getattr(jitted, '__name__', 'jit')}: argument {names[i]} is an "
+                f"unsharded array donated to a program of sharded arguments that "
+                f"is partitioned over the mesh ({why}); it is read whole on every "
+                "device, so no output can reuse its storage. Put it on the mesh "
+                "(bt.device_put(x, NamedSharding(mesh, P(...)))) to donate it, or "
+                "pass it undonated. Nothing was consumed."
+            )
 
 
 def _donated_positions(jitted: Any, args: tuple, kwargs: dict) -> tuple[set, set]:
@@ -165,23 +170,9 @@ def _take_donations(
     shard, a deleted one) then consumes nothing, where running the devices'
     calls one by one consumed the shards before the refused one. Replaces
     those leaves by their markers (ShardedDonated) and returns the markers."""
-    donated_nums, donated_names = _donated_positions(jitted, args, kwargs)
-    if not donated_nums and not donated_names:
+    donated_leaves = _donated_leaves(jitted, args, kwargs)
+    if not donated_leaves:
         return []
-    donated_leaves = set()
-    position = 0
-    for i, a in enumerate(args):
-        n = 0 if i in jitted._static_nums else len(tree.leaves(a))
-        if i in donated_nums:
-            donated_leaves.update(range(position, position + n))
-        position += n
-    for k in sorted(kwargs):  # the order tree.flatten gives a dict's keys
-        if k in jitted._static_names:
-            continue
-        n = len(tree.leaves(kwargs[k]))
-        if k in donated_names:
-            donated_leaves.update(range(position, position + n))
-        position += n
     _refuse_aliased_donations(jitted, leaves, names, sharded, donated_leaves)
     taken: list = []
     try:
@@ -202,6 +193,29 @@ def _take_donations(
             marker._restore()
         raise
     return taken
+
+
+def _donated_leaves(jitted: Any, args: tuple, kwargs: dict) -> set:
+    """The indices of the flattened leaves in donated positions
+    (donate_argnums / donate_argnames) of this call."""
+    donated_nums, donated_names = _donated_positions(jitted, args, kwargs)
+    donated_leaves: set = set()
+    if not donated_nums and not donated_names:
+        return donated_leaves
+    position = 0
+    for i, a in enumerate(args):
+        n = 0 if i in jitted._static_nums else len(tree.leaves(a))
+        if i in donated_nums:
+            donated_leaves.update(range(position, position + n))
+        position += n
+    for k in sorted(kwargs):  # the order tree.flatten gives a dict's keys
+        if k in jitted._static_names:
+            continue
+        n = len(tree.leaves(kwargs[k]))
+        if k in donated_names:
+            donated_leaves.update(range(position, position + n))
+        position += n
+    return donated_leaves
 
 
 def _refuse_aliased_donations(

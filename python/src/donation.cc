@@ -54,18 +54,8 @@ Donated DonateOne(const Array& array) {
   return std::move(d).value();
 }
 
-// A new array with the donated value on the same storage (no copy). Nothing
-// is written, but the old array's readers may still run, and the storage
-// must not be freed or rewritten before they finish: the new definition
-// event covers them all.
-Array Adopt(Donated& d) {
-  ArrayImpl::Taken t = std::move(d.taken);
-  d.taken = ArrayImpl::Taken{};
-  t.buffer->ResetForNewOwner(JoinEvents(t.wait_for));
-  const Array& src = d.array;
-  return Array(ArrayImpl::Create(src.device(), src.memory_kind(), src.shape(),
-                                 src.dtype(), std::move(t.buffer)));
-}
+// A new array with the donated value on the same storage (jit/donation.h).
+Array Adopt(Donated& d) { return AdoptDonated(d); }
 
 // After a failed transfer: the value goes back into the marker for a retry.
 void Redonate(Donated& d, const Array& adopted) {

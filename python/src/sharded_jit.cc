@@ -16,6 +16,7 @@
 
 #include "array_caster.h"
 #include "baton/core/error.h"
+#include "baton/jit/donation.h"
 #include "baton/jit/spmd_executable.h"
 #include "conversions.h"
 #include "module.h"
@@ -32,7 +33,7 @@ std::shared_ptr<SpmdExecutable> CompileSpmd(
     std::vector<int64_t> axis_sizes, std::vector<Dims> shardings,
     std::vector<nb::handle> devices, std::string name,
     std::vector<int> process_of, int process_index, nb::handle group,
-    std::vector<std::optional<Dims>> out_shardings) {
+    std::vector<std::optional<Dims>> out_shardings, std::vector<bool> donated) {
   std::vector<compiler::Sharding> params;
   for (Dims& d : shardings) params.push_back(compiler::Sharding{std::move(d)});
   std::vector<Device*> devs;
@@ -60,7 +61,8 @@ std::shared_ptr<SpmdExecutable> CompileSpmd(
     nb::gil_scoped_release release;  // compiles a program per device
     return SpmdExecutable::Compile(*p, std::move(mesh), params, std::move(devs),
                                    std::move(name),
-                                   spans ? &processes : nullptr, outputs);
+                                   spans ? &processes : nullptr, outputs,
+                                   donated);
   }();
   return ValueOrThrow(std::move(exe));
 }
@@ -79,16 +81,30 @@ void init_sharded_jit(nb::module_& m) {
       .def(
           "execute",
           [](const SpmdExecutable& exe,
-             const std::vector<std::vector<baton::Array>>& args) {
+             std::vector<std::vector<baton::Array>> args,
+             const std::vector<std::vector<nb::handle>>& donated) {
+            // A donated argument's blocks are its markers' (consumed) arrays.
+            std::vector<std::vector<baton::Donated*>> markers(donated.size());
+            for (size_t i = 0; i < donated.size() && i < args.size(); ++i) {
+              if (donated[i].empty()) continue;
+              args[i].clear();
+              for (nb::handle h : donated[i]) {
+                markers[i].push_back(&nb::cast<baton::Donated&>(h));
+                args[i].push_back(markers[i].back()->array);
+              }
+            }
             baton::Result<std::vector<std::vector<baton::Array>>> out = [&] {
               nb::gil_scoped_release release;  // stages may run inline
-              return exe.Execute(args);
+              return exe.Execute(args, markers);
             }();
             return baton::ValueOrThrow(std::move(out));
           },
           nb::arg("args"),
-          "args[i][d]: parameter i's block on devices[d]. Returns, per "
-          "output, its block on each device.")
+          nb::arg("donated") = std::vector<std::vector<nb::handle>>{},
+          "args[i][d]: parameter i's block on devices[d]; for a parameter "
+          "compiled donated, donated[i][d] is that block's bt.donate marker "
+          "(spent by the call) and args[i] may be empty; else donated[i] is "
+          "empty. Returns, per output, its block on each device.")
       .def_prop_ro("output_shardings",
                    [](const SpmdExecutable& exe) {
                      std::vector<Dims> out;
@@ -100,6 +116,9 @@ void init_sharded_jit(nb::module_& m) {
       .def_prop_ro("parameter_bytes_per_device",
                    &SpmdExecutable::parameter_bytes_per_device)
       .def_prop_ro("local_positions", &SpmdExecutable::local_positions)
+      .def_prop_ro("unusable_donations", &SpmdExecutable::unusable_donations,
+                   "The donated parameters no output can reuse (freed after "
+                   "the call instead).")
       .def_prop_ro("num_communication_stages",
                    [](const SpmdExecutable& exe) {
                      return exe.partitioned().num_communication_stages();
@@ -111,6 +130,7 @@ void init_sharded_jit(nb::module_& m) {
         nb::arg("process_of") = std::vector<int>{}, nb::arg("process_index") = 0,
         nb::arg("group") = nb::none(),
         nb::arg("out_shardings") = std::vector<std::optional<Dims>>{},
+        nb::arg("donated") = std::vector<bool>{},
         // The executable calls the group's collectives: keep it alive.
         nb::keep_alive<0, 9>(),
         "Partitions a traced program over a mesh (axis names and sizes; "
@@ -118,5 +138,7 @@ void init_sharded_jit(nb::module_& m) {
         "parameters laid out as `shardings`, and compiles it for this "
         "process's devices; across processes, `process_of` gives each mesh "
         "position's process and `group` the bt.distributed process group; "
-        "`out_shardings` per output the layout wanted, or None.");
+        "`out_shardings` per output the layout wanted, or None; `donated` "
+        "per parameter whether calls donate it (its blocks are reused by "
+        "the stage reading it last).");
 }

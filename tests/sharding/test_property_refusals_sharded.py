@@ -8,7 +8,9 @@ jit: three arguments, each a pytree of arrays with one random sharding
 keyword; one refusal injected at a random argument, leaf and shard: a host
 view on one shard of a donated array, the same array donated twice,
 donated and also passed undonated, a deleted array, an unusable donation in
-``"error"`` mode, an argument with another sharding.
+``"error"`` mode. (An argument with another sharding is no refusal: the
+call is partitioned over the mesh and donation works there too --
+tests/sharding/test_partitioning.py.)
 
 ``device_put(v, into=x)`` with ``x`` sharded: a host view on one shard,
 a value with another sharding, shape or dtype, a single-device value,
@@ -48,7 +50,6 @@ JIT_REFUSALS = (
     "donated_and_undonated",
     "deleted",
     "error_mode",
-    "sharding",
 )
 INTO_REFUSALS = ("view", "sharding", "shape", "dtype", "single_device", "deleted")
 INTO_ERRORS = {
@@ -198,7 +199,7 @@ def jit_cases(draw):
         ),
         label="refusal",
     )
-    if refusal in ("deleted", "sharding"):
+    if refusal == "deleted":
         arg = draw(st.integers(0, 2), label="arg")
     else:
         arg = draw(st.sampled_from(donated), label="arg")
@@ -220,8 +221,6 @@ def jit_cases(draw):
 def expected_error(how, refusal, arg, slots):
     if refusal in ("view", "error_mode"):
         return bt.DonationError
-    if refusal == "sharding":
-        return ValueError
     if refusal == "deleted":
         return bt.DeletedArrayError
     holders = [k for k in range(3) for s in slots[k] if isinstance(s, tuple)]
@@ -252,10 +251,6 @@ def test_a_refused_sharded_jit_call_consumes_no_shard(case):
         for i, s in enumerate(ss):
             if isinstance(s, tuple):
                 leaves[k][i] = leaves[s[1]][s[2]]
-    if refusal == "sharding":
-        leaves[arg][slot] = bt.device_put(
-            slots[arg][slot], sharding_of(mesh_key, other_spec)
-        )
     target = leaves[arg][slot]
 
     def call():
@@ -293,7 +288,7 @@ def test_a_refused_sharded_jit_call_consumes_no_shard(case):
         for i, s in enumerate(ss):
             if isinstance(s, tuple):
                 leaves[k][i] = bt.device_put(np.asarray(target), sharding)
-    if refusal in ("deleted", "sharding"):
+    if refusal == "deleted":
         leaves[arg][slot] = bt.device_put(slots[arg][slot], sharding)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", bt.DonationWarning)

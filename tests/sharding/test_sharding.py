@@ -173,12 +173,21 @@ def test_a_program_that_is_not_elementwise_is_partitioned(mesh):
     y = bt.device_put(x, NamedSharding(mesh, P("x")))
     assert float(np.asarray(y.sum())) == x.sum()
     np.testing.assert_array_equal(np.asarray(bt.jit(lambda a: a[::-1])(y)), x[::-1])
-    d = bt.donate(y)
-    with pytest.raises(bt.DonationError, match="Nothing was consumed"):
-        bt.jit(lambda a: a.sum())(d)
-    assert not y.is_deleted()  # the refused call gave the shards back
     z = bt.jit(lambda a, b: a + b)(y, bt.device_put(floats(256)))
     np.testing.assert_array_equal(np.asarray(z), 2 * x)
+    # Donating to the partitioned sum: no output can reuse the shards. In
+    # "error" mode that is refused, nothing consumed; by default it warns
+    # and the shards are freed after the call.
+    bt.config.update("donation", "error")
+    try:
+        with pytest.raises(bt.DonationError, match="Nothing was consumed"):
+            bt.jit(lambda a: a.sum())(bt.donate(y))
+    finally:
+        bt.config.update("donation", "warn")
+    assert not y.is_deleted()  # the refused call gave the shards back
+    with pytest.warns(bt.DonationWarning, match="no output can reuse"):
+        total = bt.jit(lambda a: a.sum())(bt.donate(y))
+    assert y.is_deleted() and float(total) == x.sum()
 
 
 def test_a_replicated_argument_runs_any_program_on_each_device(mesh):

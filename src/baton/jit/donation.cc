@@ -15,4 +15,13 @@ Result<Donated> TryDonate(const Array& a) {
 
 Donated donate(const Array& a) { return ValueOrThrow(TryDonate(a)); }
 
+Array AdoptDonated(Donated& d) {
+  ArrayImpl::Taken t = std::move(d.taken);
+  d.taken = ArrayImpl::Taken{};
+  t.buffer->ResetForNewOwner(JoinEvents(t.wait_for));
+  const Array& src = d.array;
+  return Array(ArrayImpl::Create(src.device(), src.memory_kind(), src.shape(),
+                                 src.dtype(), std::move(t.buffer)));
+}
+
 }  // namespace baton

@@ -24,4 +24,10 @@ Result<Donated> TryDonate(const Array& a);
 // Throwing form: DonationError / DeletedArrayError.
 Donated donate(const Array& a);
 
+// Spends `d`: a new live array with the donated value on the same storage
+// (nothing copied or written). The old array's readers may still run: the
+// new array's definition waits for them, so nothing writes or frees the
+// storage first. `d` must still hold its storage.
+Array AdoptDonated(Donated& d);
+
 }  // namespace baton

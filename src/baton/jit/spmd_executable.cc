@@ -36,8 +36,9 @@ struct SpmdExecutable::Communication {
 namespace {
 
 Result<std::shared_ptr<Executable>> CompileFor(Program program, Device* device,
-                                               const std::string& name) {
-  std::vector<bool> donated(program.num_parameters(), false);
+                                               const std::string& name,
+                                               std::vector<bool> donated = {}) {
+  donated.resize(program.num_parameters(), false);
   return CompileExecutable(std::make_shared<const Program>(std::move(program)),
                            std::move(donated), device, name);
 }
@@ -152,7 +153,13 @@ Result<std::shared_ptr<SpmdExecutable>> SpmdExecutable::Compile(
     const Program& program, DeviceMesh mesh,
     const std::vector<Sharding>& parameters, std::vector<Device*> devices,
     std::string name, const SpmdProcesses* processes,
-    const std::vector<std::optional<Sharding>>& outputs) {
+    const std::vector<std::optional<Sharding>>& outputs,
+    const std::vector<bool>& donated) {
+  if (!donated.empty() && donated.size() != parameters.size()) {
+    return InvalidArgument(name + ": " + std::to_string(donated.size()) +
+                           " donation flags for " +
+                           std::to_string(parameters.size()) + " parameters");
+  }
   const int64_t size = compiler::MeshSize(mesh);
   if (static_cast<int64_t>(devices.size()) != size) {
     return InvalidArgument(name + ": the mesh has " + std::to_string(size) +
@@ -207,7 +214,9 @@ Result<std::shared_ptr<SpmdExecutable>> SpmdExecutable::Compile(
     }
   }
   BATON_ASSIGN_OR_RETURN(
-      exe->spmd_, compiler::PartitionForMesh(compiler::InlineCalls(program),
+      exe->spmd_, compiler::PartitionForMesh(compiler::InlineCalls(
+                                                 program,
+                                                 /*keep_sharding_constraints=*/true),
                                              std::move(mesh), parameters,
                                              outputs));
   const size_t num_stages = exe->spmd_.stages.size();
@@ -215,6 +224,33 @@ Result<std::shared_ptr<SpmdExecutable>> SpmdExecutable::Compile(
   exe->communication_.resize(num_stages);
   exe->crosses_.resize(num_stages);
   for (size_t s = 0; s < num_stages; ++s) exe->crosses_[s] = exe->Crosses(s);
+  // Which slots each stage reads last (outputs are kept).
+  std::vector<int> last_read(exe->spmd_.slots.size(), -1);
+  for (size_t s = 0; s < num_stages; ++s) {
+    const SpmdStage& st = exe->spmd_.stages[s];
+    if (st.kind == SpmdStage::Kind::kCompute) {
+      for (int slot : st.inputs) last_read[slot] = static_cast<int>(s);
+    } else {
+      last_read[st.source] = static_cast<int>(s);
+    }
+  }
+  for (int slot : exe->spmd_.output_slots) last_read[slot] = -1;
+  // A donated parameter's block goes to the compute stage reading it last.
+  exe->donated_ = donated;
+  exe->donated_.resize(parameters.size(), false);
+  exe->donate_inputs_.resize(num_stages);
+  for (size_t i = 0; i < exe->donated_.size(); ++i) {
+    const int slot = exe->spmd_.parameter_slots[i];
+    const int s = last_read[slot];
+    if (!exe->donated_[i] || s < 0) continue;
+    const SpmdStage& st = exe->spmd_.stages[s];
+    if (st.kind != SpmdStage::Kind::kCompute) continue;
+    auto& flags = exe->donate_inputs_[s];
+    flags.resize(st.inputs.size(), false);
+    for (size_t k = 0; k < st.inputs.size(); ++k) {
+      if (st.inputs[k] == slot) flags[k] = true;
+    }
+  }
   for (size_t s = 0; s < num_stages; ++s) {
     const SpmdStage& st = exe->spmd_.stages[s];
     if (st.kind != SpmdStage::Kind::kCompute) {
@@ -227,20 +263,33 @@ Result<std::shared_ptr<SpmdExecutable>> SpmdExecutable::Compile(
     for (int d : exe->local_) {
       BATON_ASSIGN_OR_RETURN(
           exe->compute_[s][d],
-          CompileFor(*st.program, exe->devices_[d], stage_name));
+          CompileFor(*st.program, exe->devices_[d], stage_name,
+                     exe->donate_inputs_[s]));
     }
   }
-  // Which slots each stage reads last (outputs are kept).
-  std::vector<int> last_read(exe->spmd_.slots.size(), -1);
-  for (size_t s = 0; s < num_stages; ++s) {
-    const SpmdStage& st = exe->spmd_.stages[s];
-    if (st.kind == SpmdStage::Kind::kCompute) {
-      for (int slot : st.inputs) last_read[slot] = static_cast<int>(s);
-    } else {
-      last_read[st.source] = static_cast<int>(s);
+  // Donations no output reuses: by the stage reading them last, on any of
+  // this process's devices (the stage is the same program on each).
+  for (size_t i = 0; i < exe->donated_.size(); ++i) {
+    if (!exe->donated_[i]) continue;
+    const int slot = exe->spmd_.parameter_slots[i];
+    const int s = last_read[slot];
+    // Returned as it is: the output is the donated block.
+    bool reused = std::find(exe->spmd_.output_slots.begin(),
+                            exe->spmd_.output_slots.end(),
+                            slot) != exe->spmd_.output_slots.end();
+    if (!reused && s >= 0 && exe->spmd_.stages[s].kind == SpmdStage::Kind::kCompute &&
+        !exe->local_.empty()) {
+      const auto& inputs = exe->spmd_.stages[s].inputs;
+      const int k = static_cast<int>(
+          std::find(inputs.begin(), inputs.end(), slot) - inputs.begin());
+      reused = true;
+      for (int d : exe->local_) {
+        const auto& unusable = exe->compute_[s][d]->unusable_donations();
+        reused &= std::find(unusable.begin(), unusable.end(), k) == unusable.end();
+      }
     }
+    if (!reused) exe->unusable_.push_back(static_cast<int>(i));
   }
-  for (int slot : exe->spmd_.output_slots) last_read[slot] = -1;
   exe->release_after_.resize(num_stages);
   for (size_t slot = 0; slot < last_read.size(); ++slot) {
     if (last_read[slot] >= 0) {
@@ -453,12 +502,31 @@ std::string SpmdExecutable::as_text() const {
 }
 
 Result<std::vector<std::vector<Array>>> SpmdExecutable::Execute(
-    const std::vector<std::vector<Array>>& args) const {
+    const std::vector<std::vector<Array>>& args,
+    const std::vector<std::vector<Donated*>>& donated) const {
   const size_t n = devices_.size();
   if (args.size() != spmd_.parameter_slots.size()) {
     return InvalidArgument(name_ + ": expected " +
                            std::to_string(spmd_.parameter_slots.size()) +
                            " arguments, got " + std::to_string(args.size()));
+  }
+  auto donated_at = [&](size_t i) {
+    return i < donated.size() && !donated[i].empty();
+  };
+  for (size_t i = 0; i < args.size(); ++i) {
+    if (donated_at(i) != donated_[i]) {
+      return InvalidArgument(
+          name_ + ": argument " + std::to_string(i) + " was compiled " +
+          (donated_[i] ? "donated but is passed without its donations"
+                       : "not donated but is passed donated") +
+          "; nothing was consumed");
+    }
+    if (donated_at(i) && donated[i].size() != local_.size()) {
+      return InvalidArgument(name_ + ": argument " + std::to_string(i) +
+                             " has " + std::to_string(donated[i].size()) +
+                             " donations for " + std::to_string(local_.size()) +
+                             " devices of this process; nothing was consumed");
+    }
   }
   // Per slot, per mesh position (empty for other processes' devices).
   std::vector<std::vector<Array>> slots(spmd_.slots.size());
@@ -486,8 +554,29 @@ Result<std::vector<std::vector<Array>>> SpmdExecutable::Execute(
                              a.device()->ToString()
                        : "; it is missing"));
       }
+      if (donated_at(i)) {
+        const Donated* g = donated[i][k];
+        if (g == nullptr || g->array.impl() != a.impl() ||
+            g->taken.buffer == nullptr) {
+          return InvalidArgument(
+              which + "'s block for " + device->ToString() +
+              " is passed donated without its storage (a donation already "
+              "spent or given back); nothing was consumed");
+        }
+        continue;  // adopted below, once every argument has passed
+      }
       if (a.IsDeleted()) return a.impl()->DeletedError();
       blocks[local_[k]] = a;
+    }
+  }
+  // Every check passed: the donated blocks become this call's own arrays
+  // (the donations are spent), read by the stages before the one that
+  // reads them last and takes them.
+  for (size_t i = 0; i < args.size(); ++i) {
+    if (!donated_at(i)) continue;
+    std::vector<Array>& blocks = slots[spmd_.parameter_slots[i]];
+    for (size_t k = 0; k < local_.size(); ++k) {
+      blocks[local_[k]] = AdoptDonated(*donated[i][k]);
     }
   }
   for (size_t s = 0; s < spmd_.stages.size(); ++s) {
@@ -505,6 +594,15 @@ Result<std::vector<std::vector<Array>>> SpmdExecutable::Execute(
           std::vector<CallArgument> call(st.inputs.size());
           for (size_t k = 0; k < st.inputs.size(); ++k) {
             call[k].array = slots[st.inputs[k]][d];
+            if (k < donate_inputs_[s].size() && donate_inputs_[s][k]) {
+              // Only this call holds the adopted block: the take waits for
+              // the earlier stages' reads (copies to other devices too).
+              BATON_ASSIGN_OR_RETURN(
+                  call[k].taken,
+                  call[k].array.impl()->TakeExclusive(
+                      {ConsumedReason::Kind::kDonated, name_}));
+              call[k].donated = true;
+            }
           }
           BATON_ASSIGN_OR_RETURN(std::vector<Array> outs,
                                  compute_[s][d]->Execute(call));

@@ -51,6 +51,7 @@
 #include "baton/collectives/process_group.h"
 #include "baton/compiler/ir.h"
 #include "baton/compiler/spmd_partitioner.h"
+#include "baton/jit/donation.h"
 #include "baton/runtime/array.h"
 #include "baton/runtime/device.h"
 
@@ -76,20 +77,33 @@ class SpmdExecutable {
   // parameter); errors of the backends' compilers as they are.
   // `outputs` (empty, or one per output): the layouts the caller wants
   // (jit's out_shardings; nullopt: propagation's choice).
+  // `donated` (empty, or one per parameter): parameters whose blocks the
+  // call consumes. Each device's block is handed to the compute stage that
+  // reads the parameter last, compiled with it donated, so an output of the
+  // same size is written over it (a parameter update in place, as on one
+  // device); read last by communication, or not at all, it is freed after
+  // that stage.
   static Result<std::shared_ptr<SpmdExecutable>> Compile(
       const compiler::Program& program, compiler::DeviceMesh mesh,
       const std::vector<compiler::Sharding>& parameters,
       std::vector<Device*> devices, std::string name,
       const SpmdProcesses* processes = nullptr,
-      const std::vector<std::optional<compiler::Sharding>>& outputs = {});
+      const std::vector<std::optional<compiler::Sharding>>& outputs = {},
+      const std::vector<bool>& donated = {});
 
   // args[i][k]: parameter i's block on this process's k-th device of the
   // mesh (local_positions()[k]; BlockShape of its sharding; devices holding
-  // the same block each pass their copy). Returns, per output, its block on
-  // each of this process's devices. InvalidArgument naming the argument and
-  // device for a wrong count, shape, dtype or device; nothing is consumed.
+  // the same block each pass their copy). For a donated parameter,
+  // donated[i][k] is that block's donation (jit/donation.h; not owned,
+  // spent by the call) and args[i][k] its consumed array. Returns, per
+  // output, its block on each of this process's devices. InvalidArgument
+  // naming the argument and device for a wrong count, shape, dtype or
+  // device, or donations that do not match the compiled ones; nothing is
+  // consumed then. Once every check has passed the donations are spent: a
+  // later failure (a backend's error while running) loses their values.
   Result<std::vector<std::vector<Array>>> Execute(
-      const std::vector<std::vector<Array>>& args) const;
+      const std::vector<std::vector<Array>>& args,
+      const std::vector<std::vector<Donated*>>& donated = {}) const;
 
   const compiler::SpmdProgram& partitioned() const { return spmd_; }
   // Per mesh position its device (null: another process's).
@@ -98,6 +112,11 @@ class SpmdExecutable {
   const std::vector<int>& local_positions() const { return local_; }
   // How each output is laid out over the mesh.
   std::vector<compiler::Sharding> output_shardings() const;
+  // The donated parameters no output can reuse on some device: read last
+  // by communication (or by nothing), or no output of the stage reading
+  // them last has their block's size, dtype and memory kind. Their blocks
+  // are freed after the call (jit warns, or refuses in "error" mode).
+  const std::vector<int>& unusable_donations() const { return unusable_; }
   // Bytes of one device's blocks of the parameters (what 1/N means).
   int64_t parameter_bytes_per_device() const;
   const std::string& name() const { return name_; }
@@ -131,6 +150,11 @@ class SpmdExecutable {
   // combine / slice / assemble programs (communication stages).
   std::vector<std::vector<std::shared_ptr<Executable>>> compute_;
   std::vector<std::vector<std::shared_ptr<Communication>>> communication_;
+  std::vector<bool> donated_;  // per parameter
+  std::vector<int> unusable_;  // unusable_donations()
+  // Per compute stage, per input: whether its block is donated to the
+  // stage (the input is a donated parameter this stage reads last).
+  std::vector<std::vector<bool>> donate_inputs_;
   // Per stage: whether it exchanges blocks with other processes (Crosses).
   std::vector<bool> crosses_;
   // Per stage: the slots no later stage (and no output) reads.

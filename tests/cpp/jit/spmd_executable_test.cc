@@ -233,6 +233,59 @@ TEST(SpmdExecutableTest, BadArgumentsAreRefusedByArgumentAndDevice) {
 // tensor-parallel layer whose all-reduce over 'model' stays in a process,
 // a loss all-reduced over both axes and an x @ x.T all-gathered over 'data'
 // (both across processes). Every rank's blocks equal one device's result.
+// A data-parallel update w - dot(x, x w) over the batch with w donated:
+// each device's w block goes to the stage reading it last (the update, after
+// the gradient's all-reduce) and the new w is written over it -- the same
+// storage on every device, no second copy of w left, the old w consumed.
+TEST(SpmdExecutableTest, DonatedParametersAreUpdatedInPlaceOnEveryDevice) {
+  Program p;
+  const ValueId x = p.AddParameter(F32({8, 4})).value();
+  const ValueId w = p.AddParameter(F32({4, 4})).value();
+  const ValueId h = Dot(p, x, w);  // [8, 4], rows split
+  const ValueId g =
+      p.Add(compiler::DotGeneralAttrs{{}, {}, {0}, {0}}, {x, h}).value();
+  const ValueId u = p.Add(compiler::BinaryAttrs{BinaryOp::kSub}, {w, g}).value();
+  ASSERT_TRUE(p.SetOutputs({u}).ok());
+  const DeviceMesh mesh{{"i"}, {4}};
+  const std::vector<Sharding> shardings = {Sharding{{{0}, {}}},
+                                           Sharding{{{}, {}}}};
+  auto exe = SpmdExecutable::Compile(p, mesh, shardings, Devices(), "update",
+                                     nullptr, {}, {false, true});
+  ASSERT_TRUE(exe.ok()) << exe.status().to_string();
+  const std::vector<Literal> args = {Arg({8, 4}, 1), Arg({4, 4}, 2)};
+  const auto want = compiler::Interpret(p, args);
+  ASSERT_TRUE(want.ok());
+  auto in = Blocks(*exe.value(), args);
+  // Without its donations the call is refused and nothing is consumed.
+  auto refused = exe.value()->Execute(in);
+  ASSERT_FALSE(refused.ok());
+  EXPECT_NE(refused.status().message().find("compiled donated"),
+            std::string::npos)
+      << refused.status().to_string();
+  std::vector<const TrackedBuffer*> w_storage;
+  std::vector<int64_t> before;
+  std::vector<Donated> donations;
+  for (size_t k = 0; k < in[1].size(); ++k) {
+    EXPECT_FALSE(in[1][k].IsDeleted());
+    w_storage.push_back(in[1][k].impl()->buffer().value().get());
+    before.push_back(InUse(in[1][k].device()));
+    donations.push_back(ValueOrThrow(TryDonate(in[1][k])));
+  }
+  std::vector<std::vector<Donated*>> donated(2);
+  for (Donated& d : donations) donated[1].push_back(&d);
+  auto out = exe.value()->Execute(in, donated);
+  ASSERT_TRUE(out.ok()) << out.status().to_string();
+  ExpectOutputEquals(*exe.value(), 0, out.value()[0], want.value()[0]);
+  for (Device* d : Devices()) ASSERT_TRUE(d->Synchronize().ok());
+  for (size_t k = 0; k < in[1].size(); ++k) {
+    EXPECT_TRUE(in[1][k].IsDeleted()) << "device " << k;
+    EXPECT_EQ(out.value()[0][k].impl()->buffer().value().get(), w_storage[k])
+        << "the new w is not written over the donated block on device " << k;
+    // x's block and the new w (where the old w was): nothing else is left.
+    EXPECT_EQ(InUse(out.value()[0][k].device()), before[k]) << "device " << k;
+  }
+}
+
 TEST(SpmdExecutableTest, MeshesAcrossProcessesExchangeThroughTheGroup) {
   using collectives::CoordinatorServer;
   using collectives::ProcessGroup;
