@@ -28,7 +28,7 @@ from __future__ import annotations
 import functools
 from typing import Any, Callable
 
-from baton import _device_put, tree
+from baton import _baton, _device_put, tree
 from baton import sharding as _sharding_module
 from baton._baton import lax as _lax
 from baton._sharded_array import ShardedArray, is_sharded
@@ -117,21 +117,12 @@ def place(xs: Any, shardings: Any, what: str) -> Any:
     )
 
 
-def _refuse_traced(leaves: list, what: str) -> None:
-    if _lax.is_tracing() or any(isinstance(x, _lax.Tracer) for x in leaves):
-        raise NotImplementedError(
-            f"{what} inside a traced function (bt.jit, grad, vmap ...): baton's "
-            "compiled programs run on one device and cannot move data between "
-            "devices; apply it to the arguments before the call, or to the "
-            "results after it"
-        )
-
-
 def reshard(xs: Any, out_shardings: Any) -> Any:
     """``xs`` (an array or pytree) placed as ``out_shardings`` says: one
     sharding or PartitionSpec for every leaf, or a pytree of them matching
     ``xs``; a bare PartitionSpec is on the current mesh (``bt.set_mesh``).
     A leaf already placed so is returned as it is (nothing is copied).
+    Inside ``bt.jit``: as :func:`with_sharding_constraint` there.
 
     Example::
 
@@ -140,7 +131,11 @@ def reshard(xs: Any, out_shardings: Any) -> Any:
             y = bt.reshard(x, P())          # every device holds all 8
     """
     leaves, treedef, targets = _per_leaf(xs, out_shardings, "reshard")
-    _refuse_traced(leaves, "reshard")
+    if _lax.is_tracing() or any(isinstance(v, _lax.Tracer) for v in leaves):
+        # Inside jit: the layout the partitioned program gives the value.
+        return tree.unflatten(
+            treedef, [_constrain_traced(v, s, "reshard") for v, s in zip(leaves, targets)]
+        )
     return tree.unflatten(
         treedef,
         [_device_put.device_put(x, s, may_alias=True) for x, s in zip(leaves, targets)],
@@ -149,11 +144,14 @@ def reshard(xs: Any, out_shardings: Any) -> Any:
 
 def with_sharding_constraint(x: Any, shardings: Any) -> Any:
     """``x`` placed as ``shardings`` says (JAX's
-    ``lax.with_sharding_constraint``, on concrete arrays): a reshard, except
+    ``lax.with_sharding_constraint``). On concrete arrays: a reshard, except
     on a mesh whose axes are all ``Explicit``, where -- as in JAX -- it
     asserts that ``x`` is already placed so (AssertionError otherwise; use
-    :func:`reshard` to move it). Inside ``bt.jit`` it raises
-    NotImplementedError (a program runs on one device).
+    :func:`reshard` to move it). Inside ``bt.jit`` (and grad, vmap): the
+    value is laid out so when the program is partitioned over the mesh of
+    its sharded arguments (its derivatives alike; a vmapped batch dimension
+    stays whole); a program of unsharded arguments runs on one device and
+    the constraint does nothing there.
 
     Example::
 
@@ -163,7 +161,10 @@ def with_sharding_constraint(x: Any, shardings: Any) -> Any:
     """
     what = "with_sharding_constraint"
     leaves, treedef, targets = _per_leaf(x, shardings, what)
-    _refuse_traced(leaves, what)
+    if _lax.is_tracing() or any(isinstance(v, _lax.Tracer) for v in leaves):
+        return tree.unflatten(
+            treedef, [_constrain_traced(v, s, what) for v, s in zip(leaves, targets)]
+        )
     out = []
     for leaf, s in zip(leaves, targets):
         if isinstance(s, NamedSharding) and _all_explicit(s.mesh):
@@ -182,6 +183,28 @@ def with_sharding_constraint(x: Any, shardings: Any) -> Any:
             continue
         out.append(_device_put.device_put(leaf, s, may_alias=True))
     return tree.unflatten(treedef, out)
+
+
+def _constrain_traced(x: Any, s: Any, what: str) -> Any:
+    """``x`` through a sharding-constraint call in the current trace
+    (compiler/op_attrs.h CallKind::kShardingConstraint), naming the mesh
+    axes of ``s``'s spec per dimension."""
+    if not isinstance(s, NamedSharding):
+        raise NotImplementedError(
+            f"{what} inside a traced function takes a NamedSharding or a "
+            f"PartitionSpec (on the current mesh), not {s!r}"
+        )
+    ndim = len(x.shape) if hasattr(x, "shape") else 0
+    if len(s.spec) > ndim:
+        raise ValueError(
+            f"{what}: {s.spec} names {len(s.spec)} dimensions for a value of "
+            f"shape {tuple(x.shape)}"
+        )
+    axes = [list(s.spec.axes_of(d)) for d in range(ndim)]
+    weak = isinstance(x, _lax.Tracer) and x.weak_type
+    return _baton.transforms.emit_call(
+        "sharding_constraint", [x], weak=[weak], sharding=axes
+    )[0]
 
 
 def _all_explicit(mesh: Mesh) -> bool:
@@ -227,7 +250,6 @@ def with_out_sharding(
     """``compute(*operands)`` placed as ``out_sharding`` says (see the module
     docstring): sharded operands are gathered onto the first device of the
     target sharding first."""
-    _refuse_traced(list(operands), f"{what}(out_sharding=...)")
     target = sharding_of(out_sharding, what)
     if isinstance(target, NamedSharding):
         types = dict(zip(target.mesh.axis_names, target.mesh.axis_types))
@@ -241,6 +263,9 @@ def with_out_sharding(
                         "(as in JAX: build the mesh with axis_types=(AxisType."
                         "Explicit, ...), or reshard the result instead)"
                     )
+    if _lax.is_tracing() or any(isinstance(x, _lax.Tracer) for x in operands):
+        # Inside jit: the result laid out so when the program is partitioned.
+        return _constrain_traced(compute(*operands), target, f"{what}(out_sharding=...)")
     device = sorted(target.device_set, key=lambda d: d.id)[0]
     if isinstance(target, NamedSharding):
         device = target.mesh.devices.flat[0]

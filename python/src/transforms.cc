@@ -197,6 +197,7 @@ CallKind ParseCallKind(const std::string& s) {
   if (s == "checkpoint") return CallKind::kCheckpoint;
   if (s == "stop_gradient") return CallKind::kStopGradient;
   if (s == "name") return CallKind::kName;
+  if (s == "sharding_constraint") return CallKind::kShardingConstraint;
   if (s == "custom_jvp") return CallKind::kCustomJvp;
   if (s == "custom_vjp") return CallKind::kCustomVjp;
   ThrowValue("emit_call: unknown call kind '" + s + "'");
@@ -255,8 +256,10 @@ namespace {
 // adjacent, as transforms/call_group.h expects.
 nb::list EmitCall(const std::string& kind, std::vector<nb::handle> operands,
                   nb::handle body, nb::handle rule, nb::handle rule2,
-                  nb::handle policy, const std::string& name, nb::handle weak) {
+                  nb::handle policy, const std::string& name, nb::handle weak,
+                  std::vector<std::vector<std::string>> sharding) {
   CallAttrs a;
+  a.sharding = std::move(sharding);
   a.kind = ParseCallKind(kind);
   a.body = OptProgram(body);
   a.rule = OptProgram(rule);
@@ -403,7 +406,8 @@ void init_transforms(nb::module_& m) {
       .def(
           "why_not_shard_local",
           [](const ProgramHandle& p) {
-            return compiler::WhyNotShardLocal(compiler::InlineCalls(*p.program));
+            return compiler::WhyNotShardLocal(compiler::InlineCalls(
+                *p.program, /*keep_sharding_constraints=*/true));
           },
           "None when running the program on every shard of sharded arguments "
           "gives the shards of its result (compiler/shard_local.h); else why "
@@ -516,7 +520,10 @@ void init_transforms(nb::module_& m) {
         nb::arg("body") = nb::none(), nb::arg("rule") = nb::none(),
         nb::arg("rule2") = nb::none(), nb::arg("policy") = nb::none(),
         nb::arg("name") = "", nb::arg("weak") = nb::none(),
+        nb::arg("sharding") = std::vector<std::vector<std::string>>{},
         "Emits a call group into the current trace (kind: checkpoint, "
-        "stop_gradient, name, custom_jvp, custom_vjp); returns one Tracer "
-        "per output of the body (one for stop_gradient and name).");
+        "stop_gradient, name, sharding_constraint (`sharding`: per "
+        "dimension the mesh axis names splitting it), custom_jvp, "
+        "custom_vjp); returns one Tracer per output of the body (one for "
+        "the bodiless kinds).");
 }

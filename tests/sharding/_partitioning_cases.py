@@ -117,6 +117,25 @@ CASES = {
     )(X, W),
     "dp_step": dp_step,
     "tp_step": tp_step,
+    # with_sharding_constraint inside jit: the intermediate is laid out as
+    # asked, and the layout flows on to the output; under grad the
+    # cotangent is constrained alike; under vmap the batch dimension stays
+    # whole.
+    "constraint_gathers": lambda: jax.jit(
+        lambda a: jax.lax.with_sharding_constraint(a * 2, NamedSharding(mesh, P())) + 1
+    )(put(X, "x")),
+    "constraint_resplits": lambda: jax.jit(
+        lambda a: jnp.tanh(jax.lax.with_sharding_constraint(a, NamedSharding(mesh, P(None, "y"))))
+    )(put(X, "x")),
+    "constraint_in_matmul": lambda: jax.jit(
+        lambda a, b: jax.lax.with_sharding_constraint(a @ b, NamedSharding(mesh, P("x", "y"))).sum(axis=1)
+    )(put(X, "x"), put(W)),
+    "constraint_under_grad": lambda: jax.jit(jax.grad(
+        lambda a: (jax.lax.with_sharding_constraint(a * a, NamedSharding(mesh, P(None, "y"))) ** 2).sum()
+    ))(put(X, "x")),
+    "constraint_under_vmap": lambda: jax.jit(jax.vmap(
+        lambda r: jax.lax.with_sharding_constraint(r * 3, NamedSharding(mesh, P("y")))
+    ))(put(X, "x")),
 }
 
 

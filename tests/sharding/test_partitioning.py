@@ -4,12 +4,14 @@ over the mesh (python/baton/_partitioned_call.py, jit/spmd_executable.h).
 - JAX's partitioning cases (_partitioning_cases.py, a JAX program run
   unchanged on baton through ``baton.as_jax``) on 8 CPU devices: values and
   output shardings equal JAX's, ``in_shardings`` / ``out_shardings`` among
-  them.
+  them, and ``with_sharding_constraint`` inside jit (under grad and vmap
+  too).
 - On this suite's 4 devices: the findings of issue 37 (``x.sum()`` and
   ``x @ x.T`` of a sharded ``x``, mixed sharded and unsharded arguments)
   compute instead of raising; each device holds 1/N of a split parameter
-  and, after the call, nothing but its arguments and outputs; donating to a
-  partitioned call is refused with nothing consumed.
+  and, after the call, nothing but its arguments and outputs; a donated
+  parameter is updated in place on every device, and refused donations
+  consume nothing.
 """
 
 import json
@@ -56,7 +58,8 @@ CASE_NAMES = [
     "dot_rhs_cols", "dot_both", "dot_contracting", "x_xT", "reshape_keep",
     "reshape_flat", "mixed_unsharded", "mixed_shardings", "softmax_rows",
     "mlp_forward", "out_shardings_gather", "out_shardings_split", "in_shardings",
-    "dp_step", "tp_step",
+    "dp_step", "tp_step", "constraint_gathers", "constraint_resplits",
+    "constraint_in_matmul", "constraint_under_grad", "constraint_under_vmap",
 ]
 
 
@@ -135,12 +138,52 @@ def test_a_split_parameter_takes_a_quarter_per_device(mesh):
     assert in_use() == after_put
 
 
-def test_donating_to_a_partitioned_call_is_refused_and_consumes_nothing(mesh):
+def test_a_donated_parameter_is_updated_in_place_on_every_device(mesh):
+    """A data-parallel SGD step donating its replicated parameter: the
+    gradient is all-reduced across the batch split, and each device's new
+    parameter is written over its old block (same storage), so the step
+    holds one copy of the parameter per device, not two."""
+    w = bt.device_put(floats(16, 16), NamedSharding(mesh, P()))
+    x = bt.device_put(floats(32, 16) / 8, NamedSharding(mesh, P("i")))
+
+    def step(w, x):
+        return w - 0.01 * (x.T @ (x @ w))
+
+    want = floats(16, 16) - 0.01 * (floats(32, 16).T / 8 @ (floats(32, 16) / 8 @ floats(16, 16)))
+    before = [s.data.unsafe_buffer_pointer() for s in w.addressable_shards]
+    bt.effects_barrier()
+    held = in_use()
+    new = bt.jit(step, donate_argnums=0)(w, x)
+    assert w.is_deleted()
+    np.testing.assert_allclose(np.asarray(new), want, rtol=1e-5)
+    assert [s.data.unsafe_buffer_pointer() for s in new.addressable_shards] == before
+    bt.effects_barrier()
+    # x's blocks and the new w where the old one was: nothing else remains.
+    assert in_use() == held
+    # Again, donating the result (the loop a training script runs).
+    newer = bt.jit(step, donate_argnums=0)(new, x)
+    assert new.is_deleted()
+    assert [s.data.unsafe_buffer_pointer() for s in newer.addressable_shards] == before
+    # A call-site donation of a split array is taken the same way (a sum:
+    # no output can reuse it, so its blocks are freed after the call).
+    total = bt.jit(lambda a: a.sum())(bt.donate(x))
+    assert x.is_deleted()
+    np.testing.assert_allclose(float(total), (floats(32, 16) / 8).sum(), rtol=1e-6)
+
+
+def test_refused_donations_to_a_partitioned_call_consume_nothing(mesh):
     y = bt.device_put(floats(8, 4), NamedSharding(mesh, P("i")))
+    z = bt.device_put(floats(4, 4))  # unsharded, read whole on every device
+    with pytest.raises(bt.DonationError, match="unsharded.*Nothing was consumed"):
+        bt.jit(lambda a, b: a @ b, donate_argnums=1)(y, z)
+    assert not y.is_deleted() and not z.is_deleted()
     with pytest.raises(bt.DonationError, match="Nothing was consumed"):
-        bt.jit(lambda a: a.sum())(bt.donate(y))
-    assert not y.is_deleted()
-    with pytest.raises(bt.DonationError, match="partitioned"):
+        bt.jit(lambda a, b: a @ b)(y, bt.donate(z))
+    assert not y.is_deleted() and not z.is_deleted()
+    # A host view of one shard refuses the donation of the whole array.
+    view = np.asarray(y.addressable_shards[2].data)
+    with pytest.raises(bt.DonationError):
         bt.jit(lambda a: a @ a.T, donate_argnums=0)(y)
     assert not y.is_deleted()
+    del view
     np.testing.assert_array_equal(np.asarray(y), floats(8, 4))

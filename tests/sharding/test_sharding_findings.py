@@ -409,11 +409,16 @@ def test_make_jaxpr_and_eval_shape_of_sharded_arguments():
     assert out.shape == (2, 4) and out.dtype == np.float32
 
 
-def test_dot_out_sharding_inside_jit_is_refused():
+def test_dot_out_sharding_inside_jit_lays_the_result_out():
     mesh = explicit()
     with bt.set_mesh(mesh):
-        with pytest.raises(NotImplementedError, match="one device"):
-            bt.jit(lambda a: bnp.dot(a, a, out_sharding=P()))(X)
+        x = bt.device_put(X, P("i"))
+        out = bt.jit(lambda a: a * bnp.dot(a, a, out_sharding=P()))(x)
+        y = bt.jit(lambda a: bnp.dot(a[:, None], a[None, :], out_sharding=P(None, "i")))(x)
+    want = np.asarray(X)
+    np.testing.assert_allclose(np.asarray(out), want * want.dot(want), rtol=1e-5)
+    assert y.sharding.spec == P(None, "i")
+    np.testing.assert_allclose(np.asarray(y), np.outer(want, want), rtol=1e-6)
 
 
 # ---- 3: the newer API -------------------------------------------------------
@@ -483,8 +488,15 @@ def test_reshard_and_constraint_alias_an_array_already_placed():
     x = bt.device_put(X, NamedSharding(mesh, P("i")))
     assert bt.reshard(x, NamedSharding(mesh, P("i"))) is x
     assert L.with_sharding_constraint(x, NamedSharding(mesh, P("i"))) is x
-    with pytest.raises(NotImplementedError, match="one device"):
-        bt.jit(lambda a: L.with_sharding_constraint(a, NamedSharding(mesh, P())))(X)
+    # Inside jit on an unsharded argument the program runs on one device:
+    # the constraint lays nothing out (tests/sharding/test_partitioning.py
+    # has it on sharded arguments).
+    out = bt.jit(lambda a: L.with_sharding_constraint(a * 2, NamedSharding(mesh, P())))(X)
+    np.testing.assert_array_equal(np.asarray(out), np.asarray(X) * 2)
+    y = bt.device_put(X, NamedSharding(mesh, P("i")))
+    out = bt.jit(lambda a: bt.reshard(a * 2, NamedSharding(mesh, P())))(y)
+    assert out.sharding.spec == P()
+    np.testing.assert_array_equal(np.asarray(out), np.asarray(X) * 2)
 
 
 def test_pcast_refuses_what_baton_lacks():

@@ -36,10 +36,18 @@ Status CheckSignature(const CallAttrs& a, const Program& p, const char* what,
 
 Result<ValueType> InferCallType(const CallAttrs& a,
                                 std::span<const ValueType> operands) {
-  if (a.kind == CallKind::kStopGradient || a.kind == CallKind::kName) {
+  if (a.kind == CallKind::kStopGradient || a.kind == CallKind::kName ||
+      a.kind == CallKind::kShardingConstraint) {
     if (operands.size() != 1) {
       return InvalidArgument(Prefix(a) + "expects 1 operand, got " +
                              std::to_string(operands.size()));
+    }
+    if (a.kind == CallKind::kShardingConstraint &&
+        static_cast<int>(a.sharding.size()) != operands[0].shape.rank()) {
+      return InvalidArgument(
+          Prefix(a) + "names " + std::to_string(a.sharding.size()) +
+          " dimensions for a value of rank " +
+          std::to_string(operands[0].shape.rank()));
     }
     return operands[0];
   }

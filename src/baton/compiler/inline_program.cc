@@ -17,15 +17,20 @@ using GroupKey = std::pair<const Program*, std::vector<ValueId>>;
 
 Result<ValueId> Append(Program& dst, const Instruction& inst,
                        const std::vector<ValueId>& operands, bool expand_calls,
+                       bool keep_constraints,
                        std::map<GroupKey, std::vector<ValueId>>& groups) {
   if (expand_calls) {
     if (const auto* call = inst.attrs_if<CallAttrs>()) {
-      if (!call->body) return operands[0];  // identity kinds
+      const bool kept =
+          keep_constraints && call->kind == CallKind::kShardingConstraint;
+      if (!call->body && !kept) return operands[0];  // identity kinds
+      if (kept) return dst.Add(inst.attrs, OperandList{operands[0]});
       GroupKey key{call->body.get(), operands};
       auto it = groups.find(key);
       if (it == groups.end()) {
-        BATON_ASSIGN_OR_RETURN(std::vector<ValueId> outs,
-                               InlineInto(dst, *call->body, operands, true));
+        BATON_ASSIGN_OR_RETURN(
+            std::vector<ValueId> outs,
+            InlineInto(dst, *call->body, operands, true, keep_constraints));
         it = groups.emplace(std::move(key), std::move(outs)).first;
       }
       return it->second[call->output_index];
@@ -40,7 +45,8 @@ Result<ValueId> Append(Program& dst, const Instruction& inst,
 
 Result<std::vector<ValueId>> InlineInto(Program& dst, const Program& src,
                                         const std::vector<ValueId>& args,
-                                        bool expand_calls) {
+                                        bool expand_calls,
+                                        bool keep_sharding_constraints) {
   if (static_cast<int>(args.size()) != src.num_parameters()) {
     return InvalidArgument("inline: the program takes " +
                            std::to_string(src.num_parameters()) +
@@ -70,7 +76,8 @@ Result<std::vector<ValueId>> InlineInto(Program& dst, const Program& src,
     operands.clear();
     for (ValueId o : inst.operands) operands.push_back(map[o]);
     BATON_ASSIGN_OR_RETURN(map[id],
-                           Append(dst, inst, operands, expand_calls, groups));
+                           Append(dst, inst, operands, expand_calls,
+                                  keep_sharding_constraints, groups));
   }
   std::vector<ValueId> outs;
   outs.reserve(src.outputs().size());
@@ -110,7 +117,7 @@ std::vector<Tracer> InlineProgram(TraceContext& ctx, const Program& src,
     operands.reserve(inst.operands.size());
     for (ValueId o : inst.operands) operands.push_back(values[o]);
     const auto* call = inst.attrs_if<CallAttrs>();
-    if (expand_calls && call) {
+    if (expand_calls && call && call->kind != CallKind::kShardingConstraint) {
       if (!call->body) {
         values[id] = operands[0];
         continue;
@@ -133,7 +140,7 @@ std::vector<Tracer> InlineProgram(TraceContext& ctx, const Program& src,
   return outs;
 }
 
-Program InlineCalls(const Program& program) {
+Program InlineCalls(const Program& program, bool keep_sharding_constraints) {
   bool has_call = false;
   for (const Instruction& inst : program.instructions()) {
     has_call |= inst.kind() == OpKind::kCall;
@@ -145,7 +152,8 @@ Program InlineCalls(const Program& program) {
     params.push_back(
         out.AddParameter(program.parameter_type(i)).value());  // cannot fail
   }
-  Result<std::vector<ValueId>> outs = InlineInto(out, program, params, true);
+  Result<std::vector<ValueId>> outs =
+      InlineInto(out, program, params, true, keep_sharding_constraints);
   ThrowIfError(outs.status());  // a verified program inlines cleanly
   ThrowIfError(out.SetOutputs(std::move(outs).value()));
   return out;

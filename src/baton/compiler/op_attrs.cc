@@ -92,6 +92,8 @@ std::string_view call_kind_name(CallKind kind) {
       return "custom_jvp";
     case CallKind::kCustomVjp:
       return "custom_vjp";
+    case CallKind::kShardingConstraint:
+      return "sharding_constraint";
   }
   return "?";
 }

@@ -322,6 +322,11 @@ enum class CallKind : uint8_t {
   // rule, (primals...) -> (outputs..., residuals...); `rule2` the backward
   // rule, (residuals..., output cotangents...) -> (primal cotangents...).
   kCustomVjp,
+  // Identity on its single operand (no body) that lays the value out over
+  // the mesh as `sharding` says (lax.with_sharding_constraint inside jit).
+  // Its derivatives are constrained alike. InlineCalls drops it unless asked
+  // to keep it: only the SPMD partitioner (spmd_partitioner.h) reads it.
+  kShardingConstraint,
 };
 std::string_view call_kind_name(CallKind kind);
 
@@ -352,6 +357,8 @@ struct CheckpointPolicy {
 // after the other (a "call group", see transforms/call_group.h), so the IR
 // keeps one value per instruction. Bodies and rules are immutable and
 // shared; == compares their identity.
+inline constexpr char kUnconstrainedAxis[] = "?";
+
 struct CallAttrs {
   CallKind kind = CallKind::kCheckpoint;
   int output_index = 0;
@@ -360,6 +367,10 @@ struct CallAttrs {
   std::shared_ptr<const Program> rule2;  // kCustomVjp (backward)
   CheckpointPolicy policy;               // kCheckpoint
   std::string name;  // kName: the value's name; others: the function's
+  // kShardingConstraint: per dimension of the value, the names of the mesh
+  // axes splitting it, major first (empty: whole; {kUnconstrainedAxis}:
+  // as the operand is, JAX's P.UNCONSTRAINED -- vmap's batch dimension).
+  std::vector<std::vector<std::string>> sharding;
   bool operator==(const CallAttrs&) const = default;
 };
 

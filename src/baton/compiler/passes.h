@@ -36,8 +36,11 @@ Program EliminateCommonSubexpressions(const Program& program);
 // Replaces every call by its body (inline_program.h), recursively; the
 // custom rules and checkpoint policies of calls matter only to the
 // transformations, which run before this. A program without calls is
-// returned as it is.
-Program InlineCalls(const Program& program);
+// returned as it is. Sharding constraints (CallKind::kShardingConstraint)
+// are dropped -- one device computes the whole value -- unless
+// `keep_sharding_constraints` (the SPMD partitioner, which lays values out).
+Program InlineCalls(const Program& program,
+                    bool keep_sharding_constraints = false);
 
 // The passes a program goes through before buffer assignment, in order:
 // call inlining, common-subexpression elimination, dead-code elimination.

@@ -138,6 +138,17 @@ std::string AttributeText(const Instruction& inst) {
       const auto& a = inst.attrs_as<CallAttrs>();
       std::string t = ", kind=" + std::string(call_kind_name(a.kind));
       if (!a.name.empty()) t += ", name=\"" + a.name + "\"";
+      if (a.kind == CallKind::kShardingConstraint) {
+        t += ", sharding=P(";
+        for (size_t d = 0; d < a.sharding.size(); ++d) {
+          if (d > 0) t += ", ";
+          if (a.sharding[d].empty()) t += "None";
+          for (size_t k = 0; k < a.sharding[d].size(); ++k) {
+            t += (k > 0 ? "+" : "") + a.sharding[d][k];
+          }
+        }
+        t += ")";
+      }
       if (a.body) t += ", output=" + std::to_string(a.output_index);
       // The first call of a group shows the body (indented).
       if (a.body && a.output_index == 0) t += ", body=" + Indented(*a.body);

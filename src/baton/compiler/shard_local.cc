@@ -35,6 +35,11 @@ std::optional<std::string> WhyNotShardLocal(const Program& program) {
     const Instruction& inst = program.instruction(v);
     const OpKind k = inst.kind();
     if (k == OpKind::kParameter || IsElementwise(k)) continue;
+    if (k == OpKind::kCall) {
+      return Where(program, v) +
+             ": a sharding constraint (with_sharding_constraint) lays the "
+             "value out over the mesh";
+    }
     if (k == OpKind::kConstant && inst.type.shape.rank() == 0) continue;
     if (k == OpKind::kBroadcastInDim &&
         program.type(inst.operands[0]).shape.rank() == 0) {

@@ -1,6 +1,7 @@
 #include "baton/compiler/sharding_propagation.h"
 
 #include <algorithm>
+#include <optional>
 
 #include "baton/compiler/step_plan.h"
 #include "baton/core/dot_dimensions.h"
@@ -126,9 +127,18 @@ Reshard::Kind ReshardKind(const Sharding& from, const Sharding& to) {
 
 namespace {
 
+// A sharding constraint resolved over the mesh: its layout, with the
+// dimensions it leaves as the operand has them (kUnconstrainedAxis) whole.
+struct Constraint {
+  Sharding sharding;
+  std::vector<bool> unconstrained;  // per dimension
+};
+
 class Propagator {
  public:
-  Propagator(const Program& p, const DeviceMesh& mesh) : p_(p), mesh_(mesh) {
+  Propagator(const Program& p, const DeviceMesh& mesh,
+             std::vector<std::optional<Constraint>> constraints)
+      : p_(p), mesh_(mesh), constraints_(std::move(constraints)) {
     plan_.sharding.resize(p.num_values());
     plan_.steps.resize(p.num_values());
   }
@@ -160,6 +170,13 @@ class Propagator {
         case OpKind::kReshape:
           out = ReshapeOf(v, inst);
           break;
+        case OpKind::kCall:
+          if (constraints_[v].has_value()) {  // with_sharding_constraint
+            out = Constrained(inst, *constraints_[v]);
+            Need(v, 0, out);
+            break;
+          }
+          [[fallthrough]];
         default:
           if (IsElementwise(inst.kind()) || inst.kind() == OpKind::kTransfer) {
             out = Elementwise(v, inst);
@@ -431,10 +448,66 @@ class Propagator {
     return out;
   }
 
+  // A constraint's layout: its dimensions, and the operand's for those it
+  // leaves unconstrained (where their axes are not taken by the others).
+  Sharding Constrained(const Instruction& inst, const Constraint& c) const {
+    Sharding s = c.sharding;
+    const Sharding& x = Of(inst.operands[0]);
+    std::vector<int> used;
+    for (const auto& axes : s.dims) used.insert(used.end(), axes.begin(), axes.end());
+    for (size_t d = 0; d < s.dims.size(); ++d) {
+      if (!c.unconstrained[d]) continue;
+      bool free = true;
+      for (int a : x.dims[d]) {
+        free &= std::find(used.begin(), used.end(), a) == used.end();
+      }
+      if (free) s.dims[d] = x.dims[d];
+    }
+    return s;
+  }
+
   const Program& p_;
   const DeviceMesh& mesh_;
+  // Per value: the layout a sharding constraint (CallKind::
+  // kShardingConstraint) gives it.
+  std::vector<std::optional<Constraint>> constraints_;
   ShardingPlan plan_;
 };
+
+// The layout a sharding constraint names, by the mesh's axis names;
+// InvalidArgument naming the value for an axis the mesh does not have or a
+// layout CheckSharding refuses.
+Result<Constraint> ConstraintSharding(const Program& program, ValueId v,
+                                      const DeviceMesh& mesh) {
+  const auto& call = program.instruction(v).attrs_as<CallAttrs>();
+  const Shape& shape = program.type(v).shape;
+  const std::string what = "with_sharding_constraint on %" + std::to_string(v) +
+                           " (shape " + shape.to_string() + ")";
+  Constraint c;
+  Sharding& s = c.sharding;
+  for (const auto& names : call.sharding) {
+    c.unconstrained.push_back(names.size() == 1 &&
+                              names[0] == kUnconstrainedAxis);
+    if (c.unconstrained.back()) {
+      s.dims.emplace_back();
+      continue;
+    }
+    std::vector<int> axes;
+    for (const std::string& name : names) {
+      auto it = std::find(mesh.axis_names.begin(), mesh.axis_names.end(), name);
+      if (it == mesh.axis_names.end()) {
+        std::string known;
+        for (const auto& n : mesh.axis_names) known += (known.empty() ? "'" : ", '") + n + "'";
+        return InvalidArgument(what + ": the mesh has no axis '" + name +
+                               "' (its axes: " + known + ")");
+      }
+      axes.push_back(static_cast<int>(it - mesh.axis_names.begin()));
+    }
+    s.dims.push_back(std::move(axes));
+  }
+  BATON_RETURN_IF_ERROR(CheckSharding(shape, mesh, s, what));
+  return c;
+}
 
 Status CheckParameter(const Program& program, const DeviceMesh& mesh,
                       const Sharding& s, int index) {
@@ -500,7 +573,13 @@ Result<ShardingPlan> PropagateShardings(const Program& program,
   for (int i = 0; i < program.num_parameters(); ++i) {
     BATON_RETURN_IF_ERROR(CheckParameter(program, mesh, parameters[i], i));
   }
-  return Propagator(program, mesh).Run(parameters);
+  std::vector<std::optional<Constraint>> constraints(program.num_values());
+  for (ValueId v = 0; v < program.num_values(); ++v) {
+    const auto* call = program.instruction(v).attrs_if<CallAttrs>();
+    if (call == nullptr || call->kind != CallKind::kShardingConstraint) continue;
+    BATON_ASSIGN_OR_RETURN(constraints[v], ConstraintSharding(program, v, mesh));
+  }
+  return Propagator(program, mesh, std::move(constraints)).Run(parameters);
 }
 
 }  // namespace baton::compiler

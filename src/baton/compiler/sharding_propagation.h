@@ -105,10 +105,12 @@ Status CheckSharding(const Shape& shape, const DeviceMesh& mesh,
 // only splits further, else kAllGather.
 Reshard::Kind ReshardKind(const Sharding& from, const Sharding& to);
 
-// The plan for `program` (calls inlined) with its parameters laid out as
-// `parameters` (one per parameter). InvalidArgument, naming the parameter,
-// for a sharding of the wrong rank, an unknown or repeated mesh axis, or a
-// dimension its axes do not divide.
+// The plan for `program` (calls inlined, sharding constraints kept: passes.h
+// InlineCalls) with its parameters laid out as `parameters` (one per
+// parameter); a constrained value is laid out as its constraint says, its
+// operand resharded to it. InvalidArgument, naming the parameter or the
+// constrained value, for a sharding of the wrong rank, an unknown or
+// repeated mesh axis, or a dimension its axes do not divide.
 Result<ShardingPlan> PropagateShardings(const Program& program,
                                         const DeviceMesh& mesh,
                                         const std::vector<Sharding>& parameters);

@@ -276,6 +276,12 @@ class Partitioner {
     std::vector<ValueId> outs;
     for (ValueId v : computed_) {
       if (last_use_[v] <= position || slot_of_[v] >= 0) continue;
+      // A sharding constraint's value is its operand's local value.
+      const auto same = std::find(outs.begin(), outs.end(), local_of_[v]);
+      if (same != outs.end()) {
+        slot_of_[v] = stage.outputs[same - outs.begin()];
+        continue;
+      }
       slot_of_[v] = NewSlot(v, plan_.sharding[v], partial_[v]);
       stage.outputs.push_back(slot_of_[v]);
       outs.push_back(local_of_[v]);
@@ -331,6 +337,20 @@ class Partitioner {
   Status Partition(ValueId v, const Instruction& inst) {
     BATON_RETURN_IF_ERROR(CombinePartials(&inst));
     const ShardingStep& step = plan_.steps[v];
+    if (const auto* call = inst.attrs_if<CallAttrs>();
+        call != nullptr && call->kind == CallKind::kShardingConstraint) {
+      // No computation: the operand in the constrained layout.
+      const ValueId x = inst.operands[0];
+      if (!step.reshards.empty()) {
+        BATON_ASSIGN_OR_RETURN(slot_of_[v], Resharded(x, step.reshards[0]));
+      } else if (local_of_[x] >= 0) {
+        local_of_[v] = local_of_[x];  // Close() keeps one output for both
+        computed_.push_back(v);
+      } else {
+        slot_of_[v] = slot_of_[x];
+      }
+      return OkStatus();
+    }
     // Operands read in another layout: communication first.
     std::vector<int> resharded(inst.operands.size(), -1);
     for (const Reshard& r : step.reshards) {

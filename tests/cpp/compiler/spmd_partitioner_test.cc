@@ -310,6 +310,50 @@ TEST(SpmdPartitionerTest, ReadersOfAPartialLossWaitForTheGradients) {
   EXPECT_EQ(sp.stages[3].kind, SpmdStage::Kind::kCompute);
 }
 
+// with_sharding_constraint inside jit: the constrained value is its operand
+// in the layout asked for (one reshard, no computation), and that layout
+// flows on; a dimension left unconstrained (vmap's batch dimension) keeps
+// the operand's split. An axis the mesh lacks is an error naming the value.
+TEST(SpmdPartitionerTest, ShardingConstraintsLayValuesOut) {
+  auto constrained = [](std::vector<std::vector<std::string>> sharding) {
+    Program p;
+    const ValueId x = p.AddParameter(F32({8, 4})).value();
+    const ValueId y = p.Add(BinaryAttrs{BinaryOp::kAdd}, {x, x}).value();
+    CallAttrs c;
+    c.kind = CallKind::kShardingConstraint;
+    c.sharding = std::move(sharding);
+    const ValueId z = p.Add(c, {y}).value();
+    const ValueId t = p.Add(UnaryAttrs{UnaryOp::kAbs}, {z}).value();
+    EXPECT_TRUE(p.SetOutputs({t}).ok());
+    return p;
+  };
+  {
+    const SpmdProgram sp =
+        CheckAgainstOneDevice(constrained({{}, {"i"}}), Mesh1(), {S({I, R})});
+    EXPECT_EQ(Count(sp, SpmdStage::Kind::kAllGather), 1) << sp.ToText();
+    EXPECT_EQ(sp.slots[sp.output_slots[0]].sharding, S({R, I}));
+  }
+  {
+    const SpmdProgram sp =
+        CheckAgainstOneDevice(constrained({{}, {}}), Mesh1(), {S({I, R})});
+    EXPECT_EQ(sp.slots[sp.output_slots[0]].sharding, S({R, R}));
+  }
+  {
+    const SpmdProgram sp = CheckAgainstOneDevice(
+        constrained({{kUnconstrainedAxis}, {}}), Mesh1(), {S({I, R})});
+    EXPECT_EQ(Count(sp, SpmdStage::Kind::kAllGather), 0) << sp.ToText();
+    EXPECT_EQ(Count(sp, SpmdStage::Kind::kCompute), 1) << sp.ToText();
+    EXPECT_EQ(sp.slots[sp.output_slots[0]].sharding, S({I, R}));
+  }
+  Result<SpmdProgram> bad =
+      PartitionForMesh(constrained({{"j"}, {}}), Mesh1(), {S({I, R})});
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.status().message().find("no axis 'j'"), std::string::npos)
+      << bad.status().to_string();
+  EXPECT_NE(bad.status().message().find("with_sharding_constraint on %"),
+            std::string::npos);
+}
+
 // jit's out_shardings: an output made where the caller asks, by a last
 // all-gather or slice; a bad request names the output.
 TEST(SpmdPartitionerTest, RequestedOutputLayoutsEndTheProgram) {

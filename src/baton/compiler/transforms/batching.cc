@@ -80,8 +80,14 @@ void BatchCallGroup(BatchEmitter& e, const Program& src, ValueId leader,
                     const std::vector<BatchedValue>& operands,
                     std::vector<BatchedValue>& map, BodyCache& cache) {
   const CallAttrs& call = src.instruction(leader).attrs_as<CallAttrs>();
-  if (!call.body) {  // kStopGradient, kName: identity on the batched value
-    map[leader] = {e.Add(call, {operands[0].id}), operands[0].bdim};
+  if (!call.body) {  // identity kinds: on the batched value
+    CallAttrs c = call;
+    if (c.kind == CallKind::kShardingConstraint && operands[0].batched()) {
+      // The batch dimension keeps its layout (JAX: unconstrained there).
+      c.sharding.insert(c.sharding.begin() + operands[0].bdim,
+                        std::vector<std::string>{kUnconstrainedAxis});
+    }
+    map[leader] = {e.Add(c, {operands[0].id}), operands[0].bdim};
     return;
   }
   std::vector<ValueId> args;

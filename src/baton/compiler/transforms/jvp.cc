@@ -150,7 +150,9 @@ class JvpBuilder {
     }
     switch (call.kind) {
       case CallKind::kName:
-        // As JAX's name_p (linear): the tangent carries the same name.
+      case CallKind::kShardingConstraint:
+        // Linear, as JAX's name_p and sharding_constraint_p: the tangent
+        // carries the same name, or is laid out as the primal.
         primal_[id] = ctx_.Emit(inst.attrs, operands);
         SetTangent(id, ctx_.Emit(inst.attrs, {tangents[0]}), CallName(call));
         return;

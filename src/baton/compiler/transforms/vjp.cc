@@ -42,7 +42,8 @@ bool IsCheap(const OpAttrs& attrs) {
       return true;
     case OpKind::kCall: {
       const CallKind k = std::get<CallAttrs>(attrs).kind;
-      return k == CallKind::kStopGradient || k == CallKind::kName;
+      return k == CallKind::kStopGradient || k == CallKind::kName ||
+             k == CallKind::kShardingConstraint;
     }
     default:
       return false;
@@ -209,6 +210,10 @@ std::vector<int> VjpBuilder::RecordCall(const CallAttrs& call,
       nodes_[Resolve(ops[0])].names.push_back(call.name);
       return {n};
     }
+    case CallKind::kShardingConstraint:
+      // Its own node: the value it makes is laid out as constrained (and
+      // its cotangent too, vjp_rules.cc).
+      return {AddOpNode(call, ops, region)};
     case CallKind::kCheckpoint:
       regions_.push_back(Region{region, call.policy});
       return Record(*call.body, ops, static_cast<int>(regions_.size()) - 1);

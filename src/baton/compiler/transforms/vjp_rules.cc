@@ -108,11 +108,18 @@ void VjpBuilder::ApplyRule(int n, const Tracer& ct) {
       return ApplyLinalgRule(n, ct);
     case OpKind::kFft:
       return ApplyFftRule(n, ct);
-    case OpKind::kCall:
-      if (std::get<CallAttrs>(nd.attrs).kind == CallKind::kName) {
+    case OpKind::kCall: {
+      const auto& call = std::get<CallAttrs>(nd.attrs);
+      if (call.kind == CallKind::kName) {
         return AddCotangent(nd.operands[0], ct);
       }
+      if (call.kind == CallKind::kShardingConstraint) {
+        // As JAX transposes with_sharding_constraint: the cotangent is laid
+        // out alike.
+        return AddCotangent(nd.operands[0], bwd_.Emit(call, {ct}));
+      }
       break;
+    }
     default:
       break;
   }
