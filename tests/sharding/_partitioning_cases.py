@@ -82,6 +82,11 @@ def tp_step():
     return {"loss": value, "w1": grads["w1"], "b1": grads["b1"], "w2": grads["w2"]}
 
 
+# bfloat16 values that round: a split contraction must give the whole one's
+# result (each device's part summed in float32, rounded once).
+U = np.random.RandomState(0).uniform(0, 1, (64, 32)).astype(jnp.bfloat16)
+V = np.random.RandomState(1).uniform(0, 1, (64, 16)).astype(jnp.bfloat16)
+
 CASES = {
     "sum_all": lambda: jnp.sum(put(X, "x", "y")),
     "sum_axis0": lambda: jax.jit(lambda a: a.sum(axis=0))(put(X, "x", "y")),
@@ -133,6 +138,9 @@ CASES = {
     "constraint_under_grad": lambda: jax.jit(jax.grad(
         lambda a: (jax.lax.with_sharding_constraint(a * a, NamedSharding(mesh, P(None, "y"))) ** 2).sum()
     ))(put(X, "x")),
+    "bf16_dot_split": lambda: jax.jit(jnp.dot)(put(U[:, 0], "x"), put(U[:, 0], "x")),
+    "bf16_sum_split": lambda: jax.jit(jnp.sum)(put(U, "x")),
+    "bf16_matmul_split_rows": lambda: jax.jit(lambda a, b: a.T @ b)(put(U, "x"), put(V, "x")),
     "constraint_under_vmap": lambda: jax.jit(jax.vmap(
         lambda r: jax.lax.with_sharding_constraint(r * 3, NamedSharding(mesh, P("y")))
     ))(put(X, "x")),
@@ -149,7 +157,8 @@ def spec_of(a):
 def describe(out):
     if isinstance(out, dict):
         return {k: describe(v) for k, v in sorted(out.items())}
-    return {"value": np.asarray(out).tolist(), "spec": spec_of(out)}
+    return {"value": np.asarray(out).astype(np.float32).tolist(), "spec": spec_of(out),
+            "dtype": str(np.asarray(out).dtype)}
 
 
 results = {}

@@ -60,6 +60,7 @@ CASE_NAMES = [
     "mlp_forward", "out_shardings_gather", "out_shardings_split", "in_shardings",
     "dp_step", "tp_step", "constraint_gathers", "constraint_resplits",
     "constraint_in_matmul", "constraint_under_grad", "constraint_under_vmap",
+    "bf16_dot_split", "bf16_sum_split", "bf16_matmul_split_rows",
 ]
 
 
@@ -81,6 +82,7 @@ def test_values_and_output_shardings_equal_jax(case, baton_results, jax_results)
             rtol=1e-6, atol=1e-6, err_msg=f"{case} {k}",
         )
         assert ours[k]["spec"] == theirs[k]["spec"], f"{case} {k}"
+        assert ours[k]["dtype"] == theirs[k]["dtype"], f"{case} {k}"
 
 
 def test_every_case_runs_on_baton(baton_results):

@@ -45,6 +45,16 @@ void PlaceBlock(const Literal& block, const Sharding& sharding,
 }
 
 // a `op` b, elementwise, as the reference interpreter computes it.
+// `a` converted to `dtype`.
+Result<Literal> ConvertLiteral(const Literal& a, DType dtype) {
+  Program p;
+  BATON_ASSIGN_OR_RETURN(ValueId x, p.AddParameter(ValueType{a.shape(), a.dtype()}));
+  BATON_ASSIGN_OR_RETURN(ValueId y, p.Add(ConvertAttrs{dtype}, {x}));
+  BATON_RETURN_IF_ERROR(p.SetOutputs({y}));
+  BATON_ASSIGN_OR_RETURN(std::vector<Literal> out, Interpret(p, {a}));
+  return std::move(out[0]);
+}
+
 Result<Literal> Combine(const Literal& a, const Literal& b, ReduceOp op) {
   Program p;
   const ValueType t{a.shape(), a.dtype()};
@@ -136,6 +146,12 @@ Result<std::vector<Literal>> InterpretSpmd(const SpmdProgram& program,
             } else {
               BATON_ASSIGN_OR_RETURN(acc, Combine(acc, src[e], st.op));
             }
+          }
+          // A 16-bit float's partial sum is combined in float32, then
+          // rounded once.
+          const DType to = program.slots[st.result].global.dtype;
+          if (acc.dtype() != to) {
+            BATON_ASSIGN_OR_RETURN(acc, ConvertLiteral(acc, to));
           }
           dst.push_back(std::move(acc));
         }

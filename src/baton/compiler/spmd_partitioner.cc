@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <limits>
 #include <map>
+#include <optional>
 #include <utility>
 
 namespace baton::compiler {
@@ -232,9 +233,12 @@ class Partitioner {
   }
 
  private:
-  int NewSlot(ValueId v, const Sharding& sharding, bool partial) {
+  // `dtype`: the slot's, when not v's (a partial sum kept in float32).
+  int NewSlot(ValueId v, const Sharding& sharding, bool partial,
+              std::optional<DType> dtype = std::nullopt) {
     SpmdSlot s;
     s.global = p_.type(v);
+    if (dtype.has_value()) s.global.dtype = *dtype;
     s.sharding = sharding;
     s.block = BlockShape(s.global.shape, sharding, mesh_);
     s.partial = partial;
@@ -282,7 +286,8 @@ class Partitioner {
         slot_of_[v] = stage.outputs[same - outs.begin()];
         continue;
       }
-      slot_of_[v] = NewSlot(v, plan_.sharding[v], partial_[v]);
+      slot_of_[v] = NewSlot(v, plan_.sharding[v], partial_[v],
+                            cur_->type(local_of_[v]).dtype);
       stage.outputs.push_back(slot_of_[v]);
       outs.push_back(local_of_[v]);
     }
@@ -365,6 +370,18 @@ class Partitioner {
       operands.push_back(id.value());
     }
     if (!cur_) cur_ = std::make_unique<Program>();
+    if (!step.all_reduce_axes.empty() && step.all_reduce_op == ReduceOp::kSum &&
+        (inst.type.dtype == DType::kBFloat16 ||
+         inst.type.dtype == DType::kFloat16)) {
+      // A partial sum of a 16-bit float is summed in float32 on each device
+      // and across them, then rounded once (the all-reduce stage converts):
+      // rounding each device's part first made a split bf16 dot or sum
+      // differ from the whole one, which JAX's does not.
+      for (ValueId& o : operands) {
+        if (cur_->type(o).dtype != inst.type.dtype) continue;
+        BATON_ASSIGN_OR_RETURN(o, cur_->Add(ConvertAttrs{DType::kFloat32}, {o}));
+      }
+    }
     Result<ValueId> id = cur_->Add(LocalAttrs(v, inst), OperandList(operands));
     if (!id.ok()) {
       return Internal("partitioning %" + std::to_string(v) + " (" +

@@ -126,7 +126,10 @@ Result<Program> AssembleProgram(const SpmdSlot& from, const DeviceMesh& mesh,
 
 // The program combining `n` blocks by `op`, left to right (the order
 // every device of a group uses, so all get the same bytes).
-Result<Program> CombineProgram(const SpmdSlot& slot, ReduceOp op, size_t n) {
+// n blocks of `slot` combined by `op`, the result converted to `to` (a
+// float32 partial sum of a 16-bit float is rounded here, once).
+Result<Program> CombineProgram(const SpmdSlot& slot, ReduceOp op, size_t n,
+                               DType to) {
   Program p;
   ValueType t = slot.global;
   t.shape = slot.block;
@@ -135,6 +138,9 @@ Result<Program> CombineProgram(const SpmdSlot& slot, ReduceOp op, size_t n) {
     BATON_ASSIGN_OR_RETURN(ValueId next, p.AddParameter(t));
     BATON_ASSIGN_OR_RETURN(
         acc, p.Add(compiler::BinaryAttrs{CombinerOf(op)}, {acc, next}));
+  }
+  if (t.dtype != to) {
+    BATON_ASSIGN_OR_RETURN(acc, p.Add(compiler::ConvertAttrs{to}, {acc}));
   }
   BATON_RETURN_IF_ERROR(p.SetOutputs({acc}));
   return p;
@@ -331,11 +337,14 @@ Status SpmdExecutable::CompileCommunication(size_t s) {
         // over the devices. Across processes: every device combines its
         // group itself.
         c.leader = c.members[s % c.members.size()];
-        const bool combines = crosses ? c.members.size() > 1
-                                      : c.leader == d && c.members.size() > 1;
+        // A group of one needs a program only to convert.
+        const bool needed =
+            c.members.size() > 1 || from.global.dtype != to.global.dtype;
+        const bool combines = crosses ? needed : c.leader == d && needed;
         if (!combines) continue;
         BATON_ASSIGN_OR_RETURN(Program p,
-                               CombineProgram(from, st.op, c.members.size()));
+                               CombineProgram(from, st.op, c.members.size(),
+                                              to.global.dtype));
         BATON_ASSIGN_OR_RETURN(c.combine,
                                CompileFor(std::move(p), devices_[d], what));
       }
@@ -626,7 +635,7 @@ Result<std::vector<std::vector<Array>>> SpmdExecutable::Execute(
               BATON_ASSIGN_OR_RETURN(Array part, BlockOn(d, e, src, host, slot));
               parts.push_back(std::move(part));
             }
-            if (parts.size() == 1) {
+            if (!c.combine) {
               result[d] = std::move(parts[0]);
             } else {
               BATON_ASSIGN_OR_RETURN(result[d],
@@ -648,7 +657,7 @@ Result<std::vector<std::vector<Array>>> SpmdExecutable::Execute(
             parts.push_back(std::move(moved));
           }
           Array acc = src[d];
-          if (parts.size() > 1) {
+          if (c.combine) {
             BATON_ASSIGN_OR_RETURN(acc, RunOne(*c.combine, std::move(parts)));
           }
           for (int e : c.members) {

@@ -354,6 +354,46 @@ TEST(SpmdPartitionerTest, ShardingConstraintsLayValuesOut) {
             std::string::npos);
 }
 
+// A split contraction of bfloat16 values: each device's partial sum is kept
+// in float32 and the sum rounded once, after the all-reduce -- the same
+// bfloat16 result as the whole dot or sum on one device (rounding each part
+// first gave 20.875 for JAX's and baton's unsplit 21.0 in issue 37's port).
+TEST(SpmdPartitionerTest, SixteenBitPartialSumsAreRoundedOnce) {
+  std::vector<double> v(64);
+  for (size_t k = 0; k < v.size(); ++k) v[k] = ((k * 37 + 11) % 101) / 101.0;
+  const Literal a = Literal::FromDoubles(DType::kBFloat16, Shape{64}, v);
+  for (DType t : {DType::kBFloat16, DType::kFloat16}) {
+    Program p;
+    const ValueType vt{Shape{64}, t};
+    const ValueId x = p.AddParameter(vt).value();
+    const ValueId d = Dot(p, x, x, {0}, {0});
+    const ValueId s = p.Add(ReduceAttrs{ReduceOp::kSum, {0}}, {x}).value();
+    ASSERT_TRUE(p.SetOutputs({d, s}).ok());
+    Result<SpmdProgram> sp = PartitionForMesh(p, Mesh1(), {S({I})});
+    ASSERT_TRUE(sp.ok()) << sp.status().to_string();
+    // The partial slots are float32; the combined ones the program's type.
+    for (const SpmdStage& st : sp.value().stages) {
+      if (st.kind != SpmdStage::Kind::kAllReduce) continue;
+      EXPECT_EQ(sp.value().slots[st.source].global.dtype, DType::kFloat32);
+      EXPECT_EQ(sp.value().slots[st.result].global.dtype, t);
+    }
+    const Literal arg = t == DType::kBFloat16
+                            ? a
+                            : Literal::FromDoubles(t, Shape{64}, v);
+    auto want = Interpret(p, {arg});
+    auto got = InterpretSpmd(sp.value(), {arg});
+    ASSERT_TRUE(want.ok() && got.ok());
+    for (size_t k = 0; k < 2; ++k) {
+      EXPECT_EQ(got.value()[k].dtype(), t);
+      EXPECT_EQ(std::memcmp(got.value()[k].untyped_data(),
+                            want.value()[k].untyped_data(), 2),
+                0)
+          << dtype_name(t) << " output " << k << ": "
+          << got.value()[k].ToString() << " vs " << want.value()[k].ToString();
+    }
+  }
+}
+
 // jit's out_shardings: an output made where the caller asks, by a last
 // all-gather or slice; a bad request names the output.
 TEST(SpmdPartitionerTest, RequestedOutputLayoutsEndTheProgram) {
