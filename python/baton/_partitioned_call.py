@@ -44,10 +44,12 @@ _compiled: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 
 
 class _Compiled:
-    __slots__ = ("dynamic", "exe", "lifted", "out_avals", "out_def")
+    __slots__ = ("dynamic", "exe", "lifted", "mesh", "out_avals", "out_def")
 
-    def __init__(self, exe: Any, dynamic: list, lifted: list, out_avals: list, out_def: Any):
+    def __init__(self, exe: Any, dynamic: list, lifted: list, out_avals: list, out_def: Any,
+                 mesh: Any = None):
         self.exe = exe
+        self.mesh = mesh
         self.dynamic = dynamic
         self.lifted = lifted
         self.out_avals = out_avals
@@ -78,13 +80,13 @@ def _spec(dims: list, mesh: Any) -> Any:
     return PartitionSpec(*parts)
 
 
-def _signature(leaves: list) -> Any:
+def _signature(leaves: list, donated: set) -> Any:
     key = []
-    for leaf in leaves:
+    for i, leaf in enumerate(leaves):
         if is_sharded(leaf):
             s = leaf.sharding
             key.append(("S", leaf.shape, np.dtype(leaf.dtype).name, s.mesh, tuple(s.spec),
-                        isinstance(leaf, ShardedDonated)))
+                        i in donated))
         elif hasattr(leaf, "dtype") and hasattr(leaf, "shape"):
             key.append(("A", tuple(np.shape(leaf)), np.dtype(leaf.dtype).name))
         else:
@@ -92,12 +94,21 @@ def _signature(leaves: list) -> Any:
     return tuple(key)
 
 
-def call(jitted: Any, kwargs: dict, leaves: list, rebuild: Any, names: list) -> Any:
-    """Runs ``jitted`` partitioned over the mesh of its sharded arguments
-    (donated ones as ShardedDonated markers, taken by the caller)."""
+def compile_for(jitted: Any, kwargs: dict, leaves: list, rebuild: Any, names: list,
+                donated_leaves: set) -> Any:
+    """The partitioned program of ``jitted`` for these leaves (compiled once
+    per signature; `donated_leaves` the positions a call would donate):
+    what ``f.lower(*sharded).compile()`` wraps. Consumes nothing."""
     name = getattr(jitted, "__name__", "jit")
+    mesh, devices, _, _ = _mesh_of(jitted, leaves, names, name)
+    return _compile(jitted, kwargs, leaves, rebuild, mesh, devices, name, donated_leaves)
+
+
+def _mesh_of(jitted: Any, leaves: list, names: list, name: str) -> tuple:
+    """(mesh, its devices, this process's, whether it spans processes) of
+    the sharded leaves, which must share one mesh of NamedShardings."""
     sharded = [i for i, leaf in enumerate(leaves) if is_sharded(leaf)]
-    mesh = leaves[sharded[0]].sharding.mesh
+    mesh = getattr(leaves[sharded[0]].sharding, "mesh", None)
     for i in sharded:
         leaf = leaves[i]
         if isinstance(leaf, ShardedArray):
@@ -123,6 +134,14 @@ def call(jitted: Any, kwargs: dict, leaves: list, rebuild: Any, names: list) -> 
             "has no process group; call bt.distributed.initialize first. "
             "Nothing was consumed."
         )
+    return mesh, devices, local, spans
+
+
+def call(jitted: Any, kwargs: dict, leaves: list, rebuild: Any, names: list) -> Any:
+    """Runs ``jitted`` partitioned over the mesh of its sharded arguments
+    (donated ones as ShardedDonated markers, taken by the caller)."""
+    name = getattr(jitted, "__name__", "jit")
+    mesh, devices, local, spans = _mesh_of(jitted, leaves, names, name)
     compiled = _compile(jitted, kwargs, leaves, rebuild, mesh, devices, name)
     values = [leaves[i] for i in compiled.dynamic] + list(compiled.lifted)
     _check_unusable_donations(compiled, leaves, names, name)
@@ -213,8 +232,14 @@ def _on(value: Any, device: Any) -> Any:
 
 
 def _compile(jitted: Any, kwargs: dict, leaves: list, rebuild: Any, mesh: Any,
-             devices: list, name: str) -> _Compiled:
-    key = _signature(leaves)
+             devices: list, name: str, donated_leaves: Any = None) -> _Compiled:
+    """The partitioned program for these leaves, compiled once per
+    signature. Donated: the ShardedDonated leaves, or `donated_leaves` (the
+    positions ``lower`` is told of, before anything is taken)."""
+    if donated_leaves is None:
+        donated_leaves = {i for i, leaf in enumerate(leaves)
+                          if isinstance(leaf, ShardedDonated)}
+    key = _signature(leaves, donated_leaves)
     per_fn = _compiled.setdefault(jitted, {})
     try:
         hit = per_fn.get(key)
@@ -240,7 +265,7 @@ def _compile(jitted: Any, kwargs: dict, leaves: list, rebuild: Any, mesh: Any,
                 "argument instead."
             )
         shardings.append([[] for _ in range(len(np.shape(v)))])
-    donated = [isinstance(leaves[i], ShardedDonated) for i in dynamic]
+    donated = [i in donated_leaves and is_sharded(leaves[i]) for i in dynamic]
     donated += [False] * len(traced.lifted)
     local = [d if isinstance(d, _baton.Device) else None for d in devices]
     if all(d is not None for d in local):
@@ -257,7 +282,7 @@ def _compile(jitted: Any, kwargs: dict, leaves: list, rebuild: Any, mesh: Any,
             _output_layouts(jitted, traced, out_def, mesh), donated,
         )
     compiled = _Compiled(exe, dynamic, list(traced.lifted),
-                         list(traced.program.output_avals), out_def)
+                         list(traced.program.output_avals), out_def, mesh)
     if key is not None:
         per_fn[key] = compiled
     return compiled

@@ -116,6 +116,14 @@ void init_sharded_jit(nb::module_& m) {
       .def_prop_ro("parameter_bytes_per_device",
                    &SpmdExecutable::parameter_bytes_per_device)
       .def_prop_ro("local_positions", &SpmdExecutable::local_positions)
+      .def(
+          "memory_analysis",
+          [](const SpmdExecutable& exe, int k) {
+            return baton::ValueOrThrow(exe.memory_analysis(k));
+          },
+          nb::arg("k") = 0,
+          "What one call holds on this process's k-th device of the mesh: "
+          "a MemoryAnalysis of its blocks (jit/spmd_executable.h).")
       .def_prop_ro("unusable_donations", &SpmdExecutable::unusable_donations,
                    "The donated parameters no output can reuse (freed after "
                    "the call instead).")

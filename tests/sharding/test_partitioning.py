@@ -189,3 +189,37 @@ def test_refused_donations_to_a_partitioned_call_consume_nothing(mesh):
     assert not y.is_deleted()
     del view
     np.testing.assert_array_equal(np.asarray(y), floats(8, 4))
+
+
+def test_lower_and_compile_of_sharded_arguments_analyse_memory_per_device(mesh):
+    """f.lower(*sharded).compile(): the partitioned program, its memory per
+    device (a split argument a quarter, donation aliased), its text, and a
+    call that runs it."""
+    x = bt.device_put(floats(64, 32), NamedSharding(mesh, P("i")))
+    w = bt.device_put(floats(32, 16), NamedSharding(mesh, P()))
+
+    def step(w, x):
+        return w - 0.01 * (x.T @ (x @ w))
+
+    compiled = bt.jit(step).lower(w, x).compile()
+    per_device = compiled.memory_analysis_per_device()
+    assert len(per_device) == N
+    for a in per_device:
+        assert a.argument_size_in_bytes == (64 * 32 // N + 32 * 16) * 4
+        assert a.output_size_in_bytes == 32 * 16 * 4  # the new w, whole
+        assert a.alias_size_in_bytes == 0
+        # x @ w's block and the partial gradient live during the first stage.
+        assert a.peak_memory_in_bytes >= (
+            a.argument_size_in_bytes + a.output_size_in_bytes + (64 // N) * 16 * 4
+        )
+    assert compiled.memory_analysis().peak_memory_in_bytes == max(
+        a.peak_memory_in_bytes for a in per_device
+    )
+    assert "all-reduce sum over 'i'" in compiled.as_text()
+    assert compiled.output_shardings.spec == P()
+    np.testing.assert_allclose(np.asarray(compiled(w, x)), np.asarray(bt.jit(step)(w, x)))
+    # Donated, the new w is written over the old one's block on each device.
+    donated = bt.jit(step, donate_argnums=0).lower(w, x).compile()
+    assert not w.is_deleted()  # lowering consumes nothing
+    for a in donated.memory_analysis_per_device():
+        assert a.alias_size_in_bytes == 32 * 16 * 4

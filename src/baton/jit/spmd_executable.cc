@@ -482,6 +482,101 @@ Result<Array> SpmdExecutable::BlockOn(int d, int e,
                    devices_[d], slot.global.memory_kind);
 }
 
+Result<compiler::MemoryAnalysis> SpmdExecutable::memory_analysis(int k) const {
+  if (k < 0 || k >= static_cast<int>(local_.size())) {
+    return InvalidArgument(name_ + ": memory_analysis(" + std::to_string(k) +
+                           "): this process has " +
+                           std::to_string(local_.size()) +
+                           " devices of the mesh");
+  }
+  const int d = local_[k];
+  auto bytes = [&](int slot) {
+    const SpmdSlot& s = spmd_.slots[slot];
+    return s.block.num_elements() *
+           static_cast<int64_t>(dtype_size(s.global.dtype));
+  };
+  compiler::MemoryAnalysis m;
+  std::vector<bool> live(spmd_.slots.size(), false);
+  std::vector<bool> parameter(spmd_.slots.size(), false);
+  int64_t held = 0;
+  for (int slot : spmd_.parameter_slots) {
+    if (live[slot]) continue;
+    live[slot] = parameter[slot] = true;
+    held += bytes(slot);
+  }
+  m.argument_size_in_bytes = held;
+  int64_t peak = held;
+  for (size_t s = 0; s < spmd_.stages.size(); ++s) {
+    const SpmdStage& st = spmd_.stages[s];
+    int64_t during = 0;  // beyond the live slots, while the stage runs
+    std::vector<int> made;
+    switch (st.kind) {
+      case SpmdStage::Kind::kCompute: {
+        const compiler::MemoryAnalysis& a = compute_[s][d]->memory_analysis();
+        during = a.output_size_in_bytes - a.alias_size_in_bytes +
+                 a.temp_size_in_bytes + a.constant_size_in_bytes;
+        m.alias_size_in_bytes += a.alias_size_in_bytes;
+        m.constant_size_in_bytes += a.constant_size_in_bytes;
+        made = st.outputs;
+        break;
+      }
+      case SpmdStage::Kind::kAllReduce: {
+        const Communication& c = *communication_[s][d];
+        // The combining device holds the others' blocks while it adds.
+        const bool combines = crosses_[s] || c.leader == d;
+        const int64_t received =
+            combines ? static_cast<int64_t>(c.members.size() - 1) *
+                           bytes(st.source)
+                     : 0;
+        during = received + bytes(st.result);
+        made = {st.result};
+        break;
+      }
+      case SpmdStage::Kind::kSlice:
+        during = bytes(st.result);
+        made = {st.result};
+        break;
+      case SpmdStage::Kind::kAllGather: {
+        const Communication& c = *communication_[s][d];
+        during = static_cast<int64_t>(c.sources.size() - 1) * bytes(st.source) +
+                 bytes(st.result);
+        made = {st.result};
+        break;
+      }
+    }
+    peak = std::max(peak, held + during);
+    for (int slot : made) {
+      if (!live[slot]) held += bytes(slot);
+      live[slot] = true;
+    }
+    // Released after the stage: no later stage reads them (the caller
+    // keeps its arguments unless they were donated).
+    for (int slot : release_after_[s]) {
+      if (!live[slot]) continue;
+      const bool donated_parameter = [&] {
+        for (size_t i = 0; i < spmd_.parameter_slots.size(); ++i) {
+          if (spmd_.parameter_slots[i] == slot && donated_[i]) return true;
+        }
+        return false;
+      }();
+      if (parameter[slot] && !donated_parameter) continue;
+      live[slot] = false;
+      held -= bytes(slot);
+    }
+  }
+  std::vector<bool> counted(spmd_.slots.size(), false);
+  for (int slot : spmd_.output_slots) {
+    if (counted[slot]) continue;
+    counted[slot] = true;
+    m.output_size_in_bytes += bytes(slot);
+  }
+  m.peak_memory_in_bytes = peak;
+  m.temp_size_in_bytes = std::max<int64_t>(
+      0, peak - (m.argument_size_in_bytes + m.output_size_in_bytes -
+                 m.alias_size_in_bytes + m.constant_size_in_bytes));
+  return m;
+}
+
 std::vector<Sharding> SpmdExecutable::output_shardings() const {
   std::vector<Sharding> out;
   for (int slot : spmd_.output_slots) out.push_back(spmd_.slots[slot].sharding);

@@ -117,6 +117,15 @@ class SpmdExecutable {
   // them last has their block's size, dtype and memory kind. Their blocks
   // are freed after the call (jit warns, or refuses in "error" mode).
   const std::vector<int>& unusable_donations() const { return unusable_; }
+  // What one call holds on this process's k-th device of the mesh (its
+  // blocks; compiler::MemoryAnalysis's fields): arguments and outputs are
+  // its blocks of them; aliases the outputs written over donated blocks;
+  // constants the stages' own; peak the most held at once, stage by stage
+  // -- the arguments, the blocks kept between stages, and the fullest
+  // stage's outputs, temporaries and blocks received from other devices;
+  // temporaries what the peak holds beyond arguments + outputs - aliases +
+  // constants. InvalidArgument for k out of range.
+  Result<compiler::MemoryAnalysis> memory_analysis(int k) const;
   // Bytes of one device's blocks of the parameters (what 1/N means).
   int64_t parameter_bytes_per_device() const;
   const std::string& name() const { return name_; }

@@ -255,6 +255,17 @@ TEST(SpmdExecutableTest, DonatedParametersAreUpdatedInPlaceOnEveryDevice) {
   const std::vector<Literal> args = {Arg({8, 4}, 1), Arg({4, 4}, 2)};
   const auto want = compiler::Interpret(p, args);
   ASSERT_TRUE(want.ok());
+  // Per device: x's block (2 x 4) and w (4 x 4) in, the new w out, over w.
+  for (int k = 0; k < 4; ++k) {
+    auto a = exe.value()->memory_analysis(k);
+    ASSERT_TRUE(a.ok()) << a.status().to_string();
+    EXPECT_EQ(a.value().argument_size_in_bytes, (2 * 4 + 4 * 4) * 4);
+    EXPECT_EQ(a.value().output_size_in_bytes, 4 * 4 * 4);
+    EXPECT_EQ(a.value().alias_size_in_bytes, 4 * 4 * 4);
+    EXPECT_GE(a.value().peak_memory_in_bytes,
+              a.value().argument_size_in_bytes + 8 * 4 /* h's block */);
+  }
+  EXPECT_FALSE(exe.value()->memory_analysis(4).ok());
   auto in = Blocks(*exe.value(), args);
   // Without its donations the call is refused and nothing is consumed.
   auto refused = exe.value()->Execute(in);
