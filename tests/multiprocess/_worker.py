@@ -172,7 +172,8 @@ def tp_step(mesh):
     the processes: w1 split by columns and w2 by rows over 'model', the
     batch over 'data'. Three steps; each rank's blocks, the losses, the
     bytes the parameters took on each device, and the same steps on one
-    device of this process with whole arrays."""
+    device of this process with whole arrays. The parameters are donated:
+    each step writes the new blocks over the old ones on every device."""
     devices = np.array(bt.devices()).reshape(bt.process_count(), -1)
     mesh = bt.sharding.Mesh(devices, ("data", "model"))
     rng = np.random.default_rng(0)
@@ -188,10 +189,11 @@ def tp_step(mesh):
         h = bt.numpy.maximum(x @ p["w1"] + p["b1"], 0.0)
         return bt.numpy.mean((h @ p["w2"] - y) ** 2)
 
-    @bt.jit
-    def step(p, x, y):
+    def step_fn(p, x, y):
         value, grads = bt.value_and_grad(loss)(p, x, y)
         return bt.tree.map(lambda a, g: a - 0.1 * g, p, grads), value
+
+    step = bt.jit(step_fn, donate_argnums=0)
 
     specs = {"w1": P(None, "model"), "b1": P("model"), "w2": P("model", None)}
     local = bt.local_devices()
@@ -201,19 +203,29 @@ def tp_step(mesh):
     param_bytes = [bt.memory_stats(d)["bytes_in_use"] - b for d, b in zip(local, before)]
     xs = bt.device_put(x, NamedSharding(mesh, P("data")))
     ys = bt.device_put(y, NamedSharding(mesh, P("data")))
-    losses = []
+    storage = {k: [s.data.unsafe_buffer_pointer() for s in v.addressable_shards]
+               for k, v in params.items()}
+    losses, same_storage = [], []
     for _ in range(3):
+        old = params
         params, value = step(params, xs, ys)
         losses.append(float(np.asarray(value)))
+        same_storage.append(all(
+            [s.data.unsafe_buffer_pointer() for s in params[k].addressable_shards]
+            == storage[k] and old[k].is_deleted()
+            for k in params
+        ))
     ref = {k: bt.device_put(v, local[0]) for k, v in p0.items()}
     ref_losses = []
+    ref_step = bt.jit(step_fn)
     for _ in range(3):
-        ref, value = step(ref, bt.device_put(x, local[0]), bt.device_put(y, local[0]))
+        ref, value = ref_step(ref, bt.device_put(x, local[0]), bt.device_put(y, local[0]))
         ref_losses.append(float(value))
     out = {
         "param_bytes": np.array(param_bytes),
         "model_bytes": np.array(sum(v.nbytes for v in p0.values())),
         "losses": np.array(losses),
+        "same_storage": np.array(same_storage),
         "ref_losses": np.array(ref_losses),
     }
     for k, v in params.items():

@@ -178,6 +178,9 @@ def test_tensor_parallel_training_step_partitioned_across_processes(tmp_path):
     # The gradient step keeps the parameters' layouts (as JAX does).
     assert str(r0["spec_w1"]) == "PartitionSpec(None, 'model')"
     assert str(r0["spec_w2"]) == "PartitionSpec('model')"
+    # Donated, every step wrote the new parameters over the old blocks.
+    for r in (r0, r1):
+        assert list(r["same_storage"]) == [True] * 3
     # memory_stats: each device holds half of every parameter.
     for r in (r0, r1):
         assert list(r["param_bytes"]) == [int(r["model_bytes"]) // 2] * 2, r["param_bytes"]
