@@ -4,44 +4,18 @@
 #include <cstring>
 #include <string>
 
+#include "baton/compiler/block_copy.h"
 #include "baton/compiler/reference_interpreter.h"
 
 namespace baton::compiler {
 
 namespace {
 
-// Calls f(block_offset, global_offset) for every element of a block of
-// shape `block` at `origin` in an array of shape `global` (row-major
-// element offsets).
-template <typename F>
-void ForEachElement(const Shape& global, const Shape& block,
-                    const std::vector<int64_t>& origin, F f) {
-  const int64_t n = block.num_elements();
-  if (n == 0) return;
-  const std::vector<int64_t> strides = global.strides();
-  std::vector<int64_t> index(block.rank(), 0);
-  for (int64_t i = 0; i < n; ++i) {
-    int64_t g = 0;
-    for (int d = 0; d < block.rank(); ++d) g += (origin[d] + index[d]) * strides[d];
-    f(i, g);
-    for (int d = block.rank(); d-- > 0;) {
-      if (++index[d] < block.dim(d)) break;
-      index[d] = 0;
-    }
-  }
-}
-
 // Writes `block` (device `device`'s, laid out as `sharding`) into `global`.
 void PlaceBlock(const Literal& block, const Sharding& sharding,
                 const DeviceMesh& mesh, int64_t device, Literal& global) {
-  const size_t e = dtype_size(global.dtype());
-  const auto* src = static_cast<const char*>(block.untyped_data());
-  auto* dst = static_cast<char*>(global.untyped_mutable_data());
-  ForEachElement(global.shape(), block.shape(),
-                 BlockOrigin(global.shape(), sharding, mesh, device),
-                 [&](int64_t b, int64_t g) {
-                   std::memcpy(dst + g * e, src + b * e, e);
-                 });
+  CopyBlockIn(block.untyped_data(), global.shape(), dtype_size(global.dtype()),
+              sharding, mesh, device, global.untyped_mutable_data());
 }
 
 // a `op` b, elementwise, as the reference interpreter computes it.
@@ -81,14 +55,8 @@ Literal Assemble(const SpmdSlot& slot, const DeviceMesh& mesh,
 Literal BlockOf(const Literal& global, const Sharding& sharding,
                 const DeviceMesh& mesh, int64_t device) {
   Literal block(BlockShape(global.shape(), sharding, mesh), global.dtype());
-  const size_t e = dtype_size(global.dtype());
-  const auto* src = static_cast<const char*>(global.untyped_data());
-  auto* dst = static_cast<char*>(block.untyped_mutable_data());
-  ForEachElement(global.shape(), block.shape(),
-                 BlockOrigin(global.shape(), sharding, mesh, device),
-                 [&](int64_t b, int64_t g) {
-                   std::memcpy(dst + b * e, src + g * e, e);
-                 });
+  CopyBlockOut(global.untyped_data(), global.shape(), dtype_size(global.dtype()),
+               sharding, mesh, device, block.untyped_mutable_data());
   return block;
 }
 

@@ -577,6 +577,53 @@ Result<compiler::MemoryAnalysis> SpmdExecutable::memory_analysis(int k) const {
   return m;
 }
 
+Result<std::vector<ShardedArray>> SpmdExecutable::Run(
+    const std::vector<ShardedArray>& args) const {
+  if (args.size() != spmd_.parameter_slots.size()) {
+    return InvalidArgument(name_ + ": expected " +
+                           std::to_string(spmd_.parameter_slots.size()) +
+                           " arguments, got " + std::to_string(args.size()));
+  }
+  std::vector<std::vector<Array>> blocks;
+  for (size_t i = 0; i < args.size(); ++i) {
+    const ShardedArray& a = args[i];
+    const SpmdSlot& slot = spmd_.slots[spmd_.parameter_slots[i]];
+    const std::string which = name_ + ": argument " + std::to_string(i);
+    if (a.mesh().axis_names != spmd_.mesh.axis_names ||
+        a.mesh().axis_sizes != spmd_.mesh.axis_sizes ||
+        a.devices() != devices_) {
+      return InvalidArgument(which + " is on another mesh or other devices "
+                             "than the program was compiled for");
+    }
+    if (a.shape() != slot.global.shape || a.dtype() != slot.global.dtype) {
+      return InvalidArgument(
+          which + " is " + std::string(dtype_name(a.dtype())) +
+          a.shape().to_string() + "; the program takes " +
+          std::string(dtype_name(slot.global.dtype)) +
+          slot.global.shape.to_string());
+    }
+    if (a.sharding() != slot.sharding) {
+      return InvalidArgument(which + " is laid out as " +
+                             a.sharding().ToString(spmd_.mesh) +
+                             "; the program was compiled for " +
+                             slot.sharding.ToString(spmd_.mesh));
+    }
+    blocks.push_back(a.blocks());
+  }
+  BATON_ASSIGN_OR_RETURN(std::vector<std::vector<Array>> outs, Execute(blocks));
+  std::vector<ShardedArray> result;
+  for (size_t k = 0; k < outs.size(); ++k) {
+    const SpmdSlot& slot = spmd_.slots[spmd_.output_slots[k]];
+    BATON_ASSIGN_OR_RETURN(
+        ShardedArray out,
+        ShardedArray::FromBlocks(slot.global.shape, slot.global.dtype,
+                                 spmd_.mesh, slot.sharding, devices_,
+                                 std::move(outs[k])));
+    result.push_back(std::move(out));
+  }
+  return result;
+}
+
 std::vector<Sharding> SpmdExecutable::output_shardings() const {
   std::vector<Sharding> out;
   for (int slot : spmd_.output_slots) out.push_back(spmd_.slots[slot].sharding);

@@ -52,6 +52,7 @@
 #include "baton/compiler/ir.h"
 #include "baton/compiler/spmd_partitioner.h"
 #include "baton/jit/donation.h"
+#include "baton/jit/sharded_array.h"
 #include "baton/runtime/array.h"
 #include "baton/runtime/device.h"
 
@@ -104,6 +105,13 @@ class SpmdExecutable {
   Result<std::vector<std::vector<Array>>> Execute(
       const std::vector<std::vector<Array>>& args,
       const std::vector<std::vector<Donated*>>& donated = {}) const;
+
+  // The same with sharded arrays (sharded_array.h): each argument on this
+  // executable's mesh and devices, laid out as its parameter was compiled
+  // for; the outputs as output_shardings() lays them out. InvalidArgument
+  // naming the argument for another mesh, devices, layout, shape or dtype.
+  Result<std::vector<ShardedArray>> Run(
+      const std::vector<ShardedArray>& args) const;
 
   const compiler::SpmdProgram& partitioned() const { return spmd_; }
   // Per mesh position its device (null: another process's).

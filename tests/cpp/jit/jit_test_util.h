@@ -45,6 +45,16 @@ inline Device* Dev() {
   return device;
 }
 
+// Four devices of the test platform (CPU devices, or simulated accelerators
+// under $BATON_TEST_PLATFORM=sim) for the tests of meshes, shared by them;
+// none of the suite's other tests uses them.
+inline Client& FourMeshDevices() {
+  static Client* client = TestPlatform() == "sim"
+                              ? new Client(4, std::make_shared<SimulatedBackend>())
+                              : new Client(4);
+  return *client;
+}
+
 // With $BATON_TEST_PLATFORM=cuda and no CUDA device, skips every test of
 // the program with the reason (a failure instead where
 // $BATON_EXPECT_CUDA_DEVICES=1, as tools/gpu_check.sh sets it: there a GPU

@@ -32,15 +32,7 @@ using compiler::Sharding;
 using compiler::ValueId;
 using compiler::ValueType;
 
-// Four devices of the test platform, each used by this file only.
-Client& FourDevices() {
-  static Client* client = testing::TestPlatform() == "sim"
-                              ? new Client(4, std::make_shared<SimulatedBackend>())
-                              : new Client(4);
-  return *client;
-}
-
-std::vector<Device*> Devices() { return FourDevices().devices(); }
+std::vector<Device*> Devices() { return testing::FourMeshDevices().devices(); }
 
 ValueType F32(Shape s) { return ValueType{std::move(s), DType::kFloat32}; }
 
@@ -273,6 +265,8 @@ TEST(SpmdExecutableTest, DonatedParametersAreUpdatedInPlaceOnEveryDevice) {
   EXPECT_NE(refused.status().message().find("compiled donated"),
             std::string::npos)
       << refused.status().to_string();
+  // Earlier tests' arrays on these devices are freed once their work is done.
+  for (Device* d : Devices()) ASSERT_TRUE(d->Synchronize().ok());
   std::vector<const TrackedBuffer*> w_storage;
   std::vector<int64_t> before;
   std::vector<Donated> donations;
