@@ -26,7 +26,6 @@ import pytest
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 PROGRAM = os.path.join(HERE, "_public_port_maxtext_shardings.py")
-REPO_PYTHON = os.path.normpath(os.path.join(HERE, "..", "..", "python"))
 
 # The program's own sizes (SMALL_ARGS there): 2 layers.
 KEYS = ["mesh_shape", "X", "loss_before", "loss_after"] + [
@@ -49,10 +48,9 @@ def _run(args, env):
 @pytest.fixture(scope="module")
 def baton_results():
     # baton.as_jax imports baton before the program runs: the device count
-    # comes from the environment.
-    path = os.environ.get("PYTHONPATH", "")
-    env = dict(os.environ, BATON_NUM_CPU_DEVICES="8",
-               PYTHONPATH=REPO_PYTHON + (os.pathsep + path if path else ""))
+    # comes from the environment. baton is the one this test imports (the
+    # installed package, or PYTHONPATH's).
+    env = dict(os.environ, BATON_NUM_CPU_DEVICES="8")
     return _run(["-m", "baton.as_jax", PROGRAM], env)
 
 
