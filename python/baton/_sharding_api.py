@@ -150,8 +150,9 @@ def with_sharding_constraint(x: Any, shardings: Any) -> Any:
     :func:`reshard` to move it). Inside ``bt.jit`` (and grad, vmap): the
     value is laid out so when the program is partitioned over the mesh of
     its sharded arguments (its derivatives alike; a vmapped batch dimension
-    stays whole); a program of unsharded arguments runs on one device and
-    the constraint does nothing there.
+    keeps the layout it has, as JAX leaves it unconstrained); a program of
+    unsharded arguments runs on one device and the constraint does nothing
+    there.
 
     Example::
 
