@@ -129,6 +129,10 @@ def test_seed_004_jitted_copy_to_pinned_with_donation_200_iterations(no_gc):
     )
     analysis = copy_jitted.lower(weight, weight_on_pinned_host).compile().memory_analysis()
     assert analysis.alias_size_in_bytes == 2 * (1 << 20)  # both outputs reuse inputs
+    # A host -> device copy stages through pinned memory until it is done (on
+    # the simulated device); count from when both uploads have finished.
+    weight.block_until_ready()
+    weight_on_pinned_host.block_until_ready()
     pinned_before = bt.memory_stats(memory_kind="pinned_host")["bytes_in_use"]
     sink = io.BytesIO()
     for _ in range(200):
