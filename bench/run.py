@@ -17,6 +17,8 @@ Without JAX the JAX column reads "n/a".
 cases: a few operations at sizes from 2^10 elements up, each a row; after the
 table it prints a compact one (a line per case, a column per size, the
 ratio baton/JAX) and plots the ratios into a PNG beside the JSON (``--plot``).
+A default case measured across sizes (sharded_dp_step: hidden width x batch)
+gets the same compact table after the main one, without a plot.
 """
 
 from __future__ import annotations
@@ -196,7 +198,7 @@ def main(argv: list[str] | None = None) -> int:
     except OSError:
         pass
     print(table(rows, judged=not args.smoke))
-    if args.sweep:
+    if args.sweep or any("size" in r.extra for r in rows):  # e.g. sharded_dp_step
         print("\n" + sweep_table(rows, judged=not args.smoke))
     print(
         f"\n{'smoke' if args.smoke else 'full'} {'sweep' if args.sweep else 'run'}: "

@@ -3,7 +3,17 @@ step whose batch is split over the mesh and whose parameters are
 replicated, partitioned by each library (baton: compiler/spmd_partitioner.h
 and jit/spmd_executable.h; JAX: XLA's SPMD partitioner), each in a fresh
 process (``run.py --child sharded``: the device count is read at import).
-Checks that both end at the same loss and parameters."""
+
+Measured across sizes in one run: the MLP 784-W-W-10 for every hidden width
+W in WIDTHS and every global batch B in BATCHES (B/4 rows per device), a
+row per (W, B), each point a fresh process per library, baton's then JAX's.
+W = B = 512 is the case's original single point (its row keeps its name).
+Each point runs `_steps(W, B)` timed steps (30 to 200: more where a step is
+short), the same for both libraries, and checks that both end at the same
+loss and parameters. Rows carry ``extra = {"case", "size", "axis"}`` so that
+run.py prints the compact table (a line per width, a column per batch).
+Smoke: 784-16-16-10 at batch 32 and 64, 3 steps.
+"""
 
 from __future__ import annotations
 
@@ -22,6 +32,25 @@ RUN_PY = os.path.join(
     os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "run.py"
 )
 
+WIDTHS = (128, 512, 1024)  # hidden width of both hidden layers
+BATCHES = (128, 512, 2048)  # global batch, split over the 4 devices
+SMOKE_POINTS = ((16, 32), (16, 64))  # (width, batch)
+STEP_FLOP_BUDGET = 60e9  # flop of one library's timed steps, before clamping
+MIN_STEPS, MAX_STEPS = 30, 200
+
+
+def _points(ctx: Context) -> list[tuple[int, int]]:
+    """The (width, batch) points of this run, by width, then batch."""
+    return ctx.pick([(w, b) for w in WIDTHS for b in BATCHES], list(SMOKE_POINTS))
+
+
+def _steps(width: int, batch: int) -> int:
+    """Timed steps at a point: about STEP_FLOP_BUDGET flop in all (a step
+    is 6 flop per weight per example: 2 forward, 4 for the two backward
+    GEMMs), at least MIN_STEPS (a stable median) and at most MAX_STEPS."""
+    flop = 6 * batch * (784 * width + width * width + width * 10)
+    return max(MIN_STEPS, min(MAX_STEPS, int(STEP_FLOP_BUDGET / flop)))
+
 
 def _child(lib: str, batch: int, width: int, steps: int) -> dict[str, Any]:
     args = [sys.executable, RUN_PY, "--child", "sharded", "--lib", lib,
@@ -33,30 +62,50 @@ def _child(lib: str, batch: int, width: int, steps: int) -> dict[str, Any]:
     return json.loads(done.stdout.strip().splitlines()[-1])
 
 
+def _assert_same(what: str, b: dict[str, Any], j: dict[str, Any]) -> None:
+    """Both libraries ended at the same loss and parameters' checksum."""
+    for key in ("loss", "checksum"):
+        scale = max(1.0, abs(j[key])) if key == "loss" else abs(j[key])
+        assert abs(b[key] - j[key]) <= 1e-4 * scale, (
+            f"{what}: {key} baton {b[key]!r}, jax {j[key]!r}"
+        )
+
+
 def sharded_dp_step(ctx: Context) -> list[Row]:
-    """Time per data-parallel step on 4 devices, baton and JAX."""
-    batch, width = ctx.pick(512, 32), ctx.pick(512, 16)
-    steps = ctx.reps(30, 3)
-    b = _child("baton", batch, width, steps)
-    j = _child("jax", batch, width, steps) if ctx.jax is not None else None
-    if j is not None:
-        assert abs(b["loss"] - j["loss"]) <= 1e-4 * max(1.0, abs(j["loss"])), (b, j)
-        assert abs(b["checksum"] - j["checksum"]) <= 1e-4 * abs(j["checksum"]), (b, j)
-    return [
-        time_row(
-            f"sharded DP step 4 devices (MLP 784-{width}-{width}-10, batch {batch})",
+    """Time per data-parallel step on 4 devices, baton and JAX, at each size."""
+    rows = []
+    for width, batch in _points(ctx):
+        steps = ctx.reps(_steps(width, batch), 3)
+        what = f"sharded DP step 4 devices (MLP 784-{width}-{width}-10, batch {batch})"
+        b = _child("baton", batch, width, steps)
+        j = _child("jax", batch, width, steps) if ctx.jax is not None else None
+        if j is not None:
+            _assert_same(what, b, j)
+        row = time_row(
+            what,
             Samples(b["ns"]),
             None if j is None else Samples(j["ns"]),
             "<= 1.0",
             unit="ms",
         )
-    ]
+        row.extra = {
+            "case": f"sharded DP MLP 784-{width}-{width}-10",
+            "size": batch,
+            "axis": "batch",
+            "width": width,
+            "steps": steps,
+        }
+        rows.append(row)
+        ratio = "n/a" if row.ratio is None else f"{row.ratio:.2f} time/JAX"
+        ctx.progress(f"    width {width}, batch {batch}: {steps} steps, {ratio}")
+    return rows
 
 
 CASES = [
     Case(
         "sharded_dp_step",
         sharded_dp_step,
-        "data-parallel MLP training step on 4 CPU devices, partitioned by jit",
+        "data-parallel MLP training step on 4 CPU devices, partitioned by jit, "
+        "across hidden widths and batch sizes",
     )
 ]
