@@ -188,21 +188,16 @@ def _check_unusable_donations(compiled: Any, leaves: list, names: list, name: st
     ]
     if not what:
         return
-    msg = (
-        f"{name}: donated buffers that no output can reuse on every device (reuse "
-        "needs an output of the same block size, dtype and memory kind, computed "
-        "in the stage that reads the buffer last): " + "; ".join(what) + "."
-    )
     from baton._config import config
     from baton.errors import DonationError, DonationWarning
 
-    if config.read("donation") == "error":
-        raise DonationError(
-            msg + " Nothing was consumed (bt.config donation mode is \"error\"; "
-            "\"warn\" frees them after the call instead)."
-        )
-    warnings.warn(msg + " They are freed when the call is done.", DonationWarning,
-                  stacklevel=5)
+    refused = config.read("donation") == "error"
+    msg = _baton._unusable_donation_message(
+        name, what, per_device=True, refused=refused
+    )
+    if refused:
+        raise DonationError(msg)
+    warnings.warn(msg, DonationWarning, stacklevel=5)
 
 
 def _output_layouts(jitted: Any, traced: Any, out_def: Any, mesh: Any) -> list:

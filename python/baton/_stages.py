@@ -61,7 +61,57 @@ class _Statics:
         return full, {**kwargs, **self.keywords}
 
 
-class Compiled:
+class _Stage:
+    """What the stages of one lowered signature share: the object they wrap
+    (``_inner``: the C++ ``Lowered`` / ``Compiled``, or for sharded
+    arguments the partitioned program) and the static arguments it was
+    lowered with (``_statics``)."""
+
+    def __init__(self, inner: Any, statics: _Statics) -> None:
+        self._inner = inner
+        self._statics = statics
+
+    def _call(self, fn: Callable, args: tuple, kwargs: dict) -> Any:
+        """``fn`` called with the dynamic arguments of a compiled stage and
+        the static ones it was lowered with."""
+        if self._statics:
+            args, kwargs = self._statics.full(args, kwargs)
+        return fn(*args, **kwargs)
+
+    @staticmethod
+    def _refuse_compiler_options(
+        compiler_options: Any, error: type[Exception], message: str
+    ) -> None:
+        """``compile(compiler_options=...)``: baton has none to take."""
+        if compiler_options:
+            raise error(message)
+
+
+class _CppStage(_Stage):
+    """``Lowered`` / ``Compiled``: the C++ object's attributes and repr,
+    and the cost analysis of its program."""
+
+    def cost_analysis(self) -> dict[str, float]:
+        """JAX's cost-analysis dict (``flops``, ``transcendentals``,
+        ``bytes accessed``, ``bytes accessed{i}{}``, ``bytes accessedout{}``)
+        estimated from the program (see ``baton/_cost_analysis.py``)::
+
+            f = bt.jit(lambda a, b: a @ b)
+            f.lower(a34, b35).compile().cost_analysis()["flops"]  # 2*4*5*3
+        """
+        return _cost_analysis.cost_analysis_of_text(self._inner.as_text())
+
+    def __getattr__(self, name: str) -> Any:
+        inner = self.__dict__.get("_inner")
+        if inner is None:  # during copy / unpickling
+            raise AttributeError(name)
+        return getattr(inner, name)
+
+    def __repr__(self) -> str:
+        return repr(self._inner)
+
+
+class Compiled(_CppStage):
     """A compiled signature of a jitted function
     (``f.lower(*args).compile()``).
 
@@ -74,83 +124,46 @@ class Compiled:
         c.cost_analysis()["flops"]  # x.size
     """
 
-    def __init__(self, compiled: Any, statics: _Statics) -> None:
-        self._compiled = compiled
-        self._statics = statics
-
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
-        if self._statics:
-            args, kwargs = self._statics.full(args, kwargs)
-        return self._compiled(*args, **kwargs)
+        return self._call(self._inner, args, kwargs)
 
     def memory_analysis(self) -> Any:
         """Argument, output, alias, temporary, constant and peak bytes of
         one call (``bt.stages.Compiled.memory_analysis``)."""
-        return self._compiled.memory_analysis()
+        return self._inner.memory_analysis()
 
     def as_text(self) -> str:
         """The optimized program with its memory analysis."""
-        return self._compiled.as_text()
-
-    def cost_analysis(self) -> dict[str, float]:
-        """JAX's cost-analysis dict (``flops``, ``transcendentals``,
-        ``bytes accessed``, ``bytes accessed{i}{}``, ``bytes accessedout{}``)
-        estimated from the program (see ``baton/_cost_analysis.py``)::
-
-            f = bt.jit(lambda a, b: a @ b)
-            f.lower(a34, b35).compile().cost_analysis()["flops"]  # 2*4*5*3
-        """
-        return _cost_analysis.cost_analysis_of_text(self._compiled.as_text())
-
-    def __getattr__(self, name: str) -> Any:
-        inner = self.__dict__.get("_compiled")
-        if inner is None:  # during copy / unpickling
-            raise AttributeError(name)
-        return getattr(inner, name)
-
-    def __repr__(self) -> str:
-        return repr(self._compiled)
+        return self._inner.as_text()
 
 
-class Lowered:
+class Lowered(_CppStage):
     """A jitted function traced for one signature (``f.lower(*args)``);
     nothing was run or consumed. ``compile()`` gives the :class:`Compiled`;
     ``as_text()``, ``compiler_ir()`` and ``cost_analysis()`` describe the
     program."""
 
-    def __init__(self, lowered: Any, statics: _Statics) -> None:
-        self._lowered = lowered
-        self._statics = statics
-
     def compile(self, compiler_options: Any = None) -> Compiled:
         """The compiled program (compilation happened in ``lower()``)."""
-        if compiler_options:
-            raise NotImplementedError(
-                "Lowered.compile(compiler_options=...): baton has no XLA compiler "
-                "options"
-            )
-        return Compiled(self._lowered.compile(), self._statics)
+        self._refuse_compiler_options(
+            compiler_options,
+            NotImplementedError,
+            "Lowered.compile(compiler_options=...): baton has no XLA compiler "
+            "options",
+        )
+        return Compiled(self._inner.compile(), self._statics)
 
     def as_text(self, *args: Any, **kwargs: Any) -> str:
         """The optimized program."""
-        return self._lowered.as_text()
+        return self._inner.as_text()
 
     def compiler_ir(self, dialect: str | None = None) -> Any:
         """The program text in an HLO-shaped envelope (``_compiler_ir``)."""
-        return self._lowered.compiler_ir(dialect)
+        return self._inner.compiler_ir(dialect)
 
     def cost_analysis(self) -> dict[str, float]:
         """As :meth:`Compiled.cost_analysis` (the same program)."""
-        return _cost_analysis.cost_analysis_of_text(self._lowered.as_text())
-
-    def __getattr__(self, name: str) -> Any:
-        inner = self.__dict__.get("_lowered")
-        if inner is None:  # during copy / unpickling
-            raise AttributeError(name)
-        return getattr(inner, name)
-
-    def __repr__(self) -> str:
-        return repr(self._lowered)
+        return super().cost_analysis()
 
 
 class ArgInfo:
@@ -277,7 +290,25 @@ def _placeholder(x: Any) -> Any:
     return np.broadcast_to(np.zeros((), np.dtype(x.dtype)), tuple(x.shape))
 
 
-class ShardedCompiled:
+class _ShardedStage(_Stage):
+    """``ShardedLowered`` / ``ShardedCompiled``: a jitted function's program
+    partitioned over the mesh of its sharded arguments (``_inner``:
+    ``_partitioned_call``'s compiled program)."""
+
+    def __init__(self, jitted: Any, compiled: Any, statics: _Statics) -> None:
+        super().__init__(compiled, statics)
+        self._jitted = jitted
+
+    def as_text(self) -> str:
+        """The partitioned program (its stages and the communication between
+        them) and each compute stage's compiled program on the first device."""
+        return self._inner.exe.as_text()
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({self._statics.name})"
+
+
+class ShardedCompiled(_ShardedStage):
     """``f.lower(*args).compile()`` for sharded arguments: the program
     partitioned over their mesh and compiled for each device
     (``jit/spmd_executable.h``). ``memory_analysis()`` is one device's: the
@@ -294,15 +325,8 @@ class ShardedCompiled:
         c(x)                                           # runs it
     """
 
-    def __init__(self, jitted: Any, compiled: Any, statics: _Statics) -> None:
-        self._jitted = jitted
-        self._compiled = compiled
-        self._statics = statics
-
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
-        if self._statics:
-            args, kwargs = self._statics.full(args, kwargs)
-        return self._jitted(*args, **kwargs)
+        return self._call(self._jitted, args, kwargs)
 
     def memory_analysis(self) -> Any:
         """What one call holds on a device of the mesh (its blocks):
@@ -314,50 +338,32 @@ class ShardedCompiled:
     def memory_analysis_per_device(self) -> list:
         """memory_analysis() of each of this process's devices of the mesh,
         in mesh order."""
-        exe = self._compiled.exe
+        exe = self._inner.exe
         return [exe.memory_analysis(k) for k in range(len(exe.local_positions))]
-
-    def as_text(self) -> str:
-        """The partitioned program (its stages and the communication between
-        them) and each compute stage's compiled program on the first device."""
-        return self._compiled.exe.as_text()
 
     @property
     def output_shardings(self) -> Any:
         from baton.sharding import NamedSharding
 
-        mesh = self._compiled.mesh
+        mesh = self._inner.mesh
         specs = [
             NamedSharding(mesh, _partitioned_spec(dims, mesh))
-            for dims in self._compiled.exe.output_shardings
+            for dims in self._inner.exe.output_shardings
         ]
-        return tree.unflatten(self._compiled.out_def, specs)
-
-    def __repr__(self) -> str:
-        return f"ShardedCompiled({getattr(self._jitted, '__name__', 'fn')})"
+        return tree.unflatten(self._inner.out_def, specs)
 
 
-class ShardedLowered:
+class ShardedLowered(_ShardedStage):
     """``f.lower(*args)`` for sharded arguments; ``compile()`` gives a
     :class:`ShardedCompiled` (the partitioning happens there)."""
 
-    def __init__(self, jitted: Any, compiled: Any, statics: _Statics) -> None:
-        self._jitted = jitted
-        self._compiled = compiled
-        self._statics = statics
-
     def compile(self, compiler_options: Any = None) -> ShardedCompiled:
-        if compiler_options:
-            raise ValueError(
-                "compile(compiler_options=...): baton has no compiler options"
-            )
-        return ShardedCompiled(self._jitted, self._compiled, self._statics)
-
-    def as_text(self) -> str:
-        return self._compiled.exe.as_text()
-
-    def __repr__(self) -> str:
-        return f"ShardedLowered({getattr(self._jitted, '__name__', 'fn')})"
+        self._refuse_compiler_options(
+            compiler_options,
+            ValueError,
+            "compile(compiler_options=...): baton has no compiler options",
+        )
+        return ShardedCompiled(self._jitted, self._inner, self._statics)
 
 
 def _partitioned_spec(dims: list, mesh: Any) -> Any:
@@ -385,10 +391,10 @@ def lower(jitted: Any, args: tuple, kwargs: dict) -> Lowered:
     leaves of dynamic arguments become placeholders. Sharded arguments give
     a ShardedLowered (the program partitioned over their mesh)."""
     nums, names = jitted._static_nums, jitted._static_names
+    statics = _Statics(getattr(jitted, "__name__", "fn"), args, kwargs, nums, names)
     dynamic = [a for i, a in enumerate(args) if i not in nums]
     dynamic += [v for k, v in kwargs.items() if k not in names]
     if any(is_sharded(leaf) for leaf in tree.leaves(dynamic)):
-        statics = _Statics(getattr(jitted, "__name__", "fn"), args, kwargs, nums, names)
         return _lower_sharded(jitted, args, kwargs, statics)
     args = tuple(
         a if i in nums else tree.map(_placeholder, a) for i, a in enumerate(args)
@@ -396,12 +402,4 @@ def lower(jitted: Any, args: tuple, kwargs: dict) -> Lowered:
     kwargs = {
         k: v if k in names else tree.map(_placeholder, v) for k, v in kwargs.items()
     }
-    lowered = _baton.JitFunction.lower(jitted, *args, **kwargs)
-    statics = _Statics(
-        getattr(jitted, "__name__", "fn"),
-        args,
-        kwargs,
-        jitted._static_nums,
-        jitted._static_names,
-    )
-    return Lowered(lowered, statics)
+    return Lowered(_baton.JitFunction.lower(jitted, *args, **kwargs), statics)

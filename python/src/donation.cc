@@ -11,6 +11,7 @@
 #include "donation.h"
 
 #include <nanobind/stl/string.h>
+#include <nanobind/stl/vector.h>
 
 #include "array_caster.h"
 #include "baton/core/error.h"
@@ -194,4 +195,16 @@ void init_donation(nb::module_& m) {
 
   m.def("_donate", &DonateOne, nb::arg("array"),
         "Donates one array (see bt.donate).");
+  m.def(
+      "_unusable_donation_message",
+      [](const std::string& fn_name, const std::vector<std::string>& arguments,
+         bool per_device, bool refused) {
+        return baton::UnusableDonationMessage(fn_name, arguments, per_device,
+                                              refused);
+      },
+      nb::arg("fn_name"), nb::arg("arguments"), nb::kw_only(),
+      nb::arg("per_device"), nb::arg("refused"),
+      "jit's message for donated arguments no output can reuse (see "
+      "baton/jit/donation.h): the refusal of the \"error\" donation mode "
+      "when `refused`, else the warning.");
 }

@@ -24,4 +24,26 @@ Array AdoptDonated(Donated& d) {
                                  src.dtype(), std::move(t.buffer)));
 }
 
+std::string UnusableDonationMessage(std::string_view fn_name,
+                                    const std::vector<std::string>& arguments,
+                                    bool per_device, bool refused) {
+  std::string msg(fn_name);
+  msg += ": donated buffers that no output can reuse";
+  msg += per_device
+             ? " on every device (reuse needs an output of the same block "
+               "size, dtype and memory kind, computed in the stage that "
+               "reads the buffer last): "
+             : " (reuse needs an output of the same byte size, dtype and "
+               "memory kind, computed after the program's last read of the "
+               "buffer): ";
+  for (size_t i = 0; i < arguments.size(); ++i) {
+    if (i > 0) msg += "; ";
+    msg += arguments[i];
+  }
+  msg += refused ? ". Nothing was consumed (bt.config donation mode is "
+                   "\"error\"; \"warn\" frees them after the call instead)."
+                 : ". They are freed when the call is done.";
+  return msg;
+}
+
 }  // namespace baton

@@ -10,6 +10,10 @@
 // Thread-safety: a Donated is a plain move-only value.
 #pragma once
 
+#include <string>
+#include <string_view>
+#include <vector>
+
 #include "baton/runtime/array.h"
 
 namespace baton {
@@ -29,5 +33,16 @@ Donated donate(const Array& a);
 // new array's definition waits for them, so nothing writes or frees the
 // storage first. `d` must still hold its storage.
 Array AdoptDonated(Donated& d);
+
+// jit's message for donated arguments that no output can reuse, each named
+// in `arguments` ("argument x (float32[4])"), for a single-device call or,
+// `per_device`, a partitioned one (reuse on every device). `refused`: the
+// refusal of bt.config's "error" donation mode (nothing consumed), else the
+// DonationWarning of "warn" (their storage is freed after the call). One
+// text for both kinds of call: the C++ jit and python/baton/
+// _partitioned_call.py (through the bindings) use it.
+std::string UnusableDonationMessage(std::string_view fn_name,
+                                    const std::vector<std::string>& arguments,
+                                    bool per_device, bool refused);
 
 }  // namespace baton

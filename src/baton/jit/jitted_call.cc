@@ -4,6 +4,7 @@
 #include <utility>
 
 #include "baton/core/config.h"
+#include "baton/jit/donation.h"
 
 namespace baton {
 
@@ -69,26 +70,17 @@ Status Refusals(Executable& exe, const std::string& name,
                       "captured (closed-over) array");
       }
     }
-    std::string what;
+    std::vector<std::string> unusable;
     for (int p : exe.unusable_donations()) {
       if (p >= static_cast<int>(n) || args[p].fresh) continue;
-      if (!what.empty()) what += "; ";
-      what += hooks.describe(static_cast<size_t>(p));
+      unusable.push_back(hooks.describe(static_cast<size_t>(p)));
     }
-    if (!what.empty()) {
-      const std::string msg =
-          name +
-          ": donated buffers that no output can reuse (reuse needs an "
-          "output of the same byte size, dtype and memory kind, computed "
-          "after the program's last read of the buffer): " +
-          what + ".";
-      if (donation_mode() == DonationMode::kError) {
-        return DonationRefused(
-            msg +
-            " Nothing was consumed (bt.config donation mode is \"error\"; "
-            "\"warn\" frees them after the call instead).");
-      }
-      *unusable_warning = msg + " They are freed when the call is done.";
+    if (!unusable.empty()) {
+      const bool refused = donation_mode() == DonationMode::kError;
+      std::string msg = UnusableDonationMessage(name, unusable,
+                                                /*per_device=*/false, refused);
+      if (refused) return DonationRefused(std::move(msg));
+      *unusable_warning = std::move(msg);
     }
   }
   for (const Array& c : captured) {

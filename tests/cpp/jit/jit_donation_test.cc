@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include "baton/core/config.h"
+#include "baton/jit/donation.h"
 #include "baton/runtime/host_view.h"
 #include "jit/jit_test_util.h"
 
@@ -118,7 +119,9 @@ TEST_F(JitDonationTest, UnusableDonationIsFreedAndWarned) {
   s.BlockUntilReady();
   EXPECT_TRUE(x.IsDeleted());
   ASSERT_EQ(warnings_.size(), 1u);
-  EXPECT_NE(warnings_[0].find("argument 0 (float32(1024,))"), std::string::npos);
+  EXPECT_EQ(warnings_[0],
+            UnusableDonationMessage("total", {"argument 0 (float32(1024,))"},
+                                    /*per_device=*/false, /*refused=*/false));
   // Freed once the call is done: only the scalar output remains.
   EXPECT_EQ(Stats().bytes_in_use - before, 256 - 4096);
   EXPECT_EQ(ToHost(s)[0], 1024.f);
@@ -132,10 +135,32 @@ TEST_F(JitDonationTest, UnusableDonationInErrorModeRaisesBeforeRunning) {
   Array x = Floats(std::vector<float>(1024, 1.f));
   auto r = total.Call({x});
   EXPECT_EQ(r.status().code(), ErrorCode::kDonation);
+  EXPECT_EQ(r.status().message(),
+            UnusableDonationMessage("total", {"argument 0 (float32(1024,))"},
+                                    /*per_device=*/false, /*refused=*/true));
   EXPECT_FALSE(x.IsDeleted());
   // Call-site donation marker given back too: the array is live again.
   auto r2 = total.Call({donate(x)});
   EXPECT_EQ(r2.status().code(), ErrorCode::kDonation);
+}
+
+// One text for single-device and partitioned calls (python/baton/
+// _partitioned_call.py gets it through the bindings).
+TEST_F(JitDonationTest, UnusableDonationMessageOfEachKindOfCall) {
+  EXPECT_EQ(UnusableDonationMessage("f", {"argument x (float32[4])"},
+                                    /*per_device=*/false, /*refused=*/false),
+            "f: donated buffers that no output can reuse (reuse needs an "
+            "output of the same byte size, dtype and memory kind, computed "
+            "after the program's last read of the buffer): argument x "
+            "(float32[4]). They are freed when the call is done.");
+  EXPECT_EQ(UnusableDonationMessage("g", {"argument [0][0]", "argument [1]"},
+                                    /*per_device=*/true, /*refused=*/true),
+            "g: donated buffers that no output can reuse on every device "
+            "(reuse needs an output of the same block size, dtype and memory "
+            "kind, computed in the stage that reads the buffer last): "
+            "argument [0][0]; argument [1]. Nothing was consumed (bt.config "
+            "donation mode is \"error\"; \"warn\" frees them after the call "
+            "instead).");
 }
 
 TEST_F(JitDonationTest, PassThroughReturnsSameArrayOrDonatedStorage) {
