@@ -131,6 +131,7 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
             "baton._partitioned_call",
             "baton._sharded_call",
             "baton._shard_map_vma",
+            "baton._shard_map_compile",
             "baton._shard_map",
             "baton._process_collectives",
             "baton._cost_analysis",

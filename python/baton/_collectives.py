@@ -96,6 +96,9 @@ def _swap(
         # shard_map's output check (baton/_shard_map_vma.py): the members'
         # values are stood in for by one fresh parameter of the trace.
         v = _stand_in(ctx, what, names, x)
+        if getattr(ctx.vma, "exact", False):
+            # shard_map's compiled body: v is the collective's result.
+            return [v], me
         return [v] * math.prod(ctx.mesh.shape[n] for n in names), me
     ctx.count += 1
     if _process_collectives.crosses_processes(ctx, members):
@@ -116,6 +119,8 @@ def _stand_in(ctx: DeviceContext, what: str, names: tuple, x: Any) -> Any:
     """In shard_map's output check: a value shaped like ``x`` standing for
     the result of collective ``what`` (baton/_shard_map_vma.py)."""
     p = ctx.vma.stand_in(what, names, x)
+    if getattr(ctx.vma, "exact", False):
+        return p  # shard_map's compiled body: exactly the result's type
     like = np.asarray(x) if not hasattr(x, "dtype") else x
     return bnp.broadcast_to(p.astype(like.dtype), tuple(like.shape))
 

@@ -16,6 +16,8 @@ same array twice in one pytree (``DonationError``).
 
 from __future__ import annotations
 
+import threading
+
 from typing import Any
 
 from baton import _baton, tree
@@ -59,3 +61,20 @@ def donate(x: Any) -> Any:
             marker._restore()  # all or nothing
         raise
     return tree.unflatten(treedef, out)
+
+
+_inlined = threading.local()
+
+
+def inlined_donations() -> int:
+    """How many calls this thread has inlined into a trace that asked for a
+    donation (a jitted function with donate_argnums, or a donate() marker):
+    a trace ignores them. shard_map's compiled body counts them
+    (baton/_shard_map_compile.py): such a body runs per device instead,
+    where the donation is real."""
+    return getattr(_inlined, "donations", 0)
+
+
+def note_inlined_donation() -> None:
+    """Counts one donation a trace ignored (:func:`inlined_donations`)."""
+    _inlined.donations = inlined_donations() + 1

@@ -29,6 +29,7 @@ from baton import (
     _compile_log,
     _config_states,
     _device_put,
+    _donation,
     _dtypes,
     _memory_kinds,
     _monitoring,
@@ -742,6 +743,10 @@ def _inline(jitted: _Jitted, args: tuple, kwargs: dict) -> Any:
     captured, host data as constants, markers giving their arrays back), so
     nothing is consumed."""
     static_nums, static_names = jitted._static_nums, jitted._static_names
+    if jitted._donate_nums or jitted._donate_names or any(
+        isinstance(leaf, Donated) for leaf in tree.leaves((args, kwargs))
+    ):
+        _donation.note_inlined_donation()  # the trace ignores it
     new_args = [
         a if i in static_nums else tree.map(_inline_leaf, a) for i, a in enumerate(args)
     ]

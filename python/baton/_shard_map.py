@@ -2,11 +2,16 @@
 
 ``shard_map(f, mesh=, in_specs=, out_specs=)(*args)`` places each argument
 as ``NamedSharding(mesh, spec)`` (an argument already placed so is used as
-it is; anything else is put there first, a copy), then calls ``f`` once per
-device of the mesh in this process, each call on its own thread with that
-device's shards -- ordinary ``bt.Array`` values on that device, so
-everything ``f`` does (eager operations, jitted functions, donation) runs on
-that device. Inside ``f`` the collectives of ``bt.lax`` (``psum``,
+it is; anything else is put there first, a copy). Then, where it can, it
+compiles ``f`` once for every device of the mesh (traced on one device's
+blocks, the collectives ``psum``, ``pmean``, ``pmax``, ``pmin`` as
+all-reduces between compiled stages, ``axis_index`` a parameter per device;
+baton/_shard_map_compile.py says which bodies) and runs that program on
+every device, without calling ``f`` again for the same argument shapes.
+Otherwise it calls ``f`` once per device of the mesh in this process, each
+call on its own thread with that device's shards -- ordinary ``bt.Array``
+values on that device, so everything ``f`` does (eager operations, jitted
+functions, donation) runs on that device. Inside ``f`` the collectives of ``bt.lax`` (``psum``,
 ``pmean``, ``pmax``, ``pmin``, ``all_gather``, ``psum_scatter``,
 ``all_to_all``, ``ppermute``, ``axis_index``; baton/_collectives.py) combine
 values across the devices of named mesh axes.
@@ -26,7 +31,9 @@ the gradient of a replicated input inside ``f`` is this device's own; take
 
 If ``f`` raises on one device, the others are stopped at their next
 collective and the first error is raised; a device that returns without a
-collective the others wait in raises an error naming it. Not supported yet:
+collective the others wait in raises an error naming it (a compiled body
+fails before anything runs). ``compiled(mapped, *args)`` says which way a
+signature ran. Not supported yet:
 ``shard_map`` inside ``bt.jit`` tracing or inside another ``shard_map``
 (``bt.jit(shard_map(...))`` runs the shard_map itself, uncompiled).
 
@@ -50,7 +57,7 @@ from typing import Any, Callable
 import numpy as np
 import optree
 
-from baton import _baton, _device_put, _shard_map_vma, tree
+from baton import _baton, _device_put, _shard_map_compile, _shard_map_vma, tree
 from baton._baton import Array, Donated
 from baton._baton import lax as _lax
 from baton._config_states import check_thread_guard, guard_checked
@@ -316,6 +323,7 @@ def shard_map(
         return _run(f, m, in_specs, out_specs, args, check_vma, checks)
 
     mapped._baton_shard_map = True
+    mapped._baton_shard_map_checks = checks
     return mapped
 
 
@@ -488,6 +496,7 @@ def _run(
         # caller's thread (the device bodies run on pool threads).
         check_thread_guard("bt.shard_map over a mesh of several processes")
     by_value = False
+    collectives = None  # the check's trace's, when it ran
     if check_vma and not _promises_nothing(mesh, out_specs):
         # JAX's check_vma, before anything runs (nothing is consumed when
         # it fails); a body that cannot be traced is checked on its values.
@@ -503,9 +512,17 @@ def _run(
         if traced is None:
             by_value = True
         else:
-            out_def, vmas = traced
+            out_def, vmas, collectives = traced
             _raise_if_varying(
                 f, mesh, out_specs, tree.unflatten(out_def, [0] * len(vmas)), vmas
+            )
+    if _compiles(mesh, specs, devices, by_value):
+        body = _compiled_body(
+            f, mesh, placed, specs, treedef, devices, checks, collectives
+        )
+        if body is not None:
+            return _assemble(
+                mesh, out_specs, body.run(placed, devices), [d for d, _ in devices]
             )
     exchange = Exchange()
 
@@ -558,6 +575,69 @@ def _run(
     return _assemble(mesh, out_specs, outs, [d for d, _ in devices])
 
 
+# Whether bodies that can be are compiled once for every device
+# (baton/_shard_map_compile.py); False runs every body per device on
+# threads, as bodies that cannot be compiled run.
+compile_bodies = True
+
+
+def _compiles(mesh: Mesh, specs: list, devices: list, by_value: bool) -> bool:
+    """Whether a compiled body is tried: every argument has a spec and every
+    device of the mesh is this process's."""
+    return (
+        compile_bodies
+        and not by_value
+        and all(s is not None for s in specs)
+        and len(devices) == len(mesh.device_positions())
+    )
+
+
+def _compiled_body(
+    f: Callable[..., Any],
+    mesh: Mesh,
+    placed: list,
+    specs: list,
+    treedef: Any,
+    devices: list,
+    checks: dict | None,
+    collectives: list | None,
+) -> Any:
+    """The body compiled for this signature (cached in ``checks``), or None
+    when it cannot be (it then runs per device). ``collectives``: what the
+    output check's trace recorded, if it ran (not traced again)."""
+    key: Any = (
+        "compiled",
+        mesh,
+        tuple((tuple(p.shape), p.dtype.name) for p in placed),
+        tuple(specs),
+        treedef,
+    )
+    cache = checks if checks is not None else {}
+    if key in cache:
+        return cache[key]
+    try:
+        body = _shard_map_compile.compile_body(
+            f, mesh, placed, treedef, _tracing(mesh, devices[0]), devices, collectives
+        )
+    except _shard_map_compile.NotCompilable:
+        body = None
+    cache[key] = body
+    return body
+
+
+def compiled(mapped: Callable[..., Any], *args: Any) -> bool | None:
+    """Whether ``mapped`` (a ``bt.shard_map`` function) runs ``args``'s
+    signature as one compiled program (True) or per device on threads
+    (False); None before that signature was called."""
+    for key, body in getattr(mapped, "_baton_shard_map_checks", {}).items():
+        if isinstance(key, tuple) and key and key[0] == "compiled":
+            if key[2] == tuple(
+                (tuple(a.shape), np.dtype(a.dtype).name) for a in tree.leaves(args)
+            ):
+                return body is not None
+    return None
+
+
 def _vmas_by_value(mesh: Mesh, outs: list, positions: list) -> list[frozenset]:
     """Each output's vma from its values: the mesh axes along which two
     devices hold different values (bitwise; NaNs equal)."""
@@ -595,6 +675,25 @@ def _promises_nothing(mesh: Mesh, out_specs: Any) -> bool:
     return all(isinstance(s, PartitionSpec) and _named_axes(s) >= axes for s in leaves)
 
 
+def _tracing(mesh: Mesh, device_position: tuple) -> Callable[[Any], Any]:
+    """A context manager factory: ``install(trace)`` puts a shard_map context
+    of ``device_position`` ((device, position)) in trace mode on this thread
+    (``ctx.vma = trace``: collectives stand in for their results)."""
+    device, position = device_position
+
+    @contextlib.contextmanager
+    def install(trace: Any) -> Any:
+        ctx = DeviceContext(mesh, position, device, None)
+        ctx.vma = trace
+        _local.ctx = ctx
+        try:
+            yield
+        finally:
+            _local.ctx = None
+
+    return install
+
+
 def _traced_vmas(
     f: Callable[..., Any],
     mesh: Mesh,
@@ -604,7 +703,8 @@ def _traced_vmas(
     device0: tuple,
     checks: dict,
 ) -> Any:
-    """(output treedef, each output leaf's vma) from tracing the body once
+    """(output treedef, each output leaf's vma, the collectives it called as
+    _shard_map_compile.recorded gives them) from tracing the body once
     (baton/_shard_map_vma.py), cached in ``checks`` per argument signature;
     None when the body cannot be traced."""
     dynamic = [i for i, s in enumerate(specs) if s is not None]
@@ -624,7 +724,6 @@ def _traced_vmas(
     except TypeError:  # an unhashable static argument
         key = None
     in_vmas = [_named_axes(specs[i]) for i in dynamic]
-    device, position = device0
 
     def rebuild(tracers: list) -> tuple:
         full = list(placed)
@@ -632,21 +731,13 @@ def _traced_vmas(
             full[i] = t
         return tree.unflatten(treedef, full)
 
-    @contextlib.contextmanager
-    def install(vt: Any) -> Any:
-        ctx = DeviceContext(mesh, position, device, None)
-        ctx.vma = vt
-        _local.ctx = ctx
-        try:
-            yield
-        finally:
-            _local.ctx = None
-
+    install = _tracing(mesh, device0)
     values = [placed[i]._shards[0].data for i in dynamic]
     try:
-        verdict = _shard_map_vma.output_vmas(
+        out_def, vmas, records = _shard_map_vma.trace_collectives(
             lambda *a: f(*a), in_avals, in_vmas, rebuild, install, 8, values
         )
+        verdict = (out_def, vmas, _shard_map_compile.recorded(records))
     except Exception:
         # The body cannot be traced (it reads a collective's value on the
         # host ...): the caller compares the devices' values instead.

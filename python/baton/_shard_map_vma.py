@@ -16,7 +16,7 @@ each value; so does baton:
   ``pbroadcast`` keeps its operand's; ``axis_index(a)`` varies over ``a``;
   ``pcast(x, a, to="varying")`` adds ``a``.
 
-How: :func:`output_vmas` traces the function once on Tracers shaped like
+How: :func:`trace_collectives` traces the function once on Tracers shaped like
 one device's blocks (``_subtrace.trace``, nothing runs). Each collective,
 seeing the thread's context in analysis mode (``ctx.vma``, a
 :class:`VmaTrace`), stands for the other devices' values with a fresh
@@ -108,7 +108,7 @@ def dependencies(text: str) -> tuple[list[str], list[set]]:
     return params, [deps.get(o, set()) for o in outs]
 
 
-def output_vmas(
+def trace_collectives(
     f: Callable[..., Any],
     in_avals: list,
     in_vmas: list,
@@ -116,13 +116,15 @@ def output_vmas(
     install: Callable[[Any], Any],
     placeholders: int,
     values: list | None = None,
-) -> tuple[Any, list[frozenset]]:
+) -> tuple[Any, list[frozenset], list]:
     """Traces ``f(*rebuild(tracers))`` and returns (its output treedef, the
-    vma of each output leaf). ``install(vma_trace)`` is a context manager
-    putting the analysis context on this thread; ``values`` (one device's
-    arguments), where given, let the body read concrete values of what it
-    computes from them (``float(x.sum())``; collectives' results read as
-    zeros there)."""
+    vma of each output leaf, the collectives it called in order as
+    ``(kind, axes, operand)`` -- what shard_map's compiled path,
+    baton/_shard_map_compile.py, builds its second trace from).
+    ``install(vma_trace)`` is a context manager putting the analysis context
+    on this thread; ``values`` (one device's arguments), where given, let
+    the body read concrete values of what it computes from them
+    (``float(x.sum())``; collectives' results read as zeros there)."""
     while True:
         try:
             return _trace_once(
@@ -140,7 +142,7 @@ def _trace_once(
     install: Callable[[Any], Any],
     placeholders: int,
     values: list | None,
-) -> tuple[Any, list[frozenset]]:
+) -> tuple[Any, list[frozenset], list]:
     n_in = len(in_avals)
     scalar = ((), "float32", False, None)
     state: dict = {}
@@ -180,7 +182,7 @@ def _trace_once(
     result = [frozenset()] * state["n_out"]
     for j, i in enumerate(state["kept"]):
         result[i] = _union(vma.get(p, frozenset()) for p in deps[j])
-    return state["def"], result
+    return state["def"], result, vt.records
 
 
 def _is_value(x: Any) -> bool:

@@ -8,10 +8,12 @@
 #include <nanobind/stl/optional.h>
 #include <nanobind/stl/shared_ptr.h>
 #include <nanobind/stl/string.h>
+#include <nanobind/stl/tuple.h>
 #include <nanobind/stl/vector.h>
 
 #include <memory>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "array_caster.h"
@@ -63,6 +65,40 @@ std::shared_ptr<SpmdExecutable> CompileSpmd(
                                    std::move(name),
                                    spans ? &processes : nullptr, outputs,
                                    donated);
+  }();
+  return ValueOrThrow(std::move(exe));
+}
+
+// (result parameter, operand output, mesh axes, "sum" | "max" | "min").
+using Collective = std::tuple<int, int, std::vector<int>, std::string>;
+
+std::shared_ptr<SpmdExecutable> CompileShardMap(
+    nb::handle program, std::vector<std::string> axis_names,
+    std::vector<int64_t> axis_sizes, std::vector<Collective> collectives,
+    std::vector<nb::handle> devices, std::string name) {
+  std::vector<compiler::ShardMapCollective> cs;
+  for (auto& [param, operand, axes, op] : collectives) {
+    baton::ReduceOp r = baton::ReduceOp::kSum;
+    if (op == "max") {
+      r = baton::ReduceOp::kMax;
+    } else if (op == "min") {
+      r = baton::ReduceOp::kMin;
+    } else if (op != "sum") {
+      throw nb::value_error(("compile_shard_map: unknown op " + op).c_str());
+    }
+    cs.push_back(compiler::ShardMapCollective{param, operand, std::move(axes), r});
+  }
+  std::vector<Device*> devs;
+  for (nb::handle h : devices) devs.push_back(ResolveDevice(h));
+  compiler::DeviceMesh mesh{std::move(axis_names), std::move(axis_sizes)};
+  std::shared_ptr<const compiler::Program> p = ProgramOf(program);
+  Result<std::shared_ptr<SpmdExecutable>> exe = [&]()
+      -> Result<std::shared_ptr<SpmdExecutable>> {
+    nb::gil_scoped_release release;  // compiles a program per device
+    BATON_ASSIGN_OR_RETURN(compiler::SpmdProgram spmd,
+                           compiler::PartitionShardMapBody(*p, mesh, cs));
+    return SpmdExecutable::CompilePartitioned(std::move(spmd), std::move(devs),
+                                              std::move(name));
   }();
   return ValueOrThrow(std::move(exe));
 }
@@ -132,6 +168,16 @@ void init_sharded_jit(nb::module_& m) {
                      return exe.partitioned().num_communication_stages();
                    })
       .def("as_text", &SpmdExecutable::as_text);
+  m.def("compile_shard_map", &baton::python::CompileShardMap, nb::arg("program"),
+        nb::arg("axis_names"), nb::arg("axis_sizes"), nb::arg("collectives"),
+        nb::arg("devices"), nb::arg("name"),
+        "Compiles a shard_map body traced on one device's blocks "
+        "(compiler::PartitionShardMapBody) for every device of the mesh "
+        "(`devices` in row-major mesh order, all this process's): "
+        "`collectives` are (result parameter, operand output, mesh axes, "
+        "'sum' | 'max' | 'min') per collective; the executable's parameters "
+        "are the program's others, its outputs the program's outputs that "
+        "are not collective operands.");
   m.def("compile_spmd", &baton::python::CompileSpmd, nb::arg("program"),
         nb::arg("axis_names"), nb::arg("axis_sizes"), nb::arg("shardings"),
         nb::arg("devices"), nb::arg("name"),

@@ -189,9 +189,13 @@ def test_out_specs_error_names_output_axis_and_remedies():
     np.testing.assert_array_equal(np.asarray(g(X2)), X2[:2, :2])
 
 
-def test_out_specs_check_traces_once_per_signature():
+def test_out_specs_check_traces_once_per_signature(monkeypatch):
     # The check traces the body (nothing runs, nothing is allocated) and its
-    # verdict is cached per argument signature.
+    # verdict is cached per argument signature; a body run per device (on
+    # threads) is called once per device and call.
+    from baton import _shard_map
+
+    monkeypatch.setattr(_shard_map, "compile_bodies", False)
     calls = []
 
     def body(b):
@@ -205,6 +209,25 @@ def test_out_specs_check_traces_once_per_signature():
     del out
     f(X)
     assert len(calls) == 4 + 1 + 4  # cached: no second trace
+
+
+def test_a_compiled_body_is_traced_twice_per_signature_and_never_again():
+    # The check's trace, then the compiled body's; later calls run the
+    # compiled program on every device without calling the body.
+    from baton import _shard_map
+
+    calls = []
+
+    def body(b):
+        calls.append(1)
+        return L.psum(b, "i")
+
+    f = bt.shard_map(body, mesh=auto(), in_specs=P("i"), out_specs=P())
+    for _ in range(3):
+        out = f(X)
+        np.testing.assert_array_equal(np.asarray(out), X.reshape(4, 2).sum(0))
+    assert len(calls) == 2
+    assert _shard_map.compiled(f, X) is True
 
 
 def test_pbroadcast_keeps_its_operands_variance():

@@ -112,4 +112,31 @@ Result<SpmdProgram> PartitionForMesh(
     const std::vector<Sharding>& parameters,
     const std::vector<std::optional<Sharding>>& outputs = {});
 
+// One collective of a shard_map body (PartitionShardMapBody): its result
+// stands in the body as a parameter, the value it combines is an output.
+struct ShardMapCollective {
+  int result_parameter = -1;  // the parameter standing for the result
+  int operand_output = -1;    // the output holding what each device gives
+  std::vector<int> axes;      // the mesh axes of a group, major first
+  ReduceOp op = ReduceOp::kSum;
+};
+
+// shard_map's body compiled once for every device (issue 37): `program` is
+// one device's body, traced on its blocks, in which each collective's
+// result is a parameter and the value it combines an output (how the
+// Python side traces it: baton/_shard_map_compile.py). The result runs the
+// body as compute stages over blocks, with an all-reduce stage for each
+// collective before the first instruction reading its result -- the
+// collectives pending at that point combined together, as for jit's
+// partial sums. Every slot's global type is one device's block (laid out
+// replicated: the values differ from device to device; only the
+// all-reduces relate them). Its parameters are the program's others, in
+// order; its outputs the program's outputs that are not collective
+// operands, in order. InvalidArgument for an index out of range or used
+// twice, a result whose type is not its operand's, or an operand computed
+// after its result is first read (not a program the trace makes).
+Result<SpmdProgram> PartitionShardMapBody(
+    const Program& program, const DeviceMesh& mesh,
+    const std::vector<ShardMapCollective>& collectives);
+
 }  // namespace baton::compiler

@@ -166,7 +166,35 @@ Result<std::shared_ptr<SpmdExecutable>> SpmdExecutable::Compile(
                            " donation flags for " +
                            std::to_string(parameters.size()) + " parameters");
   }
-  const int64_t size = compiler::MeshSize(mesh);
+  BATON_ASSIGN_OR_RETURN(
+      std::shared_ptr<SpmdExecutable> exe,
+      Start(std::move(devices), std::move(name), processes,
+            compiler::MeshSize(mesh)));
+  BATON_ASSIGN_OR_RETURN(
+      exe->spmd_, compiler::PartitionForMesh(compiler::InlineCalls(
+                                                 program,
+                                                 /*keep_sharding_constraints=*/true),
+                                             std::move(mesh), parameters,
+                                             outputs));
+  BATON_RETURN_IF_ERROR(exe->Finish(donated));
+  return exe;
+}
+
+Result<std::shared_ptr<SpmdExecutable>> SpmdExecutable::CompilePartitioned(
+    compiler::SpmdProgram partitioned, std::vector<Device*> devices,
+    std::string name) {
+  BATON_ASSIGN_OR_RETURN(
+      std::shared_ptr<SpmdExecutable> exe,
+      Start(std::move(devices), std::move(name), nullptr,
+            compiler::MeshSize(partitioned.mesh)));
+  exe->spmd_ = std::move(partitioned);
+  BATON_RETURN_IF_ERROR(exe->Finish({}));
+  return exe;
+}
+
+Result<std::shared_ptr<SpmdExecutable>> SpmdExecutable::Start(
+    std::vector<Device*> devices, std::string name,
+    const SpmdProcesses* processes, int64_t size) {
   if (static_cast<int64_t>(devices.size()) != size) {
     return InvalidArgument(name + ": the mesh has " + std::to_string(size) +
                            " positions but " + std::to_string(devices.size()) +
@@ -219,90 +247,94 @@ Result<std::shared_ptr<SpmdExecutable>> SpmdExecutable::Compile(
       }
     }
   }
-  BATON_ASSIGN_OR_RETURN(
-      exe->spmd_, compiler::PartitionForMesh(compiler::InlineCalls(
-                                                 program,
-                                                 /*keep_sharding_constraints=*/true),
-                                             std::move(mesh), parameters,
-                                             outputs));
-  const size_t num_stages = exe->spmd_.stages.size();
-  exe->compute_.resize(num_stages);
-  exe->communication_.resize(num_stages);
-  exe->crosses_.resize(num_stages);
-  for (size_t s = 0; s < num_stages; ++s) exe->crosses_[s] = exe->Crosses(s);
+  return exe;
+}
+
+Status SpmdExecutable::Finish(const std::vector<bool>& donated) {
+  const size_t num_stages = spmd_.stages.size();
+  compute_.resize(num_stages);
+  communication_.resize(num_stages);
+  crosses_.resize(num_stages);
+  for (size_t s = 0; s < num_stages; ++s) crosses_[s] = Crosses(s);
   // Which slots each stage reads last (outputs are kept).
-  std::vector<int> last_read(exe->spmd_.slots.size(), -1);
+  std::vector<int> last_read(spmd_.slots.size(), -1);
   for (size_t s = 0; s < num_stages; ++s) {
-    const SpmdStage& st = exe->spmd_.stages[s];
+    const SpmdStage& st = spmd_.stages[s];
     if (st.kind == SpmdStage::Kind::kCompute) {
       for (int slot : st.inputs) last_read[slot] = static_cast<int>(s);
     } else {
       last_read[st.source] = static_cast<int>(s);
     }
   }
-  for (int slot : exe->spmd_.output_slots) last_read[slot] = -1;
+  for (int slot : spmd_.output_slots) last_read[slot] = -1;
   // A donated parameter's block goes to the compute stage reading it last.
-  exe->donated_ = donated;
-  exe->donated_.resize(parameters.size(), false);
-  exe->donate_inputs_.resize(num_stages);
-  for (size_t i = 0; i < exe->donated_.size(); ++i) {
-    const int slot = exe->spmd_.parameter_slots[i];
+  donated_ = donated;
+  donated_.resize(spmd_.parameter_slots.size(), false);
+  donated_slot_.assign(spmd_.slots.size(), false);
+  for (size_t i = 0; i < donated_.size(); ++i) {
+    if (donated_[i]) {
+      donated_slot_[spmd_.parameter_slots[i]] = true;
+    }
+  }
+  donate_inputs_.resize(num_stages);
+  for (size_t i = 0; i < donated_.size(); ++i) {
+    const int slot = spmd_.parameter_slots[i];
     const int s = last_read[slot];
-    if (!exe->donated_[i] || s < 0) continue;
-    const SpmdStage& st = exe->spmd_.stages[s];
+    if (!donated_[i] || s < 0) continue;
+    const SpmdStage& st = spmd_.stages[s];
     if (st.kind != SpmdStage::Kind::kCompute) continue;
-    auto& flags = exe->donate_inputs_[s];
+    auto& flags = donate_inputs_[s];
     flags.resize(st.inputs.size(), false);
     for (size_t k = 0; k < st.inputs.size(); ++k) {
       if (st.inputs[k] == slot) flags[k] = true;
     }
   }
   for (size_t s = 0; s < num_stages; ++s) {
-    const SpmdStage& st = exe->spmd_.stages[s];
+    const SpmdStage& st = spmd_.stages[s];
     if (st.kind != SpmdStage::Kind::kCompute) {
-      BATON_RETURN_IF_ERROR(exe->CompileCommunication(s));
+      BATON_RETURN_IF_ERROR(CompileCommunication(s));
       continue;
     }
     const std::string stage_name =
-        exe->name_ + " (stage " + std::to_string(s) + ")";
-    exe->compute_[s].resize(exe->devices_.size());
-    for (int d : exe->local_) {
+        name_ + " (stage " + std::to_string(s) + ")";
+    compute_[s].resize(devices_.size());
+    for (int d : local_) {
       BATON_ASSIGN_OR_RETURN(
-          exe->compute_[s][d],
-          CompileFor(*st.program, exe->devices_[d], stage_name,
-                     exe->donate_inputs_[s]));
+          compute_[s][d],
+          CompileFor(*st.program, devices_[d], stage_name,
+                     donate_inputs_[s]));
     }
   }
   // Donations no output reuses: by the stage reading them last, on any of
   // this process's devices (the stage is the same program on each).
-  for (size_t i = 0; i < exe->donated_.size(); ++i) {
-    if (!exe->donated_[i]) continue;
-    const int slot = exe->spmd_.parameter_slots[i];
+  for (size_t i = 0; i < donated_.size(); ++i) {
+    if (!donated_[i]) continue;
+    const int slot = spmd_.parameter_slots[i];
     const int s = last_read[slot];
     // Returned as it is: the output is the donated block.
-    bool reused = std::find(exe->spmd_.output_slots.begin(),
-                            exe->spmd_.output_slots.end(),
-                            slot) != exe->spmd_.output_slots.end();
-    if (!reused && s >= 0 && exe->spmd_.stages[s].kind == SpmdStage::Kind::kCompute &&
-        !exe->local_.empty()) {
-      const auto& inputs = exe->spmd_.stages[s].inputs;
+    bool reused = std::find(spmd_.output_slots.begin(),
+                            spmd_.output_slots.end(),
+                            slot) != spmd_.output_slots.end();
+    if (!reused && s >= 0 && spmd_.stages[s].kind == SpmdStage::Kind::kCompute &&
+        !local_.empty()) {
+      const auto& inputs = spmd_.stages[s].inputs;
       const int k = static_cast<int>(
           std::find(inputs.begin(), inputs.end(), slot) - inputs.begin());
       reused = true;
-      for (int d : exe->local_) {
-        const auto& unusable = exe->compute_[s][d]->unusable_donations();
+      for (int d : local_) {
+        const auto& unusable = compute_[s][d]->unusable_donations();
         reused &= std::find(unusable.begin(), unusable.end(), k) == unusable.end();
       }
     }
-    if (!reused) exe->unusable_.push_back(static_cast<int>(i));
+    if (!reused) unusable_.push_back(static_cast<int>(i));
   }
-  exe->release_after_.resize(num_stages);
+  release_after_.resize(num_stages);
   for (size_t slot = 0; slot < last_read.size(); ++slot) {
     if (last_read[slot] >= 0) {
-      exe->release_after_[last_read[slot]].push_back(static_cast<int>(slot));
+      release_after_[last_read[slot]].push_back(static_cast<int>(slot));
     }
   }
-  return exe;
+  return OkStatus();
 }
 
 Status SpmdExecutable::CompileCommunication(size_t s) {
@@ -553,13 +585,7 @@ Result<compiler::MemoryAnalysis> SpmdExecutable::memory_analysis(int k) const {
     // keeps its arguments unless they were donated).
     for (int slot : release_after_[s]) {
       if (!live[slot]) continue;
-      const bool donated_parameter = [&] {
-        for (size_t i = 0; i < spmd_.parameter_slots.size(); ++i) {
-          if (spmd_.parameter_slots[i] == slot && donated_[i]) return true;
-        }
-        return false;
-      }();
-      if (parameter[slot] && !donated_parameter) continue;
+      if (parameter[slot] && !donated_slot_[slot]) continue;
       live[slot] = false;
       held -= bytes(slot);
     }

@@ -92,6 +92,13 @@ class SpmdExecutable {
       const std::vector<std::optional<compiler::Sharding>>& outputs = {},
       const std::vector<bool>& donated = {});
 
+  // An SpmdProgram made elsewhere (compiler::PartitionShardMapBody: a
+  // shard_map body) compiled for `devices` (one per mesh position, all this
+  // process's). No donations. InvalidArgument as Compile's.
+  static Result<std::shared_ptr<SpmdExecutable>> CompilePartitioned(
+      compiler::SpmdProgram partitioned, std::vector<Device*> devices,
+      std::string name);
+
   // args[i][k]: parameter i's block on this process's k-th device of the
   // mesh (local_positions()[k]; BlockShape of its sharding; devices holding
   // the same block each pass their copy). For a donated parameter,
@@ -145,6 +152,14 @@ class SpmdExecutable {
   SpmdExecutable() = default;
   struct Communication;  // per communication stage, per device
 
+  // The executable for `devices` (checked against the mesh's `size` and
+  // `processes`), before its program is set.
+  static Result<std::shared_ptr<SpmdExecutable>> Start(
+      std::vector<Device*> devices, std::string name,
+      const SpmdProcesses* processes, int64_t size);
+  // Compiles every stage of spmd_ for this process's devices, `donated`
+  // (empty, or one per parameter) handed to the stages reading them last.
+  Status Finish(const std::vector<bool>& donated);
   Status CompileCommunication(size_t stage);
   // Whether stage `s` reads a block of another process's device.
   bool Crosses(size_t s) const;
@@ -168,6 +183,9 @@ class SpmdExecutable {
   std::vector<std::vector<std::shared_ptr<Executable>>> compute_;
   std::vector<std::vector<std::shared_ptr<Communication>>> communication_;
   std::vector<bool> donated_;  // per parameter
+  // Per slot: whether it is a donated parameter's (memory_analysis releases
+  // its block after the stage reading it last; the caller keeps the others).
+  std::vector<bool> donated_slot_;
   std::vector<int> unusable_;  // unusable_donations()
   // Per compute stage, per input: whether its block is donated to the
   // stage (the input is a donated parameter this stage reads last).

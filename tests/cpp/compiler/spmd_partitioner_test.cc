@@ -451,5 +451,74 @@ TEST(SpmdPartitionerTest, BlockOriginsFollowTheMeshRowMajor) {
   EXPECT_EQ(BlockShape(Shape{8, 6}, S({I, B}), mesh), Shape({4, 3}));
 }
 
+// A shard_map body as its trace gives it: x, the stand-in r for
+// psum(2x) over 'b', and the stand-in m for pmax(x) over both axes;
+// outputs x + r (read after the psum), m, and the operands 2x and x.
+Program ShardMapBody() {
+  Program p;
+  const ValueId x = p.AddParameter(F32({3})).value();
+  const ValueId r = p.AddParameter(F32({3})).value();
+  const ValueId m = p.AddParameter(F32({3})).value();
+  const ValueId two = p.Add(BinaryAttrs{BinaryOp::kAdd}, {x, x}).value();
+  const ValueId out = p.Add(BinaryAttrs{BinaryOp::kAdd}, {x, r}).value();
+  EXPECT_TRUE(p.SetOutputs({out, m, two, x}).ok());
+  return p;
+}
+
+TEST(SpmdPartitionerTest, ShardMapBodiesAllReduceBeforeTheirResultsAreRead) {
+  const DeviceMesh mesh = Mesh2();
+  Result<SpmdProgram> sp = PartitionShardMapBody(
+      ShardMapBody(), mesh,
+      {ShardMapCollective{1, 2, {1}, ReduceOp::kSum},
+       ShardMapCollective{2, 3, {0, 1}, ReduceOp::kMax}});
+  ASSERT_TRUE(sp.ok()) << sp.status().to_string();
+  // One compute stage makes both operands, both all-reduces follow
+  // together, one more stage adds.
+  ASSERT_EQ(Count(sp.value(), SpmdStage::Kind::kAllReduce), 2) << sp.value().ToText();
+  EXPECT_EQ(sp.value().num_compute_stages(), 2) << sp.value().ToText();
+  EXPECT_EQ(sp.value().parameter_slots.size(), 1u);
+  EXPECT_EQ(sp.value().output_slots.size(), 2u);
+  for (const SpmdStage& s : sp.value().stages) {
+    if (s.kind != SpmdStage::Kind::kAllReduce) continue;
+    EXPECT_TRUE(s.axes == std::vector<int>{1} || s.axes == (std::vector<int>{0, 1}));
+    EXPECT_EQ(s.op, s.axes.size() == 1 ? ReduceOp::kSum : ReduceOp::kMax);
+  }
+  // Every block is the whole value (a device's own).
+  EXPECT_EQ(sp.value().slots[sp.value().output_slots[0]].block, Shape({3}));
+  // With the same x on every device: x + 2 * (2x) and x.
+  const Literal x = Arg(Shape{3}, 1);
+  Result<std::vector<Literal>> got = InterpretSpmd(sp.value(), {x});
+  ASSERT_TRUE(got.ok()) << got.status().to_string();
+  const float* in = static_cast<const float*>(x.untyped_data());
+  const float* sum = static_cast<const float*>(got.value()[0].untyped_data());
+  const float* max = static_cast<const float*>(got.value()[1].untyped_data());
+  for (int k = 0; k < 3; ++k) {
+    EXPECT_EQ(sum[k], in[k] + 2 * (2 * in[k])) << k;
+    EXPECT_EQ(max[k], in[k]) << k;
+  }
+}
+
+TEST(SpmdPartitionerTest, ShardMapBodiesRefuseBadCollectives) {
+  const DeviceMesh mesh = Mesh2();
+  // The same result parameter twice.
+  EXPECT_FALSE(PartitionShardMapBody(ShardMapBody(), mesh,
+                                     {ShardMapCollective{1, 2, {1}},
+                                      ShardMapCollective{1, 3, {0}}})
+                   .ok());
+  // An axis the mesh has not.
+  EXPECT_FALSE(
+      PartitionShardMapBody(ShardMapBody(), mesh, {ShardMapCollective{1, 2, {2}}})
+          .ok());
+  // A result of another type than its operand.
+  Program p;
+  const ValueId x = p.AddParameter(F32({3})).value();
+  const ValueId r = p.AddParameter(F32({2})).value();
+  ASSERT_TRUE(p.SetOutputs({r, x}).ok());
+  Result<SpmdProgram> sp =
+      PartitionShardMapBody(p, mesh, {ShardMapCollective{1, 1, {0}}});
+  ASSERT_FALSE(sp.ok());
+  EXPECT_NE(sp.status().message().find("operand"), std::string::npos);
+}
+
 }  // namespace
 }  // namespace baton::compiler

@@ -191,6 +191,58 @@ TEST(SpmdExecutableTest, GathersSlicesAndTwoDimensionalMeshes) {
   }
 }
 
+TEST(SpmdExecutableTest, ShardMapBodiesCombineEachDevicesOwnValues) {
+  // shard_map(lambda x: (x + psum(x * x, 'b'), pmax(x, ('a', 'b')))) on a
+  // ('a': 2, 'b': 2) mesh, each device given its own block: the body's
+  // trace (the collectives' results stand-in parameters 1 and 2, their
+  // operands outputs 2 and 3) compiled once for every device.
+  Program p;
+  const ValueId x = p.AddParameter(F32({3})).value();
+  const ValueId r = p.AddParameter(F32({3})).value();
+  const ValueId m = p.AddParameter(F32({3})).value();
+  const ValueId sq = p.Add(compiler::BinaryAttrs{BinaryOp::kMul}, {x, x}).value();
+  const ValueId y = p.Add(compiler::BinaryAttrs{BinaryOp::kAdd}, {x, r}).value();
+  ASSERT_TRUE(p.SetOutputs({y, m, sq, x}).ok());
+  const DeviceMesh mesh{{"a", "b"}, {2, 2}};
+  auto spmd = compiler::PartitionShardMapBody(
+      p, mesh,
+      {compiler::ShardMapCollective{1, 2, {1}, ReduceOp::kSum},
+       compiler::ShardMapCollective{2, 3, {0, 1}, ReduceOp::kMax}});
+  ASSERT_TRUE(spmd.ok()) << spmd.status().to_string();
+  auto exe = SpmdExecutable::CompilePartitioned(std::move(spmd).value(),
+                                                Devices(), "body");
+  ASSERT_TRUE(exe.ok()) << exe.status().to_string();
+  // Device d holds {d, d + 1, -d}.
+  std::vector<Literal> blocks;
+  std::vector<Array> per_device;
+  for (int d : exe.value()->local_positions()) {
+    blocks.push_back(Literal::FromVector(
+        std::vector<float>{float(d), float(d + 1), float(-d)}, Shape{3}));
+    per_device.push_back(Put(blocks.back(), exe.value()->devices()[d]));
+  }
+  auto out = exe.value()->Execute({per_device});
+  ASSERT_TRUE(out.ok()) << out.status().to_string();
+  ASSERT_EQ(out.value().size(), 2u);
+  const auto value = [&](int d, int k) {
+    return static_cast<const float*>(blocks[d].untyped_data())[k];
+  };
+  for (int d : exe.value()->local_positions()) {
+    const Literal y = testing::ToLiteral(out.value()[0][d]);
+    const Literal m = testing::ToLiteral(out.value()[1][d]);
+    const int partner = d ^ 1;  // the other device along 'b'
+    for (int k = 0; k < 3; ++k) {
+      float squares = value(d, k) * value(d, k) + value(partner, k) * value(partner, k);
+      float max = value(0, k);
+      for (int e = 1; e < 4; ++e) max = std::max(max, value(e, k));
+      EXPECT_EQ(static_cast<const float*>(y.untyped_data())[k], value(d, k) + squares)
+          << "device " << d << " element " << k;
+      EXPECT_EQ(static_cast<const float*>(m.untyped_data())[k], max)
+          << "device " << d << " element " << k;
+    }
+    EXPECT_EQ(out.value()[0][d].device(), exe.value()->devices()[d]);
+  }
+}
+
 TEST(SpmdExecutableTest, BadArgumentsAreRefusedByArgumentAndDevice) {
   const Program p = MlpLayer();
   const DeviceMesh mesh{{"i"}, {4}};

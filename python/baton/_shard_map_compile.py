@@ -1,0 +1,219 @@
+"""``bt.shard_map``'s body compiled once for every device of the mesh
+(issue 37): no per-device Python thread, one program per device run by the
+SPMD executable (``jit/spmd_executable.h``), as jit runs a partitioned
+program.
+
+Which bodies: those whose collectives are ``psum``, ``pmean``, ``pmax``,
+``pmin``, ``axis_index`` and ``pcast``, called in the body itself (not
+inside a ``grad``, ``vmap``, ``jit``, ``cond`` or loop of it), on a mesh of
+this process's devices, with every argument given a PartitionSpec. Any
+other body runs as before, once per device on its own thread
+(baton/_shard_map.py): ``all_gather``, ``psum_scatter``, ``all_to_all``,
+``ppermute`` and ``pbroadcast`` need communication stages the executable
+does not have yet, a body that reads a value on the host
+(``float(x.sum())``) must run per device, and so must one that donates
+inside (a jitted call's ``donate_argnums``: a trace would ignore it). ``compiled()`` says which way a
+signature went (``None`` until it was called).
+
+How: the body is traced twice on Tracers shaped like one device's blocks.
+The first trace (shard_map's output check, baton/_shard_map_vma.py) stands
+for each collective's result with a placeholder and records the value it
+was given. The second gives each collective a parameter of exactly its
+result's type, and returns the values the collectives combine as extra
+outputs. ``compiler::PartitionShardMapBody`` turns that program into
+compute stages with an all-reduce before the first reader of each
+collective's result -- the collectives pending at that point combined
+together -- and the executable compiles each stage once per device.
+``axis_index`` becomes a parameter each device is given its own index for.
+The compiled program is kept per argument signature.
+
+Numerics: a group's values are combined in mesh order by one member and
+copied to the others, so every member holds the same bytes, as on the
+threads.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Callable
+
+import numpy as np
+
+from baton import _baton, _device_put, _donation, _shard_map_vma, _subtrace, tree
+from baton._baton import Array
+
+# Collectives the compiled body combines with an all-reduce, by op.
+_COMBINES = {"psum": "sum", "pmean": "sum", "pmax": "max", "pmin": "min"}
+# Collectives that need no communication: axis_index (a parameter per
+# device) and pcast (the value itself; only the output check sees it).
+_LOCAL = frozenset({"axis_index", "pcast"})
+
+
+class NotCompilable(Exception):
+    """The body cannot be compiled once (it then runs per device)."""
+
+
+class ExactStandIns:
+    """``ctx.vma`` of the second trace: each collective gets a parameter of
+    its result's exact type (``pcast`` its operand), in the order the first
+    trace recorded them."""
+
+    exact = True
+
+    def __init__(self, placeholders: list, expected: list) -> None:
+        self._placeholders = placeholders
+        self._expected = expected  # (kind, axes, aval) per collective
+        self.used = 0
+        self.records: list[tuple[str, tuple, Any]] = []
+
+    def stand_in(self, kind: str, axes: tuple, operand: Any) -> Any:
+        k = len(self.records)
+        if k >= len(self._expected) or self._expected[k][:2] != (kind, tuple(axes)):
+            raise NotCompilable("the collectives differ from the first trace's")
+        if _subtrace.aval_of(operand)[:2] != self._expected[k][2][:2]:
+            raise NotCompilable(f"{kind}: its operand's type differs between traces")
+        self.records.append((kind, tuple(axes), operand))
+        if kind == "pcast":
+            return operand
+        p = self._placeholders[self.used]
+        self.used += 1
+        return p
+
+
+class CompiledBody:
+    """One signature's compiled body: the executable, the output treedef,
+    and how to make each device's arguments."""
+
+    def __init__(
+        self, exe: Any, out_def: Any, axis_index: list, lifted: list, mesh: Any
+    ) -> None:
+        self.exe = exe
+        self.out_def = out_def
+        self._axis_index = axis_index  # per axis_index parameter: its axes
+        self._lifted = lifted
+        self._mesh = mesh
+
+    def run(self, placed: list, devices: list) -> list:
+        """Each device's outputs (pytrees like the body's), for ``placed``
+        (the arguments as ShardedArrays) on ``devices`` ((device, position)
+        of this process, in mesh order)."""
+        per_device = [[s.data for s in p._shards] for p in placed]
+        for names in self._axis_index:
+            per_device.append(
+                [
+                    _device_put.device_put(np.int32(_index(self._mesh, pos, names)), d)
+                    for d, pos in devices
+                ]
+            )
+        for v in self._lifted:
+            per_device.append([_on(v, d) for d, _ in devices])
+        outs = self.exe.execute(per_device, [])
+        return [
+            tree.unflatten(self.out_def, [blocks[j] for blocks in outs])
+            for j in range(len(devices))
+        ]
+
+
+def _index(mesh: Any, position: dict, names: tuple) -> int:
+    """A device's index in its group along ``names`` (major first)."""
+    me = 0
+    for n in names:
+        me = me * mesh.shape[n] + position[n]
+    return me
+
+
+def _on(value: Any, device: Any) -> Any:
+    if isinstance(value, Array) and value.device == device:
+        return value
+    return _device_put.device_put(value, device)
+
+
+def recorded(records: list) -> list:
+    """``(kind, axes, aval)`` of each collective a trace recorded
+    (``_shard_map_vma.trace_collectives``'s ``(kind, axes, operand)``)."""
+    return [(kind, axes, _subtrace.aval_of(operand)) for kind, axes, operand in records]
+
+
+def compile_body(
+    f: Callable[..., Any],
+    mesh: Any,
+    placed: list,
+    treedef: Any,
+    install: Callable[[Any], Any],
+    devices: list,
+    expected: list | None = None,
+) -> CompiledBody:
+    """The body compiled for every device of ``mesh`` (``placed``: every
+    argument a ShardedArray of the mesh; ``install(stand_ins)``: a context
+    manager putting a shard_map context in trace mode on this thread;
+    ``expected``: the collectives a trace of the body recorded, from
+    :func:`recorded`, else it is traced for them first). NotCompilable when
+    it cannot be (see the module docstring)."""
+    in_avals = [
+        (tuple(p._shards[0].data.shape), p._shards[0].data.dtype.name, False, None)
+        for p in placed
+    ]
+    n_in = len(in_avals)
+
+    def rebuild(tracers: list) -> tuple:
+        return tree.unflatten(treedef, list(tracers))
+
+    if expected is None:
+        try:
+            _, _, records = _shard_map_vma.trace_collectives(
+                lambda *a: f(*a), in_avals, [frozenset()] * n_in, rebuild, install, 8
+            )
+        except Exception as e:  # reads a value on the host ...
+            raise NotCompilable(f"the body cannot be traced: {e}") from None
+        expected = recorded(records)
+    for kind, _, _ in expected:
+        if kind not in _COMBINES and kind not in _LOCAL:
+            raise NotCompilable(f"{kind} is not compiled yet")
+    needs_param = [e for e in expected if e[0] != "pcast"]
+    placeholder_avals = [(aval[0], aval[1], aval[2], None) for _, _, aval in needs_param]
+    state: dict = {}
+
+    def body(*tracers: Any) -> list:
+        stand_ins = ExactStandIns(list(tracers[n_in:]), expected)
+        with install(stand_ins):
+            out = f(*rebuild(list(tracers[:n_in])))
+        flat, out_def = tree.flatten(out)
+        if not all(_subtrace.is_array_like(x) for x in flat):
+            raise NotCompilable("the body returns something that is not an array")
+        if len(stand_ins.records) != len(expected):
+            raise NotCompilable("the collectives differ from the first trace's")
+        state["def"], state["n_out"], state["records"] = out_def, len(flat), stand_ins.records
+        combined = [op for kind, _, op in stand_ins.records if kind in _COMBINES]
+        return list(flat) + combined
+
+    donations = _donation.inlined_donations()
+    try:
+        traced = _subtrace.trace(body, in_avals + placeholder_avals, "shard_map_body")
+    except NotCompilable:
+        raise
+    except Exception as e:
+        raise NotCompilable(f"the body cannot be traced: {e}") from None
+    if _donation.inlined_donations() != donations:
+        # A trace ignores donation; on the devices' threads it is real.
+        raise NotCompilable("the body donates inside (a jitted call's donate_argnums)")
+    axis_of = {a: i for i, a in enumerate(mesh.axis_names)}
+    collectives, axis_index = [], []
+    param, operand = n_in, state["n_out"]
+    for kind, axes, _ in state["records"]:
+        if kind == "pcast":
+            continue
+        if kind == "axis_index":
+            axis_index.append(axes)
+        else:
+            collectives.append((param, operand, [axis_of[a] for a in axes], _COMBINES[kind]))
+            operand += 1
+        param += 1
+    local = [d for d, _ in devices]
+    exe = _baton.compile_shard_map(
+        traced.program,
+        list(mesh.axis_names),
+        [int(mesh.shape[a]) for a in mesh.axis_names],
+        collectives,
+        local,
+        getattr(f, "__name__", "shard_map"),
+    )
+    return CompiledBody(exe, state["def"], axis_index, list(traced.lifted), mesh)
