@@ -33,9 +33,12 @@
 // device; during an all-reduce, a copy of every member's block on the
 // member that combines them in one program).
 //
-// Donation: not supported yet -- Compile's caller refuses donated arguments
-// (a donated block could be reused by the last stage that reads it; not
-// built).
+// Donation: a donated parameter's blocks go to the compute stage reading it
+// last, compiled with them donated (Compile's `donated`).
+//
+// shard_map: CompilePartitioned runs an SpmdProgram made elsewhere -- a
+// shard_map body (compiler::PartitionShardMapBody), whose slots hold each
+// device's own values and whose all-reduces are its collectives.
 //
 // Ownership: shared (std::shared_ptr); holds the executables of every stage
 // and device. The devices must outlive it.
