@@ -89,14 +89,18 @@ def _as_array(x: Any, device: Any, what: str) -> Array:
 
 
 def _swap(
-    ctx: DeviceContext, names: tuple[str, ...], x: Array, what: str
+    ctx: DeviceContext,
+    names: tuple[str, ...],
+    x: Array,
+    what: str,
+    attrs: dict | None = None,
 ) -> tuple[list, int]:
     members, me, key = _group(ctx, names)
     if ctx.vma is not None:
         # shard_map's output check (baton/_shard_map_vma.py): the members'
         # values are stood in for by one fresh parameter of the trace.
-        v = _stand_in(ctx, what, names, x)
-        if getattr(ctx.vma, "exact", False):
+        v = _stand_in(ctx, what, names, x, attrs)
+        if _exact(ctx):
             # shard_map's compiled body: v is the collective's result.
             return [v], me
         return [v] * math.prod(ctx.mesh.shape[n] for n in names), me
@@ -115,14 +119,24 @@ def _swap(
     return values, me
 
 
-def _stand_in(ctx: DeviceContext, what: str, names: tuple, x: Any) -> Any:
+def _stand_in(
+    ctx: DeviceContext, what: str, names: tuple, x: Any, attrs: dict | None = None
+) -> Any:
     """In shard_map's output check: a value shaped like ``x`` standing for
-    the result of collective ``what`` (baton/_shard_map_vma.py)."""
-    p = ctx.vma.stand_in(what, names, x)
-    if getattr(ctx.vma, "exact", False):
+    the result of collective ``what`` (baton/_shard_map_vma.py); ``attrs``
+    what a collective that moves blocks was asked."""
+    p = ctx.vma.stand_in(what, names, x, attrs)
+    if _exact(ctx):
         return p  # shard_map's compiled body: exactly the result's type
     like = np.asarray(x) if not hasattr(x, "dtype") else x
     return bnp.broadcast_to(p.astype(like.dtype), tuple(like.shape))
+
+
+def _exact(ctx: DeviceContext) -> bool:
+    """Whether this is shard_map's compiled trace
+    (baton/_shard_map_compile.py), where a collective's result is a
+    parameter of exactly its type."""
+    return getattr(ctx.vma, "exact", False)
 
 
 def _here(v: Array, device: Any) -> Array:
@@ -218,9 +232,14 @@ def all_gather(x: Any, axis_name: Any, *, axis: int = 0, tiled: bool = False) ->
     names = _axes(ctx, axis_name, "all_gather")
 
     def one(leaf: Any) -> Any:
-        values, _ = _swap(
-            ctx, names, _as_array(leaf, ctx.device, "all_gather"), "all_gather"
-        )
+        a = _as_array(leaf, ctx.device, "all_gather")
+        attrs = {
+            "dimension": _axis(axis, a.ndim + (0 if tiled else 1), "all_gather"),
+            "tiled": bool(tiled),
+        }
+        if _exact(ctx):
+            return _stand_in(ctx, "all_gather", names, a, attrs)
+        values, _ = _swap(ctx, names, a, "all_gather", attrs)
         here = [_here(v, ctx.device) for v in values]
         if tiled:
             return bnp.concatenate(here, axis=_axis(axis, values[0].ndim, "all_gather"))
@@ -237,13 +256,17 @@ def _block(v: Array, dim: int, k: int, n: int, keep: bool) -> Array:
 
 
 def _my_blocks(
-    ctx: DeviceContext, names: tuple, leaf: Any, dim: int, tiled: bool, what: str
+    ctx: DeviceContext,
+    names: tuple,
+    a: Array,
+    dim: int,
+    tiled: bool,
+    what: str,
+    attrs: dict,
 ) -> tuple[list, Array]:
     """Block ``me`` along ``dim`` of every member's value, copied here (for
     member ``me`` of the group), and this device's value."""
-    a = _as_array(leaf, ctx.device, what)
-    dim = _axis(dim, a.ndim, what)
-    values, me = _swap(ctx, names, a, what)
+    values, me = _swap(ctx, names, a, what, attrs)
     n = len(values)
     if (tiled and a.shape[dim] % n) or (not tiled and a.shape[dim] != n):
         need = "divisible by" if tiled else "equal to"
@@ -265,7 +288,12 @@ def psum_scatter(
     names = _axes(ctx, axis_name, what)
 
     def one(leaf: Any) -> Any:
-        parts, _ = _my_blocks(ctx, names, leaf, scatter_dimension, tiled, what)
+        a = _as_array(leaf, ctx.device, what)
+        dim = _axis(scatter_dimension, a.ndim, what)
+        attrs = {"dimension": dim, "tiled": bool(tiled)}
+        if _exact(ctx):
+            return _stand_in(ctx, what, names, a, attrs)
+        parts, _ = _my_blocks(ctx, names, a, dim, tiled, what, attrs)
         acc = parts[0]
         for part in parts[1:]:
             acc = bnp.add(acc, part)
@@ -286,9 +314,15 @@ def all_to_all(
     names = _axes(ctx, axis_name, what)
 
     def one(leaf: Any) -> Any:
-        parts, a = _my_blocks(ctx, names, leaf, split_axis, tiled, what)
+        a = _as_array(leaf, ctx.device, what)
+        dim = _axis(split_axis, a.ndim, what)
+        concat = _axis(concat_axis, a.ndim, what)
+        attrs = {"dimension": dim, "concat": concat, "tiled": bool(tiled)}
+        if _exact(ctx):
+            return _stand_in(ctx, what, names, a, attrs)
+        parts, _ = _my_blocks(ctx, names, a, dim, tiled, what, attrs)
         join = bnp.concatenate if tiled else bnp.stack
-        return join(parts, axis=_axis(concat_axis, a.ndim, what))
+        return join(parts, axis=concat)
 
     return _each(x, one)
 
@@ -308,9 +342,14 @@ def ppermute(x: Any, axis_name: Any, perm: Any) -> Any:
     if any(not 0 <= i < n for i in srcs + dsts):
         raise ValueError(f"{what}: perm {pairs} has an index outside 0..{n - 1}")
 
+    sources = [next((s for s, d in pairs if d == k), -1) for k in range(n)]
+
     def one(leaf: Any) -> Any:
         a = _as_array(leaf, ctx.device, what)
-        values, me = _swap(ctx, names, a, what)
+        attrs = {"sources": sources}
+        if _exact(ctx):
+            return _stand_in(ctx, what, names, a, attrs)
+        values, me = _swap(ctx, names, a, what, attrs)
         src = next((s for s, d in pairs if d == me), None)
         if src is None:
             if ctx.vma is not None:  # the output check: varying all the same
@@ -333,7 +372,11 @@ def pbroadcast(x: Any, axis_name: Any, source: int) -> Any:
         raise ValueError(f"{what}: source {source} is outside 0..{n - 1}")
 
     def one(leaf: Any) -> Any:
-        values, _ = _swap(ctx, names, _as_array(leaf, ctx.device, what), what)
+        a = _as_array(leaf, ctx.device, what)
+        attrs = {"sources": [src] * n}
+        if _exact(ctx):
+            return _stand_in(ctx, what, names, a, attrs)
+        values, _ = _swap(ctx, names, a, what, attrs)
         return _here(values[src], ctx.device)
 
     return _each(x, one)

@@ -4,10 +4,10 @@
 as ``NamedSharding(mesh, spec)`` (an argument already placed so is used as
 it is; anything else is put there first, a copy). Then, where it can, it
 compiles ``f`` once for every device of the mesh (traced on one device's
-blocks, the collectives ``psum``, ``pmean``, ``pmax``, ``pmin`` as
-all-reduces between compiled stages, ``axis_index`` a parameter per device;
-baton/_shard_map_compile.py says which bodies) and runs that program on
-every device, without calling ``f`` again for the same argument shapes.
+blocks, each collective a stage between compiled programs, ``axis_index``
+a parameter per device; baton/_shard_map_compile.py says which bodies) and
+runs that program on every device, without calling ``f`` again for the
+same argument shapes.
 Otherwise it calls ``f`` once per device of the mesh in this process, each
 call on its own thread with that device's shards -- ordinary ``bt.Array``
 values on that device, so everything ``f`` does (eager operations, jitted

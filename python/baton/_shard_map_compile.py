@@ -3,16 +3,16 @@
 SPMD executable (``jit/spmd_executable.h``), as jit runs a partitioned
 program.
 
-Which bodies: those whose collectives are ``psum``, ``pmean``, ``pmax``,
-``pmin``, ``axis_index`` and ``pcast``, called in the body itself (not
-inside a ``grad``, ``vmap``, ``jit``, ``cond`` or loop of it), on a mesh of
-this process's devices, with every argument given a PartitionSpec. Any
-other body runs as before, once per device on its own thread
-(baton/_shard_map.py): ``all_gather``, ``psum_scatter``, ``all_to_all``,
-``ppermute`` and ``pbroadcast`` need communication stages the executable
-does not have yet, a body that reads a value on the host
-(``float(x.sum())``) must run per device, and so must one that donates
-inside (a jitted call's ``donate_argnums``: a trace would ignore it). ``compiled()`` says which way a
+Which bodies: those whose collectives (any of baton/_collectives.py's:
+``psum``, ``pmean``, ``pmax``, ``pmin``, ``all_gather``, ``psum_scatter``,
+``all_to_all``, ``ppermute``, ``pbroadcast``, ``axis_index``, ``pcast``)
+are called in the body itself or in a jitted function it calls (not inside
+a ``grad``, ``vmap``, ``cond`` or loop of it), on a mesh of this process's
+devices, with every argument given a PartitionSpec. Any other body runs as
+before, once per device on its own thread (baton/_shard_map.py): a body
+that reads a value on the host (``float(x.sum())``) must run per device,
+and so must one that donates inside (a jitted call's ``donate_argnums``: a
+trace would ignore it). ``compiled()`` says which way a
 signature went (``None`` until it was called).
 
 How: the body is traced twice on Tracers shaped like one device's blocks.
@@ -20,10 +20,12 @@ The first trace (shard_map's output check, baton/_shard_map_vma.py) stands
 for each collective's result with a placeholder and records the value it
 was given. The second gives each collective a parameter of exactly its
 result's type, and returns the values the collectives combine as extra
-outputs. ``compiler::PartitionShardMapBody`` turns that program into
-compute stages with an all-reduce before the first reader of each
-collective's result -- the collectives pending at that point combined
-together -- and the executable compiles each stage once per device.
+outputs. ``compiler::PartitionShardMapBody`` (compiler/shard_map_body.h)
+turns that program into compute stages with each collective between the
+stage computing its operand and the first stage reading its result: the
+reductions as all-reduces, the others as collective stages whose
+per-device programs assemble the members' blocks -- and the executable
+compiles each stage once per device.
 ``axis_index`` becomes a parameter each device is given its own index for.
 The compiled program is kept per argument signature.
 
@@ -43,6 +45,15 @@ from baton._baton import Array
 
 # Collectives the compiled body combines with an all-reduce, by op.
 _COMBINES = {"psum": "sum", "pmean": "sum", "pmax": "max", "pmin": "min"}
+# Collectives that move blocks: their kind in compiler::SpmdCollective's
+# terms (pbroadcast is a permutation from one source to every member).
+_MOVES = {
+    "all_gather": "all_gather",
+    "psum_scatter": "psum_scatter",
+    "all_to_all": "all_to_all",
+    "ppermute": "ppermute",
+    "pbroadcast": "ppermute",
+}
 # Collectives that need no communication: axis_index (a parameter per
 # device) and pcast (the value itself; only the output check sees it).
 _LOCAL = frozenset({"axis_index", "pcast"})
@@ -61,17 +72,23 @@ class ExactStandIns:
 
     def __init__(self, placeholders: list, expected: list) -> None:
         self._placeholders = placeholders
-        self._expected = expected  # (kind, axes, aval) per collective
+        self._expected = expected  # (kind, axes, aval, attrs) per collective
         self.used = 0
-        self.records: list[tuple[str, tuple, Any]] = []
+        self.records: list[tuple[str, tuple, Any, dict]] = []
 
-    def stand_in(self, kind: str, axes: tuple, operand: Any) -> Any:
+    def stand_in(
+        self, kind: str, axes: tuple, operand: Any, attrs: dict | None = None
+    ) -> Any:
         k = len(self.records)
+        attrs = dict(attrs or {})
         if k >= len(self._expected) or self._expected[k][:2] != (kind, tuple(axes)):
             raise NotCompilable("the collectives differ from the first trace's")
-        if _subtrace.aval_of(operand)[:2] != self._expected[k][2][:2]:
-            raise NotCompilable(f"{kind}: its operand's type differs between traces")
-        self.records.append((kind, tuple(axes), operand))
+        if (
+            _subtrace.aval_of(operand)[:2] != self._expected[k][2][:2]
+            or attrs != self._expected[k][3]
+        ):
+            raise NotCompilable(f"{kind}: it was called otherwise in the first trace")
+        self.records.append((kind, tuple(axes), operand, attrs))
         if kind == "pcast":
             return operand
         p = self._placeholders[self.used]
@@ -113,6 +130,13 @@ class CompiledBody:
         ]
 
 
+def _group_size(mesh: Any, names: tuple) -> int:
+    size = 1
+    for n in names:
+        size *= mesh.shape[n]
+    return size
+
+
 def _index(mesh: Any, position: dict, names: tuple) -> int:
     """A device's index in its group along ``names`` (major first)."""
     me = 0
@@ -128,9 +152,37 @@ def _on(value: Any, device: Any) -> Any:
 
 
 def recorded(records: list) -> list:
-    """``(kind, axes, aval)`` of each collective a trace recorded
-    (``_shard_map_vma.trace_collectives``'s ``(kind, axes, operand)``)."""
-    return [(kind, axes, _subtrace.aval_of(operand)) for kind, axes, operand in records]
+    """``(kind, axes, aval, attrs)`` of each collective a trace recorded
+    (``_shard_map_vma.trace_collectives``'s ``(kind, axes, operand,
+    attrs)``)."""
+    return [
+        (kind, axes, _subtrace.aval_of(operand), attrs)
+        for kind, axes, operand, attrs in records
+    ]
+
+
+def _result_shape(kind: str, shape: tuple, n: int, attrs: dict) -> tuple:
+    """The shape collective ``kind`` makes of an operand of ``shape`` in a
+    group of ``n`` (compiler::ResultShape checks it again)."""
+    dims = list(shape)
+    if kind == "all_gather":
+        if attrs["tiled"]:
+            dims[attrs["dimension"]] *= n
+        else:
+            dims.insert(attrs["dimension"], n)
+    elif kind == "psum_scatter":
+        if attrs["tiled"]:
+            dims[attrs["dimension"]] //= n
+        else:
+            del dims[attrs["dimension"]]
+    elif kind == "all_to_all":
+        if attrs["tiled"]:
+            dims[attrs["dimension"]] //= n
+            dims[attrs["concat"]] *= n
+        else:
+            del dims[attrs["dimension"]]
+            dims.insert(attrs["concat"], n)
+    return tuple(dims)
 
 
 def compile_body(
@@ -165,11 +217,19 @@ def compile_body(
         except Exception as e:  # reads a value on the host ...
             raise NotCompilable(f"the body cannot be traced: {e}") from None
         expected = recorded(records)
-    for kind, _, _ in expected:
-        if kind not in _COMBINES and kind not in _LOCAL:
+    for kind, _, _, _ in expected:
+        if kind not in _COMBINES and kind not in _MOVES and kind not in _LOCAL:
             raise NotCompilable(f"{kind} is not compiled yet")
-    needs_param = [e for e in expected if e[0] != "pcast"]
-    placeholder_avals = [(aval[0], aval[1], aval[2], None) for _, _, aval in needs_param]
+    placeholder_avals = [
+        (
+            _result_shape(kind, aval[0], _group_size(mesh, axes), attrs),
+            aval[1],
+            aval[2],
+            None,
+        )
+        for kind, axes, aval, attrs in expected
+        if kind != "pcast"
+    ]
     state: dict = {}
 
     def body(*tracers: Any) -> list:
@@ -182,7 +242,9 @@ def compile_body(
         if len(stand_ins.records) != len(expected):
             raise NotCompilable("the collectives differ from the first trace's")
         state["def"], state["n_out"], state["records"] = out_def, len(flat), stand_ins.records
-        combined = [op for kind, _, op in stand_ins.records if kind in _COMBINES]
+        combined = [
+            op for kind, _, op, _ in stand_ins.records if kind not in _LOCAL
+        ]
         return list(flat) + combined
 
     donations = _donation.inlined_donations()
@@ -198,22 +260,36 @@ def compile_body(
     axis_of = {a: i for i, a in enumerate(mesh.axis_names)}
     collectives, axis_index = [], []
     param, operand = n_in, state["n_out"]
-    for kind, axes, _ in state["records"]:
+    for kind, axes, _, attrs in state["records"]:
         if kind == "pcast":
             continue
         if kind == "axis_index":
             axis_index.append(axes)
         else:
-            collectives.append((param, operand, [axis_of[a] for a in axes], _COMBINES[kind]))
+            collectives.append(
+                (
+                    param,
+                    operand,
+                    [axis_of[a] for a in axes],
+                    _COMBINES.get(kind) or _MOVES[kind],
+                    attrs.get("dimension", 0),
+                    attrs.get("concat", 0),
+                    attrs.get("tiled", False),
+                    list(attrs.get("sources", [])),
+                )
+            )
             operand += 1
         param += 1
     local = [d for d, _ in devices]
-    exe = _baton.compile_shard_map(
-        traced.program,
-        list(mesh.axis_names),
-        [int(mesh.shape[a]) for a in mesh.axis_names],
-        collectives,
-        local,
-        getattr(f, "__name__", "shard_map"),
-    )
+    try:
+        exe = _baton.compile_shard_map(
+            traced.program,
+            list(mesh.axis_names),
+            [int(mesh.shape[a]) for a in mesh.axis_names],
+            collectives,
+            local,
+            getattr(f, "__name__", "shard_map"),
+        )
+    except ValueError as e:  # a program the partitioner refuses
+        raise NotCompilable(f"the body's program cannot be partitioned: {e}") from None
     return CompiledBody(exe, state["def"], axis_index, list(traced.lifted), mesh)

@@ -53,9 +53,13 @@ class VmaTrace:
     def __init__(self, placeholders: list) -> None:
         self._free = list(placeholders)  # scalar float32 Tracers
         self.used = 0
-        self.records: list[tuple[str, tuple, Any]] = []  # (kind, axes, operand)
+        # (kind, axes, operand, attrs): attrs what a collective that moves
+        # blocks was asked (dimension, tiled ...; baton/_collectives.py).
+        self.records: list[tuple[str, tuple, Any, dict]] = []
 
-    def stand_in(self, kind: str, axes: tuple, operand: Any) -> Any:
+    def stand_in(
+        self, kind: str, axes: tuple, operand: Any, attrs: dict | None = None
+    ) -> Any:
         """A fresh scalar parameter standing for a collective's result (the
         caller broadcasts it to the result's shape and dtype); ``operand``,
         the value the collective was given, is recorded."""
@@ -65,7 +69,7 @@ class VmaTrace:
         self.used += 1
         if not hasattr(operand, "dtype"):
             operand = np.asarray(operand)  # a Python scalar
-        self.records.append((kind, tuple(axes), operand))
+        self.records.append((kind, tuple(axes), operand, dict(attrs or {})))
         return p
 
 
@@ -119,7 +123,7 @@ def trace_collectives(
 ) -> tuple[Any, list[frozenset], list]:
     """Traces ``f(*rebuild(tracers))`` and returns (its output treedef, the
     vma of each output leaf, the collectives it called in order as
-    ``(kind, axes, operand)`` -- what shard_map's compiled path,
+    ``(kind, axes, operand, attrs)`` -- what shard_map's compiled path,
     baton/_shard_map_compile.py, builds its second trace from).
     ``install(vma_trace)`` is a context manager putting the analysis context
     on this thread; ``values`` (one device's arguments), where given, let
@@ -155,7 +159,7 @@ def _trace_once(
         state["def"], state["n_out"], state["vt"] = out_def, len(flat), vt
         state["kept"] = [i for i, x in enumerate(flat) if _is_value(x)]
         kept = [flat[i] for i in state["kept"]]
-        return kept + [operand for _, _, operand in vt.records]
+        return kept + [record[2] for record in vt.records]
 
     if values is not None:
         values = list(values) + [np.float32(0)] * placeholders
@@ -171,7 +175,7 @@ def _trace_once(
         vma[name] = frozenset()
     n_kept = len(state["kept"])
     ph_names = params[n_in : n_in + placeholders]
-    for k, (kind, axes, _) in enumerate(vt.records):
+    for k, (kind, axes, _, _) in enumerate(vt.records):
         got = _union(vma.get(p, frozenset()) for p in deps[n_kept + k])
         if kind in _REMOVES:
             vma[ph_names[k]] = got - set(axes)

@@ -19,6 +19,7 @@
 #include "array_caster.h"
 #include "baton/core/error.h"
 #include "baton/jit/donation.h"
+#include "baton/compiler/shard_map_body.h"
 #include "baton/jit/spmd_executable.h"
 #include "conversions.h"
 #include "module.h"
@@ -69,24 +70,46 @@ std::shared_ptr<SpmdExecutable> CompileSpmd(
   return ValueOrThrow(std::move(exe));
 }
 
-// (result parameter, operand output, mesh axes, "sum" | "max" | "min").
-using Collective = std::tuple<int, int, std::vector<int>, std::string>;
+// (result parameter, operand output, mesh axes, kind, dimension, concat
+// dimension, tiled, sources): kind "sum" | "max" | "min" for an all-reduce,
+// else "all_gather" | "psum_scatter" | "all_to_all" | "ppermute"
+// (compiler::SpmdCollective; sources per group index for "ppermute").
+using Collective = std::tuple<int, int, std::vector<int>, std::string, int, int,
+                              bool, std::vector<int>>;
 
 std::shared_ptr<SpmdExecutable> CompileShardMap(
     nb::handle program, std::vector<std::string> axis_names,
     std::vector<int64_t> axis_sizes, std::vector<Collective> collectives,
     std::vector<nb::handle> devices, std::string name) {
+  using compiler::SpmdCollective;
   std::vector<compiler::ShardMapCollective> cs;
-  for (auto& [param, operand, axes, op] : collectives) {
-    baton::ReduceOp r = baton::ReduceOp::kSum;
-    if (op == "max") {
-      r = baton::ReduceOp::kMax;
-    } else if (op == "min") {
-      r = baton::ReduceOp::kMin;
-    } else if (op != "sum") {
-      throw nb::value_error(("compile_shard_map: unknown op " + op).c_str());
+  for (auto& [param, operand, axes, kind, dim, concat, tiled, sources] :
+       collectives) {
+    compiler::ShardMapCollective c{param, operand, std::move(axes)};
+    if (kind == "sum" || kind == "max" || kind == "min") {
+      c.op = kind == "sum"   ? baton::ReduceOp::kSum
+             : kind == "max" ? baton::ReduceOp::kMax
+                             : baton::ReduceOp::kMin;
+    } else {
+      SpmdCollective m;
+      if (kind == "all_gather") {
+        m.kind = SpmdCollective::Kind::kAllGather;
+      } else if (kind == "psum_scatter") {
+        m.kind = SpmdCollective::Kind::kReduceScatter;
+      } else if (kind == "all_to_all") {
+        m.kind = SpmdCollective::Kind::kAllToAll;
+      } else if (kind == "ppermute") {
+        m.kind = SpmdCollective::Kind::kPermute;
+      } else {
+        throw nb::value_error(("compile_shard_map: unknown collective " + kind).c_str());
+      }
+      m.dimension = dim;
+      m.concat_dimension = concat;
+      m.tiled = tiled;
+      m.source_of = std::move(sources);
+      c.moves = std::move(m);
     }
-    cs.push_back(compiler::ShardMapCollective{param, operand, std::move(axes), r});
+    cs.push_back(std::move(c));
   }
   std::vector<Device*> devs;
   for (nb::handle h : devices) devs.push_back(ResolveDevice(h));
@@ -175,7 +198,8 @@ void init_sharded_jit(nb::module_& m) {
         "(compiler::PartitionShardMapBody) for every device of the mesh "
         "(`devices` in row-major mesh order, all this process's): "
         "`collectives` are (result parameter, operand output, mesh axes, "
-        "'sum' | 'max' | 'min') per collective; the executable's parameters "
+        "kind, dimension, concat dimension, tiled, sources) per collective; "
+        "the executable's parameters "
         "are the program's others, its outputs the program's outputs that "
         "are not collective operands.");
   m.def("compile_spmd", &baton::python::CompileSpmd, nb::arg("program"),

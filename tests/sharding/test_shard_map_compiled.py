@@ -51,6 +51,30 @@ BODIES = {
         lambda b: (L.psum((b * 10).astype(np.int32), "b"), L.psum(b.astype(bnp.bfloat16), "a")),
         (P("a"), P("b")),
     ),
+    "all_gather tiled and stacked": (
+        lambda b: (L.all_gather(b, "b", tiled=True), L.all_gather(b, ("a", "b"), axis=1)),
+        (P(("a", "b")), P(("a", "b"))),
+    ),
+    "psum_scatter and all_to_all": (
+        lambda b: (
+            L.psum_scatter(b, "a", scatter_dimension=0, tiled=True),
+            L.all_to_all(b, "b", 0, 1, tiled=True),
+            L.psum_scatter(b[:2], "b"),
+        ),
+        (P(("a", "b")), P(("a", "b")), P(("a", "b"))),
+    ),
+    "ppermute and pbroadcast": (
+        lambda b: (
+            L.ppermute(b, ("a", "b"), [(0, 1), (1, 2), (3, 0)]),
+            L.pbroadcast(b * 3, "b", 1),
+        ),
+        (P(("a", "b")), P(("a", "b"))),
+    ),
+    "a gathered value reduced and used again": (
+        lambda b: L.psum(L.all_gather(b.sum(1), "a", tiled=True), "b") * L.axis_index("a")
+        + b.mean(),
+        P(("a", "b")),
+    ),
     "pcast marks a value varying": (
         lambda b: L.pcast(bnp.ones(2), ("a", "b"), to="varying") * L.axis_index("b"),
         P(("a", "b")),
@@ -118,11 +142,11 @@ def test_a_compiled_body_holds_only_its_blocks_and_outputs(mesh):
 @pytest.mark.parametrize(
     "fn",
     [
-        lambda b: L.all_gather(b, "b", tiled=True),  # no all-gather stage yet
         lambda b: L.psum(float(b.sum()) * b, "a"),  # reads a value on the host
-        lambda b: L.ppermute(b, "b", [(0, 1), (1, 0)]),  # no stage kind yet
+        # A donation inside (a trace would ignore it).
+        lambda b: bt.jit(lambda v: v * 2, donate_argnums=0)(L.psum(b, "a")),
     ],
-    ids=["all_gather", "host read", "ppermute"],
+    ids=["host read", "donation inside"],
 )
 def test_bodies_that_cannot_be_compiled_run_on_the_threads(mesh, fn, monkeypatch):
     f = bt.shard_map(fn, mesh=mesh, in_specs=P(("a", "b")), out_specs=P(("a", "b")), check_vma=False)

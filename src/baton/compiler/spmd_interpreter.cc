@@ -6,6 +6,7 @@
 
 #include "baton/compiler/block_copy.h"
 #include "baton/compiler/reference_interpreter.h"
+#include "baton/compiler/shard_map_body.h"
 
 namespace baton::compiler {
 
@@ -122,6 +123,24 @@ Result<std::vector<Literal>> InterpretSpmd(const SpmdProgram& program,
             BATON_ASSIGN_OR_RETURN(acc, ConvertLiteral(acc, to));
           }
           dst.push_back(std::move(acc));
+        }
+        break;
+      }
+      case SpmdStage::Kind::kCollective: {
+        ValueType operand = program.slots[st.source].global;
+        operand.shape = program.slots[st.source].block;
+        for (int64_t d = 0; d < n; ++d) {
+          BATON_ASSIGN_OR_RETURN(CollectivePart part,
+                                 CollectiveProgram(st, operand, mesh, d));
+          std::vector<Literal> in;
+          for (int64_t e : part.sources) in.push_back(blocks[st.source][e]);
+          if (!part.program.has_value()) {
+            blocks[st.result].push_back(std::move(in[0]));
+            continue;
+          }
+          BATON_ASSIGN_OR_RETURN(std::vector<Literal> out,
+                                 Interpret(*part.program, in));
+          blocks[st.result].push_back(std::move(out[0]));
         }
         break;
       }

@@ -1,7 +1,6 @@
 #include "baton/compiler/spmd_partitioner.h"
 
 #include "baton/compiler/effects.h"
-#include "baton/compiler/passes.h"
 
 #include <algorithm>
 #include <limits>
@@ -105,6 +104,27 @@ std::string SpmdProgram::ToText() const {
         text += op_name(st.op);
         text += " over";
         for (int a : st.axes) text += " '" + mesh.axis_names[a] + "'";
+        text += ": %" + std::to_string(st.source) + " -> %" +
+                std::to_string(st.result) + "\n";
+        break;
+      }
+      case SpmdStage::Kind::kCollective: {
+        static constexpr const char* kNames[] = {"all-gather", "reduce-scatter",
+                                                 "all-to-all", "permute"};
+        const SpmdCollective& c = *st.collective;
+        text += kNames[static_cast<int>(c.kind)];
+        text += " over";
+        for (int a : st.axes) text += " '" + mesh.axis_names[a] + "'";
+        if (c.kind == SpmdCollective::Kind::kPermute) {
+          text += " from";
+          for (int src : c.source_of) text += " " + std::to_string(src);
+        } else {
+          text += " dim " + std::to_string(c.dimension);
+          if (c.kind == SpmdCollective::Kind::kAllToAll) {
+            text += " to " + std::to_string(c.concat_dimension);
+          }
+          if (c.tiled) text += " tiled";
+        }
         text += ": %" + std::to_string(st.source) + " -> %" +
                 std::to_string(st.result) + "\n";
         break;
@@ -475,110 +495,6 @@ Result<SpmdProgram> PartitionForMesh(
         "output " + std::to_string(k) + " (shape " + shape.to_string() + ")"));
   }
   return Partitioner(program, mesh, plan, outputs).Run();
-}
-
-Result<SpmdProgram> PartitionShardMapBody(
-    const Program& program, const DeviceMesh& mesh,
-    const std::vector<ShardMapCollective>& collectives) {
-  const Program p = InlineCalls(program);
-  const int num_params = p.num_parameters();
-  const int num_outputs = static_cast<int>(p.outputs().size());
-  std::vector<int> collective_of_param(num_params, -1);
-  std::vector<bool> is_operand(num_outputs, false);
-  for (size_t k = 0; k < collectives.size(); ++k) {
-    const ShardMapCollective& c = collectives[k];
-    const std::string what = "PartitionShardMapBody: collective " + std::to_string(k);
-    if (c.result_parameter < 0 || c.result_parameter >= num_params ||
-        collective_of_param[c.result_parameter] >= 0) {
-      return InvalidArgument(what + ": result parameter " +
-                             std::to_string(c.result_parameter) +
-                             " is out of range or another's");
-    }
-    if (c.operand_output < 0 || c.operand_output >= num_outputs ||
-        is_operand[c.operand_output]) {
-      return InvalidArgument(what + ": operand output " +
-                             std::to_string(c.operand_output) +
-                             " is out of range or another's");
-    }
-    for (int a : c.axes) {
-      if (a < 0 || a >= static_cast<int>(mesh.axis_sizes.size())) {
-        return InvalidArgument(what + ": mesh axis " + std::to_string(a) +
-                               " is out of range");
-      }
-    }
-    const ValueType& result = p.type(p.parameter(c.result_parameter));
-    const ValueType& operand = p.type(p.outputs()[c.operand_output]);
-    if (result.shape != operand.shape || result.dtype != operand.dtype) {
-      return InvalidArgument(what + ": its result is " + result.shape.to_string() +
-                             " " + std::string(dtype_name(result.dtype)) +
-                             " but its operand " + operand.shape.to_string() +
-                             " " + std::string(dtype_name(operand.dtype)));
-    }
-    collective_of_param[c.result_parameter] = static_cast<int>(k);
-    is_operand[c.operand_output] = true;
-  }
-  // The body with each collective's result computed from its operand (an
-  // identity the plan marks partial over the group's axes), made right
-  // before its first reader: the trace emits the operand before the
-  // collective, so it is there by then.
-  Program q;
-  std::vector<ValueId> map(p.num_values(), -1);
-  std::vector<int> param_index(p.num_values(), -1);
-  for (int i = 0; i < num_params; ++i) {
-    param_index[p.parameter(i)] = i;
-    if (collective_of_param[i] >= 0) continue;
-    BATON_ASSIGN_OR_RETURN(map[p.parameter(i)],
-                           q.AddParameter(p.type(p.parameter(i))));
-  }
-  std::vector<std::pair<ValueId, int>> combined;  // (value in q, collective)
-  auto resolve = [&](ValueId v) -> Result<ValueId> {
-    if (map[v] >= 0) return map[v];
-    const int k = param_index[v] >= 0 ? collective_of_param[param_index[v]] : -1;
-    if (k < 0) {
-      return Internal("PartitionShardMapBody: %" + std::to_string(v) +
-                      " is read before it is computed");
-    }
-    const ValueId operand = p.outputs()[collectives[k].operand_output];
-    if (map[operand] < 0) {
-      return InvalidArgument("PartitionShardMapBody: collective " +
-                             std::to_string(k) +
-                             "'s operand is computed after its result is read");
-    }
-    BATON_ASSIGN_OR_RETURN(map[v], q.Add(ConvertAttrs{p.type(v).dtype},
-                                         OperandList({map[operand]})));
-    combined.emplace_back(map[v], k);
-    return map[v];
-  };
-  for (ValueId v = 0; v < p.num_values(); ++v) {
-    const Instruction& inst = p.instruction(v);
-    if (inst.kind() == OpKind::kParameter) continue;
-    std::vector<ValueId> operands;
-    for (ValueId o : inst.operands) {
-      BATON_ASSIGN_OR_RETURN(ValueId id, resolve(o));
-      operands.push_back(id);
-    }
-    BATON_ASSIGN_OR_RETURN(map[v], q.Add(inst.attrs, OperandList(operands)));
-  }
-  std::vector<ValueId> outputs;
-  for (int j = 0; j < num_outputs; ++j) {
-    if (is_operand[j]) continue;
-    BATON_ASSIGN_OR_RETURN(ValueId id, resolve(p.outputs()[j]));
-    outputs.push_back(id);
-  }
-  BATON_RETURN_IF_ERROR(q.SetOutputs(std::move(outputs)));
-  // Every value is one device's own (replicated over the mesh as far as
-  // layout goes); the identities are partial over their groups' axes.
-  ShardingPlan plan;
-  plan.sharding.resize(q.num_values());
-  plan.steps.resize(q.num_values());
-  for (ValueId v = 0; v < q.num_values(); ++v) {
-    plan.sharding[v] = Sharding::Replicated(q.type(v).shape.rank());
-  }
-  for (const auto& [v, k] : combined) {
-    plan.steps[v].all_reduce_axes = collectives[k].axes;
-    plan.steps[v].all_reduce_op = collectives[k].op;
-  }
-  return Partitioner(q, mesh, plan, {}).Run();
 }
 
 }  // namespace baton::compiler

@@ -70,8 +70,31 @@ struct SpmdSlot {
   bool partial = false;  // each block a partial result (until all-reduced)
 };
 
+// A shard_map collective that moves blocks between the devices of a group
+// (the devices that differ only along the stage's axes, in group order:
+// their coordinates along the axes row-major, the first axis major):
+// each device's result is made from the operand blocks of some members
+// (shard_map_body.h: CollectiveSources, CollectiveProgram).
+struct SpmdCollective {
+  enum class Kind : uint8_t {
+    kAllGather,      // the members' blocks along `dimension` (stacked there
+                     // as a new dimension unless `tiled`)
+    kReduceScatter,  // the sum over members of their block number `me`
+                     // along `dimension` (removed unless `tiled`)
+    kAllToAll,       // block `me` along `dimension` of each member's,
+                     // joined along `concat_dimension` (JAX's all_to_all)
+    kPermute,        // member source_of[me]'s block (zeros for -1)
+  };
+  Kind kind = Kind::kAllGather;
+  int dimension = 0;
+  int concat_dimension = 0;
+  bool tiled = false;
+  std::vector<int> source_of;  // kPermute: per group index
+  bool operator==(const SpmdCollective&) const = default;
+};
+
 struct SpmdStage {
-  enum class Kind : uint8_t { kCompute, kAllReduce, kAllGather, kSlice };
+  enum class Kind : uint8_t { kCompute, kAllReduce, kAllGather, kSlice, kCollective };
   Kind kind = Kind::kCompute;
   // kCompute: the per-device program; its parameter i reads slot
   // inputs[i], its output j writes slot outputs[j].
@@ -81,8 +104,11 @@ struct SpmdStage {
   // Communication: slot `result` from slot `source`.
   int source = -1;
   int result = -1;
-  std::vector<int> axes;       // kAllReduce: the mesh axes combined
+  std::vector<int> axes;       // kAllReduce, kCollective: the group's axes
   ReduceOp op = ReduceOp::kSum;  // kAllReduce
+  // kCollective: what each device's result is made of (its slots hold each
+  // device's own value, as a shard_map body's do).
+  std::shared_ptr<const SpmdCollective> collective;
 };
 
 struct SpmdProgram {
@@ -111,32 +137,5 @@ Result<SpmdProgram> PartitionForMesh(
     const Program& program, const DeviceMesh& mesh,
     const std::vector<Sharding>& parameters,
     const std::vector<std::optional<Sharding>>& outputs = {});
-
-// One collective of a shard_map body (PartitionShardMapBody): its result
-// stands in the body as a parameter, the value it combines is an output.
-struct ShardMapCollective {
-  int result_parameter = -1;  // the parameter standing for the result
-  int operand_output = -1;    // the output holding what each device gives
-  std::vector<int> axes;      // the mesh axes of a group, major first
-  ReduceOp op = ReduceOp::kSum;
-};
-
-// shard_map's body compiled once for every device (issue 37): `program` is
-// one device's body, traced on its blocks, in which each collective's
-// result is a parameter and the value it combines an output (how the
-// Python side traces it: baton/_shard_map_compile.py). The result runs the
-// body as compute stages over blocks, with an all-reduce stage for each
-// collective before the first instruction reading its result -- the
-// collectives pending at that point combined together, as for jit's
-// partial sums. Every slot's global type is one device's block (laid out
-// replicated: the values differ from device to device; only the
-// all-reduces relate them). Its parameters are the program's others, in
-// order; its outputs the program's outputs that are not collective
-// operands, in order. InvalidArgument for an index out of range or used
-// twice, a result whose type is not its operand's, or an operand computed
-// after its result is first read (not a program the trace makes).
-Result<SpmdProgram> PartitionShardMapBody(
-    const Program& program, const DeviceMesh& mesh,
-    const std::vector<ShardMapCollective>& collectives);
 
 }  // namespace baton::compiler

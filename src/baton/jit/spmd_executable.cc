@@ -4,6 +4,7 @@
 #include <utility>
 
 #include "baton/compiler/passes.h"
+#include "baton/compiler/shard_map_body.h"
 #include "baton/runtime/transfer.h"
 
 namespace baton {
@@ -28,7 +29,9 @@ struct SpmdExecutable::Communication {
   std::shared_ptr<Executable> slice;
   // kAllGather: per block position of the old layout (row-major), the
   // device whose block is read, and the program assembling the new block
-  // from them (parameters in position order).
+  // from them (parameters in position order). kCollective: the mesh
+  // positions whose blocks the device's result is made of, and the program
+  // making it (null: the one source's block is the result).
   std::vector<int> sources;
   std::shared_ptr<Executable> assemble;
 };
@@ -430,6 +433,21 @@ Status SpmdExecutable::CompileCommunication(size_t s) {
       }
       return OkStatus();
     }
+    case SpmdStage::Kind::kCollective: {
+      ValueType operand = from.global;
+      operand.shape = from.block;
+      for (int d : local_) {
+        Communication& c = *per_device[d];
+        BATON_ASSIGN_OR_RETURN(compiler::CollectivePart part,
+                               compiler::CollectiveProgram(st, operand, mesh, d));
+        c.sources.assign(part.sources.begin(), part.sources.end());
+        if (part.program.has_value()) {
+          BATON_ASSIGN_OR_RETURN(
+              c.assemble, CompileFor(std::move(*part.program), devices_[d], what));
+        }
+      }
+      return OkStatus();
+    }
     case SpmdStage::Kind::kCompute:
       break;
   }
@@ -466,6 +484,19 @@ bool SpmdExecutable::Crosses(size_t s) const {
       }
       for (const auto& h : held) {
         if (std::find(h.begin(), h.end(), false) != h.end()) return true;
+      }
+      return false;
+    }
+    case SpmdStage::Kind::kCollective: {
+      ValueType operand = spmd_.slots[st.source].global;
+      operand.shape = spmd_.slots[st.source].block;
+      for (int64_t d = 0; d < n; ++d) {
+        Result<compiler::CollectivePart> part =
+            compiler::CollectiveProgram(st, operand, spmd_.mesh, d);
+        if (!part.ok()) continue;  // Compile reports it
+        for (int64_t e : part.value().sources) {
+          if (process_of[d] != process_of[e]) return true;
+        }
       }
       return false;
     }
@@ -568,10 +599,14 @@ Result<compiler::MemoryAnalysis> SpmdExecutable::memory_analysis(int k) const {
         during = bytes(st.result);
         made = {st.result};
         break;
-      case SpmdStage::Kind::kAllGather: {
+      case SpmdStage::Kind::kAllGather:
+      case SpmdStage::Kind::kCollective: {
+        // The other devices' blocks it reads, and the result.
         const Communication& c = *communication_[s][d];
-        during = static_cast<int64_t>(c.sources.size() - 1) * bytes(st.source) +
-                 bytes(st.result);
+        const int64_t received = static_cast<int64_t>(
+            c.sources.size() -
+            std::count(c.sources.begin(), c.sources.end(), d));
+        during = received * bytes(st.source) + bytes(st.result);
         made = {st.result};
         break;
       }
@@ -851,7 +886,10 @@ Result<std::vector<std::vector<Array>>> SpmdExecutable::Execute(
         slots[st.result] = std::move(result);
         break;
       }
-      case SpmdStage::Kind::kAllGather: {
+      case SpmdStage::Kind::kAllGather:
+      case SpmdStage::Kind::kCollective: {
+        // Each device's result from the source blocks it reads (its own, a
+        // copy from another device, or another process's through `host`).
         const SpmdSlot& slot = spmd_.slots[st.source];
         std::vector<Array> result(n);
         for (int d : local_) {
@@ -862,8 +900,12 @@ Result<std::vector<std::vector<Array>>> SpmdExecutable::Execute(
                                    BlockOn(d, e, slots[st.source], host, slot));
             parts.push_back(std::move(part));
           }
-          BATON_ASSIGN_OR_RETURN(result[d],
-                                 RunOne(*c.assemble, std::move(parts)));
+          if (c.assemble) {
+            BATON_ASSIGN_OR_RETURN(result[d],
+                                   RunOne(*c.assemble, std::move(parts)));
+          } else {
+            result[d] = std::move(parts[0]);
+          }
         }
         slots[st.result] = std::move(result);
         break;

@@ -16,6 +16,7 @@
 #include "baton/collectives/coordinator.h"
 #include "baton/collectives/process_group.h"
 #include "baton/compiler/reference_interpreter.h"
+#include "baton/compiler/shard_map_body.h"
 #include "baton/compiler/spmd_interpreter.h"
 #include "baton/core/error.h"
 #include "baton/runtime/client.h"
@@ -241,6 +242,57 @@ TEST(SpmdExecutableTest, ShardMapBodiesCombineEachDevicesOwnValues) {
     }
     EXPECT_EQ(out.value()[0][d].device(), exe.value()->devices()[d]);
   }
+}
+
+TEST(SpmdExecutableTest, ShardMapCollectivesMoveEachDevicesOwnBlocks) {
+  // shard_map(lambda x: (all_gather(x, 'b', tiled=True),
+  //                      ppermute(x, ('a', 'b'), [(0, 1), (1, 2), (2, 3)])))
+  // on ('a': 2, 'b': 2), device d holding {d, 10 + d}.
+  Program p;
+  const ValueId x = p.AddParameter(F32({2})).value();
+  const ValueId g = p.AddParameter(F32({4})).value();
+  const ValueId r = p.AddParameter(F32({2})).value();
+  ASSERT_TRUE(p.SetOutputs({g, r, x, x}).ok());
+  compiler::SpmdCollective gather;
+  gather.tiled = true;
+  compiler::SpmdCollective shift;
+  shift.kind = compiler::SpmdCollective::Kind::kPermute;
+  shift.source_of = {-1, 0, 1, 2};
+  auto spmd = compiler::PartitionShardMapBody(
+      p, DeviceMesh{{"a", "b"}, {2, 2}},
+      {compiler::ShardMapCollective{1, 2, {1}, ReduceOp::kSum, gather},
+       compiler::ShardMapCollective{2, 3, {0, 1}, ReduceOp::kSum, shift}});
+  ASSERT_TRUE(spmd.ok()) << spmd.status().to_string();
+  auto exe = SpmdExecutable::CompilePartitioned(std::move(spmd).value(),
+                                                Devices(), "moves");
+  ASSERT_TRUE(exe.ok()) << exe.status().to_string();
+  std::vector<Array> per_device;
+  for (int d : exe.value()->local_positions()) {
+    per_device.push_back(Put(Literal::FromVector(
+                                 std::vector<float>{float(d), float(10 + d)}, Shape{2}),
+                             exe.value()->devices()[d]));
+  }
+  auto out = exe.value()->Execute({per_device});
+  ASSERT_TRUE(out.ok()) << out.status().to_string();
+  for (int d : exe.value()->local_positions()) {
+    const int first = d & ~1;  // the group along 'b': {first, first + 1}
+    const Literal g = testing::ToLiteral(out.value()[0][d]);
+    const float* gv = static_cast<const float*>(g.untyped_data());
+    EXPECT_EQ(std::vector<float>(gv, gv + 4),
+              (std::vector<float>{float(first), float(10 + first), float(first + 1),
+                                  float(11 + first)}))
+        << "device " << d;
+    const Literal r = testing::ToLiteral(out.value()[1][d]);
+    const float* rv = static_cast<const float*>(r.untyped_data());
+    const std::vector<float> want =
+        d == 0 ? std::vector<float>{0, 0}
+               : std::vector<float>{float(d - 1), float(9 + d)};
+    EXPECT_EQ(std::vector<float>(rv, rv + 2), want) << "device " << d;
+  }
+  // Each device reads its group's other block for the gather.
+  auto m = exe.value()->memory_analysis(0);
+  ASSERT_TRUE(m.ok());
+  EXPECT_GE(m.value().peak_memory_in_bytes, 8 + 8 + 16);
 }
 
 TEST(SpmdExecutableTest, BadArgumentsAreRefusedByArgumentAndDevice) {
