@@ -583,7 +583,11 @@ compile_bodies = True
 
 def _compiles(mesh: Mesh, specs: list, devices: list, by_value: bool) -> bool:
     """Whether a compiled body is tried: every argument has a spec and every
-    device of the mesh is this process's."""
+    device of the mesh is this process's. (Across processes the threads'
+    collectives agree on each call's kind, op, shape and dtype before
+    exchanging -- processes that call different collectives fail with a
+    clear error on every rank, tests/multiprocess -- and the compiled
+    stages' exchange does not check that yet.)"""
     return (
         compile_bodies
         and not by_value
