@@ -7,8 +7,13 @@ Which bodies: those whose collectives (any of baton/_collectives.py's:
 ``psum``, ``pmean``, ``pmax``, ``pmin``, ``all_gather``, ``psum_scatter``,
 ``all_to_all``, ``ppermute``, ``pbroadcast``, ``axis_index``, ``pcast``)
 are called in the body itself or in a jitted function it calls (not inside
-a ``grad``, ``vmap``, ``cond`` or loop of it), on a mesh of this process's
-devices, with every argument given a PartitionSpec. Any other body runs as
+a ``grad``, ``vmap``, ``cond`` or loop of it), with every argument given a
+PartitionSpec. On a mesh spanning processes each process runs its devices'
+stages and the collectives exchange blocks through the ``bt.distributed``
+group, as a partitioned jit does; every call first checks that all
+processes run the same exchanges (processes that traced different
+collectives -- psum here, pmax there -- fail alike on every rank, nothing
+exchanged). Any other body runs as
 before, once per device on its own thread (baton/_shard_map.py): a body
 that reads a value on the host (``float(x.sum())``) must run per device,
 and so must one that donates inside (a jitted call's ``donate_argnums``: a
@@ -40,7 +45,15 @@ from typing import Any, Callable
 
 import numpy as np
 
-from baton import _baton, _device_put, _donation, _shard_map_vma, _subtrace, tree
+from baton import (
+    _baton,
+    _device_put,
+    _donation,
+    _shard_map_vma,
+    _subtrace,
+    distributed,
+    tree,
+)
 from baton._baton import Array
 
 # Collectives the compiled body combines with an all-reduce, by op.
@@ -101,9 +114,16 @@ class CompiledBody:
     and how to make each device's arguments."""
 
     def __init__(
-        self, exe: Any, out_def: Any, axis_index: list, lifted: list, mesh: Any
+        self,
+        exe: Any,
+        out_def: Any,
+        axis_index: list,
+        lifted: list,
+        mesh: Any,
+        spans: bool,
     ) -> None:
         self.exe = exe
+        self._spans = spans  # the mesh has other processes' devices
         self.out_def = out_def
         self._axis_index = axis_index  # per axis_index parameter: its axes
         self._lifted = lifted
@@ -123,7 +143,11 @@ class CompiledBody:
             )
         for v in self._lifted:
             per_device.append([_on(v, d) for d, _ in devices])
-        outs = self.exe.execute(per_device, [])
+        if self._spans:
+            with distributed._lock:  # the group's collectives, one caller at a time
+                outs = self.exe.execute(per_device, [])
+        else:
+            outs = self.exe.execute(per_device, [])
         return [
             tree.unflatten(self.out_def, [blocks[j] for blocks in outs])
             for j in range(len(devices))
@@ -280,7 +304,18 @@ def compile_body(
             )
             operand += 1
         param += 1
-    local = [d for d, _ in devices]
+    everywhere = list(mesh.devices.flat)
+    local = [d if isinstance(d, _baton.Device) else None for d in everywhere]
+    spans = any(d is None for d in local)
+    where: tuple = ()
+    if spans:
+        if distributed._group is None:
+            raise NotCompilable("the mesh spans processes without a process group")
+        where = (
+            [int(d.process_index) for d in everywhere],
+            distributed._process_index(),
+            distributed._group,
+        )
     try:
         exe = _baton.compile_shard_map(
             traced.program,
@@ -289,7 +324,8 @@ def compile_body(
             collectives,
             local,
             getattr(f, "__name__", "shard_map"),
+            *where,
         )
     except ValueError as e:  # a program the partitioner refuses
         raise NotCompilable(f"the body's program cannot be partitioned: {e}") from None
-    return CompiledBody(exe, state["def"], axis_index, list(traced.lifted), mesh)
+    return CompiledBody(exe, state["def"], axis_index, list(traced.lifted), mesh, spans)

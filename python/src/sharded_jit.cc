@@ -31,6 +31,19 @@ namespace {
 
 using Dims = std::vector<std::vector<int>>;
 
+// Where the mesh's devices are when `group` (a bt.distributed process
+// group) is given; empty otherwise.
+SpmdProcesses ProcessesOf(std::vector<int> process_of, int process_index,
+                          nb::handle group) {
+  SpmdProcesses processes;
+  if (!group.is_none()) {
+    processes.process_index = process_index;
+    processes.process_of = std::move(process_of);
+    processes.group = nb::cast<collectives::ProcessGroup*>(group);
+  }
+  return processes;
+}
+
 std::shared_ptr<SpmdExecutable> CompileSpmd(
     nb::handle program, std::vector<std::string> axis_names,
     std::vector<int64_t> axis_sizes, std::vector<Dims> shardings,
@@ -53,13 +66,9 @@ std::shared_ptr<SpmdExecutable> CompileSpmd(
       outputs.push_back(std::nullopt);
     }
   }
-  SpmdProcesses processes;
   const bool spans = !group.is_none();
-  if (spans) {
-    processes.process_index = process_index;
-    processes.process_of = std::move(process_of);
-    processes.group = nb::cast<collectives::ProcessGroup*>(group);
-  }
+  const SpmdProcesses processes =
+      ProcessesOf(std::move(process_of), process_index, group);
   Result<std::shared_ptr<SpmdExecutable>> exe = [&] {
     nb::gil_scoped_release release;  // compiles a program per device
     return SpmdExecutable::Compile(*p, std::move(mesh), params, std::move(devs),
@@ -80,7 +89,8 @@ using Collective = std::tuple<int, int, std::vector<int>, std::string, int, int,
 std::shared_ptr<SpmdExecutable> CompileShardMap(
     nb::handle program, std::vector<std::string> axis_names,
     std::vector<int64_t> axis_sizes, std::vector<Collective> collectives,
-    std::vector<nb::handle> devices, std::string name) {
+    std::vector<nb::handle> devices, std::string name,
+    std::vector<int> process_of, int process_index, nb::handle group) {
   using compiler::SpmdCollective;
   std::vector<compiler::ShardMapCollective> cs;
   for (auto& [param, operand, axes, kind, dim, concat, tiled, sources] :
@@ -112,16 +122,22 @@ std::shared_ptr<SpmdExecutable> CompileShardMap(
     cs.push_back(std::move(c));
   }
   std::vector<Device*> devs;
-  for (nb::handle h : devices) devs.push_back(ResolveDevice(h));
+  for (nb::handle h : devices) {
+    devs.push_back(h.is_none() ? nullptr : ResolveDevice(h));
+  }
   compiler::DeviceMesh mesh{std::move(axis_names), std::move(axis_sizes)};
   std::shared_ptr<const compiler::Program> p = ProgramOf(program);
+  const bool spans = !group.is_none();
+  const SpmdProcesses processes =
+      ProcessesOf(std::move(process_of), process_index, group);
   Result<std::shared_ptr<SpmdExecutable>> exe = [&]()
       -> Result<std::shared_ptr<SpmdExecutable>> {
     nb::gil_scoped_release release;  // compiles a program per device
     BATON_ASSIGN_OR_RETURN(compiler::SpmdProgram spmd,
                            compiler::PartitionShardMapBody(*p, mesh, cs));
     return SpmdExecutable::CompilePartitioned(std::move(spmd), std::move(devs),
-                                              std::move(name));
+                                              std::move(name),
+                                              spans ? &processes : nullptr);
   }();
   return ValueOrThrow(std::move(exe));
 }
@@ -190,13 +206,22 @@ void init_sharded_jit(nb::module_& m) {
                    [](const SpmdExecutable& exe) {
                      return exe.partitioned().num_communication_stages();
                    })
+      .def_prop_ro("agreement", &SpmdExecutable::agreement,
+                   "Across processes: what each stage exchanging blocks with "
+                   "other processes exchanges, one line each; every call "
+                   "checks that all processes' agree.")
       .def("as_text", &SpmdExecutable::as_text);
   m.def("compile_shard_map", &baton::python::CompileShardMap, nb::arg("program"),
         nb::arg("axis_names"), nb::arg("axis_sizes"), nb::arg("collectives"),
         nb::arg("devices"), nb::arg("name"),
+        nb::arg("process_of") = std::vector<int>{}, nb::arg("process_index") = 0,
+        nb::arg("group") = nb::none(),
+        // The executable calls the group's collectives: keep it alive.
+        nb::keep_alive<0, 9>(),
         "Compiles a shard_map body traced on one device's blocks "
         "(compiler::PartitionShardMapBody) for every device of the mesh "
-        "(`devices` in row-major mesh order, all this process's): "
+        "(`devices` in row-major mesh order, None for another process's; "
+        "then `process_of` and `group` as for compile_spmd): "
         "`collectives` are (result parameter, operand output, mesh axes, "
         "kind, dimension, concat dimension, tiled, sources) per collective; "
         "the executable's parameters "

@@ -1,5 +1,7 @@
 #include "baton/jit/spmd_executable.h"
 
+#include <xxhash.h>
+
 #include <algorithm>
 #include <utility>
 
@@ -149,6 +151,44 @@ Result<Program> CombineProgram(const SpmdSlot& slot, ReduceOp op, size_t n,
   return p;
 }
 
+// What stage `s` exchanges between processes, for agreement(): its kind,
+// op or attributes, axes, and the blocks' type (no slot numbers: programs
+// that differ only in their compute stages exchange alike).
+std::string ExchangeText(const compiler::SpmdProgram& sp, size_t s) {
+  const SpmdStage& st = sp.stages[s];
+  const SpmdSlot& from = sp.slots[st.source];
+  std::string text;
+  switch (st.kind) {
+    case SpmdStage::Kind::kAllReduce:
+      text = "all_reduce(" + std::string(op_name(st.op)) + ")";
+      break;
+    case SpmdStage::Kind::kAllGather:
+      text = "all_gather " + from.sharding.ToString(sp.mesh) + " -> " +
+             sp.slots[st.result].sharding.ToString(sp.mesh);
+      break;
+    case SpmdStage::Kind::kCollective: {
+      static constexpr const char* kNames[] = {"all_gather", "psum_scatter",
+                                               "all_to_all", "ppermute"};
+      const compiler::SpmdCollective& c = *st.collective;
+      text = std::string(kNames[static_cast<int>(c.kind)]) + "(dimension " +
+             std::to_string(c.dimension) + ", " +
+             std::to_string(c.concat_dimension) + (c.tiled ? ", tiled" : "");
+      for (int src : c.source_of) text += " " + std::to_string(src);
+      text += ")";
+      break;
+    }
+    case SpmdStage::Kind::kSlice:
+    case SpmdStage::Kind::kCompute:
+      break;
+  }
+  if (!st.axes.empty()) {
+    text += " over";
+    for (int a : st.axes) text += " '" + sp.mesh.axis_names[a] + "'";
+  }
+  return text + " of " + std::string(dtype_name(from.global.dtype)) +
+         from.block.to_string();
+}
+
 Result<Array> RunOne(Executable& exe, std::vector<Array> args) {
   std::vector<CallArgument> call(args.size());
   for (size_t i = 0; i < args.size(); ++i) call[i].array = std::move(args[i]);
@@ -185,10 +225,10 @@ Result<std::shared_ptr<SpmdExecutable>> SpmdExecutable::Compile(
 
 Result<std::shared_ptr<SpmdExecutable>> SpmdExecutable::CompilePartitioned(
     compiler::SpmdProgram partitioned, std::vector<Device*> devices,
-    std::string name) {
+    std::string name, const SpmdProcesses* processes) {
   BATON_ASSIGN_OR_RETURN(
       std::shared_ptr<SpmdExecutable> exe,
-      Start(std::move(devices), std::move(name), nullptr,
+      Start(std::move(devices), std::move(name), processes,
             compiler::MeshSize(partitioned.mesh)));
   exe->spmd_ = std::move(partitioned);
   BATON_RETURN_IF_ERROR(exe->Finish({}));
@@ -330,6 +370,9 @@ Status SpmdExecutable::Finish(const std::vector<bool>& donated) {
       }
     }
     if (!reused) unusable_.push_back(static_cast<int>(i));
+  }
+  for (size_t s = 0; s < num_stages; ++s) {
+    if (crosses_[s]) agreement_ += ExchangeText(spmd_, s) + "\n";
   }
   release_after_.resize(num_stages);
   for (size_t slot = 0; slot < last_read.size(); ++slot) {
@@ -713,6 +756,59 @@ std::string SpmdExecutable::as_text() const {
   return text;
 }
 
+Status SpmdExecutable::Agree() const {
+  collectives::ProcessGroup& group = *processes_.group;
+  const size_t n = static_cast<size_t>(group.size());
+  const uint64_t mine = XXH3_64bits(agreement_.data(), agreement_.size());
+  std::vector<uint64_t> all(n);
+  BATON_RETURN_IF_ERROR(group.AllGather(&mine, all.data(), sizeof mine));
+  if (std::all_of(all.begin(), all.end(), [&](uint64_t h) { return h == mine; })) {
+    return OkStatus();
+  }
+  // They differ: every process gathers every text, and all name the same
+  // first difference.
+  const uint64_t length = agreement_.size();
+  std::vector<uint64_t> lengths(n);
+  BATON_RETURN_IF_ERROR(group.AllGather(&length, lengths.data(), sizeof length));
+  const uint64_t longest = *std::max_element(lengths.begin(), lengths.end());
+  std::vector<char> padded(longest, '\0'), texts(longest * n);
+  std::copy(agreement_.begin(), agreement_.end(), padded.begin());
+  if (longest > 0) {
+    BATON_RETURN_IF_ERROR(group.AllGather(padded.data(), texts.data(), longest));
+  }
+  auto lines_of = [&](size_t p) {
+    std::vector<std::string> lines;
+    std::string line;
+    for (uint64_t k = 0; k < lengths[p]; ++k) {
+      const char c = texts[p * longest + k];
+      if (c == '\n') {
+        lines.push_back(line);
+        line.clear();
+      } else {
+        line += c;
+      }
+    }
+    return lines;
+  };
+  const std::vector<std::string> first = lines_of(0);
+  for (size_t p = 1; p < n; ++p) {
+    const std::vector<std::string> other = lines_of(p);
+    for (size_t k = 0; k < std::max(first.size(), other.size()); ++k) {
+      const std::string a = k < first.size() ? first[k] : "nothing";
+      const std::string b = k < other.size() ? other[k] : "nothing";
+      if (a == b) continue;
+      return InvalidArgument(
+          name_ + ": the processes called different collectives (exchange " +
+          std::to_string(k) + ": process 0 " + a + ", process " +
+          std::to_string(p) + " " + b +
+          "); every process must run the same program -- the same "
+          "collectives, with the same shapes, dtypes and ops, in the same "
+          "order. Nothing was exchanged or consumed");
+    }
+  }
+  return Internal(name_ + ": the processes' exchanges hash differently but read alike");
+}
+
 Result<std::vector<std::vector<Array>>> SpmdExecutable::Execute(
     const std::vector<std::vector<Array>>& args,
     const std::vector<std::vector<Donated*>>& donated) const {
@@ -781,6 +877,7 @@ Result<std::vector<std::vector<Array>>> SpmdExecutable::Execute(
       blocks[local_[k]] = a;
     }
   }
+  if (processes_.group != nullptr) BATON_RETURN_IF_ERROR(Agree());
   // Every check passed: the donated blocks become this call's own arrays
   // (the donations are spent), read by the stages before the one that
   // reads them last and takes them.

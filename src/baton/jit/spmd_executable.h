@@ -96,11 +96,11 @@ class SpmdExecutable {
       const std::vector<bool>& donated = {});
 
   // An SpmdProgram made elsewhere (compiler::PartitionShardMapBody: a
-  // shard_map body) compiled for `devices` (one per mesh position, all this
-  // process's). No donations. InvalidArgument as Compile's.
+  // shard_map body) compiled for `devices` and `processes` as Compile's.
+  // No donations. InvalidArgument as Compile's.
   static Result<std::shared_ptr<SpmdExecutable>> CompilePartitioned(
       compiler::SpmdProgram partitioned, std::vector<Device*> devices,
-      std::string name);
+      std::string name, const SpmdProcesses* processes = nullptr);
 
   // args[i][k]: parameter i's block on this process's k-th device of the
   // mesh (local_positions()[k]; BlockShape of its sharding; devices holding
@@ -110,7 +110,11 @@ class SpmdExecutable {
   // output, its block on each of this process's devices. InvalidArgument
   // naming the argument and device for a wrong count, shape, dtype or
   // device, or donations that do not match the compiled ones; nothing is
-  // consumed then. Once every check has passed the donations are spent: a
+  // consumed then. Across processes, every call first checks that all
+  // processes run the same exchanges (agreement(): one all-gather of a hash
+  // of it); InvalidArgument naming the first exchange that differs, on
+  // every process, with nothing exchanged or consumed, when they do not (a
+  // program traced differently on one process: psum here, pmax there). Once every check has passed the donations are spent: a
   // later failure (a backend's error while running) loses their values.
   Result<std::vector<std::vector<Array>>> Execute(
       const std::vector<std::vector<Array>>& args,
@@ -147,6 +151,10 @@ class SpmdExecutable {
   // Bytes of one device's blocks of the parameters (what 1/N means).
   int64_t parameter_bytes_per_device() const;
   const std::string& name() const { return name_; }
+  // Across processes: one line per stage that exchanges blocks with other
+  // processes, what it exchanges ("all_reduce(sum) over 'data' of
+  // float32(2, 3)"); empty within one process.
+  const std::string& agreement() const { return agreement_; }
   // The partitioned program (spmd_partitioner.h's text) and, per compute
   // stage, device 0's compiled program.
   std::string as_text() const;
@@ -195,6 +203,9 @@ class SpmdExecutable {
   std::vector<std::vector<bool>> donate_inputs_;
   // Per stage: whether it exchanges blocks with other processes (Crosses).
   std::vector<bool> crosses_;
+  std::string agreement_;  // agreement()
+  // OkStatus when every process's agreement() is this one's (Execute).
+  Status Agree() const;
   // Per stage: the slots no later stage (and no output) reads.
   std::vector<std::vector<int>> release_after_;
 };

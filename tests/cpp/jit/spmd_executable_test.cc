@@ -395,10 +395,39 @@ TEST(SpmdExecutableTest, DonatedParametersAreUpdatedInPlaceOnEveryDevice) {
   }
 }
 
-TEST(SpmdExecutableTest, MeshesAcrossProcessesExchangeThroughTheGroup) {
+// Runs `rank(r, group, devices, processes)` on two threads as the two
+// processes of a Gloo group, rank r holding mesh positions 2r and 2r + 1 of
+// a 4-position mesh.
+void RunTwoRanks(
+    const std::function<void(int, std::vector<Device*>, SpmdProcesses)>& rank) {
   using collectives::CoordinatorServer;
   using collectives::ProcessGroup;
-  if (!ProcessGroup::GlooAvailable()) GTEST_SKIP() << "built without Gloo";
+  auto server = CoordinatorServer::Start("127.0.0.1:0");
+  ASSERT_TRUE(server.ok());
+  const std::string address = "127.0.0.1:" + std::to_string((*server)->port());
+  server->reset();  // process 0 of the group serves it again
+  std::vector<std::thread> ranks;
+  for (int r = 0; r < 2; ++r) {
+    ranks.emplace_back([&, r] {
+      collectives::ProcessGroupOptions o;
+      o.coordinator_address = address;
+      o.num_processes = 2;
+      o.process_id = r;
+      o.init_timeout = std::chrono::milliseconds(10000);
+      o.op_timeout = std::chrono::milliseconds(10000);
+      auto group = ProcessGroup::Connect(o);
+      ASSERT_TRUE(group.ok()) << group.status().to_string();
+      std::vector<Device*> devices(4, nullptr);
+      devices[2 * r] = Devices()[2 * r];
+      devices[2 * r + 1] = Devices()[2 * r + 1];
+      rank(r, devices, SpmdProcesses{r, {0, 0, 1, 1}, group->get()});
+    });
+  }
+  for (auto& t : ranks) t.join();
+}
+
+TEST(SpmdExecutableTest, MeshesAcrossProcessesExchangeThroughTheGroup) {
+  if (!collectives::ProcessGroup::GlooAvailable()) GTEST_SKIP() << "built without Gloo";
   Program p;
   const ValueId x = p.AddParameter(F32({8, 16})).value();
   const ValueId w1 = p.AddParameter(F32({16, 8})).value();
@@ -418,26 +447,7 @@ TEST(SpmdExecutableTest, MeshesAcrossProcessesExchangeThroughTheGroup) {
                                      Arg({8, 4}, 3)};
   const auto want = compiler::Interpret(p, args);
   ASSERT_TRUE(want.ok());
-  auto server = CoordinatorServer::Start("127.0.0.1:0");
-  ASSERT_TRUE(server.ok());
-  const std::string address = "127.0.0.1:" + std::to_string((*server)->port());
-  server->reset();  // process 0 of the group serves it again
-  std::vector<std::thread> ranks;
-  for (int r = 0; r < 2; ++r) {
-    ranks.emplace_back([&, r] {
-      collectives::ProcessGroupOptions o;
-      o.coordinator_address = address;
-      o.num_processes = 2;
-      o.process_id = r;
-      o.init_timeout = std::chrono::milliseconds(10000);
-      o.op_timeout = std::chrono::milliseconds(10000);
-      auto group = ProcessGroup::Connect(o);
-      ASSERT_TRUE(group.ok()) << group.status().to_string();
-      // Rank r holds mesh positions 2r and 2r + 1.
-      std::vector<Device*> devices(4, nullptr);
-      devices[2 * r] = Devices()[2 * r];
-      devices[2 * r + 1] = Devices()[2 * r + 1];
-      SpmdProcesses processes{r, {0, 0, 1, 1}, group->get()};
+  RunTwoRanks([&](int r, std::vector<Device*> devices, SpmdProcesses processes) {
       auto exe = SpmdExecutable::Compile(p, mesh, shardings, devices,
                                          "tp_layer", &processes);
       ASSERT_TRUE(exe.ok()) << exe.status().to_string();
@@ -447,9 +457,55 @@ TEST(SpmdExecutableTest, MeshesAcrossProcessesExchangeThroughTheGroup) {
       for (int k = 0; k < 3; ++k) {
         ExpectOutputEquals(*exe.value(), k, out.value()[k], want.value()[k]);
       }
-    });
+  });
+}
+
+TEST(SpmdExecutableTest, ProcessesRunningDifferentExchangesFailAlike) {
+  // A shard_map body traced differently on the two ranks (psum on rank 0,
+  // pmax on rank 1): every rank refuses the call, naming the exchange,
+  // before anything is exchanged; then a program they share runs.
+  if (!collectives::ProcessGroup::GlooAvailable()) GTEST_SKIP() << "built without Gloo";
+  auto body = [](ReduceOp op, const DeviceMesh& mesh) {
+    Program p;
+    const ValueId x = p.AddParameter(F32({2})).value();
+    const ValueId r = p.AddParameter(F32({2})).value();
+    EXPECT_TRUE(p.SetOutputs({r, x}).ok());
+    return compiler::PartitionShardMapBody(
+        p, mesh, {compiler::ShardMapCollective{1, 1, {0}, op}});
+  };
+  const DeviceMesh mesh{{"data"}, {4}};
+  std::vector<std::string> errors(2);
+  RunTwoRanks([&](int r, std::vector<Device*> devices, SpmdProcesses processes) {
+      std::vector<Array> blocks;
+      for (int k = 0; k < 2; ++k) {
+        blocks.push_back(Put(Literal::FromVector(std::vector<float>{1, 2}, Shape{2}),
+                             devices[2 * r + k]));
+      }
+      auto mixed = SpmdExecutable::CompilePartitioned(
+          body(r == 0 ? ReduceOp::kSum : ReduceOp::kMax, mesh).value(), devices,
+          "mixed", &processes);
+      ASSERT_TRUE(mixed.ok()) << mixed.status().to_string();
+      EXPECT_NE(mixed.value()->agreement().find(r == 0 ? "all_reduce(sum) over 'data' of float32(2,)"
+                                                       : "all_reduce(max)"),
+                std::string::npos)
+          << mixed.value()->agreement();
+      auto out = mixed.value()->Execute({blocks});
+      ASSERT_FALSE(out.ok());
+      errors[r] = out.status().message();
+      auto shared = SpmdExecutable::CompilePartitioned(
+          body(ReduceOp::kSum, mesh).value(), devices, "shared", &processes);
+      ASSERT_TRUE(shared.ok()) << shared.status().to_string();
+      auto sum = shared.value()->Execute({blocks});
+      ASSERT_TRUE(sum.ok()) << sum.status().to_string();
+      const Literal got = testing::ToLiteral(sum.value()[0][0]);
+      EXPECT_EQ(static_cast<const float*>(got.untyped_data())[1], 8.0f);
+  });
+  for (const std::string& e : errors) {
+    EXPECT_NE(e.find("called different collectives"), std::string::npos) << e;
+    EXPECT_NE(e.find("process 0 all_reduce(sum)"), std::string::npos) << e;
+    EXPECT_NE(e.find("process 1 all_reduce(max)"), std::string::npos) << e;
   }
-  for (auto& t : ranks) t.join();
+  EXPECT_EQ(errors[0], errors[1]);
 }
 
 }  // namespace
