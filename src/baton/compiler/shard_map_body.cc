@@ -65,7 +65,7 @@ Shape With(const Shape& shape, int dim, int64_t size) {
 // it; else it is one index, removed).
 Result<ValueId> BlockAlong(Program& p, ValueId x, int dim, int64_t k, int64_t n,
                            bool keep) {
-  const Shape& shape = p.type(x).shape;
+  const Shape shape = p.type(x).shape;  // a copy: Add may move the program's
   const int64_t size = keep ? shape.dim(dim) / n : 1;
   std::vector<int64_t> start(shape.rank(), 0), limit = shape.dims(),
       stride(shape.rank(), 1);
