@@ -42,7 +42,7 @@ from baton._baton import Array, Donated, JitFunction, transforms
 from baton._baton import lax as _lax
 from baton._config import config as _config
 from baton import _sharding_api
-from baton._sharded_array import is_sharded
+from baton._sharded_array import ShardedArray, ShardedDonated, is_sharded
 from baton.errors import DonationWarning
 
 Tracer = _lax.Tracer
@@ -758,8 +758,8 @@ def _inline(jitted: _Jitted, args: tuple, kwargs: dict) -> Any:
 
 
 def _to_array(leaf: Any, device: Any) -> Array:
-    if is_sharded(leaf):
-        raise _sharded_call.ShardedArguments()  # the call goes to _sharded_call
+    # (A sharded leaf never comes here: the C++ call path hands such calls
+    # to _sharded_call.call.)
     return _device_put.device_put(leaf, device)
 
 
@@ -836,7 +836,7 @@ _baton._jit_set_helpers(
     _host_spec,
     _leaf_names,
     _warn,
-    _sharded_call.ShardedArguments,
+    (ShardedArray, ShardedDonated),  # calls with these go to _sharded_call.call
     _sharded_call.call,
 )
 

@@ -2,7 +2,8 @@
 
 When a jitted function (or an eager operation, which runs through jit) gets
 a :class:`~baton._sharded_array.ShardedArray` argument, the C++ call path
-raises :class:`ShardedArguments` and hands the call to :func:`call` here.
+(python/src/jit.cc) sees its type among the sharded types and hands the
+call to :func:`call` here.
 
 The call is run shard by shard when that computes the whole result: every
 sharded argument has one sharding and one global shape ``S``, the other
@@ -30,10 +31,6 @@ from baton import _abstract_eval, _device_put, _partitioned_call, _sharded_array
 from baton._baton import Array, Donated
 from baton._sharded_array import ShardedArray, ShardedDonated, is_sharded
 from baton.errors import DonationError
-
-
-class ShardedArguments(Exception):
-    """Raised inside the C++ call path for a sharded argument (internal)."""
 
 
 # Per jitted function: {signature: None (shard-local) or why not}.

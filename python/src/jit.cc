@@ -291,17 +291,18 @@ nb::object JitFunction::Call(nb::handle self, PyObject* args,
     // A call that fails before running consumes nothing: call-site markers
     // give their storage back.
     Parse(self, args, kwargs, /*for_call=*/true, p);
+    if (p.sharded) {
+      // Sharded arguments: the call partitions the program over their mesh
+      // or runs it shard by shard (baton/_sharded_call.py).
+      RestoreMarkers(p);
+      return nb::borrow(JitPython().sharded_call)(self, nb::handle(args),
+                                                  Kwargs(kwargs));
+    }
     entry = Find(p.sig);
     if (!entry) entry = Compile(self, args, kwargs, p);
   } catch (nb::python_error& err) {
-    if (!err.matches(JitPython().sharded_arguments)) {
-      RestoreMarkers(p, args, kwargs);  // parsed or not: the call failed
-      throw;
-    }
-    RestoreMarkers(p);
-    // Sharded arguments: the function runs on every shard (Python).
-    return nb::borrow(JitPython().sharded_call)(self, nb::handle(args),
-                                                Kwargs(kwargs));
+    RestoreMarkers(p, args, kwargs);  // parsed or not: the call failed
+    throw;
   } catch (...) {
     RestoreMarkers(p, args, kwargs);
     throw;
@@ -511,14 +512,14 @@ void init_jit(nb::module_& m) {
       "_jit_set_helpers",
       [](nb::object flatten, nb::object trace, nb::object inline_call,
          nb::object to_array, nb::object host_spec, nb::object leaf_names,
-         nb::object warn, nb::object sharded_arguments,
+         nb::object warn, nb::object sharded_types,
          nb::object sharded_call) {
         // Kept for the life of the process (module-level functions).
         JitPython() = JitPythonFunctions{
             flatten.release().ptr(),     trace.release().ptr(),
             inline_call.release().ptr(), to_array.release().ptr(),
             host_spec.release().ptr(),   leaf_names.release().ptr(),
-            warn.release().ptr(),        sharded_arguments.release().ptr(),
+            warn.release().ptr(),        sharded_types.release().ptr(),
             sharded_call.release().ptr()};
       },
       "Installs baton/_jit.py's helpers (called once at import).");

@@ -129,6 +129,9 @@ void AddArgument(nb::handle arg, bool donated, Parsed& p) {
       l.donated = true;
     } else {
       l.kind = Leaf::Kind::kHost;
+      const int sharded = PyObject_IsInstance(h.ptr(), JitPython().sharded_types);
+      if (sharded < 0) throw nb::python_error();
+      p.sharded |= sharded == 1;
     }
     p.leaves.push_back(std::move(l));
   };
@@ -388,6 +391,7 @@ uint64_t LeafSpecs(const ArgumentRules& rules, nb::handle self, PyObject* args,
 void ParseArguments(const ArgumentRules& rules, nb::handle self, PyObject* args,
                     PyObject* kwargs, bool for_call, Parsed& p) {
   uint64_t h = SplitArguments(rules, args, kwargs, p);
+  if (p.sharded && for_call) return;  // the call is sharded_call's
   CheckLeaves(rules, self, args, kwargs, for_call, p);
   h = Mix(h, static_cast<uint64_t>(p.sig.device_id));
   h = Mix(h, LeafSpecs(rules, self, args, kwargs, for_call, p));

@@ -33,9 +33,10 @@ struct JitPythonFunctions {
   PyObject* host_spec = nullptr;    // leaf -> (shape tuple, dtype name)
   PyObject* leaf_names = nullptr;   // (jitted, args, kwargs) -> [str]
   PyObject* warn = nullptr;         // message -> None (DonationWarning)
-  // Raised by to_array for a sharded argument (baton/_sharded_call.py);
-  // the call then goes to sharded_call (jitted, args, kwargs) -> result.
-  PyObject* sharded_arguments = nullptr;
+  // The sharded array types (baton/_sharded_array.py: ShardedArray and
+  // its donation marker), a tuple: a call with a leaf of one of them goes
+  // to sharded_call (jitted, args, kwargs) -> result (baton/_sharded_call.py).
+  PyObject* sharded_types = nullptr;
   PyObject* sharded_call = nullptr;
 };
 JitPythonFunctions& JitPython();
@@ -77,11 +78,15 @@ struct Parsed {
   std::vector<nb::object> keep;  // flattened leaf lists, converted arrays
   Signature sig;
   Device* device = nullptr;
+  // A leaf is a sharded array (JitPythonFunctions::sharded_types): parsed
+  // for a call, nothing past the split was done; the call is sharded_call's.
+  bool sharded = false;
 };
 
 // Fills `p` from the call's arguments. `for_call`: deleted arrays are
-// refused and numpy / scalar leaves are put on the device; otherwise
-// (lower()) only their shapes and dtypes are read. Raises (nothing
+// refused and numpy / scalar leaves are put on the device -- unless a leaf
+// is sharded (p.sharded: the leaves are only split); otherwise (lower())
+// only their shapes and dtypes are read. Raises (nothing
 // consumed; the caller restores markers already listed in p.leaves).
 void ParseArguments(const ArgumentRules& rules, nb::handle self, PyObject* args,
                     PyObject* kwargs, bool for_call, Parsed& p);
