@@ -25,6 +25,7 @@ from baton import _device_put, _process_collectives, tree
 from baton._baton import Array, Donated
 from baton._baton import lax as _baton_lax
 from baton._shard_map import DeviceContext, current_context
+from baton.sharding import _group_index
 
 _Tracer = _baton_lax.Tracer
 
@@ -62,9 +63,7 @@ def _axes(ctx: DeviceContext, axis_name: Any, what: str) -> tuple[str, ...]:
 def _group(ctx: DeviceContext, names: tuple[str, ...]) -> tuple[list, int, tuple]:
     """(members as sorted position tuples in group order, my index, group key)."""
     sizes = [ctx.mesh.shape[n] for n in names]
-    me = 0
-    for n, s in zip(names, sizes):
-        me = me * s + ctx.position[n]
+    me = _group_index(ctx.mesh, ctx.position, names)
     members = []
     for k in range(math.prod(sizes)):
         pos = dict(ctx.position)

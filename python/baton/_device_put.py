@@ -37,6 +37,14 @@ def check_device(device: Any) -> None:
         )
 
 
+def on_device(value: Any, device: Device) -> Any:
+    """``value`` (an Array, numpy array or scalar) on ``device``: an Array
+    already there is itself, anything else a copy put there."""
+    if isinstance(value, Array) and value.device == device:
+        return value
+    return device_put(value, device)
+
+
 def device_put(
     x: Any,
     device: Device | None = None,

@@ -36,7 +36,6 @@ from typing import Any
 import numpy as np
 
 from baton import _abstract_eval, _baton, _device_put, _sharding_api, distributed, tree
-from baton._baton import Array
 from baton._sharded_array import ShardedArray, ShardedDonated, is_sharded
 
 # Per jitted function: {signature: _Compiled}.
@@ -155,7 +154,7 @@ def call(jitted: Any, kwargs: dict, leaves: list, rebuild: Any, names: list) -> 
             per_device.append([s.data for s in v.addressable_shards])
             donated.append([])
         else:
-            per_device.append([_on(v, d) for d in local])
+            per_device.append([_device_put.on_device(v, d) for d in local])
             donated.append([])
     if spans:
         with distributed._lock:  # the group's collectives, one caller at a time
@@ -217,13 +216,6 @@ def _output_layouts(jitted: Any, traced: Any, out_def: Any, mesh: Any) -> list:
         else:
             out.append(_axes(t.spec, len(aval[0]), mesh))
     return out
-
-
-def _on(value: Any, device: Any) -> Any:
-    """``value`` (an Array, numpy array or scalar) on ``device``."""
-    if isinstance(value, Array) and value.device == device:
-        return value
-    return _device_put.device_put(value, device)
 
 
 def _compile(jitted: Any, kwargs: dict, leaves: list, rebuild: Any, mesh: Any,

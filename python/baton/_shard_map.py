@@ -603,7 +603,7 @@ def _compiled_body(
     key: Any = (
         "compiled",
         mesh,
-        tuple((tuple(p.shape), p.dtype.name) for p in placed),
+        _shapes(placed),
         tuple(specs),
         treedef,
     )
@@ -626,11 +626,15 @@ def compiled(mapped: Callable[..., Any], *args: Any) -> bool | None:
     (False); None before that signature was called."""
     for key, body in getattr(mapped, "_baton_shard_map_checks", {}).items():
         if isinstance(key, tuple) and key and key[0] == "compiled":
-            if key[2] == tuple(
-                (tuple(a.shape), np.dtype(a.dtype).name) for a in tree.leaves(args)
-            ):
+            if key[2] == _shapes(tree.leaves(args)):
                 return body is not None
     return None
+
+
+def _shapes(leaves: list) -> tuple:
+    """The (shape, dtype name) of each leaf: the part of a compiled body's
+    cache key that :func:`compiled` is asked about."""
+    return tuple((tuple(a.shape), np.dtype(a.dtype).name) for a in leaves)
 
 
 def _vmas_by_value(mesh: Mesh, outs: list, positions: list) -> list[frozenset]:

@@ -41,6 +41,7 @@ threads.
 
 from __future__ import annotations
 
+import math
 from typing import Any, Callable
 
 import numpy as np
@@ -54,7 +55,7 @@ from baton import (
     distributed,
     tree,
 )
-from baton._baton import Array
+from baton.sharding import _group_index
 
 # Collectives the compiled body combines with an all-reduce, by op.
 _COMBINES = {"psum": "sum", "pmean": "sum", "pmax": "max", "pmin": "min"}
@@ -137,12 +138,12 @@ class CompiledBody:
         for names in self._axis_index:
             per_device.append(
                 [
-                    _device_put.device_put(np.int32(_index(self._mesh, pos, names)), d)
+                    _device_put.device_put(np.int32(_group_index(self._mesh, pos, names)), d)
                     for d, pos in devices
                 ]
             )
         for v in self._lifted:
-            per_device.append([_on(v, d) for d, _ in devices])
+            per_device.append([_device_put.on_device(v, d) for d, _ in devices])
         if self._spans:
             with distributed._lock:  # the group's collectives, one caller at a time
                 outs = self.exe.execute(per_device, [])
@@ -152,27 +153,6 @@ class CompiledBody:
             tree.unflatten(self.out_def, [blocks[j] for blocks in outs])
             for j in range(len(devices))
         ]
-
-
-def _group_size(mesh: Any, names: tuple) -> int:
-    size = 1
-    for n in names:
-        size *= mesh.shape[n]
-    return size
-
-
-def _index(mesh: Any, position: dict, names: tuple) -> int:
-    """A device's index in its group along ``names`` (major first)."""
-    me = 0
-    for n in names:
-        me = me * mesh.shape[n] + position[n]
-    return me
-
-
-def _on(value: Any, device: Any) -> Any:
-    if isinstance(value, Array) and value.device == device:
-        return value
-    return _device_put.device_put(value, device)
 
 
 def recorded(records: list) -> list:
@@ -246,7 +226,7 @@ def compile_body(
             raise NotCompilable(f"{kind} is not compiled yet")
     placeholder_avals = [
         (
-            _result_shape(kind, aval[0], _group_size(mesh, axes), attrs),
+            _result_shape(kind, aval[0], math.prod(mesh.shape[a] for a in axes), attrs),
             aval[1],
             aval[2],
             None,

@@ -331,6 +331,16 @@ def sharding_of(s: Any, what: str) -> Any:
     return s
 
 
+def _group_index(mesh: Mesh, position: Any, names: Iterable[str]) -> int:
+    """The index of the device at ``position`` (axis name -> coordinate) in
+    its group along axes ``names``, the first name major: the order JAX's
+    collectives number a group's members in."""
+    me = 0
+    for n in names:
+        me = me * mesh.shape[n] + position[n]
+    return me
+
+
 def _process_of(device: Any) -> int:
     return int(getattr(device, "process_index", 0))
 

@@ -159,6 +159,19 @@ Result<Shape> ResultShape(const SpmdCollective& c, const Shape& operand,
   return Internal(what + "unknown collective");
 }
 
+std::vector<int64_t> CollectiveSources(const SpmdStage& stage,
+                                       const DeviceMesh& mesh, int64_t device) {
+  std::vector<int64_t> members = GroupMembers(mesh, device, stage.axes);
+  const SpmdCollective& c = *stage.collective;
+  if (c.kind != SpmdCollective::Kind::kPermute) return members;
+  const int64_t me = GroupIndex(mesh, device, stage.axes);
+  // A source list of another length is refused by ResultShape.
+  if (me >= static_cast<int64_t>(c.source_of.size())) return {};
+  const int src = c.source_of[me];
+  if (src < 0 || src >= static_cast<int>(members.size())) return {};
+  return {members[src]};
+}
+
 Result<CollectivePart> CollectiveProgram(const SpmdStage& stage,
                                          const ValueType& operand,
                                          const DeviceMesh& mesh, int64_t device) {
@@ -168,12 +181,9 @@ Result<CollectivePart> CollectiveProgram(const SpmdStage& stage,
   const int64_t me = GroupIndex(mesh, device, stage.axes);
   BATON_RETURN_IF_ERROR(ResultShape(c, operand.shape, n).status());
   CollectivePart part;
+  part.sources = CollectiveSources(stage, mesh, device);
   if (c.kind == SpmdCollective::Kind::kPermute) {
-    const int src = c.source_of[me];
-    if (src >= 0) {
-      part.sources = {members[src]};
-      return part;  // the source's block itself
-    }
+    if (!part.sources.empty()) return part;  // the source's block itself
     Program p;  // no member sends here: zeros
     BATON_ASSIGN_OR_RETURN(
         ValueId zero,
@@ -184,7 +194,6 @@ Result<CollectivePart> CollectiveProgram(const SpmdStage& stage,
     part.program = std::move(p);
     return part;
   }
-  part.sources = members;
   Program p;
   std::vector<ValueId> blocks;
   for (int64_t k = 0; k < n; ++k) {
@@ -333,9 +342,11 @@ Result<SpmdProgram> PartitionShardMapBody(
     if (inst.kind() == OpKind::kParameter) continue;
     for (ValueId o : inst.operands) last_read[o] = std::max(last_read[o], level[v]);
   }
-  std::vector<bool> final_output(n, false);
+  // Values the stages keep whatever reads them later: the program's
+  // outputs and the collectives' operands.
+  std::vector<bool> final_output(n, false), gives(n, false);
   for (int j = 0; j < num_outputs; ++j) {
-    if (!is_operand[j]) final_output[p.outputs()[j]] = true;
+    (is_operand[j] ? gives : final_output)[p.outputs()[j]] = true;
   }
   SpmdProgram out;
   out.mesh = mesh;
@@ -383,11 +394,7 @@ Result<SpmdProgram> PartitionShardMapBody(
     }
     std::vector<ValueId> outs;
     for (ValueId v : made) {
-      bool kept = last_read[v] > l || final_output[v];
-      for (const ShardMapCollective& c : collectives) {
-        kept |= p.outputs()[c.operand_output] == v;
-      }
-      if (!kept) continue;
+      if (last_read[v] <= l && !final_output[v] && !gives[v]) continue;
       stage.outputs.push_back(new_slot(v));
       outs.push_back(local[v]);
     }

@@ -59,9 +59,16 @@ int64_t GroupIndex(const DeviceMesh& mesh, int64_t device,
 Result<Shape> ResultShape(const SpmdCollective& c, const Shape& operand,
                           int64_t members);
 
+// The mesh positions whose blocks device `device` reads in collective
+// stage `stage` (kCollective), in its program's parameter order: a
+// permutation's one source (none where no member sends to it), every
+// member of its group for the others.
+std::vector<int64_t> CollectiveSources(const SpmdStage& stage,
+                                       const DeviceMesh& mesh, int64_t device);
+
 // Device `device`'s part of collective stage `stage` (kCollective) whose
-// operand blocks are `operand`: the mesh positions whose blocks it reads
-// (`sources`, in the program's parameter order) and the program making its
+// operand blocks are `operand`: CollectiveSources (`sources`) and the
+// program making its
 // result block from them; a null program means the result is the only
 // source's block itself.
 struct CollectivePart {

@@ -531,13 +531,8 @@ bool SpmdExecutable::Crosses(size_t s) const {
       return false;
     }
     case SpmdStage::Kind::kCollective: {
-      ValueType operand = spmd_.slots[st.source].global;
-      operand.shape = spmd_.slots[st.source].block;
       for (int64_t d = 0; d < n; ++d) {
-        Result<compiler::CollectivePart> part =
-            compiler::CollectiveProgram(st, operand, spmd_.mesh, d);
-        if (!part.ok()) continue;  // Compile reports it
-        for (int64_t e : part.value().sources) {
+        for (int64_t e : compiler::CollectiveSources(st, spmd_.mesh, d)) {
           if (process_of[d] != process_of[e]) return true;
         }
       }
