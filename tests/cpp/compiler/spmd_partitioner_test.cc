@@ -12,6 +12,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstring>
 
 #include "baton/compiler/reference_interpreter.h"
@@ -96,7 +97,8 @@ TEST(SpmdPartitionerTest, SumsAndMeansAllReducePartialResults) {
   const ValueId mean = p.Add(BinaryAttrs{BinaryOp::kDiv}, {cols, nb}).value();
   ASSERT_TRUE(p.SetOutputs({all, rows, mean}).ok());
   const SpmdProgram sp = CheckAgainstOneDevice(p, Mesh1(), {S({I, R})});
-  EXPECT_EQ(Count(sp, SpmdStage::Kind::kAllReduce), 2);
+  // The total and the column sums: one packed all-reduce of 1 + 6 values.
+  EXPECT_EQ(Count(sp, SpmdStage::Kind::kAllReduce), 1);
   EXPECT_EQ(Count(sp, SpmdStage::Kind::kAllGather), 0);
   // Each device holds a quarter of x; the row maxima stay split.
   EXPECT_EQ(sp.slots[sp.parameter_slots[0]].block, Shape({2, 6}));
@@ -261,8 +263,9 @@ TEST(SpmdPartitionerTest, OpsWithoutARuleGatherTheirOperands) {
 }
 
 // A data-parallel gradient step: both weight gradients contract over the
-// split batch (partial sums). They are computed in one stage and
-// all-reduced together before the first update reads one.
+// split batch (partial sums). They are computed in one stage, packed into
+// one block per device there (12 + 16 values) and all-reduced together,
+// once, before the first update reads one; the update slices each out.
 TEST(SpmdPartitionerTest, PartialResultsAreCombinedTogetherWhenFirstRead) {
   Program p;
   const ValueId x = p.AddParameter(F32({8, 4})).value();
@@ -276,11 +279,45 @@ TEST(SpmdPartitionerTest, PartialResultsAreCombinedTogetherWhenFirstRead) {
   ASSERT_TRUE(p.SetOutputs({u1, u2}).ok());
   const SpmdProgram sp = CheckAgainstOneDevice(
       p, Mesh1(), {S({I, R}), S({I, R}), S({R, R}), S({R, R})});
-  ASSERT_EQ(sp.stages.size(), 4u) << sp.ToText();
+  ASSERT_EQ(sp.stages.size(), 3u) << sp.ToText();
   EXPECT_EQ(sp.stages[0].kind, SpmdStage::Kind::kCompute);
   EXPECT_EQ(sp.stages[1].kind, SpmdStage::Kind::kAllReduce);
-  EXPECT_EQ(sp.stages[2].kind, SpmdStage::Kind::kAllReduce);
-  EXPECT_EQ(sp.stages[3].kind, SpmdStage::Kind::kCompute);
+  EXPECT_EQ(sp.stages[2].kind, SpmdStage::Kind::kCompute);
+  EXPECT_EQ(sp.slots[sp.stages[1].source].block, Shape({28}));
+  EXPECT_TRUE(sp.slots[sp.stages[1].source].partial);
+  EXPECT_EQ(sp.stages[0].outputs, std::vector<int>{sp.stages[1].source});
+}
+
+// Only small partial results are packed, and only with others combined
+// the same way: a 1 MiB gradient keeps an all-reduce of its own (packing
+// would copy it twice to save a few launches), and a max is not packed
+// with sums. An output that was packed is sliced out by a last stage.
+TEST(SpmdPartitionerTest, OnlySmallPartialResultsCombinedAlikeArePacked) {
+  Program p;
+  const ValueId x = p.AddParameter(F32({8, 512})).value();
+  const ValueId big = Dot(p, x, x, {0}, {0});  // [512, 512]: 1 MiB, partial
+  const ValueId cols = p.Add(ReduceAttrs{ReduceOp::kSum, {0}}, {x}).value();
+  const ValueId all = p.Add(ReduceAttrs{ReduceOp::kSum, {0, 1}}, {x}).value();
+  const ValueId top = p.Add(ReduceAttrs{ReduceOp::kMax, {0}}, {x}).value();
+  ASSERT_TRUE(p.SetOutputs({big, cols, all, top}).ok());
+  const SpmdProgram sp = CheckAgainstOneDevice(p, Mesh1(), {S({I, R})});
+  ASSERT_EQ(Count(sp, SpmdStage::Kind::kAllReduce), 3) << sp.ToText();
+  std::vector<Shape> combined;
+  for (const SpmdStage& st : sp.stages) {
+    if (st.kind == SpmdStage::Kind::kAllReduce) {
+      combined.push_back(sp.slots[st.source].block);
+    }
+  }
+  EXPECT_NE(std::find(combined.begin(), combined.end(), Shape({513})),
+            combined.end()) << sp.ToText();  // cols and all, packed
+  EXPECT_NE(std::find(combined.begin(), combined.end(), Shape({512, 512})),
+            combined.end()) << sp.ToText();
+  EXPECT_NE(std::find(combined.begin(), combined.end(), Shape({512})),
+            combined.end()) << sp.ToText();  // the max, alone
+  // The packed outputs come out of a last compute stage.
+  EXPECT_EQ(sp.stages.back().kind, SpmdStage::Kind::kCompute) << sp.ToText();
+  EXPECT_EQ(sp.slots[sp.output_slots[1]].block, Shape({512}));
+  EXPECT_EQ(sp.slots[sp.output_slots[2]].block, Shape({}));
 }
 
 // A training step's loss is summed over the split batch before the
@@ -303,11 +340,12 @@ TEST(SpmdPartitionerTest, ReadersOfAPartialLossWaitForTheGradients) {
   const ValueId u = p.Add(BinaryAttrs{BinaryOp::kSub}, {w, g}).value();
   ASSERT_TRUE(p.SetOutputs({u, scaled}).ok());
   const SpmdProgram sp = CheckAgainstOneDevice(p, Mesh1(), {S({I, R}), S({R, R})});
-  ASSERT_EQ(sp.stages.size(), 4u) << sp.ToText();
+  // The loss and the gradient, packed (1 + 12 values): one all-reduce.
+  ASSERT_EQ(sp.stages.size(), 3u) << sp.ToText();
   EXPECT_EQ(sp.stages[0].kind, SpmdStage::Kind::kCompute);
   EXPECT_EQ(sp.stages[1].kind, SpmdStage::Kind::kAllReduce);
-  EXPECT_EQ(sp.stages[2].kind, SpmdStage::Kind::kAllReduce);
-  EXPECT_EQ(sp.stages[3].kind, SpmdStage::Kind::kCompute);
+  EXPECT_EQ(sp.stages[2].kind, SpmdStage::Kind::kCompute);
+  EXPECT_EQ(sp.slots[sp.stages[1].source].block, Shape({13}));
 }
 
 // with_sharding_constraint inside jit: the constrained value is its operand
