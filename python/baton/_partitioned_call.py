@@ -36,14 +36,14 @@ from typing import Any
 import numpy as np
 
 from baton import _abstract_eval, _baton, _device_put, _sharding_api, distributed, tree
-from baton._sharded_array import ShardedArray, ShardedDonated, is_sharded
+from baton._sharded_array import ShardedArray, ShardedDonated, is_sharded, placement
 
 # Per jitted function: {signature: _Compiled}.
 _compiled: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 
 
 class _Compiled:
-    __slots__ = ("dynamic", "exe", "lifted", "mesh", "out_avals", "out_def")
+    __slots__ = ("dynamic", "exe", "lifted", "mesh", "out_avals", "out_def", "outputs")
 
     def __init__(self, exe: Any, dynamic: list, lifted: list, out_avals: list, out_def: Any,
                  mesh: Any = None):
@@ -53,6 +53,16 @@ class _Compiled:
         self.lifted = lifted
         self.out_avals = out_avals
         self.out_def = out_def
+        # Per output: (global shape, sharding, each local block's (device,
+        # index, replica id)) -- the same every call, so made once here.
+        self.outputs = []
+        if mesh is not None:
+            from baton.sharding import NamedSharding
+
+            for dims, aval in zip(exe.output_shardings, out_avals):
+                shape = tuple(aval[0])
+                sharding = NamedSharding(mesh, _spec(dims, mesh))
+                self.outputs.append((shape, sharding, placement(sharding, shape)))
 
 
 def _axes(spec: Any, ndim: int, mesh: Any) -> list:
@@ -84,10 +94,10 @@ def _signature(leaves: list, donated: set) -> Any:
     for i, leaf in enumerate(leaves):
         if is_sharded(leaf):
             s = leaf.sharding
-            key.append(("S", leaf.shape, np.dtype(leaf.dtype).name, s.mesh, tuple(s.spec),
+            key.append(("S", leaf.shape, np.dtype(leaf.dtype), s.mesh, tuple(s.spec),
                         i in donated))
         elif hasattr(leaf, "dtype") and hasattr(leaf, "shape"):
-            key.append(("A", tuple(np.shape(leaf)), np.dtype(leaf.dtype).name))
+            key.append(("A", tuple(np.shape(leaf)), np.dtype(leaf.dtype)))
         else:
             key.append(("V", type(leaf), leaf))
     return tuple(key)
@@ -166,12 +176,10 @@ def call(jitted: Any, kwargs: dict, leaves: list, rebuild: Any, names: list) -> 
             for s in v._shards:
                 if isinstance(s.device, _baton.Device):
                     s.data._set_target(name)
-    from baton.sharding import NamedSharding
-
-    result = []
-    for blocks, dims, aval in zip(outs, compiled.exe.output_shardings, compiled.out_avals):
-        sharding = NamedSharding(mesh, _spec(dims, mesh))
-        result.append(ShardedArray.from_shards(tuple(aval[0]), sharding, blocks))
+    result = [
+        ShardedArray.from_placement(shape, sharding, where, blocks)
+        for blocks, (shape, sharding, where) in zip(outs, compiled.outputs)
+    ]
     return tree.unflatten(compiled.out_def, result)
 
 

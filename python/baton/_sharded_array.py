@@ -102,7 +102,14 @@ class ShardedArray:
     ) -> ShardedArray:
         """Wraps per-device arrays (one per entry of :func:`placement`, in
         that order) as a ShardedArray of global ``shape``."""
-        where = placement(sharding, shape)
+        return cls.from_placement(shape, sharding, placement(sharding, shape), datas)
+
+    @classmethod
+    def from_placement(
+        cls, shape: tuple[int, ...], sharding: Any, where: list, datas: list
+    ) -> ShardedArray:
+        """:meth:`from_shards` with ``where`` = ``placement(sharding,
+        shape)`` made by the caller (once for many arrays alike)."""
         if len(where) != len(datas):
             raise ValueError(
                 f"ShardedArray: {len(datas)} shard(s) for a sharding with "

@@ -52,7 +52,23 @@ def _split(jitted: Any, args: tuple, kwargs: dict) -> tuple[list, Any, list]:
         k.update({n: kwargs[n] for n in kwargs if n in static_names})
         return a, k
 
-    return leaves, rebuild, [tree.keystr(p) for p in paths]
+    return leaves, rebuild, _Names(paths)
+
+
+class _Names:
+    """The leaves' names (``keystr`` of their paths) for messages, made
+    when one is asked for: a call that raises nothing prints none."""
+
+    __slots__ = ("_paths",)
+
+    def __init__(self, paths: list) -> None:
+        self._paths = paths
+
+    def __getitem__(self, i: int) -> str:
+        return tree.keystr(self._paths[i])
+
+    def __len__(self) -> int:
+        return len(self._paths)
 
 
 def _give_back(leaves: list) -> None:

@@ -117,7 +117,7 @@ class Mesh:
     number of devices. Usable as a context manager (``with mesh:``), which
     makes it the default mesh of :func:`bt.shard_map`."""
 
-    __slots__ = ("_axis_names", "_axis_types", "_devices", "_shape")
+    __slots__ = ("_axis_names", "_axis_types", "_devices", "_hash", "_shape")
 
     def __init__(
         self,
@@ -150,6 +150,8 @@ class Mesh:
         self._devices = arr
         self._axis_names = names
         self._shape = dict(zip(names, arr.shape))
+        # Hashed once: a mesh is a key of every partitioned call's cache.
+        self._hash = hash((names, self._axis_types, arr.shape, tuple(ids)))
 
     @property
     def devices(self) -> np.ndarray:
@@ -220,8 +222,11 @@ class Mesh:
         _MESH_STACK.pop()
 
     def __eq__(self, other: object) -> bool:
+        if self is other:
+            return True
         return (
             isinstance(other, Mesh)
+            and self._hash == other._hash
             and self._axis_names == other._axis_names
             and self._axis_types == other._axis_types
             and self._devices.shape == other._devices.shape
@@ -232,14 +237,7 @@ class Mesh:
         )
 
     def __hash__(self) -> int:
-        return hash(
-            (
-                self._axis_names,
-                self._axis_types,
-                self._devices.shape,
-                tuple((_process_of(d), d.id) for d in self._devices.flat),
-            )
-        )
+        return self._hash
 
     def __repr__(self) -> str:
         axes = ", ".join(f"'{n}': {s}" for n, s in self._shape.items())
