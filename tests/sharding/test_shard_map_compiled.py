@@ -15,6 +15,12 @@ from baton.sharding import NamedSharding, P
 
 L = bt.lax
 X = np.arange(N * 4 * 3, dtype=np.float32).reshape(N * 4, 3) / 7.0 - 2.0
+W = {"w": np.linspace(-1, 1, 6, dtype=np.float32).reshape(3, 2),
+     "bias": np.array([0.5, -0.25], np.float32)}
+
+
+def _block_loss(p, b):
+    return ((b @ p["w"] + p["bias"]) ** 2).mean()
 
 
 @pytest.fixture
@@ -79,6 +85,10 @@ BODIES = {
         lambda b: L.pcast(bnp.ones(2), ("a", "b"), to="varying") * L.axis_index("b"),
         P(("a", "b")),
     ),
+    "a data-parallel step's gradients, psummed as a tree": (
+        lambda b: L.psum(bt.grad(_block_loss)(W, b), ("a", "b")),
+        {"w": P(), "bias": P()},
+    ),
 }
 
 
@@ -102,6 +112,35 @@ def test_psum_of_distinct_blocks_is_their_sum_on_every_device(mesh):
     for s in out.addressable_shards:
         np.testing.assert_allclose(np.asarray(s.data), want, rtol=1e-6)
         assert s.data.device == s.device
+
+
+def test_a_data_parallel_bodys_psums_are_one_all_reduce(mesh):
+    # Each gradient psummed alone would be an exchange of its own (launches
+    # and copies on every device); the small ones over the same axes are
+    # packed into one (compiler/all_reduce_combiner.h), and each device
+    # gets the sum of every block's gradient.
+    f = bt.shard_map(
+        lambda b: L.psum(bt.grad(_block_loss)(W, b), ("a", "b")),
+        mesh=mesh, in_specs=P(("a", "b")), out_specs=P(),
+    )
+    out = f(X)
+    assert _shard_map.compiled(f, X) is True
+    (body,) = [
+        v for k, v in f._baton_shard_map_checks.items()
+        if isinstance(k, tuple) and k[0] == "compiled"
+    ]
+    assert body.exe.as_text().count("all-reduce") == 1, body.exe.as_text()
+    want_w = np.zeros((3, 2), np.float64)
+    want_b = np.zeros(2, np.float64)
+    for blk in np.split(X.astype(np.float64), N):
+        # d mean(r ** 2) / dr over the block's rows x 2 outputs
+        err = 2 * (blk @ W["w"] + W["bias"]) / (blk.shape[0] * 2)
+        want_w += blk.T @ err
+        want_b += err.sum(0)
+    for s in out["w"].addressable_shards:
+        np.testing.assert_allclose(np.asarray(s.data), want_w, rtol=1e-5)
+    for s in out["bias"].addressable_shards:
+        np.testing.assert_allclose(np.asarray(s.data), want_b, rtol=1e-5)
 
 
 def test_a_jitted_function_calling_psum_is_inlined_into_the_compiled_body(mesh):

@@ -6,6 +6,7 @@
 #include <string>
 #include <utility>
 
+#include "baton/compiler/all_reduce_combiner.h"
 #include "baton/compiler/effects.h"
 #include "baton/compiler/passes.h"
 
@@ -434,7 +435,7 @@ Result<SpmdProgram> PartitionShardMapBody(
     }
     out.output_slots.push_back(slot_of[v]);
   }
-  return out;
+  return CombineAllReduces(std::move(out));
 }
 
 }  // namespace baton::compiler

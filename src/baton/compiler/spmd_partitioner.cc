@@ -1,12 +1,12 @@
 #include "baton/compiler/spmd_partitioner.h"
 
+#include "baton/compiler/all_reduce_combiner.h"
 #include "baton/compiler/effects.h"
 
 #include <algorithm>
 #include <limits>
 #include <map>
 #include <optional>
-#include <tuple>
 #include <utility>
 
 namespace baton::compiler {
@@ -210,8 +210,6 @@ class Partitioner {
     local_of_.assign(p.num_values(), -1);
     last_use_.assign(p.num_values(), -1);
     partial_.assign(p.num_values(), false);
-    packed_.assign(p.num_values(), false);
-    unpacked_from_.assign(p.num_values(), Unpack{});
     order_ = PartitionOrder(p, plan);
     // Positions (and last uses) count in that order.
     for (ValueId k = 0; k < static_cast<ValueId>(order_.size()); ++k) {
@@ -233,8 +231,6 @@ class Partitioner {
       BATON_RETURN_IF_ERROR(Partition(order_[k], p_.instruction(order_[k])));
     }
     BATON_RETURN_IF_ERROR(CombinePartials(nullptr));
-    // Outputs combined in a packed all-reduce: sliced out in a last stage.
-    for (ValueId o : p_.outputs()) BATON_RETURN_IF_ERROR(Materialize(o));
     BATON_RETURN_IF_ERROR(Close());
     for (size_t k = 0; k < p_.outputs().size(); ++k) {
       const ValueId o = p_.outputs()[k];
@@ -289,20 +285,6 @@ class Partitioner {
   // Value v of the source program in the program being built.
   Result<ValueId> Local(ValueId v) {
     if (local_of_[v] >= 0) return local_of_[v];
-    if (slot_of_[v] < 0 && unpacked_from_[v].slot >= 0) {
-      // Its part of a packed all-reduce's result, sliced out here (and
-      // kept as a slot of this stage if a later one reads it too).
-      const Unpack& u = unpacked_from_[v];
-      BATON_ASSIGN_OR_RETURN(ValueId packed, Read(u.slot));
-      const Shape want = BlockShape(p_.type(v).shape, plan_.sharding[v], mesh_);
-      const int64_t n = want.num_elements();
-      BATON_ASSIGN_OR_RETURN(
-          ValueId part,
-          cur_->Add(SliceAttrs{{u.offset}, {u.offset + n}, {1}}, {packed}));
-      BATON_ASSIGN_OR_RETURN(local_of_[v], cur_->Add(ReshapeAttrs{want}, {part}));
-      computed_.push_back(v);
-      return local_of_[v];
-    }
     if (slot_of_[v] < 0) {
       return Internal("partitioning: %" + std::to_string(v) +
                       " is neither computed here nor kept between stages");
@@ -319,7 +301,7 @@ class Partitioner {
     stage.kind = SpmdStage::Kind::kCompute;
     std::vector<ValueId> outs;
     for (ValueId v : computed_) {
-      if (last_use_[v] <= position || slot_of_[v] >= 0 || packed_[v]) continue;
+      if (last_use_[v] <= position || slot_of_[v] >= 0) continue;
       // A sharding constraint's value is its operand's local value.
       const auto same = std::find(outs.begin(), outs.end(), local_of_[v]);
       if (same != outs.end()) {
@@ -331,11 +313,6 @@ class Partitioner {
       stage.outputs.push_back(slot_of_[v]);
       outs.push_back(local_of_[v]);
     }
-    for (const auto& [local, slot] : packed_outputs_) {
-      stage.outputs.push_back(slot);
-      outs.push_back(local);
-    }
-    packed_outputs_.clear();
     if (!outs.empty()) {
       BATON_RETURN_IF_ERROR(cur_->SetOutputs(outs));
       stage.program = std::shared_ptr<const Program>(std::move(cur_));
@@ -356,7 +333,6 @@ class Partitioner {
     const auto key = std::make_pair(v, r.to.dims);
     auto it = resharded_.find(key);
     if (it != resharded_.end()) return it->second;
-    BATON_RETURN_IF_ERROR(Materialize(v));
     if (slot_of_[v] < 0) BATON_RETURN_IF_ERROR(Close(position_ - 1));
     SpmdStage stage;
     stage.kind = r.kind == Reshard::Kind::kSlice ? SpmdStage::Kind::kSlice
@@ -392,7 +368,6 @@ class Partitioner {
         call != nullptr && call->kind == CallKind::kShardingConstraint) {
       // No computation: the operand in the constrained layout.
       const ValueId x = inst.operands[0];
-      if (step.reshards.empty()) BATON_RETURN_IF_ERROR(Materialize(x));
       if (!step.reshards.empty()) {
         BATON_ASSIGN_OR_RETURN(slot_of_[v], Resharded(x, step.reshards[0]));
       } else if (local_of_[x] >= 0) {
@@ -464,31 +439,8 @@ class Partitioner {
       }
       if (!reads) return OkStatus();
     }
-    BATON_RETURN_IF_ERROR(Pack());
     BATON_RETURN_IF_ERROR(Close(reader != nullptr ? position_ - 1 : kOutput - 1));
-    for (const PackedAllReduce& packed : packs_) {
-      SpmdStage stage;
-      stage.kind = SpmdStage::Kind::kAllReduce;
-      stage.source = packed.source;
-      SpmdSlot result = out_.slots[packed.source];
-      result.global.dtype = packed.dtype;
-      result.partial = false;
-      out_.slots.push_back(std::move(result));
-      stage.result = static_cast<int>(out_.slots.size()) - 1;
-      stage.axes = packed.axes;
-      stage.op = packed.op;
-      out_.stages.push_back(stage);
-      int64_t offset = 0;
-      for (ValueId v : packed.members) {
-        unpacked_from_[v] = Unpack{stage.result, offset};
-        offset += BlockShape(p_.type(v).shape, plan_.sharding[v], mesh_).num_elements();
-        packed_[v] = false;
-        partial_[v] = false;
-      }
-    }
-    packs_.clear();
     for (ValueId v : pending_) {
-      if (unpacked_from_[v].slot >= 0) continue;
       const ShardingStep& step = plan_.steps[v];
       SpmdStage stage;
       stage.kind = SpmdStage::Kind::kAllReduce;
@@ -503,84 +455,6 @@ class Partitioner {
     return OkStatus();
   }
 
-  // The pending partial results still in the compute stage being built
-  // whose blocks are small (kPackLimitBytes), grouped by how they are
-  // combined (axes, op, dtypes): each group of two or more is flattened and
-  // concatenated in that stage into one output (packs_), so one all-reduce
-  // combines them all -- a training step's many small gradients cost one
-  // exchange, not one each. Each member's part is sliced out where it is
-  // read (Local). Larger blocks keep an all-reduce of their own: packing
-  // them would copy them twice to save a few launches.
-  Status Pack() {
-    std::map<std::tuple<std::vector<int>, ReduceOp, DType, DType>, std::vector<ValueId>>
-        groups;
-    for (ValueId v : pending_) {
-      if (local_of_[v] < 0) continue;  // already a slot of an earlier stage
-      const DType local = cur_->type(local_of_[v]).dtype;
-      const int64_t bytes =
-          cur_->type(local_of_[v]).shape.num_elements() * dtype_size(local);
-      if (bytes > kPackLimitBytes) continue;
-      const ShardingStep& step = plan_.steps[v];
-      groups[{step.all_reduce_axes, step.all_reduce_op, local, p_.type(v).dtype}]
-          .push_back(v);
-    }
-    for (auto& [key, members] : groups) {
-      if (members.size() < 2) continue;
-      std::vector<ValueId> flat;
-      int64_t total = 0;
-      for (ValueId v : members) {
-        const int64_t n = cur_->type(local_of_[v]).shape.num_elements();
-        BATON_ASSIGN_OR_RETURN(ValueId f,
-                               cur_->Add(ReshapeAttrs{Shape{n}}, {local_of_[v]}));
-        flat.push_back(f);
-        total += n;
-        packed_[v] = true;
-      }
-      BATON_ASSIGN_OR_RETURN(ValueId joined,
-                             cur_->Add(ConcatenateAttrs{0}, OperandList(flat)));
-      SpmdSlot slot;
-      slot.global.shape = Shape{total};
-      slot.global.dtype = std::get<2>(key);
-      slot.sharding = Sharding::Replicated(1);
-      slot.block = slot.global.shape;
-      slot.partial = true;
-      out_.slots.push_back(std::move(slot));
-      const int id = static_cast<int>(out_.slots.size()) - 1;
-      packed_outputs_.emplace_back(joined, id);
-      packs_.push_back(PackedAllReduce{id, std::get<0>(key), std::get<1>(key),
-                                       std::get<3>(key), std::move(members)});
-    }
-    return OkStatus();
-  }
-
-  // Makes v, when it is its part of a packed all-reduce's result and has no
-  // slot or local value yet, a local value of the stage being built.
-  Status Materialize(ValueId v) {
-    if (local_of_[v] >= 0 || slot_of_[v] >= 0 || unpacked_from_[v].slot < 0) {
-      return OkStatus();
-    }
-    return Local(v).status();
-  }
-
-  // Packing a block costs a copy into the packed one (read and write) and
-  // saves an all-reduce's launches and copies -- on one process of 4 CPU
-  // devices about 7 queue operations of ~20 us each (bench/cases/sharded.py:
-  // the MLP step at width 128, batch 128 went from 2.4-2.7 ms to 1.5-2.1 ms
-  // packed). At ~10 GB/s the copy costs that much at about 700 KB.
-  static constexpr int64_t kPackLimitBytes = 512 << 10;
-
-  struct Unpack {
-    int slot = -1;       // the packed all-reduce's result
-    int64_t offset = 0;  // where v's block starts in it (elements)
-  };
-  struct PackedAllReduce {
-    int source;  // the packed slot
-    std::vector<int> axes;
-    ReduceOp op;
-    DType dtype;  // the result's
-    std::vector<ValueId> members;  // in packing order
-  };
-
   const Program& p_;
   const DeviceMesh& mesh_;
   const ShardingPlan& plan_;
@@ -593,10 +467,6 @@ class Partitioner {
   std::vector<ValueId> last_use_;  // per ValueId: its last reader's position
   std::vector<bool> partial_;  // per ValueId: a partial sum (see pending_)
   std::vector<ValueId> pending_;  // partial results not yet all-reduced
-  std::vector<bool> packed_;  // per ValueId: packed into this stage's output
-  std::vector<Unpack> unpacked_from_;  // per ValueId: its packed all-reduce
-  std::vector<PackedAllReduce> packs_;  // made by Pack, combined next
-  std::vector<std::pair<ValueId, int>> packed_outputs_;  // (local, slot)
   // The compute stage being built.
   std::unique_ptr<Program> cur_;
   std::vector<int> cur_inputs_;
@@ -625,7 +495,9 @@ Result<SpmdProgram> PartitionForMesh(
         shape, mesh, *outputs[k],
         "output " + std::to_string(k) + " (shape " + shape.to_string() + ")"));
   }
-  return Partitioner(program, mesh, plan, outputs).Run();
+  BATON_ASSIGN_OR_RETURN(SpmdProgram partitioned,
+                         Partitioner(program, mesh, plan, outputs).Run());
+  return CombineAllReduces(std::move(partitioned));
 }
 
 }  // namespace baton::compiler

@@ -20,12 +20,9 @@
 // first instruction that reads the result of a reduce or dot that is
 // partial -- then every partial result pending is all-reduced, so the
 // gradients of a backward pass are computed in one stage and combined
-// together. The small ones (up to 512 KiB a block) combined alike are
-// packed: the compute stage concatenates their blocks into one flat slot
-// (global type: one device's packed block, replicated, partial), a single
-// all-reduce combines it, and each reader slices its part out -- a stage
-// of slices at the end for outputs. Values a later stage reads are outputs
-// of the compute stage that made them; nothing else is kept.
+// together -- the small ones in one all-reduce (all_reduce_combiner.h).
+// Values a later stage reads are outputs of the compute stage that made
+// them; nothing else is kept.
 //
 // A device's place in the mesh is its coordinate per axis (row-major over
 // the axes: device d of a ('a': 2, 'b': 4) mesh is (d / 4, d % 4)); its

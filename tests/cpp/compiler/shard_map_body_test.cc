@@ -61,6 +61,37 @@ TEST(ShardMapBodyTest, AllReducesComeBeforeTheirResultsAreRead) {
   EXPECT_EQ(Floats(got.value()[1]), (std::vector<float>{1, -2, 3}));
 }
 
+// A data-parallel body's psums over the same axes are one all-reduce
+// (all_reduce_combiner.h): psum(x) and psum(2x) over both axes packed into
+// one block of 6 per device; the body reads both (sliced out of the
+// pack), and returns the second as it is (a stage of slices makes it).
+TEST(ShardMapBodyTest, PsumsOverTheSameAxesAreOneAllReduce) {
+  Program p;
+  const ValueId x = p.AddParameter(F32({3})).value();
+  const ValueId r1 = p.AddParameter(F32({3})).value();
+  const ValueId r2 = p.AddParameter(F32({3})).value();
+  const ValueId two = p.Add(BinaryAttrs{BinaryOp::kAdd}, {x, x}).value();
+  const ValueId sum = p.Add(BinaryAttrs{BinaryOp::kAdd}, {r1, r2}).value();
+  ASSERT_TRUE(p.SetOutputs({sum, r2, x, two}).ok());
+  Result<SpmdProgram> sp = PartitionShardMapBody(
+      p, Mesh2(),
+      {ShardMapCollective{1, 2, {0, 1}, ReduceOp::kSum},
+       ShardMapCollective{2, 3, {0, 1}, ReduceOp::kSum}});
+  ASSERT_TRUE(sp.ok()) << sp.status().to_string();
+  ASSERT_EQ(Count(sp.value(), SpmdStage::Kind::kAllReduce), 1) << sp.value().ToText();
+  for (const SpmdStage& st : sp.value().stages) {
+    if (st.kind == SpmdStage::Kind::kAllReduce) {
+      EXPECT_EQ(sp.value().slots[st.source].block, Shape({6}));
+    }
+  }
+  // x + 2x on each of the 4 devices: psum(x) = 4x, psum(2x) = 8x.
+  const Literal in = Literal::FromVector(std::vector<float>{1, -2, 3}, Shape{3});
+  Result<std::vector<Literal>> got = InterpretSpmd(sp.value(), {in});
+  ASSERT_TRUE(got.ok()) << got.status().to_string() << sp.value().ToText();
+  EXPECT_EQ(Floats(got.value()[0]), (std::vector<float>{12, -24, 36}));
+  EXPECT_EQ(Floats(got.value()[1]), (std::vector<float>{8, -16, 24}));
+}
+
 TEST(ShardMapBodyTest, BadCollectivesAreRefused) {
   const DeviceMesh mesh = Mesh2();
   // The same result parameter twice.

@@ -288,10 +288,11 @@ TEST(SpmdPartitionerTest, PartialResultsAreCombinedTogetherWhenFirstRead) {
   EXPECT_EQ(sp.stages[0].outputs, std::vector<int>{sp.stages[1].source});
 }
 
-// Only small partial results are packed, and only with others combined
-// the same way: a 1 MiB gradient keeps an all-reduce of its own (packing
-// would copy it twice to save a few launches), and a max is not packed
-// with sums. An output that was packed is sliced out by a last stage.
+// Only small partial results are packed (all_reduce_combiner.h), and only
+// with others combined the same way: a 1 MiB gradient keeps an all-reduce
+// of its own (packing would copy it to save a few launches), and a max is
+// not packed with sums. Outputs that were packed are sliced out by a stage
+// right after their all-reduce.
 TEST(SpmdPartitionerTest, OnlySmallPartialResultsCombinedAlikeArePacked) {
   Program p;
   const ValueId x = p.AddParameter(F32({8, 512})).value();
@@ -314,8 +315,15 @@ TEST(SpmdPartitionerTest, OnlySmallPartialResultsCombinedAlikeArePacked) {
             combined.end()) << sp.ToText();
   EXPECT_NE(std::find(combined.begin(), combined.end(), Shape({512})),
             combined.end()) << sp.ToText();  // the max, alone
-  // The packed outputs come out of a last compute stage.
-  EXPECT_EQ(sp.stages.back().kind, SpmdStage::Kind::kCompute) << sp.ToText();
+  // The packed outputs come out of a stage of slices after the all-reduce.
+  ASSERT_EQ(sp.num_compute_stages(), 2) << sp.ToText();
+  for (size_t s = 1; s < sp.stages.size(); ++s) {
+    if (sp.stages[s].kind != SpmdStage::Kind::kCompute) continue;
+    EXPECT_EQ(sp.stages[s - 1].kind, SpmdStage::Kind::kAllReduce);
+    EXPECT_EQ(sp.slots[sp.stages[s - 1].result].block, Shape({513}));
+    EXPECT_EQ(sp.stages[s].outputs,
+              (std::vector<int>{sp.output_slots[1], sp.output_slots[2]}));
+  }
   EXPECT_EQ(sp.slots[sp.output_slots[1]].block, Shape({512}));
   EXPECT_EQ(sp.slots[sp.output_slots[2]].block, Shape({}));
 }
