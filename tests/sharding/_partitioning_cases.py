@@ -141,6 +141,23 @@ CASES = {
     "bf16_dot_split": lambda: jax.jit(jnp.dot)(put(U[:, 0], "x"), put(U[:, 0], "x")),
     "bf16_sum_split": lambda: jax.jit(jnp.sum)(put(U, "x")),
     "bf16_matmul_split_rows": lambda: jax.jit(lambda a, b: a.T @ b)(put(U, "x"), put(V, "x")),
+    # Ops that take some dimensions whole keep the split of the others
+    # (each device slices, pads, sorts ... its own rows).
+    "slice_cols": lambda: jax.jit(lambda a: a[:, 1:3])(put(X, "x")),
+    "pad_cols": lambda: jax.jit(lambda a: jnp.pad(a, ((0, 0), (1, 2))))(put(X, "x")),
+    "concat_cols": lambda: jax.jit(lambda a: jnp.concatenate([a, a * 2], axis=1))(
+        put(X, "x")
+    ),
+    "sort_cols": lambda: jax.jit(lambda a: jnp.sort(a, axis=1))(put(X, "x")),
+    "dynamic_slice_cols": lambda: jax.jit(
+        lambda a, k: jax.lax.dynamic_slice_in_dim(a, k, 2, axis=1)
+    )(put(X, "x"), 1),
+    "take_rows_by_split_ids": lambda: jax.jit(lambda t, i: t[i])(
+        put(W), put(np.array([3, 0, 1, 1, 2, 0, 3, 2], np.int32), "x")
+    ),
+    "scatter_add_cols": lambda: jax.jit(lambda a: a.at[:, np.array([0, 2])].add(1.0))(
+        put(X, "x")
+    ),
     "constraint_under_vmap": lambda: jax.jit(jax.vmap(
         lambda r: jax.lax.with_sharding_constraint(r * 3, NamedSharding(mesh, P("y")))
     ))(put(X, "x")),

@@ -170,6 +170,22 @@ class Propagator {
         case OpKind::kReshape:
           out = ReshapeOf(v, inst);
           break;
+        case OpKind::kSlice:
+        case OpKind::kDynamicSlice:
+        case OpKind::kDynamicUpdateSlice:
+        case OpKind::kPad:
+        case OpKind::kSort:
+          out = KeepUntouched(v, inst);
+          break;
+        case OpKind::kConcatenate:
+          out = Concatenate(v, inst);
+          break;
+        case OpKind::kGather:
+          out = Gather(v, inst);
+          break;
+        case OpKind::kScatter:
+          out = Scatter(v, inst);
+          break;
         case OpKind::kCall:
           if (constraints_[v].has_value()) {  // with_sharding_constraint
             out = Constrained(inst, *constraints_[v]);
@@ -446,6 +462,111 @@ class Propagator {
     }
     Need(v, 0, want);
     return out;
+  }
+
+  // Per dimension of operand 0, whether the op reads or writes it other
+  // than element for element (a slice that does not take all of it, a
+  // padded one, the sorted one, ...): those must be whole on each device;
+  // the others keep their split (the block of the result is the op on the
+  // block of the operand).
+  std::vector<bool> Touched(const Instruction& inst) const {
+    const Shape& in = p_.type(inst.operands[0]).shape;
+    std::vector<bool> touched(in.rank(), false);
+    for (int d = 0; d < in.rank(); ++d) {
+      if (const auto* a = inst.attrs_if<SliceAttrs>()) {
+        touched[d] = a->start[d] != 0 || a->limit[d] != in.dim(d) || a->stride[d] != 1;
+      } else if (const auto* a = inst.attrs_if<DynamicSliceAttrs>()) {
+        touched[d] = a->slice_sizes[d] != in.dim(d);
+      } else if (inst.kind() == OpKind::kDynamicUpdateSlice) {
+        touched[d] = p_.type(inst.operands[1]).shape.dim(d) != in.dim(d);
+      } else if (const auto* a = inst.attrs_if<PadAttrs>()) {
+        touched[d] = a->low[d] != 0 || a->high[d] != 0 || a->interior[d] != 0;
+      } else if (const auto* a = inst.attrs_if<SortAttrs>()) {
+        touched[d] = a->dimension == d;
+      }
+    }
+    return touched;
+  }
+
+  // `s` with the dimensions `whole` marks left whole.
+  static Sharding Whole(Sharding s, const std::vector<bool>& whole) {
+    for (size_t d = 0; d < whole.size(); ++d) {
+      if (whole[d]) s.dims[d].clear();
+    }
+    return s;
+  }
+
+  // Slices, dynamic slices and updates, pads and sorts: the operand's
+  // layout, with the dimensions the op touches whole (gathered first if
+  // split); a dynamic update's update is read in the same layout.
+  Sharding KeepUntouched(ValueId v, const Instruction& inst) {
+    const Sharding s = Whole(Of(inst.operands[0]), Touched(inst));
+    Need(v, 0, s);
+    if (inst.kind() == OpKind::kDynamicUpdateSlice) Need(v, 1, s);
+    return s;
+  }
+
+  // The most split operand's layout, the joined dimension whole, for every
+  // operand.
+  Sharding Concatenate(ValueId v, const Instruction& inst) {
+    const int64_t joined = inst.attrs_as<ConcatenateAttrs>().dimension;
+    std::vector<bool> whole(inst.type.shape.rank(), false);
+    whole[joined] = true;
+    Sharding best = Whole(Of(inst.operands[0]), whole);
+    for (int k = 1; k < inst.operands.size(); ++k) {
+      Sharding s = Whole(Of(inst.operands[k]), whole);
+      if (Ways(s, mesh_) > Ways(best, mesh_)) best = std::move(s);
+    }
+    for (int k = 0; k < inst.operands.size(); ++k) Need(v, k, best);
+    return best;
+  }
+
+  // take(operand, indices, axis): the operand whole along `axis` and split
+  // as it is elsewhere; the indices split as they are, where their axes
+  // are not the operand's. The result is operand[:axis] + indices +
+  // operand[axis+1:], laid out the same (an embedding lookup of a
+  // replicated table by batch-split ids stays split by batch).
+  Sharding Gather(ValueId v, const Instruction& inst) {
+    const int64_t axis = inst.attrs_as<GatherAttrs>().axis;
+    Sharding table = Of(inst.operands[0]);
+    table.dims[axis].clear();
+    Sharding ids = Of(inst.operands[1]);
+    std::vector<int> used;
+    for (const auto& axes : table.dims) used.insert(used.end(), axes.begin(), axes.end());
+    for (auto& axes : ids.dims) {
+      for (int a : axes) {
+        if (std::find(used.begin(), used.end(), a) != used.end()) {
+          axes.clear();
+          break;
+        }
+      }
+    }
+    Need(v, 0, table);
+    Need(v, 1, ids);
+    Sharding out;
+    out.dims.assign(table.dims.begin(), table.dims.begin() + axis);
+    out.dims.insert(out.dims.end(), ids.dims.begin(), ids.dims.end());
+    out.dims.insert(out.dims.end(), table.dims.begin() + axis + 1, table.dims.end());
+    return out;
+  }
+
+  // scatter(operand, indices, updates, axis): each device applies every
+  // update to its block -- the operand whole along `axis` and split as it
+  // is elsewhere, the indices whole, the updates laid out as the operand
+  // around the indices' dimensions (whole).
+  Sharding Scatter(ValueId v, const Instruction& inst) {
+    const int64_t axis = inst.attrs_as<ScatterAttrs>().axis;
+    Sharding s = Of(inst.operands[0]);
+    s.dims[axis].clear();
+    const int index_rank = p_.type(inst.operands[1]).shape.rank();
+    Sharding updates;
+    updates.dims.assign(s.dims.begin(), s.dims.begin() + axis);
+    updates.dims.resize(updates.dims.size() + index_rank);
+    updates.dims.insert(updates.dims.end(), s.dims.begin() + axis + 1, s.dims.end());
+    Need(v, 0, s);
+    Need(v, 1, Sharding::Replicated(index_rank));
+    Need(v, 2, updates);
+    return s;
   }
 
   // A constraint's layout: its dimensions, and the operand's for those it

@@ -358,6 +358,26 @@ class Partitioner {
       a.shape = BlockShape(a.shape, s, mesh_);
       return a;
     }
+    // A slice or dynamic slice takes all of each split dimension
+    // (sharding_propagation.cc: Touched): all of the block.
+    const Shape block = BlockShape(inst.type.shape, s, mesh_);
+    if (const auto* sl = inst.attrs_if<SliceAttrs>()) {
+      SliceAttrs a = *sl;
+      for (int d = 0; d < block.rank(); ++d) {
+        if (s.dims[d].empty()) continue;
+        a.start[d] = 0;
+        a.limit[d] = block.dim(d);
+        a.stride[d] = 1;
+      }
+      return a;
+    }
+    if (const auto* ds = inst.attrs_if<DynamicSliceAttrs>()) {
+      DynamicSliceAttrs a = *ds;
+      for (int d = 0; d < block.rank(); ++d) {
+        if (!s.dims[d].empty()) a.slice_sizes[d] = block.dim(d);
+      }
+      return a;
+    }
     return inst.attrs;
   }
 

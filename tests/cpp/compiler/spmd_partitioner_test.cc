@@ -237,7 +237,62 @@ TEST(SpmdPartitionerTest, ReshapesKeepOrGatherTheirSplit) {
 // Ops without a rule read their operands whole: a gather of split rows
 // after an elementwise op, then elementwise again on the replicated result
 // with a split operand (sliced, no communication).
-TEST(SpmdPartitionerTest, OpsWithoutARuleGatherTheirOperands) {
+// Slices, pads, sorts, dynamic slices and updates, concatenation, gathers
+// and scatters keep the split of every dimension they take whole, element
+// for element (JAX keeps x[:, 1:5] of a row-split x row-split): nothing is
+// gathered, each device works on its rows.
+TEST(SpmdPartitionerTest, OpsKeepTheSplitOfDimensionsTheyDoNotTouch) {
+  Program p;
+  const ValueType i32{Shape{}, DType::kInt32};
+  const ValueId x = p.AddParameter(F32({8, 6})).value();
+  const ValueId table = p.AddParameter(F32({5, 6})).value();
+  const ValueId ids = p.AddParameter(ValueType{Shape{8}, DType::kInt32}).value();
+  const ValueId k = p.AddParameter(i32).value();
+  const ValueId cols = p.AddParameter(ValueType{Shape{2}, DType::kInt32}).value();
+  const ValueId zero = p.Add(ConstantAttrs{std::make_shared<Literal>(
+                                 Literal::Scalar<float>(0.0f))}, {}).value();
+  const ValueId row0 = p.Add(ConstantAttrs{std::make_shared<Literal>(
+                                 Literal::Scalar<int32_t>(3))}, {}).value();
+  const ValueId sl = p.Add(SliceAttrs{{0, 1}, {8, 5}, {1, 1}}, {x}).value();
+  const ValueId pd = p.Add(PadAttrs{{0, 1}, {0, 2}, {0, 1}}, {x, zero}).value();
+  const ValueId srt = p.Add(SortAttrs{1, false, false}, {x}).value();
+  const ValueId ds = p.Add(DynamicSliceAttrs{{8, 2}}, {x, row0, k}).value();
+  const ValueId upd = p.Add(SliceAttrs{{0, 0}, {8, 2}, {1, 1}}, {srt}).value();
+  const ValueId dus = p.Add(DynamicUpdateSliceAttrs{}, {x, upd, row0, k}).value();
+  const ValueId cat = p.Add(ConcatenateAttrs{1}, {x, sl, ds}).value();
+  const ValueId g = p.Add(GatherAttrs{0}, {table, ids}).value();
+  const ValueId sc = p.Add(ScatterAttrs{1, ScatterMode::kAdd}, {x, cols, ds}).value();
+  ASSERT_TRUE(p.SetOutputs({sl, pd, srt, ds, dus, cat, g, sc}).ok());
+  Result<SpmdProgram> sp = PartitionForMesh(
+      p, Mesh1(), {S({I, R}), S({R, R}), S({I}), S({}), S({R})});
+  ASSERT_TRUE(sp.ok()) << sp.status().to_string();
+  EXPECT_EQ(Count(sp.value(), SpmdStage::Kind::kAllGather), 0) << sp.value().ToText();
+  EXPECT_EQ(sp.value().num_compute_stages(), 1) << sp.value().ToText();
+  for (int slot : sp.value().output_slots) {
+    EXPECT_EQ(sp.value().slots[slot].sharding.dims[0], I) << sp.value().ToText();
+    EXPECT_EQ(sp.value().slots[slot].block.dim(0), 2) << sp.value().ToText();
+  }
+  std::vector<Literal> args = {
+      Arg(Shape{8, 6}, 1), Arg(Shape{5, 6}, 2),
+      Literal::FromVector(std::vector<int32_t>{4, 0, 3, 3, 1, 2, 2, 0}, Shape{8}),
+      Literal::FromVector(std::vector<int32_t>{3}, Shape{}),
+      Literal::FromVector(std::vector<int32_t>{5, 1}, Shape{2})};
+  auto want = Interpret(p, args);
+  auto got = InterpretSpmd(sp.value(), args);
+  ASSERT_TRUE(want.ok() && got.ok()) << got.status().to_string();
+  for (size_t j = 0; j < want.value().size(); ++j) {
+    EXPECT_EQ(std::memcmp(got.value()[j].untyped_data(),
+                          want.value()[j].untyped_data(),
+                          static_cast<size_t>(want.value()[j].byte_size())),
+              0)
+        << "output " << j;
+  }
+}
+
+// A gather along the split dimension reads the whole operand: it is
+// gathered first, and the result (replicated) is sliced where a split
+// value reads it.
+TEST(SpmdPartitionerTest, AGatherAlongTheSplitDimensionGathersItsOperand) {
   Program p;
   const ValueId x = p.AddParameter(F32({8, 3})).value();
   const ValueId idx = p.AddParameter(ValueType{Shape{8}, DType::kInt32}).value();
