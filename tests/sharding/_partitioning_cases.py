@@ -87,6 +87,11 @@ def tp_step():
 U = np.random.RandomState(0).uniform(0, 1, (64, 32)).astype(jnp.bfloat16)
 V = np.random.RandomState(1).uniform(0, 1, (64, 16)).astype(jnp.bfloat16)
 
+# A batch of 8 symmetric positive definite 4 x 4 matrices.
+SPD = np.einsum("bij,bkj->bik", ints(8, 4, 4, seed=6), ints(8, 4, 4, seed=6)) + 8 * np.eye(
+    4, dtype=np.float32
+)
+
 CASES = {
     "sum_all": lambda: jnp.sum(put(X, "x", "y")),
     "sum_axis0": lambda: jax.jit(lambda a: a.sum(axis=0))(put(X, "x", "y")),
@@ -158,6 +163,10 @@ CASES = {
     "scatter_add_cols": lambda: jax.jit(lambda a: a.at[:, np.array([0, 2])].add(1.0))(
         put(X, "x")
     ),
+    # Batches of FFTs and decompositions stay split by batch.
+    "rfft_rows": lambda: jax.jit(jnp.fft.rfft)(put(X, "x")),
+    "cholesky_batch": lambda: jax.jit(jnp.linalg.cholesky)(put(SPD, "x")),
+    "solve_batch": lambda: jax.jit(jnp.linalg.solve)(put(SPD, "x"), put(SPD[:, :, :2], "x")),
     "constraint_under_vmap": lambda: jax.jit(jax.vmap(
         lambda r: jax.lax.with_sharding_constraint(r * 3, NamedSharding(mesh, P("y")))
     ))(put(X, "x")),

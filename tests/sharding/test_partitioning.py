@@ -62,7 +62,8 @@ CASE_NAMES = [
     "constraint_in_matmul", "constraint_under_grad", "constraint_under_vmap",
     "bf16_dot_split", "bf16_sum_split", "bf16_matmul_split_rows",
     "slice_cols", "pad_cols", "concat_cols", "sort_cols", "dynamic_slice_cols",
-    "take_rows_by_split_ids", "scatter_add_cols",
+    "take_rows_by_split_ids", "scatter_add_cols", "rfft_rows", "cholesky_batch",
+    "solve_batch",
 ]
 
 

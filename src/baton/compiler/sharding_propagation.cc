@@ -175,7 +175,11 @@ class Propagator {
         case OpKind::kDynamicUpdateSlice:
         case OpKind::kPad:
         case OpKind::kSort:
+        case OpKind::kFft:
           out = KeepUntouched(v, inst);
+          break;
+        case OpKind::kLinalg:
+          out = Batched(v, inst);
           break;
         case OpKind::kConcatenate:
           out = Concatenate(v, inst);
@@ -483,6 +487,8 @@ class Propagator {
         touched[d] = a->low[d] != 0 || a->high[d] != 0 || a->interior[d] != 0;
       } else if (const auto* a = inst.attrs_if<SortAttrs>()) {
         touched[d] = a->dimension == d;
+      } else if (const auto* a = inst.attrs_if<FftAttrs>()) {  // the last ones
+        touched[d] = d >= in.rank() - static_cast<int>(a->lengths.size());
       }
     }
     return touched;
@@ -504,6 +510,24 @@ class Propagator {
     Need(v, 0, s);
     if (inst.kind() == OpKind::kDynamicUpdateSlice) Need(v, 1, s);
     return s;
+  }
+
+  // Linear algebra over a batch of matrices (op_attrs.h, LinalgAttrs):
+  // every operand's batch (leading) dimensions split as operand 0's, the
+  // matrices whole; the result's batch dimensions likewise, the rest whole
+  // (a batch of decompositions split over the devices, each device
+  // factoring its own matrices).
+  Sharding Batched(ValueId v, const Instruction& inst) {
+    const int batch = p_.type(inst.operands[0]).shape.rank() - 2;
+    std::vector<bool> matrix(batch + 2, false);
+    matrix[batch] = matrix[batch + 1] = true;
+    const Sharding s = Whole(Of(inst.operands[0]), matrix);
+    for (int k = 0; k < inst.operands.size(); ++k) {
+      if (p_.type(inst.operands[k]).shape.rank() == batch + 2) Need(v, k, s);
+    }
+    Sharding out = Sharding::Replicated(inst.type.shape.rank());
+    for (int d = 0; d < batch; ++d) out.dims[d] = s.dims[d];
+    return out;
   }
 
   // The most split operand's layout, the joined dimension whole, for every

@@ -289,6 +289,29 @@ TEST(SpmdPartitionerTest, OpsKeepTheSplitOfDimensionsTheyDoNotTouch) {
   }
 }
 
+// A batch of LU factorizations and of real FFTs split over the devices:
+// each device factors and transforms its own rows; the matrices and the
+// transformed dimension are whole.
+TEST(SpmdPartitionerTest, BatchedLinearAlgebraAndFftsKeepTheBatchSplit) {
+  Program p;
+  const ValueId a = p.AddParameter(F32({8, 4, 4})).value();
+  const ValueId x = p.AddParameter(F32({8, 6})).value();
+  LinalgAttrs lu;
+  lu.kind = LinalgKind::kLu;
+  const ValueId f = p.Add(lu, {a}).value();
+  const ValueId r = p.Add(FftAttrs{FftType::kRfft, {6}}, {x}).value();
+  ASSERT_TRUE(p.SetOutputs({f, r}).ok());
+  const SpmdProgram sp =
+      CheckAgainstOneDevice(p, Mesh1(), {S({I, R, R}), S({I, R})});
+  EXPECT_EQ(Count(sp, SpmdStage::Kind::kAllGather), 0) << sp.ToText();
+  EXPECT_EQ(sp.slots[sp.output_slots[0]].block, Shape({2, 4, 5}));
+  EXPECT_EQ(sp.slots[sp.output_slots[1]].block, Shape({2, 4}));
+  // Split along a matrix dimension, the factorization reads it whole.
+  const SpmdProgram gathered =
+      CheckAgainstOneDevice(p, Mesh1(), {S({R, I, R}), S({R, R})});
+  EXPECT_EQ(Count(gathered, SpmdStage::Kind::kAllGather), 1) << gathered.ToText();
+}
+
 // A gather along the split dimension reads the whole operand: it is
 // gathered first, and the result (replicated) is sliced where a split
 // value reads it.
