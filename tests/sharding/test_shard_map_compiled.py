@@ -143,6 +143,25 @@ def test_a_data_parallel_bodys_psums_are_one_all_reduce(mesh):
         np.testing.assert_allclose(np.asarray(s.data), want_b, rtol=1e-5)
 
 
+def test_a_psum_over_axes_out_of_mesh_order_adds_in_group_order(mesh, monkeypatch):
+    # psum over ('b', 'a') numbers the group 'b'-major, as JAX does: on the
+    # 2 x 2 mesh it adds the blocks of devices (a, b) = (0, 0), (1, 0),
+    # (0, 1), (1, 1). In float32, 1e8 + 1 - 1e8 + 0 is 0 in mesh order and
+    # 1e8 - 1e8 + 1 + 0 = 1 in group order; compiled and threads agree.
+    if N != 4:
+        pytest.skip("the values are chosen for a 2 x 2 mesh")
+    blocks = np.repeat(np.array([1e8, 1.0, -1e8, 0.0], np.float32), 4)
+    for compile_bodies in (True, False):
+        monkeypatch.setattr(_shard_map, "compile_bodies", compile_bodies)
+        f = bt.shard_map(
+            lambda b: L.psum(b, ("b", "a")), mesh=mesh, in_specs=P(("a", "b")),
+            out_specs=P(),
+        )
+        out = f(blocks)
+        assert bool(_shard_map.compiled(f, blocks)) is compile_bodies
+        np.testing.assert_array_equal(np.asarray(out), np.ones(4, np.float32))
+
+
 def test_a_jitted_function_calling_psum_is_inlined_into_the_compiled_body(mesh):
     # On the threads a collective inside a jitted function cannot run (it
     # would be traced with no devices to meet); compiled, the jitted

@@ -105,10 +105,10 @@ Result<std::vector<Literal>> InterpretSpmd(const SpmdProgram& program,
         const auto& src = blocks[st.source];
         auto& dst = blocks[st.result];
         for (int64_t d = 0; d < n; ++d) {
+          // In group order: the stage's axes major first.
           Literal acc;
           bool first = true;
-          for (int64_t e = 0; e < n; ++e) {
-            if (!SameGroup(mesh, d, e, st.axes)) continue;
+          for (int64_t e : GroupMembers(mesh, d, st.axes)) {
             if (first) {
               acc = src[e];
               first = false;

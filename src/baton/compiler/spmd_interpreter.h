@@ -5,7 +5,8 @@
 // on real devices must agree with, and what the partitioner's tests check
 // against the unpartitioned program.
 //
-// An all-reduce combines a group's blocks in device order, so every device
+// An all-reduce combines a group's blocks in group order (the stage's axes
+// major first: GroupMembers), so every device
 // of a group ends with the same bytes.
 //
 // Thread-safety: pure functions of their arguments.

@@ -20,9 +20,9 @@ using compiler::ValueId;
 using compiler::ValueType;
 
 struct SpmdExecutable::Communication {
-  // kAllReduce: the device's group in mesh order, the member that combines
-  // it (one process), and on each device that combines, the program
-  // combining the group's blocks in mesh order.
+  // kAllReduce: the device's group in group order (compiler::GroupMembers),
+  // the member that combines it (one process), and on each device that
+  // combines, the program combining the group's blocks in that order.
   std::vector<int> members;
   int leader = -1;
   std::shared_ptr<Executable> combine;
@@ -396,20 +396,15 @@ Status SpmdExecutable::CompileCommunication(size_t s) {
   }
   switch (st.kind) {
     case SpmdStage::Kind::kAllReduce: {
-      for (int64_t d = 0; d < n; ++d) {
-        for (int64_t e = 0; e <= d; ++e) {
-          if (!compiler::SameGroup(mesh, d, e, st.axes)) continue;
-          per_device[d]->leader = static_cast<int>(e);
-          break;
-        }
-      }
-      for (int64_t d = 0; d < n; ++d) {
-        per_device[per_device[d]->leader]->members.push_back(static_cast<int>(d));
-      }
       const bool crosses = crosses_[s];
       for (int d : local_) {
         Communication& c = *per_device[d];
-        c.members = per_device[c.leader]->members;
+        // In group order (the stage's axes major first, as shard_map's
+        // threads and JAX number a group): the order the blocks are
+        // combined in, so psum over ('b', 'a') adds in that order.
+        for (int64_t e : compiler::GroupMembers(mesh, d, st.axes)) {
+          c.members.push_back(static_cast<int>(e));
+        }
         // One process: one member combines for the group -- a different one
         // from stage to stage, so the all-reduces of a backward pass spread
         // over the devices. Across processes: every device combines its
@@ -924,7 +919,7 @@ Result<std::vector<std::vector<Array>>> SpmdExecutable::Execute(
           const Communication& c = *comm[d];
           if (!host.empty()) {
             // Across processes: each device combines its whole group, in
-            // mesh order (so every copy is the same).
+            // group order (so every copy is the same).
             std::vector<Array> parts;
             for (int e : c.members) {
               BATON_ASSIGN_OR_RETURN(Array part, BlockOn(d, e, src, host, slot));
@@ -939,8 +934,8 @@ Result<std::vector<std::vector<Array>>> SpmdExecutable::Execute(
             continue;
           }
           if (c.leader != d) continue;
-          // This device combines the group's blocks, in mesh order, in one
-          // program; then each member gets a copy.
+          // This device combines the group's blocks, in group order, in
+          // one program; then each member gets a copy.
           std::vector<Array> parts;
           for (int e : c.members) {
             if (e == d) {

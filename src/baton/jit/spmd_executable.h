@@ -7,10 +7,12 @@
 // device's own backend). The communication between stages moves blocks
 // between devices with asynchronous device-to-device copies (CopyArray) and
 // combines them with small programs compiled for the receiving device:
-//  - all-reduce: each group's blocks are combined, in mesh order, by one
-//    member (which one rotates from stage to stage, spreading a backward
-//    pass's all-reduces over the devices) and the result is copied to the
-//    other members, so every device of a group holds the same bytes;
+//  - all-reduce: each group's blocks are combined, in group order (the
+//    stage's axes major first; mesh order for jit's, whose axes are
+//    sorted), by one member (which one rotates from stage to stage,
+//    spreading a backward pass's all-reduces over the devices) and the
+//    result is copied to the other members, so every device of a group
+//    holds the same bytes;
 //  - slice: each device cuts its new block out of the block it has (no
 //    copy between devices);
 //  - all-gather: each device assembles the whole array from one block per
