@@ -167,6 +167,24 @@ CASES = {
     "rfft_rows": lambda: jax.jit(jnp.fft.rfft)(put(X, "x")),
     "cholesky_batch": lambda: jax.jit(jnp.linalg.cholesky)(put(SPD, "x")),
     "solve_batch": lambda: jax.jit(jnp.linalg.solve)(put(SPD, "x"), put(SPD[:, :, :2], "x")),
+    # Loops and conditionals whose bodies need no communication run on each
+    # device's rows (the carries stay split; a scan's ys are split after
+    # their leading, iterated dimension).
+    "fori_loop_rows": lambda: jax.jit(
+        lambda a: jax.lax.fori_loop(0, 3, lambda i, x: x * 0.5 + i, a)
+    )(put(X, "x")),
+    "while_loop_rows": lambda: jax.jit(lambda a: jax.lax.while_loop(
+        lambda c: c[0] < 3, lambda c: (c[0] + 1, c[1] * 2 - 1), (0, a))[1]
+    )(put(X, "x")),
+    "scan_carry_and_ys": lambda: dict(zip(("carry", "ys"), jax.jit(lambda a: jax.lax.scan(
+        lambda c, t: (c * 0.5 + t, c.sum(axis=1)), a, jnp.arange(3.0))
+    )(put(X, "x")))),
+    "scan_over_layers": lambda: jax.jit(lambda a, ws: jax.lax.scan(
+        lambda c, w: (jnp.tanh(c @ w), None), a, ws)[0]
+    )(put(X, "x"), put(np.stack([W[:, :4], W[:, :4] * 0.5]))),
+    "cond_rows": lambda: jax.jit(
+        lambda a, p: jax.lax.cond(p, lambda x: x * 2, lambda x: x - 1, a)
+    )(put(X, "x"), True),
     "constraint_under_vmap": lambda: jax.jit(jax.vmap(
         lambda r: jax.lax.with_sharding_constraint(r * 3, NamedSharding(mesh, P("y")))
     ))(put(X, "x")),

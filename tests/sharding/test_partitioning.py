@@ -24,6 +24,7 @@ import pytest
 from conftest import N, in_use
 
 import baton as bt
+import baton.numpy as bnp
 from baton.sharding import NamedSharding
 from baton.sharding import PartitionSpec as P
 
@@ -63,7 +64,8 @@ CASE_NAMES = [
     "bf16_dot_split", "bf16_sum_split", "bf16_matmul_split_rows",
     "slice_cols", "pad_cols", "concat_cols", "sort_cols", "dynamic_slice_cols",
     "take_rows_by_split_ids", "scatter_add_cols", "rfft_rows", "cholesky_batch",
-    "solve_batch",
+    "solve_batch", "fori_loop_rows", "while_loop_rows", "scan_carry_and_ys",
+    "scan_over_layers", "cond_rows",
 ]
 
 
@@ -141,6 +143,29 @@ def test_a_split_parameter_takes_a_quarter_per_device(mesh):
     del out
     bt.effects_barrier()
     assert in_use() == after_put
+
+
+def test_a_loop_over_split_rows_runs_on_each_devices_rows(mesh):
+    # The loop body needs no communication: each device runs it on its
+    # quarter of the rows (no all-gather, one compute stage), holding only
+    # its block and its result's; a loop whose condition sums the rows
+    # needs every device's rows in each iteration and runs whole.
+    x = bt.device_put(floats(64, 32), NamedSharding(mesh, P("i")))
+    f = bt.jit(lambda a: bt.lax.fori_loop(0, 4, lambda i, c: bnp.tanh(c) * 0.5 + i, a))
+    text = f.lower(x).compile().as_text()
+    assert "all-gather" not in text and text.count("compute (") == 1, text
+    before = in_use()
+    out = f(x)
+    bt.effects_barrier()
+    grew = [a - b for a, b in zip(in_use(), before)]
+    assert grew == [16 * 32 * 4] * N, grew  # each device: its result block
+    assert out.sharding.spec == P("i")
+    want = floats(64, 32)
+    for i in range(4):
+        want = np.tanh(want) * 0.5 + i
+    np.testing.assert_allclose(np.asarray(out), want, rtol=1e-6)
+    g = bt.jit(lambda a: bt.lax.while_loop(lambda c: c.sum() < 1e4, lambda c: c * 2 + 1, a))
+    assert "all-gather" in g.lower(x).compile().as_text()
 
 
 def test_a_donated_parameter_is_updated_in_place_on_every_device(mesh):

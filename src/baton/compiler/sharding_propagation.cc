@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <optional>
 
+#include "baton/compiler/effects.h"
 #include "baton/compiler/step_plan.h"
 #include "baton/core/dot_dimensions.h"
 
@@ -180,6 +181,11 @@ class Propagator {
           break;
         case OpKind::kLinalg:
           out = Batched(v, inst);
+          break;
+        case OpKind::kWhile:
+        case OpKind::kScan:
+        case OpKind::kCase:
+          out = ControlFlow(v, inst);
           break;
         case OpKind::kConcatenate:
           out = Concatenate(v, inst);
@@ -512,6 +518,160 @@ class Propagator {
     return s;
   }
 
+  // A control-flow group's decision (made at its first instruction, used
+  // by the rest: they share operands and regions).
+  struct RegionGroup {
+    const void* key = nullptr;          // the first region's identity
+    std::vector<Sharding> operands;     // the layout each operand is read in
+    std::vector<Sharding> outputs;      // per output_index
+    std::vector<std::shared_ptr<const ShardingPlan>> regions;  // empty: whole
+  };
+
+  // Meet of two layouts: the dimensions split alike, the rest whole.
+  static Sharding Meet(const Sharding& a, const Sharding& b) {
+    Sharding m = a;
+    for (size_t d = 0; d < m.dims.size(); ++d) {
+      if (a.dims[d] != b.dims[d]) m.dims[d].clear();
+    }
+    return m;
+  }
+
+  // While, scan and case on each device's blocks, when their regions need
+  // no communication there: each region is propagated with its parameters
+  // laid out as the loop's operands (a scan's xs without their leading,
+  // iterated dimension); where a region wants a parameter in another
+  // layout it is given that one (resharded once, before the op, instead of
+  // in every iteration), and a carry whose result comes out otherwise than
+  // it goes in is met with it; a few rounds settle them. A region that
+  // still needs a reshard or an all-reduce inside, has side effects, or
+  // does not settle: the op reads its operands whole, as before.
+  Sharding ControlFlow(ValueId v, const Instruction& inst) {
+    const Program* first_region = nullptr;
+    int output_index = 0;
+    if (const auto* a = inst.attrs_if<WhileAttrs>()) {
+      first_region = a->cond.get();
+      output_index = a->output_index;
+    } else if (const auto* a = inst.attrs_if<ScanAttrs>()) {
+      first_region = a->body.get();
+      output_index = a->output_index;
+    } else {
+      const auto& c = inst.attrs_as<CaseAttrs>();
+      first_region = c.branches.front().get();
+      output_index = c.output_index;
+    }
+    if (group_.key != first_region || output_index == 0) {
+      group_ = DecideRegions(inst);
+      group_.key = first_region;
+    }
+    for (int k = 0; k < inst.operands.size(); ++k) Need(v, k, group_.operands[k]);
+    plan_.steps[v].regions = group_.regions;
+    return group_.outputs[output_index];
+  }
+
+  RegionGroup DecideRegions(const Instruction& inst) {
+    RegionGroup g;
+    const int n_ops = static_cast<int>(inst.operands.size());
+    // Whole, as every other op: the fallback.
+    for (int k = 0; k < n_ops; ++k) {
+      g.operands.push_back(Sharding::Replicated(p_.type(inst.operands[k]).shape.rank()));
+    }
+    std::vector<const Program*> regions;
+    int carries = 0, xs = 0, first_param_operand = 0;
+    std::vector<Shape> out_shapes;
+    if (const auto* a = inst.attrs_if<WhileAttrs>()) {
+      regions = {a->cond.get(), a->body.get()};
+      carries = a->num_carries;
+      for (int i = 0; i < carries; ++i) out_shapes.push_back(p_.type(inst.operands[i]).shape);
+    } else if (const auto* a = inst.attrs_if<ScanAttrs>()) {
+      regions = {a->body.get()};
+      carries = a->num_carries;
+      xs = a->num_xs;
+      for (ValueId o : a->body->outputs()) out_shapes.push_back(a->body->type(o).shape);
+    } else {
+      const auto& c = inst.attrs_as<CaseAttrs>();
+      for (const auto& b : c.branches) regions.push_back(b.get());
+      first_param_operand = 1;  // the branch index
+      for (ValueId o : c.branches.front()->outputs()) {
+        out_shapes.push_back(c.branches.front()->type(o).shape);
+      }
+    }
+    auto whole = [&]() {
+      for (const Shape& s : out_shapes) g.outputs.push_back(Sharding::Replicated(s.rank()));
+      return g;
+    };
+    for (const Program* r : regions) {
+      if (HasSideEffect(*r)) return whole();
+    }
+    // The regions' parameters: the operands after the branch index; a
+    // scan's xs without their leading dimension.
+    std::vector<Sharding> params;
+    for (int k = first_param_operand; k < n_ops; ++k) {
+      Sharding s = Of(inst.operands[k]);
+      const int j = k - first_param_operand;
+      if (j >= carries && j < carries + xs) s.dims.erase(s.dims.begin());
+      params.push_back(std::move(s));
+    }
+    const int rounds = 8;
+    std::vector<std::shared_ptr<const ShardingPlan>> plans;
+    for (int round = 0; round <= rounds; ++round) {
+      plans.clear();
+      bool settled = true;
+      for (const Program* r : regions) {
+        Result<ShardingPlan> plan = PropagateShardings(*r, mesh_, params);
+        if (!plan.ok()) return whole();
+        // Reshards of parameters: the parameter in that layout instead.
+        for (ValueId u = 0; u < r->num_values(); ++u) {
+          const ShardingStep& step = plan.value().steps[u];
+          if (!step.all_reduce_axes.empty()) return whole();
+          for (const Reshard& rs : step.reshards) {
+            const ValueId o = r->instruction(u).operands[rs.operand];
+            const auto* param = r->instruction(o).attrs_if<ParameterAttrs>();
+            if (param == nullptr) return whole();  // inside every iteration
+            Sharding& want = params[param->index];
+            want = want == rs.from ? rs.to : Meet(want, rs.to);
+            settled = false;
+          }
+        }
+        plans.push_back(std::make_shared<const ShardingPlan>(std::move(plan.value())));
+      }
+      // A carry comes out of the body as it goes in.
+      const Program* body = regions.back();
+      const ShardingPlan& body_plan = *plans.back();
+      for (int i = 0; i < carries && settled; ++i) {
+        const Sharding& out = body_plan.sharding[body->outputs()[i]];
+        if (out != params[i]) {
+          params[i] = Meet(params[i], out);
+          settled = false;
+        }
+      }
+      if (settled) break;
+      if (round == rounds) return whole();
+    }
+    // Every branch's results laid out alike.
+    std::vector<Sharding> outs;
+    for (size_t j = 0; j < out_shapes.size(); ++j) {
+      const Sharding& s = plans[regions.size() - 1]->sharding[regions.back()->outputs()[j]];
+      for (size_t b = 0; b + 1 < regions.size() && inst.kind() == OpKind::kCase; ++b) {
+        if (plans[b]->sharding[regions[b]->outputs()[j]] != s) return whole();
+      }
+      outs.push_back(s);
+    }
+    for (int k = first_param_operand; k < n_ops; ++k) {
+      Sharding s = params[k - first_param_operand];
+      const int j = k - first_param_operand;
+      if (j >= carries && j < carries + xs) s.dims.insert(s.dims.begin(), std::vector<int>{});
+      g.operands[k] = std::move(s);
+    }
+    if (inst.kind() == OpKind::kScan) {
+      for (size_t j = carries; j < outs.size(); ++j) {  // ys: [length, ...]
+        outs[j].dims.insert(outs[j].dims.begin(), std::vector<int>{});
+      }
+    }
+    g.outputs = std::move(outs);
+    g.regions = std::move(plans);
+    return g;
+  }
+
   // Linear algebra over a batch of matrices (op_attrs.h, LinalgAttrs):
   // every operand's batch (leading) dimensions split as operand 0's, the
   // matrices whole; the result's batch dimensions likewise, the rest whole
@@ -617,6 +777,7 @@ class Propagator {
   // kShardingConstraint) gives it.
   std::vector<std::optional<Constraint>> constraints_;
   ShardingPlan plan_;
+  RegionGroup group_;  // the control-flow group being propagated
 };
 
 // The layout a sharding constraint names, by the mesh's axis names;

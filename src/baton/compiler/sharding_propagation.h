@@ -29,13 +29,23 @@
 //  - reshape: a split dimension survives when it is the major dimension of
 //    its group of merged or split dimensions and the group's major result
 //    dimension divides by the split; otherwise the group is gathered;
-//  - every other op (slices, pad, concatenate, gather, scatter, sort,
-//    linalg, fft, callbacks, calls, control flow) reads its operands whole
-//    (all-gathered) and its result is replicated.
+//  - slices, dynamic slices and updates, pads, sorts, FFTs, concatenation:
+//    the dimensions they take whole (sliced, padded, sorted, transformed,
+//    joined) are whole, the others keep their split; batched linear
+//    algebra keeps its batch dimensions' split; a gather (take along an
+//    axis) keeps its operand's split elsewhere and its indices'; a scatter
+//    its operand's split elsewhere, the indices whole;
+//  - while, scan and case whose regions need no communication on the
+//    operands' blocks (propagated into the regions, the loop-carried
+//    values' layouts settled by a few rounds): run on each device's blocks,
+//    the regions' plans kept in the op's step (ShardingStep::regions);
+//    otherwise, and for callbacks and other ops, the operands are read
+//    whole (all-gathered) and the result is replicated.
 //
 // Thread-safety: a pure function of its arguments.
 #pragma once
 
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -76,6 +86,8 @@ struct Reshard {
   Kind kind = Kind::kSlice;
 };
 
+struct ShardingPlan;
+
 // What one instruction needs beyond computing on its operands' blocks.
 struct ShardingStep {
   std::vector<Reshard> reshards;  // before it
@@ -83,6 +95,11 @@ struct ShardingStep {
   // combined by an all-reduce of `all_reduce_op`.
   std::vector<int> all_reduce_axes;
   ReduceOp all_reduce_op = ReduceOp::kSum;
+  // A while, scan or case run on each device's blocks: the plan of each of
+  // its regions (while: cond, body; scan: body; case: the branches), none
+  // needing communication -- what the partitioner makes the regions' block
+  // programs from. Empty for every other instruction.
+  std::vector<std::shared_ptr<const ShardingPlan>> regions;
 };
 
 struct ShardingPlan {

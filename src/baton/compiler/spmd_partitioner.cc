@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <limits>
 #include <map>
+#include <memory>
 #include <optional>
 #include <utility>
 
@@ -200,6 +201,106 @@ std::vector<ValueId> PartitionOrder(const Program& p, const ShardingPlan& plan) 
   return order;
 }
 
+// The block programs of control-flow regions made so far, by the first
+// region's identity (a control-flow group shares its regions, and its
+// instructions must share the block programs too).
+using BlockRegions =
+    std::map<const Program*, std::vector<std::shared_ptr<const Program>>>;
+
+Result<Program> BlockProgram(const Program& p, const ShardingPlan& plan,
+                             const DeviceMesh& mesh);
+
+// The regions of a control-flow op, in ShardingStep::regions' order.
+std::vector<std::shared_ptr<const Program>> RegionsOf(const OpAttrs& attrs) {
+  if (const auto* w = std::get_if<WhileAttrs>(&attrs)) return {w->cond, w->body};
+  if (const auto* sc = std::get_if<ScanAttrs>(&attrs)) return {sc->body};
+  return std::get<CaseAttrs>(attrs).branches;
+}
+
+// The attributes of an instruction laid out as `s` for blocks: a broadcast
+// or reshape names its result's shape, which becomes the block's; a slice
+// or dynamic slice takes all of each split dimension
+// (sharding_propagation.cc: Touched), all of the block; a control-flow op
+// run on blocks (step.regions) gets its regions' block programs.
+Result<OpAttrs> BlockAttrs(const Instruction& inst, const Sharding& s,
+                           const ShardingStep& step, const DeviceMesh& mesh,
+                           BlockRegions& made) {
+  if (const auto* b = inst.attrs_if<BroadcastInDimAttrs>()) {
+    BroadcastInDimAttrs a = *b;
+    a.shape = BlockShape(a.shape, s, mesh);
+    return OpAttrs(a);
+  }
+  if (const auto* r = inst.attrs_if<ReshapeAttrs>()) {
+    ReshapeAttrs a = *r;
+    a.shape = BlockShape(a.shape, s, mesh);
+    return OpAttrs(a);
+  }
+  const Shape block = BlockShape(inst.type.shape, s, mesh);
+  if (const auto* sl = inst.attrs_if<SliceAttrs>()) {
+    SliceAttrs a = *sl;
+    for (int d = 0; d < block.rank(); ++d) {
+      if (s.dims[d].empty()) continue;
+      a.start[d] = 0;
+      a.limit[d] = block.dim(d);
+      a.stride[d] = 1;
+    }
+    return OpAttrs(a);
+  }
+  if (const auto* ds = inst.attrs_if<DynamicSliceAttrs>()) {
+    DynamicSliceAttrs a = *ds;
+    for (int d = 0; d < block.rank(); ++d) {
+      if (!s.dims[d].empty()) a.slice_sizes[d] = block.dim(d);
+    }
+    return OpAttrs(a);
+  }
+  if (step.regions.empty()) return inst.attrs;
+  const std::vector<std::shared_ptr<const Program>> regions = RegionsOf(inst.attrs);
+  auto& blocks = made[regions.front().get()];
+  if (blocks.empty()) {
+    for (size_t r = 0; r < regions.size(); ++r) {
+      BATON_ASSIGN_OR_RETURN(Program q, BlockProgram(*regions[r], *step.regions[r], mesh));
+      blocks.push_back(std::make_shared<const Program>(std::move(q)));
+    }
+  }
+  OpAttrs a = inst.attrs;
+  if (auto* w = std::get_if<WhileAttrs>(&a)) {
+    w->cond = blocks[0];
+    w->body = blocks[1];
+  } else if (auto* sc = std::get_if<ScanAttrs>(&a)) {
+    sc->body = blocks[0];
+  } else {
+    std::get<CaseAttrs>(a).branches = blocks;
+  }
+  return a;
+}
+
+// `p` for each device's blocks, laid out as `plan` says (no communication
+// inside: a control-flow region the propagation found quiet).
+Result<Program> BlockProgram(const Program& p, const ShardingPlan& plan,
+                             const DeviceMesh& mesh) {
+  Program q;
+  BlockRegions made;
+  std::vector<ValueId> now(p.num_values(), -1);
+  for (ValueId v = 0; v < p.num_values(); ++v) {
+    const Instruction& inst = p.instruction(v);
+    if (inst.kind() == OpKind::kParameter) {
+      ValueType t = inst.type;
+      t.shape = BlockShape(t.shape, plan.sharding[v], mesh);
+      BATON_ASSIGN_OR_RETURN(now[v], q.AddParameter(t));
+      continue;
+    }
+    BATON_ASSIGN_OR_RETURN(OpAttrs attrs,
+                           BlockAttrs(inst, plan.sharding[v], plan.steps[v], mesh, made));
+    OperandList operands;
+    for (ValueId o : inst.operands) operands.push_back(now[o]);
+    BATON_ASSIGN_OR_RETURN(now[v], q.Add(std::move(attrs), std::move(operands)));
+  }
+  std::vector<ValueId> outs;
+  for (ValueId o : p.outputs()) outs.push_back(now[o]);
+  BATON_RETURN_IF_ERROR(q.SetOutputs(std::move(outs)));
+  return q;
+}
+
 class Partitioner {
  public:
   Partitioner(const Program& p, const DeviceMesh& mesh, const ShardingPlan& plan,
@@ -344,41 +445,9 @@ class Partitioner {
     return stage.result;
   }
 
-  // The attributes of v's instruction for blocks: a broadcast or reshape
-  // names its result's shape, which becomes the block's.
-  OpAttrs LocalAttrs(ValueId v, const Instruction& inst) const {
-    const Sharding& s = plan_.sharding[v];
-    if (const auto* b = inst.attrs_if<BroadcastInDimAttrs>()) {
-      BroadcastInDimAttrs a = *b;
-      a.shape = BlockShape(a.shape, s, mesh_);
-      return a;
-    }
-    if (const auto* r = inst.attrs_if<ReshapeAttrs>()) {
-      ReshapeAttrs a = *r;
-      a.shape = BlockShape(a.shape, s, mesh_);
-      return a;
-    }
-    // A slice or dynamic slice takes all of each split dimension
-    // (sharding_propagation.cc: Touched): all of the block.
-    const Shape block = BlockShape(inst.type.shape, s, mesh_);
-    if (const auto* sl = inst.attrs_if<SliceAttrs>()) {
-      SliceAttrs a = *sl;
-      for (int d = 0; d < block.rank(); ++d) {
-        if (s.dims[d].empty()) continue;
-        a.start[d] = 0;
-        a.limit[d] = block.dim(d);
-        a.stride[d] = 1;
-      }
-      return a;
-    }
-    if (const auto* ds = inst.attrs_if<DynamicSliceAttrs>()) {
-      DynamicSliceAttrs a = *ds;
-      for (int d = 0; d < block.rank(); ++d) {
-        if (!s.dims[d].empty()) a.slice_sizes[d] = block.dim(d);
-      }
-      return a;
-    }
-    return inst.attrs;
+  // The attributes of v's instruction for blocks (BlockAttrs).
+  Result<OpAttrs> LocalAttrs(ValueId v, const Instruction& inst) {
+    return BlockAttrs(inst, plan_.sharding[v], plan_.steps[v], mesh_, block_regions_);
   }
 
   Status Partition(ValueId v, const Instruction& inst) {
@@ -424,7 +493,8 @@ class Partitioner {
         BATON_ASSIGN_OR_RETURN(o, cur_->Add(ConvertAttrs{DType::kFloat32}, {o}));
       }
     }
-    Result<ValueId> id = cur_->Add(LocalAttrs(v, inst), OperandList(operands));
+    BATON_ASSIGN_OR_RETURN(OpAttrs attrs, LocalAttrs(v, inst));
+    Result<ValueId> id = cur_->Add(std::move(attrs), OperandList(operands));
     if (!id.ok()) {
       return Internal("partitioning %" + std::to_string(v) + " (" +
                       std::string(op_kind_name(inst.kind())) +
@@ -493,6 +563,7 @@ class Partitioner {
   std::map<int, ValueId> param_of_slot_;
   std::vector<ValueId> computed_;
   std::map<std::pair<ValueId, std::vector<std::vector<int>>>, int> resharded_;
+  BlockRegions block_regions_;
 };
 
 }  // namespace
