@@ -251,9 +251,8 @@ Array.__array_priority__ = 100
 for _name, _fn in _METHODS.items():
     if _name not in Tracer.__dict__:
         setattr(Tracer, _name, _fn)
-# ShardedArray: the same operators, run shard by shard where that is the
-# whole computation (baton/_sharded_call.py); indexing updates and
-# iteration are not offered.
+# ShardedArray: the same operators, partitioned over the mesh
+# (baton/_sharded_call.py); indexing updates and iteration are not offered.
 for _name, _fn in _METHODS.items():
     if (
         _name not in ("__setitem__", "__iter__", "at")

@@ -1,10 +1,10 @@
-"""jit of sharded arguments that is not shard by shard: the program is
-partitioned over the mesh (DESIGN 5.6, issue 37).
+"""jit of sharded arguments: the program is partitioned over the mesh
+(DESIGN 5.6, issue 37).
 
-When a jitted function gets sharded arguments and running it on each shard
-alone would not give the result -- a sum, a dot, an MLP layer, arguments
-with different shardings, an unsharded array next to sharded ones --
-:func:`call` traces it on the global shapes and hands the program to C++
+When a jitted function gets sharded arguments -- elementwise, a sum, a dot,
+an MLP layer, arguments with different shardings, an unsharded array next
+to sharded ones -- :func:`call` traces it on the global shapes and hands
+the program to C++
 (``_baton.compile_spmd``, jit/spmd_executable.h): sharding propagation
 decides each value's layout over the mesh, the program is cut into
 per-device stages with the collectives between them (all-reduce of partial

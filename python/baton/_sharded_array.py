@@ -18,9 +18,10 @@ Made by ``bt.device_put(x, sharding)``, ``bt.device_put_replicated``,
   every shard in place.
 - ``np.asarray(x)`` / ``bt.device_get(x)`` assemble the whole array on the host
   (a fresh numpy array; nothing is cached).
-- Operators run shard by shard where that is the whole computation
-  (elementwise operations of arrays with one sharding, and scalars); anything
-  else raises an error pointing to ``bt.shard_map``.
+- Operators and jitted functions of sharded arrays are partitioned over the
+  mesh and run on every device at once (baton/_partitioned_call.py): an
+  elementwise operation on each device's blocks, a sum or a dot with the
+  collectives it needs.
 """
 
 from __future__ import annotations

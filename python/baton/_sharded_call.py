@@ -1,40 +1,27 @@
-"""jit of sharded arguments: the program runs on every shard (DESIGN 5.6).
+"""jit of sharded arguments (DESIGN 5.6, issue 37).
 
 When a jitted function (or an eager operation, which runs through jit) gets
 a :class:`~baton._sharded_array.ShardedArray` argument, the C++ call path
 (python/src/jit.cc) sees its type among the sharded types and hands the
-call to :func:`call` here.
-
-The call is run shard by shard when that computes the whole result: every
-sharded argument has one sharding and one global shape ``S``, the other
-array arguments are scalars, and the program is elementwise on ``S``
-(``Program.why_not_shard_local``, compiler/shard_local.h) -- or every
-sharded argument is fully replicated, when any program is. Then the same
-jitted function runs on each device with that device's shards (so
-``donate_argnums`` and ``bt.donate`` reuse each shard's storage, R4 per
-shard), and the outputs are the shards of sharded results with the same
-sharding. Anything else is partitioned over the mesh
-(:mod:`baton._partitioned_call`): sums, dots, mixed shardings, unsharded
-arrays beside sharded ones; donating to such a call raises
+call to :func:`call` here. Every such call is partitioned over the mesh of
+its sharded arguments and run by one compiled SPMD executable on every
+device at once (:mod:`baton._partitioned_call`, jit/spmd_executable.h): an
+elementwise program is one compute stage on each device's blocks, anything
+else gets the collectives it needs. This module splits the call into
+leaves and takes the donations first, all or nothing: donated sharded
+arguments are written over by the stage that reads them last (R4 per
+block); donating an unsharded array, read whole on every device, raises
 ``DonationError`` and consumes nothing.
 """
 
 from __future__ import annotations
 
-import functools
-import weakref
 from typing import Any
 
-import numpy as np
-
-from baton import _abstract_eval, _device_put, _partitioned_call, _sharded_array, tree
+from baton import _partitioned_call, _sharded_array, tree
 from baton._baton import Array, Donated
 from baton._sharded_array import ShardedArray, ShardedDonated, is_sharded
 from baton.errors import DonationError
-
-
-# Per jitted function: {signature: None (shard-local) or why not}.
-_checked: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 
 
 def _split(jitted: Any, args: tuple, kwargs: dict) -> tuple[list, Any, list]:
@@ -102,45 +89,14 @@ def _call(
     for i in sharded:
         if isinstance(leaves[i], ShardedArray):
             leaves[i]._check_live()
-    sharding = leaves[sharded[0]].sharding
-    why = _why_not_per_shard(jitted, leaves, rebuild, kwargs, sharded)
-    if why is not None:
-        _refuse_unsharded_donation(jitted, args, kwargs, leaves, names, sharded, why)
-        _take_donations(jitted, args, kwargs, leaves, names, sharded)
-        # A failure before the call spent the markers: call() gives them back.
-        return _partitioned_call.call(jitted, kwargs, leaves, rebuild, names)
+    _refuse_unsharded_donation(jitted, args, kwargs, leaves, names, sharded)
     _take_donations(jitted, args, kwargs, leaves, names, sharded)
-    # A failure after some shards ran: call() gives back what no call took.
-    return _run_per_shard(jitted, leaves, rebuild, sharded, sharding)
-
-
-def _why_not_per_shard(
-    jitted: Any, leaves: list, rebuild: Any, kwargs: dict, sharded: list
-) -> Any:
-    """None when running the function on each device's shards alone gives
-    the shards of the result (so donation reuses each shard); else why not."""
-    first = leaves[sharded[0]]
-    sharding, shape = first.sharding, first.shape
-    for i in sharded:
-        if leaves[i].sharding != sharding:
-            return "the arguments have different shardings"
-    replicated = sharding.is_fully_replicated
-    if replicated:
-        return None  # every device runs the whole program
-    for i, leaf in enumerate(leaves):
-        if i in sharded:
-            if leaf.shape != shape:
-                return "the sharded arguments have different shapes"
-        elif isinstance(leaf, (Array, Donated, np.ndarray)) and len(leaf.shape) != 0:
-            # (a Donated marker has a shape but no ndim: np.ndim saw a 0-d
-            # object array and the call was taken for shard by shard)
-            return "an unsharded array is an argument"
-    return _why_not_local(jitted, leaves, rebuild, kwargs)
+    # A failure before the call spent the markers: call() gives them back.
+    return _partitioned_call.call(jitted, kwargs, leaves, rebuild, names)
 
 
 def _refuse_unsharded_donation(
-    jitted: Any, args: tuple, kwargs: dict, leaves: list, names: list,
-    sharded: list, why: str,
+    jitted: Any, args: tuple, kwargs: dict, leaves: list, names: list, sharded: list
 ) -> None:
     """DonationError, nothing consumed, for a donated unsharded array in a
     call that is partitioned: it is read whole on every device (copied to
@@ -152,8 +108,8 @@ def _refuse_unsharded_donation(
         if isinstance(leaf, Donated) or (i in donated and isinstance(leaf, Array)):
             raise DonationError(
                 f"{getattr(jitted, '__name__', 'jit')}: argument {names[i]} is an "
-                f"unsharded array donated to a program of sharded arguments that "
-                f"is partitioned over the mesh ({why}); it is read whole on every "
+                f"unsharded array donated to a program of sharded arguments, "
+                f"partitioned over the mesh; it is read whole on every "
                 "device, so no output can reuse its storage. Put it on the mesh "
                 "(bt.device_put(x, NamedSharding(mesh, P(...)))) to donate it, or "
                 "pass it undonated. Nothing was consumed."
@@ -260,75 +216,3 @@ def _refuse_aliased_donations(
                         "by the call, so it cannot be read elsewhere in it. Pass a "
                         "copy. Nothing was consumed."
                     )
-
-
-def _why_not_local(jitted: Any, leaves: list, rebuild: Any, kwargs: dict) -> Any:
-    abstract = [
-        _abstract_eval.ShapeDtypeStruct(leaf.shape, leaf.dtype)
-        if is_sharded(leaf)
-        else leaf
-        for leaf in leaves
-    ]
-    key = tuple(
-        ("S", a.shape, a.dtype.name)
-        if isinstance(a, _abstract_eval.ShapeDtypeStruct)
-        else ("A", np.shape(a), np.dtype(a.dtype).name)
-        if hasattr(a, "dtype")
-        else ("V", type(a), a)
-        for a in abstract
-    )
-    per_fn = _checked.setdefault(jitted, {})
-    try:
-        if key in per_fn:
-            return per_fn[key]
-    except TypeError:  # an unhashable static value
-        key = None
-    a, k = rebuild(abstract)
-    static_names = [n for n in k if n in jitted._static_names]
-    fun = functools.partial(jitted._fun, **{n: k.pop(n) for n in static_names})
-    traced, _ = _abstract_eval._trace(fun, a, k, frozenset(jitted._static_nums))
-    why = traced.program.why_not_shard_local()
-    if key is not None:
-        per_fn[key] = why
-    return why
-
-
-def _run_per_shard(
-    jitted: Any, leaves: list, rebuild: Any, sharded: list, sharding: Any
-) -> Any:
-    first = leaves[sharded[0]]
-    devices = [s.device for s in first._shards]
-    outs_per_device = []
-    for j, device in enumerate(devices):
-        local = list(leaves)
-        for i in sharded:
-            local[i] = leaves[i]._shards[j].data
-        for i, leaf in enumerate(leaves):
-            if i not in sharded and isinstance(leaf, Array) and leaf.device != device:
-                local[i] = _device_put.device_put(leaf, device)
-        a, k = rebuild(local)
-        outs_per_device.append(jitted(*a, **k))
-    flat0, out_def = tree.flatten(outs_per_device[0])
-    columns = [tree.flatten(o)[0] for o in outs_per_device]
-    result = []
-    for n in range(len(flat0)):
-        datas = [col[n] for col in columns]
-        if not isinstance(datas[0], Array):
-            result.append(datas[0])
-            continue
-        local_shape = tuple(datas[0].shape)
-        if local_shape == tuple(first._shards[0].data.shape):
-            result.append(ShardedArray.from_shards(first.shape, sharding, datas))
-        else:  # a replicated result (every device computed all of it)
-            result.append(
-                ShardedArray.from_shards(local_shape, _replicated_like(sharding), datas)
-            )
-    return tree.unflatten(out_def, result)
-
-
-def _replicated_like(sharding: Any) -> Any:
-    from baton.sharding import NamedSharding, PartitionSpec
-
-    return NamedSharding(
-        sharding.mesh, PartitionSpec(), memory_kind=sharding.memory_kind
-    )

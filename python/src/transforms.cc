@@ -37,7 +37,6 @@
 #include "baton/compiler/inline_program.h"
 #include "baton/compiler/passes.h"
 #include "baton/compiler/program_printer.h"
-#include "baton/compiler/shard_local.h"
 #include "baton/compiler/transforms/batching.h"
 #include "baton/compiler/transforms/jvp.h"
 #include "baton/compiler/transforms/vjp.h"
@@ -403,15 +402,6 @@ void init_transforms(nb::module_& m) {
             return Share(compiler::InlineCalls(*p.program));
           },
           "The program with every call replaced by its body.")
-      .def(
-          "why_not_shard_local",
-          [](const ProgramHandle& p) {
-            return compiler::WhyNotShardLocal(compiler::InlineCalls(
-                *p.program, /*keep_sharding_constraints=*/true));
-          },
-          "None when running the program on every shard of sharded arguments "
-          "gives the shards of its result (compiler/shard_local.h); else why "
-          "not.")
       .def("__repr__", [](const ProgramHandle& p) {
         return compiler::ProgramToText(*p.program);
       });

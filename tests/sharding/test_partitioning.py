@@ -1,5 +1,4 @@
-"""jit of sharded arguments that does not run shard by shard is partitioned
-over the mesh (python/baton/_partitioned_call.py, jit/spmd_executable.h).
+"""jit of sharded arguments is partitioned over the mesh (python/baton/_partitioned_call.py, jit/spmd_executable.h).
 
 - JAX's partitioning cases (_partitioning_cases.py, a JAX program run
   unchanged on baton through ``baton.as_jax``) on 8 CPU devices: values and
@@ -143,6 +142,24 @@ def test_a_split_parameter_takes_a_quarter_per_device(mesh):
     del out
     bt.effects_barrier()
     assert in_use() == after_put
+
+
+def test_elementwise_calls_are_partitioned_and_land_where_their_sharding_says(mesh):
+    # Eager operators and elementwise jits of sharded arrays run through the
+    # partitioned executable like any other call: one compute stage on each
+    # device's block. The result is in device memory, and its sharding says
+    # so (the per-shard path this replaced kept the input's pinned_host
+    # sharding on a result in device memory).
+    x = floats(8, 4)
+    y = bt.device_put(x, NamedSharding(mesh, P("i"), memory_kind="pinned_host"))
+    z = y * 2 + 1
+    assert z.memory_kind == "device" and z.sharding.memory_kind in (None, "device")
+    assert all(s.data.memory_kind == "device" for s in z.addressable_shards)
+    assert z.sharding.spec == P("i")
+    np.testing.assert_array_equal(np.asarray(z), x * 2 + 1)
+    f = bt.jit(lambda a: bnp.tanh(a) * 3)
+    text = f.lower(bt.device_put(x, NamedSharding(mesh, P("i")))).compile().as_text()
+    assert text.count("compute (") == 1 and "all-" not in text, text
 
 
 def test_a_loop_over_split_rows_runs_on_each_devices_rows(mesh):
