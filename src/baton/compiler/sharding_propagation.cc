@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <optional>
 
+#include "baton/compiler/control_flow.h"
 #include "baton/compiler/effects.h"
 #include "baton/compiler/step_plan.h"
 #include "baton/core/dot_dimensions.h"
@@ -546,19 +547,8 @@ class Propagator {
   // still needs a reshard or an all-reduce inside, has side effects, or
   // does not settle: the op reads its operands whole, as before.
   Sharding ControlFlow(ValueId v, const Instruction& inst) {
-    const Program* first_region = nullptr;
-    int output_index = 0;
-    if (const auto* a = inst.attrs_if<WhileAttrs>()) {
-      first_region = a->cond.get();
-      output_index = a->output_index;
-    } else if (const auto* a = inst.attrs_if<ScanAttrs>()) {
-      first_region = a->body.get();
-      output_index = a->output_index;
-    } else {
-      const auto& c = inst.attrs_as<CaseAttrs>();
-      first_region = c.branches.front().get();
-      output_index = c.output_index;
-    }
+    const Program* first_region = Regions(inst.attrs).front();
+    const int output_index = ControlFlowOutputIndex(inst.attrs);
     if (group_.key != first_region || output_index == 0) {
       group_ = DecideRegions(inst);
       group_.key = first_region;
@@ -575,25 +565,21 @@ class Propagator {
     for (int k = 0; k < n_ops; ++k) {
       g.operands.push_back(Sharding::Replicated(p_.type(inst.operands[k]).shape.rank()));
     }
-    std::vector<const Program*> regions;
+    const std::vector<const Program*> regions = Regions(inst.attrs);
     int carries = 0, xs = 0, first_param_operand = 0;
-    std::vector<Shape> out_shapes;
     if (const auto* a = inst.attrs_if<WhileAttrs>()) {
-      regions = {a->cond.get(), a->body.get()};
       carries = a->num_carries;
-      for (int i = 0; i < carries; ++i) out_shapes.push_back(p_.type(inst.operands[i]).shape);
     } else if (const auto* a = inst.attrs_if<ScanAttrs>()) {
-      regions = {a->body.get()};
       carries = a->num_carries;
       xs = a->num_xs;
-      for (ValueId o : a->body->outputs()) out_shapes.push_back(a->body->type(o).shape);
     } else {
-      const auto& c = inst.attrs_as<CaseAttrs>();
-      for (const auto& b : c.branches) regions.push_back(b.get());
       first_param_operand = 1;  // the branch index
-      for (ValueId o : c.branches.front()->outputs()) {
-        out_shapes.push_back(c.branches.front()->type(o).shape);
-      }
+    }
+    // The results: the last region's outputs (a while's body returns its
+    // carries, a scan's body its carries and y slices, a branch the results).
+    std::vector<Shape> out_shapes;
+    for (ValueId o : regions.back()->outputs()) {
+      out_shapes.push_back(regions.back()->type(o).shape);
     }
     auto whole = [&]() {
       for (const Shape& s : out_shapes) g.outputs.push_back(Sharding::Replicated(s.rank()));

@@ -1,6 +1,7 @@
 #include "baton/compiler/spmd_partitioner.h"
 
 #include "baton/compiler/all_reduce_combiner.h"
+#include "baton/compiler/control_flow.h"
 #include "baton/compiler/effects.h"
 
 #include <algorithm>
@@ -210,13 +211,6 @@ using BlockRegions =
 Result<Program> BlockProgram(const Program& p, const ShardingPlan& plan,
                              const DeviceMesh& mesh);
 
-// The regions of a control-flow op, in ShardingStep::regions' order.
-std::vector<std::shared_ptr<const Program>> RegionsOf(const OpAttrs& attrs) {
-  if (const auto* w = std::get_if<WhileAttrs>(&attrs)) return {w->cond, w->body};
-  if (const auto* sc = std::get_if<ScanAttrs>(&attrs)) return {sc->body};
-  return std::get<CaseAttrs>(attrs).branches;
-}
-
 // The attributes of an instruction laid out as `s` for blocks: a broadcast
 // or reshape names its result's shape, which becomes the block's; a slice
 // or dynamic slice takes all of each split dimension
@@ -254,8 +248,9 @@ Result<OpAttrs> BlockAttrs(const Instruction& inst, const Sharding& s,
     return OpAttrs(a);
   }
   if (step.regions.empty()) return inst.attrs;
-  const std::vector<std::shared_ptr<const Program>> regions = RegionsOf(inst.attrs);
-  auto& blocks = made[regions.front().get()];
+  // Regions (control_flow.h) lists them in ShardingStep::regions' order.
+  const std::vector<const Program*> regions = Regions(inst.attrs);
+  auto& blocks = made[regions.front()];
   if (blocks.empty()) {
     for (size_t r = 0; r < regions.size(); ++r) {
       BATON_ASSIGN_OR_RETURN(Program q, BlockProgram(*regions[r], *step.regions[r], mesh));
