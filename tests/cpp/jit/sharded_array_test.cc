@@ -24,7 +24,10 @@ using compiler::Sharding;
 using compiler::ValueId;
 using compiler::ValueType;
 
+// Device memory in use once the device's queued work is done: an array
+// released while its queue still runs (an earlier test's) is freed then.
 int64_t InUse(Device* d) {
+  EXPECT_TRUE(d->Synchronize().ok());
   return d->memory_space(MemoryKind::kDevice).stats().bytes_in_use;
 }
 

@@ -92,7 +92,10 @@ void ExpectOutputEquals(const SpmdExecutable& exe, int k,
 // 256 bytes (best_fit_allocator.h).
 int64_t Block(int64_t bytes) { return (bytes + 255) / 256 * 256; }
 
+// Device memory in use once the device's queued work is done: an array
+// released while its queue still runs (an earlier test's) is freed then.
 int64_t InUse(Device* d) {
+  EXPECT_TRUE(d->Synchronize().ok());
   return d->memory_space(MemoryKind::kDevice).stats().bytes_in_use;
 }
 
@@ -369,8 +372,6 @@ TEST(SpmdExecutableTest, DonatedParametersAreUpdatedInPlaceOnEveryDevice) {
   EXPECT_NE(refused.status().message().find("compiled donated"),
             std::string::npos)
       << refused.status().to_string();
-  // Earlier tests' arrays on these devices are freed once their work is done.
-  for (Device* d : Devices()) ASSERT_TRUE(d->Synchronize().ok());
   std::vector<const TrackedBuffer*> w_storage;
   std::vector<int64_t> before;
   std::vector<Donated> donations;
