@@ -275,6 +275,7 @@ def _compile(jitted: Any, kwargs: dict, leaves: list, rebuild: Any, mesh: Any,
             local, name, [int(d.process_index) for d in devices],
             distributed._process_index(), distributed._group,
             _output_layouts(jitted, traced, out_def, mesh), donated,
+            exchange=distributed._exchange,
         )
     compiled = _Compiled(exe, dynamic, list(traced.lifted),
                          list(traced.program.output_avals), out_def, mesh)

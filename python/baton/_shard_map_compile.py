@@ -295,6 +295,7 @@ def compile_body(
             [int(d.process_index) for d in everywhere],
             distributed._process_index(),
             distributed._group,
+            distributed._exchange,
         )
     try:
         exe = _baton.compile_shard_map(

@@ -35,7 +35,14 @@ import numpy as np
 from baton._config_states import check_thread_guard
 from baton.errors import DistributedError
 
-__all__ = ["available", "backend", "initialize", "is_initialized", "shutdown"]
+__all__ = [
+    "available",
+    "backend",
+    "device_collectives",
+    "initialize",
+    "is_initialized",
+    "shutdown",
+]
 
 _ENV_ADDRESS = "BATON_COORDINATOR_ADDRESS"
 _ENV_COUNT = "BATON_NUM_PROCESSES"
@@ -48,6 +55,10 @@ _MAX_PROCESSES = 2**31 - 1
 _MAX_TIMEOUT_S = 365 * 24 * 3600.0
 
 _group: Any = None  # the _baton._ProcessGroup of this process, once initialized
+# Its _baton._NcclExchange when blocks move between GPUs through NCCL
+# (device_collectives), else None; and what device_collectives() says.
+_exchange: Any = None
+_exchange_note: str | None = None
 _single = False  # initialized with num_processes == 1 (no group, no network)
 # One collective at a time: every process must issue them in the same order,
 # and the group's message tags are taken in call order.
@@ -85,6 +96,7 @@ def initialize(
     collective_timeout: float = 60,
     interface_address: str = "127.0.0.1",
     backend: str | None = None,
+    device_collectives: str = "auto",
 ) -> None:
     """Joins this process to a group of ``num_processes`` baton processes.
 
@@ -105,6 +117,19 @@ def initialize(
     ``backend=None`` chooses ``"mpi"`` when the process was started by
     ``mpirun`` (``$OMPI_COMM_WORLD_SIZE`` or ``$PMI_SIZE`` is set) and no
     coordinator address is given, ``"gloo"`` otherwise.
+    ``device_collectives`` says how partitioned calls (``jit`` of sharded
+    arrays, ``shard_map``) move blocks between processes' devices:
+
+    - ``"nccl"``: through NCCL, GPU memory to GPU memory on the compute
+      stream; every process must have exactly one CUDA device (one process
+      per GPU: ``CUDA_VISIBLE_DEVICES``) and NCCL must load, else every
+      process raises :class:`~baton.errors.DistributedError` saying which
+      cannot and why.
+    - ``"host"``: through host copies and the group's all-gather (Gloo or
+      MPI); every platform.
+    - ``"auto"`` (default): NCCL when every process can use it, else host.
+
+    :func:`device_collectives` says which was chosen and why.
     ``local_device_ids`` is accepted for JAX's signature; baton's devices of
     a process are all its own. Calling it twice without :func:`shutdown` is
     an error. With Gloo and ``num_processes == 1`` nothing is connected.
@@ -155,6 +180,11 @@ def initialize(
             "initialize: interface_address must be an IP address str such as "
             f"'127.0.0.1', got {type(interface_address).__name__}"
         )
+    if device_collectives not in ("auto", "nccl", "host"):
+        raise ValueError(
+            f"initialize: device_collectives is {device_collectives!r}; use 'auto', "
+            "'nccl' or 'host'"
+        )
     if backend is None:
         by_mpirun = any(v in os.environ for v in _ENV_MPI_SIZE)
         given = coordinator_address is not None or _ENV_ADDRESS in os.environ
@@ -178,6 +208,11 @@ def initialize(
         _single = True
         return
     _join(group)
+    try:
+        _connect_exchange(device_collectives)
+    except BaseException:
+        shutdown()
+        raise
 
 
 # Set by mpirun (Open MPI; MPICH's and Slurm's PMI) in the processes it starts.
@@ -295,6 +330,57 @@ def _join(group: Any) -> None:
     _remote_device.set_layout(group.rank, [int(c) for c in counts])
 
 
+def _why_no_nccl(mode: str) -> str | None:
+    """Why this process cannot move blocks through NCCL (None: it can)."""
+    from baton import _baton
+
+    if mode == "host":
+        return "device_collectives='host' was asked for"
+    gpus = [d for d in _baton.devices() if d.platform == "cuda"]
+    if len(gpus) != 1:
+        return (
+            f"process {_group.rank} has {len(gpus)} CUDA devices; NCCL needs exactly one "
+            "per process (start one process per GPU, each with its own "
+            "CUDA_VISIBLE_DEVICES)"
+        )
+    reason = str(_baton._NcclExchange.unavailable_reason())
+    return f"process {_group.rank}: {reason}" if reason else None
+
+
+def _connect_exchange(mode: str) -> None:
+    """Joins NCCL when every process can (``mode`` "auto" or "nccl"); the
+    processes first agree through the group, since joining is a collective
+    that every process must take part in or none."""
+    global _exchange, _exchange_note
+    from baton import _baton
+
+    why = _why_no_nccl(mode)
+    ready = _allgather(np.array([why is None], np.int64)).reshape(-1)
+    if all(ready):
+        gpu = next(d for d in _baton.devices() if d.platform == "cuda")
+        try:
+            _exchange = _baton._NcclExchange.connect(_group, gpu)
+        except (RuntimeError, ValueError) as e:
+            raise DistributedError(f"initialize: joining NCCL failed: {e}") from None
+        _exchange_note = f"nccl on {gpu}"
+        return
+    not_ready = [i for i, r in enumerate(ready) if not r]
+    reason = why or f"process(es) {not_ready} cannot use NCCL"
+    if mode == "nccl":
+        raise DistributedError(f"initialize(device_collectives='nccl'): {reason}")
+    _exchange_note = f"host-staged over {_group.backend}: {reason}"
+
+
+def device_collectives() -> str | None:
+    """How partitioned calls move blocks between this group's processes:
+    ``"nccl on cuda:0"``, or ``"host-staged over gloo: <why not NCCL>"``;
+    None when not initialized or a group of one (nothing crosses processes).
+
+    Example: ``print(bt.distributed.device_collectives())``.
+    """
+    return _exchange_note if _group is not None else None
+
+
 def available(backend: str = "gloo") -> bool:
     """Whether this baton was built with ``backend`` ("gloo" or "mpi"), so
     :func:`initialize` can join several processes with it.
@@ -326,10 +412,12 @@ def shutdown() -> None:
 
         bt.distributed.shutdown()
     """
-    global _group, _single
+    global _group, _single, _exchange, _exchange_note
     from baton import _remote_device
 
     _remote_device.set_layout(0, None)
+    _exchange = None  # NCCL's communicator before the group it came through
+    _exchange_note = None
     _group = None
     _single = False
 

@@ -1,5 +1,6 @@
 // bt.distributed's process group (baton/collectives/process_group.h: Gloo
-// or MPI) on numpy arrays. Python (python/baton/distributed.py) checks arguments, owns
+// or MPI) on numpy arrays, and the NCCL exchange of blocks between GPUs
+// (baton/backend/cuda/nccl_block_exchange.h) that partitioned calls use. Python (python/baton/distributed.py) checks arguments, owns
 // the one group of the process, and turns the RuntimeErrors raised here
 // into bt.errors.DistributedError. Every network call releases the GIL.
 #include <nanobind/nanobind.h>
@@ -9,7 +10,11 @@
 
 #include <stdexcept>
 
+#include "baton/backend/block_exchange.h"
+#include "baton/backend/cuda/nccl_block_exchange.h"
+#include "baton/backend/cuda/nccl_process_group.h"
 #include "baton/collectives/process_group.h"
+#include "conversions.h"
 #include "module.h"
 
 namespace nb = nanobind;
@@ -102,4 +107,27 @@ void init_distributed(nb::module_& m) {
         nb::gil_scoped_release release;
         Check(g.Barrier());
       });
+  nb::class_<BlockExchange>(m, "_BlockExchange")
+      .def_prop_ro("name", &BlockExchange::name);
+  nb::class_<cuda::NcclBlockExchange, BlockExchange>(m, "_NcclExchange")
+      .def_static(
+          "connect",
+          [](ProcessGroup& group, nb::handle device) {
+            Device* d = ResolveDevice(device);
+            Result<std::unique_ptr<cuda::NcclBlockExchange>> e = [&] {
+              nb::gil_scoped_release release;
+              return cuda::NcclBlockExchange::Connect(group, d);
+            }();
+            Check(e.status());
+            return std::move(e).value();
+          },
+          nb::arg("group"), nb::arg("device"),
+          // The exchange broadcast its id through the group: keep it alive.
+          nb::keep_alive<0, 1>(),
+          "Joins NCCL with the processes of `group` on `device` (this "
+          "process's one CUDA device); a collective.")
+      .def_static(
+          "unavailable_reason",
+          [] { return cuda::NcclProcessGroup::UnavailableReason(); },
+          "'' when NCCL loads, else why not (loads it on first call).");
 }

@@ -33,13 +33,17 @@ using Dims = std::vector<std::vector<int>>;
 
 // Where the mesh's devices are when `group` (a bt.distributed process
 // group) is given; empty otherwise.
+// `exchange`: a BlockExchange (bt.distributed's NCCL one) or None.
 SpmdProcesses ProcessesOf(std::vector<int> process_of, int process_index,
-                          nb::handle group) {
+                          nb::handle group, nb::handle exchange) {
   SpmdProcesses processes;
   if (!group.is_none()) {
     processes.process_index = process_index;
     processes.process_of = std::move(process_of);
     processes.group = nb::cast<collectives::ProcessGroup*>(group);
+    if (!exchange.is_none()) {
+      processes.exchange = nb::cast<BlockExchange*>(exchange);
+    }
   }
   return processes;
 }
@@ -49,7 +53,8 @@ std::shared_ptr<SpmdExecutable> CompileSpmd(
     std::vector<int64_t> axis_sizes, std::vector<Dims> shardings,
     std::vector<nb::handle> devices, std::string name,
     std::vector<int> process_of, int process_index, nb::handle group,
-    std::vector<std::optional<Dims>> out_shardings, std::vector<bool> donated) {
+    std::vector<std::optional<Dims>> out_shardings, std::vector<bool> donated,
+    nb::handle exchange) {
   std::vector<compiler::Sharding> params;
   for (Dims& d : shardings) params.push_back(compiler::Sharding{std::move(d)});
   std::vector<Device*> devs;
@@ -68,7 +73,7 @@ std::shared_ptr<SpmdExecutable> CompileSpmd(
   }
   const bool spans = !group.is_none();
   const SpmdProcesses processes =
-      ProcessesOf(std::move(process_of), process_index, group);
+      ProcessesOf(std::move(process_of), process_index, group, exchange);
   Result<std::shared_ptr<SpmdExecutable>> exe = [&] {
     nb::gil_scoped_release release;  // compiles a program per device
     return SpmdExecutable::Compile(*p, std::move(mesh), params, std::move(devs),
@@ -90,7 +95,8 @@ std::shared_ptr<SpmdExecutable> CompileShardMap(
     nb::handle program, std::vector<std::string> axis_names,
     std::vector<int64_t> axis_sizes, std::vector<Collective> collectives,
     std::vector<nb::handle> devices, std::string name,
-    std::vector<int> process_of, int process_index, nb::handle group) {
+    std::vector<int> process_of, int process_index, nb::handle group,
+    nb::handle exchange) {
   using compiler::SpmdCollective;
   std::vector<compiler::ShardMapCollective> cs;
   for (auto& [param, operand, axes, kind, dim, concat, tiled, sources] :
@@ -129,7 +135,7 @@ std::shared_ptr<SpmdExecutable> CompileShardMap(
   std::shared_ptr<const compiler::Program> p = ProgramOf(program);
   const bool spans = !group.is_none();
   const SpmdProcesses processes =
-      ProcessesOf(std::move(process_of), process_index, group);
+      ProcessesOf(std::move(process_of), process_index, group, exchange);
   Result<std::shared_ptr<SpmdExecutable>> exe = [&]()
       -> Result<std::shared_ptr<SpmdExecutable>> {
     nb::gil_scoped_release release;  // compiles a program per device
@@ -215,9 +221,10 @@ void init_sharded_jit(nb::module_& m) {
         nb::arg("axis_names"), nb::arg("axis_sizes"), nb::arg("collectives"),
         nb::arg("devices"), nb::arg("name"),
         nb::arg("process_of") = std::vector<int>{}, nb::arg("process_index") = 0,
-        nb::arg("group") = nb::none(),
-        // The executable calls the group's collectives: keep it alive.
-        nb::keep_alive<0, 9>(),
+        nb::arg("group") = nb::none(), nb::arg("exchange") = nb::none(),
+        // The executable calls the group's and the exchange's collectives:
+        // keep them alive.
+        nb::keep_alive<0, 9>(), nb::keep_alive<0, 10>(),
         "Compiles a shard_map body traced on one device's blocks "
         "(compiler::PartitionShardMapBody) for every device of the mesh "
         "(`devices` in row-major mesh order, None for another process's; "
@@ -234,13 +241,16 @@ void init_sharded_jit(nb::module_& m) {
         nb::arg("group") = nb::none(),
         nb::arg("out_shardings") = std::vector<std::optional<Dims>>{},
         nb::arg("donated") = std::vector<bool>{},
-        // The executable calls the group's collectives: keep it alive.
-        nb::keep_alive<0, 9>(),
+        nb::arg("exchange") = nb::none(),
+        // The executable calls the group's and the exchange's collectives:
+        // keep them alive.
+        nb::keep_alive<0, 9>(), nb::keep_alive<0, 12>(),
         "Partitions a traced program over a mesh (axis names and sizes; "
         "`devices` in row-major mesh order, None for another process's) for "
         "parameters laid out as `shardings`, and compiles it for this "
         "process's devices; across processes, `process_of` gives each mesh "
-        "position's process and `group` the bt.distributed process group; "
+        "position's process and `group` the bt.distributed process group "
+        "(`exchange`: its NCCL exchange between GPUs, or None); "
         "`out_shardings` per output the layout wanted, or None; `donated` "
         "per parameter whether calls donate it (its blocks are reused by "
         "the stage reading it last).");

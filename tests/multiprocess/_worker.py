@@ -244,7 +244,10 @@ def main():
     # set by tools' launch (Gloo) or by mpirun (MPI)
     rank = int(os.environ.get("BATON_PROCESS_ID") or os.environ["OMPI_COMM_WORLD_RANK"])
     try:
-        bt.distributed.initialize(collective_timeout=float(os.environ.get("T", "30")))
+        bt.distributed.initialize(
+            collective_timeout=float(os.environ.get("T", "30")),
+            device_collectives=os.environ.get("DEVICE_COLLECTIVES", "auto"),
+        )
         mesh = bt.sharding.Mesh(np.array(bt.devices()), ("data",))
         scenarios = {
             "collectives": collectives,
@@ -258,6 +261,7 @@ def main():
         result["process_index"] = np.array(bt.process_index())
         result["process_count"] = np.array(bt.process_count())
         result["backend"] = np.array(bt.distributed.backend())
+        result["device_collectives"] = np.array(bt.distributed.device_collectives())
         result["num_devices"] = np.array(len(bt.devices()))
         np.savez(os.path.join(out, f"rank{rank}.npz"), **result)
     except BaseException:

@@ -184,6 +184,27 @@ def test_tensor_parallel_training_step_partitioned_across_processes(tmp_path):
     # memory_stats: each device holds half of every parameter.
     for r in (r0, r1):
         assert list(r["param_bytes"]) == [int(r["model_bytes"]) // 2] * 2, r["param_bytes"]
+    # CPU devices: the blocks crossed processes through the host and Gloo,
+    # and the processes say why not NCCL.
+    for r in (r0, r1):
+        note = str(r["device_collectives"])
+        assert note.startswith("host-staged over gloo: "), note
+        assert "CUDA devices" in note, note
+
+
+def test_nccl_asked_for_without_one_gpu_per_process_fails_on_every_rank(tmp_path):
+    # initialize(device_collectives="nccl") on processes without a GPU:
+    # every rank raises, saying why, and leaves the group (nothing hangs
+    # half-joined).
+    outputs, _ = launch(
+        "collectives", 2, tmp_path, timeout=90, extra_env={"DEVICE_COLLECTIVES": "nccl"}
+    )
+    assert all(rc != 0 for rc, _ in outputs), outputs
+    for rank in range(2):
+        error = (tmp_path / f"rank{rank}.error").read_text()
+        assert "DistributedError" in error, error
+        assert "device_collectives='nccl'" in error, error
+        assert "has 0 CUDA devices" in error, error
 
 
 @needs_mpi

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <utility>
 
+#include "baton/backend/host_staged_exchange.h"
 #include "baton/compiler/passes.h"
 #include "baton/compiler/shard_map_body.h"
 #include "baton/runtime/transfer.h"
@@ -261,8 +262,11 @@ Result<std::shared_ptr<SpmdExecutable>> SpmdExecutable::Start(
   std::shared_ptr<SpmdExecutable> exe(new SpmdExecutable());
   exe->name_ = std::move(name);
   exe->devices_ = std::move(devices);
+  exe->local_index_.assign(exe->devices_.size(), -1);
   for (size_t d = 0; d < exe->devices_.size(); ++d) {
-    if (exe->devices_[d] != nullptr) exe->local_.push_back(static_cast<int>(d));
+    if (exe->devices_[d] == nullptr) continue;
+    exe->local_index_[d] = static_cast<int>(exe->local_.size());
+    exe->local_.push_back(static_cast<int>(d));
   }
   if (processes != nullptr) {
     exe->processes_ = *processes;
@@ -288,6 +292,8 @@ Result<std::shared_ptr<SpmdExecutable>> SpmdExecutable::Start(
             exe->name_ + ": every process must hold the same number of the "
             "mesh's devices");
       }
+      exe->host_exchange_ =
+          std::make_unique<HostStagedExchange>(exe->processes_.group);
     }
   }
   return exe;
@@ -540,42 +546,45 @@ bool SpmdExecutable::Crosses(size_t s) const {
   return false;
 }
 
-Result<std::vector<std::vector<char>>> SpmdExecutable::Exchange(
-    const std::vector<Array>& by_position, const SpmdSlot& slot) const {
-  const size_t bytes = static_cast<size_t>(slot.block.num_elements()) *
-                       dtype_size(slot.global.dtype);
-  const size_t per_process = local_.size() * bytes;
-  std::vector<char> mine(per_process), all(per_process * processes_.group->size());
+Result<std::vector<std::vector<Array>>> SpmdExecutable::Exchange(
+    size_t s, const std::vector<Array>& by_position) const {
+  const SpmdStage& st = spmd_.stages[s];
+  std::vector<Array> mine;
+  std::vector<Device*> local_devices;
+  std::vector<std::vector<int>> wanted(local_.size());
   for (size_t k = 0; k < local_.size(); ++k) {
-    if (bytes == 0) break;
-    BATON_RETURN_IF_ERROR(
-        CopyToHost(by_position[local_[k]], mine.data() + k * bytes, bytes));
+    const int d = local_[k];
+    mine.push_back(by_position[d]);
+    local_devices.push_back(devices_[d]);
+    const Communication& c = *communication_[s][d];
+    const std::vector<int>& reads =
+        st.kind == SpmdStage::Kind::kAllReduce ? c.members : c.sources;
+    for (int e : reads) {
+      if (devices_[e] == nullptr) wanted[k].push_back(e);
+    }
   }
-  if (per_process > 0) {
-    BATON_RETURN_IF_ERROR(
-        processes_.group->AllGather(mine.data(), all.data(), per_process));
+  const MemoryKind kind = spmd_.slots[st.source].global.memory_kind;
+  BlockExchange* exchange = processes_.exchange;
+  if (exchange == nullptr || !exchange->Serves(local_devices, kind)) {
+    exchange = host_exchange_.get();
   }
-  // Process p's blocks arrive in the mesh order of its positions.
-  std::vector<std::vector<char>> host(devices_.size());
-  std::vector<size_t> next(processes_.group->size(), 0);
-  for (size_t e = 0; e < devices_.size(); ++e) {
-    const int p = processes_.process_of[e];
-    const char* at = all.data() + p * per_process + next[p]++ * bytes;
-    host[e].assign(at, at + bytes);
-  }
-  return host;
+  return exchange->Gather(mine, processes_.process_of,
+                          processes_.process_index, wanted);
 }
 
-Result<Array> SpmdExecutable::BlockOn(int d, int e,
-                                      const std::vector<Array>& by_position,
-                                      const std::vector<std::vector<char>>& host,
-                                      const SpmdSlot& slot) const {
+Result<Array> SpmdExecutable::BlockOn(
+    int d, int e, const std::vector<Array>& by_position,
+    const std::vector<std::vector<Array>>& remote) const {
   if (e == d) return by_position[e];
   if (devices_[e] != nullptr) {
     return CopyArray(by_position[e], devices_[d], by_position[e].memory_kind());
   }
-  return DevicePut(HostBuffer{host[e].data(), slot.block, slot.global.dtype},
-                   devices_[d], slot.global.memory_kind);
+  const Array& arrived = remote[local_index_[d]][e];
+  if (!arrived.valid()) {
+    return Internal(name_ + ": mesh position " + std::to_string(e) +
+                    "'s block was not exchanged for " + devices_[d]->ToString());
+  }
+  return arrived;
 }
 
 Result<compiler::MemoryAnalysis> SpmdExecutable::memory_analysis(int k) const {
@@ -881,10 +890,10 @@ Result<std::vector<std::vector<Array>>> SpmdExecutable::Execute(
   for (size_t s = 0; s < spmd_.stages.size(); ++s) {
     const SpmdStage& st = spmd_.stages[s];
     const auto& comm = communication_[s];
-    std::vector<std::vector<char>> host;  // other processes' blocks
+    // Other processes' blocks, [local index][mesh position].
+    std::vector<std::vector<Array>> remote;
     if (st.kind != SpmdStage::Kind::kCompute && crosses_[s]) {
-      BATON_ASSIGN_OR_RETURN(host,
-                             Exchange(slots[st.source], spmd_.slots[st.source]));
+      BATON_ASSIGN_OR_RETURN(remote, Exchange(s, slots[st.source]));
     }
     switch (st.kind) {
       case SpmdStage::Kind::kCompute: {
@@ -913,16 +922,15 @@ Result<std::vector<std::vector<Array>>> SpmdExecutable::Execute(
       }
       case SpmdStage::Kind::kAllReduce: {
         const auto& src = slots[st.source];
-        const SpmdSlot& slot = spmd_.slots[st.source];
         std::vector<Array> result(n);
         for (int d : local_) {
           const Communication& c = *comm[d];
-          if (!host.empty()) {
+          if (crosses_[s]) {
             // Across processes: each device combines its whole group, in
             // group order (so every copy is the same).
             std::vector<Array> parts;
             for (int e : c.members) {
-              BATON_ASSIGN_OR_RETURN(Array part, BlockOn(d, e, src, host, slot));
+              BATON_ASSIGN_OR_RETURN(Array part, BlockOn(d, e, src, remote));
               parts.push_back(std::move(part));
             }
             if (!c.combine) {
@@ -976,15 +984,14 @@ Result<std::vector<std::vector<Array>>> SpmdExecutable::Execute(
       case SpmdStage::Kind::kAllGather:
       case SpmdStage::Kind::kCollective: {
         // Each device's result from the source blocks it reads (its own, a
-        // copy from another device, or another process's through `host`).
-        const SpmdSlot& slot = spmd_.slots[st.source];
+        // copy from another device, or another process's through `remote`).
         std::vector<Array> result(n);
         for (int d : local_) {
           const Communication& c = *comm[d];
           std::vector<Array> parts;
           for (int e : c.sources) {
             BATON_ASSIGN_OR_RETURN(Array part,
-                                   BlockOn(d, e, slots[st.source], host, slot));
+                                   BlockOn(d, e, slots[st.source], remote));
             parts.push_back(std::move(part));
           }
           if (c.assemble) {

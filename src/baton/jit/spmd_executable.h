@@ -25,10 +25,11 @@
 //
 // Meshes spanning processes (SpmdProcesses): each process runs the stages
 // of its own devices. A communication stage whose blocks are on other
-// processes' devices exchanges every device's block of it through the
-// process group (one all-gather of host copies, every process taking part
-// in the same order: SPMD); each device then combines or assembles what it
-// needs in mesh order, so all copies of a replicated block are equal.
+// processes' devices exchanges every device's block of it (a BlockExchange,
+// backend/block_exchange.h: NCCL between GPUs, else host copies through the
+// process group's all-gather; every process taking part in the same order:
+// SPMD); each device then combines or assembles what it needs in mesh
+// order, so all copies of a replicated block are equal.
 //
 // Memory per device: a value split over N devices occupies 1/N of it on
 // each (plus, during an all-gather, the whole array on the receiving
@@ -52,6 +53,7 @@
 #include <string>
 #include <vector>
 
+#include "baton/backend/block_exchange.h"
 #include "baton/backend/executable.h"
 #include "baton/collectives/process_group.h"
 #include "baton/compiler/ir.h"
@@ -70,6 +72,12 @@ struct SpmdProcesses {
   // Not owned; must outlive the executable. Its collectives are called from
   // Execute (one caller at a time, as ProcessGroup requires).
   collectives::ProcessGroup* group = nullptr;
+  // How blocks move between processes' devices (backend/block_exchange.h):
+  // for each exchange, this one where it Serves this process's devices and
+  // the block's memory kind (NCCL between GPUs), else the host-staged
+  // exchange over `group`. Null: always host-staged. Not owned; must
+  // outlive the executable.
+  BlockExchange* exchange = nullptr;
 };
 
 class SpmdExecutable {
@@ -176,20 +184,24 @@ class SpmdExecutable {
   Status CompileCommunication(size_t stage);
   // Whether stage `s` reads a block of another process's device.
   bool Crosses(size_t s) const;
-  // Every mesh position's block of `blocks` (this process's, by local
-  // index) as host bytes, through the process group.
-  Result<std::vector<std::vector<char>>> Exchange(
-      const std::vector<Array>& blocks, const compiler::SpmdSlot& slot) const;
-  // The block of mesh position `e` on device `d`: `local[e]` itself, a copy
-  // of it, or `host[e]` put there.
+  // Other processes' blocks of `by_position` (this process's blocks by
+  // mesh position) that stage `s`'s devices read, through the exchange
+  // that serves them: [local index][mesh position], valid where wanted.
+  Result<std::vector<std::vector<Array>>> Exchange(
+      size_t s, const std::vector<Array>& by_position) const;
+  // The block of mesh position `e` on device `d`: `by_position[e]` itself,
+  // a copy of it, or what the exchange brought (`remote`).
   Result<Array> BlockOn(int d, int e, const std::vector<Array>& by_position,
-                        const std::vector<std::vector<char>>& host,
-                        const compiler::SpmdSlot& slot) const;
+                        const std::vector<std::vector<Array>>& remote) const;
 
   compiler::SpmdProgram spmd_;
   std::vector<Device*> devices_;  // not owned; null for other processes'
   std::vector<int> local_;        // this process's mesh positions
+  std::vector<int> local_index_;  // per mesh position: its index in local_, or -1
   SpmdProcesses processes_;       // empty for one process
+  // Over processes_.group (null without one): exchanges that
+  // processes_.exchange does not serve.
+  std::unique_ptr<BlockExchange> host_exchange_;
   std::string name_;
   // Per stage: per device, its compiled program (compute stages), or the
   // combine / slice / assemble programs (communication stages).

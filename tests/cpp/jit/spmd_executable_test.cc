@@ -8,10 +8,12 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <functional>
 #include <memory>
 #include <thread>
 
+#include "baton/backend/host_staged_exchange.h"
 #include "baton/backend/simulated/simulated_backend.h"
 #include "baton/collectives/coordinator.h"
 #include "baton/collectives/process_group.h"
@@ -459,6 +461,108 @@ TEST(SpmdExecutableTest, MeshesAcrossProcessesExchangeThroughTheGroup) {
         ExpectOutputEquals(*exe.value(), k, out.value()[k], want.value()[k]);
       }
   });
+}
+
+// A BlockExchange that serves this process's devices when `serves` says
+// so, records what it is asked for and moves the blocks as the host-staged
+// exchange does.
+class RecordingExchange final : public BlockExchange {
+ public:
+  RecordingExchange(collectives::ProcessGroup* group, bool serves)
+      : host_(group), serves_(serves) {}
+  std::string name() const override { return "recording"; }
+  bool Serves(const std::vector<Device*>&, MemoryKind) const override {
+    return serves_;
+  }
+  Result<std::vector<std::vector<Array>>> Gather(
+      const std::vector<Array>& local, const std::vector<int>& process_of,
+      int process_index, const std::vector<std::vector<int>>& wanted) override {
+    ++calls;
+    for (const auto& w : wanted) {
+      for (int e : w) {
+        if (process_of[e] == process_index) ++own_positions_wanted;
+      }
+    }
+    // The host-staged exchange allocates exactly the wanted blocks on each
+    // device, in `local`'s memory kind.
+    std::vector<int64_t> before;
+    for (const Array& a : local) {
+      EXPECT_TRUE(a.device()->Synchronize().ok());
+      before.push_back(a.device()->memory_space(a.memory_kind()).stats().bytes_in_use);
+    }
+    auto got = host_.Gather(local, process_of, process_index, wanted);
+    if (!got.ok()) return got;
+    for (size_t k = 0; k < local.size(); ++k) {
+      const int64_t block = (local[k].nbytes() + 255) / 256 * 256;
+      EXPECT_TRUE(local[k].device()->Synchronize().ok());
+      EXPECT_EQ(local[k].device()->memory_space(local[k].memory_kind()).stats().bytes_in_use -
+                    before[k],
+                block * static_cast<int64_t>(wanted[k].size()));
+      for (size_t e = 0; e < process_of.size(); ++e) {
+        const bool is_wanted =
+            std::find(wanted[k].begin(), wanted[k].end(), static_cast<int>(e)) !=
+            wanted[k].end();
+        EXPECT_EQ(got.value()[k][e].valid(), is_wanted) << "position " << e;
+        if (is_wanted) EXPECT_EQ(got.value()[k][e].device(), local[k].device());
+      }
+    }
+    return got;
+  }
+  int calls = 0;
+  int own_positions_wanted = 0;
+
+ private:
+  HostStagedExchange host_;
+  bool serves_;
+};
+
+TEST(SpmdExecutableTest, BlocksCrossProcessesThroughTheExchangeThatServesThem) {
+  // The same tensor-parallel layer as above, with an exchange given: used
+  // for every crossing stage when it serves the process's devices (as NCCL
+  // serves one GPU), never when it does not (the host-staged one over the
+  // group then carries them). Values are the one-device program's either
+  // way.
+  if (!collectives::ProcessGroup::GlooAvailable()) GTEST_SKIP() << "built without Gloo";
+  Program p;
+  const ValueId x = p.AddParameter(F32({8, 16})).value();
+  const ValueId w1 = p.AddParameter(F32({16, 8})).value();
+  const ValueId h = Dot(p, x, w1);
+  const ValueId loss =
+      p.Add(compiler::ReduceAttrs{ReduceOp::kSum, {0, 1}}, {h}).value();
+  ASSERT_TRUE(p.SetOutputs({h, loss}).ok());
+  const DeviceMesh mesh{{"data", "model"}, {2, 2}};
+  const std::vector<Sharding> shardings = {Sharding{{{0}, {1}}},
+                                           Sharding{{{1}, {}}}};
+  const std::vector<Literal> args = {Arg({8, 16}, 1), Arg({16, 8}, 2)};
+  const auto want = compiler::Interpret(p, args);
+  ASSERT_TRUE(want.ok());
+  for (const bool serves : {true, false}) {
+    std::vector<int> calls(2, 0), own(2, 0);
+    RunTwoRanks([&](int r, std::vector<Device*> devices, SpmdProcesses processes) {
+      RecordingExchange exchange(processes.group, serves);
+      processes.exchange = &exchange;
+      auto exe = SpmdExecutable::Compile(p, mesh, shardings, devices, "layer",
+                                         &processes);
+      ASSERT_TRUE(exe.ok()) << exe.status().to_string();
+      ASSERT_FALSE(exe.value()->agreement().empty()) << "no stage crosses processes";
+      auto out = exe.value()->Execute(Blocks(*exe.value(), args));
+      ASSERT_TRUE(out.ok()) << out.status().to_string();
+      for (int k = 0; k < 2; ++k) {
+        ExpectOutputEquals(*exe.value(), k, out.value()[k], want.value()[k]);
+      }
+      calls[r] = exchange.calls;
+      own[r] = exchange.own_positions_wanted;
+    });
+    for (int r = 0; r < 2; ++r) {
+      if (serves) {
+        EXPECT_GT(calls[r], 0) << "rank " << r;
+      } else {
+        EXPECT_EQ(calls[r], 0) << "rank " << r;
+      }
+      EXPECT_EQ(own[r], 0) << "a process asked for its own blocks";
+    }
+    EXPECT_EQ(calls[0], calls[1]) << "the exchange is a collective";
+  }
 }
 
 TEST(SpmdExecutableTest, ProcessesRunningDifferentExchangesFailAlike) {

@@ -6,6 +6,7 @@
 #include <nccl.h>
 
 #include <cstring>
+#include <functional>
 
 #include "baton/backend/cuda/codegen/toolkit_library.h"
 #include "baton/backend/cuda/cuda_error.h"
@@ -152,8 +153,10 @@ int NcclProcessGroup::rank() const { return impl_->options.process_id; }
 int NcclProcessGroup::size() const { return impl_->options.num_processes; }
 int NcclProcessGroup::cuda_device() const { return impl_->cuda_device; }
 
-Result<std::unique_ptr<NcclProcessGroup>> NcclProcessGroup::Connect(
-    const NcclOptions& options) {
+Result<std::unique_ptr<NcclProcessGroup>> NcclProcessGroup::Start(
+    const NcclOptions& options,
+    const std::function<Status(const std::string& what, void* id, Impl& impl)>&
+        make_id) {
   const collectives::ProcessGroupOptions& o = options.group;
   const std::string what = "NCCL group (process " +
                            std::to_string(o.process_id) + " of " +
@@ -189,26 +192,61 @@ Result<std::unique_ptr<NcclProcessGroup>> NcclProcessGroup::Connect(
   impl.what = what;
   BATON_RETURN_IF_ERROR(CudaError(cudaSetDevice(options.cuda_device),
                                   "cudaSetDevice", what));
-  // The unique id: made by process 0, exchanged through the coordinator
-  // (a group of one needs no exchange).
   ncclUniqueId id{};
-  if (o.num_processes == 1) {
+  if (o.num_processes == 1) {  // a group of one needs no exchange
     BATON_RETURN_IF_ERROR(impl.Check(Lib().get_unique_id(&id),
                                      "ncclGetUniqueId", "making the group's id"));
   } else {
-#ifdef BATON_NCCL_COORDINATOR
-    BATON_RETURN_IF_ERROR(ExchangeId(o, what, &id, &impl.server));
-#else
-    return Unimplemented(what + ": a group of several processes exchanges "
-                         "NCCL's id through baton's coordinator, which this "
-                         "build lacks (it comes with Gloo: install "
-                         "libgloo-dev and rebuild)");
-#endif
+    BATON_RETURN_IF_ERROR(make_id(what, &id, impl));
   }
   BATON_RETURN_IF_ERROR(impl.Check(
       Lib().comm_init_rank(&impl.comm, o.num_processes, id, o.process_id),
       "ncclCommInitRank", "joining"));
   return group;
+}
+
+Result<std::unique_ptr<NcclProcessGroup>> NcclProcessGroup::Connect(
+    const NcclOptions& options) {
+  // The unique id: made by process 0, exchanged through the coordinator
+  // that process 0 serves for it.
+  return Start(options, [&](const std::string& what, void* id,
+                            Impl& impl) -> Status {
+#ifdef BATON_NCCL_COORDINATOR
+    return ExchangeId(options.group, what, static_cast<ncclUniqueId*>(id),
+                      &impl.server);
+#else
+    (void)id;
+    (void)impl;
+    return Unimplemented(what + ": a group of several processes exchanges "
+                         "NCCL's id through baton's coordinator, which this "
+                         "build lacks (it comes with Gloo: install "
+                         "libgloo-dev and rebuild)");
+#endif
+  });
+}
+
+Result<std::unique_ptr<NcclProcessGroup>> NcclProcessGroup::ConnectOver(
+    collectives::ProcessGroup& ids, int cuda_device) {
+  NcclOptions options;
+  options.group.num_processes = ids.size();
+  options.group.process_id = ids.rank();
+  options.cuda_device = cuda_device;
+  return Start(options, [&](const std::string& what, void* raw,
+                            Impl&) -> Status {
+    auto* id = static_cast<ncclUniqueId*>(raw);
+    if (ids.rank() == 0) {
+      BATON_RETURN_IF_ERROR(NcclCheck(Lib().get_unique_id(id),
+                                      "ncclGetUniqueId",
+                                      what + ": making the group's id"));
+    }
+    Status sent = ids.Broadcast(id->internal, sizeof(id->internal), 0);
+    if (!sent.ok()) {
+      return FailedPrecondition(what + ": broadcasting NCCL's id through the " +
+                                std::string(ids.backend()) +
+                                " group failed: " + sent.message());
+    }
+    return OkStatus();
+  });
 }
 
 Status NcclProcessGroup::AllReduce(const void* send, void* recv, size_t count,

@@ -34,6 +34,7 @@
 #pragma once
 
 #include <cstddef>
+#include <functional>
 #include <memory>
 #include <string>
 
@@ -72,6 +73,14 @@ class NcclProcessGroup {
   static Result<std::unique_ptr<NcclProcessGroup>> Connect(
       const NcclOptions& options);
 
+  // Joins NCCL with the processes of `ids`, a connected Gloo or MPI group
+  // (its rank and size are this group's): process 0 makes NCCL's id and
+  // broadcasts it through `ids`, so no second coordinator is served.
+  // `cuda_device`: this process's ordinal. Errors as Connect's;
+  // FailedPrecondition when the broadcast through `ids` fails.
+  static Result<std::unique_ptr<NcclProcessGroup>> ConnectOver(
+      collectives::ProcessGroup& ids, int cuda_device);
+
   ~NcclProcessGroup();
   NcclProcessGroup(const NcclProcessGroup&) = delete;
   NcclProcessGroup& operator=(const NcclProcessGroup&) = delete;
@@ -101,6 +110,13 @@ class NcclProcessGroup {
  private:
   NcclProcessGroup();
   struct Impl;  // nccl_process_group.cc
+  // Connect's and ConnectOver's common part: checks, cudaSetDevice, the id
+  // (`make_id` fills it in for a group of several processes), the
+  // communicator.
+  static Result<std::unique_ptr<NcclProcessGroup>> Start(
+      const NcclOptions& options,
+      const std::function<Status(const std::string& what, void* id, Impl& impl)>&
+          make_id);
   std::unique_ptr<Impl> impl_;
 };
 

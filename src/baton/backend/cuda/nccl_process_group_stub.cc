@@ -26,6 +26,11 @@ Result<std::unique_ptr<NcclProcessGroup>> NcclProcessGroup::Connect(
   return Unimplemented("NCCL group: " + UnavailableReason());
 }
 
+Result<std::unique_ptr<NcclProcessGroup>> NcclProcessGroup::ConnectOver(
+    collectives::ProcessGroup&, int) {
+  return Unimplemented("NCCL group: " + UnavailableReason());
+}
+
 Status NcclProcessGroup::AllReduce(const void*, void*, size_t, DType,
                                    collectives::ReduceOp, CUstream_st*) {
   return Unimplemented(UnavailableReason());
