@@ -206,6 +206,50 @@ def test_synthetic_trace_is_valid_and_complete():
     assert body == sorted(body)
 
 
+def test_gpu_spans_sit_on_their_streams_rows():
+    # On a GPU the runtime records a span once the device is past the work,
+    # with the device's own times (cuda_backend.h): records arrive out of
+    # time order, and a span may begin before host events recorded earlier.
+    events = [
+        _event("alloc", 1200, kind="array", label="float32(4)", bytes=16),
+        _event("execute", 3000, end_ns=7000, queue="compute", label="f"),
+        _event(
+            "transfer",
+            1000,
+            end_ns=2500,
+            queue="host_to_device",
+            bytes=16,
+            label="device_put",
+        ),
+        _event(
+            "transfer",
+            7100,
+            end_ns=7400,
+            queue="device_to_host",
+            bytes=16,
+            label="device_get",
+        ),
+    ]
+    t = _chrome_trace.build_trace(
+        events, start_ns=1000, device_names={0: "cuda:0"}, end_ns=8000
+    )
+    check_trace_format(t)
+    ev = t["traceEvents"]
+    threads = {e["tid"]: e["args"]["name"] for e in ev if e["name"] == "thread_name"}
+    procs = {e["pid"]: e["args"]["name"] for e in ev if e["name"] == "process_name"}
+    assert procs == {1: "cuda:0"}
+    spans = {
+        e["name"]: (threads[e["tid"]], e["ts"], e["dur"]) for e in ev if e["ph"] == "X"
+    }
+    assert spans == {
+        "f": ("compute", 2.0, 4.0),
+        "device_put": ("host_to_device", 0.0, 1.5),
+        "device_get": ("device_to_host", 6.1, 0.3),
+    }
+    body = [e["ts"] for e in ev if e["ph"] != "M"]
+    assert body == sorted(body)
+
+
 def test_write_trace_plain_and_gzip(tmp_path):
     import gzip
 

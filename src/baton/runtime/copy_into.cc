@@ -39,23 +39,28 @@ Result<Array> CopyArrayInto(const Array& src, const Array& into) {
   const void* from = hold.data();
   const int device_id = device->id();
   const TraceTrack track = route.track;
+  const DeviceBackend* timer = route.copier;
   taken.buffer->memory_space()->RecordUse(TraceRecord::Kind::kOverwrite, to,
                                           "device_put(into=)");
   Event done = q.EnqueueLaunch(
-      hold.dependencies(), [copy = std::move(route.copy), to, from, n,
-                            wait = std::move(taken.wait_for), device_id, track,
-                            kind]() {
+      hold.dependencies(),
+      [copy = std::move(route.copy), to, from, n,
+       wait = std::move(taken.wait_for), device_id, track, kind, timer]() {
         // Order after the old value's users; their errors do not matter,
         // the old value is being replaced.
         (void)WaitAll(wait);
-        const int64_t begin = TraceRecorder::NowNs();
+        const int64_t launched = TraceRecorder::NowNs();
         Event copied = copy(to, from, n);
         if (TraceRecorder::Global().enabled()) {
-          copied.OnReady([begin, device_id, track, kind, n](const Status&) {
-            TraceRecorder::Global().RecordTransfer(begin, device_id, track,
-                                                   kind,
-                                                   static_cast<int64_t>(n),
-                                                   "device_put(into=)");
+          // The device's span of the copy where it timed it, else the
+          // host's (DeviceBackend::TraceSpan).
+          copied.OnReady([copied, launched, timer, device_id, track, kind,
+                          n](const Status&) {
+            int64_t begin = 0, end = 0;
+            timer->TraceSpan(copied, launched, &begin, &end);
+            TraceRecorder::Global().RecordTransferSpan(
+                begin, end, device_id, track, kind, static_cast<int64_t>(n),
+                "device_put(into=)");
           });
         }
         return copied;

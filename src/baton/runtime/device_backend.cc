@@ -2,6 +2,8 @@
 
 #include <cstring>
 
+#include "baton/runtime/trace_recorder.h"
+
 namespace baton {
 
 void FillHost(void* dst, int64_t count, size_t elem_bytes, uint64_t pattern) {
@@ -18,6 +20,17 @@ void FillHost(void* dst, int64_t count, size_t elem_bytes, uint64_t pattern) {
 
 bool DeviceBackend::WaitOnStream(int, QueueKind, const Event&) {
   return false;
+}
+
+bool DeviceBackend::DeviceSpan(const Event&, int64_t*, int64_t*) const {
+  return false;
+}
+
+void DeviceBackend::TraceSpan(const Event& done, int64_t launched_ns,
+                              int64_t* begin_ns, int64_t* end_ns) const {
+  if (DeviceSpan(done, begin_ns, end_ns)) return;
+  *begin_ns = launched_ns;
+  *end_ns = TraceRecorder::NowNs();
 }
 
 Event DeviceBackend::EmulateAsync(int, QueueKind,

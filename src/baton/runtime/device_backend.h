@@ -28,6 +28,10 @@
 //  - WaitOnStream(e): later work on a stream starts after `e` without the
 //    host waiting (cudaStreamWaitEvent), for events the backend marked
 //    (Event::SetDeviceMarker).
+//  - DeviceSpan(e): for traces (DESIGN 5.5), when the device ran the work
+//    of `e` by its own clock, where a backend measures it (CUDA: timing
+//    events, only while a trace recording is enabled); the runtime's trace
+//    sites record that span instead of their host-side timing (TraceSpan).
 //
 // Ownership: shared by the Devices of one Client (shared_ptr).
 // Thread-safety: every method may be called from any thread.
@@ -93,6 +97,25 @@ class DeviceBackend {
   virtual Event EmulateAsync(
       int device_ordinal, QueueKind queue,
       std::function<Status(const HostAddressOf&)> work);
+  // --- device time in traces (DESIGN 5.5) ----------------------------------
+  // The span, on the steady clock of traces (TraceRecorder::NowNs()), in
+  // which the device ran the work of `done` -- an event this backend
+  // returned from CopyAsync, FillAsync or a launch of its own, or a queue's
+  // event that adopted its device marker -- once `done` is ready: true, with
+  // *begin_ns <= *end_ns, when this backend timed that work on the device;
+  // false otherwise (nothing is written then). A backend times only work it
+  // enqueued while a trace recording was enabled (TraceRecorder::enabled()),
+  // so untraced work pays nothing. The default: false -- the CPU runs its
+  // work on the calling thread and the simulated device on threads of the
+  // host, whose clock the caller's host timing already reads.
+  virtual bool DeviceSpan(const Event& done, int64_t* begin_ns,
+                          int64_t* end_ns) const;
+  // What a trace records for the work of `done` (ready) that the host
+  // launched at `launched_ns`: DeviceSpan's times when there are some, else
+  // [launched_ns, now] as seen by the host.
+  void TraceSpan(const Event& done, int64_t launched_ns, int64_t* begin_ns,
+                 int64_t* end_ns) const;
+
   // Synchronous forms: enqueue, then wait for the event.
   Status Copy(int device_ordinal, QueueKind queue, void* dst, const void* src,
               size_t bytes);

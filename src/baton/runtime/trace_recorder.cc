@@ -68,23 +68,36 @@ void TraceRecorder::Record(TraceRecord record) {
 
 void TraceRecorder::RecordExecute(int64_t begin_ns, int device_id,
                                   std::string label) {
+  RecordExecuteSpan(begin_ns, NowNs(), device_id, std::move(label));
+}
+
+void TraceRecorder::RecordTransfer(int64_t begin_ns, int device_id,
+                                   TraceTrack track, MemoryKind kind,
+                                   int64_t bytes, std::string label) {
+  RecordTransferSpan(begin_ns, NowNs(), device_id, track, kind, bytes,
+                     std::move(label));
+}
+
+void TraceRecorder::RecordExecuteSpan(int64_t begin_ns, int64_t end_ns,
+                                      int device_id, std::string label) {
   TraceRecord t;
   t.kind = TraceRecord::Kind::kExecute;
   t.begin_ns = begin_ns;
-  t.end_ns = NowNs();
+  t.end_ns = end_ns;
   t.device_id = device_id;
   t.track = TraceTrack::kCompute;
   t.label = std::move(label);
   Record(std::move(t));
 }
 
-void TraceRecorder::RecordTransfer(int64_t begin_ns, int device_id,
-                                   TraceTrack track, MemoryKind kind,
-                                   int64_t bytes, std::string label) {
+void TraceRecorder::RecordTransferSpan(int64_t begin_ns, int64_t end_ns,
+                                       int device_id, TraceTrack track,
+                                       MemoryKind kind, int64_t bytes,
+                                       std::string label) {
   TraceRecord t;
   t.kind = TraceRecord::Kind::kTransfer;
   t.begin_ns = begin_ns;
-  t.end_ns = NowNs();
+  t.end_ns = end_ns;
   t.device_id = device_id;
   t.track = track;
   t.memory_kind = kind;

@@ -84,6 +84,13 @@ class TraceRecorder {
   // Records a transfer of `bytes` that ran from `begin_ns` until now.
   void RecordTransfer(int64_t begin_ns, int device_id, TraceTrack track,
                       MemoryKind kind, int64_t bytes, std::string label);
+  // The same over [begin_ns, end_ns], times measured elsewhere (a device's
+  // own timestamps, DeviceBackend::DeviceSpan).
+  void RecordExecuteSpan(int64_t begin_ns, int64_t end_ns, int device_id,
+                         std::string label);
+  void RecordTransferSpan(int64_t begin_ns, int64_t end_ns, int device_id,
+                          TraceTrack track, MemoryKind kind, int64_t bytes,
+                          std::string label);
 
   uint64_t Start(Filter filter);
   // The events of recording `token`, which ends; empty for an unknown token.

@@ -24,22 +24,29 @@ std::string Label(const Shape& shape, DType dtype) {
   return std::string(dtype_name(dtype)) + shape.to_string();
 }
 
-// Wraps a queue task so it appears in traces as a transfer on `track`.
-// Device work `launch` recorded in traces as a transfer from its launch to
-// its completion (when a recording is active).
-std::function<Event()> Traced(std::function<Event()> launch, int device_id,
+// Device work `launch` (one copy of `timer`, the backend whose CopyAsync it
+// calls) recorded in traces as a transfer on `track` when a recording is
+// active: over the span the device reports for it (a GPU's own
+// timestamps), else from its launch to its completion as the host sees
+// them (DeviceBackend::TraceSpan).
+std::function<Event()> Traced(std::function<Event()> launch,
+                              const DeviceBackend* timer, int device_id,
                               TraceTrack track, MemoryKind kind, int64_t bytes,
                               std::string label) {
-  return [launch = std::move(launch), device_id, track, kind, bytes,
+  return [launch = std::move(launch), timer, device_id, track, kind, bytes,
           label = std::move(label)]() {
     auto& rec = TraceRecorder::Global();
     if (!rec.enabled()) return launch();
-    const int64_t begin = TraceRecorder::NowNs();
+    const int64_t launched = TraceRecorder::NowNs();
     Event done = launch();
-    done.OnReady([begin, device_id, track, kind, bytes,
+    // `done` in its own callback: the handle goes with the callback, once
+    // it has run.
+    done.OnReady([done, launched, timer, device_id, track, kind, bytes,
                   label](const Status&) {
-      TraceRecorder::Global().RecordTransfer(begin, device_id, track, kind,
-                                             bytes, label);
+      int64_t begin = 0, end = 0;
+      timer->TraceSpan(done, launched, &begin, &end);
+      TraceRecorder::Global().RecordTransferSpan(begin, end, device_id, track,
+                                                 kind, bytes, label);
     });
     return done;
   };
@@ -87,6 +94,7 @@ Result<Event> StagedPut(Device* device, MemoryKind kind, char* dst,
   StagingPool& staging = device->staging();
   const int64_t begin = TraceRecorder::NowNs();
   std::vector<Event> copies;
+  bool all_staged = true;  // every byte went through `copies`
   for (size_t done = 0; done < n;) {
     const size_t c = std::min(StagingPool::kChunkBytes, n - done);
     Result<void*> slot = staging.Reserve(c);
@@ -97,6 +105,7 @@ Result<Event> StagedPut(Device* device, MemoryKind kind, char* dst,
       Status s = device->Copy(QueueKind::kHostToDevice, dst + done, src + done,
                               n - done);
       if (!s.ok()) return s;
+      all_staged = false;
       break;
     }
     void* chunk = slot.value();
@@ -115,13 +124,31 @@ Result<Event> StagedPut(Device* device, MemoryKind kind, char* dst,
   }
   Event defined = JoinEvents(copies);
   if (TraceRecorder::Global().enabled()) {
+    // One span for the put: from the device's start of the first chunk's
+    // copy to its end of the last one when the device timed every chunk,
+    // else from the snapshot's start until the last copy is done (host
+    // time).
     const int id = device->id();
-    defined.OnReady([begin, id, kind, n](const Status&) {
-      TraceRecorder::Global().RecordTransfer(begin, id,
-                                             TraceTrack::kHostToDevice, kind,
-                                             static_cast<int64_t>(n),
-                                             "device_put");
-    });
+    const DeviceBackend* timer = &device->backend();
+    if (!all_staged) copies.clear();
+    defined.OnReady(
+        [begin, id, kind, n, timer, copies = std::move(copies)](const Status&) {
+          int64_t first = 0, last = 0;
+          bool timed = !copies.empty();
+          for (size_t i = 0; timed && i < copies.size(); ++i) {
+            int64_t b = 0, e = 0;
+            timed = timer->DeviceSpan(copies[i], &b, &e);
+            first = i == 0 ? b : std::min(first, b);
+            last = i == 0 ? e : std::max(last, e);
+          }
+          if (!timed) {
+            first = begin;
+            last = TraceRecorder::NowNs();
+          }
+          TraceRecorder::Global().RecordTransferSpan(
+              first, last, id, TraceTrack::kHostToDevice, kind,
+              static_cast<int64_t>(n), "device_put");
+        });
   }
   return defined;
 }
@@ -194,8 +221,8 @@ Result<Array> DevicePut(const HostBuffer& host, Device* device,
                 });
                 return copied;
               },
-              device->id(), TraceTrack::kHostToDevice, kind,
-              static_cast<int64_t>(n), "device_put"));
+              &device->backend(), device->id(), TraceTrack::kHostToDevice,
+              kind, static_cast<int64_t>(n), "device_put"));
   buffer->SetDefinitionEvent(done);
   return Array(ArrayImpl::Create(device, kind, host.shape, host.dtype,
                                  std::move(buffer)));
@@ -250,8 +277,9 @@ Result<Array> DevicePutInto(const HostBuffer& host, const Array& into) {
                     });
                     return e;
                   },
-                  device->id(), TraceTrack::kHostToDevice, old->memory_kind(),
-                  static_cast<int64_t>(c), "device_put(into=)"));
+                  &device->backend(), device->id(), TraceTrack::kHostToDevice,
+                  old->memory_kind(), static_cast<int64_t>(c),
+                  "device_put(into=)"));
       copied += c;
     }
   }
@@ -286,7 +314,8 @@ Result<Array> CopyArray(const Array& src, Device* device, MemoryKind kind) {
       hold.dependencies(),
       Traced([copy = std::move(route.copy), to, from,
               n]() { return copy(to, from, n); },
-             device->id(), route.track, kind, static_cast<int64_t>(n), "copy"),
+             route.copier, device->id(), route.track, kind,
+             static_cast<int64_t>(n), "copy"),
       DispatchForCopy(n));
   hold.Finish(done);
   buffer->SetDefinitionEvent(done);
@@ -341,7 +370,8 @@ Result<CopyRoute> RouteCopy(const Array& src, Device* device,
       &queue_device->queue(queue_kind), track,
       [copier, queue_kind](void* dst, const void* src_bytes, size_t bytes) {
         return copier->CopyAsync(queue_kind, dst, src_bytes, bytes);
-      }};
+      },
+      &copier->backend()};
 }
 
 Result<Event> CopyToHostAsync(const Array& src, void* dst, size_t dst_bytes) {
@@ -362,8 +392,8 @@ Result<Event> CopyToHostAsync(const Array& src, void* dst, size_t dst_bytes) {
           [device, dst, from, n]() {
             return device->CopyAsync(QueueKind::kDeviceToHost, dst, from, n);
           },
-          src.device()->id(), TraceTrack::kDeviceToHost, src.memory_kind(),
-          static_cast<int64_t>(n), "device_get"),
+          &device->backend(), device->id(), TraceTrack::kDeviceToHost,
+          src.memory_kind(), static_cast<int64_t>(n), "device_get"),
       DispatchForCopy(n));
   hold.Finish(done);
   return done;

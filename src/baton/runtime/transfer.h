@@ -76,11 +76,13 @@ Result<Array> CopyArray(const Array& src, Device* device, MemoryKind kind);
 // WorkQueue::EnqueueLaunch) through the backend that can address both sides
 // (the destination's when only it cannot be touched by the host, else the
 // source's); routing fails for memory of two different accelerator
-// platforms.
+// platforms. `copier` is that backend, which times the copy for traces
+// (DeviceBackend::TraceSpan).
 struct CopyRoute {
   WorkQueue* queue;
   TraceTrack track;
   std::function<Event(void* dst, const void* src, size_t bytes)> copy;
+  const DeviceBackend* copier = nullptr;
 };
 Result<CopyRoute> RouteCopy(const Array& src, Device* device, MemoryKind kind);
 

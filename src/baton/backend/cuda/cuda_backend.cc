@@ -5,6 +5,7 @@
 #include <pthread.h>
 
 #include <algorithm>
+#include <atomic>
 #include <condition_variable>
 #include <cstring>
 #include <deque>
@@ -12,8 +13,10 @@
 
 #include "baton/backend/cuda/cuda_error.h"
 #include "baton/backend/cuda/cuda_region_provider.h"
+#include "baton/backend/cuda/device_clock.h"
 #include "baton/runtime/fork_guard.h"
 #include "baton/runtime/parallel_copy.h"
+#include "baton/runtime/trace_recorder.h"
 
 namespace baton::cuda {
 namespace {
@@ -50,16 +53,76 @@ bool IsHostMemory(const void* ptr) {
          attributes.type == cudaMemoryTypeHost;
 }
 
+// A clock anchor of one device (device_clock.h): a timing event the device
+// passed, and the host's steady time read right after the host saw it
+// pass. Shared by the current anchor of its device and the spans timed
+// against it; the event is destroyed with the last of them.
+struct ClockAnchor {
+  cudaEvent_t event = nullptr;
+  int64_t host_ns = 0;
+  ClockAnchor() = default;
+  ClockAnchor(const ClockAnchor&) = delete;
+  ClockAnchor& operator=(const ClockAnchor&) = delete;
+  ~ClockAnchor() {
+    if (event != nullptr) (void)cudaEventDestroy(event);
+  }
+};
+
+}  // namespace
+
+// The timing of one piece of stream work (CudaBackend::BeginTiming): the
+// anchor, the timing event recorded before the work, and -- written by the
+// completion thread before it completes the work's Event, `measured` last
+// (release) -- the span on the steady clock.
+struct CudaSpanTiming {
+  std::shared_ptr<const ClockAnchor> anchor;
+  cudaEvent_t begin = nullptr;
+  int64_t enqueued_ns = 0;  // host time just before `begin` was recorded
+  int64_t begin_ns = 0;
+  int64_t end_ns = 0;
+  std::atomic<bool> measured{false};
+  CudaSpanTiming() = default;
+  CudaSpanTiming(const CudaSpanTiming&) = delete;
+  CudaSpanTiming& operator=(const CudaSpanTiming&) = delete;
+  ~CudaSpanTiming() {
+    if (begin != nullptr) (void)cudaEventDestroy(begin);
+  }
+};
+
+namespace {
+
 // The device marker of a CudaBackend event: the CUDA event recorded behind
-// the work. Destroyed with the last Event handle that carries it (CUDA
-// defers the destruction until the device has passed it).
+// the work, and its timing when a trace recording was enabled (then the
+// event is a timing one). Destroyed with the last Event handle that carries
+// it (CUDA defers the destruction until the device has passed it).
 struct CudaMarker {
   cudaEvent_t event = nullptr;
   int ordinal = 0;
+  std::unique_ptr<CudaSpanTiming> timing;  // null: untimed
   ~CudaMarker() {
     if (event != nullptr) (void)cudaEventDestroy(event);
   }
 };
+
+// Converts `marker`'s timing to the steady clock once the device has passed
+// its event, which the host saw at `observed_ns` (on the completion thread;
+// the device is current). A failed measurement leaves the span unmeasured.
+void Measure(CudaMarker& marker, int64_t observed_ns) {
+  CudaSpanTiming& t = *marker.timing;
+  float to_begin_ms = 0.0f, duration_ms = 0.0f;
+  if (cudaEventElapsedTime(&to_begin_ms, t.anchor->event, t.begin) !=
+          cudaSuccess ||
+      cudaEventElapsedTime(&duration_ms, t.begin, marker.event) !=
+          cudaSuccess) {
+    (void)cudaGetLastError();  // not sticky: the work itself is done
+    return;
+  }
+  const SteadySpan span = DeviceSpanToSteady(
+      t.anchor->host_ns, to_begin_ms, duration_ms, t.enqueued_ns, observed_ns);
+  t.begin_ns = span.begin_ns;
+  t.end_ns = span.end_ns;
+  t.measured.store(true, std::memory_order_release);
+}
 
 }  // namespace
 
@@ -84,6 +147,13 @@ class CudaBackend::Completions {
     }
     thread_.join();
     ForkGuard::ThreadStopped();
+    if (anchor_stream_ != nullptr) {
+      // Idle: each anchor event was waited for. Teardown reports nothing.
+      if (cudaSetDevice(ordinal_) == cudaSuccess) {
+        (void)cudaStreamDestroy(anchor_stream_);
+      }
+      (void)cudaGetLastError();
+    }
   }
   void Push(std::shared_ptr<CudaMarker> marker, Event event, std::string doing,
             std::shared_ptr<void> keep_alive) {
@@ -98,6 +168,38 @@ class CudaBackend::Completions {
   Status unusable() const {
     std::lock_guard<std::mutex> lock(mu_);
     return unusable_;
+  }
+  // The device's clock anchor for a span begun now (the device current on
+  // the calling thread): the current one while fresh, else a new one --
+  // recorded on the anchor stream (created on first use) and waited for;
+  // other callers wait meanwhile. Null if CUDA refused.
+  std::shared_ptr<const ClockAnchor> Anchor() {
+    std::lock_guard<std::mutex> lock(anchor_mu_);
+    if (anchor_ != nullptr &&
+        AnchorIsFresh(anchor_->host_ns, TraceRecorder::NowNs())) {
+      return anchor_;
+    }
+    if (anchor_stream_ == nullptr &&
+        cudaStreamCreateWithFlags(&anchor_stream_, cudaStreamNonBlocking) !=
+            cudaSuccess) {
+      anchor_stream_ = nullptr;
+      (void)cudaGetLastError();
+      return nullptr;
+    }
+    auto anchor = std::make_shared<ClockAnchor>();
+    if (cudaEventCreate(&anchor->event) != cudaSuccess) {
+      anchor->event = nullptr;
+      (void)cudaGetLastError();
+      return nullptr;
+    }
+    if (cudaEventRecord(anchor->event, anchor_stream_) != cudaSuccess ||
+        cudaEventSynchronize(anchor->event) != cudaSuccess) {
+      (void)cudaGetLastError();
+      return nullptr;
+    }
+    anchor->host_ns = TraceRecorder::NowNs();
+    anchor_ = std::move(anchor);
+    return anchor_;
   }
 
  private:
@@ -123,6 +225,9 @@ class CudaBackend::Completions {
         const cudaError_t error = selected
                                       ? cudaEventSynchronize(item.marker->event)
                                       : cudaErrorInvalidDevice;
+        if (error == cudaSuccess && item.marker->timing != nullptr) {
+          Measure(*item.marker, TraceRecorder::NowNs());
+        }
         if (error != cudaSuccess) {
           // Errors that surface here are asynchronous faults of the device
           // (an illegal address, a launch failure): sticky for the process.
@@ -147,6 +252,9 @@ class CudaBackend::Completions {
   std::deque<Item> items_;  // guarded by mu_
   bool stopping_ = false;   // guarded by mu_
   Status unusable_;         // guarded by mu_
+  std::mutex anchor_mu_;
+  cudaStream_t anchor_stream_ = nullptr;       // guarded by anchor_mu_
+  std::shared_ptr<const ClockAnchor> anchor_;  // guarded by anchor_mu_
   std::thread thread_;
 };
 
@@ -210,13 +318,42 @@ Status CudaBackend::StreamFor(int ordinal, QueueKind queue,
   return OkStatus();
 }
 
+std::unique_ptr<CudaSpanTiming> CudaBackend::BeginTiming(int ordinal,
+                                                         cudaStream_t stream) {
+  if (!TraceRecorder::Global().enabled()) return nullptr;
+  Completions* completions;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    completions = completions_[ordinal].get();  // StreamFor made it
+  }
+  auto timing = std::make_unique<CudaSpanTiming>();
+  timing->anchor = completions->Anchor();
+  if (timing->anchor == nullptr) return nullptr;
+  if (cudaEventCreate(&timing->begin) != cudaSuccess) {
+    timing->begin = nullptr;
+    (void)cudaGetLastError();
+    return nullptr;
+  }
+  timing->enqueued_ns = TraceRecorder::NowNs();
+  if (cudaEventRecord(timing->begin, stream) != cudaSuccess) {
+    (void)cudaGetLastError();
+    return nullptr;
+  }
+  return timing;
+}
+
 Event CudaBackend::Complete(int ordinal, CUstream_st* stream, Status enqueued,
-                           const std::string& doing,
-                           std::shared_ptr<void> keep_alive) {
+                            const std::string& doing,
+                            std::shared_ptr<void> keep_alive,
+                            std::unique_ptr<CudaSpanTiming> timing) {
   auto marker = std::make_shared<CudaMarker>();
   marker->ordinal = ordinal;
+  // Work that failed to enqueue gets no span (its Event carries no marker).
+  if (enqueued.ok()) marker->timing = std::move(timing);
   Status recorded = CudaError(
-      cudaEventCreateWithFlags(&marker->event, cudaEventDisableTiming),
+      cudaEventCreateWithFlags(&marker->event, marker->timing != nullptr
+                                                   ? cudaEventDefault
+                                                   : cudaEventDisableTiming),
       "cudaEventCreateWithFlags", doing);
   if (recorded.ok()) {
     recorded = CudaError(cudaEventRecord(marker->event, stream),
@@ -262,10 +399,12 @@ Event CudaBackend::CopyAsync(int device_ordinal, QueueKind queue, void* dst,
   }
   const std::string doing =
       Doing(device_ordinal, queue, "copying " + std::to_string(bytes) + " bytes");
+  std::unique_ptr<CudaSpanTiming> timing = BeginTiming(device_ordinal, stream);
   Status enqueued =
       CudaError(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDefault, stream),
                 "cudaMemcpyAsync", doing);
-  return Complete(device_ordinal, stream, std::move(enqueued), doing);
+  return Complete(device_ordinal, stream, std::move(enqueued), doing, nullptr,
+                  std::move(timing));
 }
 
 Event CudaBackend::FillAsync(int device_ordinal, QueueKind queue, void* dst,
@@ -300,9 +439,12 @@ Event CudaBackend::FillAsync(int device_ordinal, QueueKind queue, void* dst,
       std::all_of(element, element + elem_bytes,
                   [&](unsigned char b) { return b == element[0]; });
   if (byte_uniform) {
+    std::unique_ptr<CudaSpanTiming> timing =
+        BeginTiming(device_ordinal, stream);
     Status enqueued = CudaError(cudaMemsetAsync(dst, element[0], total, stream),
                                 "cudaMemsetAsync", doing);
-    return Complete(device_ordinal, stream, std::move(enqueued), doing);
+    return Complete(device_ordinal, stream, std::move(enqueued), doing, nullptr,
+                    std::move(timing));
   }
 
   // A general pattern: a seed of whole elements from the host, then the
@@ -314,6 +456,7 @@ Event CudaBackend::FillAsync(int device_ordinal, QueueKind queue, void* dst,
   FillHost(seed->data(), static_cast<int64_t>(seed_bytes / elem_bytes),
            elem_bytes, pattern);
   char* out = static_cast<char*>(dst);
+  std::unique_ptr<CudaSpanTiming> timing = BeginTiming(device_ordinal, stream);
   Status status = CudaError(cudaMemcpyAsync(out, seed->data(), seed_bytes,
                                             cudaMemcpyHostToDevice, stream),
                             "cudaMemcpyAsync", doing);
@@ -325,7 +468,7 @@ Event CudaBackend::FillAsync(int device_ordinal, QueueKind queue, void* dst,
     filled += n;
   }
   return Complete(device_ordinal, stream, std::move(status), doing,
-                  std::move(seed));
+                  std::move(seed), std::move(timing));
 }
 
 Event CudaBackend::LaunchAsync(
@@ -338,6 +481,7 @@ Event CudaBackend::LaunchAsync(
     return Event::Failed(s);
   }
   const std::string doing = Doing(device_ordinal, queue, what);
+  std::unique_ptr<CudaSpanTiming> timing = BeginTiming(device_ordinal, stream);
   Status enqueued = enqueue(stream);
   // `enqueue` may have run code that made another device current (a host
   // callback's own work): the event must be made on this stream's device.
@@ -345,7 +489,7 @@ Event CudaBackend::LaunchAsync(
       CudaError(cudaSetDevice(device_ordinal), "cudaSetDevice", doing);
   if (enqueued.ok() && !selected.ok()) enqueued = std::move(selected);
   return Complete(device_ordinal, stream, std::move(enqueued), doing,
-                  std::move(keep_alive));
+                  std::move(keep_alive), std::move(timing));
 }
 
 bool CudaBackend::WaitOnStream(int device_ordinal, QueueKind queue,
@@ -360,6 +504,21 @@ bool CudaBackend::WaitOnStream(int device_ordinal, QueueKind queue,
     (void)cudaGetLastError();
     return false;  // the caller waits on the host instead
   }
+  return true;
+}
+
+bool CudaBackend::DeviceSpan(const Event& done, int64_t* begin_ns,
+                             int64_t* end_ns) const {
+  if (!done.valid() || !done.IsReady()) return false;
+  std::shared_ptr<void> marker = done.DeviceMarker(this);
+  if (marker == nullptr) return false;
+  const CudaSpanTiming* timing =
+      static_cast<const CudaMarker*>(marker.get())->timing.get();
+  if (timing == nullptr || !timing->measured.load(std::memory_order_acquire)) {
+    return false;
+  }
+  *begin_ns = timing->begin_ns;
+  *end_ns = timing->end_ns;
   return true;
 }
 

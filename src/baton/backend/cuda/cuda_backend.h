@@ -25,6 +25,20 @@
 // count, the device and CUDA's description (cuda_error.h); an ordinal outside
 // 0..device_count()-1 is InvalidArgument.
 //
+// Device time in traces (DESIGN 5.5): while a trace recording is enabled
+// (TraceRecorder::enabled(), read once per call), CopyAsync, FillAsync and
+// LaunchAsync bracket the work they enqueue with timing CUDA events -- one
+// recorded before it, and the event recorded behind it (Complete's) created
+// with timing -- and when the completion thread sees the device pass the
+// end, it converts both to the steady clock of traces against the device's
+// clock anchor (device_clock.h) before it completes the Event; DeviceSpan
+// reads that span back. The anchor is a timing event recorded on a stream
+// of its own and waited for, paired with TraceRecorder::NowNs() read right
+// after the wait; it is taken by the first timed call on a device and
+// again by the first one kAnchorMaxAgeNs after it (the calling thread waits
+// those few microseconds for the otherwise idle stream). Untraced work is
+// unchanged: events without timing, no anchor, nothing converted.
+//
 // Ownership: shared (shared_ptr) by the Devices of a Client; owns its
 // streams and destroys them with itself. Constructing one makes no CUDA call.
 // Thread-safety: every method may be called from any thread.
@@ -42,6 +56,8 @@
 struct CUstream_st;  // cudaStream_t is CUstream_st*; keeps CUDA headers out
 
 namespace baton::cuda {
+
+struct CudaSpanTiming;  // cuda_backend.cc: the timing of one piece of work
 
 class CudaBackend final : public DeviceBackend {
  public:
@@ -66,6 +82,11 @@ class CudaBackend final : public DeviceBackend {
                   int64_t count, size_t elem_bytes, uint64_t pattern) override;
   bool WaitOnStream(int device_ordinal, QueueKind queue,
                     const Event& event) override;
+  // The device's span of work this backend timed (class comment); false
+  // for work enqueued while no trace recording was enabled, work that
+  // failed, and events not (yet) ready.
+  bool DeviceSpan(const Event& done, int64_t* begin_ns,
+                  int64_t* end_ns) const override;
 
   // Device work of any kind (kernel launches, library calls, copies, as a
   // GPU executable's command list enqueues them): makes `device_ordinal`
@@ -95,13 +116,22 @@ class CudaBackend final : public DeviceBackend {
   // Makes `ordinal` current on this thread and returns its stream of
   // `queue`, creating it on first use; fails once the device is unusable.
   Status StreamFor(int ordinal, QueueKind queue, CUstream_st** stream);
+  // The timing of work about to be enqueued on `stream` of `ordinal` (the
+  // current device, StreamFor's): while a trace recording is enabled, a
+  // timing event recorded on `stream` now, against the device's clock
+  // anchor (taken or renewed first); null otherwise, or if CUDA refused
+  // (the work then goes untimed).
+  std::unique_ptr<CudaSpanTiming> BeginTiming(int ordinal, CUstream_st* stream);
   // Records a CUDA event on `stream` behind the work just enqueued and
   // returns the Event the completion thread of `ordinal` completes when the
   // device passes it; `keep_alive` (host memory the work reads) is dropped
-  // then. `enqueued` is the status of enqueueing the work itself.
+  // then. `enqueued` is the status of enqueueing the work itself. With
+  // `timing` (BeginTiming's, before the work) the event is a timing one and
+  // the completion thread measures the span before completing the Event.
   Event Complete(int ordinal, CUstream_st* stream, Status enqueued,
                  const std::string& doing,
-                 std::shared_ptr<void> keep_alive = nullptr);
+                 std::shared_ptr<void> keep_alive = nullptr,
+                 std::unique_ptr<CudaSpanTiming> timing = nullptr);
 
   class Completions;  // cuda_backend.cc: one per device
   const std::string platform_ = "cuda";

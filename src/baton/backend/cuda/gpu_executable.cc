@@ -691,26 +691,37 @@ Result<std::vector<Array>> GpuExecutable::Execute(
     // enqueues the command list on the compute stream; the event recorded
     // behind it defines the outputs. The executable stays alive until the
     // device is past the run (its kernels and GEMM plans are in use).
+    // Traced, the run is recorded once the device is past it, over the span
+    // the device measured (the backend brackets the run with timing events
+    // while a recording is enabled, cuda_backend.h); should it have none,
+    // from the launch until then, as the host saw it.
     Event done = queue.EnqueueLaunch(
         std::move(frame.dependencies()),
         [self, value_data = std::move(frame.value_data()), device_arena,
          caller]() {
           if (std::this_thread::get_id() == caller) ++self->direct_dispatches_;
-          return self->cuda_->Launch(
+          const bool traced = TraceRecorder::Global().enabled();
+          const int64_t launched = traced ? TraceRecorder::NowNs() : 0;
+          Event ran = self->cuda_->Launch(
               "running " + self->name_,
               [&](const CudaStream& stream) {
-                auto& rec = TraceRecorder::Global();
-                const int64_t begin =
-                    rec.enabled() ? TraceRecorder::NowNs() : 0;
-                Status s = self->RunOnDevice(
-                    value_data, static_cast<char*>(device_arena), stream,
-                    /*top_level=*/true);
-                if (rec.enabled()) {
-                  rec.RecordExecute(begin, self->device_->id(), self->name_);
-                }
-                return s;
+                return self->RunOnDevice(value_data,
+                                         static_cast<char*>(device_arena),
+                                         stream, /*top_level=*/true);
               },
               self);
+          if (traced) {
+            // `ran` in its own callback: the handle goes with the callback,
+            // once it has run.
+            ran.OnReady([device = self->device_, name = self->name_, ran,
+                         launched](const Status&) {
+              int64_t begin = 0, end = 0;
+              device->backend().TraceSpan(ran, launched, &begin, &end);
+              TraceRecorder::Global().RecordExecuteSpan(begin, end,
+                                                        device->id(), name);
+            });
+          }
+          return ran;
         },
         dispatch);
     return frame.Finish(done, args);

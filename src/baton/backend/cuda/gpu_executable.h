@@ -46,6 +46,13 @@
 // by the event of the work, inputs and the temporary arena are released
 // after it, exactly as on the CPU.
 //
+// Traces (DESIGN 5.5): while a recording is enabled, a call is recorded as
+// an execute span of the compute track once its work is done. On kCuda the
+// span is the device's (the CUDA backend brackets the whole run with timing
+// events, cuda_backend.h; DeviceBackend::TraceSpan), not the host's time to
+// enqueue it; under emulation it is the emulation thread's run, whose
+// clock is the device's.
+//
 // Launch plans (launch_plan.h): the command list is cut into segments --
 // the longest runs of kernels, copies and GEMMs with no host step or
 // control-flow step between them (those wait for the stream and compute
