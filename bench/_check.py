@@ -5,18 +5,41 @@ with a numpy reference; a mismatch raises `AssertionError`, which the runner
 reports as a FAILED row and turns into a non-zero exit status. Large arrays
 are compared in chunks, so a check of a 1 GiB array needs no GiB-sized
 temporaries.
+
+In a ``--platform`` run the two libraries run in separate processes, so no
+single process holds both values: each process installs a recorder
+(`set_recorder`) that keeps every value it checked, with the tolerance it was
+checked to, and the parent compares baton's with JAX's (`compare_values` in
+``_platform.py``).
 """
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Callable
 
 import numpy as np
 
 CHUNK = 1 << 22  # elements compared at a time
 
+# Called as recorder(what, value, rule) for every value checked against its
+# reference (rule: {"rtol": r, "atol": a} or {"norm_rtol": r}); None: nothing
+# is recorded (a run of both libraries in one process compares directly).
+_recorder: Callable[[str, Any, dict[str, float]], None] | None = None
 
-def _compare(
+
+def set_recorder(fn: Callable[[str, Any, dict[str, float]], None] | None) -> None:
+    """Record every checked value with `fn` from now on (None: stop)."""
+    global _recorder
+    _recorder = fn
+
+
+def record(what: str, value: Any, rule: dict[str, float]) -> None:
+    """Hand a value that passed its check to the recorder, if one is set."""
+    if _recorder is not None:
+        _recorder(what, value, rule)
+
+
+def compare(
     what: str, got: np.ndarray, ref: np.ndarray, rtol: float, atol: float
 ) -> None:
     """assert_allclose (or exact equality when rtol == atol == 0), chunk by
@@ -59,9 +82,11 @@ def assert_close(
                 f"{what}: {lib} returned {got[lib].dtype}{list(got[lib].shape)}, "
                 f"expected {ref.dtype}{list(ref.shape)}"
             )
-        _compare(f"{what}: {lib} differs from the reference", got[lib], ref, rtol, atol)
+        compare(f"{what}: {lib} differs from the reference", got[lib], ref, rtol, atol)
+    for value in got.values():
+        record(what, value, {"rtol": rtol, "atol": atol})
     if len(got) == 2:
-        _compare(
+        compare(
             f"{what}: baton and jax differ",
             got["baton"],
             got["jax"],

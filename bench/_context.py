@@ -3,6 +3,11 @@
 JAX is a benchmark-only dependency: when it cannot be imported (or
 ``--no-jax`` is given) ``ctx.jax`` is None and every JAX column reads "n/a";
 baton and the native baselines still run and are still checked.
+
+With ``run.py --platform cuda|sim`` each library runs in a process of its own
+(``_platform.py``): there ``ctx.platform`` names the accelerator, and in JAX's
+process ``ctx.with_baton`` is False (a case ported to that mode runs only the
+libraries it is given and returns rows with the other's column empty).
 """
 
 from __future__ import annotations
@@ -35,6 +40,9 @@ class Context:
     jax: Any = None  # the jax module, or None
     jnp: Any = None  # jax.numpy, or None
     shared: dict[str, Any] = field(default_factory=dict)  # baselines reused
+    platform: str = "cpu"  # --platform: where baton (and JAX, if it can) runs
+    with_baton: bool = True  # False in JAX's process of a --platform run
+    tag: str = "bench"  # the progress lines' prefix ("bench baton" in a child)
 
     def reps(self, full: int, smoke: int) -> int:
         """How many timed repetitions: --repeat if given, else per mode."""
@@ -48,4 +56,4 @@ class Context:
 
     def progress(self, message: str) -> None:
         """A progress line on stderr (stdout carries only the table)."""
-        print(f"[bench] {message}", file=sys.stderr, flush=True)
+        print(f"[{self.tag}] {message}", file=sys.stderr, flush=True)

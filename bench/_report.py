@@ -22,6 +22,7 @@ import numpy as np
 from _timing import Samples
 
 TIME_UNIT = "µs"
+NS_PER = {"µs": 1e3, "ms": 1e6, "s": 1e9}  # nanoseconds per time unit
 
 
 @dataclass
@@ -142,8 +143,10 @@ def table(rows: list[Row], judged: bool) -> str:
         base = ""
         if r.baseline is not None:
             base = f"{fmt_value(r.baseline, r.unit)} {r.baseline_name or ''}".strip()
+        elif "baseline_missing" in r.extra:  # wanted, not measured (JSON: why)
+            base = "n/a"
         rat = "n/a" if r.ratio is None else f"{r.ratio:.2f} {r.ratio_of}".strip()
-        if r.note.startswith("FAILED"):
+        if r.note.startswith(("FAILED", "skipped")):
             rat = r.note
         lines.append(
             [
@@ -163,6 +166,24 @@ def table(rows: list[Row], judged: bool) -> str:
         if n == 0:
             out.append("-+-".join("-" * w for w in widths))
     return "\n".join(out)
+
+
+def _grid(lines: list[list[str]]) -> list[str]:
+    """A compact table's lines: the first column left-aligned, the others
+    right-aligned, a rule under the head."""
+    widths = [max(len(line[i]) for line in lines) for i in range(len(lines[0]))]
+    out = []
+    for n, line in enumerate(lines):
+        first, *rest = line
+        out.append(
+            " | ".join(
+                [first.ljust(widths[0])]
+                + [c.rjust(w) for c, w in zip(rest, widths[1:])]
+            ).rstrip()
+        )
+        if n == 0:
+            out.append("-+-".join("-" * w for w in widths))
+    return out
 
 
 def _sweep_groups(rows: list[Row]) -> dict[str, dict[str, dict[int, Row]]]:
@@ -208,30 +229,133 @@ def sweep_table(rows: list[Row], judged: bool) -> str:
                     cells.append(f"{r.ratio:.2f}{'*' if over else ''}")
             target = next(iter(per_size.values())).target
             lines.append([case, *cells, target])
-        widths = [max(len(line[i]) for line in lines) for i in range(len(lines[0]))]
         out.append("")
-        for n, line in enumerate(lines):
-            first, *rest = line
-            out.append(
-                " | ".join(
-                    [first.ljust(widths[0])]
-                    + [c.rjust(w) for c, w in zip(rest, widths[1:])]
-                ).rstrip()
-            )
-            if n == 0:
-                out.append("-+-".join("-" * w for w in widths))
+        out.extend(_grid(lines))
     failed = [r.case for r in rows if r.note.startswith("FAILED")]
     if failed:
         out += ["", "FAILED (see the traceback on stderr): " + ", ".join(failed)]
     return "\n".join(out)
 
 
+def baseline_table(rows: list[Row]) -> str | None:
+    """The size sweep on an accelerator, against the torch baselines: a line
+    per case, a column per size, cells baton's throughput over the
+    baseline's (``extra["of_baseline"]``: bytes moved per second over torch's
+    copy, GFLOP/s over torch.matmul's); "n/a" where the baseline is missing.
+    None when no row asked for a baseline."""
+    out = [
+        "size sweep: baton's throughput / the torch baseline's (higher is "
+        "better; elementwise: bytes moved / time over the device-to-device "
+        "copy's, device_put: over the pinned host-to-device copy's, matmul: "
+        "over torch.matmul's GFLOP/s)"
+    ]
+    wanted = [r for r in rows if "baseline_spec" in r.extra]
+    if not wanted:
+        return None
+    missing = [
+        r.extra.get("baseline_missing", "not measured")
+        for r in wanted
+        if r.baseline is None
+    ]
+    if len(missing) == len(wanted):  # one line instead of cells of n/a
+        return f"torch baselines: n/a ({missing[0]})"
+    for axis, cases in _sweep_groups(rows).items():
+        sizes = sorted({n for per_size in cases.values() for n in per_size})
+        lines = [[f"case ({axis})", *(_size_label(n, axis) for n in sizes), "baseline"]]
+        for case, per_size in cases.items():
+            asking = [r for r in per_size.values() if "baseline_spec" in r.extra]
+            if not asking:
+                continue
+            cells = []
+            for n in sizes:
+                r = per_size.get(n)
+                value = None if r is None else r.extra.get("of_baseline")
+                if r is None:
+                    cells.append("-")
+                elif value is None:
+                    cells.append("n/a")
+                else:  # two digits that say something below 0.1 too
+                    cells.append(f"{value:.2f}" if value >= 0.1 else f"{value:.2g}")
+            names = {r.baseline_name for r in asking if r.baseline_name}
+            lines.append([case, *cells, ", ".join(sorted(names)) or "n/a"])
+        if len(lines) > 1:
+            out.append("")
+            out.extend(_grid(lines))
+    return "\n".join(out)
+
+
+# The y axis's ticks (log scale), those within the data's range.
+_YTICKS = (0.001, 0.002, 0.005, 0.01, 0.02, 0.05, 0.1, 0.2, 0.3, 0.5, 0.7)
+_YTICKS += (1, 1.5, 2, 3, 5, 10, 20, 50)
+
+
+def _plot_panel(
+    ax: Any,
+    axis: str,
+    cases: dict[str, dict[int, Row]],
+    value: Any,
+    ylabel: str,
+    targets: bool = True,
+) -> None:
+    """One panel of the sweep's plot: `value(row)` against size (log-log), a
+    line per case, a line at 1.0 and (with `targets`) at each other target."""
+    from matplotlib.ticker import FixedLocator, NullLocator
+
+    sizes, ratios, bounds = set(), [], set()
+    for case, per_size in cases.items():
+        points = [(n, value(r)) for n, r in sorted(per_size.items()) if value(r)]
+        if not points:
+            continue
+        xs, ys = zip(*points)
+        sizes.update(xs)
+        ratios.extend(ys)
+        ax.plot(xs, ys, marker="o", markersize=4, label=case)
+        if targets:
+            bounds.update(target_bound(r.target) for r in per_size.values())
+    ax.axhline(1.0, color="black", linewidth=1)
+    for t in sorted(bounds - {None, 1.0}):
+        ax.axhline(t, color="grey", linewidth=1, linestyle="--")
+        ax.annotate(
+            f"target {t:g}",
+            (1, t),
+            xycoords=("axes fraction", "data"),
+            ha="right",
+            va="bottom",
+            fontsize=8,
+            color="grey",
+        )
+    ax.set_xscale("log", base=2)
+    ax.set_yscale("log")
+    ticks = sorted(sizes)
+    ax.xaxis.set_major_locator(FixedLocator(ticks))
+    ax.xaxis.set_minor_locator(NullLocator())
+    ax.set_xticklabels(
+        [
+            f"$2^{{{n.bit_length() - 1}}}$" if axis == "elements" else str(n)
+            for n in ticks
+        ],
+        fontsize=9,
+    )
+    lo, hi = min([*ratios, 1.0]), max([*ratios, 1.0])
+    yticks = [v for v in _YTICKS if lo / 1.5 <= v <= hi * 1.5]
+    ax.yaxis.set_major_locator(FixedLocator(yticks))
+    ax.yaxis.set_minor_locator(NullLocator())
+    ax.set_yticklabels([f"{v:g}" for v in yticks])
+    ax.set_ylim(lo / 1.25, hi * 1.25)
+    ax.set_xlabel("float32 elements" if axis == "elements" else "matrix side (n x n)")
+    ax.set_ylabel(ylabel)
+    ax.grid(True, which="major", alpha=0.3)
+    if ratios:
+        ax.legend(fontsize=8)
+
+
 def write_sweep_plot(rows: list[Row], path: str, title: str = "") -> str:
     """Plot the size sweep into the PNG `path`: x = size (log2; elements, or
     the matrix side in a second panel), y = baton's time / JAX's (log), one
-    line per case, a line at 1.0 (and at any other target). Return what was
-    done, for the log; matplotlib missing or no ratio to draw is said, never
-    raised."""
+    line per case, a line at 1.0 (and at any other target); on an
+    accelerator with torch's baselines a second row of panels, baton's
+    throughput over the baseline's. Return what was done, for the log;
+    matplotlib missing or no ratio to draw is said, never raised."""
     groups = _sweep_groups(rows)
     if not any(
         r.ratio is not None
@@ -245,68 +369,36 @@ def write_sweep_plot(rows: list[Row], path: str, title: str = "") -> str:
 
         matplotlib.use("Agg")
         import matplotlib.pyplot as plt
-        from matplotlib.ticker import FixedLocator, NullLocator
     except ImportError as e:
         return f"no plot: matplotlib is not importable ({e})"
+    against = any(
+        "of_baseline" in r.extra
+        for cases in groups.values()
+        for per_size in cases.values()
+        for r in per_size.values()
+    )
     widths = [3 if axis == "elements" else 2 for axis in groups]
     fig, axes = plt.subplots(
-        1,
+        2 if against else 1,
         len(groups),
-        figsize=(5 * len(groups) + 2, 5),
+        figsize=(5 * len(groups) + 2, 10 if against else 5),
         squeeze=False,
         gridspec_kw={"width_ratios": widths},
     )
     for ax, (axis, cases) in zip(axes[0], groups.items()):
-        sizes, ratios, targets = set(), [], set()
-        for case, per_size in cases.items():
-            points = [(n, r.ratio) for n, r in sorted(per_size.items()) if r.ratio]
-            if not points:
-                continue
-            xs, ys = zip(*points)
-            sizes.update(xs)
-            ratios.extend(ys)
-            ax.plot(xs, ys, marker="o", markersize=4, label=case)
-            targets.update(target_bound(r.target) for r in per_size.values())
-        ax.axhline(1.0, color="black", linewidth=1)
-        for t in sorted(targets - {None, 1.0}):
-            ax.axhline(t, color="grey", linewidth=1, linestyle="--")
-            ax.annotate(
-                f"target {t:g}",
-                (1, t),
-                xycoords=("axes fraction", "data"),
-                ha="right",
-                va="bottom",
-                fontsize=8,
-                color="grey",
+        _plot_panel(
+            ax, axis, cases, lambda r: r.ratio, "baton time / JAX time (median)"
+        )
+    if against:  # --platform: baton's throughput over torch's (higher: better)
+        for ax, (axis, cases) in zip(axes[1], groups.items()):
+            _plot_panel(
+                ax,
+                axis,
+                cases,
+                lambda r: r.extra.get("of_baseline"),
+                "baton throughput / torch baseline's",
+                targets=False,
             )
-        ax.set_xscale("log", base=2)
-        ax.set_yscale("log")
-        ticks = sorted(sizes)
-        ax.xaxis.set_major_locator(FixedLocator(ticks))
-        ax.xaxis.set_minor_locator(NullLocator())
-        ax.set_xticklabels(
-            [
-                f"$2^{{{n.bit_length() - 1}}}$" if axis == "elements" else str(n)
-                for n in ticks
-            ],
-            fontsize=9,
-        )
-        lo, hi = min([*ratios, 1.0]), max([*ratios, 1.0])
-        yticks = [
-            v
-            for v in (0.05, 0.1, 0.2, 0.3, 0.5, 0.7, 1, 1.5, 2, 3, 5, 10, 20, 50)
-            if lo / 1.5 <= v <= hi * 1.5
-        ]
-        ax.yaxis.set_major_locator(FixedLocator(yticks))
-        ax.yaxis.set_minor_locator(NullLocator())
-        ax.set_yticklabels([f"{v:g}" for v in yticks])
-        ax.set_ylim(lo / 1.25, hi * 1.25)
-        ax.set_xlabel(
-            "float32 elements" if axis == "elements" else "matrix side (n x n)"
-        )
-        ax.set_ylabel("baton time / JAX time (median)")
-        ax.grid(True, which="major", alpha=0.3)
-        ax.legend(fontsize=8)
     fig.suptitle(title or "size sweep: baton / JAX (below 1: baton is faster)")
     fig.tight_layout()
     directory = os.path.dirname(os.path.abspath(path))
@@ -336,25 +428,47 @@ def _version(module: str) -> str | None:
         return None
 
 
-def machine_info(blas: str) -> dict[str, Any]:
-    """What the figures depend on: CPU, core count, load, library versions."""
+def machine_info(blas: str, versions: dict[str, Any] | None = None) -> dict[str, Any]:
+    """What the figures depend on: CPU, core count, load, library versions
+    (baton, jax, jaxlib, baton_blas from `versions` when given: a --platform
+    run's parent imports neither library, its children report them)."""
     try:
         load = list(os.getloadavg())
     except OSError:
         load = None
+    if versions is None:
+        versions = {
+            "baton": _version("baton"),
+            "jax": _version("jax"),
+            "jaxlib": _version("jaxlib"),
+            "baton_blas": _baton_blas(),
+        }
     return {
         "cpu_model": _cpu_model(),
         "nproc": os.cpu_count(),
         "loadavg_at_start": load,
         "platform": platform.platform(),
         "python": sys.version.split()[0],
-        "baton": _version("baton"),
-        "jax": _version("jax"),
-        "jaxlib": _version("jaxlib"),
+        "baton": versions.get("baton"),
+        "jax": versions.get("jax"),
+        "jaxlib": versions.get("jaxlib"),
         "numpy": np.__version__,
         "numpy_blas": blas,
-        "baton_blas": _baton_blas(),
+        "baton_blas": versions.get("baton_blas"),
     }
+
+
+def rss_line() -> str:
+    """This process's resident memory now and at its peak (for the log)."""
+    try:
+        with open("/proc/self/status") as f:
+            fields = dict(line.split(":", 1) for line in f if ":" in line)
+        return (
+            f"RSS {int(fields['VmRSS'].split()[0]) >> 10} MiB, "
+            f"peak {int(fields['VmHWM'].split()[0]) >> 10} MiB"
+        )
+    except (OSError, KeyError, ValueError):
+        return "RSS unknown"
 
 
 def _baton_blas() -> str:

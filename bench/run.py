@@ -2,6 +2,7 @@
 
     python3 bench/run.py [--smoke] [--sweep] [--cases REGEX] [--repeat N]
                          [--json PATH] [--plot PATH] [--no-jax] [--list]
+                         [--platform {cpu,cuda,sim}]
     bash tools/run_bench.sh [same options]      # installs jax (+ matplotlib) first
 
 Runs every case (bench/cases/) for baton and for JAX in the same process,
@@ -19,6 +20,11 @@ table it prints a compact one (a line per case, a column per size, the
 ratio baton/JAX) and plots the ratios into a PNG beside the JSON (``--plot``).
 A default case measured across sizes (sharded_dp_step: hidden width x batch)
 gets the same compact table after the main one, without a plot.
+
+``--platform cuda`` (or ``sim``, baton's simulated accelerator) runs baton on
+that device and JAX on its CUDA plugin (for sim: on the CPU), each in a
+process of its own, with torch's copies and matmul as baselines, and merges
+them into the same table and JSON (``_platform.py``).
 """
 
 from __future__ import annotations
@@ -79,9 +85,20 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         action="store_true",
         help="run without JAX even when it is installed",
     )
+    p.add_argument(
+        "--platform",
+        choices=["cpu", "cuda", "sim"],
+        default="cpu",
+        help="where baton runs: cpu (both libraries in this process), cuda or sim "
+        "(baton's simulated accelerator): each library in a process of its own, "
+        "JAX on its CUDA plugin (sim: on the CPU), torch's baselines",
+    )
     p.add_argument("--list", action="store_true", help="list the cases and exit")
-    p.add_argument("--child", choices=["train", "sharded"], help=argparse.SUPPRESS)
-    p.add_argument("--lib", choices=["baton", "jax"], help=argparse.SUPPRESS)
+    p.add_argument(
+        "--child", choices=["train", "sharded", "platform"], help=argparse.SUPPRESS
+    )
+    p.add_argument("--lib", choices=["baton", "jax", "torch"], help=argparse.SUPPRESS)
+    p.add_argument("--values-dir", help=argparse.SUPPRESS)
     p.add_argument("--donate", type=int, default=0, help=argparse.SUPPRESS)
     p.add_argument("--mib", type=int, default=1, help=argparse.SUPPRESS)
     p.add_argument("--steps", type=int, default=5, help=argparse.SUPPRESS)
@@ -93,23 +110,10 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     return args
 
 
-def rss_line() -> str:
-    """This process's resident memory now and at its peak (for the log)."""
-    try:
-        with open("/proc/self/status") as f:
-            fields = dict(line.split(":", 1) for line in f if ":" in line)
-        return (
-            f"RSS {int(fields['VmRSS'].split()[0]) >> 10} MiB, "
-            f"peak {int(fields['VmHWM'].split()[0]) >> 10} MiB"
-        )
-    except (OSError, KeyError, ValueError):
-        return "RSS unknown"
-
-
 def run_cases(ctx, cases, judged: bool) -> tuple[list, list[str]]:
     """Run each case, catching failures so that the others still run; return
     (rows, failure messages)."""
-    from _report import Row, judge
+    from _report import Row, judge, rss_line
 
     rows, failures = [], []
     for n, case in enumerate(cases, 1):
@@ -133,6 +137,11 @@ def run_cases(ctx, cases, judged: bool) -> tuple[list, list[str]]:
         gc.collect()
         ctx.progress(f"    done in {time.perf_counter() - t0:.1f} s; {rss_line()}")
     return rows, failures
+
+
+def progress(message: str) -> None:
+    """A progress line on stderr (as Context.progress)."""
+    print(f"[bench] {message}", file=sys.stderr, flush=True)
 
 
 def _plot_title(machine: dict) -> str:
@@ -159,25 +168,41 @@ def main(argv: list[str] | None = None) -> int:
 
         sharded_main(args.lib, args.batch, args.width, args.steps)
         return 0
+    if args.child == "platform":  # one library's process of a --platform run
+        from _platform_child import child_main as platform_main
+
+        platform_main(
+            args.lib,
+            args.platform,
+            args.smoke,
+            args.sweep,
+            args.repeat,
+            args.values_dir,
+        )
+        return 0
+    if args.platform != "cpu" and not args.list:  # a process per library
+        from _platform import run_platform
+
+        return run_platform(args, report)
 
     from _context import Context, load_jax
 
     jax, jnp, why_no_jax = load_jax(args.no_jax)
 
     from _baselines import blas_name
-    from _report import machine_info, sweep_table, table, write_json, write_sweep_plot
+    from _report import machine_info
     from cases import all_cases, sweep_cases
 
     chosen = sweep_cases() if args.sweep else all_cases()
     cases = chosen
     if args.cases:
         pattern = re.compile(args.cases)
-        cases = [c for c in cases if pattern.search(c.name)]
+        cases = [c for c in cases if c.selected(pattern)]
     if args.list or not cases:
         for c in all_cases() if args.list else chosen:
             print(f"{c.name:28s} {c.about}")
         if args.list:
-            for c in sweep_cases():
+            for c in sweep_cases(args.platform):
                 print(f"{c.name:28s} {c.about} (--sweep)")
         return 0 if args.list else 2
     ctx = Context(smoke=args.smoke, repeat=args.repeat, jax=jax, jnp=jnp)
@@ -193,16 +218,56 @@ def main(argv: list[str] | None = None) -> int:
     start = time.perf_counter()
     rows, failures = run_cases(ctx, cases, judged=not args.smoke)
     wall = time.perf_counter() - start
+    return report(
+        args,
+        machine,
+        rows,
+        failures,
+        wall,
+        len(cases),
+        why_no_jax,
+        _plot_title(machine),
+    )
+
+
+def report(
+    args: argparse.Namespace,
+    machine: dict,
+    rows: list,
+    failures: list[str],
+    wall: float,
+    n_cases: int,
+    why_no_jax: str | None,
+    plot_title: str,
+    head: str | None = None,
+    meta: dict | None = None,
+) -> int:
+    """Print the tables (`head` above them: a --platform run's devices), write
+    the JSON (with `meta`: a --platform run's fields) and the sweep's plot;
+    return the exit status (1 if any case failed)."""
+    from _report import (
+        baseline_table,
+        sweep_table,
+        table,
+        write_json,
+        write_sweep_plot,
+    )
+
     try:
         machine["loadavg_at_end"] = list(os.getloadavg())
     except OSError:
         pass
+    if head:
+        print(head + "\n")
     print(table(rows, judged=not args.smoke))
     if args.sweep or any("size" in r.extra for r in rows):  # e.g. sharded_dp_step
         print("\n" + sweep_table(rows, judged=not args.smoke))
+    against = baseline_table(rows) if meta else None  # --platform's torch baselines
+    if against:
+        print("\n" + against)
     print(
         f"\n{'smoke' if args.smoke else 'full'} {'sweep' if args.sweep else 'run'}: "
-        f"{len(cases)} cases in {wall:.1f} s; ratio 'time/JAX': baton's time / "
+        f"{n_cases} cases in {wall:.1f} s; ratio 'time/JAX': baton's time / "
         f"JAX's (lower is better); 'of X': baton's throughput / X's (higher is "
         f"better)"
     )
@@ -213,16 +278,17 @@ def main(argv: list[str] | None = None) -> int:
         mode="smoke" if args.smoke else "full",
         sweep=args.sweep,
         wall_s=wall,
+        **(meta or {}),
         jax_missing=why_no_jax,
         failures=failures,
     )
-    ctx.progress(f"wrote {args.json}")
+    progress(f"wrote {args.json}")
     if args.sweep:
         plot = args.plot or os.path.splitext(args.json)[0] + ".png"
         try:  # the plot never fails the run
-            ctx.progress(write_sweep_plot(rows, plot, _plot_title(machine)))
+            progress(write_sweep_plot(rows, plot, plot_title))
         except Exception as e:
-            ctx.progress(f"no plot: {type(e).__name__}: {e}")
+            progress(f"no plot: {type(e).__name__}: {e}")
     if failures:
         print(f"\n{len(failures)} case(s) FAILED:", *failures, sep="\n  ")
         return 1

@@ -7,8 +7,10 @@
 # loops on the device), the runtime's tests (the backend conformance suite
 # on cuda too), the
 # Python tests of the accelerator contract on CUDA, the transfer benchmark
-# (baton against cudaMemcpyAsync in the same run) and pageable device_put
-# against JAX's (bench/device_put_vs_jax.py), and writes every
+# (baton against cudaMemcpyAsync in the same run), pageable device_put
+# against JAX's (bench/device_put_vs_jax.py) and the benchmark's size sweep
+# on the GPU against JAX's CUDA plugin and torch's copies and matmul
+# (bench/run.py --sweep --platform cuda), and writes every
 # step's output into one folder, ${OUT:-gpu_check_results}. The whole run
 # stays under 9 minutes (GPU_CHECK_BUDGET_S, default 530 s): every step runs
 # under `timeout`, cut to what is left, and a step with no time left is
@@ -27,13 +29,14 @@
 # installed there with pip --target. Re-running is safe: the build tree is
 # reused, the results folder is rewritten.
 #
-# The folder holds at most 12 files (pack them into one archive to bring
+# The folder holds at most 15 files (pack them into one archive to bring
 # them back): 1_nvidia_smi.log, 2_setup.log,
 # 3_configure.log, 4_build.log, 5_ctest_cuda.log (step 5b, the jit and
 # control-flow suites on CUDA, and step 5c, CUDA graphs and NCCL, write
 # there too), 6_runtime_tests.log,
 # 7_pytest.log, 8_bench_transfer.log, bench_transfer.json,
-# 9_bench_device_put.log, bench_device_put.json and summary.txt.
+# 9_bench_device_put.log, bench_device_put.json, 10_bench_sweep.log,
+# bench_sweep.json, bench_sweep.png and summary.txt.
 # shellcheck disable=SC2317  # functions run through `bash -c` (step)
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -72,7 +75,8 @@ fi
 
 out=${OUT:-gpu_check_results}
 mkdir -p "$out"
-rm -f "$out"/[0-9]_*.log "$out"/summary.txt "$out"/bench_*.json
+rm -f "$out"/[0-9]_*.log "$out"/[0-9][0-9]_*.log "$out"/summary.txt \
+  "$out"/bench_*.json "$out"/bench_*.png
 budget=${GPU_CHECK_BUDGET_S:-530}
 start=$(date +%s)
 failed=0
@@ -204,7 +208,8 @@ export -f jit_cuda
 RESERVE_S=$((python_ok ? 240 : 150)) LOG=5_ctest_cuda step 5b_jit_cuda 150 bash -c jit_cuda
 # 5c. The GPU-only checks of issue 35, with nothing allowed to skip: launch
 # plans replayed as CUDA graphs (updated in place, recaptured, abandoned;
-# values checked each call) and a single-rank NCCL group on device memory.
+# values checked each call), a single-rank NCCL group on device memory and
+# the NCCL block exchange on the compute stream.
 gpu_only() {
   set -uo pipefail
   local cache rc=0 log
@@ -212,10 +217,10 @@ gpu_only() {
   BATON_TEST_PLATFORM=cuda BATON_CUDA_CACHE_DIR=$cache \
     build/gpu/tests/cpp/jit_tests --gtest_filter='GpuLaunchPlanTest.*' || rc=1
   log=$(build/gpu/tests/cpp/cuda_tests \
-          --gtest_filter='NcclProcessGroupTest.AGroupOfOne*' 2>&1) || rc=1
+          --gtest_filter='NcclProcessGroupTest.AGroupOfOne*:NcclBlockExchangeTest.AGroupOfOne*' 2>&1) || rc=1
   echo "$log"
   if echo "$log" | grep -q '\[  SKIPPED \]'; then
-    echo "the NCCL group of one was skipped (see its reason above)"
+    echo "an NCCL group of one was skipped (see its reason above)"
     rc=1
   fi
   return "$rc"
@@ -267,6 +272,19 @@ if [ "$python_ok" = 1 ] && python3 -c "import jax" 2>/dev/null; then
     --out "$out/bench_device_put.json"
 else
   summary "SKIPPED 9_bench_device_put: no JAX or no baton Python package here"
+fi
+
+# 10. The size sweep on the GPU (2^10 ... 2^28 elements), same run: baton on
+# cuda:0, JAX on its CUDA plugin and torch's baselines (pinned host-to-device
+# copy, device-to-device copy, torch.matmul), each in a process of its own
+# (bench/README.md, --platform); the table in the log, the JSON (rewritten
+# after every case: a run cut short keeps what it measured) and the plot here.
+if [ "$python_ok" = 1 ]; then
+  step 10_bench_sweep 300 env PYTHONPATH="$PWD/build/gpu/python_pkg${PYTHONPATH:+:$PYTHONPATH}" \
+    python3 bench/run.py --sweep --platform cuda \
+    --json "$out/bench_sweep.json" --plot "$out/bench_sweep.png"
+else
+  summary "SKIPPED 10_bench_sweep: no baton Python package here"
 fi
 
 summary "total $(($(date +%s) - start))s; $([ $failed = 0 ] && echo 'all steps passed' || echo 'some steps FAILED')"

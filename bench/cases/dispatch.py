@@ -5,6 +5,9 @@ form and a form that waits for every result).
 dispatch: a batch of calls back to back, the last result synced after the
 clock stops (the device queue runs meanwhile). call+wait: every call is
 followed by ``block_until_ready()``. Reported per call.
+
+Ported to ``--platform``: in a process of one library only that library's
+calls are made and timed.
 """
 
 from __future__ import annotations
@@ -34,46 +37,44 @@ def _bt_sync(y: Any) -> Any:
 def _time_both(
     ctx: Context,
     name: str,
-    bt_call: Callable[[], Any],
+    bt_call: Callable[[], Any] | None,
     jax_call: Callable[[], Any] | None,
     calls: int,
     reps: int,
     target: str,
 ) -> list[Row]:
-    """Dispatch-only and call+wait rows for one call, baton vs JAX interleaved."""
+    """Dispatch-only and call+wait rows for one call, baton vs JAX interleaved
+    (either may be None: not measured in this process)."""
     rows = []
     for mode, make in (("dispatch", dispatch_batch), ("call+wait", call_and_wait)):
-        fns = {"baton": make(bt_call, _bt_sync, calls)}
+        fns = {}
+        if bt_call is not None:
+            fns["baton"] = make(bt_call, _bt_sync, calls)
         if jax_call is not None:
             fns["jax"] = make(jax_call, ctx.jax.block_until_ready, calls)
         s = interleave(fns, reps, warmup=2)
-        rows.append(time_row(f"{name} {mode}", s["baton"], s.get("jax"), target))
+        rows.append(time_row(f"{name} {mode}", s.get("baton"), s.get("jax"), target))
     return rows
 
 
 def _small_call(ctx: Context, name: str, fn: Callable, inputs: list[np.ndarray]):
     """Rows for `fn(*inputs)` jitted in both libraries; results checked."""
-    bt_args = [bt.device_put(a) for a in inputs]
-    bt_f = bt.jit(fn)
     expected = fn(*inputs)
-    jax_out = jax_call = None
+    bt_out = bt_call = jax_out = jax_call = None
+    if ctx.with_baton:
+        bt_args = [bt.device_put(a) for a in inputs]
+        bt_f = bt.jit(fn)
+        bt_out = bt_f(*bt_args)
+        bt_call = functools.partial(bt_f, *bt_args)
     if ctx.jax is not None:
         jax_args = [ctx.jax.device_put(a) for a in inputs]
         jax_f = ctx.jax.jit(fn)
         jax_out = jax_f(*jax_args)
         jax_call = functools.partial(jax_f, *jax_args)
-    assert_close(name, np.asarray(expected, np.float32), bt_f(*bt_args), jax_out)
+    assert_close(name, np.asarray(expected, np.float32), bt_out, jax_out)
     calls = ctx.pick(100, 20)
     reps = ctx.reps(200, 10)
-    return _time_both(
-        ctx,
-        name,
-        functools.partial(bt_f, *bt_args),
-        jax_call,
-        calls,
-        reps,
-        DISPATCH_TARGET,
-    )
+    return _time_both(ctx, name, bt_call, jax_call, calls, reps, DISPATCH_TARGET)
 
 
 def jit_trivial(ctx: Context) -> list[Row]:
@@ -101,33 +102,46 @@ def _many_args(ctx: Context, n: int) -> list[Row]:
         """The sum of the list, left to right."""
         return functools.reduce(operator.add, xs)
 
-    bt_args = [bt.device_put(v) for v in values]
-    bt_f = bt.jit(total)
-    jax_out = jax_call = None
+    bt_out = bt_call = jax_out = jax_call = None
+    if ctx.with_baton:
+        bt_args = [bt.device_put(v) for v in values]
+        bt_f = bt.jit(total)
+        bt_out = bt_f(bt_args)
+        bt_call = functools.partial(bt_f, bt_args)
     if ctx.jax is not None:
         jax_args = [ctx.jax.device_put(v) for v in values]
         jax_f = ctx.jax.jit(total)
         jax_out = jax_f(jax_args)
         jax_call = functools.partial(jax_f, jax_args)
-    assert_close(name, np.float32(n * (n - 1) // 2), bt_f(bt_args), jax_out)
+    assert_close(name, np.float32(n * (n - 1) // 2), bt_out, jax_out)
     calls = ctx.pick(max(2, 2000 // n), 2)
     reps = ctx.reps(50, 3)
-    return _time_both(
-        ctx, name, functools.partial(bt_f, bt_args), jax_call, calls, reps, "-"
-    )
+    return _time_both(ctx, name, bt_call, jax_call, calls, reps, "-")
 
 
 CASES = [
-    Case("jit_trivial", jit_trivial, "x + 1 on f32[4]: dispatch and call+wait"),
-    Case("jit_simple", jit_simple, "(x*y+1).sum() on f32[16]: dispatch, call+wait"),
+    Case(
+        "jit_trivial",
+        jit_trivial,
+        "x + 1 on f32[4]: dispatch and call+wait",
+        on_device=True,
+    ),
+    Case(
+        "jit_simple",
+        jit_simple,
+        "(x*y+1).sum() on f32[16]: dispatch, call+wait",
+        on_device=True,
+    ),
     Case(
         "jit_many_args_100",
         lambda ctx: _many_args(ctx, 100),
         "sum of a list of 100 f32 scalars",
+        on_device=True,
     ),
     Case(
         "jit_many_args_1000",
         lambda ctx: _many_args(ctx, 1000),
         "sum of a list of 1000 f32 scalars",
+        on_device=True,
     ),
 ]

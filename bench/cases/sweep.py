@@ -30,6 +30,16 @@ the donated loop's final states after it.
 Each (case, size) is a row "sweep CASE SIZE" whose ratio is baton's median
 time over JAX's, with ``extra = {"case", "size", "axis"}`` (axis "elements"
 or "side": what `size` counts) for the compact table and the plot.
+
+On an accelerator (``run.py --platform cuda|sim``: each library in a process
+of its own, so no interleaving) the element counts go up to 2^28 on CUDA
+(matmul to 8192; the simulated device, an emulator, stops at 2^16 and 128),
+one more case times ``device_put`` from the host, and each row asks for a
+baseline measured by torch in the same run (``_torch_child.py``): the
+device-to-device copy of the array for the elementwise cases, the pinned
+host-to-device copy for ``device_put``, ``torch.matmul`` for matmul. Its
+``extra`` then also holds the bytes moved (``bytes``) or the flop (``flop``),
+from which the parent computes each library's throughput over the baseline's.
 """
 
 from __future__ import annotations
@@ -43,7 +53,7 @@ import numpy as np
 import baton as bt
 import baton.numpy as bnp
 
-from _check import assert_close
+from _check import assert_close, record
 from _context import Context
 from _report import Row, time_row
 from _timing import SampleFn, Samples, interleave, now_ns
@@ -52,6 +62,21 @@ from cases import Case
 ELEMENTS = [1 << k for k in range(10, 25, 2)]  # 2^10 ... 2^24
 DONATED = [1 << k for k in range(18, 27, 2)]  # 1 MiB ... 256 MiB of float32
 SIDES = [1 << k for k in range(4, 13)]  # 16 ... 4096
+# The same on an accelerator (--platform): CUDA up to 2^28 elements (1 GiB of
+# float32; matmul to 8192, whose float64 reference on the host takes seconds);
+# the simulated device runs the generated kernels on the host, slowly.
+DEVICE_SIZES = {
+    "cuda": {
+        "elements": [1 << k for k in range(10, 29, 2)],  # 2^10 ... 2^28
+        "donated": [1 << k for k in range(18, 29, 2)],  # 1 MiB ... 1 GiB
+        "sides": [1 << k for k in range(4, 14)],  # 16 ... 8192
+    },
+    "sim": {
+        "elements": [1 << k for k in range(10, 17, 2)],  # 2^10 ... 2^16
+        "donated": [1 << k for k in range(10, 17, 2)],
+        "sides": [16, 32, 64, 128],
+    },
+}
 SAMPLE_S = 1e-3  # aim of one sample's length
 BUDGET_S = 0.3  # aim of one size's timed repetitions, both libraries
 MAX_REPS = 200
@@ -59,10 +84,25 @@ MAX_REPS = 200
 DONATION_WARNING = "Some donated buffers were not usable"
 
 
-def _sizes(ctx: Context, full: list[int], smoke: list[int] | None = None) -> list[int]:
-    """The sizes of this run: every size, or `smoke` (default: the two
-    smallest)."""
-    return ctx.pick(full, full[:2] if smoke is None else smoke)
+def _sizes(ctx: Context, kind: str) -> list[int]:
+    """The sizes of this run of `kind` ("elements", "donated", "sides") on
+    its platform: every size, or in smoke the two smallest (the donated loop:
+    2^10 and 2^12)."""
+    if ctx.platform == "cpu":
+        full = {"elements": ELEMENTS, "donated": DONATED, "sides": SIDES}[kind]
+    else:
+        full = DEVICE_SIZES[ctx.platform][kind]
+    return ctx.pick(full, ELEMENTS[:2] if kind == "donated" else full[:2])
+
+
+def _baseline(ctx: Context, kind: str, size: int, **work: int) -> dict[str, Any]:
+    """On an accelerator, a row's extra asking for a torch baseline (`kind`
+    "d2d" or "h2d" of `size` bytes, "matmul" of side `size`) and saying the
+    work done (bytes=... or flop=...); nothing on the CPU."""
+    if ctx.platform == "cpu":
+        return {}
+    key = "side" if kind == "matmul" else "nbytes"
+    return {"baseline_spec": {"kind": kind, key: size}, **work}
 
 
 def size_label(n: int, axis: str = "elements") -> str:
@@ -131,10 +171,16 @@ def _row(
     axis: str = "elements",
     **extra: Any,
 ) -> Row:
-    """The row "sweep CASE SIZE" of one size (ms once baton's median passes 10 ms)."""
-    unit = "ms" if s["baton"].median > 1e7 else "µs"
+    """The row "sweep CASE SIZE" of one size (ms once baton's median passes 10
+    ms; JAX's in a process of JAX alone)."""
+    first = s["baton"] if "baton" in s else s["jax"]
+    unit = "ms" if first.median > 1e7 else "µs"
     row = time_row(
-        f"sweep {case} {size_label(n, axis)}", s["baton"], s.get("jax"), target, unit
+        f"sweep {case} {size_label(n, axis)}",
+        s.get("baton"),
+        s.get("jax"),
+        target,
+        unit,
     )
     row.extra = {"case": case, "size": n, "axis": axis, **extra}
     return row
@@ -159,6 +205,7 @@ def _check_norm(what: str, expected: np.ndarray, outs: dict[str, Any], rel: floa
             raise AssertionError(
                 f"{what}: {lib} is {err:.3g} of the norm off (> {rel})"
             )
+        record(what, got[lib], {"norm_rtol": rel})
     if len(got) == 2:
         err = float(np.linalg.norm(got["baton"] - got["jax"].astype(np.float64)))
         if not err / norm <= 2 * rel:
@@ -189,9 +236,11 @@ def _point(
     `settle_s` before each (for BLAS workers that spin after a call);
     `extra` goes into the row's extra."""
     label = f"sweep {case} {size_label(n, axis)}"
-    bt_f = bt.jit(make_fn(bnp))
-    bt_args = [bt.device_put(a) for a in args]
-    calls = {"baton": lambda: bt_f(*bt_args)}
+    calls = {}
+    if ctx.with_baton:
+        bt_f = bt.jit(make_fn(bnp))
+        bt_args = [bt.device_put(a) for a in args]
+        calls["baton"] = lambda: bt_f(*bt_args)
     if ctx.jax is not None:
         jax_f = ctx.jax.jit(make_fn(ctx.jnp))
         jax_args = [ctx.jax.device_put(a) for a in args]
@@ -201,10 +250,24 @@ def _point(
         _check_norm(label, expected, outs, norm_rtol)
     else:
         assert_close(
-            label, expected, outs["baton"], outs.get("jax"), rtol=rtol, atol=atol
+            label, expected, outs.get("baton"), outs.get("jax"), rtol=rtol, atol=atol
         )
     for out in outs.values():
         out.delete()
+    s, plan = _measure(ctx, calls, min_reps, block_turns, settle_s)
+    return _row(case, n, s, target, axis, **plan, **extra)
+
+
+def _measure(
+    ctx: Context,
+    calls: dict[str, Callable[[], Any]],
+    min_reps: int = 5,
+    block_turns: int = 0,
+    settle_s: float = 1e-3,
+) -> tuple[dict[str, Samples], dict[str, int]]:
+    """Time each library's call (which returns an array), interleaved, as
+    `_point` describes; return the samples and the plan (calls per sample,
+    repetitions) for the row's extra."""
     seconds = {k: _time_call(c) for k, c in calls.items()}
     per, reps = _plan(ctx, seconds, min_reps)
     block = -(-reps // block_turns) if block_turns else 1
@@ -216,7 +279,7 @@ def _point(
         block=block,
         settle_s=settle_s,
     )
-    return _row(case, n, s, target, axis, calls_per_sample=per, reps=reps, **extra)
+    return s, {"calls_per_sample": per, "reps": reps}
 
 
 def _uniform(n: int, seed: int) -> np.ndarray:
@@ -227,10 +290,18 @@ def _uniform(n: int, seed: int) -> np.ndarray:
 def axpb(ctx: Context) -> list[Row]:
     """a * 2 + 1 (one rounding: exact against numpy's float32)."""
     rows = []
-    for n in _sizes(ctx, ELEMENTS):
+    for n in _sizes(ctx, "elements"):
         x = _uniform(n, n)
         rows.append(
-            _point(ctx, "a*2+1", n, lambda m: lambda a: a * 2 + 1, [x], x * 2 + 1)
+            _point(
+                ctx,
+                "a*2+1",
+                n,
+                lambda m: lambda a: a * 2 + 1,
+                [x],
+                x * 2 + 1,
+                **_baseline(ctx, "d2d", 4 * n, bytes=8 * n),
+            )
         )
     return rows
 
@@ -238,7 +309,7 @@ def axpb(ctx: Context) -> list[Row]:
 def sum_sq(ctx: Context) -> list[Row]:
     """sum(a * a) to a float32 scalar; checked to 1e-4 of a float64 sum."""
     rows = []
-    for n in _sizes(ctx, ELEMENTS):
+    for n in _sizes(ctx, "elements"):
         x = _uniform(n, n + 1)
         x64 = x.astype(np.float64)
         expected = np.asarray(np.sum(x64 * x64), np.float32)
@@ -252,6 +323,7 @@ def sum_sq(ctx: Context) -> list[Row]:
                 expected,
                 rtol=1e-4,
                 atol=0.0,
+                **_baseline(ctx, "d2d", 4 * n, bytes=4 * n),
             )
         )
     return rows
@@ -260,12 +332,20 @@ def sum_sq(ctx: Context) -> list[Row]:
 def tanh(ctx: Context) -> list[Row]:
     """tanh(a); checked to rtol 1e-5 / atol 1e-6 of a float64 tanh."""
     rows = []
-    for n in _sizes(ctx, ELEMENTS):
+    for n in _sizes(ctx, "elements"):
         x = _uniform(n, n + 2)
         expected = np.tanh(x.astype(np.float64)).astype(np.float32)
         rows.append(
             _point(
-                ctx, "tanh(a)", n, lambda m: m.tanh, [x], expected, rtol=1e-5, atol=1e-6
+                ctx,
+                "tanh(a)",
+                n,
+                lambda m: m.tanh,
+                [x],
+                expected,
+                rtol=1e-5,
+                atol=1e-6,
+                **_baseline(ctx, "d2d", 4 * n, bytes=8 * n),
             )
         )
     return rows
@@ -274,7 +354,7 @@ def tanh(ctx: Context) -> list[Row]:
 def take(ctx: Context) -> list[Row]:
     """take(a, idx) with n/4 random int32 indices in range (a gather); exact."""
     rows = []
-    for n in _sizes(ctx, ELEMENTS):
+    for n in _sizes(ctx, "elements"):
         x = _uniform(n, n + 3)
         idx = np.random.default_rng(n + 4).integers(0, n, n // 4).astype(np.int32)
         rows.append(
@@ -287,6 +367,8 @@ def take(ctx: Context) -> list[Row]:
                 x[idx],
                 rtol=0.0,
                 atol=0.0,
+                # n/4 indices and n/4 values read, n/4 values written
+                **_baseline(ctx, "d2d", 4 * n, bytes=3 * n),
             )
         )
     return rows
@@ -295,7 +377,7 @@ def take(ctx: Context) -> list[Row]:
 def transpose(ctx: Context) -> list[Row]:
     """transpose(a) + 1 of a square a with n elements; exact."""
     rows = []
-    for n in _sizes(ctx, ELEMENTS):
+    for n in _sizes(ctx, "elements"):
         side = math.isqrt(n)
         if side * side != n:
             continue
@@ -311,6 +393,7 @@ def transpose(ctx: Context) -> list[Row]:
                 rtol=0.0,
                 atol=0.0,
                 shape=[side, side],
+                **_baseline(ctx, "d2d", 4 * n, bytes=8 * n),
             )
         )
     return rows
@@ -356,11 +439,13 @@ def donated_at_set(ctx: Context) -> list[Row]:
         return a.at[i].set(a[i] + 1.0)
 
     rows = []
-    for n in _sizes(ctx, DONATED, ELEMENTS[:2]):
+    for n in _sizes(ctx, "donated"):
         a0 = np.random.default_rng(n).integers(-1000, 1000, n).astype(np.float32)
-        loops = {
-            "baton": DonatedLoop(bt.jit(step, donate_argnums=0), bt.device_put(a0))
-        }
+        loops = {}
+        if ctx.with_baton:
+            loops["baton"] = DonatedLoop(
+                bt.jit(step, donate_argnums=0), bt.device_put(a0)
+            )
         if ctx.jax is not None:
             jax = ctx.jax
             loops["jax"] = DonatedLoop(
@@ -409,7 +494,7 @@ def matmul(ctx: Context) -> list[Row]:
     per library with a pause before each: OpenBLAS workers spin ~0.1 s after
     a GEMM."""
     rows = []
-    for side in _sizes(ctx, SIDES):
+    for side in _sizes(ctx, "sides"):
         rng = np.random.default_rng(side)
         x = rng.uniform(size=(side, side)).astype(np.float32)
         y = rng.uniform(size=(side, side)).astype(np.float32)
@@ -428,21 +513,81 @@ def matmul(ctx: Context) -> list[Row]:
                 min_reps=5 if side < 4096 else 3,
                 block_turns=3,
                 settle_s=ctx.pick(0.15, 0.0),
+                **_baseline(ctx, "matmul", side, flop=2 * side**3),
             )
         )
     return rows
 
 
+def device_put(ctx: Context) -> list[Row]:
+    """``device_put`` of a float32[n] numpy array (pageable host memory) onto
+    the accelerator, completed, per call (the copy freed outside the clock);
+    checked exactly. Only on an accelerator (``--platform``); its baseline is
+    torch's pinned host-to-device copy of the same bytes."""
+    return [_put_point(ctx, n) for n in _sizes(ctx, "elements")]
+
+
+def _put_point(ctx: Context, n: int) -> Row:
+    """One size of `device_put`."""
+    x = _uniform(n, n + 6)
+    calls = {}
+    if ctx.with_baton:
+        calls["baton"] = lambda: bt.device_put(x)
+    if ctx.jax is not None:
+        calls["jax"] = lambda: ctx.jax.device_put(x)
+    outs = {lib: call() for lib, call in calls.items()}
+    assert_close(
+        f"sweep device_put {size_label(n)}",
+        x,
+        outs.get("baton"),
+        outs.get("jax"),
+        rtol=0.0,
+    )
+    for out in outs.values():
+        out.delete()
+    s, plan = _measure(ctx, calls)
+    return _row(
+        "device_put",
+        n,
+        s,
+        "<= 1.0",
+        **plan,
+        **_baseline(ctx, "h2d", 4 * n, bytes=4 * n),
+    )
+
+
 CASES = [
-    Case("sweep_axpb", axpb, "a*2+1 on float32[2^10 ... 2^24]"),
-    Case("sweep_sum", sum_sq, "sum(a*a) on float32[2^10 ... 2^24]"),
-    Case("sweep_tanh", tanh, "tanh(a) on float32[2^10 ... 2^24]"),
-    Case("sweep_take", take, "take(a, n/4 random indices), n = 2^10 ... 2^24"),
-    Case("sweep_transpose", transpose, "transpose(a)+1, 32x32 ... 4096x4096"),
+    Case("sweep_axpb", axpb, "a*2+1 on float32[2^10 ... 2^24]", on_device=True),
+    Case("sweep_sum", sum_sq, "sum(a*a) on float32[2^10 ... 2^24]", on_device=True),
+    Case("sweep_tanh", tanh, "tanh(a) on float32[2^10 ... 2^24]", on_device=True),
+    Case(
+        "sweep_take",
+        take,
+        "take(a, n/4 random indices), n = 2^10 ... 2^24",
+        on_device=True,
+    ),
+    Case(
+        "sweep_transpose",
+        transpose,
+        "transpose(a)+1, 32x32 ... 4096x4096",
+        on_device=True,
+    ),
     Case(
         "sweep_donated_at_set",
         donated_at_set,
         "donated a.at[i].set(a[i]+1) per step, 1 ... 256 MiB",
+        on_device=True,
     ),
-    Case("sweep_matmul", matmul, "s x s float32 matmul, s = 16 ... 4096"),
+    Case(
+        "sweep_matmul", matmul, "s x s float32 matmul, s = 16 ... 4096", on_device=True
+    ),
+]
+# Only on an accelerator (--platform cuda|sim): the transfer from the host.
+DEVICE_CASES = [
+    Case(
+        "sweep_device_put",
+        device_put,
+        "device_put of float32[n] from numpy onto the accelerator",
+        on_device=True,
+    ),
 ]
