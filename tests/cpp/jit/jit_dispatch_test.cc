@@ -79,41 +79,6 @@ TEST(JitDispatchTest, TheCostModelCountsTheWorkNotTheResultSize) {
   EXPECT_FALSE(copying->runs_inline());  // it copies the whole operand
 }
 
-// Mid-size work (above a hand-off's cost, up to kCallerWorkLimit) runs on
-// the caller too when the queue is idle -- it would only wait for a woken
-// queue thread otherwise (issue 40) -- but the caller lets go of its locks
-// first (runs_inline() is false); bigger work is queued, so the caller can
-// run ahead.
-TEST(JitDispatchTest, MidSizeWorkRunsOnTheIdleCallerBigWorkIsQueued) {
-  SKIP_UNLESS_CPU();  // the CPU backend's own choice
-  const int64_t inline_limit = cpu::CpuExecutable::kInlineWorkLimit;
-  const int64_t caller_limit = cpu::CpuExecutable::kCallerWorkLimit;
-  ASSERT_LT(inline_limit, caller_limit);
-  Jitted f = AddOne();
-  auto mid = ValueOrThrow(f.Lower({Spec(Shape{inline_limit * 4})}, Dev()));
-  EXPECT_FALSE(mid->runs_inline());
-  EXPECT_TRUE(CpuOf(mid).runs_on_caller());
-  auto big = ValueOrThrow(f.Lower({Spec(Shape{caller_limit * 2})}, Dev()));
-  EXPECT_FALSE(CpuOf(big).runs_on_caller());
-  std::vector<float> ones(static_cast<size_t>(inline_limit * 4), 1.0f);
-  Array x = ValueOrThrow(DevicePut(
-      HostBuffer{ones.data(), Shape{inline_limit * 4}, DType::kFloat32}, Dev(),
-      MemoryKind::kDevice));
-  f({x});  // compile, and the constant's device copy
-  EXPECT_TRUE(Dev()->Synchronize().ok());
-  Array y = f({x})[0];
-  EXPECT_TRUE(y.IsReady()) << "ran on the caller: done when the call returns";
-  EXPECT_EQ(ToHost(y), std::vector<float>(ones.size(), 2.0f));
-  // Behind a busy queue it is queued, in order.
-  Event gate = Event::Create();
-  Dev()->queue(QueueKind::kCompute).Enqueue({gate}, [] { return OkStatus(); });
-  Array z = f({x})[0];
-  EXPECT_FALSE(z.IsReady());
-  gate.SetReady();
-  z.BlockUntilReady();
-  EXPECT_EQ(ToHost(z), std::vector<float>(ones.size(), 2.0f));
-}
-
 TEST(JitDispatchTest, InlineCallReturnsWithTheWorkDoneAndInputsReleased) {
   SKIP_UNLESS_CPU();  // the CPU runs small programs on the caller
   Jitted f = AddOne();

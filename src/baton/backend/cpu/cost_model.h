@@ -39,27 +39,6 @@ inline constexpr int64_t kTranscendentalCost = 8;
 // AVX2 (kernels_bench --benchmark_filter=FastMathSize).
 inline constexpr int64_t kFastMathCost = 4;
 
-// Up to how much work a call that finds its device idle runs on the calling
-// thread rather than on the device's queue thread
-// (CpuExecutable::runs_on_caller). Handing a call to the queue thread costs
-// its wake-up -- a few microseconds on an idle server, 30-120 us on a
-// loaded 2-vCPU VM, where the same size flipped between fast and slow from
-// one call to the next (issue 40) -- and the caller, which would only wait,
-// can do the work itself, the thread pool's helpers joining its parallel
-// loops (ThreadPool::ParallelFor runs chunks on the caller too). Above it,
-// a call is queued: the caller goes back to Python while it runs, so a
-// training loop's next step is traced and enqueued behind the running one
-// (dispatch-ahead), which pays once the work dwarfs a Python call's ~20-50
-// us. 2^18 element operations (~50-100 us of work): measured on the 2-vCPU
-// AMD VM, each call after a 0.5 ms pause (the helpers asleep), medians of
-// 200 calls in three alternating runs, queued -> on the caller: a*2+1 on
-// 2^16 elements 22-31 -> 12-14 us, tanh 2^16 54-65 -> 32-46 us, take of
-// 2^14 of 2^16 elements 47-76 -> 34 us; 2^18-2^20 elements unchanged. A
-// limit of 2^22 made tanh on 2^20 elements (4M operations) slower on the
-// caller (~485 against ~320 us queued, not explained yet), so larger work
-// stays queued.
-inline constexpr int64_t kCallerWorkLimitOps = int64_t{1} << 18;
-
 // The work of a program that holds a while loop: its trip count is known
 // only when it runs, and it may never end, so such a call is never run on
 // the caller's thread (in Python that thread holds the GIL, and every other

@@ -115,7 +115,6 @@ Result<std::shared_ptr<CpuExecutable>> CpuExecutable::Compile(
       kFusionTiling, scratch, fresh_outputs);
   exe->work_ = EstimateWork(p, exe->plan_, exe->assignment_, region_work);
   exe->runs_inline_ = exe->work_ <= kInlineWorkLimit;
-  exe->runs_on_caller_ = exe->work_ <= kCallerWorkLimit;
   for (const Step& step : exe->plan_.steps) {
     exe->scalar_int32_binary_.push_back(IsScalarInt32Binary(p, step));
     exe->fused_.push_back(step.kind == Step::Kind::kFusedElementwise
@@ -256,8 +255,8 @@ Result<std::vector<Array>> CpuExecutable::Execute(
         if (rec.enabled()) rec.RecordExecute(begin, device_id, self->name_);
         return s;
       },
-      runs_on_caller_ ? WorkQueue::Dispatch::kInlineWhenIdle
-                      : WorkQueue::Dispatch::kAsync);
+      runs_inline_ ? WorkQueue::Dispatch::kInlineWhenIdle
+                   : WorkQueue::Dispatch::kAsync);
   return frame.Finish(done, args);
 }
 

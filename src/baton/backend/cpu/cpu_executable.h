@@ -8,13 +8,9 @@
 // A call (Execute) validates and pins every input, allocates outputs and one
 // temporary arena per memory kind, and enqueues a single task; it returns at
 // once with output arrays defined by that task's event. A program whose work
-// is at most kCallerWorkLimit (runs_on_caller(); cost_model.h says why)
-// runs on the calling thread when the compute queue is idle and its inputs
-// are ready, the thread pool's helpers joining its parallel loops; the call
-// then returns with the work done, and nothing else differs. Of those, the
-// ones smaller than a thread hand-off (runs_inline()) are cheap enough for
-// the caller to keep a lock across (Python's GIL); for the others the
-// caller lets go of it first. Inputs are released
+// is smaller than a thread hand-off (runs_inline()) runs on the calling
+// thread when the compute queue is idle and its inputs are ready; the call
+// then returns with the work done, and nothing else differs. Inputs are released
 // (usage holds finished, unusable donated storage freed) by that same event,
 // before it reads as ready, so block_until_ready() on an output followed by
 // memory_stats() already shows them gone (DESIGN: completion order).
@@ -31,7 +27,6 @@
 
 #include "baton/backend/call_frame.h"
 #include "baton/backend/constant_cache.h"
-#include "baton/backend/cpu/cost_model.h"
 #include "baton/backend/cpu/fused_reduce_runner.h"
 #include "baton/backend/cpu/fused_runner.h"
 #include "baton/backend/executable.h"
@@ -93,11 +88,6 @@ class CpuExecutable : public Executable,
   // the file comment): at most kInlineWorkLimit element operations.
   bool runs_inline() const override { return runs_inline_; }
   static constexpr int64_t kInlineWorkLimit = int64_t{1} << 14;
-  // True when a call that finds the compute queue idle runs on the calling
-  // thread (see the file comment): at most kCallerWorkLimit element
-  // operations. Implied by runs_inline().
-  bool runs_on_caller() const { return runs_on_caller_; }
-  static constexpr int64_t kCallerWorkLimit = kCallerWorkLimitOps;
   Device* device() const override { return device_; }
   const std::string& name() const override { return name_; }
   // The program after optimization, with each value's buffer and the memory
@@ -123,7 +113,6 @@ class CpuExecutable : public Executable,
   // Per step: how a kRegion step runs (else null).
   std::vector<std::unique_ptr<RegionStep>> regions_;
   bool runs_inline_ = false;
-  bool runs_on_caller_ = false;
   int64_t work_ = 0;
   // Allocation labels (memory_stats, OOM reports), built once at compile time
   // rather than on every call: per output buffer, and for the temporaries.
