@@ -440,7 +440,7 @@ def run_platform(args: Any, report: Callable[..., int]) -> int:
 def _run(args: Any, platform: Platform, report: Callable[..., int]) -> int:
     """run_platform's body, with the processes started."""
     from _baselines import blas_name
-    from _report import machine_info, write_json
+    from _report import machine_info, write_json, write_run_json
 
     hellos = platform.hellos
     if not hellos["baton"].get("ok"):
@@ -506,14 +506,12 @@ def _run(args: Any, platform: Platform, report: Callable[..., int]) -> int:
         for f in failed:
             progress(f"FAILED {f}")
         progress(f"    done in {time.perf_counter() - t0:.1f} s")
-        write_json(
-            args.json,
+        write_run_json(
+            args,
             machine,
             rows,
-            mode="smoke" if args.smoke else "full",
-            sweep=args.sweep,
             complete=False,
-            **meta,
+            meta=meta,
             jax_missing=jax_missing,
             failures=failures,
         )

@@ -485,6 +485,33 @@ def _baton_blas() -> str:
     return f"OpenBLAS {version} {info['corename']} kernels on {info['cpu_isa']}{fit}"
 
 
+def write_run_json(
+    args: Any,
+    machine: dict[str, Any],
+    rows: list[Row],
+    *,
+    failures: list,
+    jax_missing: Any,
+    meta: dict[str, Any] | None = None,
+    **extra,
+) -> None:
+    """`write_json` of one run of bench/run.py to ``args.json``: its mode
+    (smoke or full), whether it swept, ``extra`` (``complete=False`` while
+    cases remain, ``wall_s`` at the end), the platform's ``meta``, why JAX
+    was missing and the failures."""
+    write_json(
+        args.json,
+        machine,
+        rows,
+        mode="smoke" if args.smoke else "full",
+        sweep=args.sweep,
+        **extra,
+        **(meta or {}),
+        jax_missing=jax_missing,
+        failures=failures,
+    )
+
+
 def write_json(path: str, machine: dict[str, Any], rows: list[Row], **extra) -> None:
     """Write {"machine": ..., "results": [row, ...], **extra} to `path`."""
     doc = {"machine": machine, **extra, "results": [asdict(r) for r in rows]}

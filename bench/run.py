@@ -249,7 +249,7 @@ def report(
         baseline_table,
         sweep_table,
         table,
-        write_json,
+        write_run_json,
         write_sweep_plot,
     )
 
@@ -271,14 +271,12 @@ def report(
         f"JAX's (lower is better); 'of X': baton's throughput / X's (higher is "
         f"better)"
     )
-    write_json(
-        args.json,
+    write_run_json(
+        args,
         machine,
         rows,
-        mode="smoke" if args.smoke else "full",
-        sweep=args.sweep,
         wall_s=wall,
-        **(meta or {}),
+        meta=meta,
         jax_missing=why_no_jax,
         failures=failures,
     )

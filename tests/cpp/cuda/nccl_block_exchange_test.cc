@@ -65,8 +65,9 @@ TEST(NcclBlockExchangeTest, AGroupOfOneExchangesOnTheComputeStream) {
   EXPECT_FALSE(exchange->Serves({gpu}, MemoryKind::kPinnedHost));
   EXPECT_FALSE(exchange->Serves({gpu, gpu}, MemoryKind::kDevice));
   const std::vector<float> v = {1.5f, -2, 3, 4};
-  Array block = ValueOrThrow(DevicePut(
-      HostBuffer{v.data(), Shape{4}, DType::kFloat32}, gpu, MemoryKind::kDevice));
+  Array block =
+      ValueOrThrow(DevicePut(HostBuffer{v.data(), Shape{4}, DType::kFloat32},
+                             gpu, MemoryKind::kDevice));
   auto got = exchange->Gather({block}, {0}, 0, {{}});
   ASSERT_TRUE(got.ok()) << got.status().to_string();
   ASSERT_EQ(got.value().size(), 1u);
@@ -81,6 +82,21 @@ TEST(NcclBlockExchangeTest, AGroupOfOneExchangesOnTheComputeStream) {
   auto refused = exchange->Gather({block, block}, {0, 0}, 0, {{}, {}});
   ASSERT_FALSE(refused.ok());
   EXPECT_EQ(refused.status().code(), ErrorCode::kInvalidArgument);
+  // So is wanting this process's own position, or one outside the mesh:
+  // nothing is allocated for them.
+  ThrowIfError(gpu->Synchronize());
+  const int64_t in_use =
+      gpu->memory_space(MemoryKind::kDevice).stats().bytes_in_use;
+  for (int wanted : {0, 1, -1}) {
+    auto own = exchange->Gather({block}, {0}, 0, {{wanted}});
+    ASSERT_FALSE(own.ok()) << wanted;
+    EXPECT_EQ(own.status().code(), ErrorCode::kInvalidArgument);
+    EXPECT_NE(own.status().message().find("wanted position"), std::string::npos)
+        << own.status().message();
+  }
+  ThrowIfError(gpu->Synchronize());
+  EXPECT_EQ(gpu->memory_space(MemoryKind::kDevice).stats().bytes_in_use,
+            in_use);
 }
 
 }  // namespace

@@ -4,8 +4,8 @@
 
 #include "baton/backend/cuda/cuda_backend.h"
 #include "baton/backend/cuda/nccl_process_group.h"
-#include "baton/runtime/transfer.h"
 #include "baton/runtime/tracked_buffer.h"
+#include "baton/runtime/transfer.h"
 
 namespace baton::cuda {
 
@@ -22,8 +22,9 @@ Result<std::unique_ptr<NcclBlockExchange>> NcclBlockExchange::Connect(
         (device == nullptr ? std::string("no device") : device->ToString()) +
         " is not a CUDA device; NCCL moves blocks between GPUs");
   }
-  BATON_ASSIGN_OR_RETURN(std::unique_ptr<NcclProcessGroup> nccl,
-                         NcclProcessGroup::ConnectOver(group, device->ordinal()));
+  BATON_ASSIGN_OR_RETURN(
+      std::unique_ptr<NcclProcessGroup> nccl,
+      NcclProcessGroup::ConnectOver(group, device->ordinal()));
   return std::unique_ptr<NcclBlockExchange>(
       new NcclBlockExchange(device, std::move(nccl)));
 }
@@ -55,6 +56,17 @@ Result<std::vector<std::vector<Array>>> NcclBlockExchange::Gather(
                            std::to_string(process_index) +
                            " holds no position of the mesh");
   }
+  // Every wanted position is checked before anything is allocated or
+  // enqueued, so a refused call leaves nothing behind.
+  for (int e : wanted[0]) {
+    if (e < 0 || static_cast<size_t>(e) >= n || e == own) {
+      return InvalidArgument(
+          "NCCL exchange: wanted position " + std::to_string(e) +
+          (e == own
+               ? " is this process's own, not another's"
+               : " is outside the mesh's " + std::to_string(n) + " positions"));
+    }
+  }
   std::vector<std::vector<Array>> out(1, std::vector<Array>(n));
   const size_t bytes = static_cast<size_t>(block.nbytes());
   if (bytes == 0) {
@@ -80,13 +92,14 @@ Result<std::vector<std::vector<Array>>> NcclBlockExchange::Gather(
             space, bytes, queue.id(),
             AllocationLabel(std::string(dtype_name(block.dtype())) +
                                 block.shape().to_string(),
-                            AllocationKind::kArray, "baton::NcclBlockExchange")));
+                            AllocationKind::kArray,
+                            "baton::NcclBlockExchange")));
     at[e] = received[e]->data();
   }
   auto* cuda = dynamic_cast<CudaBackend*>(&device_->backend());
   const int ordinal = device_->ordinal();
-  const std::string what = "exchanging " + std::to_string(bytes) +
-                           "-byte blocks through NCCL";
+  const std::string what =
+      "exchanging " + std::to_string(bytes) + "-byte blocks through NCCL";
   // The broadcasts run in queue order behind the block's definition; the
   // communicator stays alive until the device is past them.
   Event done = queue.EnqueueLaunch(
@@ -108,13 +121,9 @@ Result<std::vector<std::vector<Array>>> NcclBlockExchange::Gather(
     if (received[e]) received[e]->SetDefinitionEvent(done);
   }
   for (int e : wanted[0]) {
-    if (e == own || !received[e]) {
-      return InvalidArgument("NCCL exchange: position " + std::to_string(e) +
-                             " is this process's own, not another's");
-    }
-    out[0][e] = Array(ArrayImpl::Create(device_, block.memory_kind(),
-                                        block.shape(), block.dtype(),
-                                        received[e]));
+    out[0][e] =
+        Array(ArrayImpl::Create(device_, block.memory_kind(), block.shape(),
+                                block.dtype(), received[e]));
   }
   return out;
 }
