@@ -97,6 +97,15 @@ TEST(JitFusedReduceTest, RowReductionsAreBitwiseTheUnfusedOnes) {
   };
   const std::vector<std::pair<std::string, Body>> producers = {
       {"x*x", [](const Tracer& x) { return x * x; }},
+      // One-op float chains, summed in registers as they are made
+      // (FloatChain::SumRange): each side pattern of the op.
+      {"x*0.75", [](const Tracer& x) { return x * 0.75f; }},
+      {"3-x", [](const Tracer& x) { return 3.0f - x; }},
+      {"x/x (0/0 is NaN)", [](const Tracer& x) { return x / x; }},
+      // Longer float chains: run a block at a time into one row as summed.
+      {"(x-1)*(x-1)",
+       [](const Tracer& x) { return (x - 1.0f) * (x - 1.0f); }},
+      {"x*0.5+2", [](const Tracer& x) { return x * 0.5f + 2.0f; }},
       {"tanh(x)*2+1", [](const Tracer& x) { return tanh(x) * 2.0f + 1.0f; }},
       {"exp(x-1)", [](const Tracer& x) { return exp(x - 1.0f); }},
   };

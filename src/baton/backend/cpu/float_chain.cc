@@ -1,9 +1,12 @@
 #include "baton/backend/cpu/float_chain.h"
 
 #include <algorithm>
+#include <bit>
+#include <cstdint>
 #include <cstring>
 
 #include "baton/backend/cpu/kernels/isa.h"
+#include "baton/backend/cpu/kernels/reduce_run.h"
 #include "baton/backend/cpu/kernels/vector_loop.h"
 #include "baton/compiler/op_attrs.h"
 #include "baton/core/scalar_math.h"
@@ -67,8 +70,9 @@ std::unique_ptr<FloatChain> FloatChain::TryPlan(
     int readers = 0;
     for (size_t j = i + 1; j < chain->ops_.size(); ++j) {
       const MicroOp& m = chain->ops_[j];
-      readers += (m.a.kind == Kind::kMember && m.a.member == static_cast<int>(i)) +
-                 (m.b.kind == Kind::kMember && m.b.member == static_cast<int>(i));
+      readers +=
+          (m.a.kind == Kind::kMember && m.a.member == static_cast<int>(i)) +
+          (m.b.kind == Kind::kMember && m.b.member == static_cast<int>(i));
     }
     if (readers != 1) continue;
     BindPair(chain->ops_[i], chain->ops_[i + 1], static_cast<int>(i));
@@ -95,10 +99,9 @@ void FloatChain::RunWhole(const std::vector<void*>& value_data, float* out,
   const bool l1 = m.a.kind == Kind::kScalar;
   if (ops_.size() == 1) {
     const bool r1 = m.b.kind == Kind::kScalar;
-    (avx2 ? m.avx2 : m.baseline)(l1 ? nullptr : array(m.a),
-                                 r1 ? nullptr : array(m.b),
-                                 l1 ? scalar(m.a) : 0.0f,
-                                 r1 ? scalar(m.b) : 0.0f, out, end - begin);
+    (avx2 ? m.avx2 : m.baseline)(
+        l1 ? nullptr : array(m.a), r1 ? nullptr : array(m.b),
+        l1 ? scalar(m.a) : 0.0f, r1 ? scalar(m.b) : 0.0f, out, end - begin);
     return;
   }
   const MicroOp& m2 = ops_[1];
@@ -106,6 +109,22 @@ void FloatChain::RunWhole(const std::vector<void*>& value_data, float* out,
   (avx2 && m.pair_avx2 ? m.pair_avx2 : m.pair_baseline)(
       array(l1 ? m.b : m.a), scalar(l1 ? m.a : m.b), scalar(l2 ? m2.a : m2.b),
       out, end - begin);
+}
+
+double FloatChain::SumRange(const std::vector<void*>& value_data, int64_t begin,
+                            int64_t count) const {
+  const MicroOp& m = ops_[0];
+  const bool avx2 = UseAvx2Kernels() && m.sum_avx2 != nullptr;
+  const bool l = m.a.kind == Kind::kScalar, r = m.b.kind == Kind::kScalar;
+  auto array = [&](const Source& s) {
+    return static_cast<const float*>(value_data[s.value]) + begin;
+  };
+  auto scalar = [&](const Source& s) {
+    return *static_cast<const float*>(value_data[s.value]);
+  };
+  return (avx2 ? m.sum_avx2 : m.sum_baseline)(
+      l ? nullptr : array(m.a), r ? nullptr : array(m.b),
+      l ? scalar(m.a) : 0.0f, r ? scalar(m.b) : 0.0f, count);
 }
 
 namespace {
@@ -139,11 +158,64 @@ __attribute__((target("avx2"))) void BlockAvx2(const float* a, const float* b,
 }
 #endif
 
+// The sum of BlockBody's d[0, n), each eight of its elements made in a
+// vector register and handed to the sum as they are made: the same IEEE
+// operation and NaN canonicalization per element as BlockBody, summed in
+// SumFloatRunBody's order, so the bits of summing BlockBody's output.
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wpsabi"  // vectors only in inlined code
+template <BinaryOp op, Pattern p>
+__attribute__((always_inline)) inline double SumBody(const float* a,
+                                                     const float* b, float as,
+                                                     float bs, int64_t n) {
+  using reduce_detail::Float8;
+  using reduce_detail::LoadFloat8;
+  const float nan = scalar::CanonicalNaN(std::bit_cast<float>(0x7fc00000u));
+  // The lambdas capture scalars only: a vector captured by value would be
+  // passed by value (an ABI that differs with and without AVX).
+  return reduce_detail::SumFloatRunOf(
+      n,
+      [=](int64_t i, Float8 * v) __attribute__((always_inline)) {
+        const Float8 a8 = {as, as, as, as, as, as, as, as};
+        const Float8 b8 = {bs, bs, bs, bs, bs, bs, bs, bs};
+        const Float8 nan8 = {nan, nan, nan, nan, nan, nan, nan, nan};
+        const Float8 x = p == Pattern::kLhsScalar ? a8 : LoadFloat8(a + i);
+        const Float8 y = p == Pattern::kRhsScalar ? b8 : LoadFloat8(b + i);
+        Float8 r;
+        if constexpr (op == BinaryOp::kAdd) r = x + y;
+        if constexpr (op == BinaryOp::kSub) r = x - y;
+        if constexpr (op == BinaryOp::kMul) r = x * y;
+        if constexpr (op == BinaryOp::kDiv) r = x / y;
+        *v = r == r ? r : nan8;  // NOLINT: the NaN test
+      },
+      [=](int64_t i) __attribute__((always_inline)) {
+        return scalar::Binary<op, float>(p == Pattern::kLhsScalar ? as : a[i],
+                                         p == Pattern::kRhsScalar ? bs : b[i]);
+      });
+}
+#pragma GCC diagnostic pop
+
+template <BinaryOp op, Pattern p>
+double SumBaseline(const float* a, const float* b, float as, float bs,
+                   int64_t n) {
+  return SumBody<op, p>(a, b, as, bs, n);
+}
+
+#if BATON_KERNELS_HAVE_AVX2
+template <BinaryOp op, Pattern p>
+__attribute__((target("avx2"))) double SumAvx2(const float* a, const float* b,
+                                               float as, float bs, int64_t n) {
+  return SumBody<op, p>(a, b, as, bs, n);
+}
+#endif
+
 template <BinaryOp op, Pattern p>
 void BindOne(FloatChain::MicroOp& m) {
   m.baseline = &BlockBaseline<op, p>;
+  m.sum_baseline = &SumBaseline<op, p>;
 #if BATON_KERNELS_HAVE_AVX2
   m.avx2 = &BlockAvx2<op, p>;
+  m.sum_avx2 = &SumAvx2<op, p>;
 #endif
 }
 
@@ -330,8 +402,8 @@ void FloatChain::Run(const std::vector<void*>& value_data, float* out,
         // This member's array side, its scalar, the next member's scalar.
         const Resolved& y = r[i + 1];
         const bool l1 = ops_[i].a.kind == Kind::kScalar;
-        const float* a = l1 ? (x.b_moves ? x.b + at : x.b)
-                            : (x.a_moves ? x.a + at : x.a);
+        const float* a =
+            l1 ? (x.b_moves ? x.b + at : x.b) : (x.a_moves ? x.a + at : x.a);
         const bool l2 = ops_[i + 1].a.kind == Kind::kScalar;
         ++i;
         float* d = i + 1 == n_ops ? out + (at - begin) : rows[i];

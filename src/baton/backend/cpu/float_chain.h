@@ -43,6 +43,20 @@ class FloatChain {
   void Run(const std::vector<void*>& value_data, float* out, int64_t begin,
            int64_t end) const;
 
+  // Whether SumRange serves this chain: one op, not both sides scalars.
+  // (A longer chain run a block at a time into an L1 row as the sum reached
+  // it was no faster than its piece buffer: sum((a - b) * (a - b)).)
+  bool SumsInRegisters() const {
+    return whole_range_ && ops_.size() == 1 && ops_[0].sum_baseline != nullptr;
+  }
+  // The float32 sum of result elements [begin, begin + count), computed in
+  // registers as they are made: bitwise the sum of the elements Run writes,
+  // summed from memory (kernels/reduce_run.h SumFloatRunOf). A fused
+  // reduction's piece then never goes through a buffer, which reads x in
+  // sum(x * x) at the bandwidth of sum(x). SumsInRegisters() must hold.
+  double SumRange(const std::vector<void*>& value_data, int64_t begin,
+                  int64_t count) const;
+
   struct Source {
     enum class Kind : uint8_t { kMember, kArray, kScalar };
     Kind kind = Kind::kArray;
@@ -66,14 +80,19 @@ class FloatChain {
     // reads only this one's result and a scalar; nothing else reads it).
     PairFn pair_baseline = nullptr;
     PairFn pair_avx2 = nullptr;
+    // The sum of the loop's d[0, n) (SumRange), for an op run alone.
+    using SumFn = double (*)(const float* a, const float* b, float as, float bs,
+                             int64_t n);
+    SumFn sum_baseline = nullptr;
+    SumFn sum_avx2 = nullptr;
   };
 
  private:
   // One op (not both sides scalar) or one pair: runs as one loop over the
   // whole range, with no intermediate rows (RunWhole).
   bool whole_range_ = false;
-  void RunWhole(const std::vector<void*>& value_data, float* out,
-                int64_t begin, int64_t end) const;
+  void RunWhole(const std::vector<void*>& value_data, float* out, int64_t begin,
+                int64_t end) const;
   static void BindLoops(MicroOp& m);  // sets baseline/avx2 for m's op and kinds
   // Sets first's pair loops when `first` and `second` can run as one pass.
   static void BindPair(MicroOp& first, const MicroOp& second, int first_index);

@@ -2,6 +2,7 @@
 
 #include <mutex>
 
+#include "baton/backend/cpu/float_chain.h"
 #include "baton/backend/cpu/kernels/reduce.h"
 
 namespace baton::cpu {
@@ -21,6 +22,18 @@ FusedReduceStep::FusedReduceStep(const compiler::Program& program,
 
 Status FusedReduceStep::Run(const std::vector<void*>& value_data,
                             void* out) const {
+  const FloatChain* chain = producer_.float_chain();
+  if (op_ == ReduceOp::kSum && dtype_ == DType::kFloat32 && chain != nullptr &&
+      chain->SumsInRegisters()) {
+    // sum(x * x), sum(a - b): each piece summed as the chain makes it.
+    SumRowsFloat32(
+        rows_, row_,
+        [chain, &value_data](int64_t begin, int64_t count) {
+          return chain->SumRange(value_data, begin, count);
+        },
+        static_cast<float*>(out));
+    return OkStatus();
+  }
   // One pointer captured: the producer fits std::function's inline buffer
   // (no allocation per call).
   struct State {

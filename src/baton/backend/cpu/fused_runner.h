@@ -40,6 +40,9 @@ class FusedStep {
   Status RunRange(const std::vector<void*>& value_data, void* dst,
                   int64_t begin, int64_t count) const;
 
+  // The float32 chain the step runs as (float_chain.h), or null.
+  const FloatChain* float_chain() const { return chain_.get(); }
+
  private:
   // Elementwise ops take at most three operands (select).
   static constexpr size_t kMaxOperands = 3;

@@ -186,9 +186,8 @@ class Reducer {
           threads, 1,
           [&](int64_t lo, int64_t hi) {
             for (int64_t t = lo; t < hi; ++t) {
-              partial[t] =
-                  ReducePart(base, std::min(per_out, t * split.part),
-                             std::min(per_out, (t + 1) * split.part));
+              partial[t] = ReducePart(base, std::min(per_out, t * split.part),
+                                      std::min(per_out, (t + 1) * split.part));
             }
           },
           1);
@@ -374,13 +373,49 @@ class PieceBuffer {
   std::unique_ptr<T[]> heap_;
 };
 
+// Where ReduceRowsTyped's pieces come from. `Piece(begin, n, buffer, &acc)`
+// sets acc to ReduceRun's value over elements [begin, begin + n) of the
+// virtual input (`buffer`: this thread's kReducePieceElements of scratch);
+// `Rows(first, k, row, buffer, accs)` does so for k whole rows of `row`
+// elements from row `first` (k * row <= kReducePieceElements). Both return
+// false when the source could not make its elements.
+template <ReduceOp op, typename T>
+struct ProducedPieces {  // a PieceProducer's elements, reduced from memory
+  using A = AccType<op, T>;
+  const PieceProducer& produce;
+  bool Piece(int64_t begin, int64_t n, T* buffer, A* acc) const {
+    if (!produce(begin, n, buffer)) return false;
+    *acc = ReduceRun<op, T, A>(buffer, n);
+    return true;
+  }
+  bool Rows(int64_t first, int64_t k, int64_t row, T* buffer, A* accs) const {
+    if (!produce(first * row, k * row, buffer)) return false;
+    for (int64_t j = 0; j < k; ++j) {
+      accs[j] = ReduceRun<op, T, A>(buffer + j * row, row);
+    }
+    return true;
+  }
+};
+
+struct SummedPieces {  // a float32 sum its source computes in registers
+  const FloatPieceSum& sum;
+  bool Piece(int64_t begin, int64_t n, float*, double* acc) const {
+    *acc = sum(begin, n);
+    return true;
+  }
+  bool Rows(int64_t first, int64_t k, int64_t row, float*, double* accs) const {
+    for (int64_t j = 0; j < k; ++j) accs[j] = sum((first + j) * row, row);
+    return true;
+  }
+};
+
 // ReduceRows for one op and type: the split of RunInnerReduced (PlanRowSplit),
 // each output's part added a piece of kReducePieceElements at a time from the
 // part's start -- the blocks ReduceRun adds up over memory -- so every
-// addition is the one Reduce makes.
-template <ReduceOp op, typename T>
-bool ReduceRowsTyped(int64_t rows, int64_t row, const PieceProducer& produce,
-                     T* out) {
+// addition is the one Reduce makes. `pieces`: ProducedPieces or
+// SummedPieces.
+template <ReduceOp op, typename T, typename Pieces>
+bool ReduceRowsTyped(int64_t rows, int64_t row, const Pieces& pieces, T* out) {
   using A = AccType<op, T>;
   std::atomic<bool> failed{false};
   // Positions [lo, hi) of output r.
@@ -388,11 +423,12 @@ bool ReduceRowsTyped(int64_t rows, int64_t row, const PieceProducer& produce,
     A acc = scalar::ReduceInit<op, A>();
     for (int64_t b = lo; b < hi; b += kReducePieceElements) {
       const int64_t n = std::min(kReducePieceElements, hi - b);
-      if (!produce(r * row + b, n, buffer)) {
+      A piece;
+      if (!pieces.Piece(r * row + b, n, buffer, &piece)) {
         failed.store(true, std::memory_order_relaxed);
         break;
       }
-      acc = Combine<op, A>(acc, ReduceRun<op, T, A>(buffer, n));
+      acc = Combine<op, A>(acc, piece);
     }
     return acc;
   };
@@ -412,16 +448,17 @@ bool ReduceRowsTyped(int64_t rows, int64_t row, const PieceProducer& produce,
           }
           // Short rows: a piece holds several whole rows.
           const int64_t per_piece = kReducePieceElements / row;
+          std::unique_ptr<A[]> accs(
+              new A[static_cast<size_t>(std::min(per_piece, hi - lo))]);
           for (int64_t e = lo; e < hi; e += per_piece) {
             const int64_t k = std::min(per_piece, hi - e);
-            if (!produce(e * row, k * row, buf)) {
+            if (!pieces.Rows(e, k, row, buf, accs.get())) {
               failed.store(true, std::memory_order_relaxed);
               return;
             }
             for (int64_t j = 0; j < k; ++j) {
               out[e + j] = Finish<op, T>(
-                  Combine<op, A>(scalar::ReduceInit<op, A>(),
-                                 ReduceRun<op, T, A>(buf + j * row, row)));
+                  Combine<op, A>(scalar::ReduceInit<op, A>(), accs[j]));
             }
           }
         },
@@ -438,9 +475,9 @@ bool ReduceRowsTyped(int64_t rows, int64_t row, const PieceProducer& produce,
         [&](int64_t lo, int64_t hi) {
           PieceBuffer<T> buffer(piece);
           for (int64_t t = lo; t < hi; ++t) {
-            partial[t] = reduce_part(e, std::min(row, t * split.part),
-                                     std::min(row, (t + 1) * split.part),
-                                     buffer.data());
+            partial[t] =
+                reduce_part(e, std::min(row, t * split.part),
+                            std::min(row, (t + 1) * split.part), buffer.data());
           }
         },
         1);
@@ -479,10 +516,21 @@ bool ReduceRows(ReduceOp op, DType dtype, int64_t rows, int64_t row,
         std::fill(o, o + rows, Finish<kOp, T>(scalar::ReduceInit<kOp, A>()));
         return;
       }
-      ok = ReduceRowsTyped<kOp, T>(rows, row, produce, o);
+      ok = ReduceRowsTyped<kOp, T>(rows, row, ProducedPieces<kOp, T>{produce},
+                                   o);
     });
   });
   return ok;
+}
+
+void SumRowsFloat32(int64_t rows, int64_t row, const FloatPieceSum& sum,
+                    float* out) {
+  if (rows == 0) return;
+  if (row == 0) {
+    std::fill(out, out + rows, 0.0f);
+    return;
+  }
+  ReduceRowsTyped<ReduceOp::kSum, float>(rows, row, SummedPieces{sum}, out);
 }
 
 }  // namespace baton::cpu

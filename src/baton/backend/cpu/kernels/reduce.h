@@ -3,8 +3,8 @@
 // Accumulation is in the compute type (float for float16/bfloat16), except
 // float32 sums, which accumulate in double (elements -- over an outer axis,
 // rows -- are first added in float in groups of 16, to keep vector speed; the
-// error stays within ~16 float roundings of sum |x|). Float sums and products are
-// reassociated (several accumulators, blocks, per-thread partials), so they
+// error stays within ~16 float roundings of sum |x|). Float sums and products
+// are reassociated (several accumulators, blocks, per-thread partials), so they
 // match a sequential reference only within rounding; integer reductions wrap
 // as scalar::ReduceCombine does and are exact; max/min are exact and
 // propagate NaN.
@@ -53,5 +53,17 @@ using PieceProducer =
 // partly written).
 bool ReduceRows(ReduceOp op, DType dtype, int64_t rows, int64_t row,
                 const PieceProducer& produce, void* out);
+
+// The float32 sum of elements [begin, begin + count) (count <=
+// kReducePieceElements) of a virtual row-major input, bitwise what
+// reducing those elements from memory gives (reduce_run.h SumFloatRunOf):
+// a producer that sums its values as it makes them (FloatChain::SumRange).
+using FloatPieceSum = std::function<double(int64_t begin, int64_t count)>;
+
+// ReduceRows of a float32 sum whose pieces `sum` adds up without a buffer:
+// the same split and order, so the same bits, and the producer's values
+// never stored.
+void SumRowsFloat32(int64_t rows, int64_t row, const FloatPieceSum& sum,
+                    float* out);
 
 }  // namespace baton::cpu

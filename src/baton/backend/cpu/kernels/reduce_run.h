@@ -124,14 +124,22 @@ __attribute__((always_inline)) inline Float8 LoadFloat8(const float* p) {
 // lanes[2k], lanes[2k + 1] += the low and high halves of v, in double.
 __attribute__((always_inline)) inline void AddToDoubleLanes(Double4* lanes,
                                                             int k, Float8 v) {
-  lanes[2 * k] +=
-      __builtin_convertvector(__builtin_shufflevector(v, v, 0, 1, 2, 3), Double4);
-  lanes[2 * k + 1] +=
-      __builtin_convertvector(__builtin_shufflevector(v, v, 4, 5, 6, 7), Double4);
+  lanes[2 * k] += __builtin_convertvector(
+      __builtin_shufflevector(v, v, 0, 1, 2, 3), Double4);
+  lanes[2 * k + 1] += __builtin_convertvector(
+      __builtin_shufflevector(v, v, 4, 5, 6, 7), Double4);
 }
 
-__attribute__((always_inline)) inline double SumFloatRunBody(const float* p,
-                                                             int64_t n) {
+// SumFloatRunBody over a virtual run: element i is load1(i), and load8(i,
+// &v) sets v to the eight elements from i (i a multiple of 8 from the run's
+// start; through a pointer, so no function returns a vector). A
+// fused reduction computes its producer inside these loads (FloatChain::
+// SumRange), so the producer's values are summed in registers, in exactly
+// the order, and so to exactly the bits, of summing them from memory.
+template <typename Load8, typename Load1>
+__attribute__((always_inline)) inline double SumFloatRunOf(int64_t n,
+                                                           Load8 load8,
+                                                           Load1 load1) {
   constexpr int64_t kBlock = kReducePieceElements;
   constexpr int64_t kRound = kSumGroup * kSumLanes;
   double acc = 0.0;
@@ -143,11 +151,15 @@ __attribute__((always_inline)) inline double SumFloatRunBody(const float* p,
     for (; i + kRound <= e; i += kRound) {
       Float8 g[kSumVectors];
 #pragma GCC unroll 8
-      for (int k = 0; k < kSumVectors; ++k) g[k] = LoadFloat8(p + i + 8 * k);
+      for (int k = 0; k < kSumVectors; ++k) load8(i + 8 * k, &g[k]);
       for (int64_t r = 1; r < kSumGroup; ++r) {
-        const float* row = p + i + r * kSumLanes;
+        const int64_t row = i + r * kSumLanes;
 #pragma GCC unroll 8
-        for (int k = 0; k < kSumVectors; ++k) g[k] += LoadFloat8(row + 8 * k);
+        for (int k = 0; k < kSumVectors; ++k) {
+          Float8 v;
+          load8(row + 8 * k, &v);
+          g[k] += v;
+        }
       }
 #pragma GCC unroll 8
       for (int k = 0; k < kSumVectors; ++k) AddToDoubleLanes(lanes, k, g[k]);
@@ -157,17 +169,29 @@ __attribute__((always_inline)) inline double SumFloatRunBody(const float* p,
     for (; i + kSumLanes <= e; i += kSumLanes) {
 #pragma GCC unroll 8
       for (int k = 0; k < kSumVectors; ++k) {
-        AddToDoubleLanes(lanes, k, LoadFloat8(p + i + 8 * k));
+        Float8 v;
+        load8(i + 8 * k, &v);
+        AddToDoubleLanes(lanes, k, v);
       }
     }
     double block = 0.0;
     for (int k = 0; k < 2 * kSumVectors; ++k) {
       for (int m = 0; m < 4; ++m) block += lanes[k][m];
     }
-    for (; i < e; ++i) block += static_cast<double>(p[i]);
+    for (; i < e; ++i) block += static_cast<double>(load1(i));
     acc += block;
   }
   return acc;
+}
+
+__attribute__((always_inline)) inline double SumFloatRunBody(const float* p,
+                                                             int64_t n) {
+  return SumFloatRunOf(
+      n,
+      [p](int64_t i, Float8 * v) __attribute__((always_inline)) {
+        __builtin_memcpy(v, p + i, sizeof *v);
+      },
+      [p](int64_t i) __attribute__((always_inline)) { return p[i]; });
 }
 
 #pragma GCC diagnostic pop
