@@ -59,6 +59,22 @@ def index_mode(i: Any, n: int, mode: str, *, clamp: bool = True) -> tuple[Any, A
     return i, ok
 
 
+def fill_bits(d: np.dtype, value: Any) -> int | None:
+    """``value`` as one element of ``d``, its bytes read as a little-endian
+    integer: ``lax.take``'s ``fill_bits``. None where the element is over
+    8 bytes (complex128) or numpy cannot convert the value (an integer out
+    of the dtype's range): the caller then selects the fill around the
+    gather."""
+    d = np.dtype(d)
+    if d.itemsize > 8:
+        return None
+    try:
+        element = np.array(value, dtype=d)
+    except (OverflowError, ValueError, TypeError):
+        return None
+    return int.from_bytes(element.tobytes(), "little")
+
+
 def default_fill(d: np.dtype) -> Any:
     """jax.numpy's fill for out-of-range reads: NaN (NaN + NaN j), True, or the most
     negative (signed) / largest (unsigned) integer."""

@@ -237,9 +237,11 @@ def _gathered(view: Any, plan: Any, values: list[Any]) -> tuple[Any, int]:
     """Step 2: the advanced gather; returns it and where B's dims start."""
     axes = plan[1]
     adv = [k for k, ax in enumerate(axes) if ax[0] == "adv"]
+    if len(adv) == 1:  # x[i]: the gather wraps negatives itself (one pass)
+        ax = axes[adv[0]]
+        i = _ops.as_tracer(values[ax[1]])
+        return lax.take(view, i, adv[0], wrap_negative=ax[2] == "dynamic"), adv[0]
     (flat,) = _prepare_indices(plan, values, for_update=False)
-    if len(adv) == 1:
-        return lax.take(view, flat, adv[0]), adv[0]
     perm, adv, p = _adv_layout(plan)
     v = view if perm == list(range(len(perm))) else lax.transpose(view, perm)
     vs = list(v.shape)

@@ -282,19 +282,29 @@ void init_lax(nb::module_& m) {
       "`interior` between elements.");
 
   // ---- Indexing ----
-  auto take = [](nb::handle x, nb::handle indices, int64_t axis) {
+  auto take = [](nb::handle x, nb::handle indices, int64_t axis,
+                 bool wrap_negative, std::optional<uint64_t> fill_bits) {
     auto f = OpFrame("gather", {x, indices});
-    return WrapTracer(f, compiler::take(ToTracer(x, f, "gather"),
-                                        ToTracer(indices, f, "gather"), axis));
+    GatherBounds bounds;
+    bounds.wrap_negative = wrap_negative;
+    bounds.fill = fill_bits.has_value();
+    bounds.fill_bits = fill_bits.value_or(0);
+    return WrapTracer(
+        f, compiler::take(ToTracer(x, f, "gather"),
+                          ToTracer(indices, f, "gather"), axis, bounds));
   };
   const char* take_doc =
       "numpy take along axis: result shape x.shape[:axis] + indices.shape + "
-      "x.shape[axis+1:]. Out-of-range indices clamp (negative ones to 0: "
-      "wrap them first for numpy's negative indexing).";
-  lax.def("take", take, nb::arg("x"), nb::arg("indices"), nb::arg("axis") = 0,
-          take_doc);
-  lax.def("gather", take, nb::arg("x"), nb::arg("indices"), nb::arg("axis") = 0,
-          take_doc);
+      "x.shape[axis+1:]. Out-of-range indices clamp (negative ones to 0), "
+      "unless wrap_negative (an index i < 0 reads i + dim first, numpy's "
+      "negative indexing) or fill_bits (the bits of one element of x's "
+      "dtype, at most 8 bytes, little-endian: what an index still outside "
+      "[0, dim) reads, jax.numpy.take's mode='fill').";
+  for (const char* name : {"take", "gather"}) {
+    lax.def(name, take, nb::arg("x"), nb::arg("indices"), nb::arg("axis") = 0,
+            nb::kw_only(), nb::arg("wrap_negative") = false,
+            nb::arg("fill_bits") = nb::none(), take_doc);
+  }
   lax.def(
       "sort",
       [](nb::handle x, int64_t dimension, bool descending) {

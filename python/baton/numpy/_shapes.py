@@ -370,8 +370,12 @@ def _take(a: Any, idx: Any, *, axis: int, mode: str, fill: Any) -> Any:
         return lax.full(shape, value if mode == "fill" else 0, t.dtype)
     if mode == "clip":
         return lax.take(t, i, axis)  # lax.take clamps
-    # 'raise' with traced indices cannot raise: negatives wrap, then clamp
-    # (lax.take's gather does the clamping).
+    # 'raise' with traced indices cannot raise: negatives wrap, then clamp.
+    # 'fill': negatives wrap, the rest out of range read the fill. The
+    # gather does either in its one pass over the indices.
+    bits = _index_plan.fill_bits(t.dtype, value) if mode == "fill" else None
+    if mode == "raise" or bits is not None:
+        return lax.take(t, i, axis, wrap_negative=True, fill_bits=bits)
     i, ok = _index_plan.index_mode(i, n, mode, clamp=False)
     got = lax.take(t, i, axis)
     if ok is None:

@@ -60,7 +60,10 @@ uint64_t HashAttrs(const OpAttrs& attrs) {
         } else if constexpr (std::is_same_v<A, ConcatenateAttrs>) {
           h = Mix(h, static_cast<uint64_t>(a.dimension));
         } else if constexpr (std::is_same_v<A, GatherAttrs>) {
-          h = Mix(h, static_cast<uint64_t>(a.axis));
+          h = Mix(Mix(Mix(h, static_cast<uint64_t>(a.axis)),
+                      (uint64_t{a.bounds.wrap_negative} << 1) |
+                          uint64_t{a.bounds.fill}),
+                  a.bounds.fill_bits);
         } else if constexpr (std::is_same_v<A, SortAttrs>) {
           h = Mix(Mix(Mix(h, static_cast<uint64_t>(a.dimension)),
                       static_cast<uint64_t>(a.descending)),

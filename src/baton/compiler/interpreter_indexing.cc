@@ -1,6 +1,9 @@
-// Reference interpreter: gather (numpy take with clamped indices) and
-// scatter (out-of-range indices dropped, duplicates combined in row-major
-// order of the updates).
+// Reference interpreter: gather (numpy take, out-of-range indices read as
+// GatherBounds says) and scatter (out-of-range indices dropped, duplicates
+// combined in row-major order of the updates).
+#include <cstring>
+#include <type_traits>
+
 #include "baton/compiler/interpreter_ops.h"
 #include "baton/core/dtype_dispatch.h"
 #include "baton/core/scalar_math.h"
@@ -46,16 +49,32 @@ class GatherIndexing {
 }  // namespace
 
 Literal EvalGather(const Instruction& inst, const Operands& in) {
-  const int64_t axis = inst.attrs_as<GatherAttrs>().axis;
+  const auto& a = inst.attrs_as<GatherAttrs>();
+  const int64_t axis = a.axis;
   const Literal &x = *in[0], &indices = *in[1];
   const GatherIndexing indexing(x.shape(), indices.shape(), axis);
   const int64_t size = x.shape()[static_cast<int>(axis)];
   const std::vector<int64_t> strides = x.shape().strides();
+  const size_t elem = dtype_size(x.dtype());
   Literal out = NewResult(inst);
   ForEachIndex(out.shape(), [&](const std::vector<int64_t>& index, int64_t i) {
     SplitIndex s = indexing.Split(index);
-    s.operand_index[axis] =
-        Clamp(indices.GetAsInt64(s.indices_offset), 0, size - 1);
+    // In the index's own type, as the kernels read it (an unsigned index
+    // above int64's range is too large, not negative).
+    const int64_t at = VisitDType(indices.dtype(), [&](auto tag) -> int64_t {
+      using I = typename decltype(tag)::type;
+      if constexpr (std::is_integral_v<I> && !std::is_same_v<I, bool>) {
+        return a.bounds.Position(indices.data<I>()[s.indices_offset], size);
+      } else {
+        return a.bounds.Position(indices.GetAsInt64(s.indices_offset), size);
+      }
+    });
+    if (at < 0) {  // the fill value (GatherBounds::fill_bits' low bytes)
+      std::memcpy(static_cast<char*>(out.untyped_mutable_data()) + i * elem,
+                  &a.bounds.fill_bits, elem);
+      return;
+    }
+    s.operand_index[axis] = at;
     CopyElement(x, Offset(s.operand_index, strides), out, i);
   });
   return out;

@@ -21,6 +21,7 @@
 
 #include "baton/compiler/literal.h"
 #include "baton/compiler/value_type.h"
+#include "baton/core/gather_bounds.h"
 #include "baton/core/linalg_kind.h"
 #include "baton/core/op_codes.h"
 
@@ -181,10 +182,13 @@ struct PadAttrs {
   bool operator==(const PadAttrs&) const = default;
 };
 
-// (operand, indices): numpy `take` along `axis` with indices clamped to
-// [0, dim - 1]. Result shape: operand[:axis] + indices + operand[axis+1:].
+// (operand, indices): numpy `take` along `axis`. Result shape:
+// operand[:axis] + indices + operand[axis+1:]. An index outside [0, dim)
+// reads as `bounds` says (core/gather_bounds.h): by default clamped to
+// [0, dim - 1]; jax.numpy's take wraps negatives and fills the rest.
 struct GatherAttrs {
   int64_t axis = 0;
+  GatherBounds bounds;
   bool operator==(const GatherAttrs&) const = default;
 };
 

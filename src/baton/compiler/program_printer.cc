@@ -1,5 +1,6 @@
 #include "baton/compiler/program_printer.h"
 
+#include <cstdio>
 #include <vector>
 
 #include "baton/compiler/host_callback.h"
@@ -49,6 +50,21 @@ std::string Mnemonic(const OpAttrs& attrs) {
 }
 
 // Text after the operand list and before " : type", e.g. ", dims=[1]".
+// ", axis=0", then how out-of-range indices read when not clamped:
+// ", wrap_negative", ", fill=0x7fc00000" (the fill element's bits).
+std::string GatherAttrText(const Instruction& inst) {
+  const auto& a = inst.attrs_as<GatherAttrs>();
+  std::string text = ", axis=" + std::to_string(a.axis);
+  if (a.bounds.wrap_negative) text += ", wrap_negative";
+  if (a.bounds.fill) {
+    char bits[24];
+    std::snprintf(bits, sizeof bits, "0x%llx",
+                  static_cast<unsigned long long>(a.bounds.fill_bits));
+    text += ", fill=" + std::string(bits);
+  }
+  return text;
+}
+
 std::string AttributeText(const Instruction& inst) {
   switch (inst.kind()) {
     case OpKind::kIota:
@@ -79,7 +95,7 @@ std::string AttributeText(const Instruction& inst) {
              ", interior=" + List(a.interior);
     }
     case OpKind::kGather:
-      return ", axis=" + std::to_string(inst.attrs_as<GatherAttrs>().axis);
+      return GatherAttrText(inst);
     case OpKind::kScatter: {
       const auto& a = inst.attrs_as<ScatterAttrs>();
       return ", axis=" + std::to_string(a.axis) +

@@ -229,8 +229,14 @@ Result<ValueType> InferGather(const OpContext& op, const GatherAttrs& a) {
   // The result joins two shapes' dimensions: check it before counting its
   // elements (the product may not fit int64).
   BATON_RETURN_IF_ERROR(CheckShape(op, shape, "result "));
+  if (a.bounds.fill && dtype_size(x.dtype) > sizeof(a.bounds.fill_bits)) {
+    return op.Fail("cannot fill out-of-range reads of " + Str(x) +
+                   ": a fill value holds at most 8 bytes; select the fill "
+                   "around a clamped gather instead");
+  }
   // Clamping into an empty axis has no element to return.
-  if (x.shape[static_cast<int>(a.axis)] == 0 && shape.num_elements() > 0) {
+  if (x.shape[static_cast<int>(a.axis)] == 0 && shape.num_elements() > 0 &&
+      !a.bounds.fill) {
     return op.Fail("cannot take from axis " + std::to_string(a.axis) + " of " +
                    Str(x) + ", which is empty");
   }

@@ -273,9 +273,10 @@ Tracer pad(const Tracer& x, WeakScalar value, std::vector<int64_t> low,
 
 // ---- Indexing ----
 // numpy take along `axis` (may be negative). Out-of-range indices clamp
-// (negative ones to 0: the front end wraps them first if it wants numpy's
-// wrapping).
-Tracer take(const Tracer& x, const Tracer& indices, int64_t axis = 0);
+// (negative ones to 0) unless `bounds` (core/gather_bounds.h) says
+// otherwise: jax.numpy's take wraps negatives and fills the rest.
+Tracer take(const Tracer& x, const Tracer& indices, int64_t axis = 0,
+            const GatherBounds& bounds = {});
 // x with the slices `indices` along `axis` combined with `updates` (which
 // broadcast to take's result shape and convert to x's dtype); out-of-range
 // indices are dropped, repeated ones combine (`.at[indices].set/add/...`).

@@ -131,10 +131,11 @@ Tracer pad(const Tracer& x, WeakScalar value, std::vector<int64_t> low,
 
 // ---- Indexing ----
 
-Tracer take(const Tracer& x, const Tracer& indices, int64_t axis) {
+Tracer take(const Tracer& x, const Tracer& indices, int64_t axis,
+            const GatherBounds& bounds) {
   TraceContext& ctx = CommonContext("gather", {&x, &indices});
   if (x.rank() > 0) axis = NormalizeAxis("gather", axis, x.rank());
-  return ctx.Emit(GatherAttrs{axis}, {x, indices});
+  return ctx.Emit(GatherAttrs{axis, bounds}, {x, indices});
 }
 
 Tracer scatter(const Tracer& x, const Tracer& indices, const Tracer& updates,

@@ -207,8 +207,47 @@ BATON_FN void bt_k0_body(bt::i32 i, const KernelArgs& a) {
   const idx o = i / 15;
   const idx j = (i / 3) % 5;
   const idx c = i % 3;
-  const idx t = bt::clamp_index((bt::i64)((const bt::i32*)a.p[0])[j], 0, 9);
+  bt::i64 t_raw = (bt::i64)(((const bt::i32*)a.p[0])[j]);
+  const idx t = bt::clamp_index(t_raw, 0, 9);
   ((float*)a.p[2])[i] = ((const float*)a.p[1])[(o * 10 + t) * 3 + c];
+}
+#ifdef BATON_HOST_EMULATION
+extern "C" void bt_k0(bt::i64 n, const KernelArgs* a) {
+  for (bt::i64 i = 0; i < n; ++i) bt_k0_body((bt::i32)i, *a);
+}
+#else
+extern "C" __global__ void bt_k0(const KernelArgs a, bt::i64 n) {
+  for (unsigned i = (unsigned)blockIdx.x * blockDim.x + threadIdx.x; i < (unsigned)n;
+       i += (unsigned)blockDim.x * gridDim.x)
+    bt_k0_body((bt::i32)i, a);
+}
+#endif
+launch bt_k0 x15
+)golden");
+}
+
+TEST(EmittedSourceGoldenTest, TakeWrapsNegativesAndFillsTheRest) {
+  // jax.numpy.take's default: i < 0 reads i + 10, then a position outside
+  // [0, 10) reads the fill (float32 NaN's bits), in the gather's one pass.
+  compiler::TraceContext ctx;
+  Tracer table = ctx.AddParameter({Shape{10, 3}, DType::kFloat32});
+  Tracer indices = ctx.AddParameter({Shape{5}, DType::kInt32});
+  GatherBounds bounds;
+  bounds.wrap_negative = true;
+  bounds.fill = true;
+  bounds.fill_bits = 0x7fc00000;
+  ExpectGenerated(ctx.Finish({take(table, indices, 0, bounds)}), R"golden(
+// step 0
+BATON_FN void bt_k0_body(bt::i32 i, const KernelArgs& a) {
+  typedef bt::i32 idx;
+  const idx o = i / 15;
+  const idx j = (i / 3) % 5;
+  const idx c = i % 3;
+  bt::i64 t_raw = (bt::i64)(((const bt::i32*)a.p[0])[j]);
+  if (t_raw < 0) t_raw += 10;
+  const bool t_inside = t_raw >= 0 && t_raw < 10;
+  const idx t = bt::clamp_index(t_raw, 0, 9);
+  ((float*)a.p[2])[i] = t_inside ? ((const float*)a.p[1])[(o * 10 + t) * 3 + c] : bt::from_bits((bt::u32)0x7fc00000ull);
 }
 #ifdef BATON_HOST_EMULATION
 extern "C" void bt_k0(bt::i64 n, const KernelArgs* a) {

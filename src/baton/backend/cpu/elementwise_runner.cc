@@ -56,7 +56,8 @@ Status RunElementwise(const Instruction& inst,
       // is the whole one-dimensional table, ops[1] this tile's indices.
       if (ops[1].scalar && count != 1) break;
       Gather(inst.type.dtype, ops[0].data, ops[0].type->shape, ops[1].data,
-             ops[1].type->dtype, count, 0, out);
+             ops[1].type->dtype, count, 0, out,
+             inst.attrs_as<compiler::GatherAttrs>().bounds);
       return OkStatus();
     case OpKind::kSelect: {
       SelectScalars s;

@@ -112,7 +112,7 @@ Status RunInstruction(const c::Instruction& inst,
       const auto& a = inst.attrs_as<c::GatherAttrs>();
       Gather(dt, ops[0].data, ops[0].type->shape, ops[1].data,
              ops[1].type->dtype, ops[1].type->num_elements(),
-             static_cast<int>(a.axis), out);
+             static_cast<int>(a.axis), out, a.bounds);
       return OkStatus();
     }
     case c::OpKind::kScatter: {

@@ -92,8 +92,9 @@ ValueId BatchEmitter::MoveDim(ValueId x, int from, int to) {
   return Transpose(x, std::move(perm));
 }
 
-ValueId BatchEmitter::Gather(ValueId x, ValueId indices, int64_t axis) {
-  return Add(GatherAttrs{axis}, {x, indices});
+ValueId BatchEmitter::Gather(ValueId x, ValueId indices, int64_t axis,
+                             const GatherBounds& bounds) {
+  return Add(GatherAttrs{axis, bounds}, {x, indices});
 }
 
 ValueId BatchEmitter::ClampInt64(ValueId x, int64_t lo, int64_t hi) {
@@ -103,7 +104,8 @@ ValueId BatchEmitter::ClampInt64(ValueId x, int64_t lo, int64_t hi) {
   return Binary(BinaryOp::kMin, Binary(BinaryOp::kMax, x, low), high);
 }
 
-ValueId BatchEmitter::PerExampleTake(ValueId x, int64_t axis, ValueId indices) {
+ValueId BatchEmitter::PerExampleTake(ValueId x, int64_t axis, ValueId indices,
+                                     const GatherBounds& bounds) {
   // Flattening: with the batch dimension first and the take axis second,
   // [B, N, rest...] reshapes to [B*N, rest...], where example b's element k
   // is row b*N + k, so one plain gather takes every example's own indices.
@@ -125,10 +127,31 @@ ValueId BatchEmitter::PerExampleTake(ValueId x, int64_t axis, ValueId indices) {
   ValueId flat = Reshape(moved, Shape(flat_dims));
 
   const Shape is = shape(indices);
-  ValueId idx = ClampInt64(Convert(indices, DType::kInt64), 0, n - 1);
+  ValueId idx = Convert(indices, DType::kInt64);
+  if (bounds.wrap_negative) {  // i < 0 reads i + n
+    idx = Select(Compare(CompareOp::kLt, idx, Full(DType::kInt64, is, 0)),
+                 Binary(BinaryOp::kAdd, idx,
+                        Full(DType::kInt64, is, static_cast<double>(n))),
+                 idx);
+  }
   ValueId row = Binary(BinaryOp::kMul, Iota(DType::kInt64, is, 0),
                        Full(DType::kInt64, is, static_cast<double>(n)));
-  ValueId taken = Gather(flat, Binary(BinaryOp::kAdd, row, idx), 0);
+  ValueId taken;
+  if (bounds.fill) {
+    // An index outside [0, n) becomes -1, outside the flattened rows too,
+    // so the flattened gather reads the fill there.
+    const ValueId inside = Binary(
+        BinaryOp::kAnd, Compare(CompareOp::kGe, idx, Full(DType::kInt64, is, 0)),
+        Compare(CompareOp::kLt, idx,
+                Full(DType::kInt64, is, static_cast<double>(n))));
+    const ValueId flat_idx =
+        Select(inside, Binary(BinaryOp::kAdd, row, idx),
+               Full(DType::kInt64, is, -1));
+    taken = Gather(flat, flat_idx, 0, GatherBounds{false, true, bounds.fill_bits});
+  } else {
+    idx = ClampInt64(idx, 0, n - 1);
+    taken = Gather(flat, Binary(BinaryOp::kAdd, row, idx), 0);
+  }
 
   // taken is [B, I..., D[:axis], D[axis+1:]]; put I... back at the axis.
   const int ni = is.rank() - 1;

@@ -78,15 +78,18 @@ class BatchEmitter {
   ValueId Transpose(ValueId x, std::vector<int64_t> permutation);
   // The dimension `from` of x moved to position `to`, others in order.
   ValueId MoveDim(ValueId x, int from, int to);
-  ValueId Gather(ValueId x, ValueId indices, int64_t axis);
+  ValueId Gather(ValueId x, ValueId indices, int64_t axis,
+                 const GatherBounds& bounds = {});
   // min(max(x, lo), hi) for an int64 x; lo <= hi is not required (hi wins).
   ValueId ClampInt64(ValueId x, int64_t lo, int64_t hi);
 
   // numpy take along `axis` with different indices per example: x is
   // batched at 0 (source shape D), indices batched at 0 ([B, I...], any
   // integer dtype); the result is [B, D[:axis], I..., D[axis+1:]], batched
-  // at 0. Indices are clamped into [0, D[axis] - 1] as gather does.
-  ValueId PerExampleTake(ValueId x, int64_t axis, ValueId indices);
+  // at 0. Indices read as `bounds` says (core/gather_bounds.h): by default
+  // clamped into [0, D[axis] - 1] as gather does.
+  ValueId PerExampleTake(ValueId x, int64_t axis, ValueId indices,
+                         const GatherBounds& bounds = {});
 
  private:
   Program& dst_;  // not owned

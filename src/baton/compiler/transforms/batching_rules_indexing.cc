@@ -129,15 +129,15 @@ BatchedValue GatherRule(BatchEmitter& e, const GatherAttrs& a, BatchedValue x,
     const int64_t axis = Lift(a.axis, x.bdim);
     const int index_rank = e.shape(indices.id).rank();
     const int bdim = axis > x.bdim ? x.bdim : x.bdim - 1 + index_rank;
-    return {e.Gather(x.id, indices.id, axis), bdim};
+    return {e.Gather(x.id, indices.id, axis, a.bounds), bdim};
   }
   if (!x.batched()) {
-    return {e.Gather(x.id, indices.id, a.axis),
+    return {e.Gather(x.id, indices.id, a.axis, a.bounds),
             static_cast<int>(a.axis) + indices.bdim};
   }
-  return {
-      e.PerExampleTake(e.Materialize(x, 0), a.axis, e.Materialize(indices, 0)),
-      0};
+  return {e.PerExampleTake(e.Materialize(x, 0), a.axis,
+                           e.Materialize(indices, 0), a.bounds),
+          0};
 }
 
 BatchedValue ScatterRule(BatchEmitter& e, const ScatterAttrs& a, BatchedValue x,

@@ -178,6 +178,12 @@ Tracer ArrayOpTangent(const Instruction& inst,
       // Same starts / indices (integer operands, never with tangents).
       std::vector<Tracer> ops = operands;
       ops[0] = tangents[0];
+      if (const auto* g = inst.attrs_if<GatherAttrs>(); g && g->bounds.fill) {
+        // A filled element is a constant: its tangent is zero.
+        GatherAttrs zero_fill = *g;
+        zero_fill.bounds.fill_bits = 0;
+        return ctx.Emit(zero_fill, ops);
+      }
       return ctx.Emit(inst.attrs, ops);
     }
     case OpKind::kDynamicUpdateSlice: {

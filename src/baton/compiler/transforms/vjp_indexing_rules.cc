@@ -39,6 +39,15 @@ Tracer ClampIndices(const Tracer& idx, int64_t size) {
   return t;
 }
 
+// The indices with negatives wrapped once (GatherBounds::wrap_negative),
+// in a type that holds i + size.
+Tracer WrapNegativeIndices(const Tracer& idx, int64_t size) {
+  if (is_unsigned(idx.dtype())) return idx;
+  const Tracer t = size - 1 < MaxOf(idx.dtype()) / 2 ? idx
+                                                     : astype(idx, DType::kInt64);
+  return where(lt(t, 0), t + size, t);
+}
+
 // Whether each index is in [0, size), i.e. its scatter update lands; a
 // mask over the updates (operand[:axis] + indices + operand[axis+1:]).
 Tracer LandsMask(TraceContext& ctx, const Tracer& idx, int64_t size,
@@ -102,7 +111,12 @@ void VjpBuilder::ApplyIndexingRule(int n, const Tracer& ct) {
   if (const auto* g = std::get_if<GatherAttrs>(&nd.attrs)) {
     const int64_t size = type(0).shape[static_cast<int>(g->axis)];
     if (!active(0) || size == 0) return;
-    const Tracer idx = ClampIndices(Get(ops[1]), size);
+    // The positions the gather read (GatherBounds::Position): negatives
+    // wrapped; then clamped, or, where the fill was read, left out of
+    // range so that the scatter drops their cotangent.
+    Tracer idx = Get(ops[1]);
+    if (g->bounds.wrap_negative) idx = WrapNegativeIndices(idx, size);
+    if (!g->bounds.fill) idx = ClampIndices(idx, size);
     return add(0, bwd_.Emit(ScatterAttrs{g->axis, ScatterMode::kAdd},
                             {zeros(type(0).shape, dtype), idx, ct}));
   }

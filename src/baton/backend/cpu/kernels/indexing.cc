@@ -60,26 +60,49 @@ inline constexpr int64_t kVectorGatherTableBytes = int64_t{2} << 20;
 
 // out[r] = op[clamp(idx[r])] for 4-byte elements and int32 indices, eight
 // at a time: clamp in vector registers and one vpgatherdd (loads that hit
-// the caches issue in parallel instead of one by one). Same values as the
-// scalar loop; returns the first row it did not do.
-__attribute__((target("avx2"))) int64_t GatherI32Avx2(const uint32_t* op,
-                                                      const int32_t* idx,
-                                                      int64_t d, uint32_t* out,
-                                                      int64_t lo, int64_t hi) {
+// the caches issue in parallel instead of one by one). With `bounds`, a
+// negative index is first wrapped and an index still out of range reads
+// the fill value, as GatherBounds::Position says. Same values as the scalar
+// loop; returns the first row it did not do. (d fits int32: the table is at
+// most kVectorGatherTableBytes.)
+__attribute__((target("avx2"))) int64_t GatherI32Avx2(
+    const uint32_t* op, const int32_t* idx, int64_t d, uint32_t* out,
+    int64_t lo, int64_t hi, const GatherBounds& bounds) {
   const __m256i zero = _mm256_setzero_si256();
-  const __m256i last = _mm256_set1_epi32(static_cast<int32_t>(
-      std::min<int64_t>(d - 1, std::numeric_limits<int32_t>::max())));
+  const __m256i size = _mm256_set1_epi32(static_cast<int32_t>(d));
+  const __m256i last = _mm256_set1_epi32(static_cast<int32_t>(d - 1));
+  const __m256i fill =
+      _mm256_set1_epi32(static_cast<int32_t>(bounds.fill_bits & 0xffffffffu));
   const int* base = reinterpret_cast<const int*>(op);
   int64_t r = lo;
   for (; r + 8 <= hi; r += 8) {
     __m256i i = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(idx + r));
-    i = _mm256_min_epi32(_mm256_max_epi32(i, zero), last);
-    _mm256_storeu_si256(reinterpret_cast<__m256i*>(out + r),
-                        _mm256_i32gather_epi32(base, i, 4));
+    if (bounds.wrap_negative) {
+      i = _mm256_add_epi32(i, _mm256_and_si256(_mm256_cmpgt_epi32(zero, i),
+                                               size));
+    }
+    __m256i got = _mm256_i32gather_epi32(
+        base, _mm256_min_epi32(_mm256_max_epi32(i, zero), last), 4);
+    if (bounds.fill) {
+      // Outside: i < 0, or i >= d (not d > i).
+      const __m256i below = _mm256_cmpgt_epi32(zero, i);
+      const __m256i above = _mm256_andnot_si256(_mm256_cmpgt_epi32(size, i),
+                                                _mm256_set1_epi32(-1));
+      got = _mm256_blendv_epi8(got, fill, _mm256_or_si256(below, above));
+    }
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(out + r), got);
   }
   return r;
 }
 #endif
+
+// The fill element of `bounds` as a U (its low bytes).
+template <typename U>
+U FillOf(const GatherBounds& bounds) {
+  U v{};
+  std::memcpy(&v, &bounds.fill_bits, std::min(sizeof(U), sizeof(uint64_t)));
+  return v;
+}
 
 // Rows [lo, hi) of the gather's (outer * n) rows of `inner` elements each:
 // row r = o * n + j is operand row (o, clamp(idx[j])). Indices are read in
@@ -88,30 +111,44 @@ __attribute__((target("avx2"))) int64_t GatherI32Avx2(const uint32_t* op,
 // a typed move (memcpy of 4 bytes through a call would dominate take on a
 // vector); the one-axis vector case is a loop of just load, clamp, load,
 // store (out-of-order execution keeps enough of its misses in flight that a
-// software prefetch measured no faster on a 64 MiB table).
-template <typename U, typename I>
+// software prefetch measured no faster on a 64 MiB table). `kPlain`: the
+// default bounds (clamped); otherwise each index goes through
+// bounds.Position, and a row it puts outside reads the fill value.
+template <bool kPlain, typename U, typename I>
 void GatherRange(const U* op, const I* idx, int64_t n, int64_t d, int64_t inner,
-                 U* out, int64_t lo, int64_t hi) {
+                 U* out, int64_t lo, int64_t hi, const GatherBounds& bounds) {
+  const U fill = FillOf<U>(bounds);
   if (inner == 1 && n >= hi) {  // outer == 1 over this range
     int64_t r = lo;
 #if BATON_KERNELS_HAVE_AVX2
     if constexpr (sizeof(U) == 4 && std::is_same_v<I, int32_t>) {
       if (d * 4 <= kVectorGatherTableBytes && UseAvx2Kernels()) {
-        r = GatherI32Avx2(op, idx, d, out, lo, hi);
+        r = GatherI32Avx2(op, idx, d, out, lo, hi, bounds);
       }
     }
 #endif
-    for (; r < hi; ++r) out[r] = op[ClampIndex(idx[r], d)];
+    if constexpr (kPlain) {
+      for (; r < hi; ++r) out[r] = op[ClampIndex(idx[r], d)];
+    } else {
+      for (; r < hi; ++r) {
+        const int64_t at = bounds.Position(idx[r], d);
+        out[r] = at < 0 ? fill : op[at];
+      }
+    }
     return;
   }
   int64_t o = lo / n, j = lo % n;
   const U* base = op + o * d * inner;
   for (int64_t r = lo; r < hi; ++r) {
-    const U* src = base + ClampIndex(idx[j], d) * inner;
-    if (inner == 1) {
-      out[r] = *src;
+    const int64_t at =
+        kPlain ? ClampIndex(idx[j], d) : bounds.Position(idx[j], d);
+    if (!kPlain && at < 0) {
+      std::fill(out + r * inner, out + (r + 1) * inner, fill);
+    } else if (inner == 1) {
+      out[r] = base[at];
     } else {
-      std::memcpy(out + r * inner, src, static_cast<size_t>(inner) * sizeof(U));
+      std::memcpy(out + r * inner, base + at * inner,
+                  static_cast<size_t>(inner) * sizeof(U));
     }
     if (++j == n) {
       j = 0;
@@ -127,7 +164,8 @@ struct Bytes16 {
 
 template <typename U>
 void GatherAs(const void* operand, const void* indices, DType index_dtype,
-              int64_t n, int64_t outer, int64_t d, int64_t inner, void* out) {
+              int64_t n, int64_t outer, int64_t d, int64_t inner, void* out,
+              const GatherBounds& bounds) {
   const U* op = static_cast<const U*>(operand);
   U* o = static_cast<U*>(out);
   // A row of one element costs a random read, more than a streamed copy:
@@ -141,7 +179,11 @@ void GatherAs(const void* operand, const void* indices, DType index_dtype,
     if constexpr (std::is_integral_v<I> && !std::is_same_v<I, bool>) {
       const I* idx = static_cast<const I*>(indices);
       ParallelRanges(outer * n, grain, [&](int64_t lo, int64_t hi) {
-        GatherRange(op, idx, n, d, inner, o, lo, hi);
+        if (bounds.plain()) {
+          GatherRange<true>(op, idx, n, d, inner, o, lo, hi, bounds);
+        } else {
+          GatherRange<false>(op, idx, n, d, inner, o, lo, hi, bounds);
+        }
       });
     }
   });
@@ -233,7 +275,7 @@ void DynamicUpdateSlice(DType dtype, const void* operand,
 
 void Gather(DType dtype, const void* operand, const Shape& operand_shape,
             const void* indices, DType index_dtype, int64_t num_indices,
-            int axis, void* out) {
+            int axis, void* out, const GatherBounds& bounds) {
   const std::vector<int64_t>& dims = operand_shape.dims();
   const int64_t outer = Product(dims, 0, axis);
   const int64_t d = dims[axis];
@@ -241,26 +283,33 @@ void Gather(DType dtype, const void* operand, const Shape& operand_shape,
   const size_t esize = dtype_size(dtype);
   const int64_t rows = outer * num_indices;
   if (rows * inner == 0) return;
-  if (d == 0) {
-    std::memset(out, 0, static_cast<size_t>(rows * inner) * esize);
+  if (d == 0) {  // every index is out of range
+    if (bounds.fill) {
+      for (int64_t e = 0; e < rows * inner; ++e) {
+        std::memcpy(static_cast<char*>(out) + e * esize, &bounds.fill_bits,
+                    esize);
+      }
+    } else {
+      std::memset(out, 0, static_cast<size_t>(rows * inner) * esize);
+    }
     return;
   }
   switch (esize) {
     case 1:
       return GatherAs<uint8_t>(operand, indices, index_dtype, num_indices,
-                               outer, d, inner, out);
+                               outer, d, inner, out, bounds);
     case 2:
       return GatherAs<uint16_t>(operand, indices, index_dtype, num_indices,
-                                outer, d, inner, out);
+                                outer, d, inner, out, bounds);
     case 4:
       return GatherAs<uint32_t>(operand, indices, index_dtype, num_indices,
-                                outer, d, inner, out);
+                                outer, d, inner, out, bounds);
     case 8:
       return GatherAs<uint64_t>(operand, indices, index_dtype, num_indices,
-                                outer, d, inner, out);
+                                outer, d, inner, out, bounds);
     default:  // complex128
       return GatherAs<Bytes16>(operand, indices, index_dtype, num_indices,
-                               outer, d, inner, out);
+                               outer, d, inner, out, bounds);
   }
 }
 

@@ -16,6 +16,7 @@
 #include <span>
 
 #include "baton/core/dtype.h"
+#include "baton/core/gather_bounds.h"
 #include "baton/core/op_codes.h"
 #include "baton/core/shape.h"
 
@@ -37,15 +38,16 @@ void DynamicUpdateSlice(DType dtype, const void* operand,
                         std::span<const int64_t> starts, void* out);
 
 // numpy take along `axis`: out has shape operand[:axis] + indices.shape +
-// operand[axis+1:] and out[a, j, b] = operand[a, clamp(indices[j]), b], with
-// indices clamped to [0, operand_shape[axis] - 1]. (Negative numpy indices
-// must be wrapped by the caller; here they clamp to 0.) `indices` holds
-// num_indices elements of an integer `index_dtype`; its shape does not matter
-// beyond its element count. If operand_shape[axis] == 0 there is nothing to
-// take and a non-empty out is zero-filled.
+// operand[axis+1:] and out[a, j, b] = operand[a, p(indices[j]), b], where
+// p is bounds.Position (core/gather_bounds.h): by default the index clamped
+// to [0, operand_shape[axis] - 1]; with `bounds`, negatives wrapped once
+// and the rest read as the fill value. `indices` holds num_indices elements
+// of an integer `index_dtype`; its shape does not matter beyond its element
+// count. If operand_shape[axis] == 0 there is nothing to take and a
+// non-empty out is the fill value (bounds.fill) or zeros.
 void Gather(DType dtype, const void* operand, const Shape& operand_shape,
             const void* indices, DType index_dtype, int64_t num_indices,
-            int axis, void* out);
+            int axis, void* out, const GatherBounds& bounds = {});
 
 // ScatterMode (core/op_codes.h): how an update combines with the element it
 // lands on.

@@ -1,6 +1,7 @@
 #include "baton/backend/cuda/codegen/emit_context.h"
 
 #include <algorithm>
+#include <cstdio>
 #include <iterator>
 
 namespace baton::cuda::codegen {
@@ -81,6 +82,45 @@ std::string EmitContext::StorageType(DType dtype) {
 std::string EmitContext::ComputeType(DType dtype) {
   if (dtype == DType::kFloat16 || dtype == DType::kBFloat16) return "float";
   return StorageType(dtype);
+}
+
+std::string EmitContext::ElementOfBits(DType dtype, uint64_t bits) {
+  auto hex = [](uint64_t v) {
+    char text[32];
+    std::snprintf(text, sizeof text, "0x%llxull",
+                  static_cast<unsigned long long>(v));
+    return std::string(text);
+  };
+  switch (dtype) {
+    case DType::kBool:
+      return (bits & 0xff) != 0 ? "true" : "false";
+    case DType::kFloat16:
+      return "bt::f16{(bt::u16)" + hex(bits & 0xffff) + "}";
+    case DType::kBFloat16:
+      return "bt::bf16{(bt::u16)" + hex(bits & 0xffff) + "}";
+    case DType::kFloat32:
+      return "bt::from_bits((bt::u32)" + hex(bits & 0xffffffffu) + ")";
+    case DType::kFloat64:
+      return "bt::from_bits((bt::u64)" + hex(bits) + ")";
+    default:  // integers: the value, through the storage type's cast
+      return "((" + StorageType(dtype) + ")" + hex(bits) + ")";
+  }
+}
+
+std::string EmitContext::GatherPosition(const std::string& name,
+                                        const std::string& index, int64_t d,
+                                        const GatherBounds& bounds) {
+  std::string s = "  bt::i64 " + name + "_raw = (bt::i64)(" + index + ");\n";
+  if (bounds.wrap_negative) {
+    s += "  if (" + name + "_raw < 0) " + name + "_raw += " + Int(d) + ";\n";
+  }
+  if (bounds.fill) {
+    s += "  const bool " + name + "_inside = " + name + "_raw >= 0 && " +
+         name + "_raw < " + Int(d) + ";\n";
+  }
+  s += "  const idx " + name + " = bt::clamp_index(" + name + "_raw, 0, " +
+       Int(d - 1) + ");\n";
+  return s;
 }
 
 std::string EmitContext::Int(int64_t v) {

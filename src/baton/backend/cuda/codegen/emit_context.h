@@ -56,6 +56,16 @@ class EmitContext {
   // An integer literal that is valid C++ for any int64_t
   // ("(-9223372036854775807LL-1)").
   static std::string Int(int64_t v);
+  // The storage-type element of `dtype` whose bits are the low bytes of
+  // `bits` (a gather's fill value, core/gather_bounds.h), as an expression.
+  static std::string ElementOfBits(DType dtype, uint64_t bits);
+  // Statements reading gather index expression `index` into a dimension of
+  // `d` >= 1 elements as `bounds` says (GatherBounds::Position): they
+  // declare `idx <name>`, the position to read (clamped into [0, d)), and
+  // with bounds.fill `bool <name>_inside`, false where the fill is read.
+  static std::string GatherPosition(const std::string& name,
+                                    const std::string& index, int64_t d,
+                                    const GatherBounds& bounds);
 
   struct Kernel {
     std::string name;

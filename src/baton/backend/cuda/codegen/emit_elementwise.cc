@@ -121,17 +121,26 @@ Result<std::string> EmitChainAt(EmitContext& ctx, EmitContext::Kernel& k,
       at = "(" + at + " % " + EmitContext::Int(b.count) + ")";
       expr = ctx.Load(k, inst.operands[0], at);
     } else if (compiler::IsTableGather(program, m)) {
-      // take: table[clamp(index)], the index clamped to [0, d - 1] (the
-      // CPU's ClampIndex: negative -> 0, too large -> d - 1; unsigned
-      // indices are non-negative as i64). An empty table gives zeros.
+      // take: table[p(index)], p the gather's GatherBounds::Position: by
+      // default the index clamped to [0, d - 1] (the CPU's ClampIndex:
+      // negative -> 0, too large -> d - 1; unsigned indices are
+      // non-negative as i64); with bounds, negatives wrapped first and the
+      // rest read as the fill. An empty table gives zeros or the fill.
       const ValueId table = inst.operands[0];
       const int64_t d = program.type(table).shape[0];
+      const GatherBounds& bounds =
+          inst.attrs_as<compiler::GatherAttrs>().bounds;
+      const std::string fill =
+          EmitContext::ElementOfBits(inst.type.dtype, bounds.fill_bits);
       if (d == 0) {
-        expr = type + "()";
+        expr = bounds.fill ? fill : type + "()";
       } else {
-        const std::string at = "bt::clamp_index((bt::i64)(" + operand(1) +
-                               "), 0, " + EmitContext::Int(d - 1) + ")";
-        expr = ctx.Load(k, table, at);
+        const std::string name = k.Temp();  // unique in the kernel
+        k.body += EmitContext::GatherPosition(name, operand(1), d, bounds);
+        expr = ctx.Load(k, table, name);
+        if (bounds.fill) {
+          expr = "(" + name + "_inside ? " + expr + " : " + fill + ")";
+        }
       }
     } else if (compiler::IsElementwise(inst.kind())) {
       std::vector<std::string> x;

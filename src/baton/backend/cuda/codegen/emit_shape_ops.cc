@@ -308,24 +308,43 @@ AxisSplit SplitAt(const EmitContext& ctx, ValueId operand, ValueId indices,
           ctx.program().type(indices).num_elements()};
 }
 
-// Result element (o, j, c) is operand element (o, clamp(indices[j]), c),
-// the index clamped to [0, d - 1] as the CPU's ClampIndex (negative -> 0,
-// too large -> d - 1). A non-empty result has d >= 1 (shape inference).
+// Result element (o, j, c) is operand element (o, p(indices[j]), c), p the
+// gather's GatherBounds::Position: by default the index clamped to
+// [0, d - 1] as the CPU's ClampIndex (negative -> 0, too large -> d - 1);
+// with bounds, negatives wrapped first and the rest read as the fill. A
+// non-empty result has d >= 1 unless it fills (shape inference).
 Status EmitGather(EmitContext& ctx, const Step& step, const Instruction& inst) {
   const ValueId x = inst.operands[0];
   const ValueId indices = inst.operands[1];
-  const AxisSplit s =
-      SplitAt(ctx, x, indices, inst.attrs_as<compiler::GatherAttrs>().axis);
+  const auto& a = inst.attrs_as<compiler::GatherAttrs>();
+  const AxisSplit s = SplitAt(ctx, x, indices, a.axis);
   const int64_t n = ctx.program().type(step.result).num_elements();
   if (n == 0) return OkStatus();
+  const DType dtype = ctx.program().type(step.result).dtype;
   EmitContext::Kernel k = ctx.NewKernel(n);
+  if (s.d == 0) {  // nothing to read: every element is the fill
+    k.body += "  " +
+              ctx.Store(k, step.result, "i",
+                        EmitContext::ElementOfBits(dtype, a.bounds.fill_bits)) +
+              "\n";
+    return ctx.Finish(std::move(k));
+  }
   k.body += "  const idx o = i / " + I(s.n * s.inner) + ";\n";
   k.body += "  const idx j = (i / " + I(s.inner) + ") % " + I(s.n) + ";\n";
   k.body += "  const idx c = i % " + I(s.inner) + ";\n";
-  k.body += "  const idx t = bt::clamp_index((bt::i64)" +
-            ctx.Load(k, indices, "j") + ", 0, " + I(s.d - 1) + ");\n";
-  return EmitGather1(ctx, std::move(k), step.result, x,
-                     "(o * " + I(s.d) + " + t) * " + I(s.inner) + " + c");
+  k.body += EmitContext::GatherPosition("t", ctx.Load(k, indices, "j"), s.d,
+                                        a.bounds);
+  const std::string at = "(o * " + I(s.d) + " + t) * " + I(s.inner) + " + c";
+  if (!a.bounds.fill) {
+    return EmitGather1(ctx, std::move(k), step.result, x, at);
+  }
+  k.body += "  " +
+            ctx.Store(k, step.result, "i",
+                      "t_inside ? " + ctx.Load(k, x, at) + " : " +
+                          EmitContext::ElementOfBits(dtype,
+                                                     a.bounds.fill_bits)) +
+            "\n";
+  return ctx.Finish(std::move(k));
 }
 
 // Copy(result <- operand) (skipped when in place), then one work item per
