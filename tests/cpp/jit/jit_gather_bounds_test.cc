@@ -3,8 +3,9 @@
 // as a fill value -- jax.numpy's take and x[i] -- in the gather's one pass.
 // Each gives bitwise what the same take spelled with compare, select and
 // add ops around a clamping gather gives, on this device (the CPU kernels,
-// or the CUDA kernels emulated on the simulated device) and in the
-// reference interpreter, for every index type, table shape and axis.
+// or the CUDA kernels emulated on the simulated device; a lone gather and
+// one fused with the ops making its indices) and in the reference
+// interpreter, for every index type, table shape and axis.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -14,6 +15,7 @@
 #include <vector>
 
 #include "baton/compiler/reference_interpreter.h"
+#include "baton/compiler/step_plan.h"
 #include "jit/jit_test_util.h"
 
 namespace baton {
@@ -149,6 +151,22 @@ TEST(JitGatherBoundsTest, EachBoundsReadsAsTheSpelledOutOps) {
                                      {table, idx});
       ASSERT_TRUE(ref.ok()) << what << ": " << ref.status().to_string();
       EXPECT_EQ(ref.value()[0], want) << what;
+
+      // A one-dimensional table fuses with the ops computing its indices
+      // (step_plan.h IsTableGather): the fused step reads bounds alike.
+      if (c.table.rank() != 1) continue;
+      Jitted fused([bounds](TraceScope&, const std::vector<Tracer>& a) {
+        return std::vector<Tracer>{take(a[0], (a[1] ^ 5) ^ 5, 0, bounds)};
+      }, {.name = "fused_pass"});
+      auto exe = ValueOrThrow(
+          fused.Lower({Spec(table.shape(), false, table.dtype()),
+                       Spec(idx.shape(), false, idx.dtype())},
+                      Dev()));
+      const compiler::StepPlan plan = compiler::PlanSteps(exe->program());
+      ASSERT_EQ(plan.steps.size(), 1u) << what;
+      EXPECT_EQ(plan.steps[0].kind, compiler::Step::Kind::kFusedElementwise)
+          << what;
+      EXPECT_EQ(ToLiteral(fused({x, i})[0]), want) << what << " (fused)";
     }
   }
 }
