@@ -102,9 +102,14 @@ TEST(JitFusedReduceTest, RowReductionsAreBitwiseTheUnfusedOnes) {
       {"x*0.75", [](const Tracer& x) { return x * 0.75f; }},
       {"3-x", [](const Tracer& x) { return 3.0f - x; }},
       {"x/x (0/0 is NaN)", [](const Tracer& x) { return x / x; }},
-      // Longer float chains: run a block at a time into one row as summed.
+      // One op and its square, summed in registers too (a variance).
       {"(x-1)*(x-1)",
        [](const Tracer& x) { return (x - 1.0f) * (x - 1.0f); }},
+      {"(2-x)*(2-x)",
+       [](const Tracer& x) { return (2.0f - x) * (2.0f - x); }},
+      {"(x/x)^2 (NaN)",
+       [](const Tracer& x) { return (x / x) * (x / x); }},
+      // Other chains keep the piece buffer.
       {"x*0.5+2", [](const Tracer& x) { return x * 0.5f + 2.0f; }},
       {"tanh(x)*2+1", [](const Tracer& x) { return tanh(x) * 2.0f + 1.0f; }},
       {"exp(x-1)", [](const Tracer& x) { return exp(x - 1.0f); }},

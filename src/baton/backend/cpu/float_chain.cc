@@ -83,6 +83,14 @@ std::unique_ptr<FloatChain> FloatChain::TryPlan(
       (ops.size() == 1 &&
        !(ops[0].a.kind == Kind::kScalar && ops[0].b.kind == Kind::kScalar)) ||
       (ops.size() == 2 && ops[0].pair_baseline != nullptr);
+  // op(a, b) then its square: summed in registers too (SumRange).
+  auto is_first = [](const Source& s) {
+    return s.kind == Kind::kMember && s.member == 0;
+  };
+  chain->squared_ =
+      ops.size() == 2 && ops[1].op == BinaryOp::kMul && is_first(ops[1].a) &&
+      is_first(ops[1].b) &&
+      !(ops[0].a.kind == Kind::kScalar && ops[0].b.kind == Kind::kScalar);
   return chain;
 }
 
@@ -115,6 +123,9 @@ double FloatChain::SumRange(const std::vector<void*>& value_data, int64_t begin,
                             int64_t count) const {
   const MicroOp& m = ops_[0];
   const bool avx2 = UseAvx2Kernels() && m.sum_avx2 != nullptr;
+  const MicroOp::SumFn fn =
+      squared_ ? (avx2 ? m.sum_squared_avx2 : m.sum_squared_baseline)
+               : (avx2 ? m.sum_avx2 : m.sum_baseline);
   const bool l = m.a.kind == Kind::kScalar, r = m.b.kind == Kind::kScalar;
   auto array = [&](const Source& s) {
     return static_cast<const float*>(value_data[s.value]) + begin;
@@ -122,9 +133,8 @@ double FloatChain::SumRange(const std::vector<void*>& value_data, int64_t begin,
   auto scalar = [&](const Source& s) {
     return *static_cast<const float*>(value_data[s.value]);
   };
-  return (avx2 ? m.sum_avx2 : m.sum_baseline)(
-      l ? nullptr : array(m.a), r ? nullptr : array(m.b),
-      l ? scalar(m.a) : 0.0f, r ? scalar(m.b) : 0.0f, count);
+  return fn(l ? nullptr : array(m.a), r ? nullptr : array(m.b),
+            l ? scalar(m.a) : 0.0f, r ? scalar(m.b) : 0.0f, count);
 }
 
 namespace {
@@ -162,9 +172,12 @@ __attribute__((target("avx2"))) void BlockAvx2(const float* a, const float* b,
 // vector register and handed to the sum as they are made: the same IEEE
 // operation and NaN canonicalization per element as BlockBody, summed in
 // SumFloatRunBody's order, so the bits of summing BlockBody's output.
+// kSquared: of d[j] * d[j] (the chain op, then mul(op, op): a variance's
+// (x - mean)^2); only the square is made a canonical NaN, the bits of
+// canonicalizing both (a NaN operand gives a NaN product).
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wpsabi"  // vectors only in inlined code
-template <BinaryOp op, Pattern p>
+template <BinaryOp op, Pattern p, bool kSquared>
 __attribute__((always_inline)) inline double SumBody(const float* a,
                                                      const float* b, float as,
                                                      float bs, int64_t n) {
@@ -186,36 +199,41 @@ __attribute__((always_inline)) inline double SumBody(const float* a,
         if constexpr (op == BinaryOp::kSub) r = x - y;
         if constexpr (op == BinaryOp::kMul) r = x * y;
         if constexpr (op == BinaryOp::kDiv) r = x / y;
+        if constexpr (kSquared) r = r * r;
         *v = r == r ? r : nan8;  // NOLINT: the NaN test
       },
       [=](int64_t i) __attribute__((always_inline)) {
-        return scalar::Binary<op, float>(p == Pattern::kLhsScalar ? as : a[i],
-                                         p == Pattern::kRhsScalar ? bs : b[i]);
+        const float t =
+            scalar::Binary<op, float>(p == Pattern::kLhsScalar ? as : a[i],
+                                      p == Pattern::kRhsScalar ? bs : b[i]);
+        return kSquared ? scalar::Binary<BinaryOp::kMul, float>(t, t) : t;
       });
 }
 #pragma GCC diagnostic pop
 
-template <BinaryOp op, Pattern p>
+template <BinaryOp op, Pattern p, bool kSquared>
 double SumBaseline(const float* a, const float* b, float as, float bs,
                    int64_t n) {
-  return SumBody<op, p>(a, b, as, bs, n);
+  return SumBody<op, p, kSquared>(a, b, as, bs, n);
 }
 
 #if BATON_KERNELS_HAVE_AVX2
-template <BinaryOp op, Pattern p>
+template <BinaryOp op, Pattern p, bool kSquared>
 __attribute__((target("avx2"))) double SumAvx2(const float* a, const float* b,
                                                float as, float bs, int64_t n) {
-  return SumBody<op, p>(a, b, as, bs, n);
+  return SumBody<op, p, kSquared>(a, b, as, bs, n);
 }
 #endif
 
 template <BinaryOp op, Pattern p>
 void BindOne(FloatChain::MicroOp& m) {
   m.baseline = &BlockBaseline<op, p>;
-  m.sum_baseline = &SumBaseline<op, p>;
+  m.sum_baseline = &SumBaseline<op, p, false>;
+  m.sum_squared_baseline = &SumBaseline<op, p, true>;
 #if BATON_KERNELS_HAVE_AVX2
   m.avx2 = &BlockAvx2<op, p>;
-  m.sum_avx2 = &SumAvx2<op, p>;
+  m.sum_avx2 = &SumAvx2<op, p, false>;
+  m.sum_squared_avx2 = &SumAvx2<op, p, true>;
 #endif
 }
 

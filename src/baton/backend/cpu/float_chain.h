@@ -43,11 +43,14 @@ class FloatChain {
   void Run(const std::vector<void*>& value_data, float* out, int64_t begin,
            int64_t end) const;
 
-  // Whether SumRange serves this chain: one op, not both sides scalars.
-  // (A longer chain run a block at a time into an L1 row as the sum reached
-  // it was no faster than its piece buffer: sum((a - b) * (a - b)).)
+  // Whether SumRange serves this chain: one op (not both sides scalars),
+  // or one op and its square (sum((a - b) * (a - b)), a variance). (Other
+  // chains keep the piece buffer: run a block at a time into an L1 row as
+  // the sum reached it, or member by member through eight elements, they
+  // measured no faster.)
   bool SumsInRegisters() const {
-    return whole_range_ && ops_.size() == 1 && ops_[0].sum_baseline != nullptr;
+    return ((whole_range_ && ops_.size() == 1) || squared_) &&
+           ops_[0].sum_baseline != nullptr;
   }
   // The float32 sum of result elements [begin, begin + count), computed in
   // registers as they are made: bitwise the sum of the elements Run writes,
@@ -85,12 +88,17 @@ class FloatChain {
                              int64_t n);
     SumFn sum_baseline = nullptr;
     SumFn sum_avx2 = nullptr;
+    // The same of d[j] * d[j] (the chain op and then its square).
+    SumFn sum_squared_baseline = nullptr;
+    SumFn sum_squared_avx2 = nullptr;
   };
 
  private:
   // One op (not both sides scalar) or one pair: runs as one loop over the
   // whole range, with no intermediate rows (RunWhole).
   bool whole_range_ = false;
+  // Two members: ops_[0] and then mul(ops_[0], ops_[0]).
+  bool squared_ = false;
   void RunWhole(const std::vector<void*>& value_data, float* out, int64_t begin,
                 int64_t end) const;
   static void BindLoops(MicroOp& m);  // sets baseline/avx2 for m's op and kinds

@@ -25,7 +25,8 @@ Status FusedReduceStep::Run(const std::vector<void*>& value_data,
   const FloatChain* chain = producer_.float_chain();
   if (op_ == ReduceOp::kSum && dtype_ == DType::kFloat32 && chain != nullptr &&
       chain->SumsInRegisters()) {
-    // sum(x * x), sum(a - b): each piece summed as the chain makes it.
+    // sum(x * x), sum((a - b) * (a - b)): each piece summed as the chain
+    // makes it.
     SumRowsFloat32(
         rows_, row_,
         [chain, &value_data](int64_t begin, int64_t count) {

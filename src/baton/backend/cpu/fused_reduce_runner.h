@@ -4,9 +4,9 @@
 // of at most kReducePieceElements, and each piece is reduced as it is made
 // (kernels/reduce.h ReduceRows), so the chain's full-size result never
 // exists: sum(x * x) reads x once and writes one number. A float32 sum of
-// a one-op float chain (sum(x * x), sum(a - b)) goes further: each piece is
-// summed in registers as the chain makes it (FloatChain::SumRange), with no
-// piece buffer between them.
+// a one-op float chain (sum(x * x), sum(a - b)) or of one op's square
+// (sum((a - b) * (a - b))) goes further: each piece is summed in registers
+// as the chain makes it (FloatChain::SumRange), with no piece buffer.
 //
 // Results are bitwise those of the unfused program (the chain materialized,
 // then reduced): the chain's elements are the same, and ReduceRows adds them
