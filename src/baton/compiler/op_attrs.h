@@ -188,7 +188,7 @@ struct PadAttrs {
 // [0, dim - 1]; jax.numpy's take wraps negatives and fills the rest.
 struct GatherAttrs {
   int64_t axis = 0;
-  GatherBounds bounds;
+  GatherBounds bounds = {};
   bool operator==(const GatherAttrs&) const = default;
 };
 
