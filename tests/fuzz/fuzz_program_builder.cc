@@ -288,11 +288,39 @@ class Builder : public BuilderBase {
   }
   std::shared_ptr<const Program> RegionReturning(
       const std::vector<ValueType>& params,
-      const std::vector<ValueType>& results, std::vector<ValueId> prefix = {}) {
+      const std::vector<ValueType>& results) {
     Builder b(in_, s_, depth_ + 1);
     b.Build(params, in_.Int(0, 6));
-    std::vector<ValueId> outs = std::move(prefix);
-    for (ValueId v : b.OutputsOfTypes(results)) outs.push_back(v);
+    b.SetOutputs(b.OutputsOfTypes(results));
+    return std::make_shared<const Program>(std::move(b.program()));
+  }
+
+  // A custom rule (custom_jvp's, or custom_vjp's forward) whose primal
+  // outputs are the body's own, as a correct user rule's are: a checkpoint
+  // call of `body` on the rule's first parameters, then random values of the
+  // `rest` types (the tangents; random ops may come before either). JVP and
+  // VJP take a custom function's primal outputs from its rule, as JAX does,
+  // and neither checks them against the body's; a rule that disagreed would
+  // make the transform checks' "same primal outputs" fail on a program that
+  // is differentiated correctly.
+  std::shared_ptr<const Program> RuleCallingBody(
+      const std::shared_ptr<const Program>& body,
+      const std::vector<ValueType>& params,
+      const std::vector<ValueType>& rest) {
+    Builder b(in_, s_, depth_ + 1);
+    b.Build(params, in_.Int(0, 6));
+    std::vector<ValueId> outs;
+    OperandList primals;
+    for (int i = 0; i < body->num_parameters(); ++i) primals.push_back(i);
+    c::CallAttrs call;
+    call.kind = c::CallKind::kCheckpoint;
+    call.body = body;
+    for (size_t i = 0; i < body->outputs().size(); ++i) {
+      call.output_index = static_cast<int>(i);
+      const Result<ValueId> r = b.Add(call, primals);
+      outs.push_back(r.ok() ? r.value() : b.Any());
+    }
+    for (ValueId v : b.OutputsOfTypes(rest)) outs.push_back(v);
     b.SetOutputs(outs);
     return std::make_shared<const Program>(std::move(b.program()));
   }
@@ -438,11 +466,9 @@ class Builder : public BuilderBase {
     std::vector<ValueType> doubled = params;
     doubled.insert(doubled.end(), params.begin(), params.end());
     if (a.kind == c::CallKind::kCustomJvp) {
-      std::vector<ValueType> rule_outs = outs;
-      rule_outs.insert(rule_outs.end(), outs.begin(), outs.end());
-      a.rule = RegionReturning(doubled, rule_outs);
+      a.rule = RuleCallingBody(a.body, doubled, outs);
     } else if (a.kind == c::CallKind::kCustomVjp) {
-      a.rule = RegionReturning(params, outs);
+      a.rule = RuleCallingBody(a.body, params, {});
       a.rule2 = RegionReturning(outs, params);
     }
     // A call group: one call per body output (sometimes only one of them).

@@ -170,6 +170,28 @@ TEST(JvpCallTest, CustomJvpUsesTheRule) {
   ExpectBitwiseEqual(RunJvp(only_y, {x, y}, {ty}).tangents[0], ty, "ty");
 }
 
+// As in JAX, a custom_jvp function's primal outputs under jvp are what its
+// rule returns; neither checks them against the function's own (a rule that
+// disagrees is the user's to fix). The fuzzers build rules that agree
+// (tests/fuzz/fuzz_program_builder.cc, RuleCallingBody).
+TEST(JvpCallTest, CustomJvpPrimalOutputsAreTheRules) {
+  auto body = Body({F64(Shape{2})}, [](TraceContext&, auto& x) {
+    return std::vector<Tracer>{sin(x[0])};
+  });
+  auto rule = Body({F64(Shape{2}), F64(Shape{2})}, [](TraceContext&, auto& x) {
+    return std::vector<Tracer>{x[1] * 2, x[1]};
+  });
+  const Program p = Trace({F64(Shape{2})}, [&](TraceContext& ctx, auto& x) {
+    return Call(ctx, Attrs(CallKind::kCustomJvp, body, rule, nullptr, "f"),
+                {x[0]});
+  });
+  const JvpValues r =
+      RunJvp(JvpOf(p, {true}), {Doubles(Shape{2}, {0.5, 1})},
+             {Doubles(Shape{2}, {1, -2})});
+  ExpectBitwiseEqual(r.primals[0], Doubles(Shape{2}, {2, -4}), "2 t");
+  ExpectBitwiseEqual(r.tangents[0], Doubles(Shape{2}, {1, -2}), "t");
+}
+
 TEST(JvpCallTest, CustomJvpWithSeveralOutputsGetsZerosForMissingTangents) {
   auto body = Body({F64(Shape{2}), F64(Shape{2})}, [](TraceContext&, auto& x) {
     return std::vector<Tracer>{x[0] * x[1], x[0] + x[1]};
