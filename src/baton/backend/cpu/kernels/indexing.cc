@@ -168,6 +168,10 @@ void GatherAs(const void* operand, const void* indices, DType index_dtype,
               const GatherBounds& bounds) {
   const U* op = static_cast<const U*>(operand);
   U* o = static_cast<U*>(out);
+  if (d == 0) {  // every index is out of range: the fill (or zeros)
+    std::fill(o, o + outer * n * inner, bounds.fill ? FillOf<U>(bounds) : U{});
+    return;
+  }
   // A row of one element costs a random read, more than a streamed copy:
   // split sooner when the table does not fit in the caches.
   const int64_t grain =
@@ -283,17 +287,6 @@ void Gather(DType dtype, const void* operand, const Shape& operand_shape,
   const size_t esize = dtype_size(dtype);
   const int64_t rows = outer * num_indices;
   if (rows * inner == 0) return;
-  if (d == 0) {  // every index is out of range
-    if (bounds.fill) {
-      for (int64_t e = 0; e < rows * inner; ++e) {
-        std::memcpy(static_cast<char*>(out) + e * esize, &bounds.fill_bits,
-                    esize);
-      }
-    } else {
-      std::memset(out, 0, static_cast<size_t>(rows * inner) * esize);
-    }
-    return;
-  }
   switch (esize) {
     case 1:
       return GatherAs<uint8_t>(operand, indices, index_dtype, num_indices,

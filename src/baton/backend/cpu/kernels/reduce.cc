@@ -376,9 +376,10 @@ class PieceBuffer {
 // Where ReduceRowsTyped's pieces come from. `Piece(begin, n, buffer, &acc)`
 // sets acc to ReduceRun's value over elements [begin, begin + n) of the
 // virtual input (`buffer`: this thread's kReducePieceElements of scratch);
-// `Rows(first, k, row, buffer, accs)` does so for k whole rows of `row`
-// elements from row `first` (k * row <= kReducePieceElements). Both return
-// false when the source could not make its elements.
+// `Rows(first, k, row, buffer, emit)` calls emit(j, acc) with that value for
+// each of k whole rows of `row` elements from row `first` (k * row <=
+// kReducePieceElements). Both return false when the source could not make
+// its elements.
 template <ReduceOp op, typename T>
 struct ProducedPieces {  // a PieceProducer's elements, reduced from memory
   using A = AccType<op, T>;
@@ -388,10 +389,12 @@ struct ProducedPieces {  // a PieceProducer's elements, reduced from memory
     *acc = ReduceRun<op, T, A>(buffer, n);
     return true;
   }
-  bool Rows(int64_t first, int64_t k, int64_t row, T* buffer, A* accs) const {
+  template <typename Emit>
+  bool Rows(int64_t first, int64_t k, int64_t row, T* buffer,
+            const Emit& emit) const {
     if (!produce(first * row, k * row, buffer)) return false;
     for (int64_t j = 0; j < k; ++j) {
-      accs[j] = ReduceRun<op, T, A>(buffer + j * row, row);
+      emit(j, ReduceRun<op, T, A>(buffer + j * row, row));
     }
     return true;
   }
@@ -403,8 +406,10 @@ struct SummedPieces {  // a float32 sum its source computes in registers
     *acc = sum(begin, n);
     return true;
   }
-  bool Rows(int64_t first, int64_t k, int64_t row, float*, double* accs) const {
-    for (int64_t j = 0; j < k; ++j) accs[j] = sum((first + j) * row, row);
+  template <typename Emit>
+  bool Rows(int64_t first, int64_t k, int64_t row, float*,
+            const Emit& emit) const {
+    for (int64_t j = 0; j < k; ++j) emit(j, sum((first + j) * row, row));
     return true;
   }
 };
@@ -448,17 +453,16 @@ bool ReduceRowsTyped(int64_t rows, int64_t row, const Pieces& pieces, T* out) {
           }
           // Short rows: a piece holds several whole rows.
           const int64_t per_piece = kReducePieceElements / row;
-          std::unique_ptr<A[]> accs(
-              new A[static_cast<size_t>(std::min(per_piece, hi - lo))]);
           for (int64_t e = lo; e < hi; e += per_piece) {
             const int64_t k = std::min(per_piece, hi - e);
-            if (!pieces.Rows(e, k, row, buf, accs.get())) {
+            T* row_out = out + e;
+            auto finish = [row_out](int64_t j, A acc) {
+              row_out[j] = Finish<op, T>(
+                  Combine<op, A>(scalar::ReduceInit<op, A>(), acc));
+            };
+            if (!pieces.Rows(e, k, row, buf, finish)) {
               failed.store(true, std::memory_order_relaxed);
               return;
-            }
-            for (int64_t j = 0; j < k; ++j) {
-              out[e + j] = Finish<op, T>(
-                  Combine<op, A>(scalar::ReduceInit<op, A>(), accs[j]));
             }
           }
         },
