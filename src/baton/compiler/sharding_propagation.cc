@@ -455,15 +455,20 @@ class Propagator {
           break;
         }
       }
-      // Group: input dims [i0, i), output dims [o0, o).
+      // Group: input dims [i0, i), output dims [o0, o). Its major
+      // dimensions are its first of more than one element (dimensions of 1
+      // added or dropped, a scan step's row, carry no split).
       bool kept = false;
-      if (i0 < in.rank() && o0 < out_shape.rank()) {
-        const auto& major = want.dims[i0];
-        bool minor_whole = true;
-        for (int d = i0 + 1; d < i; ++d) minor_whole &= want.dims[d].empty();
+      int mi = i0, mo = o0;
+      while (mi + 1 < i && in.dim(mi) == 1) ++mi;
+      while (mo + 1 < o && out_shape.dim(mo) == 1) ++mo;
+      if (mi < in.rank() && mo < out_shape.rank()) {
+        const auto& major = want.dims[mi];
+        bool others_whole = true;
+        for (int d = i0; d < i; ++d) others_whole &= d == mi || want.dims[d].empty();
         const int64_t split = mesh_.SizeOf(major);
-        if (!major.empty() && minor_whole && out_shape.dim(o0) % split == 0) {
-          out.dims[o0] = major;
+        if (!major.empty() && others_whole && out_shape.dim(mo) % split == 0) {
+          out.dims[mo] = major;
           kept = true;
         }
       }
@@ -581,8 +586,13 @@ class Propagator {
     for (ValueId o : regions.back()->outputs()) {
       out_shapes.push_back(regions.back()->type(o).shape);
     }
+    // A scan's ys have the body's y slices' rank plus the leading one.
+    const bool scan = inst.kind() == OpKind::kScan;
     auto whole = [&]() {
-      for (const Shape& s : out_shapes) g.outputs.push_back(Sharding::Replicated(s.rank()));
+      for (size_t j = 0; j < out_shapes.size(); ++j) {
+        const int ys = scan && static_cast<int>(j) >= carries ? 1 : 0;
+        g.outputs.push_back(Sharding::Replicated(out_shapes[j].rank() + ys));
+      }
       return g;
     };
     for (const Program* r : regions) {
@@ -648,7 +658,7 @@ class Propagator {
       if (j >= carries && j < carries + xs) s.dims.insert(s.dims.begin(), std::vector<int>{});
       g.operands[k] = std::move(s);
     }
-    if (inst.kind() == OpKind::kScan) {
+    if (scan) {
       for (size_t j = carries; j < outs.size(); ++j) {  // ys: [length, ...]
         outs[j].dims.insert(outs[j].dims.begin(), std::vector<int>{});
       }

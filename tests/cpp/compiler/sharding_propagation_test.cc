@@ -9,6 +9,9 @@
 
 #include <memory>
 
+#include "baton/compiler/control_flow.h"
+#include "baton/compiler/tracer.h"
+
 namespace baton::compiler {
 namespace {
 
@@ -213,6 +216,34 @@ TEST(ShardingPropagationTest, OpsWithoutARuleReadTheirOperandsWhole) {
   EXPECT_EQ(plan.sharding[s], S({R}));
   ASSERT_EQ(plan.steps[s].reshards.size(), 1u);
   EXPECT_EQ(plan.steps[s].reshards[0].kind, Reshard::Kind::kAllGather);
+}
+
+// A scan whose body needs communication is run whole: its ys are laid out
+// whole with their leading, stacked dimension (a layout of the body's y
+// rank once made a reader of the ys reshard it through a too-short layout,
+// and jit of a grad through such a scan crashed).
+TEST(ShardingPropagationTest, AScanRunWholeLaysOutItsYsWithTheirLeadingDimension) {
+  TraceContext body_ctx;
+  const Tracer c = body_ctx.AddParameter(F32({4, 8}));
+  const Tracer w = body_ctx.AddParameter(F32({8, 8}));
+  const Tracer next = tanh(body_ctx.Emit(DotGeneralAttrs{{}, {}, {1}, {0}}, {c, w}));
+  ScanAttrs scan;
+  scan.num_carries = 1;
+  scan.num_xs = 1;
+  scan.length = 2;
+  scan.body = std::make_shared<const Program>(body_ctx.Finish({next, c}));
+  Program p;
+  const ValueId x = p.AddParameter(F32({4, 8})).value();
+  const ValueId ws = p.AddParameter(F32({2, 8, 8})).value();
+  const std::vector<ValueId> outs = AddRegionGroup(p, scan, {x, ws}).value();
+  const ValueId doubled = p.Add(BinaryAttrs{BinaryOp::kAdd}, {outs[1], outs[1]}).value();
+  ASSERT_TRUE(p.SetOutputs({outs[0], doubled}).ok());
+  const ShardingPlan plan = Plan(p, Mesh1(), {S({R, R}), S({R, R, I})});
+  EXPECT_TRUE(plan.steps[outs[0]].regions.empty());  // run whole
+  EXPECT_EQ(plan.sharding[outs[0]], S({R, R}));
+  EXPECT_EQ(plan.sharding[outs[1]], S({R, R, R}));
+  EXPECT_EQ(plan.sharding[doubled], S({R, R, R}));
+  EXPECT_TRUE(plan.steps[doubled].reshards.empty());
 }
 
 TEST(ShardingPropagationTest, ElementwiseOperandsSplitDifferentlyFollowTheMostSplit) {
