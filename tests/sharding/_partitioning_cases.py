@@ -82,6 +82,28 @@ def tp_step():
     return {"loss": value, "w1": grads["w1"], "b1": grads["b1"], "w2": grads["w2"]}
 
 
+def scan_tp_step():
+    """Tensor parallel layers under lax.scan (a scanned model: the layers'
+    weights stacked): each layer's w1 by columns and w2 by rows over 'y',
+    the batch over 'x'; every step needs an all-reduce."""
+    w1 = put(ints(2, 4, 16, seed=8) * 0.125, None, None, "y")
+    w2 = put(ints(2, 16, 4, seed=9) * 0.125, None, "y", None)
+
+    def model(w1, w2, x):
+        def layer(c, w):
+            return c + jnp.maximum(c @ w[0], 0.0) @ w[1], None
+
+        return jax.lax.scan(layer, x, (w1, w2))[0]
+
+    def scan_loss(w1, w2, x, y):
+        return jnp.mean((model(w1, w2, x) - y) ** 2)
+
+    x = put(ints(8, 4, seed=6), "x")
+    y = put(ints(8, 4, seed=7), "x")
+    value, (g1, g2) = jax.jit(jax.value_and_grad(scan_loss, argnums=(0, 1)))(w1, w2, x, y)
+    return {"loss": value, "w1": g1, "w2": g2}
+
+
 # bfloat16 values that round: a split contraction must give the whole one's
 # result (each device's part summed in float32, rounded once).
 U = np.random.RandomState(0).uniform(0, 1, (64, 32)).astype(jnp.bfloat16)
@@ -126,6 +148,7 @@ CASES = {
         in_shardings=(NamedSharding(mesh, P("x")), NamedSharding(mesh, P())),
     )(X, W),
     "dp_step": dp_step,
+    "scan_tp_step": scan_tp_step,
     "tp_step": tp_step,
     # with_sharding_constraint inside jit: the intermediate is laid out as
     # asked, and the layout flows on to the output; under grad the

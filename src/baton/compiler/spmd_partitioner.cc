@@ -3,6 +3,7 @@
 #include "baton/compiler/all_reduce_combiner.h"
 #include "baton/compiler/control_flow.h"
 #include "baton/compiler/effects.h"
+#include "baton/compiler/unroll_scans.h"
 
 #include <algorithm>
 #include <limits>
@@ -561,14 +562,66 @@ class Partitioner {
   BlockRegions block_regions_;
 };
 
+// At most this many instructions are added by unrolling scans, in all: a
+// scan of 48 transformer layers' backward pass is well under it.
+constexpr int64_t kMaxUnrolledInstructions = int64_t{1} << 16;
+
+// Whether value `v` is laid out split over some mesh axis.
+bool IsSplit(const ShardingPlan& plan, ValueId v) {
+  for (const std::vector<int>& axes : plan.sharding[v].dims) {
+    if (!axes.empty()) return true;
+  }
+  return false;
+}
+
+// The scans the plan runs whole (their body needs communication) although
+// an operand is split: unrolled (unroll_scans.h), so that each step's
+// collective sits between stages and the split operands -- a scanned
+// model's stacked weights -- stay split, where run whole every device
+// would gather all of them. Side-effecting bodies, and scans past the
+// budget `left`, keep running whole.
+std::vector<ValueId> ScansToUnroll(const Program& program,
+                                   const ShardingPlan& plan, int64_t& left) {
+  std::vector<ValueId> scans;
+  for (ValueId id = 0; id < program.num_values(); ++id) {
+    const Instruction& inst = program.instruction(id);
+    const auto* scan = inst.attrs_if<ScanAttrs>();
+    if (scan == nullptr || scan->output_index != 0 ||
+        !plan.steps[id].regions.empty() || HasSideEffect(*scan->body)) {
+      continue;
+    }
+    bool split = false;
+    for (ValueId o : inst.operands) split = split || IsSplit(plan, o);
+    const int64_t size = UnrolledSize(program, id);
+    if (!split || size == 0 || size > left) continue;
+    left -= size;
+    scans.push_back(id);
+  }
+  return scans;
+}
+
 }  // namespace
 
 Result<SpmdProgram> PartitionForMesh(
-    const Program& program, const DeviceMesh& mesh,
+    const Program& original, const DeviceMesh& mesh,
     const std::vector<Sharding>& parameters,
     const std::vector<std::optional<Sharding>>& outputs) {
   BATON_ASSIGN_OR_RETURN(ShardingPlan plan,
-                         PropagateShardings(program, mesh, parameters));
+                         PropagateShardings(original, mesh, parameters));
+  // Scans unrolled where run whole they would gather split operands; a
+  // scan nested in one comes to the top level when that one is unrolled,
+  // and is weighed in the next round.
+  std::optional<Program> unrolled;
+  int64_t left = kMaxUnrolledInstructions;
+  for (int round = 0; round < 4; ++round) {
+    const Program& current = unrolled ? *unrolled : original;
+    const std::vector<ValueId> scans = ScansToUnroll(current, plan, left);
+    if (scans.empty()) break;
+    BATON_ASSIGN_OR_RETURN(Program next, UnrollScans(current, scans));
+    BATON_ASSIGN_OR_RETURN(plan, PropagateShardings(next, mesh, parameters));
+    unrolled = std::move(next);
+  }
+  const Program& program = unrolled ? *unrolled : original;
   if (!outputs.empty() && outputs.size() != program.outputs().size()) {
     return InvalidArgument("PartitionForMesh: " + std::to_string(outputs.size()) +
                            " output shardings for " +

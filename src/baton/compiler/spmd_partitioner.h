@@ -128,7 +128,11 @@ struct SpmdProgram {
 };
 
 // Partitions `program` (calls inlined) for `mesh` with its parameters laid
-// out as `parameters`; `outputs` (empty, or one per output) asks for an
+// out as `parameters`. A scan that would run whole although an operand is
+// split -- its body needs communication, as a scan over tensor-parallel
+// layers' stacked weights does -- is unrolled first (unroll_scans.h; up to
+// 2^16 added instructions in all, side-effect-free bodies), so each step's
+// collective is a stage and the split operands stay split; `outputs` (empty, or one per output) asks for an
 // output's layout (jit's out_shardings: a last slice or all-gather where
 // propagation chose another; nullopt leaves it to propagation). Errors as
 // PropagateShardings's (a bad sharding names the parameter or output);

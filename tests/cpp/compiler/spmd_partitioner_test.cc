@@ -15,8 +15,10 @@
 #include <algorithm>
 #include <cstring>
 
+#include "baton/compiler/control_flow.h"
 #include "baton/compiler/reference_interpreter.h"
 #include "baton/compiler/spmd_interpreter.h"
+#include "baton/compiler/tracer.h"
 
 namespace baton::compiler {
 namespace {
@@ -232,6 +234,61 @@ TEST(SpmdPartitionerTest, ReshapesKeepOrGatherTheirSplit) {
   EXPECT_EQ(sp.slots[sp.output_slots[1]].block, Shape({12}));
   EXPECT_TRUE(sp.slots[sp.output_slots[2]].sharding.IsReplicated());
   EXPECT_EQ(Count(sp, SpmdStage::Kind::kAllGather), 1);
+}
+
+// Dimensions of one added or dropped (a scan step's row of stacked
+// weights, unroll_scans.h) carry no split: the split dimension keeps it.
+TEST(SpmdPartitionerTest, ReshapesAddingOrDroppingDimensionsOfOneKeepTheSplit) {
+  Program p;
+  const ValueId x = p.AddParameter(F32({1, 8, 8})).value();
+  const ValueId dropped = p.Add(ReshapeAttrs{Shape{8, 8}}, {x}).value();
+  const ValueId added = p.Add(ReshapeAttrs{Shape{8, 1, 8}}, {dropped}).value();
+  ASSERT_TRUE(p.SetOutputs({dropped, added}).ok());
+  const SpmdProgram sp = CheckAgainstOneDevice(p, Mesh1(), {S({R, R, I})});
+  EXPECT_EQ(sp.slots[sp.output_slots[0]].block, Shape({8, 2}));
+  EXPECT_EQ(sp.slots[sp.output_slots[1]].block, Shape({8, 1, 2}));
+  EXPECT_EQ(sp.num_communication_stages(), 0);
+}
+
+// A scan over layers whose stacked weights are split Megatron-style (the
+// first matrix by columns, the second by rows) needs an all-reduce in every
+// step: unrolled, each layer's all-reduce sits between stages and the
+// weights stay a quarter per device, where a scan run whole would gather
+// every layer's weights on every device first.
+TEST(SpmdPartitionerTest, ScansOverSplitLayersAreUnrolledAndStaySplit) {
+  const int64_t layers = 2;
+  TraceContext body_ctx;
+  const Tracer c = body_ctx.AddParameter(F32({4, 8}));
+  const Tracer a = body_ctx.AddParameter(F32({8, 8}));
+  const Tracer b = body_ctx.AddParameter(F32({8, 8}));
+  const Tracer h = maximum(
+      body_ctx.Emit(DotGeneralAttrs{{}, {}, {1}, {0}}, {c, a}), 0.0);
+  const Tracer next = c + body_ctx.Emit(DotGeneralAttrs{{}, {}, {1}, {0}}, {h, b});
+  auto body = std::make_shared<const Program>(body_ctx.Finish({next, next}));
+  Program p;
+  const ValueId x = p.AddParameter(F32({4, 8})).value();
+  const ValueId w1 = p.AddParameter(F32({layers, 8, 8})).value();
+  const ValueId w2 = p.AddParameter(F32({layers, 8, 8})).value();
+  ScanAttrs scan;
+  scan.num_carries = 1;
+  scan.num_xs = 2;
+  scan.length = layers;
+  scan.body = body;
+  const std::vector<ValueId> outs = AddRegionGroup(p, scan, {x, w1, w2}).value();
+  ASSERT_TRUE(p.SetOutputs(outs).ok());
+  const SpmdProgram sp =
+      CheckAgainstOneDevice(p, Mesh1(), {S({R, R}), S({R, R, I}), S({R, I, R})});
+  EXPECT_EQ(Count(sp, SpmdStage::Kind::kAllReduce), layers);
+  EXPECT_EQ(Count(sp, SpmdStage::Kind::kAllGather), 0);
+  EXPECT_EQ(sp.slots[sp.parameter_slots[1]].block, Shape({layers, 8, 2}));
+  EXPECT_EQ(sp.slots[sp.parameter_slots[2]].block, Shape({layers, 2, 8}));
+  // No stage reads a whole layer of either weight.
+  for (const SpmdStage& st : sp.stages) {
+    if (st.kind != SpmdStage::Kind::kCompute) continue;
+    for (int in : st.inputs) {
+      EXPECT_NE(sp.slots[in].block, Shape({8, 8})) << sp.ToText();
+    }
+  }
 }
 
 // Ops without a rule read their operands whole: a gather of split rows
