@@ -14,7 +14,10 @@
 //      interpreter runs it on arguments decoded from the input and gives
 //      outputs of the declared types, the same (bitwise, NaNs alike) for the
 //      optimized program.
-//   4. The program's JVP, VJP and vmap agree with it (transform_checks.h).
+//   4. The program's JVP, VJP and vmap agree with it (transform_checks.h),
+//      and so does its partitioning over a mesh of 2 or 2 x 2 devices with
+//      seeded parameter layouts, run by the SPMD interpreter
+//      (partition_checks.h).
 //   5. Then the CPU backend compiles (or refuses as Unimplemented, a
 //      documented limitation) and runs the optimized program; its
 //      outputs have the declared types and equal the interpreter's bitwise
@@ -209,9 +212,10 @@ inline void CheckSameSignature(const c::Program& a, const c::Program& b,
 
 }  // namespace baton::fuzz
 
-// The transformation checks use FuzzFail, SameValues and MayRoundDifferently
-// above; CheckProgram below calls them.
+// The transformation and partitioning checks use FuzzFail, SameValues and
+// MayRoundDifferently above; CheckProgram below calls them.
 #include "transform_checks.h"  // NOLINT(build/include_order)
+#include "partition_checks.h"   // NOLINT(build/include_order)
 
 namespace baton::fuzz {
 
@@ -359,6 +363,7 @@ inline void CheckProgram(const c::Program& p, FuzzInput& in, bool whole_groups,
     }
   }
   CheckTransforms(p, args, want.value());
+  CheckPartitioned(p, args, want.value(), fill);
   if (run_backend) CheckCpuBackend(optimized, args, want.value());
 }
 

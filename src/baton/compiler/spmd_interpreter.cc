@@ -163,7 +163,8 @@ Result<std::vector<Literal>> InterpretSpmd(const SpmdProgram& program,
     // Devices holding the same block must agree (a replicated result).
     for (int64_t d = 0; d < n; ++d) {
       const Literal mine = BlockOf(whole, slot.sharding, mesh, d);
-      if (std::memcmp(mine.untyped_data(), blocks[s][d].untyped_data(),
+      if (mine.byte_size() > 0 &&
+          std::memcmp(mine.untyped_data(), blocks[s][d].untyped_data(),
                       static_cast<size_t>(mine.byte_size())) != 0) {
         return Internal("InterpretSpmd: device " + std::to_string(d) +
                         "'s block of output slot %" + std::to_string(s) +

@@ -193,6 +193,19 @@ std::vector<ValueId> PartitionOrder(const Program& p, const ShardingPlan& plan) 
     for (ValueId r : readers[v]) latest = std::min(latest, level[r] - partial(v));
     level[v] = std::max(level[v], latest);
   }
+  // A control-flow group's members stay together (adjacent, as a stage's
+  // program must hold them): all at the earliest member's level, which
+  // every member's readers come after.
+  for (ValueId v = 0; v < n; ++v) {
+    const Instruction& inst = p.instruction(v);
+    if (!IsControlFlow(inst.kind()) || ControlFlowOutputIndex(inst.attrs) != 0) {
+      continue;
+    }
+    const std::vector<ValueId> members = RegionGroupOf(p, v);
+    int earliest = level[v];
+    for (ValueId m : members) earliest = std::min(earliest, level[m]);
+    for (ValueId m : members) level[m] = earliest;
+  }
   std::vector<ValueId> order;
   for (ValueId v = 0; v < n; ++v) {
     if (p.instruction(v).kind() != OpKind::kParameter) order.push_back(v);
@@ -203,11 +216,13 @@ std::vector<ValueId> PartitionOrder(const Program& p, const ShardingPlan& plan) 
   return order;
 }
 
-// The block programs of control-flow regions made so far, by the first
-// region's identity (a control-flow group shares its regions, and its
-// instructions must share the block programs too).
+// The block programs of control-flow regions made so far, by the group's
+// plan of its first region (a control-flow group's instructions share their
+// plans, and must share the block programs too; two groups with the same
+// regions -- an unrolled scan's inner loops, one per step -- may lay their
+// operands out differently, each with a plan of its own).
 using BlockRegions =
-    std::map<const Program*, std::vector<std::shared_ptr<const Program>>>;
+    std::map<const ShardingPlan*, std::vector<std::shared_ptr<const Program>>>;
 
 Result<Program> BlockProgram(const Program& p, const ShardingPlan& plan,
                              const DeviceMesh& mesh);
@@ -251,7 +266,7 @@ Result<OpAttrs> BlockAttrs(const Instruction& inst, const Sharding& s,
   if (step.regions.empty()) return inst.attrs;
   // Regions (control_flow.h) lists them in ShardingStep::regions' order.
   const std::vector<const Program*> regions = Regions(inst.attrs);
-  auto& blocks = made[regions.front()];
+  auto& blocks = made[step.regions.front().get()];
   if (blocks.empty()) {
     for (size_t r = 0; r < regions.size(); ++r) {
       BATON_ASSIGN_OR_RETURN(Program q, BlockProgram(*regions[r], *step.regions[r], mesh));

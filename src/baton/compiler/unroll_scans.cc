@@ -54,6 +54,8 @@ Result<std::vector<ValueId>> EmitUnrolled(Program& dst, const ScanAttrs& scan,
       BATON_ASSIGN_OR_RETURN(ValueId x, DropLeading(dst, row));
       args.push_back(x);
     }
+    // The invariants, the same every step.
+    args.insert(args.end(), ops.begin() + nc + nx, ops.end());
     BATON_ASSIGN_OR_RETURN(std::vector<ValueId> outs,
                            InlineInto(dst, *scan.body, args));
     carries.assign(outs.begin(), outs.begin() + nc);

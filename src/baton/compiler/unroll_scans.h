@@ -1,9 +1,10 @@
 // Unrolling a scan: its body inlined once per step, as straight-line code.
 //
-// A scan (op_attrs.h ScanAttrs) of length L with carries c and stacked
-// inputs xs becomes, for each step i (L-1 down to 0 when reversed):
+// A scan (op_attrs.h ScanAttrs) of length L with carries c, stacked inputs
+// xs and invariants v becomes, for each step i (L-1 down to 0 when
+// reversed):
 //   x_i = reshape(slice(xs, i, i + 1))     -- xs without its leading dim
-//   (c, y_i) = body(c, x_i)                -- inlined (inline_program.h)
+//   (c, y_i) = body(c, x_i, v)             -- inlined (inline_program.h)
 // and the stacked outputs ys = concatenate(reshape(y_0), ..., reshape(y_L-1))
 // along a new leading dimension, in index order. The values are those of the
 // scan: the same body ops on the same operands, in the same order.

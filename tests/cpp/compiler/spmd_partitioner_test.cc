@@ -157,6 +157,20 @@ TEST(SpmdPartitionerTest, DotWithEitherOperandSplit) {
 
 // A Megatron-style MLP layer: w1 split by columns, w2 by rows. The hidden
 // activations stay split; one all-reduce at the end.
+// A scan of `length` steps over one carry of `shape`: the body returns the
+// carry times 2 and, with `with_y`, the carry as its y.
+ScanAttrs DoublingScan(const Shape& shape, int64_t length, bool with_y) {
+  TraceContext body_ctx;
+  const Tracer c = body_ctx.AddParameter(F32(shape));
+  std::vector<Tracer> outs{c * 2.0};
+  if (with_y) outs.push_back(c);
+  ScanAttrs scan;
+  scan.num_carries = 1;
+  scan.length = length;
+  scan.body = std::make_shared<const Program>(body_ctx.Finish(outs));
+  return scan;
+}
+
 TEST(SpmdPartitionerTest, TensorParallelMlpHasOneAllReduce) {
   Program p;
   const ValueId x = p.AddParameter(F32({8, 16})).value();
@@ -289,6 +303,42 @@ TEST(SpmdPartitionerTest, ScansOverSplitLayersAreUnrolledAndStaySplit) {
       EXPECT_NE(sp.slots[in].block, Shape({8, 8})) << sp.ToText();
     }
   }
+}
+
+// A loop's results stay one group in one stage when only some are read
+// after an all-reduce: the partitioner once scheduled the member read late
+// into a later stage than the member that is an output, and the stage's
+// program was refused (a control-flow group's results must be adjacent).
+TEST(SpmdPartitionerTest, ALoopsResultsStayTogetherWhenReadAtDifferentTimes) {
+  const ScanAttrs scan = DoublingScan(Shape{8, 4}, 2, /*with_y=*/true);
+  Program p;
+  const ValueId x = p.AddParameter(F32({8, 4})).value();
+  const ValueId total = p.Add(ReduceAttrs{ReduceOp::kSum, {0, 1}}, {x}).value();
+  const std::vector<ValueId> outs = AddRegionGroup(p, scan, {x}).value();
+  const ValueId spread =
+      p.Add(BroadcastInDimAttrs{Shape{2, 8, 4}, {}}, {total}).value();
+  const ValueId late = p.Add(BinaryAttrs{BinaryOp::kAdd}, {outs[1], spread}).value();
+  const ValueId early = p.Add(UnaryAttrs{UnaryOp::kNeg}, {x}).value();
+  ASSERT_TRUE(p.SetOutputs({outs[0], late, early}).ok());
+  const SpmdProgram sp = CheckAgainstOneDevice(p, Mesh1(), {S({I, R})});
+  EXPECT_EQ(Count(sp, SpmdStage::Kind::kAllReduce), 1);
+}
+
+// Two loops with the same body (as an unrolled scan's inner loops are, one
+// per step) whose operands are split differently each get a block program
+// of their own (the partitioner once reused the first one's).
+TEST(SpmdPartitionerTest, LoopsSharingABodyGetBlockProgramsOfTheirOwnLayout) {
+  const ScanAttrs scan = DoublingScan(Shape{8, 8}, 2, /*with_y=*/false);
+  Program p;
+  const ValueId rows = p.AddParameter(F32({8, 8})).value();
+  const ValueId cols = p.AddParameter(F32({8, 8})).value();
+  const ValueId a = AddRegionGroup(p, scan, {rows}).value()[0];
+  const ValueId b = AddRegionGroup(p, scan, {cols}).value()[0];
+  ASSERT_TRUE(p.SetOutputs({a, b}).ok());
+  const SpmdProgram sp = CheckAgainstOneDevice(p, Mesh1(), {S({I, R}), S({R, I})});
+  EXPECT_EQ(sp.num_communication_stages(), 0);
+  EXPECT_EQ(sp.slots[sp.output_slots[0]].block, Shape({2, 8}));
+  EXPECT_EQ(sp.slots[sp.output_slots[1]].block, Shape({8, 2}));
 }
 
 // Ops without a rule read their operands whole: a gather of split rows

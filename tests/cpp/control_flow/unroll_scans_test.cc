@@ -1,8 +1,8 @@
 // Unrolling scans (compiler/unroll_scans.h): the unrolled program has no
 // scan left where one was named, and the reference interpreter gives it
 // bitwise the scan's results -- carries, ys stacked in index order,
-// reversed scans, several xs and ys, a scan of one step and one without
-// xs -- while the scans not named are copied as they are.
+// reversed scans, several xs and ys, an invariant, a scan of one step and
+// one without xs -- while the scans not named are copied as they are.
 #include "baton/compiler/unroll_scans.h"
 
 #include <gtest/gtest.h>
@@ -29,23 +29,26 @@ Literal Arg(const Shape& shape, int seed) {
   return Literal::FromVector(v, shape);
 }
 
-// (c, x1, x2) -> (c * 0.5 + x1 * x2, c - x1, sum(x2)): a carry, two xs of
-// different shapes' rows, two ys.
+// (c, x1, x2, v) -> (c * 0.5 + x1 * x2 + v, c - x1, sum(x2)): a carry, two
+// xs of different shapes' rows, an invariant, two ys.
 std::shared_ptr<const Program> Body() {
-  return Region({T({3}), T({3}), T({2, 3})}, [](TraceContext&, const auto& p) {
-    const Tracer x2 = sum(p[2], {0});
-    return std::vector<Tracer>{p[0] * 0.5 + p[1] * x2, p[0] - p[1], x2};
-  });
+  return Region({T({3}), T({3}), T({2, 3}), T({3})},
+                [](TraceContext&, const auto& p) {
+                  const Tracer x2 = sum(p[2], {0});
+                  return std::vector<Tracer>{p[0] * 0.5 + p[1] * x2 + p[3],
+                                             p[0] - p[1], x2};
+                });
 }
 
-// A program of one scan over `length` steps and whatever `extra` adds.
+// A program of one scan over `length` steps.
 Program ScanProgram(int64_t length, bool reverse) {
   TraceContext ctx;
   const Tracer c = ctx.AddParameter(T({3}));
   const Tracer x1 = ctx.AddParameter(T({length, 3}));
   const Tracer x2 = ctx.AddParameter(T({length, 2, 3}));
+  const Tracer v = ctx.AddParameter(T({3}));
   const std::vector<Tracer> outs =
-      EmitGroup(ctx, Scan(1, 2, length, Body(), reverse), {c, x1, x2});
+      EmitGroup(ctx, Scan(1, 2, length, Body(), reverse), {c, x1, x2, v});
   return ctx.Finish(outs);
 }
 
