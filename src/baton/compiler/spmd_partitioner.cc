@@ -581,14 +581,6 @@ class Partitioner {
 // scan of 48 transformer layers' backward pass is well under it.
 constexpr int64_t kMaxUnrolledInstructions = int64_t{1} << 16;
 
-// Whether value `v` is laid out split over some mesh axis.
-bool IsSplit(const ShardingPlan& plan, ValueId v) {
-  for (const std::vector<int>& axes : plan.sharding[v].dims) {
-    if (!axes.empty()) return true;
-  }
-  return false;
-}
-
 // The scans the plan runs whole (their body needs communication) although
 // an operand is split: unrolled (unroll_scans.h), so that each step's
 // collective sits between stages and the split operands -- a scanned
@@ -606,7 +598,7 @@ std::vector<ValueId> ScansToUnroll(const Program& program,
       continue;
     }
     bool split = false;
-    for (ValueId o : inst.operands) split = split || IsSplit(plan, o);
+    for (ValueId o : inst.operands) split = split || !plan.sharding[o].IsReplicated();
     const int64_t size = UnrolledSize(program, id);
     if (!split || size == 0 || size > left) continue;
     left -= size;
