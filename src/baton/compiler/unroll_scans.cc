@@ -1,6 +1,6 @@
 #include "baton/compiler/unroll_scans.h"
 
-#include <map>
+#include <set>
 #include <string>
 #include <utility>
 
@@ -91,7 +91,7 @@ int64_t UnrolledSize(const Program& program, ValueId id) {
 
 Result<Program> UnrollScans(const Program& program,
                             const std::vector<ValueId>& scans) {
-  std::map<ValueId, bool> leaders;  // first member of each group to unroll
+  std::set<ValueId> leaders;  // first member of each group to unroll
   for (ValueId id : scans) {
     if (UnrollableScan(program, id) == nullptr) {
       std::string what = "UnrollScans: value ";
@@ -99,7 +99,7 @@ Result<Program> UnrollScans(const Program& program,
       what += " is not a whole scan group of length >= 1";
       return InvalidArgument(what);
     }
-    leaders[RegionGroupOf(program, id).front()] = true;
+    leaders.insert(RegionGroupOf(program, id).front());
   }
   Program dst;
   std::vector<ValueId> map(program.num_values(), kNoValue);
