@@ -166,7 +166,8 @@ def test_a_loop_over_split_rows_runs_on_each_devices_rows(mesh):
     # The loop body needs no communication: each device runs it on its
     # quarter of the rows (no all-gather, one compute stage), holding only
     # its block and its result's; a loop whose condition sums the rows
-    # needs every device's rows in each iteration and runs whole.
+    # needs every device's partial sum in each iteration: it runs as a loop
+    # stage, the rows still split, the sum all-reduced inside its condition.
     x = bt.device_put(floats(64, 32), NamedSharding(mesh, P("i")))
     f = bt.jit(lambda a: bt.lax.fori_loop(0, 4, lambda i, c: bnp.tanh(c) * 0.5 + i, a))
     text = f.lower(x).compile().as_text()
@@ -182,7 +183,15 @@ def test_a_loop_over_split_rows_runs_on_each_devices_rows(mesh):
         want = np.tanh(want) * 0.5 + i
     np.testing.assert_allclose(np.asarray(out), want, rtol=1e-6)
     g = bt.jit(lambda a: bt.lax.while_loop(lambda c: c.sum() < 1e4, lambda c: c * 2 + 1, a))
-    assert "all-gather" in g.lower(x).compile().as_text()
+    text = g.lower(x).compile().as_text()
+    assert "all-gather" not in text and "while %" in text, text
+    assert "all-reduce sum over 'i'" in text[text.index("cond:") : text.index("body:")]
+    got = g(x)
+    assert got.sharding.spec == P("i")
+    want = floats(64, 32)
+    while want.sum() < 1e4:
+        want = want * 2 + 1
+    np.testing.assert_allclose(np.asarray(got), want, rtol=1e-6)
 
 
 def test_a_donated_parameter_is_updated_in_place_on_every_device(mesh):
@@ -277,6 +286,57 @@ def test_a_scanned_tensor_parallel_model_keeps_its_layers_split(mesh):
     r1, r2 = bt.jit(step)(w1, w2, x)
     np.testing.assert_allclose(np.asarray(n1), np.asarray(r1), rtol=1e-6, atol=1e-6)
     np.testing.assert_allclose(np.asarray(n2), np.asarray(r2), rtol=1e-6, atol=1e-6)
+
+
+def test_a_training_while_loop_over_tensor_parallel_weights_keeps_them_split(mesh):
+    """A training loop as a ``while_loop`` -- steps until a step budget or a
+    loss target, whichever comes first -- over Megatron-style weights: the
+    body's all-reduces stay inside the loop (a loop stage), so each device
+    holds 1/N of the weights through every step instead of gathering them
+    whole before the loop; the weights come out with their specs, and the
+    values are the unsharded loop's."""
+    d, h = 16, 32
+    w1 = floats(d, h) * 0.125
+    w2 = floats(h, d) * 0.125
+    x = floats(8, d)
+
+    def loss_fn(w1, w2):
+        return ((x + bnp.maximum(x @ w1, 0.0) @ w2) ** 2).mean()
+
+    def train(w1, w2):
+        def cond(c):
+            return (c[2] < 5) & (c[3] > 1e-3)
+
+        def body(c):
+            w1, w2, i, _ = c
+            loss, (g1, g2) = bt.value_and_grad(loss_fn, argnums=(0, 1))(w1, w2)
+            return w1 - 0.01 * g1, w2 - 0.01 * g2, i + 1, loss
+
+        return bt.lax.while_loop(cond, body, (w1, w2, 0, bnp.float32(1.0)))
+
+    s1 = bt.device_put(w1, NamedSharding(mesh, P(None, "i")))
+    s2 = bt.device_put(w2, NamedSharding(mesh, P("i")))
+    compiled = bt.jit(train).lower(s1, s2).compile()
+    text = compiled.as_text()
+    assert "while %" in text
+    loop_at = text.index("while %")
+    assert "all-gather" not in text[:loop_at]  # nothing gathered before the loop
+    assert "all-reduce sum over 'i'" in text[loop_at:]
+    weights = w1.nbytes + w2.nbytes
+    for a in compiled.memory_analysis_per_device():
+        assert a.argument_size_in_bytes == weights // N
+        assert a.output_size_in_bytes == weights // N + 4 + 4  # + step, loss
+    whole = bt.jit(train).lower(bt.device_put(w1), bt.device_put(w2)).compile()
+    assert compiled.memory_analysis().peak_memory_in_bytes < (
+        whole.memory_analysis().peak_memory_in_bytes - weights // 2
+    )
+    n1, n2, steps, loss = compiled(s1, s2)
+    assert n1.sharding.spec == P(None, "i") and n2.sharding.spec == P("i")
+    r1, r2, rsteps, rloss = bt.jit(train)(w1, w2)
+    assert int(steps) == int(rsteps) == 5
+    np.testing.assert_allclose(np.asarray(n1), np.asarray(r1), rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(np.asarray(n2), np.asarray(r2), rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(float(loss), float(rloss), rtol=1e-5)
 
 
 def test_lower_and_compile_of_sharded_arguments_analyse_memory_per_device(mesh):

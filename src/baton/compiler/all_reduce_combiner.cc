@@ -138,11 +138,9 @@ Result<SpmdProgram> CombineAllReduces(SpmdProgram sp, int64_t limit_bytes) {
   std::vector<int> readers(sp.slots.size(), 0);
   std::vector<bool> read_whole(sp.slots.size(), false);
   for (const Stage& st : sp.stages) {
-    if (st.kind == Stage::Kind::kCompute) {
-      for (int s : st.inputs) ++readers[s];
-    } else {
-      ++readers[st.source];
-      read_whole[st.source] = true;
+    for (int s : st.Reads()) {
+      ++readers[s];
+      read_whole[s] = read_whole[s] || st.kind != Stage::Kind::kCompute;
     }
   }
   for (int s : sp.output_slots) {
@@ -152,12 +150,7 @@ Result<SpmdProgram> CombineAllReduces(SpmdProgram sp, int64_t limit_bytes) {
   // The stage making each slot (-1: a parameter).
   std::vector<int> made_at(sp.slots.size(), -1);
   for (size_t i = 0; i < num_stages; ++i) {
-    const Stage& st = sp.stages[i];
-    if (st.kind == Stage::Kind::kCompute) {
-      for (int s : st.outputs) made_at[s] = static_cast<int>(i);
-    } else {
-      made_at[st.result] = static_cast<int>(i);
-    }
+    for (int s : sp.stages[i].Writes()) made_at[s] = static_cast<int>(i);
   }
   std::vector<Pack> packs;
   std::vector<int> pack_of_stage(num_stages, -1);
@@ -166,7 +159,9 @@ Result<SpmdProgram> CombineAllReduces(SpmdProgram sp, int64_t limit_bytes) {
     if (made.kind != Stage::Kind::kCompute) continue;
     std::map<std::tuple<std::vector<int>, ReduceOp, DType, DType>, std::vector<size_t>>
         groups;
-    for (size_t k = i + 1; k < num_stages && sp.stages[k].kind != Stage::Kind::kCompute;
+    // The communication stages up to the next compute or loop stage.
+    for (size_t k = i + 1; k < num_stages && sp.stages[k].kind != Stage::Kind::kCompute &&
+                           sp.stages[k].kind != Stage::Kind::kLoop;
          ++k) {
       const Stage& st = sp.stages[k];
       if (st.kind != Stage::Kind::kAllReduce) continue;

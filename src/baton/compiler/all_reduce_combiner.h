@@ -17,7 +17,7 @@
 //    member's stood.
 //  - A later compute stage reading a member's result slices its part out
 //    of the packed result (its program gets a parameter for it instead).
-//    Where something else reads one -- a communication stage, or the
+//    Where something else reads one -- a communication or loop stage, or the
 //    program's outputs -- a compute stage of slices right after the
 //    all-reduce makes those results as before.
 // Larger blocks keep an all-reduce each: packing copies a block into the

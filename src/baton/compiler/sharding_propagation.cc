@@ -531,6 +531,7 @@ class Propagator {
     std::vector<Sharding> operands;     // the layout each operand is read in
     std::vector<Sharding> outputs;      // per output_index
     std::vector<std::shared_ptr<const ShardingPlan>> regions;  // empty: whole
+    bool loop_stage = false;  // a while loop run as a stage (LoopStage)
   };
 
   // Meet of two layouts: the dimensions split alike, the rest whole.
@@ -560,6 +561,7 @@ class Propagator {
     }
     for (int k = 0; k < inst.operands.size(); ++k) Need(v, k, group_.operands[k]);
     plan_.steps[v].regions = group_.regions;
+    plan_.steps[v].loop_stage = group_.loop_stage;
     return group_.outputs[output_index];
   }
 
@@ -598,6 +600,11 @@ class Propagator {
     for (const Program* r : regions) {
       if (HasSideEffect(*r)) return whole();
     }
+    // A region needing communication inside: a loop stage, or whole.
+    auto communicates = [&]() {
+      std::optional<RegionGroup> stage = LoopStage(inst);
+      return stage.has_value() ? std::move(*stage) : whole();
+    };
     // The regions' parameters: the operands after the branch index; a
     // scan's xs without their leading dimension.
     std::vector<Sharding> params;
@@ -618,11 +625,11 @@ class Propagator {
         // Reshards of parameters: the parameter in that layout instead.
         for (ValueId u = 0; u < r->num_values(); ++u) {
           const ShardingStep& step = plan.value().steps[u];
-          if (!step.all_reduce_axes.empty()) return whole();
+          if (!step.all_reduce_axes.empty()) return communicates();
           for (const Reshard& rs : step.reshards) {
             const ValueId o = r->instruction(u).operands[rs.operand];
             const auto* param = r->instruction(o).attrs_if<ParameterAttrs>();
-            if (param == nullptr) return whole();  // inside every iteration
+            if (param == nullptr) return communicates();  // every iteration
             Sharding& want = params[param->index];
             want = want == rs.from ? rs.to : Meet(want, rs.to);
             settled = false;
@@ -665,6 +672,44 @@ class Propagator {
     }
     g.outputs = std::move(outs);
     g.regions = std::move(plans);
+    return g;
+  }
+
+  // A while loop whose regions need communication (and have no side
+  // effects: DecideRegions checked): run as a stage of its own when an
+  // operand is split, so the split operands stay split and each
+  // iteration's collectives run inside it (spmd_partitioner.h, SpmdLoop),
+  // where read whole every device would gather them. The carries keep
+  // their operands' layouts, met with the body's results until they agree
+  // (a result laid out otherwise is resharded at the body's end). Nullopt
+  // (read whole) when nothing is split, and for scans and conditionals.
+  std::optional<RegionGroup> LoopStage(const Instruction& inst) {
+    const auto* loop = inst.attrs_if<WhileAttrs>();
+    if (loop == nullptr) return std::nullopt;
+    std::vector<Sharding> params;
+    bool split = false;
+    for (ValueId o : inst.operands) {
+      params.push_back(Of(o));
+      split = split || !params.back().IsReplicated();
+    }
+    if (!split) return std::nullopt;
+    const Program& body = *loop->body;
+    for (int round = 0; round < 8; ++round) {
+      Result<ShardingPlan> plan = PropagateShardings(body, mesh_, params);
+      if (!plan.ok()) return std::nullopt;
+      bool settled = true;
+      for (int i = 0; i < loop->num_carries; ++i) {
+        const Sharding& out = plan.value().sharding[body.outputs()[i]];
+        if (out == params[i]) continue;
+        params[i] = Meet(params[i], out);
+        settled = false;
+      }
+      if (settled) break;
+    }
+    RegionGroup g;
+    g.operands = params;
+    g.outputs.assign(params.begin(), params.begin() + loop->num_carries);
+    g.loop_stage = true;
     return g;
   }
 

@@ -39,6 +39,10 @@
 //    operands' blocks (propagated into the regions, the loop-carried
 //    values' layouts settled by a few rounds): run on each device's blocks,
 //    the regions' plans kept in the op's step (ShardingStep::regions);
+//    a while loop whose regions do need communication, free of side
+//    effects, with a split operand: a loop stage (ShardingStep::loop_stage)
+//    whose carries keep their layout (met with the body's results over a
+//    few rounds), its regions partitioned on their own by the partitioner;
 //    otherwise, and for callbacks and other ops, the operands are read
 //    whole (all-gathered) and the result is replicated.
 //
@@ -100,6 +104,10 @@ struct ShardingStep {
   // needing communication -- what the partitioner makes the regions' block
   // programs from. Empty for every other instruction.
   std::vector<std::shared_ptr<const ShardingPlan>> regions;
+  // A while loop run as a stage of its own (spmd_partitioner.h, SpmdLoop):
+  // its operands read in this step's layouts, its results laid out as its
+  // carries go in.
+  bool loop_stage = false;
 };
 
 struct ShardingPlan {

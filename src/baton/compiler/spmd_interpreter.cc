@@ -61,32 +61,50 @@ Literal BlockOf(const Literal& global, const Sharding& sharding,
   return block;
 }
 
-Result<std::vector<Literal>> InterpretSpmd(const SpmdProgram& program,
-                                           const std::vector<Literal>& args) {
+namespace {
+
+// Per slot, per device: its block.
+using Blocks = std::vector<std::vector<Literal>>;
+
+Result<std::vector<std::vector<Literal>>> RunStages(const SpmdProgram& program,
+                                                    Blocks parameters);
+
+// A loop stage: the condition's predicate read (the same on every device)
+// and the body run on the carries while it is true.
+Status RunLoop(const SpmdStage& st, int64_t n, Blocks& blocks) {
+  const SpmdLoop& loop = *st.loop;
+  Blocks operands;
+  for (int s : st.inputs) operands.push_back(blocks[s]);
+  for (;;) {
+    BATON_ASSIGN_OR_RETURN(Blocks predicate, RunStages(loop.cond, operands));
+    auto truth = [&](int64_t d) {
+      return *static_cast<const uint8_t*>(predicate[0][d].untyped_data()) != 0;
+    };
+    const bool go = truth(0);
+    for (int64_t d = 1; d < n; ++d) {
+      if (truth(d) != go) {
+        return Internal("InterpretSpmd: a loop's predicate differs between devices");
+      }
+    }
+    if (!go) break;
+    BATON_ASSIGN_OR_RETURN(Blocks carries, RunStages(loop.body, operands));
+    for (int i = 0; i < loop.num_carries; ++i) operands[i] = std::move(carries[i]);
+  }
+  for (int i = 0; i < loop.num_carries; ++i) {
+    blocks[st.outputs[i]] = std::move(operands[i]);
+  }
+  return OkStatus();
+}
+
+// Runs `program`'s stages on its parameters' blocks (per parameter, per
+// device) and returns its outputs' blocks likewise.
+Result<std::vector<std::vector<Literal>>> RunStages(const SpmdProgram& program,
+                                                    Blocks parameters) {
   const DeviceMesh& mesh = program.mesh;
   const int64_t n = MeshSize(mesh);
-  if (args.size() != program.parameter_slots.size()) {
-    return InvalidArgument("InterpretSpmd: " + std::to_string(args.size()) +
-                           " arguments for " +
-                           std::to_string(program.parameter_slots.size()) +
-                           " parameters");
-  }
-  // Per slot, per device: its block.
-  std::vector<std::vector<Literal>> blocks(program.slots.size());
-  for (size_t i = 0; i < args.size(); ++i) {
-    const SpmdSlot& slot = program.slots[program.parameter_slots[i]];
-    if (args[i].shape() != slot.global.shape ||
-        args[i].dtype() != slot.global.dtype) {
-      return InvalidArgument("InterpretSpmd: argument " + std::to_string(i) +
-                             " is " + std::string(dtype_name(args[i].dtype())) +
-                             args[i].shape().to_string() + ", the parameter " +
-                             std::string(dtype_name(slot.global.dtype)) +
-                             slot.global.shape.to_string());
-    }
-    auto& b = blocks[program.parameter_slots[i]];
-    for (int64_t d = 0; d < n; ++d) {
-      b.push_back(BlockOf(args[i], slot.sharding, mesh, d));
-    }
+  Blocks blocks(program.slots.size());
+  for (size_t i = 0; i < parameters.size(); ++i) {
+    blocks[program.parameter_slots[i]] = std::move(parameters[i]);
   }
   for (const SpmdStage& st : program.stages) {
     switch (st.kind) {
@@ -144,6 +162,9 @@ Result<std::vector<Literal>> InterpretSpmd(const SpmdProgram& program,
         }
         break;
       }
+      case SpmdStage::Kind::kLoop:
+        BATON_RETURN_IF_ERROR(RunLoop(st, n, blocks));
+        break;
       case SpmdStage::Kind::kAllGather:
       case SpmdStage::Kind::kSlice: {
         const Literal whole =
@@ -156,15 +177,52 @@ Result<std::vector<Literal>> InterpretSpmd(const SpmdProgram& program,
       }
     }
   }
+  Blocks outputs;
+  for (int s : program.output_slots) outputs.push_back(blocks[s]);
+  return outputs;
+}
+
+}  // namespace
+
+Result<std::vector<Literal>> InterpretSpmd(const SpmdProgram& program,
+                                           const std::vector<Literal>& args) {
+  const DeviceMesh& mesh = program.mesh;
+  const int64_t n = MeshSize(mesh);
+  if (args.size() != program.parameter_slots.size()) {
+    return InvalidArgument("InterpretSpmd: " + std::to_string(args.size()) +
+                           " arguments for " +
+                           std::to_string(program.parameter_slots.size()) +
+                           " parameters");
+  }
+  // Per parameter, per device: its block.
+  std::vector<std::vector<Literal>> blocks(args.size());
+  for (size_t i = 0; i < args.size(); ++i) {
+    const SpmdSlot& slot = program.slots[program.parameter_slots[i]];
+    if (args[i].shape() != slot.global.shape ||
+        args[i].dtype() != slot.global.dtype) {
+      return InvalidArgument("InterpretSpmd: argument " + std::to_string(i) +
+                             " is " + std::string(dtype_name(args[i].dtype())) +
+                             args[i].shape().to_string() + ", the parameter " +
+                             std::string(dtype_name(slot.global.dtype)) +
+                             slot.global.shape.to_string());
+    }
+    auto& b = blocks[i];
+    for (int64_t d = 0; d < n; ++d) {
+      b.push_back(BlockOf(args[i], slot.sharding, mesh, d));
+    }
+  }
+  BATON_ASSIGN_OR_RETURN(Blocks out_blocks, RunStages(program, std::move(blocks)));
   std::vector<Literal> outputs;
-  for (int s : program.output_slots) {
+  for (size_t k = 0; k < program.output_slots.size(); ++k) {
+    const int s = program.output_slots[k];
     const SpmdSlot& slot = program.slots[s];
-    Literal whole = Assemble(slot, mesh, blocks[s]);
+    const std::vector<Literal>& per_device = out_blocks[k];
+    Literal whole = Assemble(slot, mesh, per_device);
     // Devices holding the same block must agree (a replicated result).
     for (int64_t d = 0; d < n; ++d) {
       const Literal mine = BlockOf(whole, slot.sharding, mesh, d);
       if (mine.byte_size() > 0 &&
-          std::memcmp(mine.untyped_data(), blocks[s][d].untyped_data(),
+          std::memcmp(mine.untyped_data(), per_device[d].untyped_data(),
                       static_cast<size_t>(mine.byte_size())) != 0) {
         return Internal("InterpretSpmd: device " + std::to_string(d) +
                         "'s block of output slot %" + std::to_string(s) +

@@ -7,7 +7,9 @@
 //
 // An all-reduce combines a group's blocks in group order (the stage's axes
 // major first: GroupMembers), so every device
-// of a group ends with the same bytes.
+// of a group ends with the same bytes. A loop stage runs its condition's and
+// body's stages the same way, iteration by iteration, while the predicate
+// (which every device must read alike) is true.
 //
 // Thread-safety: pure functions of their arguments.
 #pragma once

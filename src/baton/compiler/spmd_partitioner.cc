@@ -63,6 +63,16 @@ std::vector<int64_t> BlockOrigin(const Shape& global, const Sharding& sharding,
   return origin;
 }
 
+std::vector<int> SpmdStage::Reads() const {
+  if (kind == Kind::kCompute || kind == Kind::kLoop) return inputs;
+  return {source};
+}
+
+std::vector<int> SpmdStage::Writes() const {
+  if (kind == Kind::kCompute || kind == Kind::kLoop) return outputs;
+  return {result};
+}
+
 int SpmdProgram::num_compute_stages() const {
   int n = 0;
   for (const SpmdStage& s : stages) n += s.kind == SpmdStage::Kind::kCompute;
@@ -70,7 +80,11 @@ int SpmdProgram::num_compute_stages() const {
 }
 
 int SpmdProgram::num_communication_stages() const {
-  return static_cast<int>(stages.size()) - num_compute_stages();
+  int n = 0;
+  for (const SpmdStage& s : stages) {
+    n += s.kind != SpmdStage::Kind::kCompute && s.kind != SpmdStage::Kind::kLoop;
+  }
+  return n;
 }
 
 std::string SpmdProgram::ToText() const {
@@ -131,6 +145,25 @@ std::string SpmdProgram::ToText() const {
         }
         text += ": %" + std::to_string(st.source) + " -> %" +
                 std::to_string(st.result) + "\n";
+        break;
+      }
+      case SpmdStage::Kind::kLoop: {
+        // The regions' texts, indented under the loop.
+        auto indented = [](const std::string& region) {
+          std::string out;
+          size_t begin = 0;
+          while (begin < region.size()) {
+            const size_t end = region.find('\n', begin);
+            out += "    " + region.substr(begin, end - begin) + "\n";
+            if (end == std::string::npos) break;
+            begin = end + 1;
+          }
+          return out;
+        };
+        text += "while " + slot_list(st.inputs) + " -> " +
+                slot_list(st.outputs) + "\n  cond:\n" +
+                indented(st.loop->cond.ToText()) + "  body:\n" +
+                indented(st.loop->body.ToText());
         break;
       }
       case SpmdStage::Kind::kAllGather:
@@ -464,6 +497,7 @@ class Partitioner {
   Status Partition(ValueId v, const Instruction& inst) {
     BATON_RETURN_IF_ERROR(CombinePartials(&inst));
     const ShardingStep& step = plan_.steps[v];
+    if (step.loop_stage) return PartitionLoop(v, inst, step);
     if (const auto* call = inst.attrs_if<CallAttrs>();
         call != nullptr && call->kind == CallKind::kShardingConstraint) {
       // No computation: the operand in the constrained layout.
@@ -525,6 +559,57 @@ class Partitioner {
     // with every other partial result pending then (one compute stage for
     // all the gradients of a backward pass, not one per gradient).
     if (partial_[v] && last_use_[v] >= 0) pending_.push_back(v);
+    return OkStatus();
+  }
+
+  // A while loop run as a stage (ShardingStep::loop_stage): its operands
+  // as slots in the step's layouts, its regions partitioned on their own
+  // (the body's carries back in the layouts they came in, the condition's
+  // predicate replicated), one slot per carry. Made at the group's first
+  // instruction for all of them.
+  Status PartitionLoop(ValueId v, const Instruction& inst, const ShardingStep& step) {
+    if (slot_of_[v] >= 0) return OkStatus();  // made with the group's first
+    const auto& loop = std::get<WhileAttrs>(inst.attrs);
+    BATON_RETURN_IF_ERROR(Close(position_ - 1));
+    SpmdStage stage;
+    stage.kind = SpmdStage::Kind::kLoop;
+    std::vector<Sharding> layouts;
+    for (int k = 0; k < inst.operands.size(); ++k) {
+      const ValueId o = inst.operands[k];
+      int slot = slot_of_[o];
+      for (const Reshard& r : step.reshards) {
+        if (r.operand != k) continue;
+        BATON_ASSIGN_OR_RETURN(slot, Resharded(o, r));
+      }
+      if (slot < 0) {
+        return Internal("partitioning the loop %" + std::to_string(v) +
+                        ": its operand %" + std::to_string(o) + " is not kept");
+      }
+      stage.inputs.push_back(slot);
+      layouts.push_back(out_.slots[slot].sharding);
+    }
+    std::vector<std::optional<Sharding>> carries(
+        layouts.begin(), layouts.begin() + loop.num_carries);
+    auto partitioned = std::make_shared<SpmdLoop>();
+    partitioned->num_carries = loop.num_carries;
+    BATON_ASSIGN_OR_RETURN(
+        partitioned->cond,
+        PartitionForMesh(*loop.cond, mesh_, layouts, {Sharding::Replicated(0)}));
+    BATON_ASSIGN_OR_RETURN(partitioned->body,
+                           PartitionForMesh(*loop.body, mesh_, layouts, carries));
+    stage.loop = std::move(partitioned);
+    const std::vector<ValueId> members = RegionGroupOf(p_, v);
+    if (static_cast<int>(members.size()) != loop.num_carries) {
+      return Internal("partitioning the loop %" + std::to_string(v) + ": " +
+                      std::to_string(members.size()) + " results for " +
+                      std::to_string(loop.num_carries) + " carries");
+    }
+    for (ValueId m : members) {
+      slot_of_[m] = NewSlot(m, *carries[ControlFlowOutputIndex(p_.instruction(m).attrs)],
+                            /*partial=*/false);
+      stage.outputs.push_back(slot_of_[m]);
+    }
+    out_.stages.push_back(std::move(stage));
     return OkStatus();
   }
 

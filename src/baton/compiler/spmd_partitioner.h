@@ -15,6 +15,10 @@
 //  - kAllGather / kSlice: `result` is `source` laid out as `to` instead of
 //    `from`; kSlice only splits further (each device takes a block of what
 //    it has, no communication), kAllGather needs other devices' blocks.
+//  - kLoop: a while loop whose condition or body needs communication
+//    (SpmdLoop): the carries stay laid out as they are, and the condition
+//    and the body run as partitioned programs of their own, once per
+//    iteration, each with its collectives as stages.
 // A communication stage sits where the plan needs one: before the
 // instruction that reads an operand in another layout, and before the
 // first instruction that reads the result of a reduce or dot that is
@@ -94,14 +98,21 @@ struct SpmdCollective {
   bool operator==(const SpmdCollective&) const = default;
 };
 
+struct SpmdLoop;
+
 struct SpmdStage {
-  enum class Kind : uint8_t { kCompute, kAllReduce, kAllGather, kSlice, kCollective };
+  enum class Kind : uint8_t {
+    kCompute, kAllReduce, kAllGather, kSlice, kCollective, kLoop
+  };
   Kind kind = Kind::kCompute;
   // kCompute: the per-device program; its parameter i reads slot
-  // inputs[i], its output j writes slot outputs[j].
+  // inputs[i], its output j writes slot outputs[j]. kLoop: inputs are the
+  // loop's operands (carries, then invariants), outputs its final carries.
   std::shared_ptr<const Program> program;
   std::vector<int> inputs;
   std::vector<int> outputs;
+  // kLoop: the condition and the body, partitioned.
+  std::shared_ptr<const SpmdLoop> loop;
   // Communication: slot `result` from slot `source`.
   int source = -1;
   int result = -1;
@@ -110,6 +121,11 @@ struct SpmdStage {
   // kCollective: what each device's result is made of (its slots hold each
   // device's own value, as a shard_map body's do).
   std::shared_ptr<const SpmdCollective> collective;
+
+  // The slots the stage reads (inputs, or the source) and writes (outputs,
+  // or the result).
+  std::vector<int> Reads() const;
+  std::vector<int> Writes() const;
 };
 
 struct SpmdProgram {
@@ -120,11 +136,24 @@ struct SpmdProgram {
   std::vector<SpmdStage> stages;     // in order
 
   int num_compute_stages() const;
-  int num_communication_stages() const;
+  int num_communication_stages() const;  // a loop stage is neither kind
   // One line per stage: "compute %0 %1 -> %2", "all-reduce sum over 'i':
   // %2 -> %3", "all-gather %1 P('i') -> P(): %4"; slots with their block
   // types.
   std::string ToText() const;
+};
+
+// A while loop run as a stage: `cond` and `body` are its regions
+// partitioned over the same mesh, their parameters (carries, then
+// invariants) laid out as the stage's input slots; `body`'s outputs are the
+// carries laid out as they came in (resharded at its end where its
+// computation leaves them otherwise), `cond`'s output the predicate,
+// replicated. Each iteration runs `cond`, reads the predicate (the same
+// on every device) and, while it is true, runs `body` on the carries.
+struct SpmdLoop {
+  SpmdProgram cond;
+  SpmdProgram body;
+  int num_carries = 0;
 };
 
 // Partitions `program` (calls inlined) for `mesh` with its parameters laid
@@ -132,7 +161,11 @@ struct SpmdProgram {
 // split -- its body needs communication, as a scan over tensor-parallel
 // layers' stacked weights does -- is unrolled first (unroll_scans.h; up to
 // 2^16 added instructions in all, side-effect-free bodies), so each step's
-// collective is a stage and the split operands stay split; `outputs` (empty, or one per output) asks for an
+// collective is a stage and the split operands stay split. A while loop
+// whose condition or body needs communication while an operand is split
+// becomes a kLoop stage (its carries stay split; each iteration's
+// collectives run as stages of the loop's own programs). `outputs` (empty,
+// or one per output) asks for an
 // output's layout (jit's out_shardings: a last slice or all-gather where
 // propagation chose another; nullopt leaves it to propagation). Errors as
 // PropagateShardings's (a bad sharding names the parameter or output);

@@ -180,6 +180,7 @@ std::string ExchangeText(const compiler::SpmdProgram& sp, size_t s) {
     }
     case SpmdStage::Kind::kSlice:
     case SpmdStage::Kind::kCompute:
+    case SpmdStage::Kind::kLoop:
       break;
   }
   if (!st.axes.empty()) {
@@ -308,12 +309,7 @@ Status SpmdExecutable::Finish(const std::vector<bool>& donated) {
   // Which slots each stage reads last (outputs are kept).
   std::vector<int> last_read(spmd_.slots.size(), -1);
   for (size_t s = 0; s < num_stages; ++s) {
-    const SpmdStage& st = spmd_.stages[s];
-    if (st.kind == SpmdStage::Kind::kCompute) {
-      for (int slot : st.inputs) last_read[slot] = static_cast<int>(s);
-    } else {
-      last_read[st.source] = static_cast<int>(s);
-    }
+    for (int slot : spmd_.stages[s].Reads()) last_read[slot] = static_cast<int>(s);
   }
   for (int slot : spmd_.output_slots) last_read[slot] = -1;
   // A donated parameter's block goes to the compute stage reading it last.
@@ -338,8 +334,13 @@ Status SpmdExecutable::Finish(const std::vector<bool>& donated) {
       if (st.inputs[k] == slot) flags[k] = true;
     }
   }
+  loops_.resize(num_stages);
   for (size_t s = 0; s < num_stages; ++s) {
     const SpmdStage& st = spmd_.stages[s];
+    if (st.kind == SpmdStage::Kind::kLoop) {
+      BATON_RETURN_IF_ERROR(CompileLoop(s));
+      continue;
+    }
     if (st.kind != SpmdStage::Kind::kCompute) {
       BATON_RETURN_IF_ERROR(CompileCommunication(s));
       continue;
@@ -379,6 +380,9 @@ Status SpmdExecutable::Finish(const std::vector<bool>& donated) {
   }
   for (size_t s = 0; s < num_stages; ++s) {
     if (crosses_[s]) agreement_ += ExchangeText(spmd_, s) + "\n";
+    if (loops_[s].cond == nullptr) continue;
+    const std::string inside = loops_[s].cond->agreement_ + loops_[s].body->agreement_;
+    if (!inside.empty()) agreement_ += "while {\n" + inside + "}\n";
   }
   release_after_.resize(num_stages);
   for (size_t slot = 0; slot < last_read.size(); ++slot) {
@@ -387,6 +391,41 @@ Status SpmdExecutable::Finish(const std::vector<bool>& donated) {
     }
   }
   return OkStatus();
+}
+
+Status SpmdExecutable::CompileLoop(size_t s) {
+  const compiler::SpmdLoop& loop = *spmd_.stages[s].loop;
+  const std::string what = name_ + " (stage " + std::to_string(s) + ", while ";
+  const SpmdProcesses* processes = processes_.group != nullptr ? &processes_ : nullptr;
+  Loop& made = loops_[s];
+  BATON_ASSIGN_OR_RETURN(made.cond, CompilePartitioned(loop.cond, devices_,
+                                                       what + "cond)", processes));
+  BATON_ASSIGN_OR_RETURN(made.body, CompilePartitioned(loop.body, devices_,
+                                                       what + "body)", processes));
+  // The enclosing executable agrees for them (its agreement() holds theirs).
+  made.cond->nested_ = true;
+  made.body->nested_ = true;
+  return OkStatus();
+}
+
+Result<std::vector<std::vector<Array>>> SpmdExecutable::RunLoop(
+    size_t s, std::vector<std::vector<Array>> operands) const {
+  const Loop& loop = loops_[s];
+  const int num_carries = spmd_.stages[s].loop->num_carries;
+  for (;;) {
+    BATON_ASSIGN_OR_RETURN(std::vector<std::vector<Array>> predicate,
+                           loop.cond->Execute(operands));
+    // Replicated: every device's copy is the same; this process reads its
+    // first (every process reads the same value, so all go on alike).
+    bool go = false;
+    BATON_RETURN_IF_ERROR(CopyToHost(predicate[0][0], &go, sizeof go));
+    if (!go) break;
+    BATON_ASSIGN_OR_RETURN(std::vector<std::vector<Array>> carries,
+                           loop.body->Execute(operands));
+    for (int i = 0; i < num_carries; ++i) operands[i] = std::move(carries[i]);
+  }
+  operands.resize(num_carries);
+  return operands;
 }
 
 Status SpmdExecutable::CompileCommunication(size_t s) {
@@ -493,6 +532,7 @@ Status SpmdExecutable::CompileCommunication(size_t s) {
       return OkStatus();
     }
     case SpmdStage::Kind::kCompute:
+    case SpmdStage::Kind::kLoop:
       break;
   }
   return Internal(what + ": not a communication stage");
@@ -541,6 +581,7 @@ bool SpmdExecutable::Crosses(size_t s) const {
     }
     case SpmdStage::Kind::kSlice:
     case SpmdStage::Kind::kCompute:
+    case SpmdStage::Kind::kLoop:  // its regions exchange in their own stages
       return false;
   }
   return false;
@@ -641,6 +682,35 @@ Result<compiler::MemoryAnalysis> SpmdExecutable::memory_analysis(int k) const {
         during = bytes(st.result);
         made = {st.result};
         break;
+      case SpmdStage::Kind::kLoop: {
+        // The operands read last here are handed to the loop (the first
+        // iteration's arguments); an iteration holds its carries and
+        // invariants, what it makes and its temporaries: the fuller of its
+        // regions' peaks. Invariants still held outside are counted once.
+        const Loop& loop = loops_[s];
+        BATON_ASSIGN_OR_RETURN(compiler::MemoryAnalysis cond,
+                               loop.cond->memory_analysis(k));
+        BATON_ASSIGN_OR_RETURN(compiler::MemoryAnalysis body,
+                               loop.body->memory_analysis(k));
+        const auto& released = release_after_[s];
+        for (size_t j = 0; j < st.inputs.size(); ++j) {
+          const int slot = st.inputs[j];
+          const bool handed =
+              std::find(released.begin(), released.end(), slot) != released.end() &&
+              (!parameter[slot] || donated_slot_[slot]);
+          if (handed && live[slot]) {
+            live[slot] = false;
+            held -= bytes(slot);
+          } else if (!handed && static_cast<int>(j) >= st.loop->num_carries) {
+            during -= bytes(slot);
+          }
+        }
+        during += std::max(cond.peak_memory_in_bytes, body.peak_memory_in_bytes);
+        m.constant_size_in_bytes +=
+            std::max(cond.constant_size_in_bytes, body.constant_size_in_bytes);
+        made = st.outputs;
+        break;
+      }
       case SpmdStage::Kind::kAllGather:
       case SpmdStage::Kind::kCollective: {
         // The other devices' blocks it reads, and the result.
@@ -876,7 +946,7 @@ Result<std::vector<std::vector<Array>>> SpmdExecutable::Execute(
       blocks[local_[k]] = a;
     }
   }
-  if (processes_.group != nullptr) BATON_RETURN_IF_ERROR(Agree());
+  if (processes_.group != nullptr && !nested_) BATON_RETURN_IF_ERROR(Agree());
   // Every check passed: the donated blocks become this call's own arrays
   // (the donations are spent), read by the stages before the one that
   // reads them last and takes them.
@@ -896,6 +966,25 @@ Result<std::vector<std::vector<Array>>> SpmdExecutable::Execute(
       BATON_ASSIGN_OR_RETURN(remote, Exchange(s, slots[st.source]));
     }
     switch (st.kind) {
+      case SpmdStage::Kind::kLoop: {
+        // The operands this stage reads last are handed over, so each
+        // carry's first block is freed once the first iteration replaced it.
+        std::vector<std::vector<Array>> operands;
+        for (int in : st.inputs) {
+          std::vector<Array> mine;
+          for (int d : local_) mine.push_back(slots[in][d]);
+          operands.push_back(std::move(mine));
+        }
+        for (int slot : release_after_[s]) slots[slot].clear();
+        BATON_ASSIGN_OR_RETURN(std::vector<std::vector<Array>> carries,
+                               RunLoop(s, std::move(operands)));
+        for (size_t j = 0; j < carries.size(); ++j) {
+          std::vector<Array>& to = slots[st.outputs[j]];
+          to.resize(n);
+          for (size_t k = 0; k < local_.size(); ++k) to[local_[k]] = std::move(carries[j][k]);
+        }
+        break;
+      }
       case SpmdStage::Kind::kCompute: {
         for (int out : st.outputs) slots[out].resize(n);
         for (int d : local_) {

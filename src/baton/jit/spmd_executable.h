@@ -39,6 +39,14 @@
 // Donation: a donated parameter's blocks go to the compute stage reading it
 // last, compiled with them donated (Compile's `donated`).
 //
+// A loop stage (a while loop whose body or condition needs communication,
+// compiler::SpmdLoop) runs its condition and body as SpmdExecutables of
+// their own on the carries' blocks: each iteration runs the condition,
+// reads its predicate on the host (replicated, so every process goes on
+// alike), and runs the body. The carries are not donated to the body: an
+// iteration holds the old and the new carries' blocks, and the old ones are
+// freed as it ends.
+//
 // shard_map: CompilePartitioned runs an SpmdProgram made elsewhere -- a
 // shard_map body (compiler::PartitionShardMapBody), whose slots hold each
 // device's own values and whose all-reduces are its collectives.
@@ -182,6 +190,12 @@ class SpmdExecutable {
   // (empty, or one per parameter) handed to the stages reading them last.
   Status Finish(const std::vector<bool>& donated);
   Status CompileCommunication(size_t stage);
+  // A loop stage's regions, compiled as executables of their own.
+  Status CompileLoop(size_t stage);
+  // Runs loop stage `stage` on its operands' blocks ([operand][local
+  // index]) and returns the final carries' blocks likewise.
+  Result<std::vector<std::vector<Array>>> RunLoop(
+      size_t stage, std::vector<std::vector<Array>> operands) const;
   // Whether stage `s` reads a block of another process's device.
   bool Crosses(size_t s) const;
   // Other processes' blocks of `by_position` (this process's blocks by
@@ -207,6 +221,14 @@ class SpmdExecutable {
   // combine / slice / assemble programs (communication stages).
   std::vector<std::vector<std::shared_ptr<Executable>>> compute_;
   std::vector<std::vector<std::shared_ptr<Communication>>> communication_;
+  // Per stage: a loop stage's condition and body (null for other stages).
+  struct Loop {
+    std::shared_ptr<SpmdExecutable> cond, body;
+  };
+  std::vector<Loop> loops_;
+  // A loop stage's region: the enclosing executable checks the processes'
+  // agreement (which includes this one's) once per call.
+  bool nested_ = false;
   std::vector<bool> donated_;  // per parameter
   // Per slot: whether it is a donated parameter's (memory_analysis releases
   // its block after the stage reading it last; the caller keeps the others).

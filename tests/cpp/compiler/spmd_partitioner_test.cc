@@ -341,6 +341,81 @@ TEST(SpmdPartitionerTest, LoopsSharingABodyGetBlockProgramsOfTheirOwnLayout) {
   EXPECT_EQ(sp.slots[sp.output_slots[1]].block, Shape({8, 2}));
 }
 
+// A while loop whose body needs communication -- a tensor-parallel layer
+// applied until a counter runs out, its weights split by columns and rows
+// -- runs as a loop stage: the weights stay split (nothing is gathered),
+// and each iteration all-reduces the layer's partial result inside the
+// loop's own body program, as JAX keeps it.
+TEST(SpmdPartitionerTest, AWhileLoopNeedingCommunicationKeepsItsOperandsSplit) {
+  const Shape xs{8, 16};
+  TraceContext body_ctx;
+  const Tracer x = body_ctx.AddParameter(F32(xs));
+  const Tracer n = body_ctx.AddParameter(F32(Shape{}));
+  const Tracer w1 = body_ctx.AddParameter(F32({16, 32}));
+  const Tracer w2 = body_ctx.AddParameter(F32({32, 16}));
+  // Clipped to [-3, 3]: small integers, so every sum is exact.
+  const Tracer y = minimum(maximum(matmul(matmul(x, w1), w2), -3.0), 3.0);
+  WhileAttrs loop;
+  loop.num_carries = 2;
+  loop.body = std::make_shared<const Program>(body_ctx.Finish({y, n + 1.0}));
+  TraceContext cond_ctx;
+  cond_ctx.AddParameter(F32(xs));
+  const Tracer c = cond_ctx.AddParameter(F32(Shape{}));
+  cond_ctx.AddParameter(F32({16, 32}));
+  cond_ctx.AddParameter(F32({32, 16}));
+  loop.cond = std::make_shared<const Program>(cond_ctx.Finish({lt(c, 3.0)}));
+
+  Program p;
+  const ValueId px = p.AddParameter(F32(xs)).value();
+  const ValueId pn = p.AddParameter(F32(Shape{})).value();
+  const ValueId pw1 = p.AddParameter(F32({16, 32})).value();
+  const ValueId pw2 = p.AddParameter(F32({32, 16})).value();
+  const std::vector<ValueId> outs = AddRegionGroup(p, loop, {px, pn, pw1, pw2}).value();
+  ASSERT_TRUE(p.SetOutputs({outs[0], outs[1]}).ok());
+  const SpmdProgram sp = CheckAgainstOneDevice(
+      p, Mesh1(), {S({R, R}), S({}), S({R, I}), S({I, R})});
+  ASSERT_EQ(Count(sp, SpmdStage::Kind::kLoop), 1);
+  EXPECT_EQ(Count(sp, SpmdStage::Kind::kAllGather), 0);
+  EXPECT_EQ(Count(sp, SpmdStage::Kind::kAllReduce), 0);
+  for (const SpmdStage& st : sp.stages) {
+    if (st.kind != SpmdStage::Kind::kLoop) continue;
+    EXPECT_EQ(sp.slots[st.inputs[2]].block, Shape({16, 8}));
+    EXPECT_EQ(sp.slots[st.inputs[3]].block, Shape({8, 16}));
+    const SpmdProgram& body = st.loop->body;
+    EXPECT_EQ(Count(body, SpmdStage::Kind::kAllReduce), 1) << body.ToText();
+    EXPECT_EQ(Count(body, SpmdStage::Kind::kAllGather), 0) << body.ToText();
+    EXPECT_EQ(st.loop->cond.num_communication_stages(), 0);
+  }
+  EXPECT_NE(sp.ToText().find("while %"), std::string::npos) << sp.ToText();
+}
+
+// A loop whose condition sums a split carry: the sum's all-reduce is in the
+// condition's program, the carry stays split through the loop.
+TEST(SpmdPartitionerTest, AWhileConditionNeedingCommunicationKeepsTheCarrySplit) {
+  const Shape vs{16};
+  TraceContext body_ctx;
+  const Tracer v = body_ctx.AddParameter(F32(vs));
+  WhileAttrs loop;
+  loop.num_carries = 1;
+  loop.body = std::make_shared<const Program>(body_ctx.Finish({v + 1.0}));
+  TraceContext cond_ctx;
+  const Tracer c = cond_ctx.AddParameter(F32(vs));
+  loop.cond = std::make_shared<const Program>(cond_ctx.Finish({lt(sum(c), 100.0)}));
+  Program p;
+  const ValueId pv = p.AddParameter(F32(vs)).value();
+  const ValueId out = AddRegionGroup(p, loop, {pv}).value()[0];
+  ASSERT_TRUE(p.SetOutputs({out}).ok());
+  const SpmdProgram sp = CheckAgainstOneDevice(p, Mesh1(), {S({I})});
+  ASSERT_EQ(Count(sp, SpmdStage::Kind::kLoop), 1);
+  EXPECT_EQ(sp.num_communication_stages(), 0);
+  EXPECT_EQ(sp.slots[sp.output_slots[0]].block, Shape({4}));
+  for (const SpmdStage& st : sp.stages) {
+    if (st.kind != SpmdStage::Kind::kLoop) continue;
+    EXPECT_EQ(Count(st.loop->cond, SpmdStage::Kind::kAllReduce), 1);
+    EXPECT_EQ(st.loop->body.num_communication_stages(), 0);
+  }
+}
+
 // Ops without a rule read their operands whole: a gather of split rows
 // after an elementwise op, then elementwise again on the replicated result
 // with a split operand (sliced, no communication).
