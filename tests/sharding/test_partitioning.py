@@ -339,6 +339,40 @@ def test_a_training_while_loop_over_tensor_parallel_weights_keeps_them_split(mes
     np.testing.assert_allclose(float(loss), float(rloss), rtol=1e-5)
 
 
+def test_a_scan_too_long_to_unroll_keeps_its_stacked_weights_split(mesh):
+    """A scan over more tensor-parallel layers than unrolling allows (steps
+    x body past 2^16 instructions) runs as a while loop stage: its stacked
+    weights stay split (1/N per device, nothing gathered), each step's
+    all-reduce inside the loop, and its stacked outputs are written split,
+    row by row, in place."""
+    layers, d, h = 7000, 8, 16
+    w1 = floats(layers, d, h) * 0.125
+    w2 = floats(layers, h, d) * 0.125
+    x = floats(4, d) * 0.125
+
+    def model(w1, w2, x):
+        def layer(c, w):
+            y = bnp.tanh(c + bnp.maximum(c @ w[0], 0.0) @ w[1])
+            return y, y[:, :2]
+
+        return bt.lax.scan(layer, x, (w1, w2))
+
+    s1 = bt.device_put(w1, NamedSharding(mesh, P(None, None, "i")))
+    s2 = bt.device_put(w2, NamedSharding(mesh, P(None, "i")))
+    sx = bt.device_put(x, NamedSharding(mesh, P()))
+    compiled = bt.jit(model).lower(s1, s2, sx).compile()
+    text = compiled.as_text()
+    assert text.count("while %") == 1 and "all-gather" not in text
+    assert "all-reduce sum over 'i'" in text[text.index("body:") :]
+    for a in compiled.memory_analysis_per_device():
+        assert a.argument_size_in_bytes == (w1.nbytes + w2.nbytes) // N + x.nbytes
+        assert a.peak_memory_in_bytes < (w1.nbytes + w2.nbytes) // 2
+    out, ys = compiled(s1, s2, sx)
+    want_out, want_ys = bt.jit(model)(w1, w2, x)
+    np.testing.assert_allclose(np.asarray(out), np.asarray(want_out), rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(np.asarray(ys), np.asarray(want_ys), rtol=1e-5, atol=1e-6)
+
+
 def test_lower_and_compile_of_sharded_arguments_analyse_memory_per_device(mesh):
     """f.lower(*sharded).compile(): the partitioned program, its memory per
     device (a split argument a quarter, donation aliased), its text, and a

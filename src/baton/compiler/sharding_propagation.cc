@@ -516,11 +516,19 @@ class Propagator {
 
   // Slices, dynamic slices and updates, pads and sorts: the operand's
   // layout, with the dimensions the op touches whole (gathered first if
-  // split); a dynamic update's update is read in the same layout.
+  // split); a dynamic update takes its update's instead where that is more
+  // split (a row of split gradients written into a replicated buffer keeps
+  // the split: the buffer is sliced, nothing gathered), and reads both in
+  // it.
   Sharding KeepUntouched(ValueId v, const Instruction& inst) {
-    const Sharding s = Whole(Of(inst.operands[0]), Touched(inst));
+    const std::vector<bool> touched = Touched(inst);
+    Sharding s = Whole(Of(inst.operands[0]), touched);
+    if (inst.kind() == OpKind::kDynamicUpdateSlice) {
+      const Sharding u = Whole(Of(inst.operands[1]), touched);
+      if (Ways(u, mesh_) > Ways(s, mesh_)) s = u;
+      Need(v, 1, s);
+    }
     Need(v, 0, s);
-    if (inst.kind() == OpKind::kDynamicUpdateSlice) Need(v, 1, s);
     return s;
   }
 
@@ -681,7 +689,10 @@ class Propagator {
   // iteration's collectives run inside it (spmd_partitioner.h, SpmdLoop),
   // where read whole every device would gather them. The carries keep
   // their operands' layouts, met with the body's results until they agree
-  // (a result laid out otherwise is resharded at the body's end). Nullopt
+  // -- a result that only splits its carry further is taken instead (the
+  // operand is sliced before the loop, no communication: a scan's stacked
+  // outputs start as replicated zeros and are written split) -- and a
+  // result laid out otherwise is resharded at the body's end. Nullopt
   // (read whole) when nothing is split, and for scans and conditionals.
   std::optional<RegionGroup> LoopStage(const Instruction& inst) {
     const auto* loop = inst.attrs_if<WhileAttrs>();
@@ -701,7 +712,8 @@ class Propagator {
       for (int i = 0; i < loop->num_carries; ++i) {
         const Sharding& out = plan.value().sharding[body.outputs()[i]];
         if (out == params[i]) continue;
-        params[i] = Meet(params[i], out);
+        const bool further = round < 4 && ReshardKind(params[i], out) == Reshard::Kind::kSlice;
+        params[i] = further ? out : Meet(params[i], out);
         settled = false;
       }
       if (settled) break;

@@ -667,14 +667,15 @@ class Partitioner {
 constexpr int64_t kMaxUnrolledInstructions = int64_t{1} << 16;
 
 // The scans the plan runs whole (their body needs communication) although
-// an operand is split: unrolled (unroll_scans.h), so that each step's
-// collective sits between stages and the split operands -- a scanned
-// model's stacked weights -- stay split, where run whole every device
-// would gather all of them. Side-effecting bodies, and scans past the
-// budget `left`, keep running whole.
-std::vector<ValueId> ScansToUnroll(const Program& program,
-                                   const ShardingPlan& plan, int64_t& left) {
+// an operand is split, side-effect-free: unrolled (unroll_scans.h) while
+// the budget `left` lasts, so that each step's collective sits between
+// stages and the split operands -- a scanned model's stacked weights --
+// stay split, where run whole every device would gather all of them; the
+// longer ones go to `too_long`, to run as while loops (loop stages).
+std::vector<ValueId> ScansToUnroll(const Program& program, const ShardingPlan& plan,
+                                   int64_t& left, std::vector<ValueId>& too_long) {
   std::vector<ValueId> scans;
+  too_long.clear();
   for (ValueId id = 0; id < program.num_values(); ++id) {
     const Instruction& inst = program.instruction(id);
     const auto* scan = inst.attrs_if<ScanAttrs>();
@@ -685,7 +686,11 @@ std::vector<ValueId> ScansToUnroll(const Program& program,
     bool split = false;
     for (ValueId o : inst.operands) split = split || !plan.sharding[o].IsReplicated();
     const int64_t size = UnrolledSize(program, id);
-    if (!split || size == 0 || size > left) continue;
+    if (!split || size == 0) continue;
+    if (size > left) {
+      too_long.push_back(id);
+      continue;
+    }
     left -= size;
     scans.push_back(id);
   }
@@ -703,13 +708,22 @@ Result<SpmdProgram> PartitionForMesh(
   // Scans unrolled where run whole they would gather split operands; a
   // scan nested in one comes to the top level when that one is unrolled,
   // and is weighed in the next round.
+  // Scans past the budget become while loops, which run as loop stages.
   std::optional<Program> unrolled;
   int64_t left = kMaxUnrolledInstructions;
+  std::vector<ValueId> too_long;
   for (int round = 0; round < 4; ++round) {
     const Program& current = unrolled ? *unrolled : original;
-    const std::vector<ValueId> scans = ScansToUnroll(current, plan, left);
+    const std::vector<ValueId> scans = ScansToUnroll(current, plan, left, too_long);
     if (scans.empty()) break;
     BATON_ASSIGN_OR_RETURN(Program next, UnrollScans(current, scans));
+    BATON_ASSIGN_OR_RETURN(plan, PropagateShardings(next, mesh, parameters));
+    unrolled = std::move(next);
+    too_long.clear();
+  }
+  if (!too_long.empty()) {
+    BATON_ASSIGN_OR_RETURN(Program next,
+                           ScansAsWhileLoops(unrolled ? *unrolled : original, too_long));
     BATON_ASSIGN_OR_RETURN(plan, PropagateShardings(next, mesh, parameters));
     unrolled = std::move(next);
   }

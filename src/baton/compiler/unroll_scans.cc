@@ -1,5 +1,6 @@
 #include "baton/compiler/unroll_scans.h"
 
+#include <memory>
 #include <set>
 #include <string>
 #include <utility>
@@ -81,23 +82,140 @@ Result<std::vector<ValueId>> EmitUnrolled(Program& dst, const ScanAttrs& scan,
   return results;
 }
 
-}  // namespace
-
-int64_t UnrolledSize(const Program& program, ValueId id) {
-  const ScanAttrs* scan = UnrollableScan(program, id);
-  if (scan == nullptr) return 0;
-  return scan->length * static_cast<int64_t>(scan->body->num_values());
+// A constant: `literal`, broadcast to `shape` when that has a rank.
+Result<ValueId> Constant(Program& dst, Literal literal, const Shape& shape = Shape{}) {
+  BATON_ASSIGN_OR_RETURN(
+      ValueId c, dst.Add(ConstantAttrs{std::make_shared<const Literal>(std::move(literal))},
+                         OperandList{}));
+  if (shape.rank() == 0) return c;
+  return dst.Add(BroadcastInDimAttrs{shape, {}}, OperandList{c});
 }
 
-Result<Program> UnrollScans(const Program& program,
-                            const std::vector<ValueId>& scans) {
-  std::set<ValueId> leaders;  // first member of each group to unroll
+Result<ValueId> Int32(Program& dst, int64_t value) {
+  return Constant(dst, Literal::Scalar<int32_t>(static_cast<int32_t>(value)));
+}
+
+// (start, 0, ..., 0): the operands after the array of a dynamic slice or
+// update at row `row` of an array of `rank`.
+Result<std::vector<ValueId>> RowStarts(Program& dst, ValueId row, int rank) {
+  std::vector<ValueId> starts{row};
+  if (rank > 1) {
+    BATON_ASSIGN_OR_RETURN(ValueId zero, Int32(dst, 0));
+    starts.resize(rank, zero);
+  }
+  return starts;
+}
+
+// The while loop's body: (i, carries..., ys..., xs..., invariants...) ->
+// (i + 1, carries..., ys with row t written), t = i (length - 1 - i when
+// reversed), the scan's body given row t of each xs.
+Result<Program> WhileBody(const ScanAttrs& scan, const std::vector<ValueType>& types) {
+  const int nc = scan.num_carries, nx = scan.num_xs;
+  const int ny = static_cast<int>(scan.body->outputs().size()) - nc;
+  Program b;
+  std::vector<ValueId> params;
+  for (const ValueType& t : types) {
+    BATON_ASSIGN_OR_RETURN(ValueId v, b.AddParameter(t));
+    params.push_back(v);
+  }
+  const ValueId i = params[0];
+  ValueId t = i;
+  if (scan.reverse) {
+    BATON_ASSIGN_OR_RETURN(ValueId last, Int32(b, scan.length - 1));
+    BATON_ASSIGN_OR_RETURN(t, b.Add(BinaryAttrs{BinaryOp::kSub}, OperandList{last, i}));
+  }
+  std::vector<ValueId> args(params.begin() + 1, params.begin() + 1 + nc);
+  for (int k = 0; k < nx; ++k) {
+    const ValueId xs = params[1 + nc + ny + k];
+    std::vector<int64_t> sizes = b.type(xs).shape.dims();
+    sizes[0] = 1;
+    BATON_ASSIGN_OR_RETURN(std::vector<ValueId> starts,
+                           RowStarts(b, t, static_cast<int>(sizes.size())));
+    OperandList operands{xs};
+    for (ValueId s : starts) operands.push_back(s);
+    BATON_ASSIGN_OR_RETURN(ValueId row, b.Add(DynamicSliceAttrs{sizes}, std::move(operands)));
+    BATON_ASSIGN_OR_RETURN(ValueId x, DropLeading(b, row));
+    args.push_back(x);
+  }
+  args.insert(args.end(), params.begin() + 1 + nc + ny + nx, params.end());
+  BATON_ASSIGN_OR_RETURN(std::vector<ValueId> outs, InlineInto(b, *scan.body, args));
+  BATON_ASSIGN_OR_RETURN(ValueId one, Int32(b, 1));
+  BATON_ASSIGN_OR_RETURN(ValueId next, b.Add(BinaryAttrs{BinaryOp::kAdd}, OperandList{i, one}));
+  std::vector<ValueId> results{next};
+  results.insert(results.end(), outs.begin(), outs.begin() + nc);
+  for (int j = 0; j < ny; ++j) {
+    const ValueId ys = params[1 + nc + j];
+    std::vector<int64_t> dims{1};
+    for (int64_t d : b.type(outs[nc + j]).shape.dims()) dims.push_back(d);
+    BATON_ASSIGN_OR_RETURN(ValueId y, b.Add(ReshapeAttrs{Shape(dims)}, OperandList{outs[nc + j]}));
+    BATON_ASSIGN_OR_RETURN(std::vector<ValueId> starts,
+                           RowStarts(b, t, static_cast<int>(dims.size())));
+    OperandList operands{ys, y};
+    for (ValueId s : starts) operands.push_back(s);
+    BATON_ASSIGN_OR_RETURN(ValueId written,
+                           b.Add(DynamicUpdateSliceAttrs{}, std::move(operands)));
+    results.push_back(written);
+  }
+  BATON_RETURN_IF_ERROR(b.SetOutputs(std::move(results)));
+  return b;
+}
+
+// Emits the scan (attrs `scan`, operands `ops` of dst) as a while loop over
+// a step counter and returns its results in output order.
+Result<std::vector<ValueId>> EmitAsWhile(Program& dst, const ScanAttrs& scan,
+                                         const std::vector<ValueId>& ops) {
+  const int nc = scan.num_carries;
+  const int ny = static_cast<int>(scan.body->outputs().size()) - nc;
+  // Operands: the counter, the carries and the ys (zeros) are carried; the
+  // xs and the invariants are read as they are.
+  BATON_ASSIGN_OR_RETURN(ValueId zero, Int32(dst, 0));
+  std::vector<ValueId> operands{zero};
+  operands.insert(operands.end(), ops.begin(), ops.begin() + nc);
+  for (int j = 0; j < ny; ++j) {
+    const ValueType& y = scan.body->type(scan.body->outputs()[nc + j]);
+    std::vector<int64_t> dims{scan.length};
+    for (int64_t d : y.shape.dims()) dims.push_back(d);
+    BATON_ASSIGN_OR_RETURN(ValueId ys, Constant(dst, Literal(Shape{}, y.dtype), Shape(dims)));
+    operands.push_back(ys);
+  }
+  operands.insert(operands.end(), ops.begin() + nc, ops.end());
+  std::vector<ValueType> types;
+  for (ValueId v : operands) types.push_back(dst.type(v));
+  WhileAttrs loop;
+  loop.num_carries = 1 + nc + ny;
+  BATON_ASSIGN_OR_RETURN(Program body, WhileBody(scan, types));
+  loop.body = std::make_shared<const Program>(std::move(body));
+  Program cond;
+  std::vector<ValueId> params;
+  for (const ValueType& t : types) {
+    BATON_ASSIGN_OR_RETURN(ValueId v, cond.AddParameter(t));
+    params.push_back(v);
+  }
+  BATON_ASSIGN_OR_RETURN(ValueId length, Int32(cond, scan.length));
+  BATON_ASSIGN_OR_RETURN(ValueId more, cond.Add(CompareAttrs{CompareOp::kLt},
+                                                OperandList{params[0], length}));
+  BATON_RETURN_IF_ERROR(cond.SetOutputs({more}));
+  loop.cond = std::make_shared<const Program>(std::move(cond));
+  BATON_ASSIGN_OR_RETURN(std::vector<ValueId> results,
+                         AddRegionGroup(dst, std::move(loop), operands));
+  return std::vector<ValueId>(results.begin() + 1, results.end());
+}
+
+using EmitScan = Result<std::vector<ValueId>> (*)(Program&, const ScanAttrs&,
+                                                  const std::vector<ValueId>&);
+
+// `program` with the scan groups `scans` names emitted by `emit`, every
+// other instruction copied as it is. `what` names the caller in errors.
+Result<Program> RewriteScans(const Program& program, const std::vector<ValueId>& scans,
+                             EmitScan emit, const char* what) {
+  std::set<ValueId> leaders;  // first member of each group to rewrite
   for (ValueId id : scans) {
     if (UnrollableScan(program, id) == nullptr) {
-      std::string what = "UnrollScans: value ";
-      what += std::to_string(id);
-      what += " is not a whole scan group of length >= 1";
-      return InvalidArgument(what);
+      std::string message = what;
+      message += ": value ";
+      message += std::to_string(id);
+      message += " is not a whole scan group of length >= 1";
+      return InvalidArgument(message);
     }
     leaders.insert(RegionGroupOf(program, id).front());
   }
@@ -109,12 +227,12 @@ Result<Program> UnrollScans(const Program& program,
       BATON_ASSIGN_OR_RETURN(map[id], dst.AddParameter(inst.type));
       continue;
     }
-    if (map[id] != kNoValue) continue;  // an unrolled group's later member
+    if (map[id] != kNoValue) continue;  // a rewritten group's later member
     std::vector<ValueId> ops;
     for (ValueId o : inst.operands) ops.push_back(map[o]);
     if (leaders.count(id)) {
       BATON_ASSIGN_OR_RETURN(std::vector<ValueId> results,
-                             EmitUnrolled(dst, inst.attrs_as<ScanAttrs>(), ops));
+                             emit(dst, inst.attrs_as<ScanAttrs>(), ops));
       const std::vector<ValueId> members = RegionGroupOf(program, id);
       for (size_t m = 0; m < members.size(); ++m) map[members[m]] = results[m];
       continue;
@@ -127,6 +245,24 @@ Result<Program> UnrollScans(const Program& program,
   for (ValueId o : program.outputs()) outputs.push_back(map[o]);
   BATON_RETURN_IF_ERROR(dst.SetOutputs(std::move(outputs)));
   return dst;
+}
+
+}  // namespace
+
+int64_t UnrolledSize(const Program& program, ValueId id) {
+  const ScanAttrs* scan = UnrollableScan(program, id);
+  if (scan == nullptr) return 0;
+  return scan->length * static_cast<int64_t>(scan->body->num_values());
+}
+
+Result<Program> UnrollScans(const Program& program,
+                            const std::vector<ValueId>& scans) {
+  return RewriteScans(program, scans, &EmitUnrolled, "UnrollScans");
+}
+
+Result<Program> ScansAsWhileLoops(const Program& program,
+                                  const std::vector<ValueId>& scans) {
+  return RewriteScans(program, scans, &EmitAsWhile, "ScansAsWhileLoops");
 }
 
 }  // namespace baton::compiler

@@ -16,6 +16,13 @@
 // every layer's weights on every device. Unrolled, each step's collective
 // is placed between stages like any other and the weights stay split.
 //
+// A scan too long to unroll becomes a while loop instead (ScansAsWhileLoops):
+//   carries (i = 0, c, ys = zeros [L, ...]), read as they are (xs, v);
+//   while i < L: t = i (L-1-i reversed); x_t = reshape(dynamic_slice(xs, t));
+//     (c, y_t) = body(c, x_t, v); ys = dynamic_update_slice(ys, y_t, t); i += 1
+// -- the form the partitioner runs as a loop stage, each iteration's
+// collectives inside the loop, the split operands still split.
+//
 // Thread-safety: pure functions of their arguments.
 #pragma once
 
@@ -32,6 +39,12 @@ namespace baton::compiler {
 // InvalidArgument for a value that is not such a scan.
 Result<Program> UnrollScans(const Program& program,
                             const std::vector<ValueId>& scans);
+
+// `program` with the scans that `scans` names (as UnrollScans takes them)
+// rewritten as while loops over a step counter, with the same values.
+// Errors as UnrollScans's.
+Result<Program> ScansAsWhileLoops(const Program& program,
+                                  const std::vector<ValueId>& scans);
 
 // The instructions UnrollScans adds for the scan group of `id`: its length
 // times its body's instructions (what a caller weighs before unrolling).

@@ -3,6 +3,7 @@
 #include <xxhash.h>
 
 #include <algorithm>
+#include <set>
 #include <utility>
 
 #include "baton/backend/host_staged_exchange.h"
@@ -227,13 +228,20 @@ Result<std::shared_ptr<SpmdExecutable>> SpmdExecutable::Compile(
 
 Result<std::shared_ptr<SpmdExecutable>> SpmdExecutable::CompilePartitioned(
     compiler::SpmdProgram partitioned, std::vector<Device*> devices,
-    std::string name, const SpmdProcesses* processes) {
+    std::string name, const SpmdProcesses* processes,
+    const std::vector<bool>& donated) {
+  if (!donated.empty() && donated.size() != partitioned.parameter_slots.size()) {
+    return InvalidArgument(name + ": " + std::to_string(donated.size()) +
+                           " donation flags for " +
+                           std::to_string(partitioned.parameter_slots.size()) +
+                           " parameters");
+  }
   BATON_ASSIGN_OR_RETURN(
       std::shared_ptr<SpmdExecutable> exe,
       Start(std::move(devices), std::move(name), processes,
             compiler::MeshSize(partitioned.mesh)));
   exe->spmd_ = std::move(partitioned);
-  BATON_RETURN_IF_ERROR(exe->Finish({}));
+  BATON_RETURN_IF_ERROR(exe->Finish(donated));
   return exe;
 }
 
@@ -400,8 +408,11 @@ Status SpmdExecutable::CompileLoop(size_t s) {
   Loop& made = loops_[s];
   BATON_ASSIGN_OR_RETURN(made.cond, CompilePartitioned(loop.cond, devices_,
                                                        what + "cond)", processes));
+  std::vector<bool> carries(loop.body.parameter_slots.size(), false);
+  std::fill(carries.begin(), carries.begin() + loop.num_carries, true);
   BATON_ASSIGN_OR_RETURN(made.body, CompilePartitioned(loop.body, devices_,
-                                                       what + "body)", processes));
+                                                       what + "body)", processes,
+                                                       carries));
   // The enclosing executable agrees for them (its agreement() holds theirs).
   made.cond->nested_ = true;
   made.body->nested_ = true;
@@ -412,7 +423,14 @@ Result<std::vector<std::vector<Array>>> SpmdExecutable::RunLoop(
     size_t s, std::vector<std::vector<Array>> operands) const {
   const Loop& loop = loops_[s];
   const int num_carries = spmd_.stages[s].loop->num_carries;
-  for (;;) {
+  // Never donated: the blocks the loop was given (the caller's, a slot's)
+  // -- every carry is copied in the first iteration -- and the invariants,
+  // which a body may pass through as a carry.
+  std::set<const ArrayImpl*> invariants;
+  for (size_t i = num_carries; i < operands.size(); ++i) {
+    for (const Array& a : operands[i]) invariants.insert(a.impl());
+  }
+  for (bool first = true;; first = false) {
     BATON_ASSIGN_OR_RETURN(std::vector<std::vector<Array>> predicate,
                            loop.cond->Execute(operands));
     // Replicated: every device's copy is the same; this process reads its
@@ -420,8 +438,24 @@ Result<std::vector<std::vector<Array>>> SpmdExecutable::RunLoop(
     bool go = false;
     BATON_RETURN_IF_ERROR(CopyToHost(predicate[0][0], &go, sizeof go));
     if (!go) break;
+    // Each carry block donated to the body: the loop's own (made by the
+    // last iteration, once), else a copy of it.
+    std::vector<std::vector<Donated>> donations(num_carries);
+    std::vector<std::vector<Donated*>> donated(operands.size());
+    std::set<const ArrayImpl*> taken;
+    for (int i = 0; i < num_carries; ++i) {
+      for (Array& a : operands[i]) {
+        if (first || invariants.count(a.impl()) > 0 || taken.count(a.impl()) > 0) {
+          BATON_ASSIGN_OR_RETURN(a, CopyArray(a, a.device(), a.memory_kind()));
+        }
+        taken.insert(a.impl());
+        BATON_ASSIGN_OR_RETURN(Donated d, TryDonate(a));
+        donations[i].push_back(std::move(d));
+      }
+      for (Donated& d : donations[i]) donated[i].push_back(&d);
+    }
     BATON_ASSIGN_OR_RETURN(std::vector<std::vector<Array>> carries,
-                           loop.body->Execute(operands));
+                           loop.body->Execute(operands, donated));
     for (int i = 0; i < num_carries; ++i) operands[i] = std::move(carries[i]);
   }
   operands.resize(num_carries);

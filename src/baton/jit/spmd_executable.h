@@ -43,9 +43,10 @@
 // compiler::SpmdLoop) runs its condition and body as SpmdExecutables of
 // their own on the carries' blocks: each iteration runs the condition,
 // reads its predicate on the host (replicated, so every process goes on
-// alike), and runs the body. The carries are not donated to the body: an
-// iteration holds the old and the new carries' blocks, and the old ones are
-// freed as it ends.
+// alike), and runs the body with the carries donated, so a carry updated
+// in part (a scan's stacked outputs, one row per iteration) is written in
+// place. A carry block the loop does not own -- the stage's operands in the
+// first iteration, an invariant passed through -- is copied first, once.
 //
 // shard_map: CompilePartitioned runs an SpmdProgram made elsewhere -- a
 // shard_map body (compiler::PartitionShardMapBody), whose slots hold each
@@ -114,11 +115,12 @@ class SpmdExecutable {
       const std::vector<bool>& donated = {});
 
   // An SpmdProgram made elsewhere (compiler::PartitionShardMapBody: a
-  // shard_map body) compiled for `devices` and `processes` as Compile's.
-  // No donations. InvalidArgument as Compile's.
+  // shard_map body) compiled for `devices` and `processes` as Compile's,
+  // `donated` as Compile's. InvalidArgument as Compile's.
   static Result<std::shared_ptr<SpmdExecutable>> CompilePartitioned(
       compiler::SpmdProgram partitioned, std::vector<Device*> devices,
-      std::string name, const SpmdProcesses* processes = nullptr);
+      std::string name, const SpmdProcesses* processes = nullptr,
+      const std::vector<bool>& donated = {});
 
   // args[i][k]: parameter i's block on this process's k-th device of the
   // mesh (local_positions()[k]; BlockShape of its sharding; devices holding

@@ -389,6 +389,38 @@ TEST(SpmdPartitionerTest, AWhileLoopNeedingCommunicationKeepsItsOperandsSplit) {
   EXPECT_NE(sp.ToText().find("while %"), std::string::npos) << sp.ToText();
 }
 
+// A scan too long to unroll (steps x body past the budget of 2^16 added
+// instructions) whose body needs communication -- a long fori_loop of a
+// tensor-parallel layer -- runs as a while loop stage: the weights stay
+// split, each step's all-reduce inside the loop.
+TEST(SpmdPartitionerTest, AScanTooLongToUnrollRunsAsALoopStage) {
+  TraceContext body_ctx;
+  const Tracer x = body_ctx.AddParameter(F32({4, 8}));
+  const Tracer w1 = body_ctx.AddParameter(F32({8, 16}));
+  const Tracer w2 = body_ctx.AddParameter(F32({16, 8}));
+  const Tracer y = minimum(maximum(matmul(matmul(x, w1), w2), -3.0), 3.0);
+  const Program body = body_ctx.Finish({y});
+  ScanAttrs scan;
+  scan.num_carries = 1;
+  scan.length = (int64_t{1} << 16) / body.num_values() + 1;
+  scan.body = std::make_shared<const Program>(body);
+  Program p;
+  const ValueId px = p.AddParameter(F32({4, 8})).value();
+  const ValueId pw1 = p.AddParameter(F32({8, 16})).value();
+  const ValueId pw2 = p.AddParameter(F32({16, 8})).value();
+  const ValueId out = AddRegionGroup(p, scan, {px, pw1, pw2}).value()[0];
+  ASSERT_TRUE(p.SetOutputs({out}).ok());
+  const SpmdProgram sp =
+      CheckAgainstOneDevice(p, Mesh1(), {S({R, R}), S({R, I}), S({I, R})});
+  ASSERT_EQ(Count(sp, SpmdStage::Kind::kLoop), 1) << sp.ToText();
+  EXPECT_EQ(sp.num_communication_stages(), 0) << sp.ToText();
+  for (const SpmdStage& st : sp.stages) {
+    if (st.kind != SpmdStage::Kind::kLoop) continue;
+    EXPECT_EQ(Count(st.loop->body, SpmdStage::Kind::kAllReduce), 1);
+    EXPECT_EQ(Count(st.loop->body, SpmdStage::Kind::kAllGather), 0);
+  }
+}
+
 // A loop whose condition sums a split carry: the sum's all-reduce is in the
 // condition's program, the carry stays split through the loop.
 TEST(SpmdPartitionerTest, AWhileConditionNeedingCommunicationKeepsTheCarrySplit) {

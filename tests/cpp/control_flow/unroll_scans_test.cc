@@ -2,7 +2,8 @@
 // scan left where one was named, and the reference interpreter gives it
 // bitwise the scan's results -- carries, ys stacked in index order,
 // reversed scans, several xs and ys, an invariant, a scan of one step and
-// one without xs -- while the scans not named are copied as they are.
+// one without xs -- while the scans not named are copied as they are; and
+// rewritten as while loops over a step counter, likewise.
 #include "baton/compiler/unroll_scans.h"
 
 #include <gtest/gtest.h>
@@ -73,7 +74,7 @@ void ExpectSameResults(const Program& a, const Program& b) {
   }
 }
 
-TEST(UnrollScansTest, UnrolledScansGiveTheScansResults) {
+TEST(UnrollScansTest, UnrolledScansAndScansAsWhileLoopsGiveTheScansResults) {
   for (const int64_t length : {1, 4}) {
     for (const bool reverse : {false, true}) {
       SCOPED_TRACE("length " + std::to_string(length) +
@@ -89,6 +90,14 @@ TEST(UnrollScansTest, UnrolledScansGiveTheScansResults) {
       EXPECT_EQ(u.value().parameter_types(), p.parameter_types());
       EXPECT_EQ(u.value().output_types(), p.output_types());
       ExpectSameResults(p, u.value());
+      // As a while loop over a step counter, named by any member.
+      Result<Program> w = ScansAsWhileLoops(p, {p.outputs()[1]});
+      ASSERT_TRUE(w.ok()) << w.status().to_string();
+      EXPECT_EQ(CountKind(w.value(), OpKind::kScan), 0);
+      EXPECT_EQ(CountKind(w.value(), OpKind::kWhile), 4);  // i, c and two ys
+      EXPECT_TRUE(w.value().Verify().ok());
+      EXPECT_EQ(w.value().output_types(), p.output_types());
+      ExpectSameResults(p, w.value());
     }
   }
 }
@@ -123,6 +132,10 @@ TEST(UnrollScansTest, ValuesThatAreNotScansAreRefused) {
             std::string::npos)
       << u.status().message();
   EXPECT_EQ(UnrolledSize(p, 0), 0);
+  Result<Program> w = ScansAsWhileLoops(p, {0});
+  ASSERT_FALSE(w.ok());
+  EXPECT_NE(w.status().message().find("ScansAsWhileLoops: value 0"), std::string::npos)
+      << w.status().message();
 }
 
 }  // namespace
