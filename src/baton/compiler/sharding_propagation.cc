@@ -89,6 +89,7 @@ std::string ShardingPlan::ToText(const Program& program,
               ") over";
       for (int a : step.all_reduce_axes) text += " '" + mesh.axis_names[a] + "'";
     }
+    if (step.loop_stage) text += ", a loop stage";
     text += "\n";
   }
   return text;

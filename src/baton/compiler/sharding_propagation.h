@@ -115,8 +115,9 @@ struct ShardingPlan {
   std::vector<ShardingStep> steps;  // per ValueId
   int num_all_gathers() const;
   int num_all_reduces() const;
-  // One line per value that is split or needs communication:
-  // "%4 = dot_general P('i', None) after all-gather of operand 1".
+  // One line per value that is split or needs communication: "%4 =
+  // dot_general P('i'), all-gather of operand 1 P('i') -> P()", then
+  // ", then all-reduce (sum) over 'i'" or ", a loop stage" where so.
   std::string ToText(const Program& program, const DeviceMesh& mesh) const;
 };
 
