@@ -717,29 +717,20 @@ Result<compiler::MemoryAnalysis> SpmdExecutable::memory_analysis(int k) const {
         made = {st.result};
         break;
       case SpmdStage::Kind::kLoop: {
-        // The operands read last here are handed to the loop (the first
-        // iteration's arguments); an iteration holds its carries and
-        // invariants, what it makes and its temporaries: the fuller of its
-        // regions' peaks. Invariants still held outside are counted once.
+        // The fullest iteration is the first: the operands are still held
+        // while the body runs on copies of the carries (its arguments),
+        // with what it makes and its temporaries -- the fuller of the
+        // regions' peaks. The invariants, its arguments too, are the
+        // operands' own blocks: counted once.
         const Loop& loop = loops_[s];
         BATON_ASSIGN_OR_RETURN(compiler::MemoryAnalysis cond,
                                loop.cond->memory_analysis(k));
         BATON_ASSIGN_OR_RETURN(compiler::MemoryAnalysis body,
                                loop.body->memory_analysis(k));
-        const auto& released = release_after_[s];
-        for (size_t j = 0; j < st.inputs.size(); ++j) {
-          const int slot = st.inputs[j];
-          const bool handed =
-              std::find(released.begin(), released.end(), slot) != released.end() &&
-              (!parameter[slot] || donated_slot_[slot]);
-          if (handed && live[slot]) {
-            live[slot] = false;
-            held -= bytes(slot);
-          } else if (!handed && static_cast<int>(j) >= st.loop->num_carries) {
-            during -= bytes(slot);
-          }
+        during = std::max(cond.peak_memory_in_bytes, body.peak_memory_in_bytes);
+        for (size_t j = st.loop->num_carries; j < st.inputs.size(); ++j) {
+          during -= bytes(st.inputs[j]);
         }
-        during += std::max(cond.peak_memory_in_bytes, body.peak_memory_in_bytes);
         m.constant_size_in_bytes +=
             std::max(cond.constant_size_in_bytes, body.constant_size_in_bytes);
         made = st.outputs;
