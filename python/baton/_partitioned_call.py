@@ -13,6 +13,12 @@ The outputs are ShardedArrays laid out as propagation decided (a sum is
 replicated, ``x @ w`` keeps the rows of ``x`` split). Unsharded arrays and
 scalars are read whole on every device (copied to each).
 
+A call donating nothing passes each argument's C++ sharded array
+(``ShardedArray._impl``; an unsharded value as a replicated one) to
+``SpmdExecutable.run`` and wraps the C++ sharded arrays it returns, whose
+blocks become the outputs' shards. A donating call passes per-device blocks
+and the donated blocks' markers to ``execute`` (below).
+
 A mesh spanning processes (``bt.distributed``) runs each process's devices
 here; communication that needs other processes' blocks goes through the
 process group (every process must make the same calls: SPMD).
@@ -36,7 +42,15 @@ from typing import Any
 import numpy as np
 
 from baton import _abstract_eval, _baton, _device_put, _sharding_api, distributed, tree
-from baton._sharded_array import ShardedArray, ShardedDonated, is_sharded, placement
+from baton._sharded_array import (
+    ShardedArray,
+    ShardedDonated,
+    blocks_impl,
+    is_sharded,
+    mesh_devices,
+    placement,
+    spec_dims,
+)
 
 # Per jitted function: {signature: _Compiled}.
 _compiled: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
@@ -63,12 +77,6 @@ class _Compiled:
                 shape = tuple(aval[0])
                 sharding = NamedSharding(mesh, _spec(dims, mesh))
                 self.outputs.append((shape, sharding, placement(sharding, shape)))
-
-
-def _axes(spec: Any, ndim: int, mesh: Any) -> list:
-    """A PartitionSpec as, per dimension, the mesh axis indices (major first)."""
-    names = list(mesh.axis_names)
-    return [[names.index(a) for a in spec.axes_of(d)] for d in range(ndim)]
 
 
 def _spec(dims: list, mesh: Any) -> Any:
@@ -154,6 +162,47 @@ def call(jitted: Any, kwargs: dict, leaves: list, rebuild: Any, names: list) -> 
     compiled = _compile(jitted, kwargs, leaves, rebuild, mesh, devices, name)
     values = [leaves[i] for i in compiled.dynamic] + list(compiled.lifted)
     _check_unusable_donations(compiled, leaves, names, name)
+    if any(isinstance(v, ShardedDonated) for v in values):
+        result = _execute_donating(compiled, values, local, spans, name)
+    else:
+        result = _run(compiled, values, mesh, local, spans)
+    return tree.unflatten(compiled.out_def, result)
+
+
+def _locked(spans: bool, method: Any, *args: Any) -> Any:
+    """``method(*args)``; across processes under the group's lock (its
+    collectives, one caller at a time)."""
+    if spans:
+        with distributed._lock:
+            return method(*args)
+    return method(*args)
+
+
+def _run(compiled: _Compiled, values: list, mesh: Any, local: list, spans: bool) -> list:
+    """A call donating nothing: the arguments' C++ sharded arrays (an
+    unsharded value replicated, its copy on each device) go to
+    ``SpmdExecutable.run``, whose results become the outputs' storage."""
+    args = []
+    for v in values:
+        if isinstance(v, ShardedArray):
+            args.append(v._impl)
+        else:
+            blocks = [_device_put.on_device(v, d) for d in local]
+            shape = tuple(np.shape(v))
+            dtype = blocks[0].dtype if blocks else np.result_type(v)
+            args.append(blocks_impl(shape, dtype, mesh, [[] for _ in shape], blocks))
+    outs = _locked(spans, compiled.exe.run, args)
+    return [
+        ShardedArray.from_impl(impl, sharding, where)
+        for impl, (_, sharding, where) in zip(outs, compiled.outputs)
+    ]
+
+
+def _execute_donating(compiled: _Compiled, values: list, local: list, spans: bool,
+                      name: str) -> list:
+    """A call donating sharded arguments: per-device blocks and each
+    donated block's marker go to ``SpmdExecutable.execute``, which spends
+    the markers (run takes no donations)."""
     per_device, donated = [], []
     for v in values:
         if isinstance(v, ShardedDonated):
@@ -166,21 +215,16 @@ def call(jitted: Any, kwargs: dict, leaves: list, rebuild: Any, names: list) -> 
         else:
             per_device.append([_device_put.on_device(v, d) for d in local])
             donated.append([])
-    if spans:
-        with distributed._lock:  # the group's collectives, one caller at a time
-            outs = compiled.exe.execute(per_device, donated)
-    else:
-        outs = compiled.exe.execute(per_device, donated)
+    outs = _locked(spans, compiled.exe.execute, per_device, donated)
     for v in values:
         if isinstance(v, ShardedDonated):
             for s in v._shards:
                 if isinstance(s.device, _baton.Device):
                     s.data._set_target(name)
-    result = [
+    return [
         ShardedArray.from_placement(shape, sharding, where, blocks)
         for blocks, (shape, sharding, where) in zip(outs, compiled.outputs)
     ]
-    return tree.unflatten(compiled.out_def, result)
 
 
 def _check_unusable_donations(compiled: Any, leaves: list, names: list, name: str) -> None:
@@ -222,7 +266,7 @@ def _output_layouts(jitted: Any, traced: Any, out_def: Any, mesh: Any) -> list:
         if t is None or getattr(t, "mesh", None) != mesh:
             out.append(None)
         else:
-            out.append(_axes(t.spec, len(aval[0]), mesh))
+            out.append(spec_dims(t.spec, len(aval[0]), mesh))
     return out
 
 
@@ -251,7 +295,7 @@ def _compile(jitted: Any, kwargs: dict, leaves: list, rebuild: Any, mesh: Any,
     for i in dynamic:
         leaf = leaves[i]
         ndim = len(np.shape(leaf)) if not is_sharded(leaf) else len(leaf.shape)
-        shardings.append(_axes(leaf.sharding.spec, ndim, mesh) if is_sharded(leaf)
+        shardings.append(spec_dims(leaf.sharding.spec, ndim, mesh) if is_sharded(leaf)
                          else [[] for _ in range(ndim)])
     for v in traced.lifted:
         if is_sharded(v):
@@ -262,7 +306,7 @@ def _compile(jitted: Any, kwargs: dict, leaves: list, rebuild: Any, mesh: Any,
         shardings.append([[] for _ in range(len(np.shape(v)))])
     donated = [i in donated_leaves and is_sharded(leaves[i]) for i in dynamic]
     donated += [False] * len(traced.lifted)
-    local = [d if isinstance(d, _baton.Device) else None for d in devices]
+    local = mesh_devices(mesh)
     if all(d is not None for d in local):
         exe = _baton.compile_spmd(
             traced.program, list(mesh.axis_names), list(mesh.axis_sizes), shardings,

@@ -10,6 +10,17 @@ device, ``bt.live_arrays()`` lists each shard, and R1 holds per shard: a
 shard's storage is released when the last reference to it (the ShardedArray,
 an ``addressable_shards`` entry, a host view) is gone.
 
+The storage is the C++ runtime's ``baton::ShardedArray``
+(jit/sharded_array.h, bound as ``_baton.ShardedArray``), kept as ``_impl``:
+the mesh as axis names and sizes, the layout as mesh axis indices per
+dimension, a device per mesh position (None for another process's) and this
+process's blocks in mesh order. ``_impl.blocks[k]`` and
+``addressable_shards[k].data`` are the same ``bt.Array`` object; this class
+adds the API (the NamedSharding, :class:`Shard` objects with their indices,
+host values, deletion and donation). jit of sharded arguments hands the
+``_impl`` objects to the partitioned program (``SpmdExecutable.run``) and
+wraps the ones it returns.
+
 Made by ``bt.device_put(x, sharding)``, ``bt.device_put_replicated``,
 ``bt.device_put_sharded``, ``bt.shard_map`` and jit of sharded arguments.
 
@@ -77,6 +88,29 @@ def _process_index() -> int:
     return _device_queries.process_index()
 
 
+def spec_dims(spec: Any, ndim: int, mesh: Any) -> list:
+    """A PartitionSpec as, per dimension, the mesh axis indices splitting it
+    (major first): how C++ takes a layout."""
+    names = list(mesh.axis_names)
+    return [[names.index(a) for a in spec.axes_of(d)] for d in range(ndim)]
+
+
+def mesh_devices(mesh: Any) -> list:
+    """The mesh's devices in row-major order as C++ takes them: this
+    process's Devices, None for other processes'."""
+    return [d if isinstance(d, _baton.Device) else None for d in mesh.devices.flat]
+
+
+def blocks_impl(shape: tuple, dtype: Any, mesh: Any, dims: list, blocks: list) -> Any:
+    """The ``_baton.ShardedArray`` of ``blocks`` (this process's, in mesh
+    order) laid out over ``mesh`` as ``dims`` (per dimension the mesh axis
+    indices); the blocks are shared, not copied."""
+    return _baton.ShardedArray.from_blocks(
+        tuple(shape), np.dtype(dtype).name, list(mesh.axis_names),
+        list(mesh.axis_sizes), dims, mesh_devices(mesh), list(blocks),
+    )
+
+
 class ShardedArray:
     """An array split over several devices; see the module docstring.
 
@@ -86,28 +120,49 @@ class ShardedArray:
     ``is_fully_replicated``, ``is_fully_addressable``, ``devices()``.
     """
 
-    __slots__ = ("__weakref__", "_dtype", "_shape", "_sharding", "_shards")
+    __slots__ = ("__weakref__", "_dtype", "_impl", "_shape", "_sharding", "_shards")
     __array_priority__ = 200  # numpy defers to our reflected operators
 
     def __init__(
-        self, shape: tuple[int, ...], dtype: Any, sharding: Any, shards: list[Shard]
+        self,
+        shape: tuple[int, ...],
+        dtype: Any,
+        sharding: Any,
+        shards: list[Shard],
+        impl: Any = None,
     ) -> None:
+        """``shards``: this process's, in mesh order. ``impl``: their
+        ``_baton.ShardedArray`` when the caller has it (the same blocks, on
+        ``sharding``'s mesh devices and layout), else made here from the
+        shards; ValueError when they do not fit the sharding."""
         self._shape = tuple(int(s) for s in shape)
         self._dtype = np.dtype(dtype)
         self._sharding = sharding
         self._shards = list(shards)
+        if impl is None:
+            mesh = sharding.mesh
+            impl = blocks_impl(
+                self._shape, self._dtype, mesh,
+                spec_dims(sharding.spec, len(self._shape), mesh),
+                [s.data for s in self._shards],
+            )
+        self._impl = impl
 
     @classmethod
     def from_shards(
-        cls, shape: tuple[int, ...], sharding: Any, datas: list
+        cls, shape: tuple[int, ...], sharding: Any, datas: list, dtype: Any = None
     ) -> ShardedArray:
         """Wraps per-device arrays (one per entry of :func:`placement`, in
-        that order) as a ShardedArray of global ``shape``."""
-        return cls.from_placement(shape, sharding, placement(sharding, shape), datas)
+        that order) as a ShardedArray of global ``shape``; ``dtype`` (None:
+        the arrays') says it where this process holds no shard."""
+        return cls.from_placement(
+            shape, sharding, placement(sharding, shape), datas, dtype
+        )
 
     @classmethod
     def from_placement(
-        cls, shape: tuple[int, ...], sharding: Any, where: list, datas: list
+        cls, shape: tuple[int, ...], sharding: Any, where: list, datas: list,
+        dtype: Any = None,
     ) -> ShardedArray:
         """:meth:`from_shards` with ``where`` = ``placement(sharding,
         shape)`` made by the caller (once for many arrays alike)."""
@@ -117,8 +172,23 @@ class ShardedArray:
                 f"{len(where)} device(s) in this process"
             )
         shards = [Shard(d, i, r, a) for (d, i, r), a in zip(where, datas)]
-        dtype = datas[0].dtype if datas else np.float32
+        if dtype is None:
+            dtype = datas[0].dtype if datas else np.float32
         return cls(shape, dtype, sharding, shards)
+
+    @classmethod
+    def from_impl(cls, impl: Any, sharding: Any, where: list) -> ShardedArray:
+        """Wraps a ``_baton.ShardedArray`` (one ``SpmdExecutable.run``
+        returned) laid out as ``sharding`` says, ``where`` =
+        ``placement(sharding, impl.shape)``; its blocks become the shards."""
+        blocks = impl.blocks
+        if len(where) != len(blocks):
+            raise ValueError(
+                f"ShardedArray: {len(blocks)} block(s) for a sharding with "
+                f"{len(where)} device(s) in this process"
+            )
+        shards = [Shard(d, i, r, a) for (d, i, r), a in zip(where, blocks)]
+        return cls(impl.shape, impl.dtype, sharding, shards, impl)
 
     # ---- metadata ----
 

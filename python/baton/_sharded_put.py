@@ -76,21 +76,16 @@ def put_leaf(leaf: Any, sharding: Any, memory_kind: str | None, path: tuple) -> 
             _slice_to(leaf, index, device, kind)
             for device, index, _ in placement(sharding, shape)
         ]
-        return ShardedArray(
-            shape, leaf.dtype, sharding, _shards(sharding, shape, datas)
-        )
+        return ShardedArray.from_shards(shape, sharding, datas, leaf.dtype)
     host = _transfer.prepare(leaf, path)
     a = host.array
     sharding.check_shape(a.shape, f"device_put{where}: the array")
     datas = []
     for device, index, _ in placement(sharding, a.shape):
-        block = np.ascontiguousarray(a[index])
+        # order="C", not ascontiguousarray, which makes a 0-d block 1-d.
+        block = np.asarray(a[index], order="C")
         datas.append(_baton._put_numpy(block, host.dtype_name, device, kind, False))
-    return ShardedArray(a.shape, a.dtype, sharding, _shards(sharding, a.shape, datas))
-
-
-def _shards(sharding: Any, shape: tuple, datas: list) -> list:
-    return ShardedArray.from_shards(shape, sharding, datas)._shards
+    return ShardedArray.from_shards(a.shape, sharding, datas, a.dtype)
 
 
 def _slice_to(a: Array, index: tuple, device: Any, kind: str) -> Array:
@@ -161,9 +156,7 @@ def plan_into(x: Any, into: ShardedArray, path: tuple) -> list:
 def run_into(values: list, into: ShardedArray) -> ShardedArray:
     """Overwrites each shard of ``into`` with ``values`` (from :func:`plan_into`)."""
     datas = [_transfer.put(v, into=s.data) for v, s in zip(values, into._shards)]
-    return ShardedArray(
-        into.shape, into.dtype, into.sharding, _shards(into.sharding, into.shape, datas)
-    )
+    return ShardedArray.from_shards(into.shape, into.sharding, datas, into.dtype)
 
 
 def device_put_replicated(x: Any, devices: list) -> Any:

@@ -317,6 +317,7 @@ def _respec(x: Any, mesh: Mesh) -> Any:
                 x.dtype,
                 NamedSharding(mesh, s.spec, memory_kind=s.memory_kind),
                 x._shards,
+                x._impl,  # the same axis names, sizes and devices
             )
     return x
 

@@ -46,18 +46,22 @@ void InitDTypes(nb::module_& m) {
 
 nb::handle NumpyDType(DType t) { return numpy_dtypes[static_cast<int>(t)]; }
 
-nb::object NumpyCopy(const void* data, const Shape& shape, DType dtype) {
+nb::object NumpyEmpty(const Shape& shape, DType dtype, void** data) {
   nb::list dims;
   for (int64_t d : shape.dims()) dims.append(d);
   nb::object a = nb::module_::import_("numpy").attr("empty")(
       nb::tuple(dims), NumpyDType(dtype));
+  *data = reinterpret_cast<void*>(
+      nb::cast<uintptr_t>(a.attr("__array_interface__")["data"][0]));
+  return a;
+}
+
+nb::object NumpyCopy(const void* data, const Shape& shape, DType dtype) {
+  void* dst = nullptr;
+  nb::object a = NumpyEmpty(shape, dtype, &dst);
   const size_t bytes =
       static_cast<size_t>(shape.num_elements()) * dtype_size(dtype);
-  if (bytes > 0) {
-    const uintptr_t at =
-        nb::cast<uintptr_t>(a.attr("__array_interface__")["data"][0]);
-    std::memcpy(reinterpret_cast<void*>(at), data, bytes);
-  }
+  if (bytes > 0) std::memcpy(dst, data, bytes);
   return a;
 }
 
@@ -122,6 +126,15 @@ Device* ResolveDevice(nb::handle device) {
                    "None, not ") +
        nb::type_name(device.type()).c_str())
           .c_str());
+}
+
+std::vector<Device*> MeshDevices(const std::vector<nb::handle>& devices) {
+  std::vector<Device*> out;
+  out.reserve(devices.size());
+  for (nb::handle h : devices) {
+    out.push_back(h.is_none() ? nullptr : ResolveDevice(h));
+  }
+  return out;
 }
 
 bool HostAddressable(const Device* device, MemoryKind kind) {

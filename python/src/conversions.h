@@ -28,6 +28,10 @@ nb::handle NumpyDType(DType t);
 // A new, writable numpy array holding a copy of `shape`-many elements of
 // `dtype` read from dense row-major `data` (needs the GIL).
 nb::object NumpyCopy(const void* data, const Shape& shape, DType dtype);
+// A new, C-contiguous numpy array of `shape` and `dtype` with unspecified
+// contents; `*data` is set to its first byte (needs the GIL; the memory
+// lives as long as the returned object).
+nb::object NumpyEmpty(const Shape& shape, DType dtype, void** data);
 // The baton dtype named `name` ("float32", "bfloat16", ...); InvalidArgument
 // naming the supported dtypes otherwise.
 DType DTypeFromName(const std::string& name);
@@ -46,6 +50,10 @@ const char* ArrayInterfaceTypestr(DType t);
 MemoryKind MemoryKindFromName(const std::string& name);
 // None -> the default device; a Device -> itself; anything else -> TypeError.
 Device* ResolveDevice(nb::handle device);
+// A mesh's devices, one per position in row-major order, as the partitioned
+// program and ShardedArray take them: None (another process's device) ->
+// null, a Device -> itself; anything else -> TypeError.
+std::vector<Device*> MeshDevices(const std::vector<nb::handle>& devices);
 // Where arrays go when no device is named: this thread's default device
 // (SetThreadDefaultDevice) when set, else device 0 of the default platform
 // (platforms.h).

@@ -22,6 +22,7 @@ NB_MODULE(_baton, m) {
   init_compiled(m);
   init_jit(m);
   init_transforms(m);
+  init_sharded_array(m);
   init_sharded_jit(m);
   init_host_callbacks(m);
   init_profiler(m);

@@ -22,7 +22,9 @@ void init_lax_linalg(nb::module_& m);  // lax_linalg.cc (after tracer)
 void init_compiled(nb::module_& m);    // compiled.cc: Lowered, Compiled
 void init_jit(nb::module_& m);         // jit.cc (after tracer, donation)
 void init_transforms(nb::module_& m);  // transforms.cc (after tracer)
-void init_sharded_jit(nb::module_& m);  // sharded_jit.cc (after transforms)
+void init_sharded_array(nb::module_& m);  // sharded_array.cc (after array)
+void init_sharded_jit(nb::module_& m);  // sharded_jit.cc (after transforms,
+                                        // sharded_array)
 void init_host_callbacks(nb::module_& m);  // host_callbacks.cc (after tracer)
 void init_profiler(nb::module_& m);      // profiler.cc
 void init_distributed(nb::module_& m);   // distributed.cc

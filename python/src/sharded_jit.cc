@@ -1,9 +1,10 @@
 // Bindings of jit/spmd_executable.h: a traced program partitioned over a
 // mesh of this process's devices and compiled for each of them, for
-// python/baton/_sharded_call.py (jit of sharded arguments that are not
-// elementwise). Shardings travel as PartitionSpecs resolved to mesh axis
-// indices: per parameter, per dimension, the axes splitting it (major
-// first).
+// python/baton/_partitioned_call.py (jit of sharded arguments) and
+// _shard_map_compile.py. `run` takes and returns the ShardedArrays bound in
+// sharded_array.cc; `execute` per-device blocks (and donations). Shardings
+// travel as PartitionSpecs resolved to mesh axis indices: per parameter,
+// per dimension, the axes splitting it (major first).
 #include <nanobind/nanobind.h>
 #include <nanobind/stl/optional.h>
 #include <nanobind/stl/shared_ptr.h>
@@ -57,10 +58,7 @@ std::shared_ptr<SpmdExecutable> CompileSpmd(
     nb::handle exchange) {
   std::vector<compiler::Sharding> params;
   for (Dims& d : shardings) params.push_back(compiler::Sharding{std::move(d)});
-  std::vector<Device*> devs;
-  for (nb::handle h : devices) {
-    devs.push_back(h.is_none() ? nullptr : ResolveDevice(h));
-  }
+  std::vector<Device*> devs = MeshDevices(devices);
   compiler::DeviceMesh mesh{std::move(axis_names), std::move(axis_sizes)};
   std::shared_ptr<const compiler::Program> p = ProgramOf(program);
   std::vector<std::optional<compiler::Sharding>> outputs;
@@ -127,10 +125,7 @@ std::shared_ptr<SpmdExecutable> CompileShardMap(
     }
     cs.push_back(std::move(c));
   }
-  std::vector<Device*> devs;
-  for (nb::handle h : devices) {
-    devs.push_back(h.is_none() ? nullptr : ResolveDevice(h));
-  }
+  std::vector<Device*> devs = MeshDevices(devices);
   compiler::DeviceMesh mesh{std::move(axis_names), std::move(axis_sizes)};
   std::shared_ptr<const compiler::Program> p = ProgramOf(program);
   const bool spans = !group.is_none();
@@ -186,6 +181,22 @@ void init_sharded_jit(nb::module_& m) {
           "compiled donated, donated[i][d] is that block's bt.donate marker "
           "(spent by the call) and args[i] may be empty; else donated[i] is "
           "empty. Returns, per output, its block on each device.")
+      .def(
+          "run",
+          [](const SpmdExecutable& exe,
+             const std::vector<baton::ShardedArray>& args) {
+            baton::Result<std::vector<baton::ShardedArray>> out = [&] {
+              nb::gil_scoped_release release;  // stages may run inline
+              return exe.Run(args);
+            }();
+            return baton::ValueOrThrow(std::move(out));
+          },
+          nb::arg("args"),
+          "Runs the program on sharded arrays (_baton.ShardedArray), one per "
+          "parameter, each on this executable's mesh and devices and laid "
+          "out as its parameter was compiled for (none donated: that is "
+          "execute's). Returns, per output, a ShardedArray laid out as "
+          "output_shardings says.")
       .def_prop_ro("output_shardings",
                    [](const SpmdExecutable& exe) {
                      std::vector<Dims> out;

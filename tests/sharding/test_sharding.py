@@ -295,3 +295,50 @@ def test_sharded_donation_by_keyword_and_argname(mesh):
     out = step(xs, scale=2.0)
     assert xs.is_deleted()
     np.testing.assert_array_equal(np.asarray(out), floats(4 * 64) * 2)
+
+
+def test_the_shards_are_the_cpp_sharded_arrays_blocks(mesh, monkeypatch):
+    # The storage is a C++ baton::ShardedArray (_impl): its blocks and the
+    # shards' arrays are one storage, so it is released (R1) with the last
+    # reference, whichever holds it.
+    from baton import _partitioned_call
+
+    x = floats(4 * 16, 8)
+    before = in_use()
+    y = bt.device_put(x, NamedSharding(mesh, P("x")))
+    impl = y._impl
+    assert impl.shape == y.shape and impl.dtype == y.dtype
+    assert impl.block_shape == (16, 8) and impl.dims == [[0], []]
+    assert impl.axis_names == ["x"] and impl.axis_sizes == [N]
+    assert impl.devices == bt.devices()
+    blocks = impl.blocks
+    for k, s in enumerate(y.addressable_shards):
+        assert blocks[k] is s.data
+        assert blocks[k].unsafe_buffer_pointer() == s.data.unsafe_buffer_pointer()
+    np.testing.assert_array_equal(impl.copy_to_host(), x)
+    with pytest.raises(ValueError, match="block of mesh position 3 is missing"):
+        bt._baton.ShardedArray.from_blocks(
+            y.shape, "float32", ["x"], [N], [[0], []], bt.devices(), blocks[:3]
+        )
+
+    # A call donating nothing goes through SpmdExecutable.run: the outputs'
+    # shards are the blocks of the C++ sharded arrays it returned.
+    def no_execute(*args):
+        raise AssertionError("a call donating nothing went through execute")
+
+    monkeypatch.setattr(_partitioned_call, "_execute_donating", no_execute)
+    z, t = bt.jit(lambda a: (a * 2 + 1, a.sum(axis=0)))(y)
+    assert z.sharding == y.sharding and t.is_fully_replicated
+    for out in (z, t):
+        for block, s in zip(out._impl.blocks, out.addressable_shards):
+            assert block is s.data
+            assert block.unsafe_buffer_pointer() == s.data.unsafe_buffer_pointer()
+    np.testing.assert_array_equal(np.asarray(z), x * 2 + 1)
+    np.testing.assert_array_equal(t._impl.copy_to_host(), x.sum(axis=0))
+
+    del y, z, t, s, block, out
+    assert in_use() != before  # `impl` and `blocks` still hold y's storage
+    del blocks
+    assert in_use() != before
+    del impl
+    assert in_use() == before
