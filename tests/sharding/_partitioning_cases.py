@@ -104,6 +104,32 @@ def scan_tp_step():
     return {"loss": value, "w1": g1, "w2": g2}
 
 
+def while_tp_train():
+    """A training loop as a while_loop over tensor-parallel weights (w1 by
+    columns, w2 by rows over 'y'), stopping at a step budget or a loss
+    target: each iteration's forward and backward need an all-reduce."""
+    w1 = put(ints(4, 16, seed=10) * 0.125, None, "y")
+    w2 = put(ints(16, 4, seed=11) * 0.125, "y", None)
+    x = put(ints(8, 4, seed=6) * 0.25)
+
+    def loss_fn(w1, w2):
+        return jnp.mean((x + jnp.maximum(x @ w1, 0.0) @ w2) ** 2)
+
+    def train(w1, w2):
+        def cond(c):
+            return (c[2] < 4) & (c[3] > 1e-3)
+
+        def body(c):
+            w1, w2, i, _ = c
+            loss, (g1, g2) = jax.value_and_grad(loss_fn, argnums=(0, 1))(w1, w2)
+            return w1 - 0.01 * g1, w2 - 0.01 * g2, i + 1, loss
+
+        return jax.lax.while_loop(cond, body, (w1, w2, 0, jnp.float32(1.0)))
+
+    n1, n2, steps, loss = jax.jit(train)(w1, w2)
+    return {"w1": n1, "w2": n2, "steps": steps, "loss": loss}
+
+
 # bfloat16 values that round: a split contraction must give the whole one's
 # result (each device's part summed in float32, rounded once).
 U = np.random.RandomState(0).uniform(0, 1, (64, 32)).astype(jnp.bfloat16)
@@ -149,6 +175,7 @@ CASES = {
     )(X, W),
     "dp_step": dp_step,
     "scan_tp_step": scan_tp_step,
+    "while_tp_train": while_tp_train,
     "tp_step": tp_step,
     # with_sharding_constraint inside jit: the intermediate is laid out as
     # asked, and the layout flows on to the output; under grad the

@@ -58,7 +58,7 @@ CASE_NAMES = [
     "dot_rhs_cols", "dot_both", "dot_contracting", "x_xT", "reshape_keep",
     "reshape_flat", "mixed_unsharded", "mixed_shardings", "softmax_rows",
     "mlp_forward", "out_shardings_gather", "out_shardings_split", "in_shardings",
-    "dp_step", "scan_tp_step", "tp_step", "constraint_gathers", "constraint_resplits",
+    "dp_step", "scan_tp_step", "while_tp_train", "tp_step", "constraint_gathers", "constraint_resplits",
     "constraint_in_matmul", "constraint_under_grad", "constraint_under_vmap",
     "bf16_dot_split", "bf16_sum_split", "bf16_matmul_split_rows",
     "slice_cols", "pad_cols", "concat_cols", "sort_cols", "dynamic_slice_cols",
