@@ -186,6 +186,51 @@ TEST(JitFusionTest, ChainsWithOtherOpsUseTheTiledRunner) {
       nullptr);
 }
 
+// A bias broadcast over a batch (broadcast_in_dim of a row, dims=[1]) and
+// a per-row scale (dims=[0]) inside a fused step that is not a float chain
+// (tanh): the tiles and the parallel chunks start mid-row (37 columns), and
+// every element is the reference's, for 4- and 1-byte elements.
+TEST(JitFusionTest, BroadcastRowsAndColumnsInTiledStepsStartingMidRow) {
+  constexpr int64_t kRows = 4099, kCols = 37;
+  for (DType t : {DType::kFloat32, DType::kInt8}) {
+    SCOPED_TRACE(std::string(dtype_name(t)));
+    Jitted f([t](TraceScope&, const std::vector<Tracer>& a) {
+      const Shape shape{kRows, kCols};
+      Tracer row = broadcast_in_dim(a[1], shape, {1});
+      Tracer col = broadcast_in_dim(a[2], shape, {0});
+      Tracer y = t == DType::kFloat32 ? tanh(a[0]) * row + col
+                                      : (a[0] ^ row) + col;
+      return std::vector<Tracer>{y};
+    }, {.name = "bias"});
+    std::vector<double> x(kRows * kCols), b(kCols), c(kRows);
+    for (size_t i = 0; i < x.size(); ++i) x[i] = static_cast<double>(i % 11);
+    for (int64_t j = 0; j < kCols; ++j) b[j] = static_cast<double>(j + 1);
+    for (int64_t i = 0; i < kRows; ++i) c[i] = static_cast<double>(i % 5);
+    const compiler::Literal xl =
+        compiler::Literal::FromDoubles(t, Shape{kRows, kCols}, x);
+    const compiler::Literal bl = compiler::Literal::FromDoubles(t, Shape{kCols}, b);
+    const compiler::Literal cl = compiler::Literal::FromDoubles(t, Shape{kRows}, c);
+    const compiler::Literal out = ToLiteral(
+        f({ToArray(xl), ToArray(bl), ToArray(cl)})[0]);
+    for (int64_t i = 0; i < kRows; ++i) {
+      for (int64_t j = 0; j < kCols; ++j) {
+        const int64_t k = i * kCols + j;
+        if (t == DType::kFloat32) {
+          const float e = std::tanh(static_cast<float>(x[k])) *
+                              static_cast<float>(b[j]) +
+                          static_cast<float>(c[i]);
+          ASSERT_NEAR(out.data<float>()[k], e, 1e-5f) << i << "," << j;
+        } else {
+          const int8_t e = static_cast<int8_t>(
+              (static_cast<int8_t>(x[k]) ^ static_cast<int8_t>(b[j])) +
+              static_cast<int8_t>(c[i]));
+          ASSERT_EQ(out.data<int8_t>()[k], e) << i << "," << j;
+        }
+      }
+    }
+  }
+}
+
 // Threefry-style hashing of counters: each round reads both words twice
 // (x0 + x1, and x1 rotated then xored with the new x0), so every value has
 // two readers. One fused step holds the whole graph in tile slots.

@@ -54,6 +54,21 @@ void FusedStep::ExpandBroadcast(const Member& m, const void* src,
                                 int64_t begin, int64_t count, void* dst) {
   const int64_t inner = m.pattern.inner;
   int64_t index = (begin / inner) % m.pattern.count;  // operand element
+  if (inner == 1) {
+    // A row repeated (a bias broadcast over a batch): the result is the
+    // operand over and over, so it is copied a row's run at a time rather
+    // than element by element (that loop was 6% of a training step).
+    const int64_t b = m.element_bytes;
+    char* d = static_cast<char*>(dst);
+    const char* s = static_cast<const char*>(src);
+    for (int64_t j = 0; j < count;) {
+      const int64_t run = std::min(m.pattern.count - index, count - j);
+      std::memcpy(d + j * b, s + index * b, static_cast<size_t>(run * b));
+      j += run;
+      index = 0;
+    }
+    return;
+  }
   int64_t left = inner - begin % inner;  // result elements still from it
   auto expand = [&](auto* d, const auto* s) {
     for (int64_t j = 0; j < count;) {
