@@ -16,14 +16,7 @@
 #include "baton/runtime/client.h"
 #include "baton/runtime/transfer.h"
 #include "runtime/runtime_test_util.h"
-
-#if defined(__SANITIZE_THREAD__)
-#define BATON_TSAN 1
-#elif defined(__has_feature)
-#if __has_feature(thread_sanitizer)
-#define BATON_TSAN 1
-#endif
-#endif
+#include "sanitizer_build.h"
 
 namespace baton {
 namespace {
