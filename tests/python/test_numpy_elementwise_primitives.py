@@ -1,9 +1,11 @@
 """baton.numpy's functions on the newer elementwise primitives (log1p, expm1,
 tan, atan, atan2, xor, shifts) against numpy: float results within a few
-ulps of numpy's float64 value (libm's bits for the one-op float64
-functions), IEEE edge values and signed zeros, eager and under jit;
+ulps of numpy's value in long double (libm's float64 can be further off
+than the ulps allowed: cbrt by 2.6), IEEE edge values and signed zeros, eager and under jit;
 gradients against jax; integer shifts exact for every shift amount; and
 the TypeErrors jax.numpy raises for the wrong dtypes."""
+
+import zlib
 
 import ml_dtypes
 import numpy as np
@@ -42,7 +44,20 @@ def both(fn, *args):
 
 
 def _rng(*key):
-    return np.random.default_rng(abs(hash(key)) % 2**32)
+    # crc32, not hash(): str hashes change from process to process, and so
+    # did the inputs (a failure could not be reproduced).
+    return np.random.default_rng(zlib.crc32(repr(key).encode()))
+
+
+def _reference(npf, a):
+    """npf at a in long double (x86-64's 80-bit extended) where numpy has a
+    loop for it, else in float64: the float64 reference must be nearer than
+    the ulps allowed, and glibc's float64 cbrt is 2.6 ulps off at 0.02207
+    (cbrt(0.0220703429263853) = 0.28050225722506725148..., libm 0.2805022572250671087)."""
+    try:
+        return npf(a.astype(np.longdouble)).astype(np.float64)
+    except TypeError:
+        return npf(a.astype(np.float64))
 
 
 # ---- float functions: values ----
@@ -157,7 +172,7 @@ def test_float_function_matches_numpy(name, dtype):
     d = np.dtype(dtype)
     a = domain(_rng(name, d.name), d).astype(d)
     with np.errstate(all="ignore"):
-        want = npf(a.astype(np.float64))
+        want = _reference(npf, a)
     for got in both(getattr(bnp, name), a):
         assert_ulps(got, want, d, ulps)
 
