@@ -130,6 +130,47 @@ def while_tp_train():
     return {"w1": n1, "w2": n2, "steps": steps, "loss": loss}
 
 
+def switch_tp():
+    """lax.switch over tensor-parallel weights (w1 by columns, w2 by rows
+    over 'y'): two branches need an all-reduce (a layer and a scaled
+    layer), one none; each index taken, 5 clamped to the last. Each branch
+    also returns x @ w1, split by columns in all of them."""
+    w1 = put(ints(4, 16, seed=10) * 0.125, None, "y")
+    w2 = put(ints(16, 4, seed=11) * 0.125, "y", None)
+    x = put(ints(8, 4, seed=6) * 0.25)
+    branches = [
+        lambda x, w1, w2: (jnp.maximum(x @ w1, 0.0) @ w2, x @ w1),
+        lambda x, w1, w2: ((x @ w1) @ w2 * 0.5, x @ w1 + 1.0),
+        lambda x, w1, w2: (x * 2.0, (x @ w1) * 3.0),
+    ]
+    f = jax.jit(lambda i, x, w1, w2: jax.lax.switch(i, branches, x, w1, w2))
+    out = {}
+    for i in (0, 1, 2, 5):
+        y, h = f(i, x, w1, w2)
+        out[f"y{i}"], out[f"h{i}"] = y, h
+    return out
+
+
+def cond_tp_grad():
+    """The gradient of a loss whose layer is under a cond (a tensor-parallel
+    layer or a plain one, by a traced flag): the backward pass is a cond
+    too, both needing all-reduces where the weights are split."""
+    w1 = put(ints(4, 16, seed=12) * 0.125, None, "y")
+    w2 = put(ints(16, 4, seed=13) * 0.125, "y", None)
+    x = put(ints(8, 4, seed=7) * 0.25)
+
+    def loss_fn(w1, w2, deep):
+        y = jax.lax.cond(deep, lambda: jnp.tanh(x @ w1) @ w2, lambda: x @ w1 @ w2)
+        return jnp.mean((x + y) ** 2)
+
+    g = jax.jit(jax.value_and_grad(loss_fn, argnums=(0, 1)))
+    out = {}
+    for deep in (True, False):
+        value, (g1, g2) = g(w1, w2, deep)
+        out[f"loss_{deep}"], out[f"w1_{deep}"], out[f"w2_{deep}"] = value, g1, g2
+    return out
+
+
 # bfloat16 values that round: a split contraction must give the whole one's
 # result (each device's part summed in float32, rounded once).
 U = np.random.RandomState(0).uniform(0, 1, (64, 32)).astype(jnp.bfloat16)
@@ -235,6 +276,10 @@ CASES = {
     "cond_rows": lambda: jax.jit(
         lambda a, p: jax.lax.cond(p, lambda x: x * 2, lambda x: x - 1, a)
     )(put(X, "x"), True),
+    # Conditionals whose branches need communication keep the weights
+    # split, each branch's collectives inside it.
+    "switch_tp": switch_tp,
+    "cond_tp_grad": cond_tp_grad,
     "constraint_under_vmap": lambda: jax.jit(jax.vmap(
         lambda r: jax.lax.with_sharding_constraint(r * 3, NamedSharding(mesh, P("y")))
     ))(put(X, "x")),

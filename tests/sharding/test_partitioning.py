@@ -64,7 +64,7 @@ CASE_NAMES = [
     "slice_cols", "pad_cols", "concat_cols", "sort_cols", "dynamic_slice_cols",
     "take_rows_by_split_ids", "scatter_add_cols", "rfft_rows", "cholesky_batch",
     "solve_batch", "fori_loop_rows", "while_loop_rows", "scan_carry_and_ys",
-    "scan_over_layers", "cond_rows",
+    "scan_over_layers", "cond_rows", "switch_tp", "cond_tp_grad",
 ]
 
 
@@ -337,6 +337,48 @@ def test_a_training_while_loop_over_tensor_parallel_weights_keeps_them_split(mes
     np.testing.assert_allclose(np.asarray(n1), np.asarray(r1), rtol=1e-5, atol=1e-6)
     np.testing.assert_allclose(np.asarray(n2), np.asarray(r2), rtol=1e-5, atol=1e-6)
     np.testing.assert_allclose(float(loss), float(rloss), rtol=1e-5)
+
+
+def test_a_conditional_over_tensor_parallel_weights_keeps_them_split(mesh):
+    """A ``lax.switch`` between a Megatron-style layer (its all-reduce inside
+    the branch) and cheaper branches runs as a case stage: the weights stay
+    split (1/N per device, nothing gathered before it), each branch runs on
+    the blocks, and every index -- one out of range clamped, as JAX's -- gives
+    the unsharded switch's values. Before case stages, the weights were
+    gathered whole to every device before the conditional."""
+    d, h = 16, 64
+    w1 = floats(d, h) * 0.125
+    w2 = floats(h, d) * 0.125
+    x = floats(8, d)
+    branches = [
+        lambda x, w1, w2: bnp.maximum(x @ w1, 0.0) @ w2,
+        lambda x, w1, w2: (x @ w1) @ w2 * 0.5,
+        lambda x, w1, w2: x * 2.0,
+    ]
+
+    def f(i, x, w1, w2):
+        return bt.lax.switch(i, branches, x, w1, w2)
+
+    s1 = bt.device_put(w1, NamedSharding(mesh, P(None, "i")))
+    s2 = bt.device_put(w2, NamedSharding(mesh, P("i")))
+    compiled = bt.jit(f).lower(0, x, s1, s2).compile()
+    text = compiled.as_text()
+    assert "case %" in text
+    case_at = text.index("case %")
+    assert "all-gather" not in text[:case_at]
+    assert "all-reduce sum over 'i'" in text[case_at:]
+    weights = w1.nbytes + w2.nbytes
+    for a in compiled.memory_analysis_per_device():
+        assert a.argument_size_in_bytes == weights // N + x.nbytes + 4
+    whole = bt.jit(f).lower(0, x, bt.device_put(w1), bt.device_put(w2)).compile()
+    assert compiled.memory_analysis().peak_memory_in_bytes < (
+        whole.memory_analysis().peak_memory_in_bytes - weights // 2
+    )
+    for i in (0, 1, 2, 7, -1):
+        got = compiled(i, x, s1, s2)
+        assert got.sharding.spec == P()
+        want = bt.jit(f)(i, x, w1, w2)
+        np.testing.assert_allclose(np.asarray(got), np.asarray(want), rtol=1e-6, atol=1e-6)
 
 
 def test_a_scan_too_long_to_unroll_keeps_its_stacked_weights_split(mesh):

@@ -159,9 +159,9 @@ Result<SpmdProgram> CombineAllReduces(SpmdProgram sp, int64_t limit_bytes) {
     if (made.kind != Stage::Kind::kCompute) continue;
     std::map<std::tuple<std::vector<int>, ReduceOp, DType, DType>, std::vector<size_t>>
         groups;
-    // The communication stages up to the next compute or loop stage.
+    // The communication stages up to the next compute, loop or case stage.
     for (size_t k = i + 1; k < num_stages && sp.stages[k].kind != Stage::Kind::kCompute &&
-                           sp.stages[k].kind != Stage::Kind::kLoop;
+                           !sp.stages[k].RunsRegions();
          ++k) {
       const Stage& st = sp.stages[k];
       if (st.kind != Stage::Kind::kAllReduce) continue;

@@ -89,7 +89,10 @@ std::string ShardingPlan::ToText(const Program& program,
               ") over";
       for (int a : step.all_reduce_axes) text += " '" + mesh.axis_names[a] + "'";
     }
-    if (step.loop_stage) text += ", a loop stage";
+    if (step.region_stage) {
+      text += program.instruction(v).kind() == OpKind::kCase ? ", a case stage"
+                                                             : ", a loop stage";
+    }
     text += "\n";
   }
   return text;
@@ -540,7 +543,7 @@ class Propagator {
     std::vector<Sharding> operands;     // the layout each operand is read in
     std::vector<Sharding> outputs;      // per output_index
     std::vector<std::shared_ptr<const ShardingPlan>> regions;  // empty: whole
-    bool loop_stage = false;  // a while loop run as a stage (LoopStage)
+    bool region_stage = false;  // run as a stage (LoopStage, CaseStage)
   };
 
   // Meet of two layouts: the dimensions split alike, the rest whole.
@@ -570,7 +573,7 @@ class Propagator {
     }
     for (int k = 0; k < inst.operands.size(); ++k) Need(v, k, group_.operands[k]);
     plan_.steps[v].regions = group_.regions;
-    plan_.steps[v].loop_stage = group_.loop_stage;
+    plan_.steps[v].region_stage = group_.region_stage;
     return group_.outputs[output_index];
   }
 
@@ -609,9 +612,11 @@ class Propagator {
     for (const Program* r : regions) {
       if (HasSideEffect(*r)) return whole();
     }
-    // A region needing communication inside: a loop stage, or whole.
+    // A region needing communication inside: a loop or case stage, or
+    // whole.
     auto communicates = [&]() {
-      std::optional<RegionGroup> stage = LoopStage(inst);
+      std::optional<RegionGroup> stage =
+          inst.kind() == OpKind::kCase ? CaseStage(inst) : LoopStage(inst);
       return stage.has_value() ? std::move(*stage) : whole();
     };
     // The regions' parameters: the operands after the branch index; a
@@ -722,7 +727,45 @@ class Propagator {
     RegionGroup g;
     g.operands = params;
     g.outputs.assign(params.begin(), params.begin() + loop->num_carries);
-    g.loop_stage = true;
+    g.region_stage = true;
+    return g;
+  }
+
+  // A conditional whose branches need communication (and have no side
+  // effects: DecideRegions checked): run as a stage of its own when an
+  // operand is split (spmd_partitioner.h, SpmdCase), so each branch runs on
+  // the split blocks with its collectives inside, where read whole every
+  // device would gather them. The operands keep their layouts; each result
+  // is laid out as the branches' propagation lays it out where they agree,
+  // whole in the dimensions where they do not (a branch computing it
+  // otherwise reshards it at its end). Nullopt (read whole) when nothing is
+  // split or a branch cannot be propagated.
+  std::optional<RegionGroup> CaseStage(const Instruction& inst) {
+    const auto& c = inst.attrs_as<CaseAttrs>();
+    RegionGroup g;
+    g.operands.push_back(Of(inst.operands[0]));  // the index: a scalar
+    std::vector<Sharding> params;
+    bool split = false;
+    for (int k = 1; k < inst.operands.size(); ++k) {
+      params.push_back(Of(inst.operands[k]));
+      split = split || !params.back().IsReplicated();
+    }
+    if (!split || c.branches.empty()) return std::nullopt;
+    for (size_t b = 0; b < c.branches.size(); ++b) {
+      const Program& branch = *c.branches[b];
+      Result<ShardingPlan> plan = PropagateShardings(branch, mesh_, params);
+      if (!plan.ok()) return std::nullopt;
+      for (size_t j = 0; j < branch.outputs().size(); ++j) {
+        const Sharding& s = plan.value().sharding[branch.outputs()[j]];
+        if (b == 0) {
+          g.outputs.push_back(s);
+        } else {
+          g.outputs[j] = Meet(g.outputs[j], s);
+        }
+      }
+    }
+    g.operands.insert(g.operands.end(), params.begin(), params.end());
+    g.region_stage = true;
     return g;
   }
 

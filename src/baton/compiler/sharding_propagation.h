@@ -40,11 +40,15 @@
 //    values' layouts settled by a few rounds): run on each device's blocks,
 //    the regions' plans kept in the op's step (ShardingStep::regions);
 //    a while loop whose regions do need communication, free of side
-//    effects, with a split operand: a loop stage (ShardingStep::loop_stage)
-//    whose carries keep their layout (met with the body's results over a
-//    few rounds), its regions partitioned on their own by the partitioner;
-//    otherwise, and for callbacks and other ops, the operands are read
-//    whole (all-gathered) and the result is replicated.
+//    effects, with a split operand: a loop stage (ShardingStep::
+//    region_stage) whose carries keep their layout (met with the body's
+//    results over a few rounds), its regions partitioned on their own by
+//    the partitioner; a conditional likewise: a case stage, its operands
+//    kept as they are, each result laid out as the branches agree (the
+//    dimensions they all split alike), each branch partitioned on its own;
+//    otherwise (a scan, a region with side effects), and for callbacks and
+//    other ops, the operands are read whole (all-gathered) and the result
+//    is replicated.
 //
 // Thread-safety: a pure function of its arguments.
 #pragma once
@@ -104,10 +108,10 @@ struct ShardingStep {
   // needing communication -- what the partitioner makes the regions' block
   // programs from. Empty for every other instruction.
   std::vector<std::shared_ptr<const ShardingPlan>> regions;
-  // A while loop run as a stage of its own (spmd_partitioner.h, SpmdLoop):
-  // its operands read in this step's layouts, its results laid out as its
-  // carries go in.
-  bool loop_stage = false;
+  // A while loop or a conditional run as a stage of its own
+  // (spmd_partitioner.h, SpmdLoop and SpmdCase): its operands read in this
+  // step's layouts; a loop's results laid out as its carries go in.
+  bool region_stage = false;
 };
 
 struct ShardingPlan {

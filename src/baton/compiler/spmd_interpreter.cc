@@ -96,6 +96,28 @@ Status RunLoop(const SpmdStage& st, int64_t n, Blocks& blocks) {
   return OkStatus();
 }
 
+// A case stage: the index read (the same on every device), clamped to the
+// branches, and that branch run on the operands.
+Status RunCase(const SpmdStage& st, int64_t n, Blocks& blocks) {
+  const auto& branches = st.branches->branches;
+  const int64_t index = blocks[st.inputs[0]][0].GetAsInt64(0);
+  for (int64_t d = 1; d < n; ++d) {
+    if (blocks[st.inputs[0]][d].GetAsInt64(0) != index) {
+      return Internal("InterpretSpmd: a case's index differs between devices");
+    }
+  }
+  const int64_t last = static_cast<int64_t>(branches.size()) - 1;
+  Blocks operands;
+  for (size_t k = 1; k < st.inputs.size(); ++k) operands.push_back(blocks[st.inputs[k]]);
+  BATON_ASSIGN_OR_RETURN(
+      Blocks results,
+      RunStages(branches[std::clamp<int64_t>(index, 0, last)], std::move(operands)));
+  for (size_t j = 0; j < st.outputs.size(); ++j) {
+    blocks[st.outputs[j]] = std::move(results[j]);
+  }
+  return OkStatus();
+}
+
 // Runs `program`'s stages on its parameters' blocks (per parameter, per
 // device) and returns its outputs' blocks likewise.
 Result<std::vector<std::vector<Literal>>> RunStages(const SpmdProgram& program,
@@ -164,6 +186,9 @@ Result<std::vector<std::vector<Literal>>> RunStages(const SpmdProgram& program,
       }
       case SpmdStage::Kind::kLoop:
         BATON_RETURN_IF_ERROR(RunLoop(st, n, blocks));
+        break;
+      case SpmdStage::Kind::kCase:
+        BATON_RETURN_IF_ERROR(RunCase(st, n, blocks));
         break;
       case SpmdStage::Kind::kAllGather:
       case SpmdStage::Kind::kSlice: {

@@ -64,12 +64,12 @@ std::vector<int64_t> BlockOrigin(const Shape& global, const Sharding& sharding,
 }
 
 std::vector<int> SpmdStage::Reads() const {
-  if (kind == Kind::kCompute || kind == Kind::kLoop) return inputs;
+  if (kind == Kind::kCompute || RunsRegions()) return inputs;
   return {source};
 }
 
 std::vector<int> SpmdStage::Writes() const {
-  if (kind == Kind::kCompute || kind == Kind::kLoop) return outputs;
+  if (kind == Kind::kCompute || RunsRegions()) return outputs;
   return {result};
 }
 
@@ -82,7 +82,7 @@ int SpmdProgram::num_compute_stages() const {
 int SpmdProgram::num_communication_stages() const {
   int n = 0;
   for (const SpmdStage& s : stages) {
-    n += s.kind != SpmdStage::Kind::kCompute && s.kind != SpmdStage::Kind::kLoop;
+    n += s.kind != SpmdStage::Kind::kCompute && !s.RunsRegions();
   }
   return n;
 }
@@ -95,6 +95,18 @@ std::string SpmdProgram::ToText() const {
       s += "%" + std::to_string(ids[k]);
     }
     return s;
+  };
+  // A region's text, indented under its loop or conditional.
+  auto indented = [](const std::string& region) {
+    std::string out;
+    size_t begin = 0;
+    while (begin < region.size()) {
+      const size_t end = region.find('\n', begin);
+      out += "    " + region.substr(begin, end - begin) + "\n";
+      if (end == std::string::npos) break;
+      begin = end + 1;
+    }
+    return out;
   };
   std::string text;
   for (size_t i = 0; i < slots.size(); ++i) {
@@ -147,25 +159,19 @@ std::string SpmdProgram::ToText() const {
                 std::to_string(st.result) + "\n";
         break;
       }
-      case SpmdStage::Kind::kLoop: {
-        // The regions' texts, indented under the loop.
-        auto indented = [](const std::string& region) {
-          std::string out;
-          size_t begin = 0;
-          while (begin < region.size()) {
-            const size_t end = region.find('\n', begin);
-            out += "    " + region.substr(begin, end - begin) + "\n";
-            if (end == std::string::npos) break;
-            begin = end + 1;
-          }
-          return out;
-        };
+      case SpmdStage::Kind::kLoop:
         text += "while " + slot_list(st.inputs) + " -> " +
                 slot_list(st.outputs) + "\n  cond:\n" +
                 indented(st.loop->cond.ToText()) + "  body:\n" +
                 indented(st.loop->body.ToText());
         break;
-      }
+      case SpmdStage::Kind::kCase:
+        text += "case " + slot_list(st.inputs) + " -> " + slot_list(st.outputs) + "\n";
+        for (size_t b = 0; b < st.branches->branches.size(); ++b) {
+          text += "  branch " + std::to_string(b) + ":\n" +
+                  indented(st.branches->branches[b].ToText());
+        }
+        break;
       case SpmdStage::Kind::kAllGather:
       case SpmdStage::Kind::kSlice:
         text += st.kind == SpmdStage::Kind::kAllGather ? "all-gather " : "slice ";
@@ -497,7 +503,7 @@ class Partitioner {
   Status Partition(ValueId v, const Instruction& inst) {
     BATON_RETURN_IF_ERROR(CombinePartials(&inst));
     const ShardingStep& step = plan_.steps[v];
-    if (step.loop_stage) return PartitionLoop(v, inst, step);
+    if (step.region_stage) return PartitionRegionStage(v, inst, step);
     if (const auto* call = inst.attrs_if<CallAttrs>();
         call != nullptr && call->kind == CallKind::kShardingConstraint) {
       // No computation: the operand in the constrained layout.
@@ -562,17 +568,21 @@ class Partitioner {
     return OkStatus();
   }
 
-  // A while loop run as a stage (ShardingStep::loop_stage): its operands
-  // as slots in the step's layouts, its regions partitioned on their own
-  // (the body's carries back in the layouts they came in, the condition's
-  // predicate replicated), one slot per carry. Made at the group's first
-  // instruction for all of them.
-  Status PartitionLoop(ValueId v, const Instruction& inst, const ShardingStep& step) {
+  // A while loop or a conditional run as a stage (ShardingStep::
+  // region_stage): its operands as slots in the step's layouts, its
+  // regions partitioned on their own -- a loop's body gives its carries
+  // back in the layouts they came in, its condition the predicate
+  // replicated; each branch its results in the layouts the step chose --
+  // one slot per result. Made at the group's first instruction for all of
+  // them.
+  Status PartitionRegionStage(ValueId v, const Instruction& inst,
+                              const ShardingStep& step) {
     if (slot_of_[v] >= 0) return OkStatus();  // made with the group's first
-    const auto& loop = std::get<WhileAttrs>(inst.attrs);
     BATON_RETURN_IF_ERROR(Close(position_ - 1));
+    const std::string what = "partitioning the " +
+                             std::string(op_kind_name(inst.kind())) + " %" +
+                             std::to_string(v);
     SpmdStage stage;
-    stage.kind = SpmdStage::Kind::kLoop;
     std::vector<Sharding> layouts;
     for (int k = 0; k < inst.operands.size(); ++k) {
       const ValueId o = inst.operands[k];
@@ -582,31 +592,59 @@ class Partitioner {
         BATON_ASSIGN_OR_RETURN(slot, Resharded(o, r));
       }
       if (slot < 0) {
-        return Internal("partitioning the loop %" + std::to_string(v) +
-                        ": its operand %" + std::to_string(o) + " is not kept");
+        return Internal(what + ": its operand %" + std::to_string(o) +
+                        " is not kept");
       }
       stage.inputs.push_back(slot);
       layouts.push_back(out_.slots[slot].sharding);
     }
-    std::vector<std::optional<Sharding>> carries(
-        layouts.begin(), layouts.begin() + loop.num_carries);
-    auto partitioned = std::make_shared<SpmdLoop>();
-    partitioned->num_carries = loop.num_carries;
-    BATON_ASSIGN_OR_RETURN(
-        partitioned->cond,
-        PartitionForMesh(*loop.cond, mesh_, layouts, {Sharding::Replicated(0)}));
-    BATON_ASSIGN_OR_RETURN(partitioned->body,
-                           PartitionForMesh(*loop.body, mesh_, layouts, carries));
-    stage.loop = std::move(partitioned);
     const std::vector<ValueId> members = RegionGroupOf(p_, v);
-    if (static_cast<int>(members.size()) != loop.num_carries) {
-      return Internal("partitioning the loop %" + std::to_string(v) + ": " +
-                      std::to_string(members.size()) + " results for " +
-                      std::to_string(loop.num_carries) + " carries");
+    std::vector<std::optional<Sharding>> results(members.size());
+    for (ValueId m : members) {
+      const int j = ControlFlowOutputIndex(p_.instruction(m).attrs);
+      if (j < 0 || j >= static_cast<int>(members.size())) {
+        return Internal(what + ": result %" + std::to_string(m) +
+                        " is output " + std::to_string(j) + " of " +
+                        std::to_string(members.size()));
+      }
+      results[j] = plan_.sharding[m];
+    }
+    if (const auto* loop = inst.attrs_if<WhileAttrs>()) {
+      if (static_cast<int>(members.size()) != loop->num_carries) {
+        return Internal(what + ": " + std::to_string(members.size()) +
+                        " results for " + std::to_string(loop->num_carries) +
+                        " carries");
+      }
+      stage.kind = SpmdStage::Kind::kLoop;
+      auto partitioned = std::make_shared<SpmdLoop>();
+      partitioned->num_carries = loop->num_carries;
+      BATON_ASSIGN_OR_RETURN(
+          partitioned->cond,
+          PartitionForMesh(*loop->cond, mesh_, layouts, {Sharding::Replicated(0)}));
+      // The carries come out laid out as they go in.
+      results.assign(layouts.begin(), layouts.begin() + loop->num_carries);
+      BATON_ASSIGN_OR_RETURN(partitioned->body,
+                             PartitionForMesh(*loop->body, mesh_, layouts, results));
+      stage.loop = std::move(partitioned);
+    } else if (const auto* branches = inst.attrs_if<CaseAttrs>()) {
+      if (!layouts[0].IsReplicated()) {
+        return Internal(what + ": its branch index is split");
+      }
+      stage.kind = SpmdStage::Kind::kCase;
+      auto partitioned = std::make_shared<SpmdCase>();
+      const std::vector<Sharding> params(layouts.begin() + 1, layouts.end());
+      for (const auto& branch : branches->branches) {
+        BATON_ASSIGN_OR_RETURN(SpmdProgram b,
+                               PartitionForMesh(*branch, mesh_, params, results));
+        partitioned->branches.push_back(std::move(b));
+      }
+      stage.branches = std::move(partitioned);
+    } else {
+      return Internal(what + ": only while loops and conditionals run as stages");
     }
     for (ValueId m : members) {
-      slot_of_[m] = NewSlot(m, *carries[ControlFlowOutputIndex(p_.instruction(m).attrs)],
-                            /*partial=*/false);
+      const int j = ControlFlowOutputIndex(p_.instruction(m).attrs);
+      slot_of_[m] = NewSlot(m, *results[j], /*partial=*/false);
       stage.outputs.push_back(slot_of_[m]);
     }
     out_.stages.push_back(std::move(stage));

@@ -19,6 +19,9 @@
 //    (SpmdLoop): the carries stay laid out as they are, and the condition
 //    and the body run as partitioned programs of their own, once per
 //    iteration, each with its collectives as stages.
+//  - kCase: a conditional whose branches need communication (SpmdCase):
+//    the branch index is read (replicated) and that branch runs as a
+//    partitioned program of its own on the operands' blocks.
 // A communication stage sits where the plan needs one: before the
 // instruction that reads an operand in another layout, and before the
 // first instruction that reads the result of a reduce or dot that is
@@ -99,20 +102,25 @@ struct SpmdCollective {
 };
 
 struct SpmdLoop;
+struct SpmdCase;
 
 struct SpmdStage {
   enum class Kind : uint8_t {
-    kCompute, kAllReduce, kAllGather, kSlice, kCollective, kLoop
+    kCompute, kAllReduce, kAllGather, kSlice, kCollective, kLoop, kCase
   };
   Kind kind = Kind::kCompute;
   // kCompute: the per-device program; its parameter i reads slot
   // inputs[i], its output j writes slot outputs[j]. kLoop: inputs are the
   // loop's operands (carries, then invariants), outputs its final carries.
+  // kCase: inputs are the branch index, then the branches' operands;
+  // outputs the results.
   std::shared_ptr<const Program> program;
   std::vector<int> inputs;
   std::vector<int> outputs;
   // kLoop: the condition and the body, partitioned.
   std::shared_ptr<const SpmdLoop> loop;
+  // kCase: the branches, partitioned.
+  std::shared_ptr<const SpmdCase> branches;
   // Communication: slot `result` from slot `source`.
   int source = -1;
   int result = -1;
@@ -126,6 +134,9 @@ struct SpmdStage {
   // or the result).
   std::vector<int> Reads() const;
   std::vector<int> Writes() const;
+  // kLoop or kCase: a stage running partitioned programs of its own
+  // (neither a compute nor a communication stage).
+  bool RunsRegions() const { return kind == Kind::kLoop || kind == Kind::kCase; }
 };
 
 struct SpmdProgram {
@@ -136,7 +147,7 @@ struct SpmdProgram {
   std::vector<SpmdStage> stages;     // in order
 
   int num_compute_stages() const;
-  int num_communication_stages() const;  // a loop stage is neither kind
+  int num_communication_stages() const;  // a loop or case stage is neither
   // One line per stage: "compute %0 %1 -> %2", "all-reduce sum over 'i':
   // %2 -> %3", "all-gather %1 P('i') -> P(): %4"; slots with their block
   // types.
@@ -156,6 +167,16 @@ struct SpmdLoop {
   int num_carries = 0;
 };
 
+// A conditional run as a stage: each branch partitioned over the same mesh,
+// its parameters laid out as the stage's operand slots (after the index)
+// and its results as the stage's output slots (resharded at its end where
+// its computation leaves them otherwise). The stage reads the index (a
+// replicated scalar, the same on every device), clamps it to the branches
+// as `case` does, and runs that branch.
+struct SpmdCase {
+  std::vector<SpmdProgram> branches;
+};
+
 // Partitions `program` (calls inlined) for `mesh` with its parameters laid
 // out as `parameters`. A scan that would run whole although an operand is
 // split -- its body needs communication, as a scan over tensor-parallel
@@ -164,7 +185,8 @@ struct SpmdLoop {
 // collective is a stage and the split operands stay split. A while loop
 // whose condition or body needs communication while an operand is split
 // becomes a kLoop stage (its carries stay split; each iteration's
-// collectives run as stages of the loop's own programs). `outputs` (empty,
+// collectives run as stages of the loop's own programs); a conditional
+// likewise becomes a kCase stage. `outputs` (empty,
 // or one per output) asks for an
 // output's layout (jit's out_shardings: a last slice or all-gather where
 // propagation chose another; nullopt leaves it to propagation). Errors as

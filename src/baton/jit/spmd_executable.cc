@@ -182,6 +182,7 @@ std::string ExchangeText(const compiler::SpmdProgram& sp, size_t s) {
     case SpmdStage::Kind::kSlice:
     case SpmdStage::Kind::kCompute:
     case SpmdStage::Kind::kLoop:
+    case SpmdStage::Kind::kCase:
       break;
   }
   if (!st.axes.empty()) {
@@ -342,11 +343,11 @@ Status SpmdExecutable::Finish(const std::vector<bool>& donated) {
       if (st.inputs[k] == slot) flags[k] = true;
     }
   }
-  loops_.resize(num_stages);
+  regions_.resize(num_stages);
   for (size_t s = 0; s < num_stages; ++s) {
     const SpmdStage& st = spmd_.stages[s];
-    if (st.kind == SpmdStage::Kind::kLoop) {
-      BATON_RETURN_IF_ERROR(CompileLoop(s));
+    if (st.RunsRegions()) {
+      BATON_RETURN_IF_ERROR(CompileRegions(s));
       continue;
     }
     if (st.kind != SpmdStage::Kind::kCompute) {
@@ -388,9 +389,17 @@ Status SpmdExecutable::Finish(const std::vector<bool>& donated) {
   }
   for (size_t s = 0; s < num_stages; ++s) {
     if (crosses_[s]) agreement_ += ExchangeText(spmd_, s) + "\n";
-    if (loops_[s].cond == nullptr) continue;
-    const std::string inside = loops_[s].cond->agreement_ + loops_[s].body->agreement_;
-    if (!inside.empty()) agreement_ += "while {\n" + inside + "}\n";
+    if (regions_[s].empty()) continue;
+    // Every region's exchanges, each in braces: the same collectives in
+    // another branch or region must not agree by accident.
+    std::string inside;
+    for (const auto& region : regions_[s]) {
+      if (!region->agreement_.empty()) inside += "{\n" + region->agreement_ + "}\n";
+    }
+    if (!inside.empty()) {
+      agreement_ += (spmd_.stages[s].kind == SpmdStage::Kind::kLoop ? "while " : "case ") +
+                    inside;
+    }
   }
   release_after_.resize(num_stages);
   for (size_t slot = 0; slot < last_read.size(); ++slot) {
@@ -401,27 +410,71 @@ Status SpmdExecutable::Finish(const std::vector<bool>& donated) {
   return OkStatus();
 }
 
-Status SpmdExecutable::CompileLoop(size_t s) {
-  const compiler::SpmdLoop& loop = *spmd_.stages[s].loop;
-  const std::string what = name_ + " (stage " + std::to_string(s) + ", while ";
+Status SpmdExecutable::CompileRegions(size_t s) {
+  const SpmdStage& st = spmd_.stages[s];
+  const std::string what = name_ + " (stage " + std::to_string(s) + ", ";
   const SpmdProcesses* processes = processes_.group != nullptr ? &processes_ : nullptr;
-  Loop& made = loops_[s];
-  BATON_ASSIGN_OR_RETURN(made.cond, CompilePartitioned(loop.cond, devices_,
-                                                       what + "cond)", processes));
-  std::vector<bool> carries(loop.body.parameter_slots.size(), false);
-  std::fill(carries.begin(), carries.begin() + loop.num_carries, true);
-  BATON_ASSIGN_OR_RETURN(made.body, CompilePartitioned(loop.body, devices_,
-                                                       what + "body)", processes,
-                                                       carries));
+  std::vector<std::shared_ptr<SpmdExecutable>>& made = regions_[s];
+  if (st.kind == SpmdStage::Kind::kLoop) {
+    const compiler::SpmdLoop& loop = *st.loop;
+    BATON_ASSIGN_OR_RETURN(std::shared_ptr<SpmdExecutable> cond,
+                           CompilePartitioned(loop.cond, devices_,
+                                              what + "while cond)", processes));
+    std::vector<bool> carries(loop.body.parameter_slots.size(), false);
+    std::fill(carries.begin(), carries.begin() + loop.num_carries, true);
+    BATON_ASSIGN_OR_RETURN(std::shared_ptr<SpmdExecutable> body,
+                           CompilePartitioned(loop.body, devices_,
+                                              what + "while body)", processes,
+                                              carries));
+    made = {std::move(cond), std::move(body)};
+  } else {
+    const auto& branches = st.branches->branches;
+    for (size_t b = 0; b < branches.size(); ++b) {
+      BATON_ASSIGN_OR_RETURN(
+          std::shared_ptr<SpmdExecutable> branch,
+          CompilePartitioned(branches[b], devices_,
+                             what + "case branch " + std::to_string(b) + ")",
+                             processes));
+      made.push_back(std::move(branch));
+    }
+  }
   // The enclosing executable agrees for them (its agreement() holds theirs).
-  made.cond->nested_ = true;
-  made.body->nested_ = true;
+  for (const auto& region : made) region->nested_ = true;
   return OkStatus();
+}
+
+Result<std::vector<std::vector<Array>>> SpmdExecutable::RunCase(
+    size_t s, const std::vector<std::vector<Array>>& operands) const {
+  const auto& branches = regions_[s];
+  // Replicated: every device's copy is the same; this process reads its
+  // first (every process reads the same value, so all take one branch).
+  const Array& index = operands[0][0];
+  int64_t at = 0;
+  switch (index.dtype()) {
+    case DType::kInt32: {
+      int32_t i = 0;
+      BATON_RETURN_IF_ERROR(CopyToHost(index, &i, sizeof i));
+      at = i;
+      break;
+    }
+    case DType::kInt64: {
+      BATON_RETURN_IF_ERROR(CopyToHost(index, &at, sizeof at));
+      break;
+    }
+    default:
+      return Internal(name_ + ": a case stage's index is " +
+                      std::string(dtype_name(index.dtype())) + ", not an integer");
+  }
+  // Out of range: clamped, as `case` does.
+  at = std::clamp<int64_t>(at, 0, static_cast<int64_t>(branches.size()) - 1);
+  const std::vector<std::vector<Array>> arguments(operands.begin() + 1, operands.end());
+  return branches[at]->Execute(arguments);
 }
 
 Result<std::vector<std::vector<Array>>> SpmdExecutable::RunLoop(
     size_t s, std::vector<std::vector<Array>> operands) const {
-  const Loop& loop = loops_[s];
+  const SpmdExecutable& cond = *regions_[s][0];
+  const SpmdExecutable& body = *regions_[s][1];
   const int num_carries = spmd_.stages[s].loop->num_carries;
   // Never donated: the blocks the loop was given (the caller's, a slot's)
   // -- every carry is copied in the first iteration -- and the invariants,
@@ -432,7 +485,7 @@ Result<std::vector<std::vector<Array>>> SpmdExecutable::RunLoop(
   }
   for (bool first = true;; first = false) {
     BATON_ASSIGN_OR_RETURN(std::vector<std::vector<Array>> predicate,
-                           loop.cond->Execute(operands));
+                           cond.Execute(operands));
     // Replicated: every device's copy is the same; this process reads its
     // first (every process reads the same value, so all go on alike).
     bool go = false;
@@ -455,7 +508,7 @@ Result<std::vector<std::vector<Array>>> SpmdExecutable::RunLoop(
       for (Donated& d : donations[i]) donated[i].push_back(&d);
     }
     BATON_ASSIGN_OR_RETURN(std::vector<std::vector<Array>> carries,
-                           loop.body->Execute(operands, donated));
+                           body.Execute(operands, donated));
     for (int i = 0; i < num_carries; ++i) operands[i] = std::move(carries[i]);
   }
   operands.resize(num_carries);
@@ -567,6 +620,7 @@ Status SpmdExecutable::CompileCommunication(size_t s) {
     }
     case SpmdStage::Kind::kCompute:
     case SpmdStage::Kind::kLoop:
+    case SpmdStage::Kind::kCase:
       break;
   }
   return Internal(what + ": not a communication stage");
@@ -616,6 +670,7 @@ bool SpmdExecutable::Crosses(size_t s) const {
     case SpmdStage::Kind::kSlice:
     case SpmdStage::Kind::kCompute:
     case SpmdStage::Kind::kLoop:  // its regions exchange in their own stages
+    case SpmdStage::Kind::kCase:
       return false;
   }
   return false;
@@ -722,17 +777,30 @@ Result<compiler::MemoryAnalysis> SpmdExecutable::memory_analysis(int k) const {
         // with what it makes and its temporaries -- the fuller of the
         // regions' peaks. The invariants, its arguments too, are the
         // operands' own blocks: counted once.
-        const Loop& loop = loops_[s];
         BATON_ASSIGN_OR_RETURN(compiler::MemoryAnalysis cond,
-                               loop.cond->memory_analysis(k));
+                               regions_[s][0]->memory_analysis(k));
         BATON_ASSIGN_OR_RETURN(compiler::MemoryAnalysis body,
-                               loop.body->memory_analysis(k));
+                               regions_[s][1]->memory_analysis(k));
         during = std::max(cond.peak_memory_in_bytes, body.peak_memory_in_bytes);
         for (size_t j = st.loop->num_carries; j < st.inputs.size(); ++j) {
           during -= bytes(st.inputs[j]);
         }
         m.constant_size_in_bytes +=
             std::max(cond.constant_size_in_bytes, body.constant_size_in_bytes);
+        made = st.outputs;
+        break;
+      }
+      case SpmdStage::Kind::kCase: {
+        // The fullest branch: its arguments are the operands' own blocks
+        // (counted once, as slots), beyond them what it makes and its
+        // temporaries.
+        int64_t constants = 0;
+        for (const auto& branch : regions_[s]) {
+          BATON_ASSIGN_OR_RETURN(compiler::MemoryAnalysis b, branch->memory_analysis(k));
+          during = std::max(during, b.peak_memory_in_bytes - b.argument_size_in_bytes);
+          constants = std::max(constants, b.constant_size_in_bytes);
+        }
+        m.constant_size_in_bytes += constants;
         made = st.outputs;
         break;
       }
@@ -991,7 +1059,8 @@ Result<std::vector<std::vector<Array>>> SpmdExecutable::Execute(
       BATON_ASSIGN_OR_RETURN(remote, Exchange(s, slots[st.source]));
     }
     switch (st.kind) {
-      case SpmdStage::Kind::kLoop: {
+      case SpmdStage::Kind::kLoop:
+      case SpmdStage::Kind::kCase: {
         // The operands this stage reads last are handed over, so each
         // carry's first block is freed once the first iteration replaced it.
         std::vector<std::vector<Array>> operands;
@@ -1001,12 +1070,14 @@ Result<std::vector<std::vector<Array>>> SpmdExecutable::Execute(
           operands.push_back(std::move(mine));
         }
         for (int slot : release_after_[s]) slots[slot].clear();
-        BATON_ASSIGN_OR_RETURN(std::vector<std::vector<Array>> carries,
-                               RunLoop(s, std::move(operands)));
-        for (size_t j = 0; j < carries.size(); ++j) {
+        BATON_ASSIGN_OR_RETURN(std::vector<std::vector<Array>> results,
+                               st.kind == SpmdStage::Kind::kLoop
+                                   ? RunLoop(s, std::move(operands))
+                                   : RunCase(s, operands));
+        for (size_t j = 0; j < results.size(); ++j) {
           std::vector<Array>& to = slots[st.outputs[j]];
           to.resize(n);
-          for (size_t k = 0; k < local_.size(); ++k) to[local_[k]] = std::move(carries[j][k]);
+          for (size_t k = 0; k < local_.size(); ++k) to[local_[k]] = std::move(results[j][k]);
         }
         break;
       }

@@ -48,6 +48,11 @@
 // place. A carry block the loop does not own -- the stage's operands in the
 // first iteration, an invariant passed through -- is copied first, once.
 //
+// A case stage (a conditional whose branches need communication,
+// compiler::SpmdCase) reads its index on the host (replicated, so every
+// process takes the same branch) and runs that branch, compiled as an
+// SpmdExecutable of its own, on the operands' blocks.
+//
 // shard_map: CompilePartitioned runs an SpmdProgram made elsewhere -- a
 // shard_map body (compiler::PartitionShardMapBody), whose slots hold each
 // device's own values and whose all-reduces are its collectives.
@@ -192,12 +197,16 @@ class SpmdExecutable {
   // (empty, or one per parameter) handed to the stages reading them last.
   Status Finish(const std::vector<bool>& donated);
   Status CompileCommunication(size_t stage);
-  // A loop stage's regions, compiled as executables of their own.
-  Status CompileLoop(size_t stage);
+  // A loop or case stage's regions, compiled as executables of their own.
+  Status CompileRegions(size_t stage);
   // Runs loop stage `stage` on its operands' blocks ([operand][local
   // index]) and returns the final carries' blocks likewise.
   Result<std::vector<std::vector<Array>>> RunLoop(
       size_t stage, std::vector<std::vector<Array>> operands) const;
+  // Runs case stage `stage`'s branch chosen by its index on the operands'
+  // blocks (the index's first) and returns the results' blocks likewise.
+  Result<std::vector<std::vector<Array>>> RunCase(
+      size_t stage, const std::vector<std::vector<Array>>& operands) const;
   // Whether stage `s` reads a block of another process's device.
   bool Crosses(size_t s) const;
   // Other processes' blocks of `by_position` (this process's blocks by
@@ -223,13 +232,11 @@ class SpmdExecutable {
   // combine / slice / assemble programs (communication stages).
   std::vector<std::vector<std::shared_ptr<Executable>>> compute_;
   std::vector<std::vector<std::shared_ptr<Communication>>> communication_;
-  // Per stage: a loop stage's condition and body (null for other stages).
-  struct Loop {
-    std::shared_ptr<SpmdExecutable> cond, body;
-  };
-  std::vector<Loop> loops_;
-  // A loop stage's region: the enclosing executable checks the processes'
-  // agreement (which includes this one's) once per call.
+  // Per stage: a loop stage's condition and body, a case stage's branches
+  // (empty for other stages).
+  std::vector<std::vector<std::shared_ptr<SpmdExecutable>>> regions_;
+  // A loop or case stage's region: the enclosing executable checks the
+  // processes' agreement (which includes this one's) once per call.
   bool nested_ = false;
   std::vector<bool> donated_;  // per parameter
   // Per slot: whether it is a donated parameter's (memory_analysis releases

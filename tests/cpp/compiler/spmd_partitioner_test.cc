@@ -448,6 +448,58 @@ TEST(SpmdPartitionerTest, AWhileConditionNeedingCommunicationKeepsTheCarrySplit)
   }
 }
 
+// A conditional whose branch needs communication -- a tensor-parallel
+// layer on one side, an elementwise op on the other, the weights split by
+// columns and rows -- runs as a case stage: the weights stay split (nothing
+// is gathered), the layer's all-reduce is inside its branch's own program,
+// and a result both branches lay out split stays split. Each branch is
+// taken, and an index out of range clamps to the last, as `case` does.
+TEST(SpmdPartitionerTest, AConditionalNeedingCommunicationKeepsItsOperandsSplit) {
+  auto branch = [](bool layer) {
+    TraceContext ctx;
+    const Tracer x = ctx.AddParameter(F32({8, 16}));
+    const Tracer w1 = ctx.AddParameter(F32({16, 32}));
+    const Tracer w2 = ctx.AddParameter(F32({32, 16}));
+    const Tracer h = matmul(x, w1);  // split by columns, as w1
+    // Clipped to [-3, 3]: small integers, so every sum is exact.
+    if (layer) return ctx.Finish({minimum(maximum(matmul(h, w2), -3.0), 3.0), h});
+    return ctx.Finish({x * 2.0, h + 1.0});
+  };
+  CaseAttrs c;
+  c.branches = {std::make_shared<const Program>(branch(true)),
+                std::make_shared<const Program>(branch(false))};
+  for (const int index : {0, 1, 7, -2}) {
+    SCOPED_TRACE("index " + std::to_string(index));
+    Program p;
+    const ValueId px = p.AddParameter(F32({8, 16})).value();
+    const ValueId pw1 = p.AddParameter(F32({16, 32})).value();
+    const ValueId pw2 = p.AddParameter(F32({32, 16})).value();
+    const ValueId i = p.Add(ConstantAttrs{std::make_shared<Literal>(
+                                Literal::Scalar<int32_t>(index))},
+                            {})
+                          .value();
+    const std::vector<ValueId> outs = AddRegionGroup(p, c, {i, px, pw1, pw2}).value();
+    ASSERT_TRUE(p.SetOutputs({outs[0], outs[1]}).ok());
+    const SpmdProgram sp =
+        CheckAgainstOneDevice(p, Mesh1(), {S({R, R}), S({R, I}), S({I, R})});
+    ASSERT_EQ(Count(sp, SpmdStage::Kind::kCase), 1) << sp.ToText();
+    EXPECT_EQ(sp.num_communication_stages(), 0) << sp.ToText();
+    EXPECT_EQ(sp.slots[sp.output_slots[0]].block, Shape({8, 16}));
+    EXPECT_EQ(sp.slots[sp.output_slots[1]].block, Shape({8, 8}));  // 1/4
+    for (const SpmdStage& st : sp.stages) {
+      if (st.kind != SpmdStage::Kind::kCase) continue;
+      EXPECT_EQ(sp.slots[st.inputs[2]].block, Shape({16, 8}));
+      EXPECT_EQ(sp.slots[st.inputs[3]].block, Shape({8, 16}));
+      ASSERT_EQ(st.branches->branches.size(), 2u);
+      const SpmdProgram& layer = st.branches->branches[0];
+      EXPECT_EQ(Count(layer, SpmdStage::Kind::kAllReduce), 1) << layer.ToText();
+      EXPECT_EQ(Count(layer, SpmdStage::Kind::kAllGather), 0) << layer.ToText();
+      EXPECT_EQ(st.branches->branches[1].num_communication_stages(), 0);
+    }
+    EXPECT_NE(sp.ToText().find("case %"), std::string::npos) << sp.ToText();
+  }
+}
+
 // Ops without a rule read their operands whole: a gather of split rows
 // after an elementwise op, then elementwise again on the replicated result
 // with a split operand (sliced, no communication).

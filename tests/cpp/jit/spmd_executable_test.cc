@@ -94,6 +94,14 @@ void ExpectOutputEquals(const SpmdExecutable& exe, int k,
 
 // What an array of `bytes` takes: the allocator rounds every block up to
 // 256 bytes (best_fit_allocator.h).
+// The number of stages of `kind` at the top level of `sp`.
+int Count(const compiler::SpmdProgram& sp, compiler::SpmdStage::Kind kind) {
+  return static_cast<int>(std::count_if(sp.stages.begin(), sp.stages.end(),
+                                        [&](const compiler::SpmdStage& st) {
+                                          return st.kind == kind;
+                                        }));
+}
+
 int64_t Block(int64_t bytes) { return (bytes + 255) / 256 * 256; }
 
 // Device memory in use once the device's queued work is done: an array
@@ -515,12 +523,7 @@ TEST(SpmdExecutableTest, WhileLoopsNeedingCommunicationKeepTheirOperandsSplit) {
                                      Devices(), "tp_loop");
   ASSERT_TRUE(exe.ok()) << exe.status().to_string();
   const auto& sp = exe.value()->partitioned();
-  ASSERT_EQ(std::count_if(sp.stages.begin(), sp.stages.end(),
-                          [](const compiler::SpmdStage& st) {
-                            return st.kind == compiler::SpmdStage::Kind::kLoop;
-                          }),
-            1)
-      << sp.ToText();
+  ASSERT_EQ(Count(sp, compiler::SpmdStage::Kind::kLoop), 1) << sp.ToText();
   EXPECT_EQ(sp.num_communication_stages(), 0);
   const std::vector<Literal> args = LoopArgs();
   const auto want = compiler::Interpret(p, args);
@@ -575,6 +578,106 @@ TEST(SpmdExecutableTest, WhileLoopsAcrossProcessesStopTogether) {
     ASSERT_TRUE(out.ok()) << out.status().to_string();
     for (int k = 0; k < 2; ++k) {
       ExpectOutputEquals(*exe.value(), k, out.value()[k], want.value()[k]);
+    }
+  });
+}
+
+// A conditional choosing, by its index parameter (an int32 scalar), a
+// tensor-parallel layer (its all-reduce inside the branch) or x * 2.
+Program TensorParallelCase() {
+  auto branch = [](bool layer) {
+    TraceContext ctx;
+    const Tracer x = ctx.AddParameter(F32({8, 16}));
+    const Tracer w1 = ctx.AddParameter(F32({16, 32}));
+    const Tracer w2 = ctx.AddParameter(F32({32, 16}));
+    if (layer) return ctx.Finish({minimum(maximum(matmul(matmul(x, w1), w2), -3.0), 3.0)});
+    return ctx.Finish({x * 2.0});
+  };
+  compiler::CaseAttrs c;
+  c.branches = {std::make_shared<const Program>(branch(true)),
+                std::make_shared<const Program>(branch(false))};
+  Program p;
+  std::vector<ValueId> params;
+  for (const ValueType& t : {ValueType{Shape{}, DType::kInt32}, F32({8, 16}),
+                             F32({16, 32}), F32({32, 16})}) {
+    params.push_back(p.AddParameter(t).value());
+  }
+  const std::vector<ValueId> outs = compiler::AddRegionGroup(p, c, params).value();
+  EXPECT_TRUE(p.SetOutputs({outs[0]}).ok());
+  return p;
+}
+
+const std::vector<Sharding> kCaseShardings = {
+    Sharding{{}}, Sharding{{{}, {}}}, Sharding{{{}, {0}}}, Sharding{{{0}, {}}}};
+
+std::vector<Literal> CaseArgs(int32_t index) {
+  return {Literal::Scalar<int32_t>(index), Arg({8, 16}, 1), Arg({16, 32}, 2),
+          Arg({32, 16}, 3)};
+}
+
+// The conditional runs as a case stage: its weights stay a quarter per
+// device (the layer's all-reduce is inside its branch), every index -- out
+// of range ones clamped -- gives the one-device program's values, and after
+// the call only the arguments and the output stay allocated.
+TEST(SpmdExecutableTest, ConditionalsNeedingCommunicationKeepTheirOperandsSplit) {
+  const Program p = TensorParallelCase();
+  auto exe = SpmdExecutable::Compile(p, DeviceMesh{{"i"}, {4}}, kCaseShardings,
+                                     Devices(), "tp_case");
+  ASSERT_TRUE(exe.ok()) << exe.status().to_string();
+  const auto& sp = exe.value()->partitioned();
+  ASSERT_EQ(Count(sp, compiler::SpmdStage::Kind::kCase), 1) << sp.ToText();
+  EXPECT_EQ(sp.num_communication_stages(), 0);
+  std::vector<int64_t> before;
+  for (Device* d : Devices()) before.push_back(InUse(d));
+  for (const int32_t index : {0, 1, 9, -4}) {
+    SCOPED_TRACE("index " + std::to_string(index));
+    const std::vector<Literal> args = CaseArgs(index);
+    const auto want = compiler::Interpret(p, args);
+    ASSERT_TRUE(want.ok());
+    auto in = Blocks(*exe.value(), args);
+    const int64_t params =
+        Block(4) + Block(8 * 16 * 4) + Block(16 * 8 * 4) + Block(8 * 16 * 4);
+    auto out = exe.value()->Execute(in);
+    ASSERT_TRUE(out.ok()) << out.status().to_string();
+    ExpectOutputEquals(*exe.value(), 0, out.value()[0], want.value()[0]);
+    for (size_t d = 0; d < 4; ++d) {
+      EXPECT_EQ(InUse(Devices()[d]) - before[d], params + Block(8 * 16 * 4))
+          << "device " << d;
+    }
+  }
+  for (size_t d = 0; d < 4; ++d) EXPECT_EQ(InUse(Devices()[d]), before[d]);
+  // One device's view: the arguments at a quarter of the weights; the peak
+  // is the layer branch's, never a whole weight.
+  auto m = exe.value()->memory_analysis(0);
+  ASSERT_TRUE(m.ok());
+  EXPECT_EQ(m.value().argument_size_in_bytes, (1 + 8 * 16 + 16 * 8 + 8 * 16) * 4);
+  EXPECT_EQ(m.value().output_size_in_bytes, 8 * 16 * 4);
+  EXPECT_GT(m.value().peak_memory_in_bytes,
+            m.value().argument_size_in_bytes + m.value().output_size_in_bytes);
+  EXPECT_LT(m.value().peak_memory_in_bytes,
+            m.value().argument_size_in_bytes + (16 * 32 + 32 * 16) * 4);
+  EXPECT_NE(exe.value()->as_text().find("case %"), std::string::npos);
+}
+
+// Across two processes the layer branch's all-reduce goes through the
+// group; each process reads the same index and takes the same branch.
+TEST(SpmdExecutableTest, ConditionalsAcrossProcessesTakeTheSameBranch) {
+  if (!collectives::ProcessGroup::GlooAvailable()) GTEST_SKIP() << "built without Gloo";
+  const Program p = TensorParallelCase();
+  RunTwoRanks([&](int r, std::vector<Device*> devices, SpmdProcesses processes) {
+    auto exe = SpmdExecutable::Compile(p, DeviceMesh{{"i"}, {4}}, kCaseShardings,
+                                       devices, "tp_case", &processes);
+    ASSERT_TRUE(exe.ok()) << exe.status().to_string();
+    // The branches' exchanges are part of what the processes agree on.
+    EXPECT_NE(exe.value()->agreement().find("case {"), std::string::npos)
+        << exe.value()->agreement();
+    for (const int32_t index : {0, 1}) {
+      const std::vector<Literal> args = CaseArgs(index);
+      const auto want = compiler::Interpret(p, args);
+      ASSERT_TRUE(want.ok());
+      auto out = exe.value()->Execute(Blocks(*exe.value(), args));
+      ASSERT_TRUE(out.ok()) << out.status().to_string();
+      ExpectOutputEquals(*exe.value(), 0, out.value()[0], want.value()[0]);
     }
   });
 }
