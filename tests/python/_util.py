@@ -3,6 +3,7 @@
 import os
 import subprocess
 import sys
+import zlib
 
 import ml_dtypes
 import numpy as np
@@ -23,6 +24,14 @@ ALL_DTYPES = [
     np.float32,
     np.float64,
 ]
+
+
+def seeded_rng(*key):
+    """A numpy Generator seeded by `key` (any repr-able values): the same
+    draws in every process. Seeded by crc32, not hash(): str hashes change
+    from process to process, and so did the inputs (a failure could not be
+    reproduced)."""
+    return np.random.default_rng(zlib.crc32(repr(key).encode()))
 
 
 def dtype_name(d):

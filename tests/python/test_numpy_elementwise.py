@@ -2,14 +2,13 @@
 exact for arithmetic, comparisons and rounding; within a few ulps for
 transcendental functions. Eager and inside jit give the same values."""
 
-import zlib
-
 import ml_dtypes
 import numpy as np
 import pytest
 
 import baton as bt
 import baton.numpy as bnp
+from _util import seeded_rng
 
 BF16 = np.dtype(ml_dtypes.bfloat16)
 # numpy's defaults are 64-bit: compared with numpy, with x64 on (conftest.py)
@@ -79,11 +78,6 @@ def assert_exact(got, want):
         np.testing.assert_array_equal(got, want)
 
 
-def rng_for(*key):
-    # crc32, not hash(): str hashes change from process to process.
-    return np.random.default_rng(zlib.crc32(repr(key).encode()))
-
-
 # ---- arithmetic ----
 
 ARITH = {
@@ -101,7 +95,7 @@ def test_arithmetic_exact(name, dtype):
     npf, dtypes = ARITH[name]
     if dtype not in dtypes:
         pytest.skip(f"numpy has no {name} for {_name(dtype)}")
-    rng = rng_for(name, _name(dtype))
+    rng = seeded_rng(name, _name(dtype))
     a, b = sample(dtype, rng), sample(dtype, rng)
     with np.errstate(all="ignore"):
         want = npf(a, b)
@@ -111,7 +105,7 @@ def test_arithmetic_exact(name, dtype):
 
 @pytest.mark.parametrize("dtype", ALL, ids=_name)
 def test_true_divide(dtype):
-    rng = rng_for("div", _name(dtype))
+    rng = seeded_rng("div", _name(dtype))
     a, b = sample(dtype, rng), sample(dtype, rng, nonzero=True)
     if is_float(dtype):
         with np.errstate(all="ignore"):
@@ -125,7 +119,7 @@ def test_true_divide(dtype):
 @pytest.mark.parametrize("dtype", [*INTS, *FLOATS], ids=_name)
 @pytest.mark.parametrize("name", ["floor_divide", "mod", "fmod"])
 def test_division_remainders(name, dtype):
-    rng = rng_for(name, _name(dtype))
+    rng = seeded_rng(name, _name(dtype))
     a = sample(dtype, rng, special=False)
     b = sample(dtype, rng, nonzero=True, small=True, special=False)
     if np.dtype(dtype).kind == "i":
@@ -152,7 +146,7 @@ def test_integer_division_by_zero_gives_zero_like_numpy():
 
 @pytest.mark.parametrize("dtype", INTS, ids=_name)
 def test_integer_power(dtype):
-    rng = rng_for("pow", _name(dtype))
+    rng = seeded_rng("pow", _name(dtype))
     a = sample(dtype, rng, small=True)
     b = rng.integers(0, 6, N).astype(dtype)
     with np.errstate(all="ignore"):
@@ -163,7 +157,7 @@ def test_integer_power(dtype):
 
 @pytest.mark.parametrize("dtype", FLOATS, ids=_name)
 def test_float_power(dtype):
-    rng = rng_for("fpow", _name(dtype))
+    rng = seeded_rng("fpow", _name(dtype))
     a = sample(dtype, rng, positive=True)
     b = (rng.standard_normal(N) * 2).astype(dtype)
     want = np.power(a.astype(np.float64), b.astype(np.float64))
@@ -179,7 +173,7 @@ def test_float_power(dtype):
     "name", ["equal", "not_equal", "less", "less_equal", "greater", "greater_equal"]
 )
 def test_comparisons(name, dtype):
-    rng = rng_for(name, _name(dtype))
+    rng = seeded_rng(name, _name(dtype))
     a, b = sample(dtype, rng), sample(dtype, rng)
     b[10:20] = a[10:20]
     want = getattr(np, name)(a, b)
@@ -190,7 +184,7 @@ def test_comparisons(name, dtype):
 @pytest.mark.parametrize("dtype", ALL, ids=_name)
 @pytest.mark.parametrize("name", ["logical_and", "logical_or", "logical_xor"])
 def test_logical(name, dtype):
-    rng = rng_for(name, _name(dtype))
+    rng = seeded_rng(name, _name(dtype))
     a, b = sample(dtype, rng), sample(dtype, rng)
     a[::3] = 0
     want = getattr(np, name)(a, b)
@@ -203,7 +197,7 @@ def test_logical(name, dtype):
 @pytest.mark.parametrize("dtype", [np.bool_, *INTS], ids=_name)
 @pytest.mark.parametrize("name", ["bitwise_and", "bitwise_or", "bitwise_xor"])
 def test_bitwise(name, dtype):
-    rng = rng_for(name, _name(dtype))
+    rng = seeded_rng(name, _name(dtype))
     a, b = sample(dtype, rng), sample(dtype, rng)
     want = getattr(np, name)(a, b)
     for got in both(getattr(bnp, name), a, b):
@@ -236,7 +230,7 @@ def test_unary_exact(name, dtype):
     npf, dtypes = EXACT_UNARY[name]
     if dtype not in dtypes:
         pytest.skip(f"not defined for {_name(dtype)}")
-    rng = rng_for(name, _name(dtype))
+    rng = seeded_rng(name, _name(dtype))
     a = sample(dtype, rng)
     with np.errstate(all="ignore"):
         want = npf(a)
@@ -261,7 +255,7 @@ def test_round_integers_negative_decimals():
 
 @pytest.mark.parametrize("dtype", [F16, BF16, F32], ids=_name)
 def test_reciprocal(dtype):
-    a = sample(dtype, rng_for("recip", _name(dtype)), nonzero=True)
+    a = sample(dtype, seeded_rng("recip", _name(dtype)), nonzero=True)
     with np.errstate(all="ignore"):
         want = np.reciprocal(a)
     for got in both(bnp.reciprocal, a):
@@ -321,7 +315,7 @@ TRANSCENDENTAL = {
 @pytest.mark.parametrize("name", list(TRANSCENDENTAL))
 def test_transcendental(name, dtype):
     npf, kw = TRANSCENDENTAL[name]
-    rng = rng_for(name, _name(dtype))
+    rng = seeded_rng(name, _name(dtype))
     a = sample(dtype, rng, small=True, special=False, **kw)
     if is_float(dtype) and name in ("exp", "sinh", "cosh", "expm1", "exp2"):
         a = (a / 4).astype(dtype)  # stay in range for float16
@@ -353,7 +347,7 @@ def test_log1p_expm1_accurate_for_small_values():
 
 @pytest.mark.parametrize("dtype", ALL, ids=_name)
 def test_where(dtype):
-    rng = rng_for("where", _name(dtype))
+    rng = seeded_rng("where", _name(dtype))
     c = rng.integers(0, 2, N).astype(bool)
     a, b = sample(dtype, rng), sample(dtype, rng)
     for got in both(bnp.where, c, a, b):
@@ -376,7 +370,7 @@ def test_where_broadcasts_and_weak_scalars():
 
 @pytest.mark.parametrize("dtype", [*INTS, *FLOATS], ids=_name)
 def test_clip(dtype):
-    rng = rng_for("clip", _name(dtype))
+    rng = seeded_rng("clip", _name(dtype))
     a = sample(dtype, rng, special=False)
     lo, hi = np.array(2).astype(dtype), np.array(90).astype(dtype)
     for got in both(lambda x: bnp.clip(x, lo, hi), a):
@@ -386,7 +380,7 @@ def test_clip(dtype):
 
 @pytest.mark.parametrize("dtype", FLOATS, ids=_name)
 def test_fmax_fmin_ignore_nan(dtype):
-    rng = rng_for("fmax", _name(dtype))
+    rng = seeded_rng("fmax", _name(dtype))
     a, b = sample(dtype, rng), sample(dtype, rng)
     a[3], b[7], a[9], b[9] = np.nan, np.nan, np.nan, np.nan
     for name in ("fmax", "fmin"):
