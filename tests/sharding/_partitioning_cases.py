@@ -171,6 +171,28 @@ def cond_tp_grad():
     return out
 
 
+def along_split_rows():
+    """Ops along the split dimension: computed with it whole, their results
+    keep the split where their length divides by it (rows 0:8, a pad to 20,
+    a sort, a dynamic update, a concatenation to 20 rows, an FFT, a scatter)
+    and are whole where it does not (rows 1:4, a pad to 18)."""
+    a = put(ints(16, 4, seed=8), "x")
+    f = jax.jit(lambda a, i: {
+        "rows_0_8": a[0:8],
+        "rows_1_4": a[1:4],
+        "pad_20": jnp.pad(a, ((2, 2), (0, 0))),
+        "pad_18": jnp.pad(a, ((1, 1), (0, 0))),
+        "sort": jnp.sort(a, axis=0),
+        "argsort": jnp.argsort(a, axis=0, stable=True),
+        "update": jax.lax.dynamic_update_slice_in_dim(a, jnp.ones((2, 4)), i, 0),
+        "concat_20": jnp.concatenate([a, a[:4]], axis=0),
+        "fft_abs": jnp.abs(jnp.fft.fft(a, axis=0)),
+        "set_row": a.at[2].set(5.0),
+        "sorted_then_read": jnp.sort(a, axis=0)[:2].sum(axis=0),
+    })
+    return f(a, 3)
+
+
 # bfloat16 values that round: a split contraction must give the whole one's
 # result (each device's part summed in float32, rounded once).
 U = np.random.RandomState(0).uniform(0, 1, (64, 32)).astype(jnp.bfloat16)
@@ -280,6 +302,8 @@ CASES = {
     # split, each branch's collectives inside it.
     "switch_tp": switch_tp,
     "cond_tp_grad": cond_tp_grad,
+    # Ops along a split dimension keep its split where JAX's do.
+    "along_split_rows": along_split_rows,
     "constraint_under_vmap": lambda: jax.jit(jax.vmap(
         lambda r: jax.lax.with_sharding_constraint(r * 3, NamedSharding(mesh, P("y")))
     ))(put(X, "x")),

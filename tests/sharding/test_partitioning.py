@@ -64,7 +64,7 @@ CASE_NAMES = [
     "slice_cols", "pad_cols", "concat_cols", "sort_cols", "dynamic_slice_cols",
     "take_rows_by_split_ids", "scatter_add_cols", "rfft_rows", "cholesky_batch",
     "solve_batch", "fori_loop_rows", "while_loop_rows", "scan_carry_and_ys",
-    "scan_over_layers", "cond_rows", "switch_tp", "cond_tp_grad",
+    "scan_over_layers", "cond_rows", "switch_tp", "cond_tp_grad", "along_split_rows",
 ]
 
 

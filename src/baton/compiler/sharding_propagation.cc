@@ -89,6 +89,9 @@ std::string ShardingPlan::ToText(const Program& program,
               ") over";
       for (int a : step.all_reduce_axes) text += " '" + mesh.axis_names[a] + "'";
     }
+    if (step.computed.has_value()) {
+      text += ", computed as " + step.computed->ToString(mesh) + " and sliced";
+    }
     if (step.region_stage) {
       text += program.instruction(v).kind() == OpKind::kCase ? ", a case stage"
                                                              : ", a loop stage";
@@ -533,7 +536,34 @@ class Propagator {
       Need(v, 1, s);
     }
     Need(v, 0, s);
-    return s;
+    return KeepSplit(v, s, Of(inst.operands[0]));
+  }
+
+  // The layout of v, computed as `computed`: `computed` with each
+  // dimension it leaves whole split as `operand` splits it, where v's size
+  // there divides by that split and its axes are free (JAX's layouts:
+  // x[0:8], jnp.sort(x, axis=0), a concatenation or a dynamic update along
+  // a split dimension stay split; x[1:4] and a pad to 18 rows of 4 blocks
+  // do not). Where that differs from `computed`, the step records that the
+  // op computes in `computed` and each device slices its block after.
+  Sharding KeepSplit(ValueId v, const Sharding& computed, const Sharding& operand) {
+    const Shape& shape = p_.type(v).shape;
+    Sharding out = computed;
+    if (operand.dims.size() != out.dims.size()) return out;
+    std::vector<int> used;
+    for (const auto& axes : out.dims) used.insert(used.end(), axes.begin(), axes.end());
+    for (size_t d = 0; d < out.dims.size(); ++d) {
+      const std::vector<int>& axes = operand.dims[d];
+      if (!out.dims[d].empty() || axes.empty()) continue;
+      if (shape.dim(static_cast<int>(d)) % mesh_.SizeOf(axes) != 0) continue;
+      bool free = true;
+      for (int a : axes) free &= std::find(used.begin(), used.end(), a) == used.end();
+      if (!free) continue;
+      out.dims[d] = axes;
+      used.insert(used.end(), axes.begin(), axes.end());
+    }
+    if (out != computed) plan_.steps[v].computed = computed;
+    return out;
   }
 
   // A control-flow group's decision (made at its first instruction, used
@@ -639,7 +669,11 @@ class Propagator {
         // Reshards of parameters: the parameter in that layout instead.
         for (ValueId u = 0; u < r->num_values(); ++u) {
           const ShardingStep& step = plan.value().steps[u];
-          if (!step.all_reduce_axes.empty()) return communicates();
+          // A block sliced after the op is each device's own: not a
+          // block program's (the same program on every device).
+          if (!step.all_reduce_axes.empty() || step.computed.has_value()) {
+            return communicates();
+          }
           for (const Reshard& rs : step.reshards) {
             const ValueId o = r->instruction(u).operands[rs.operand];
             const auto* param = r->instruction(o).attrs_if<ParameterAttrs>();
@@ -793,13 +827,17 @@ class Propagator {
     const int64_t joined = inst.attrs_as<ConcatenateAttrs>().dimension;
     std::vector<bool> whole(inst.type.shape.rank(), false);
     whole[joined] = true;
+    int most = 0;  // the most split operand (before the joined dimension is)
     Sharding best = Whole(Of(inst.operands[0]), whole);
     for (int k = 1; k < inst.operands.size(); ++k) {
       Sharding s = Whole(Of(inst.operands[k]), whole);
-      if (Ways(s, mesh_) > Ways(best, mesh_)) best = std::move(s);
+      if (Ways(s, mesh_) > Ways(best, mesh_)) {
+        best = std::move(s);
+        most = k;
+      }
     }
     for (int k = 0; k < inst.operands.size(); ++k) Need(v, k, best);
-    return best;
+    return KeepSplit(v, best, Of(inst.operands[most]));
   }
 
   // take(operand, indices, axis): the operand whole along `axis` and split
@@ -847,7 +885,7 @@ class Propagator {
     Need(v, 0, s);
     Need(v, 1, Sharding::Replicated(index_rank));
     Need(v, 2, updates);
-    return s;
+    return KeepSplit(v, s, Of(inst.operands[0]));
   }
 
   // A constraint's layout: its dimensions, and the operand's for those it

@@ -30,11 +30,15 @@
 //    its group of merged or split dimensions and the group's major result
 //    dimension divides by the split; otherwise the group is gathered;
 //  - slices, dynamic slices and updates, pads, sorts, FFTs, concatenation:
-//    the dimensions they take whole (sliced, padded, sorted, transformed,
-//    joined) are whole, the others keep their split; batched linear
-//    algebra keeps its batch dimensions' split; a gather (take along an
-//    axis) keeps its operand's split elsewhere and its indices'; a scatter
-//    its operand's split elsewhere, the indices whole;
+//    computed with the dimensions they take whole (sliced, padded, sorted,
+//    transformed, joined) whole, the others keeping their split; the
+//    result then keeps the operand's split there too where its size still
+//    divides by it (each device slices its block: ShardingStep::computed),
+//    as JAX's layouts do; batched linear algebra keeps its batch
+//    dimensions' split; a gather (take along an axis) keeps its operand's
+//    split elsewhere and its indices'; a scatter is computed with its
+//    operand whole along its axis, the indices whole, and its result keeps
+//    the operand's layout;
 //  - while, scan and case whose regions need no communication on the
 //    operands' blocks (propagated into the regions, the loop-carried
 //    values' layouts settled by a few rounds): run on each device's blocks,
@@ -54,6 +58,7 @@
 #pragma once
 
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -108,6 +113,12 @@ struct ShardingStep {
   // needing communication -- what the partitioner makes the regions' block
   // programs from. Empty for every other instruction.
   std::vector<std::shared_ptr<const ShardingPlan>> regions;
+  // Set when the op computes its result laid out otherwise than the
+  // value's layout: in this one, a dimension it needs whole (sorted,
+  // joined, padded, updated) whole; each device then slices its block of
+  // the value's layout out of it, no communication. So the result keeps
+  // the split its operand had there, as JAX's does.
+  std::optional<Sharding> computed;
   // A while loop or a conditional run as a stage of its own
   // (spmd_partitioner.h, SpmdLoop and SpmdCase): its operands read in this
   // step's layouts; a loop's results laid out as its carries go in.

@@ -339,6 +339,11 @@ Result<Program> BlockProgram(const Program& p, const ShardingPlan& plan,
       BATON_ASSIGN_OR_RETURN(now[v], q.AddParameter(t));
       continue;
     }
+    if (plan.steps[v].computed.has_value()) {
+      // Propagation runs a region needing that as a stage, or whole.
+      return Internal("a block program's %" + std::to_string(v) +
+                      " would be sliced per device after it is computed");
+    }
     BATON_ASSIGN_OR_RETURN(OpAttrs attrs,
                            BlockAttrs(inst, plan.sharding[v], plan.steps[v], mesh, made));
     OperandList operands;
@@ -459,7 +464,7 @@ class Partitioner {
         slot_of_[v] = stage.outputs[same - outs.begin()];
         continue;
       }
-      slot_of_[v] = NewSlot(v, plan_.sharding[v], partial_[v],
+      slot_of_[v] = NewSlot(v, ComputedLayout(v), partial_[v],
                             cur_->type(local_of_[v]).dtype);
       stage.outputs.push_back(slot_of_[v]);
       outs.push_back(local_of_[v]);
@@ -495,9 +500,16 @@ class Partitioner {
     return stage.result;
   }
 
+  // The layout v's instruction computes it in: its step's `computed`
+  // where each device slices its block after, else v's.
+  const Sharding& ComputedLayout(ValueId v) const {
+    const auto& computed = plan_.steps[v].computed;
+    return computed.has_value() ? *computed : plan_.sharding[v];
+  }
+
   // The attributes of v's instruction for blocks (BlockAttrs).
   Result<OpAttrs> LocalAttrs(ValueId v, const Instruction& inst) {
-    return BlockAttrs(inst, plan_.sharding[v], plan_.steps[v], mesh_, block_regions_);
+    return BlockAttrs(inst, ComputedLayout(v), plan_.steps[v], mesh_, block_regions_);
   }
 
   Status Partition(ValueId v, const Instruction& inst) {
@@ -551,7 +563,7 @@ class Partitioner {
                       std::string(op_kind_name(inst.kind())) +
                       ") for blocks failed: " + id.status().message());
     }
-    const Shape want = BlockShape(inst.type.shape, plan_.sharding[v], mesh_);
+    const Shape want = BlockShape(inst.type.shape, ComputedLayout(v), mesh_);
     if (cur_->type(id.value()).shape != want) {
       return Internal("partitioning %" + std::to_string(v) + " (" +
                       std::string(op_kind_name(inst.kind())) + "): its block is " +
@@ -565,6 +577,20 @@ class Partitioner {
     // with every other partial result pending then (one compute stage for
     // all the gradients of a backward pass, not one per gradient).
     if (partial_[v] && last_use_[v] >= 0) pending_.push_back(v);
+    if (step.computed.has_value() && last_use_[v] >= 0) {
+      // Computed whole where v's layout splits it: the stage ends with v,
+      // and a slice stage gives each device its block.
+      BATON_RETURN_IF_ERROR(Close(position_));
+      SpmdStage slice;
+      slice.kind = SpmdStage::Kind::kSlice;
+      slice.source = slot_of_[v];
+      slice.result = NewSlot(v, plan_.sharding[v], /*partial=*/false);
+      out_.stages.push_back(slice);
+      slot_of_[v] = slice.result;
+      // A later reader wanting v as it was computed reads that slot, not
+      // an all-gather of the slices.
+      resharded_[std::make_pair(v, step.computed->dims)] = slice.source;
+    }
     return OkStatus();
   }
 

@@ -207,15 +207,26 @@ TEST(ShardingPropagationTest, ReshapesKeepAMajorSplitAndGatherOtherwise) {
   EXPECT_EQ(plan.steps[cflat].reshards[0].kind, Reshard::Kind::kAllGather);
 }
 
-TEST(ShardingPropagationTest, OpsWithoutARuleReadTheirOperandsWhole) {
+// A slice along the split dimension reads its operand whole (gathered) and
+// is computed whole; its result keeps the split where its length still
+// divides by it -- each device slices its block after (JAX's layouts:
+// x[1:5] of 8 over 4 devices is split, x[1:4] whole).
+TEST(ShardingPropagationTest, ASliceAlongTheSplitKeepsItWhereItsLengthDivides) {
   Program p;
   const ValueId x = p.AddParameter(F32({8})).value();
   const ValueId s = p.Add(SliceAttrs{{1}, {5}, {1}}, {x}).value();
-  ASSERT_TRUE(p.SetOutputs({s}).ok());
+  const ValueId t = p.Add(SliceAttrs{{1}, {4}, {1}}, {x}).value();
+  ASSERT_TRUE(p.SetOutputs({s, t}).ok());
   const ShardingPlan plan = Plan(p, Mesh1(), {S({I})});
-  EXPECT_EQ(plan.sharding[s], S({R}));
+  EXPECT_EQ(plan.sharding[s], S({I}));
+  ASSERT_TRUE(plan.steps[s].computed.has_value());
+  EXPECT_EQ(*plan.steps[s].computed, S({R}));
   ASSERT_EQ(plan.steps[s].reshards.size(), 1u);
   EXPECT_EQ(plan.steps[s].reshards[0].kind, Reshard::Kind::kAllGather);
+  EXPECT_EQ(plan.sharding[t], S({R}));
+  EXPECT_FALSE(plan.steps[t].computed.has_value());
+  ASSERT_EQ(plan.steps[t].reshards.size(), 1u);
+  EXPECT_EQ(plan.steps[t].reshards[0].kind, Reshard::Kind::kAllGather);
 }
 
 // A scan whose body needs communication is run whole: its ys are laid out

@@ -79,6 +79,13 @@ SpmdProgram CheckAgainstOneDevice(const Program& p, const DeviceMesh& mesh,
   return sp.value();
 }
 
+// A scalar constant of `p`.
+template <typename T>
+ValueId Scalar(Program& p, T value) {
+  return p.Add(ConstantAttrs{std::make_shared<Literal>(Literal::Scalar<T>(value))}, {})
+      .value();
+}
+
 ValueId Dot(Program& p, ValueId l, ValueId r, std::vector<int64_t> lc,
             std::vector<int64_t> rc) {
   return p.Add(DotGeneralAttrs{{}, {}, std::move(lc), std::move(rc)}, {l, r})
@@ -91,10 +98,7 @@ TEST(SpmdPartitionerTest, SumsAndMeansAllReducePartialResults) {
   const ValueId all = p.Add(ReduceAttrs{ReduceOp::kSum, {0, 1}}, {x}).value();
   const ValueId rows = p.Add(ReduceAttrs{ReduceOp::kMax, {1}}, {x}).value();
   const ValueId cols = p.Add(ReduceAttrs{ReduceOp::kSum, {0}}, {x}).value();
-  const ValueId n = p.Add(ConstantAttrs{std::make_shared<Literal>(
-                              Literal::Scalar<float>(8.0f))},
-                          {})
-                        .value();
+  const ValueId n = Scalar<float>(p, 8.0f);
   const ValueId nb = p.Add(BroadcastInDimAttrs{Shape{6}, {}}, {n}).value();
   const ValueId mean = p.Add(BinaryAttrs{BinaryOp::kDiv}, {cols, nb}).value();
   ASSERT_TRUE(p.SetOutputs({all, rows, mean}).ok());
@@ -180,10 +184,7 @@ TEST(SpmdPartitionerTest, TensorParallelMlpHasOneAllReduce) {
   const ValueId h = Dot(p, x, w1, {1}, {0});
   const ValueId bb = p.Add(BroadcastInDimAttrs{Shape{8, 32}, {1}}, {b1}).value();
   const ValueId hb = p.Add(BinaryAttrs{BinaryOp::kAdd}, {h, bb}).value();
-  const ValueId zero = p.Add(ConstantAttrs{std::make_shared<Literal>(
-                                 Literal::Scalar<float>(0.0f))},
-                             {})
-                           .value();
+  const ValueId zero = Scalar<float>(p, 0.0f);
   const ValueId zb = p.Add(BroadcastInDimAttrs{Shape{8, 32}, {}}, {zero}).value();
   const ValueId relu = p.Add(BinaryAttrs{BinaryOp::kMax}, {hb, zb}).value();
   const ValueId y = Dot(p, relu, w2, {1}, {0});
@@ -474,10 +475,7 @@ TEST(SpmdPartitionerTest, AConditionalNeedingCommunicationKeepsItsOperandsSplit)
     const ValueId px = p.AddParameter(F32({8, 16})).value();
     const ValueId pw1 = p.AddParameter(F32({16, 32})).value();
     const ValueId pw2 = p.AddParameter(F32({32, 16})).value();
-    const ValueId i = p.Add(ConstantAttrs{std::make_shared<Literal>(
-                                Literal::Scalar<int32_t>(index))},
-                            {})
-                          .value();
+    const ValueId i = Scalar<int32_t>(p, index);
     const std::vector<ValueId> outs = AddRegionGroup(p, c, {i, px, pw1, pw2}).value();
     ASSERT_TRUE(p.SetOutputs({outs[0], outs[1]}).ok());
     const SpmdProgram sp =
@@ -515,10 +513,8 @@ TEST(SpmdPartitionerTest, OpsKeepTheSplitOfDimensionsTheyDoNotTouch) {
   const ValueId ids = p.AddParameter(ValueType{Shape{8}, DType::kInt32}).value();
   const ValueId k = p.AddParameter(i32).value();
   const ValueId cols = p.AddParameter(ValueType{Shape{2}, DType::kInt32}).value();
-  const ValueId zero = p.Add(ConstantAttrs{std::make_shared<Literal>(
-                                 Literal::Scalar<float>(0.0f))}, {}).value();
-  const ValueId row0 = p.Add(ConstantAttrs{std::make_shared<Literal>(
-                                 Literal::Scalar<int32_t>(3))}, {}).value();
+  const ValueId zero = Scalar<float>(p, 0.0f);
+  const ValueId row0 = Scalar<int32_t>(p, 3);
   const ValueId sl = p.Add(SliceAttrs{{0, 1}, {8, 5}, {1, 1}}, {x}).value();
   const ValueId pd = p.Add(PadAttrs{{0, 1}, {0, 2}, {0, 1}}, {x, zero}).value();
   const ValueId srt = p.Add(SortAttrs{1, false, false}, {x}).value();
@@ -549,6 +545,53 @@ TEST(SpmdPartitionerTest, OpsKeepTheSplitOfDimensionsTheyDoNotTouch) {
   for (size_t j = 0; j < want.value().size(); ++j) {
     EXPECT_EQ(std::memcmp(got.value()[j].untyped_data(),
                           want.value()[j].untyped_data(),
+                          static_cast<size_t>(want.value()[j].byte_size())),
+              0)
+        << "output " << j;
+  }
+}
+
+// The same ops along the split dimension read it whole (one all-gather of
+// x) and compute whole there; each result then keeps the split where its
+// length divides by it -- a slice stage gives each device its block, no
+// communication -- as JAX's layouts do (x[0:8], a pad to 20 rows, a sort,
+// a dynamic update, a concatenation to 20 rows, a scatter along the split
+// rows stay split), and is whole where it does not (x[1:4], a pad to 18).
+TEST(SpmdPartitionerTest, OpsAlongTheSplitDimensionKeepItWhereTheirLengthDivides) {
+  Program p;
+  const ValueId x = p.AddParameter(F32({16, 3})).value();
+  const ValueId rows = p.AddParameter(ValueType{Shape{2}, DType::kInt32}).value();
+  const ValueId zero = Scalar<float>(p, 0.0f);
+  const ValueId at = Scalar<int32_t>(p, 5);
+  const ValueId col = Scalar<int32_t>(p, 0);
+  const ValueId sl = p.Add(SliceAttrs{{0, 0}, {8, 3}, {1, 1}}, {x}).value();
+  const ValueId pd = p.Add(PadAttrs{{2, 0}, {2, 0}, {0, 0}}, {x, zero}).value();
+  const ValueId srt = p.Add(SortAttrs{0, false, false}, {x}).value();
+  const ValueId upd = p.Add(SliceAttrs{{0, 0}, {2, 3}, {1, 1}}, {srt}).value();
+  const ValueId dus = p.Add(DynamicUpdateSliceAttrs{}, {x, upd, at, col}).value();
+  const ValueId cat = p.Add(ConcatenateAttrs{0}, {x, sl}).value();
+  const ValueId sc = p.Add(ScatterAttrs{0, ScatterMode::kAdd}, {x, rows, upd}).value();
+  const ValueId odd = p.Add(SliceAttrs{{1, 0}, {4, 3}, {1, 1}}, {x}).value();
+  const ValueId pad18 = p.Add(PadAttrs{{1, 0}, {1, 0}, {0, 0}}, {x, zero}).value();
+  ASSERT_TRUE(p.SetOutputs({sl, pd, srt, dus, cat, sc, odd, pad18}).ok());
+  Result<SpmdProgram> sp = PartitionForMesh(p, Mesh1(), {S({I, R}), S({R})});
+  ASSERT_TRUE(sp.ok()) << sp.status().to_string();
+  const SpmdProgram& got = sp.value();
+  EXPECT_EQ(Count(got, SpmdStage::Kind::kAllGather), 1) << got.ToText();
+  EXPECT_EQ(got.num_communication_stages(), 1 + 6) << got.ToText();  // + slices
+  const std::vector<Shape> blocks = {{2, 3}, {5, 3}, {4, 3}, {4, 3},
+                                     {6, 3}, {4, 3}, {3, 3}, {18, 3}};
+  for (size_t j = 0; j < blocks.size(); ++j) {
+    EXPECT_EQ(got.slots[got.output_slots[j]].block, blocks[j]) << "output " << j;
+  }
+  std::vector<Literal> args = {
+      Arg(Shape{16, 3}, 1),
+      Literal::FromVector(std::vector<int32_t>{9, 2}, Shape{2})};
+  auto want = Interpret(p, args);
+  auto ran = InterpretSpmd(got, args);
+  ASSERT_TRUE(want.ok() && ran.ok()) << ran.status().to_string();
+  for (size_t j = 0; j < want.value().size(); ++j) {
+    EXPECT_EQ(std::memcmp(ran.value()[j].untyped_data(), want.value()[j].untyped_data(),
                           static_cast<size_t>(want.value()[j].byte_size())),
               0)
         << "output " << j;
@@ -683,10 +726,7 @@ TEST(SpmdPartitionerTest, ReadersOfAPartialLossWaitForTheGradients) {
   const ValueId w = p.AddParameter(F32({4, 3})).value();
   const ValueId h = Dot(p, x, w, {1}, {0});  // [8, 3], split rows
   const ValueId loss = p.Add(ReduceAttrs{ReduceOp::kSum, {0, 1}}, {h}).value();
-  const ValueId half = p.Add(ConstantAttrs{std::make_shared<Literal>(
-                                 Literal::Scalar<float>(0.5f))},
-                             {})
-                           .value();
+  const ValueId half = Scalar<float>(p, 0.5f);
   const ValueId scaled = p.Add(BinaryAttrs{BinaryOp::kMul}, {loss, half}).value();
   const ValueId g = Dot(p, x, h, {0}, {0});  // [4, 3], partial
   const ValueId u = p.Add(BinaryAttrs{BinaryOp::kSub}, {w, g}).value();
