@@ -47,11 +47,24 @@ Reference RefDot(const HostArray& lhs, const HostArray& rhs,
   const int64_t n_out = out_shape.num_elements();
   ref.value.assign(n_out, 0.0);
   ref.abs_sum.assign(n_out, 0.0);
+  // Each contracted index's offset into lhs and rhs, made once (the
+  // sanitizer builds spent most of this test in per-element index vectors).
+  std::vector<int64_t> lk(k_total), rk(k_total);
+  for (int64_t k = 0; k < k_total; ++k) {
+    const std::vector<int64_t> ki = Unravel(k, k_dims);
+    std::vector<int64_t> li(ls.rank(), 0), ri(rs.rank(), 0);
+    for (size_t c = 0; c < ki.size(); ++c) {
+      li[dims.lhs_contracting[c]] = ki[c];
+      ri[dims.rhs_contracting[c]] = ki[c];
+    }
+    lk[k] = Ravel(li, ls.dims());
+    rk[k] = Ravel(ri, rs.dims());
+  }
   VisitDType(lhs.dtype(), [&](auto tag) {
     using T = typename decltype(tag)::type;
     for (int64_t f = 0; f < n_out; ++f) {
       const std::vector<int64_t> oi = Unravel(f, out_shape.dims());
-      std::vector<int64_t> li(ls.rank()), ri(rs.rank());
+      std::vector<int64_t> li(ls.rank(), 0), ri(rs.rank(), 0);
       size_t p = 0;
       for (size_t b = 0; b < dims.lhs_batch.size(); ++b, ++p) {
         li[dims.lhs_batch[b]] = oi[p];
@@ -59,15 +72,11 @@ Reference RefDot(const HostArray& lhs, const HostArray& rhs,
       }
       for (int64_t d : lf) li[d] = oi[p++];
       for (int64_t d : rf) ri[d] = oi[p++];
+      // The element's offsets with every contracted index 0.
+      const int64_t lbase = Ravel(li, ls.dims()), rbase = Ravel(ri, rs.dims());
       T acc{};  // value-initialized: zero (also for the half types' storage)
       for (int64_t k = 0; k < k_total; ++k) {
-        const std::vector<int64_t> ki = Unravel(k, k_dims);
-        for (size_t c = 0; c < ki.size(); ++c) {
-          li[dims.lhs_contracting[c]] = ki[c];
-          ri[dims.rhs_contracting[c]] = ki[c];
-        }
-        const int64_t lflat = Ravel(li, ls.dims()),
-                      rflat = Ravel(ri, rs.dims());
+        const int64_t lflat = lbase + lk[k], rflat = rbase + rk[k];
         if constexpr (std::is_integral_v<T>) {
           acc = scalar::Binary<BinaryOp::kAdd, T>(
               acc, scalar::Binary<BinaryOp::kMul, T>(lhs.as<T>()[lflat],
