@@ -723,6 +723,18 @@ class Propagator {
     return g;
   }
 
+  // The layouts of inst's operands from the first'th on (a region
+  // stage's parameters: a case's operands after its branch index).
+  std::vector<Sharding> OperandLayouts(const Instruction& inst, int first) {
+    std::vector<Sharding> layouts;
+    for (int k = first; k < inst.operands.size(); ++k) layouts.push_back(Of(inst.operands[k]));
+    return layouts;
+  }
+  static bool AnySplit(const std::vector<Sharding>& layouts) {
+    return std::any_of(layouts.begin(), layouts.end(),
+                       [](const Sharding& s) { return !s.IsReplicated(); });
+  }
+
   // A while loop whose regions need communication (and have no side
   // effects: DecideRegions checked): run as a stage of its own when an
   // operand is split, so the split operands stay split and each
@@ -737,13 +749,8 @@ class Propagator {
   std::optional<RegionGroup> LoopStage(const Instruction& inst) {
     const auto* loop = inst.attrs_if<WhileAttrs>();
     if (loop == nullptr) return std::nullopt;
-    std::vector<Sharding> params;
-    bool split = false;
-    for (ValueId o : inst.operands) {
-      params.push_back(Of(o));
-      split = split || !params.back().IsReplicated();
-    }
-    if (!split) return std::nullopt;
+    std::vector<Sharding> params = OperandLayouts(inst, 0);
+    if (!AnySplit(params)) return std::nullopt;
     const Program& body = *loop->body;
     for (int round = 0; round < 8; ++round) {
       Result<ShardingPlan> plan = PropagateShardings(body, mesh_, params);
@@ -778,13 +785,8 @@ class Propagator {
     const auto& c = inst.attrs_as<CaseAttrs>();
     RegionGroup g;
     g.operands.push_back(Of(inst.operands[0]));  // the index: a scalar
-    std::vector<Sharding> params;
-    bool split = false;
-    for (int k = 1; k < inst.operands.size(); ++k) {
-      params.push_back(Of(inst.operands[k]));
-      split = split || !params.back().IsReplicated();
-    }
-    if (!split || c.branches.empty()) return std::nullopt;
+    const std::vector<Sharding> params = OperandLayouts(inst, 1);
+    if (!AnySplit(params) || c.branches.empty()) return std::nullopt;
     for (size_t b = 0; b < c.branches.size(); ++b) {
       const Program& branch = *c.branches[b];
       Result<ShardingPlan> plan = PropagateShardings(branch, mesh_, params);

@@ -579,19 +579,44 @@ class Partitioner {
     if (partial_[v] && last_use_[v] >= 0) pending_.push_back(v);
     if (step.computed.has_value() && last_use_[v] >= 0) {
       // Computed whole where v's layout splits it: the stage ends with v,
-      // and a slice stage gives each device its block.
+      // and a slice stage gives each device its block -- when something
+      // reads v split. A later reader wanting v as it was computed reads
+      // that slot, not an all-gather of the slices.
       BATON_RETURN_IF_ERROR(Close(position_));
+      const auto computed = std::make_pair(v, step.computed->dims);
+      if (!ReadSplit(v)) {
+        resharded_[computed] = slot_of_[v];
+        return OkStatus();
+      }
       SpmdStage slice;
       slice.kind = SpmdStage::Kind::kSlice;
       slice.source = slot_of_[v];
       slice.result = NewSlot(v, plan_.sharding[v], /*partial=*/false);
       out_.stages.push_back(slice);
       slot_of_[v] = slice.result;
-      // A later reader wanting v as it was computed reads that slot, not
-      // an all-gather of the slices.
-      resharded_[std::make_pair(v, step.computed->dims)] = slice.source;
+      resharded_[computed] = slice.source;
     }
     return OkStatus();
+  }
+
+  // Whether v (computed in another layout: ShardingStep::computed) is read
+  // in its own: it is an output, or a reader takes it without resharding
+  // it to the layout it was computed in.
+  bool ReadSplit(ValueId v) const {
+    if (last_use_[v] == kOutput) return true;
+    const Sharding& computed = *plan_.steps[v].computed;
+    for (ValueId u : order_) {
+      const Instruction& reader = p_.instruction(u);
+      for (int k = 0; k < reader.operands.size(); ++k) {
+        if (reader.operands[k] != v) continue;
+        bool as_computed = false;
+        for (const Reshard& r : plan_.steps[u].reshards) {
+          as_computed |= r.operand == k && r.to == computed;
+        }
+        if (!as_computed) return true;
+      }
+    }
+    return false;
   }
 
   // A while loop or a conditional run as a stage (ShardingStep::
@@ -625,7 +650,6 @@ class Partitioner {
       layouts.push_back(out_.slots[slot].sharding);
     }
     const std::vector<ValueId> members = RegionGroupOf(p_, v);
-    std::vector<std::optional<Sharding>> results(members.size());
     for (ValueId m : members) {
       const int j = ControlFlowOutputIndex(p_.instruction(m).attrs);
       if (j < 0 || j >= static_cast<int>(members.size())) {
@@ -633,8 +657,8 @@ class Partitioner {
                         " is output " + std::to_string(j) + " of " +
                         std::to_string(members.size()));
       }
-      results[j] = plan_.sharding[m];
     }
+    std::vector<std::optional<Sharding>> results;  // per output index
     if (const auto* loop = inst.attrs_if<WhileAttrs>()) {
       if (static_cast<int>(members.size()) != loop->num_carries) {
         return Internal(what + ": " + std::to_string(members.size()) +
@@ -657,6 +681,11 @@ class Partitioner {
         return Internal(what + ": its branch index is split");
       }
       stage.kind = SpmdStage::Kind::kCase;
+      // The results as the step chose them, which every branch gives.
+      results.resize(members.size());
+      for (ValueId m : members) {
+        results[ControlFlowOutputIndex(p_.instruction(m).attrs)] = plan_.sharding[m];
+      }
       auto partitioned = std::make_shared<SpmdCase>();
       const std::vector<Sharding> params(layouts.begin() + 1, layouts.end());
       for (const auto& branch : branches->branches) {

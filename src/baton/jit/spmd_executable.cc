@@ -200,6 +200,35 @@ Result<Array> RunOne(Executable& exe, std::vector<Array> args) {
   return std::move(out[0]);
 }
 
+// A replicated scalar's value (a case stage's index, a loop stage's
+// predicate): every device's copy is the same, so this process reads its
+// first; every process reads the same value, so all take the same branch or
+// go on alike.
+Result<int64_t> ReadReplicatedScalar(const std::vector<Array>& blocks,
+                                     const std::string& what) {
+  const Array& scalar = blocks.at(0);
+  switch (scalar.dtype()) {
+    case DType::kBool: {
+      bool b = false;
+      BATON_RETURN_IF_ERROR(CopyToHost(scalar, &b, sizeof b));
+      return b ? 1 : 0;
+    }
+    case DType::kInt32: {
+      int32_t i = 0;
+      BATON_RETURN_IF_ERROR(CopyToHost(scalar, &i, sizeof i));
+      return i;
+    }
+    case DType::kInt64: {
+      int64_t i = 0;
+      BATON_RETURN_IF_ERROR(CopyToHost(scalar, &i, sizeof i));
+      return i;
+    }
+    default:
+      return Internal(what + " is " + std::string(dtype_name(scalar.dtype())) +
+                      ", not a boolean or an integer");
+  }
+}
+
 }  // namespace
 
 Result<std::shared_ptr<SpmdExecutable>> SpmdExecutable::Compile(
@@ -446,27 +475,10 @@ Status SpmdExecutable::CompileRegions(size_t s) {
 Result<std::vector<std::vector<Array>>> SpmdExecutable::RunCase(
     size_t s, const std::vector<std::vector<Array>>& operands) const {
   const auto& branches = regions_[s];
-  // Replicated: every device's copy is the same; this process reads its
-  // first (every process reads the same value, so all take one branch).
-  const Array& index = operands[0][0];
-  int64_t at = 0;
-  switch (index.dtype()) {
-    case DType::kInt32: {
-      int32_t i = 0;
-      BATON_RETURN_IF_ERROR(CopyToHost(index, &i, sizeof i));
-      at = i;
-      break;
-    }
-    case DType::kInt64: {
-      BATON_RETURN_IF_ERROR(CopyToHost(index, &at, sizeof at));
-      break;
-    }
-    default:
-      return Internal(name_ + ": a case stage's index is " +
-                      std::string(dtype_name(index.dtype())) + ", not an integer");
-  }
+  BATON_ASSIGN_OR_RETURN(const int64_t index,
+                         ReadReplicatedScalar(operands[0], name_ + ": a case stage's index"));
   // Out of range: clamped, as `case` does.
-  at = std::clamp<int64_t>(at, 0, static_cast<int64_t>(branches.size()) - 1);
+  const int64_t at = std::clamp<int64_t>(index, 0, static_cast<int64_t>(branches.size()) - 1);
   const std::vector<std::vector<Array>> arguments(operands.begin() + 1, operands.end());
   return branches[at]->Execute(arguments);
 }
@@ -486,11 +498,9 @@ Result<std::vector<std::vector<Array>>> SpmdExecutable::RunLoop(
   for (bool first = true;; first = false) {
     BATON_ASSIGN_OR_RETURN(std::vector<std::vector<Array>> predicate,
                            cond.Execute(operands));
-    // Replicated: every device's copy is the same; this process reads its
-    // first (every process reads the same value, so all go on alike).
-    bool go = false;
-    BATON_RETURN_IF_ERROR(CopyToHost(predicate[0][0], &go, sizeof go));
-    if (!go) break;
+    BATON_ASSIGN_OR_RETURN(const int64_t go,
+                           ReadReplicatedScalar(predicate[0], name_ + ": a loop's predicate"));
+    if (go == 0) break;
     // Each carry block donated to the body: the loop's own (made by the
     // last iteration, once), else a copy of it.
     std::vector<std::vector<Donated>> donations(num_carries);

@@ -598,6 +598,20 @@ TEST(SpmdPartitionerTest, OpsAlongTheSplitDimensionKeepItWhereTheirLengthDivides
   }
 }
 
+// A sort along the split dimension read only whole (its first two rows,
+// which do not divide by the split): no device slices its block of it.
+TEST(SpmdPartitionerTest, AValueComputedWholeAndReadWholeIsNotSliced) {
+  Program p;
+  const ValueId x = p.AddParameter(F32({16, 3})).value();
+  const ValueId srt = p.Add(SortAttrs{0, false, false}, {x}).value();
+  const ValueId top = p.Add(SliceAttrs{{0, 0}, {2, 3}, {1, 1}}, {srt}).value();
+  ASSERT_TRUE(p.SetOutputs({top}).ok());
+  const SpmdProgram sp = CheckAgainstOneDevice(p, Mesh1(), {S({I, R})});
+  EXPECT_EQ(Count(sp, SpmdStage::Kind::kAllGather), 1) << sp.ToText();
+  EXPECT_EQ(Count(sp, SpmdStage::Kind::kSlice), 0) << sp.ToText();
+  EXPECT_EQ(sp.slots[sp.output_slots[0]].block, Shape({2, 3}));
+}
+
 // A batch of LU factorizations and of real FFTs split over the devices:
 // each device factors and transforms its own rows; the matrices and the
 // transformed dimension are whole.
