@@ -193,6 +193,17 @@ std::string ExchangeText(const compiler::SpmdProgram& sp, size_t s) {
          from.block.to_string();
 }
 
+// Whether `reader`'s programs read `a` where it lies, without a copy onto
+// `reader` first: host code reading host memory (one process's CPU
+// devices). The call holds `a` for reading until it is done and waits for
+// a's writer, as for its own arguments.
+bool ReadableInPlace(Device* holder, MemoryKind kind, const Device* reader) {
+  return reader->platform() == "cpu" && holder->host_addressable(kind);
+}
+bool ReadableInPlace(const Array& a, const Device* reader) {
+  return ReadableInPlace(a.device(), a.memory_kind(), reader);
+}
+
 Result<Array> RunOne(Executable& exe, std::vector<Array> args) {
   std::vector<CallArgument> call(args.size());
   for (size_t i = 0; i < args.size(); ++i) call[i].array = std::move(args[i]);
@@ -714,9 +725,12 @@ Result<std::vector<std::vector<Array>>> SpmdExecutable::Exchange(
 
 Result<Array> SpmdExecutable::BlockOn(
     int d, int e, const std::vector<Array>& by_position,
-    const std::vector<std::vector<Array>>& remote) const {
+    const std::vector<std::vector<Array>>& remote, bool read_by_program) const {
   if (e == d) return by_position[e];
   if (devices_[e] != nullptr) {
+    if (read_by_program && ReadableInPlace(by_position[e], devices_[d])) {
+      return by_position[e];
+    }
     return CopyArray(by_position[e], devices_[d], by_position[e].memory_kind());
   }
   const Array& arrived = remote[local_index_[d]][e];
@@ -725,6 +739,18 @@ Result<Array> SpmdExecutable::BlockOn(
                     "'s block was not exchanged for " + devices_[d]->ToString());
   }
   return arrived;
+}
+
+int64_t SpmdExecutable::CopiedOnto(int d, const std::vector<int>& from, MemoryKind kind,
+                                   bool read_by_program) const {
+  int64_t copies = 0;
+  for (int e : from) {
+    if (e == d) continue;
+    const bool in_place = devices_[e] != nullptr && read_by_program &&
+                          ReadableInPlace(devices_[e], kind, devices_[d]);
+    copies += in_place ? 0 : 1;
+  }
+  return copies;
 }
 
 Result<compiler::MemoryAnalysis> SpmdExecutable::memory_analysis(int k) const {
@@ -740,6 +766,7 @@ Result<compiler::MemoryAnalysis> SpmdExecutable::memory_analysis(int k) const {
     return s.block.num_elements() *
            static_cast<int64_t>(dtype_size(s.global.dtype));
   };
+  auto kind = [&](int slot) { return spmd_.slots[slot].global.memory_kind; };
   compiler::MemoryAnalysis m;
   std::vector<bool> live(spmd_.slots.size(), false);
   std::vector<bool> parameter(spmd_.slots.size(), false);
@@ -767,10 +794,11 @@ Result<compiler::MemoryAnalysis> SpmdExecutable::memory_analysis(int k) const {
       }
       case SpmdStage::Kind::kAllReduce: {
         const Communication& c = *communication_[s][d];
-        // The combining device holds the others' blocks while it adds.
+        // The combining device holds the others' blocks while it adds --
+        // those it cannot read in place.
         const bool combines = crosses_[s] || c.leader == d;
         const int64_t received =
-            combines ? static_cast<int64_t>(c.members.size() - 1) *
+            combines ? CopiedOnto(d, c.members, kind(st.source), c.combine != nullptr) *
                            bytes(st.source)
                      : 0;
         during = received + bytes(st.result);
@@ -818,9 +846,8 @@ Result<compiler::MemoryAnalysis> SpmdExecutable::memory_analysis(int k) const {
       case SpmdStage::Kind::kCollective: {
         // The other devices' blocks it reads, and the result.
         const Communication& c = *communication_[s][d];
-        const int64_t received = static_cast<int64_t>(
-            c.sources.size() -
-            std::count(c.sources.begin(), c.sources.end(), d));
+        const int64_t received =
+            CopiedOnto(d, c.sources, kind(st.source), c.assemble != nullptr);
         during = received * bytes(st.source) + bytes(st.result);
         made = {st.result};
         break;
@@ -1125,7 +1152,8 @@ Result<std::vector<std::vector<Array>>> SpmdExecutable::Execute(
             // group order (so every copy is the same).
             std::vector<Array> parts;
             for (int e : c.members) {
-              BATON_ASSIGN_OR_RETURN(Array part, BlockOn(d, e, src, remote));
+              BATON_ASSIGN_OR_RETURN(
+                  Array part, BlockOn(d, e, src, remote, c.combine != nullptr));
               parts.push_back(std::move(part));
             }
             if (!c.combine) {
@@ -1138,16 +1166,13 @@ Result<std::vector<std::vector<Array>>> SpmdExecutable::Execute(
           }
           if (c.leader != d) continue;
           // This device combines the group's blocks, in group order, in
-          // one program; then each member gets a copy.
+          // one program -- reading the others' in place where it can --
+          // then each member gets a copy.
           std::vector<Array> parts;
           for (int e : c.members) {
-            if (e == d) {
-              parts.push_back(src[d]);
-              continue;
-            }
-            BATON_ASSIGN_OR_RETURN(
-                Array moved, CopyArray(src[e], devices_[d], src[e].memory_kind()));
-            parts.push_back(std::move(moved));
+            BATON_ASSIGN_OR_RETURN(Array part,
+                                   BlockOn(d, e, src, remote, /*read_by_program=*/true));
+            parts.push_back(std::move(part));
           }
           Array acc = src[d];
           if (c.combine) {
@@ -1186,7 +1211,8 @@ Result<std::vector<std::vector<Array>>> SpmdExecutable::Execute(
           std::vector<Array> parts;
           for (int e : c.sources) {
             BATON_ASSIGN_OR_RETURN(Array part,
-                                   BlockOn(d, e, slots[st.source], remote));
+                                   BlockOn(d, e, slots[st.source], remote,
+                                           c.assemble != nullptr));
             parts.push_back(std::move(part));
           }
           if (c.assemble) {

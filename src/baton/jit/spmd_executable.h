@@ -6,7 +6,9 @@
 // Each compute stage is compiled once per device (CompileExecutable, the
 // device's own backend). The communication between stages moves blocks
 // between devices with asynchronous device-to-device copies (CopyArray) and
-// combines them with small programs compiled for the receiving device:
+// combines them with small programs compiled for the receiving device --
+// which read another device's block in place, with no copy first, where it
+// can (one process's CPU devices, all in host memory: ReadableInPlace):
 //  - all-reduce: each group's blocks are combined, in group order (the
 //    stage's axes major first; mesh order for jit's, whose axes are
 //    sorted), by one member (which one rotates from stage to stage,
@@ -34,7 +36,8 @@
 // Memory per device: a value split over N devices occupies 1/N of it on
 // each (plus, during an all-gather, the whole array on the receiving
 // device; during an all-reduce, a copy of every member's block on the
-// member that combines them in one program).
+// member that combines them in one program, where it cannot read them in
+// place).
 //
 // Donation: a donated parameter's blocks go to the compute stage reading it
 // last, compiled with them donated (Compile's `donated`).
@@ -214,10 +217,18 @@ class SpmdExecutable {
   // that serves them: [local index][mesh position], valid where wanted.
   Result<std::vector<std::vector<Array>>> Exchange(
       size_t s, const std::vector<Array>& by_position) const;
-  // The block of mesh position `e` on device `d`: `by_position[e]` itself,
-  // a copy of it, or what the exchange brought (`remote`).
+  // The block of mesh position `e` for device `d`: `by_position[e]` itself
+  // (d's own, or another local device's where a program on d reads it --
+  // `read_by_program` -- in place: ReadableInPlace), a copy of it on d, or
+  // what the exchange brought (`remote`).
   Result<Array> BlockOn(int d, int e, const std::vector<Array>& by_position,
-                        const std::vector<std::vector<Array>>& remote) const;
+                        const std::vector<std::vector<Array>>& remote,
+                        bool read_by_program) const;
+  // How many of the blocks of mesh positions `from` BlockOn gives device
+  // `d` as copies it holds (another process's, or a local one's it cannot
+  // read in place): what memory_analysis counts as received.
+  int64_t CopiedOnto(int d, const std::vector<int>& from, MemoryKind kind,
+                     bool read_by_program) const;
 
   compiler::SpmdProgram spmd_;
   std::vector<Device*> devices_;  // not owned; null for other processes'

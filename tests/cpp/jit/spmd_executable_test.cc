@@ -111,6 +111,16 @@ int64_t InUse(Device* d) {
   return d->memory_space(MemoryKind::kDevice).stats().bytes_in_use;
 }
 
+// Each device's count of allocations so far, once its queued work is done.
+std::vector<int64_t> NumAllocs() {
+  std::vector<int64_t> n;
+  for (Device* d : Devices()) {
+    EXPECT_TRUE(d->Synchronize().ok());
+    n.push_back(d->memory_space(MemoryKind::kDevice).stats().num_allocs);
+  }
+  return n;
+}
+
 ValueId Dot(Program& p, ValueId l, ValueId r) {
   return p.Add(compiler::DotGeneralAttrs{{}, {}, {1}, {0}}, {l, r}).value();
 }
@@ -169,6 +179,70 @@ TEST(SpmdExecutableTest, TensorParallelLayerMatchesOneDevice) {
   for (Device* d : Devices()) ASSERT_TRUE(d->Synchronize().ok());
   for (size_t d = 0; d < 4; ++d) EXPECT_EQ(InUse(Devices()[d]), before[d]);
   EXPECT_EQ(exe.value()->output_shardings()[0], (Sharding{{{}, {}}}));
+}
+
+// One process's CPU devices share the host's memory: the device combining
+// an all-reduce reads the other members' partial blocks where they lie (no
+// copy of them onto it first), so it allocates no more than the others do
+// -- by memory_analysis and by its allocator's counts; an all-gather
+// assembles the whole from the blocks where they lie likewise.
+TEST(SpmdExecutableTest, AllReducesAndGathersReadTheOtherDevicesBlocksInPlace) {
+  Program p;
+  const ValueId x = p.AddParameter(F32({64, 256})).value();
+  const ValueId sum = p.Add(compiler::ReduceAttrs{ReduceOp::kSum, {0}}, {x}).value();
+  ASSERT_TRUE(p.SetOutputs({sum}).ok());
+  auto exe = SpmdExecutable::Compile(p, DeviceMesh{{"i"}, {4}},
+                                     {Sharding{{{0}, {}}}}, Devices(), "sum_rows");
+  ASSERT_TRUE(exe.ok()) << exe.status().to_string();
+  ASSERT_EQ(Count(exe.value()->partitioned(), compiler::SpmdStage::Kind::kAllReduce), 1);
+  const std::vector<Literal> args = {Arg({64, 256}, 1)};
+  const auto want = compiler::Interpret(p, args);
+  ASSERT_TRUE(want.ok());
+  // Each device: its 16 x 256 block, its partial sum and the result.
+  for (int k = 0; k < 4; ++k) {
+    auto m = exe.value()->memory_analysis(k);
+    ASSERT_TRUE(m.ok());
+    EXPECT_EQ(m.value().peak_memory_in_bytes, (16 * 256 + 256 + 256) * 4)
+        << "device " << k;
+  }
+  auto in = Blocks(*exe.value(), args);
+  const std::vector<int64_t> allocs = NumAllocs();
+  auto out = exe.value()->Execute(in);
+  ASSERT_TRUE(out.ok()) << out.status().to_string();
+  ExpectOutputEquals(*exe.value(), 0, out.value()[0], want.value()[0]);
+  // The partial sum and the result on each device; the combining one made
+  // its result where the others received a copy of it.
+  const std::vector<int64_t> made = NumAllocs();
+  for (size_t d = 0; d < 4; ++d) EXPECT_EQ(made[d] - allocs[d], 2) << "device " << d;
+  // x @ x.T with x's rows split: each device gathers x whole for the
+  // right-hand side and computes its rows of the product.
+  Program q;
+  const ValueId y = q.AddParameter(F32({64, 32})).value();
+  const ValueId yt = q.Add(compiler::TransposeAttrs{{1, 0}}, {y}).value();
+  ASSERT_TRUE(q.SetOutputs({Dot(q, y, yt)}).ok());
+  auto gather = SpmdExecutable::Compile(q, DeviceMesh{{"i"}, {4}}, {Sharding{{{0}, {}}}},
+                                        Devices(), "x_xT");
+  ASSERT_TRUE(gather.ok()) << gather.status().to_string();
+  ASSERT_EQ(Count(gather.value()->partitioned(), compiler::SpmdStage::Kind::kAllGather), 1);
+  const std::vector<Literal> q_args = {Arg({64, 32}, 2)};
+  const auto q_want = compiler::Interpret(q, q_args);
+  ASSERT_TRUE(q_want.ok());
+  auto q_in = Blocks(*gather.value(), q_args);
+  const std::vector<int64_t> q_allocs = NumAllocs();
+  auto q_out = gather.value()->Execute(q_in);
+  ASSERT_TRUE(q_out.ok()) << q_out.status().to_string();
+  ExpectOutputEquals(*gather.value(), 0, q_out.value()[0], q_want.value()[0]);
+  const std::vector<int64_t> q_made = NumAllocs();
+  for (size_t d = 0; d < 4; ++d) {
+    // The gathered x, the product's rows, the stage's temporaries.
+    EXPECT_EQ(q_made[d] - q_allocs[d], 3) << "device " << d;
+    // Its block of x, x whole and its rows of the product: no copies of
+    // the others' blocks.
+    auto m = gather.value()->memory_analysis(static_cast<int>(d));
+    ASSERT_TRUE(m.ok());
+    EXPECT_EQ(m.value().peak_memory_in_bytes, (16 * 32 + 64 * 32 + 16 * 64) * 4)
+        << "device " << d;
+  }
 }
 
 TEST(SpmdExecutableTest, GathersSlicesAndTwoDimensionalMeshes) {
