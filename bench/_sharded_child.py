@@ -5,15 +5,19 @@ batch split over the mesh axis 'data', the parameters replicated, the
 gradients all-reduced by the partitioner (baton's spmd_executable.h, XLA's
 SPMD partitioner for JAX) -- jitted with jax.jit / bt.jit and written once for
 both (the same code under ``import jax`` or baton). The device count is read
-at import, hence a process per library. Prints one JSON line: the per-step
-times (ns, synced), the final loss and the parameters' checksum (so the
-parent can check that both libraries computed the same).
+at import, hence a process per library. After compiling and warming up it
+prints "ready", then runs one step per "step" line on stdin and prints its
+time (ns, synced), so that the parent interleaves the two libraries' steps;
+at "end" (or end of input) it prints one JSON line: the final loss and the
+parameters' checksum (so the parent can check that both libraries computed
+the same).
 """
 
 from __future__ import annotations
 
 import json
 import os
+import sys
 import time
 
 import numpy as np
@@ -37,7 +41,7 @@ def problem(batch: int, width: int) -> tuple[dict, np.ndarray, np.ndarray]:
     return params, x, y
 
 
-def child_main(lib: str, batch: int, width: int, steps: int) -> None:
+def child_main(lib: str, batch: int, width: int) -> None:
     if lib == "baton":
         os.environ["BATON_NUM_CPU_DEVICES"] = str(DEVICES)
         import baton as jax
@@ -70,11 +74,16 @@ def child_main(lib: str, batch: int, width: int, steps: int) -> None:
     for _ in range(3):  # compile and warm up
         params, value = step(params, xs, ys)
     jax.block_until_ready(params)
-    times = []
-    for _ in range(steps):
+    # Steps on request, one per line read ("step": print its time in ns),
+    # so that the parent interleaves this process's steps with the other
+    # library's; "end": print the final loss and the parameters' checksum.
+    print("ready", flush=True)
+    for line in sys.stdin:
+        if line.strip() != "step":
+            break
         t0 = time.perf_counter_ns()
         params, value = step(params, xs, ys)
         jax.block_until_ready((params, value))
-        times.append(time.perf_counter_ns() - t0)
+        print(time.perf_counter_ns() - t0, flush=True)
     checksum = float(sum(float(np.abs(np.asarray(v)).sum()) for v in params.values()))
-    print(json.dumps({"ns": times, "loss": float(np.asarray(value)), "checksum": checksum}))
+    print(json.dumps({"loss": float(np.asarray(value)), "checksum": checksum}), flush=True)

@@ -166,7 +166,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.child == "sharded":  # a fresh process with 4 devices
         from _sharded_child import child_main as sharded_main
 
-        sharded_main(args.lib, args.batch, args.width, args.steps)
+        sharded_main(args.lib, args.batch, args.width)
         return 0
     if args.child == "platform":  # one library's process of a --platform run
         from _platform_child import child_main as platform_main

@@ -6,7 +6,9 @@ process (``run.py --child sharded``: the device count is read at import).
 
 Measured across sizes in one run: the MLP 784-W-W-10 for every hidden width
 W in WIDTHS and every global batch B in BATCHES (B/4 rows per device), a
-row per (W, B), each point a fresh process per library, baton's then JAX's.
+row per (W, B), each point a fresh process per library, both started and
+warmed up, then their steps taken in turns (`ROUNDS` blocks each, the order
+alternating: drift on a shared machine hits both alike).
 W = B = 512 is the case's original single point (its row keeps its name).
 Each point runs `_steps(W, B)` timed steps (30 to 200: more where a step is
 short), the same for both libraries, and checks that both end at the same
@@ -25,7 +27,7 @@ from typing import Any
 
 from _context import Context
 from _report import Row, time_row
-from _timing import Samples
+from _timing import interleave
 from cases import Case
 
 RUN_PY = os.path.join(
@@ -37,6 +39,7 @@ BATCHES = (128, 512, 2048)  # global batch, split over the 4 devices
 SMOKE_POINTS = ((16, 32), (16, 64))  # (width, batch)
 STEP_FLOP_BUDGET = 60e9  # flop of one library's timed steps, before clamping
 MIN_STEPS, MAX_STEPS = 30, 200
+ROUNDS = 10  # blocks of steps per library, taken in turns
 
 
 def _points(ctx: Context) -> list[tuple[int, int]]:
@@ -52,14 +55,49 @@ def _steps(width: int, batch: int) -> int:
     return max(MIN_STEPS, min(MAX_STEPS, int(STEP_FLOP_BUDGET / flop)))
 
 
-def _child(lib: str, batch: int, width: int, steps: int) -> dict[str, Any]:
-    args = [sys.executable, RUN_PY, "--child", "sharded", "--lib", lib,
-            "--batch", str(batch), "--width", str(width), "--steps", str(steps)]
-    env = {k: v for k, v in os.environ.items() if k != "BATON_NUM_CPU_DEVICES"}
-    done = subprocess.run(args, capture_output=True, text=True, timeout=600, env=env)
-    if done.returncode != 0:
-        raise RuntimeError(f"child {' '.join(args[1:])} failed:\n{done.stderr[-3000:]}")
-    return json.loads(done.stdout.strip().splitlines()[-1])
+class _Child:
+    """One library's process (``run.py --child sharded``): compiled and
+    warmed up when made; `step()` runs one timed step there and returns
+    its time (ns); `finish()` ends it and returns its final loss and
+    parameters' checksum."""
+
+    def __init__(self, lib: str, batch: int, width: int) -> None:
+        self.args = [sys.executable, RUN_PY, "--child", "sharded", "--lib", lib,
+                     "--batch", str(batch), "--width", str(width)]
+        env = {k: v for k, v in os.environ.items() if k != "BATON_NUM_CPU_DEVICES"}
+        self.proc = subprocess.Popen(self.args, stdin=subprocess.PIPE,
+                                     stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                     text=True, env=env)
+        self._expect("ready")
+
+    def _line(self) -> str:
+        line = self.proc.stdout.readline()
+        if not line:
+            self.proc.kill()
+            err = self.proc.stderr.read()[-3000:]
+            raise RuntimeError(f"child {' '.join(self.args[1:])} failed:\n{err}")
+        return line.strip()
+
+    def _expect(self, want: str) -> None:
+        # Libraries may print notices first; the protocol's line comes last.
+        while (line := self._line()) != want:
+            pass
+
+    def step(self) -> float:
+        self.proc.stdin.write("step\n")
+        self.proc.stdin.flush()
+        return float(self._line())
+
+    def finish(self) -> dict[str, Any]:
+        out, err = self.proc.communicate("end\n", timeout=600)
+        if self.proc.returncode != 0:
+            raise RuntimeError(f"child {' '.join(self.args[1:])} failed:\n{err[-3000:]}")
+        return json.loads(out.strip().splitlines()[-1])
+
+    def kill(self) -> None:
+        if self.proc.poll() is None:
+            self.proc.kill()
+            self.proc.communicate()
 
 
 def _assert_same(what: str, b: dict[str, Any], j: dict[str, Any]) -> None:
@@ -77,14 +115,26 @@ def sharded_dp_step(ctx: Context) -> list[Row]:
     for width, batch in _points(ctx):
         steps = ctx.reps(_steps(width, batch), 3)
         what = f"sharded DP step 4 devices (MLP 784-{width}-{width}-10, batch {batch})"
-        b = _child("baton", batch, width, steps)
-        j = _child("jax", batch, width, steps) if ctx.jax is not None else None
-        if j is not None:
-            _assert_same(what, b, j)
+        # Both processes compiled and warmed up, then their steps in turns
+        # (ROUNDS blocks each, the order alternating) so that drift on a
+        # shared machine hits both alike.
+        libs = ["baton"] + (["jax"] if ctx.jax is not None else [])
+        children: dict[str, _Child] = {}
+        try:
+            for lib in libs:
+                children[lib] = _Child(lib, batch, width)
+            timed = interleave({lib: c.step for lib, c in children.items()}, steps,
+                               warmup=0, block=max(1, -(-steps // ROUNDS)))
+            final = {lib: c.finish() for lib, c in children.items()}
+        finally:
+            for c in children.values():
+                c.kill()
+        if "jax" in final:
+            _assert_same(what, final["baton"], final["jax"])
         row = time_row(
             what,
-            Samples(b["ns"]),
-            None if j is None else Samples(j["ns"]),
+            timed["baton"],
+            timed.get("jax"),
             "<= 1.0",
             unit="ms",
         )
