@@ -28,6 +28,10 @@ struct SpmdExecutable::Communication {
   std::vector<int> members;
   int leader = -1;
   std::shared_ptr<Executable> combine;
+  // A member other than the leader reads the leader's result in place
+  // instead of holding a copy (one process's CPU devices, the result read
+  // only by compute stages: SpmdExecutable::ReadOnlyByPrograms).
+  bool reads_leaders_result = false;
   // kSlice: the program cutting the new block out of the old (null when
   // they are the same block).
   std::shared_ptr<Executable> slice;
@@ -563,6 +567,9 @@ Status SpmdExecutable::CompileCommunication(size_t s) {
         // over the devices. Across processes: every device combines its
         // group itself.
         c.leader = c.members[s % c.members.size()];
+        c.reads_leaders_result =
+            !crosses && c.leader != d && ReadOnlyByPrograms(st.result) &&
+            ReadableInPlace(devices_[c.leader], to.global.memory_kind, devices_[d]);
         // A group of one needs a program only to convert.
         const bool needed =
             c.members.size() > 1 || from.global.dtype != to.global.dtype;
@@ -741,6 +748,16 @@ Result<Array> SpmdExecutable::BlockOn(
   return arrived;
 }
 
+bool SpmdExecutable::ReadOnlyByPrograms(int slot) const {
+  for (const SpmdStage& st : spmd_.stages) {
+    if (st.kind == SpmdStage::Kind::kCompute) continue;
+    const std::vector<int> reads = st.Reads();
+    if (std::find(reads.begin(), reads.end(), slot) != reads.end()) return false;
+  }
+  return std::find(spmd_.output_slots.begin(), spmd_.output_slots.end(), slot) ==
+         spmd_.output_slots.end();
+}
+
 int64_t SpmdExecutable::CopiedOnto(int d, const std::vector<int>& from, MemoryKind kind,
                                    bool read_by_program) const {
   int64_t copies = 0;
@@ -801,6 +818,7 @@ Result<compiler::MemoryAnalysis> SpmdExecutable::memory_analysis(int k) const {
             combines ? CopiedOnto(d, c.members, kind(st.source), c.combine != nullptr) *
                            bytes(st.source)
                      : 0;
+        if (c.reads_leaders_result) break;  // the leader holds the result
         during = received + bytes(st.result);
         made = {st.result};
         break;
@@ -1180,6 +1198,10 @@ Result<std::vector<std::vector<Array>>> SpmdExecutable::Execute(
           }
           for (int e : c.members) {
             if (e == d) continue;
+            if (comm[e]->reads_leaders_result) {
+              result[e] = acc;
+              continue;
+            }
             BATON_ASSIGN_OR_RETURN(
                 result[e], CopyArray(acc, devices_[e], acc.memory_kind()));
           }

@@ -14,7 +14,9 @@
 //    sorted), by one member (which one rotates from stage to stage,
 //    spreading a backward pass's all-reduces over the devices) and the
 //    result is copied to the other members, so every device of a group
-//    holds the same bytes;
+//    holds the same bytes -- or, where only compute stages read it and the
+//    members can read the combining one's block in place, they read it
+//    there (one block in all, held by that member);
 //  - slice: each device cuts its new block out of the block it has (no
 //    copy between devices);
 //  - all-gather: each device assembles the whole array from one block per
@@ -224,6 +226,10 @@ class SpmdExecutable {
   Result<Array> BlockOn(int d, int e, const std::vector<Array>& by_position,
                         const std::vector<std::vector<Array>>& remote,
                         bool read_by_program) const;
+  // Whether only compute stages read `slot` (it is no output): each device
+  // reads its block with a program, which may read another local device's
+  // in place.
+  bool ReadOnlyByPrograms(int slot) const;
   // How many of the blocks of mesh positions `from` BlockOn gives device
   // `d` as copies it holds (another process's, or a local one's it cannot
   // read in place): what memory_analysis counts as received.

@@ -214,6 +214,42 @@ TEST(SpmdExecutableTest, AllReducesAndGathersReadTheOtherDevicesBlocksInPlace) {
   // its result where the others received a copy of it.
   const std::vector<int64_t> made = NumAllocs();
   for (size_t d = 0; d < 4; ++d) EXPECT_EQ(made[d] - allocs[d], 2) << "device " << d;
+  // Read only by the next compute stage (x + the column sums): the other
+  // members read the combining device's result where it lies, so only that
+  // device allocates it.
+  Program r;
+  const ValueId z = r.AddParameter(F32({64, 256})).value();
+  const ValueId zsum = r.Add(compiler::ReduceAttrs{ReduceOp::kSum, {0}}, {z}).value();
+  const ValueId zb = r.Add(compiler::BroadcastInDimAttrs{{64, 256}, {1}}, {zsum}).value();
+  ASSERT_TRUE(r.SetOutputs({r.Add(compiler::BinaryAttrs{BinaryOp::kAdd}, {z, zb}).value()}).ok());
+  auto shifted = SpmdExecutable::Compile(r, DeviceMesh{{"i"}, {4}}, {Sharding{{{0}, {}}}},
+                                         Devices(), "shift_rows");
+  ASSERT_TRUE(shifted.ok()) << shifted.status().to_string();
+  ASSERT_EQ(Count(shifted.value()->partitioned(), compiler::SpmdStage::Kind::kAllReduce), 1);
+  const auto r_want = compiler::Interpret(r, args);
+  ASSERT_TRUE(r_want.ok());
+  auto r_in = Blocks(*shifted.value(), args);
+  const std::vector<int64_t> r_allocs = NumAllocs();
+  auto r_out = shifted.value()->Execute(r_in);
+  ASSERT_TRUE(r_out.ok()) << r_out.status().to_string();
+  ExpectOutputEquals(*shifted.value(), 0, r_out.value()[0], r_want.value()[0]);
+  const std::vector<int64_t> r_made = NumAllocs();
+  int combining = 0;
+  for (size_t d = 0; d < 4; ++d) {
+    // The partial sum and the output's rows; the combining device the sum.
+    const int64_t n = r_made[d] - r_allocs[d];
+    EXPECT_TRUE(n == 2 || n == 3) << "device " << d << ": " << n;
+    combining += n == 3 ? 1 : 0;
+    auto m = shifted.value()->memory_analysis(static_cast<int>(d));
+    ASSERT_TRUE(m.ok());
+    // At the peak: its rows of x and of the output, and on the combining
+    // device the sum (the partial sums are released by then).
+    EXPECT_EQ(m.value().peak_memory_in_bytes,
+              (16 * 256 + 16 * 256 + (n == 3 ? 256 : 0)) * 4)
+        << "device " << d;
+  }
+  EXPECT_EQ(combining, 1);
+
   // x @ x.T with x's rows split: each device gathers x whole for the
   // right-hand side and computes its rows of the product.
   Program q;
