@@ -20,14 +20,15 @@ TEST(JitDispatchTest, SmallProgramsRunInlineLargeOnesAreQueued) {
   const int64_t limit = cpu::CpuExecutable::kInlineWorkLimit;
   EXPECT_TRUE(ValueOrThrow(f.Lower({Spec(Shape{limit / 2})}, Dev()))->runs_inline());
   EXPECT_FALSE(ValueOrThrow(f.Lower({Spec(Shape{limit * 4})}, Dev()))->runs_inline());
-  // A small matmul still counts its contraction: 64x64x64 is queued.
+  // A small matmul still counts its contraction: 128x128x128 is queued.
   Jitted mm([](TraceScope&, const std::vector<Tracer>& a) {
     return std::vector<Tracer>{matmul(a[0], a[1])};
   }, {.name = "mm"});
   EXPECT_TRUE(ValueOrThrow(mm.Lower({Spec(Shape{2, 2}), Spec(Shape{2, 2})}, Dev()))
                   ->runs_inline());
-  EXPECT_FALSE(ValueOrThrow(mm.Lower({Spec(Shape{64, 64}), Spec(Shape{64, 64})}, Dev()))
-                   ->runs_inline());
+  EXPECT_FALSE(
+      ValueOrThrow(mm.Lower({Spec(Shape{128, 128}), Spec(Shape{128, 128})}, Dev()))
+          ->runs_inline());
 }
 
 // Where a call runs is decided by the work it does (cost_model.h), not by

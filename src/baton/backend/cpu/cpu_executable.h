@@ -85,9 +85,15 @@ class CpuExecutable : public Executable,
                      std::vector<void*>& value_data,
                      const void* context) const override;
   // True when the program is cheap enough to run on the caller's thread (see
-  // the file comment): at most kInlineWorkLimit element operations.
+  // the file comment): at most kInlineWorkLimit element operations. 2^18
+  // (about 25-130 us of work; the kernels' ParallelFor still brings in the
+  // pool's threads, the caller working too): handing such a call to a
+  // sleeping queue thread cost more than it saved -- on the 2-vCPU AMD VM,
+  // call + block_until_ready of tanh on 2^14 float32 took 29 us queued and
+  // 22 inline, 2^16 53 and 44, a*2+1 on 2^18 193 and 53 -- while a loop of
+  // calls that never waits (dispatch ahead) lost 1-5 us a call at 2^14-2^16.
   bool runs_inline() const override { return runs_inline_; }
-  static constexpr int64_t kInlineWorkLimit = int64_t{1} << 14;
+  static constexpr int64_t kInlineWorkLimit = int64_t{1} << 18;
   Device* device() const override { return device_; }
   const std::string& name() const override { return name_; }
   // The program after optimization, with each value's buffer and the memory
