@@ -230,10 +230,13 @@ class Propagator {
 
  private:
   // Backward, for broadcasts: a replicated broadcast that every user slices
-  // to one layout is made in that layout instead, when the dimensions it
-  // splits are ones the broadcast creates (each device broadcasts into its
-  // block; nothing is sliced). A bias or a scalar broadcast next to a split
-  // batch is the common case.
+  // to one layout is made in that layout instead (each device broadcasts
+  // into its block; nothing is sliced). Where a split dimension comes from
+  // an operand dimension, the operand is read sliced instead -- a slice of
+  // the smaller value -- and, visited users first, a chain of broadcasts
+  // (a scalar to a vector to a batch: the cotangent of a mean) is made in
+  // its users' layout all the way up. A bias or a scalar broadcast next to
+  // a split batch is the common case.
   void BroadcastIntoTheirUsersLayout() {
     std::vector<std::vector<std::pair<ValueId, size_t>>> users(p_.num_values());
     // Every read of each value: operands and outputs.
@@ -248,7 +251,7 @@ class Propagator {
         users[p_.instruction(v).operands[reshards[r].operand]].push_back({v, r});
       }
     }
-    for (ValueId v = 0; v < p_.num_values(); ++v) {
+    for (ValueId v = p_.num_values() - 1; v >= 0; --v) {
       const Instruction& inst = p_.instruction(v);
       if (inst.kind() != OpKind::kBroadcastInDim || users[v].empty() ||
           !plan_.sharding[v].IsReplicated() || !plan_.steps[v].reshards.empty()) {
@@ -260,19 +263,26 @@ class Propagator {
       bool same = first.kind == Reshard::Kind::kSlice;
       for (const auto& [u, r] : users[v]) same &= plan_.steps[u].reshards[r].to == first.to;
       if (!same) continue;
-      // The split dimensions must be ones the broadcast creates or stretches.
+      const Sharding to = first.to;
+      // The operand's layout: the split of each result dimension it
+      // stretches to (a stretched dimension of size 1 stays whole).
       const auto& a = inst.attrs_as<BroadcastInDimAttrs>();
-      const Shape& in = p_.type(inst.operands[0]).shape;
-      bool created = true;
+      const ValueId operand = inst.operands[0];
+      const Shape& in = p_.type(operand).shape;
+      Sharding from = Sharding::Replicated(in.rank());
       for (int d = 0; d < in.rank(); ++d) {
-        const auto to = static_cast<size_t>(a.broadcast_dimensions[d]);
-        created &= first.to.dims[to].empty() || in.dim(d) != a.shape.dim(to);
+        const auto out_dim = static_cast<size_t>(a.broadcast_dimensions[d]);
+        if (in.dim(d) == a.shape.dim(out_dim)) from.dims[d] = to.dims[out_dim];
       }
-      if (!created) continue;
-      plan_.sharding[v] = first.to;
+      if (!Of(operand).IsReplicated() && !(Of(operand) == from)) continue;
+      plan_.sharding[v] = to;
       // Marked here, dropped after the loop (the indices in `users` stay
       // valid until then).
       for (const auto& [u, r] : users[v]) plan_.steps[u].reshards[r].operand = -1;
+      if (!from.IsReplicated()) {
+        Need(v, 0, from);
+        users[operand].push_back({v, plan_.steps[v].reshards.size() - 1});
+      }
     }
     for (ShardingStep& step : plan_.steps) {
       step.reshards.erase(

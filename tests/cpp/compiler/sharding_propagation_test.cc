@@ -87,10 +87,10 @@ TEST(ShardingPropagationTest, DataParallelLayerNeedsNoCommunication) {
   EXPECT_EQ(plan.num_all_reduces(), 0);
 }
 
-// The backward rule applies only where the broadcast creates the split
-// dimension: a row vector stretched over columns split by 'i' is made in
-// that layout; a column of x's own rows (an operand dimension) is not.
-TEST(ShardingPropagationTest, BroadcastsTakeTheirUsersLayoutOnlyOnDimensionsTheyCreate) {
+// A broadcast every user slices is made in their layout: where the split
+// dimension comes from the operand (a column of x's own rows stretched over
+// its columns), the operand is sliced instead, the smaller value.
+TEST(ShardingPropagationTest, BroadcastsTakeTheirUsersLayoutSlicingTheirOperand) {
   Program p;
   const ValueId x = p.AddParameter(F32({8, 4})).value();
   const ValueId c = p.AddParameter(F32({8})).value();
@@ -99,9 +99,31 @@ TEST(ShardingPropagationTest, BroadcastsTakeTheirUsersLayoutOnlyOnDimensionsThey
   ASSERT_TRUE(p.SetOutputs({s}).ok());
   const DeviceMesh mesh = Mesh1();
   const ShardingPlan plan = Plan(p, mesh, {S({I, R}), S({R})});
-  EXPECT_TRUE(plan.sharding[cb].IsReplicated());
-  ASSERT_EQ(plan.steps[s].reshards.size(), 1u);
-  EXPECT_EQ(plan.steps[s].reshards[0].kind, Reshard::Kind::kSlice);
+  EXPECT_EQ(plan.sharding[cb].ToString(mesh), "P('i')");
+  EXPECT_TRUE(plan.steps[s].reshards.empty());
+  ASSERT_EQ(plan.steps[cb].reshards.size(), 1u);
+  EXPECT_EQ(plan.steps[cb].reshards[0].kind, Reshard::Kind::kSlice);
+  EXPECT_EQ(plan.steps[cb].reshards[0].to, S({I}));
+}
+
+// A chain of broadcasts (a scalar to a vector to a batch split by rows, the
+// cotangent of a mean over a vmapped batch) is made in the batch's layout
+// all the way: nothing of the batch's size is made whole or sliced.
+TEST(ShardingPropagationTest, ChainsOfBroadcastsTakeTheirUsersLayout) {
+  Program p;
+  const ValueId x = p.AddParameter(F32({4, 8, 2})).value();
+  const ValueId k = p.AddParameter(F32({})).value();
+  const ValueId v4 = p.Add(BroadcastInDimAttrs{Shape({4}), {}}, {k}).value();
+  const ValueId vb = p.Add(BroadcastInDimAttrs{Shape({4, 8, 2}), {0}}, {v4}).value();
+  const ValueId s = p.Add(BinaryAttrs{BinaryOp::kMul}, {x, vb}).value();
+  ASSERT_TRUE(p.SetOutputs({s}).ok());
+  const DeviceMesh mesh = Mesh1();
+  const ShardingPlan plan = Plan(p, mesh, {S({I, R, R}), S({})});
+  EXPECT_EQ(plan.sharding[vb].ToString(mesh), "P('i')");
+  EXPECT_EQ(plan.sharding[v4].ToString(mesh), "P('i')");
+  EXPECT_TRUE(plan.steps[s].reshards.empty());
+  EXPECT_TRUE(plan.steps[vb].reshards.empty());
+  EXPECT_TRUE(plan.steps[v4].reshards.empty());
 }
 
 TEST(ShardingPropagationTest, MegatronMlpAllReducesOnceAfterTheSecondLayer) {
