@@ -396,6 +396,8 @@ def _grad_impl(
         in_vmap_body = hook.round_here() is not None
         try:
             return grad_call(*args, **kwargs)
+        except hook.CollectiveNestedError:
+            raise
         except hook.NestedRuleError:
             # fun calls a custom_vmap function: directly in a bt.vmap body
             # the gradient is taken of the vmapped function instead.
@@ -500,6 +502,8 @@ def jvp(
         in_vmap_body = hook.round_here() is not None
         try:
             return _jvp_traced(fun, p, t, has_aux, name)
+        except hook.CollectiveNestedError:
+            raise
         except hook.NestedRuleError:
             # fun calls a custom_vmap function: directly in a bt.vmap body
             # this is the jvp of the vmapped function instead.

@@ -43,6 +43,7 @@ from baton._baton import lax as _lax
 from baton._subtrace import aval_of, is_array_like, is_tracing, transforms
 
 __all__ = [
+    "CollectiveNestedError",
     "NestedRuleError",
     "Round",
     "Stop",
@@ -78,13 +79,26 @@ def current_frame() -> int:
 class Round:
     """One tracing round of a ``vmap`` body: its frame, the per-example
     results of the ruled calls already batched (flat leaves and output
-    structure, in call order), and how many calls the round has reached."""
+    structure, in call order), and how many calls the round has reached.
+    A vmap with an ``axis_name`` also records the name, the batch size and
+    the example's index along the axis (an int32 Tracer of the body trace),
+    for the collectives over it (``_batched_collectives``)."""
 
-    def __init__(self, known: list, name: str) -> None:
+    def __init__(
+        self,
+        known: list,
+        name: str,
+        axis_name: Any = None,
+        size: int = 0,
+        index: Any = None,
+    ) -> None:
         self.frame: int | None = None
         self.known = known  # [(out_tree, leaves, arg_avals)]
         self.reached = 0
         self.name = name
+        self.axis_name = axis_name
+        self.size = size
+        self.index = index
 
 
 class Stop(BaseException):
@@ -154,6 +168,25 @@ def round_here() -> Round | None:
     return r if r.frame == current_frame() else None
 
 
+class CollectiveNestedError(NestedRuleError):
+    """A collective over a vmap axis in a trace nested in the vmap body
+    (``_batched_collectives``): not batched by a transformation's rule
+    (``transform_batchers``), whose re-run of the function would not see
+    the axis."""
+
+
+def named_rounds() -> dict:
+    """The rounds in progress that bind an axis name, by name (the
+    innermost binding of a repeated name wins)."""
+    return {r.axis_name: r for r in _stack() if r is not None and r.axis_name is not None}
+
+
+def is_suspended() -> bool:
+    """Whether rounds are suspended here (:func:`suspended`)."""
+    stack = _stack()
+    return bool(stack) and stack[-1] is None
+
+
 def in_nested_trace() -> bool:
     """Whether a round is in progress and the current trace is not its body
     (so it is a trace nested inside it)."""
@@ -163,8 +196,11 @@ def in_nested_trace() -> bool:
     return stack[-1].frame != current_frame()
 
 
-def nested_error(name: str) -> NestedRuleError:
-    """The error for a ruled call in a trace nested in a vmap body."""
+def nested_error(name: str, why: str | None = None) -> NestedRuleError:
+    """The error for a ruled call in a trace nested in a vmap body (``why``:
+    the message, when not that of a custom_vmap function)."""
+    if why is not None:
+        return CollectiveNestedError(why)
     return NestedRuleError(
         f"{name} has a custom batching rule (custom_vmap) and is called inside "
         "bt.vmap, but within a trace nested in the vmapped function (grad, "

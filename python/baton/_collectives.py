@@ -21,6 +21,7 @@ from typing import Any
 import numpy as np
 
 import baton.numpy as bnp
+from baton import _batched_collectives as _batched
 from baton import _device_put, _process_collectives, tree
 from baton._baton import Array, Donated
 from baton._baton import lax as _baton_lax
@@ -149,6 +150,22 @@ def _each(x: Any, fn: Any) -> Any:
 
 
 def _reduce(x: Any, axis_name: Any, op: str, what: str) -> Any:
+    if _batched.applies(axis_name, what):
+        names = _batched._names(axis_name)
+        leaves = tree.leaves(x)
+        if all(
+            isinstance(v, (int, float)) and not isinstance(v, bool) for v in leaves
+        ):  # psum(1, "i"): the axis size, a Python number (as JAX)
+            n = _batched.axis_size(names)
+            return tree.map(lambda v: v * n if op == "sum" else v, x)
+        return _batched.call(
+            x,
+            names,
+            what,
+            _batched.reduce_rule(
+                names, op, lambda v, rest: _reduce(v, rest, op, what)
+            ),
+        )
     ctx = current_context(what)
     names = _axes(ctx, axis_name, what)
     combine = {"sum": bnp.add, "max": bnp.maximum, "min": bnp.minimum}[op]
@@ -197,6 +214,9 @@ def pmin(x: Any, axis_name: Any) -> Any:
 
 def pmean(x: Any, axis_name: Any) -> Any:
     """The mean of ``x`` over the group (``psum / group size``)."""
+    if _batched.applies(axis_name, "pmean"):
+        n = _batched.axis_size(axis_name)
+        return tree.map(lambda s: s / n, _reduce(x, axis_name, "sum", "pmean"))
     ctx = current_context("pmean")
     n = math.prod(ctx.mesh.shape[a] for a in _axes(ctx, axis_name, "pmean"))
     return tree.map(lambda s: s / n, _reduce(x, axis_name, "sum", "pmean"))
@@ -204,6 +224,8 @@ def pmean(x: Any, axis_name: Any) -> Any:
 
 def axis_index(axis_name: Any) -> Array:
     """This device's index along ``axis_name`` (int32, on this device)."""
+    if _batched.applies(axis_name, "axis_index"):
+        return _batched.axis_index(axis_name)
     ctx = current_context("axis_index")
     names = _axes(ctx, axis_name, "axis_index")
     _, me, _ = _group(ctx, names)
@@ -214,6 +236,8 @@ def axis_index(axis_name: Any) -> Array:
 
 def axis_size(axis_name: Any) -> int:
     """The number of devices along ``axis_name`` (a Python int)."""
+    if _batched.applies(axis_name, "axis_size"):
+        return _batched.axis_size(axis_name)
     ctx = current_context("axis_size")
     return math.prod(ctx.mesh.shape[a] for a in _axes(ctx, axis_name, "axis_size"))
 
@@ -227,6 +251,22 @@ def _axis(axis: int, rank: int, what: str) -> int:
 def all_gather(x: Any, axis_name: Any, *, axis: int = 0, tiled: bool = False) -> Any:
     """Every member's ``x``, stacked on a new dimension ``axis`` in group
     order (``tiled=True``: concatenated along ``axis``)."""
+    if _batched.applies(axis_name, "all_gather"):
+        names = _batched._names(axis_name)
+        if len(names) > 1:  # the minor axes first, then the major one tiled
+            inner = all_gather(x, names[1:], axis=axis, tiled=tiled)
+            return all_gather(inner, names[0], axis=axis, tiled=True)
+        return _batched.call(
+            x,
+            names,
+            "all_gather",
+            _batched.all_gather_rule(
+                names,
+                axis,
+                tiled,
+                lambda v, d: all_gather(v, axis_name, axis=d, tiled=tiled),
+            ),
+        )
     ctx = current_context("all_gather")
     names = _axes(ctx, axis_name, "all_gather")
 
@@ -283,6 +323,28 @@ def psum_scatter(
     ``scatter_dimension`` (``tiled=False``: that dimension must equal the
     group size and is removed; ``tiled=True``: divided by it)."""
     what = "psum_scatter"
+    if _batched.applies(axis_name, what):
+        names = _batched._names(axis_name)
+        if len(names) > 1:  # the major axis's blocks first, then the minor
+            outer = psum_scatter(
+                x, names[0], scatter_dimension=scatter_dimension, tiled=True
+            )
+            return psum_scatter(
+                outer, names[1:], scatter_dimension=scatter_dimension, tiled=tiled
+            )
+        return _batched.call(
+            x,
+            names,
+            what,
+            _batched.psum_scatter_rule(
+                names,
+                scatter_dimension,
+                tiled,
+                lambda v, d: psum_scatter(
+                    v, axis_name, scatter_dimension=d, tiled=tiled
+                ),
+            ),
+        )
     ctx = current_context(what)
     names = _axes(ctx, axis_name, what)
 
@@ -309,6 +371,20 @@ def all_to_all(
     (``tiled=False``: ``split_axis`` must equal the group size and is removed,
     and the received blocks are stacked on a new ``concat_axis``)."""
     what = "all_to_all"
+    if _batched.applies(axis_name, what):
+        names = _batched._names(axis_name)
+        return _batched.call(
+            x,
+            names,
+            what,
+            _batched.all_to_all_rule(
+                names,
+                split_axis,
+                concat_axis,
+                tiled,
+                lambda v, s, c: all_to_all(v, axis_name, s, c, tiled=tiled),
+            ),
+        )
     ctx = current_context(what)
     names = _axes(ctx, axis_name, what)
 
@@ -326,15 +402,23 @@ def all_to_all(
     return _each(x, one)
 
 
+def _group_of(axis_name: Any, what: str) -> tuple:
+    """(over vmap axes?, the shard_map context or None, the axis names,
+    the group's size) of a collective over ``axis_name``."""
+    if _batched.applies(axis_name, what):
+        return True, None, _batched._names(axis_name), _batched.axis_size(axis_name)
+    ctx = current_context(what)
+    names = _axes(ctx, axis_name, what)
+    return False, ctx, names, math.prod(ctx.mesh.shape[a] for a in names)
+
+
 def ppermute(x: Any, axis_name: Any, perm: Any) -> Any:
     """Member ``dst`` receives member ``src``'s ``x`` for each ``(src, dst)``
     of ``perm`` (each index at most once as a source and once as a
     destination); members no pair sends to receive zeros."""
     what = "ppermute"
-    ctx = current_context(what)
-    names = _axes(ctx, axis_name, what)
     pairs = [(int(s), int(d)) for s, d in perm]
-    n = math.prod(ctx.mesh.shape[a] for a in names)
+    batched, ctx, names, n = _group_of(axis_name, what)
     srcs, dsts = [s for s, _ in pairs], [d for _, d in pairs]
     if len(set(srcs)) != len(srcs) or len(set(dsts)) != len(dsts):
         raise ValueError(f"{what}: perm {pairs} repeats a source or a destination")
@@ -342,6 +426,15 @@ def ppermute(x: Any, axis_name: Any, perm: Any) -> Any:
         raise ValueError(f"{what}: perm {pairs} has an index outside 0..{n - 1}")
 
     sources = [next((s for s, d in pairs if d == k), -1) for k in range(n)]
+    if batched:
+        return _batched.call(
+            x,
+            names,
+            what,
+            _batched.permute_rule(
+                names, sources, lambda v: ppermute(v, axis_name, perm), what
+            ),
+        )
 
     def one(leaf: Any) -> Any:
         a = _as_array(leaf, ctx.device, what)
@@ -363,12 +456,19 @@ def pbroadcast(x: Any, axis_name: Any, source: int) -> Any:
     """Every member gets member ``source``'s ``x`` (index in group order);
     JAX's CollectiveBroadcast."""
     what = "pbroadcast"
-    ctx = current_context(what)
-    names = _axes(ctx, axis_name, what)
-    n = math.prod(ctx.mesh.shape[a] for a in names)
+    batched, ctx, names, n = _group_of(axis_name, what)
     src = int(source)
     if not 0 <= src < n:
         raise ValueError(f"{what}: source {source} is outside 0..{n - 1}")
+    if batched:
+        return _batched.call(
+            x,
+            names,
+            what,
+            _batched.permute_rule(
+                names, [src] * n, lambda v: pbroadcast(v, axis_name, source), what
+            ),
+        )
 
     def one(leaf: Any) -> Any:
         a = _as_array(leaf, ctx.device, what)
@@ -432,6 +532,8 @@ def pcast(x: Any, axis_name: Any, *, to: str) -> Any:
             f"pcast(to={to!r}): baton has no reduced / unreduced array types; "
             "only to='varying' is supported"
         )
+    if _batched.applies(axis_name, "pcast"):
+        return x  # vmap batches what varies by itself
     ctx = current_context("pcast")
     names = _axes(ctx, axis_name, "pcast")
     if ctx.vma is None:

@@ -37,6 +37,7 @@ from typing import Any, Callable
 
 import numpy as np
 
+from baton import _batching_hook as hook
 from baton import _ref_state, tree
 from baton._baton import lax as _lax
 from baton._subtrace import (
@@ -250,7 +251,17 @@ def _scan(
 
     for _ in range(2):
         c_avals = [aval_of(c) for c in carries]
-        body = trace(body_fn, c_avals + x_avals, name)
+        try:
+            body = trace(body_fn, c_avals + x_avals, name)
+        except hook.NestedRuleError:
+            if hook.round_here() is None or length == 0:
+                raise
+            # A collective over a vmap axis (or a custom_vmap call) in the
+            # body of a scan made directly in a vmapped function: the
+            # loop is unrolled there, each step's call batched by its rule.
+            return _unrolled_scan(
+                f, init_tree, carries, x_tree, x_leaves, length, reverse
+            )
         if cell["c_tree"] != init_tree or not _promote_weak(
             carries, c_avals, cell["c_leaves"]
         ):
@@ -281,6 +292,47 @@ def _scan(
         tree.unflatten(init_tree, outs[:nc]),
         tree.unflatten(cell["y_tree"], outs[nc:]),
     )
+
+
+def _unrolled_scan(
+    f: Callable[[Any, Any], tuple[Any, Any]],
+    init_tree: Any,
+    carries: list,
+    x_tree: Any,
+    x_leaves: list,
+    length: int,
+    reverse: bool,
+) -> tuple[Any, Any]:
+    """``scan`` as ``length`` calls of ``f`` in the trace in progress (a
+    vmap body, where calls with a batching rule are batched: the body
+    could not be traced on its own), the ``y``s stacked in order."""
+    c = tree.unflatten(init_tree, carries)
+    ys: list = [None] * length
+    for t in reversed(range(length)) if reverse else range(length):
+        x = tree.unflatten(
+            x_tree,
+            [
+                _lax.reshape(
+                    _lax.slice(v, [t] + [0] * (v.ndim - 1), [t + 1, *v.shape[1:]]),
+                    tuple(v.shape[1:]),
+                )
+                for v in x_leaves
+            ],
+        )
+        c, ys[t] = _pair(f(c, x))
+    y_leaves = [tree.flatten(y)[0] for y in ys]
+    y_tree = tree.flatten(ys[0])[1]
+    stacked = [
+        _lax.concatenate(
+            [
+                _lax.reshape(_lax.as_tracer(col[t]), (1, *col[t].shape))
+                for t in range(length)
+            ],
+            0,
+        )
+        for col in (list(z) for z in zip(*y_leaves))
+    ]
+    return c, tree.unflatten(y_tree, stacked)
 
 
 # ---- while_loop / fori_loop ----
@@ -662,7 +714,44 @@ def _switch_entry(
 
 
 def _switch(index: Any, branches: list, operands: tuple, what: str) -> Any:
-    programs, values, out_tree, weak = _branches_program(branches, operands, what)
+    try:
+        programs, values, out_tree, weak = _branches_program(branches, operands, what)
+    except hook.NestedRuleError:
+        if hook.round_here() is None:
+            raise
+        # A collective over a vmap axis (or a custom_vmap call) in a branch
+        # of a cond made directly in a vmapped function: every branch is
+        # computed there, each call batched by its rule, and the index
+        # selects (as vmap of a cond with a batched predicate does).
+        return _selected_branches(index, branches, operands, what)
+    outs = transforms.emit_control_flow("case", [index, *values], programs, weak=weak)
+    return tree.unflatten(out_tree, outs)
+
+
+def _selected_branches(index: Any, branches: list, operands: tuple, what: str) -> Any:
+    """Every branch's result, the one ``index`` (clamped) picks selected
+    leaf by leaf."""
+    outs = [tree.flatten(br(*operands)) for br in branches]
+    out_tree = outs[0][1]
+    for leaves, t in outs[1:]:
+        if t != out_tree:
+            raise TypeError(
+                f"{what}: the branches' outputs must have the same structure, "
+                f"got {out_tree} and {t}"
+            )
+    last = _lax.full((), len(branches) - 1, "int32")
+    k = _lax.minimum(_lax.maximum(index, _lax.zeros((), "int32")), last)
+    picked = []
+    for i in range(len(outs[0][0])):
+        acc = _lax.as_tracer(outs[-1][0][i])
+        for b in range(len(branches) - 2, -1, -1):
+            v = _lax.as_tracer(outs[b][0][i])
+            is_b = _lax.eq(k, _lax.full((), b, "int32"))
+            acc = _lax.select(
+                _lax.broadcast_in_dim(is_b, tuple(v.shape), []), v, acc
+            )
+        picked.append(acc)
+    return tree.unflatten(out_tree, picked)
     outs = transforms.emit_control_flow("case", [index, *values], programs, weak=weak)
     return tree.unflatten(out_tree, outs)
 

@@ -218,6 +218,8 @@ class _CustomFunction:
             # Reverse mode uses the rules: the body is not differentiated.
             with hook.derivative_defined():
                 return self._traced_call(args, name, what)
+        except hook.CollectiveNestedError:
+            raise
         except hook.NestedRuleError:
             # The body calls a custom_vmap function: under bt.vmap this call
             # is batched in Python (_custom_batching), as JAX batches it.

@@ -33,9 +33,12 @@ If ``f`` raises on one device, the others are stopped at their next
 collective and the first error is raised; a device that returns without a
 collective the others wait in raises an error naming it (a compiled body
 fails before anything runs). ``compiled(mapped, *args)`` says which way a
-signature ran. Not supported yet:
-``shard_map`` inside ``bt.jit`` tracing or inside another ``shard_map``
-(``bt.jit(shard_map(...))`` runs the shard_map itself, uncompiled).
+signature ran. Called inside a traced function (``bt.jit``, ``grad``,
+``vmap``, a loop body), the shard_map is a vmap over the mesh axes of the
+global arrays, partitioned with the rest of the program
+(baton/_shard_map_trace.py). Not supported yet: a ``shard_map`` inside
+another ``shard_map`` (``bt.jit(shard_map(...))`` runs the shard_map
+itself).
 
 Example::
 
@@ -310,21 +313,37 @@ def shard_map(
                 f"shard_map: axis_names={set(axis_names)} is not every mesh axis "
                 f"{m.axis_names}; baton has no partially manual shard_map"
             )
-        if _lax.is_tracing():
-            raise NotImplementedError(
-                "shard_map inside a traced function (bt.jit, grad, vmap ...) is not "
-                "supported yet; call the shard_map'ed function at the top level (it "
-                "may call jitted functions inside)"
-            )
         if getattr(_local, "ctx", None) is not None:
             raise NotImplementedError(
                 "shard_map inside another shard_map is not supported"
+            )
+        if _lax.is_tracing():
+            # In bt.jit / grad / vmap: the body vmapped over the mesh axes,
+            # partitioned with the rest of the program (_shard_map_trace).
+            paths, leaves, treedef, specs = _leaf_specs(m, in_specs, args)
+            return traced_runner(
+                f,
+                m,
+                specs,
+                out_specs,
+                leaves,
+                treedef,
+                paths,
+                lambda o, v: _broadcast_specs(o, v, "out_specs"),
             )
         return _run(f, m, in_specs, out_specs, args, check_vma, checks)
 
     mapped._baton_shard_map = True
     mapped._baton_shard_map_checks = checks
     return mapped
+
+
+# shard_map called in a trace: baton._shard_map_trace.run_traced, which
+# registers itself here (it vmaps, a layer above; imported by baton).
+traced_runner: Callable[..., Any] = None  # type: ignore[assignment]
+# A top-level body the per-device compile refuses, as one partitioned
+# program: baton._shard_map_trace.lower_body, registered likewise.
+body_lowerer: Callable[..., Any] = None  # type: ignore[assignment]
 
 
 def jit_of(mapped: Callable[..., Any], donate_nums: Any, donate_names: Any) -> Any:
@@ -409,15 +428,9 @@ def _inferred_spec(leaf: Any, mesh: Mesh, where: str) -> PartitionSpec:
     return PartitionSpec()
 
 
-def _run(
-    f: Callable[..., Any],
-    mesh: Mesh,
-    in_specs: Any,
-    out_specs: Any,
-    args: tuple,
-    check_vma: bool = False,
-    checks: dict | None = None,
-) -> Any:
+def _leaf_specs(mesh: Mesh, in_specs: Any, args: tuple) -> tuple:
+    """(paths, leaves, treedef, specs) of the arguments: one PartitionSpec
+    per leaf (None: a static leaf, passed unchanged), checked."""
     paths, leaves, treedef = tree.paths_and_leaves(args)
     explicit = _explicit(mesh)
     if in_specs is Infer:
@@ -467,6 +480,19 @@ def _run(
                         "not resharded); leave in_specs out to take them from the "
                         "arguments, or bt.reshard the argument first"
                     )
+    return paths, leaves, treedef, specs
+
+
+def _run(
+    f: Callable[..., Any],
+    mesh: Mesh,
+    in_specs: Any,
+    out_specs: Any,
+    args: tuple,
+    check_vma: bool = False,
+    checks: dict | None = None,
+) -> Any:
+    paths, leaves, treedef, specs = _leaf_specs(mesh, in_specs, args)
     placed = []
     for path, leaf, spec in zip(paths, leaves, specs):
         if spec is None:  # static: passed unchanged
@@ -518,8 +544,10 @@ def _run(
             )
     if _compiles(specs, by_value):
         body = _compiled_body(
-            f, mesh, placed, specs, treedef, devices, checks, collectives
+            f, mesh, placed, specs, treedef, devices, checks, collectives, out_specs
         )
+        if body is not None and getattr(body, "global_outputs", False):
+            return body.run(placed)
         if body is not None:
             return _assemble(
                 mesh, out_specs, body.run(placed, devices), [d for d, _ in devices]
@@ -596,10 +624,13 @@ def _compiled_body(
     devices: list,
     checks: dict | None,
     collectives: list | None,
+    out_specs: Any = None,
 ) -> Any:
     """The body compiled for this signature (cached in ``checks``), or None
     when it cannot be (it then runs per device). ``collectives``: what the
-    output check's trace recorded, if it ran (not traced again)."""
+    output check's trace recorded, if it ran (not traced again). A body
+    the per-device compile refuses may still be one partitioned program (a
+    ``LoweredBody``, whose ``run`` gives the global outputs)."""
     key: Any = (
         "compiled",
         mesh,
@@ -616,6 +647,18 @@ def _compiled_body(
         )
     except _shard_map_compile.NotCompilable:
         body = None
+        if len(devices) == len(mesh.devices.flat):  # one process's mesh
+            # The body vmapped over the mesh axes, partitioned as jit
+            # partitions (baton/_shard_map_trace.py).
+            body = body_lowerer(
+                f,
+                mesh,
+                placed,
+                specs,
+                treedef,
+                out_specs,
+                lambda o, v: _broadcast_specs(o, v, "out_specs"),
+            )
     cache[key] = body
     return body
 

@@ -92,11 +92,30 @@ def vmap(
     likewise for the output (None: the output must not depend on mapped
     values). ``axis_size`` is needed when nothing is mapped. Mismatched
     sizes raise ValueError naming each argument, as in JAX.
+
+    ``axis_name`` names the mapped axis for the collectives
+    (``bt.lax.psum``, ``pmean``, ``pmax``, ``pmin``, ``all_gather``,
+    ``psum_scatter``, ``all_to_all``, ``ppermute``, ``pbroadcast``,
+    ``axis_index``, ``axis_size``), which then combine the examples as
+    shard_map's combine devices (``baton/_batched_collectives.py``).
+
+    Example::
+
+        f = bt.vmap(lambda x: x / bt.lax.psum(x, "i"), axis_name="i")
+        f(bnp.arange(1.0, 5.0))   # [0.1, 0.2, 0.3, 0.4]
     """
-    if axis_name is not None or spmd_axis_name is not None:
+    if spmd_axis_name is not None:
         raise NotImplementedError(
-            "vmap: axis_name / spmd_axis_name (collectives) are not supported"
+            "vmap: spmd_axis_name is not supported (baton's jit partitions a "
+            "vmapped program by its arguments' shardings)"
         )
+    if axis_name is not None:
+        try:
+            hash(axis_name)
+        except TypeError:
+            raise TypeError(
+                f"vmap: axis_name must be hashable (a str), not {axis_name!r}"
+            ) from None
     if not callable(fun):
         raise TypeError(f"vmap: expected a function, not {type(fun).__name__}")
     if isinstance(in_axes, list):
@@ -106,7 +125,9 @@ def vmap(
     name = f"vmap({fun_name(fun)})"
 
     def batched(*args: Any, **kwargs: Any) -> Any:
-        return _vmap_traced(fun, in_axes, out_axes, axis_size, args, kwargs, name)
+        return _vmap_traced(
+            fun, in_axes, out_axes, axis_size, args, kwargs, name, axis_name
+        )
 
     return transformation(fun, name, batched)
 
@@ -119,6 +140,7 @@ def _vmap_traced(
     args: tuple,
     kwargs: dict,
     name: str,
+    axis_name: Any = None,
 ) -> Any:
     if isinstance(in_axes, tuple) and len(in_axes) != len(args):
         raise ValueError(
@@ -141,6 +163,14 @@ def _vmap_traced(
         if d >= 0:
             shape = shape[:d] + shape[d + 1 :]
         avals.append((shape, dtype, weak, kind))
+    n_user = len(avals)
+    if axis_name is not None:
+        # Each example's index along the named axis: a batched argument the
+        # body sees as a scalar (axis_index is then a value of the trace).
+        index = _lax.iota("int32", (n,), 0)
+        leaves = list(leaves) + [index]
+        dims = dims + [0]
+        avals.append(((),) + aval_of(index)[1:])
     # Calls with a batching rule (custom_vmap) are batched by their rule, one
     # tracing round each (_batching_hook): their batched results are extra
     # arguments of the later rounds.
@@ -157,9 +187,11 @@ def _vmap_traced(
                 m = len(out_avals)
                 known.append((out_tree, list(tracers[pos : pos + m]), arg_avals))
                 pos += m
-            rnd = hook.Round(known, fun_name(fun))
+            rnd = hook.Round(known, fun_name(fun), axis_name, n)
+            if axis_name is not None:
+                rnd.index = tracers[n_user]
             with hook.rounds(rnd, tracers[0] if tracers else None):
-                a, k = tree.unflatten(in_tree, tracers[:nb])
+                a, k = tree.unflatten(in_tree, tracers[:n_user])
                 try:
                     cell["out"] = fun(*a, **k)
                 except hook.Stop as here:

@@ -6,7 +6,10 @@ starts with no live arrays and its work finished.
 """
 
 import gc
+import json
 import os
+import subprocess
+import sys
 
 import pytest
 
@@ -41,3 +44,17 @@ def in_use(device=None):
     if device is not None:
         return bt.memory_stats(device)["bytes_in_use"]
     return [bt.memory_stats(d)["bytes_in_use"] for d in bt.devices()]
+
+
+def run_cases_on_8_devices(script, on_baton):
+    """What a cases script written for JAX prints (one JSON object), run in
+    a process of its own on 8 CPU devices: as it is with JAX, or unchanged
+    on baton (``python -m baton.as_jax``, which imports baton -- and reads
+    the device count from the environment -- before the script runs)."""
+    args = ["-m", "baton.as_jax", script] if on_baton else [script]
+    env = dict(os.environ, BATON_NUM_CPU_DEVICES="8")
+    out = subprocess.run(
+        [sys.executable, *args], env=env, capture_output=True, text=True, timeout=600
+    )
+    assert out.returncode == 0, out.stderr[-4000:]
+    return json.loads(out.stdout.strip().splitlines()[-1])

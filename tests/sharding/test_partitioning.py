@@ -13,14 +13,11 @@
   consume nothing.
 """
 
-import json
 import os
-import subprocess
-import sys
 
 import numpy as np
 import pytest
-from conftest import N, in_use
+from conftest import N, in_use, run_cases_on_8_devices
 
 import baton as bt
 import baton.numpy as bnp
@@ -31,26 +28,15 @@ HERE = os.path.dirname(__file__)
 CASES = os.path.join(HERE, "_partitioning_cases.py")
 
 
-def _run(args):
-    # baton.as_jax imports baton before the script runs: the device count
-    # comes from the environment.
-    env = dict(os.environ, BATON_NUM_CPU_DEVICES="8")
-    out = subprocess.run(
-        [sys.executable, *args], env=env, capture_output=True, text=True, timeout=600
-    )
-    assert out.returncode == 0, out.stderr[-4000:]
-    return json.loads(out.stdout.strip().splitlines()[-1])
-
-
 @pytest.fixture(scope="module")
 def baton_results():
-    return _run(["-m", "baton.as_jax", CASES])
+    return run_cases_on_8_devices(CASES, on_baton=True)
 
 
 @pytest.fixture(scope="module")
 def jax_results():
     pytest.importorskip("jax")
-    return _run([CASES])
+    return run_cases_on_8_devices(CASES, on_baton=False)
 
 
 CASE_NAMES = [

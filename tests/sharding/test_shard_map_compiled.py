@@ -221,3 +221,41 @@ def test_the_output_check_still_refuses_a_varying_output(mesh):
     f = bt.shard_map(lambda b: L.psum(b, "a"), mesh=mesh, in_specs=P(("a", "b")), out_specs=P())
     with pytest.raises(ValueError, match="varies over"):
         f(X)
+
+
+@pytest.mark.parametrize(
+    "fn, same_as",
+    [
+        # A ring of ppermutes in a fori_loop (2 devices along "b": a swap).
+        (
+            lambda b: L.fori_loop(0, 2, lambda k, c: L.ppermute(c, "b", [(0, 1), (1, 0)]) + c, b),
+            lambda b: 2 * L.psum(b, "b"),
+        ),
+        # A collective in one branch of a cond.
+        (
+            lambda b: L.cond(b.sum() > 0, lambda v: L.psum(v, "a"), lambda v: v * 0, b),
+            lambda b: bnp.where(b.sum() > 0, L.psum(b, "a"), b * 0),
+        ),
+        # A collective inside a vmap of the body.
+        (
+            lambda b: bt.vmap(lambda r: L.pmax(r, "a"))(b),
+            lambda b: L.pmax(b, "a"),
+        ),
+    ],
+    ids=["fori_loop", "cond", "vmap"],
+)
+def test_bodies_with_collectives_in_loops_conds_and_vmaps_run_as_one_program(
+    mesh, fn, same_as
+):
+    # On the threads each device traced the loop / branch / vmap on its own
+    # and the collectives exchanged values of those traces (an error); the
+    # per-device compile refuses them too. They run as one partitioned
+    # program instead: the body vmapped over the mesh axes
+    # (baton/_shard_map_trace.py).
+    f = bt.shard_map(fn, mesh=mesh, in_specs=P(("a", "b")), out_specs=P(("a", "b")))
+    got = np.asarray(f(X))
+    assert _shard_map.compiled(f, X) is True
+    g = bt.shard_map(same_as, mesh=mesh, in_specs=P(("a", "b")), out_specs=P(("a", "b")))
+    np.testing.assert_allclose(got, np.asarray(g(X)), rtol=1e-6)
+    out = f(X)
+    assert out.sharding == NamedSharding(mesh, P(("a", "b")))
