@@ -358,13 +358,24 @@ def test_rule_output_structure_mismatch():
         bt.vmap(bf)(x)
 
 
+def test_inside_a_scan_the_rule_applies_as_in_jax():
+    # JAX batches the scan body with the rule; baton batches a nested
+    # trace's program whole, so a scan of known length whose body calls a
+    # ruled function is unrolled in the vmapped function (each call batched
+    # by its rule) -- was NotImplementedError.
+    bf, jf = _both(_sin_rule_cos)
+    x = RNG.normal(size=(2, 3)).astype(np.float32)
+    _close(bt.vmap(lambda x: bt.lax.map(bf, x))(x), jax.vmap(lambda x: jax.lax.map(jf, x))(x))
+
+
 def test_inside_a_nested_transformation_is_refused():
     bf = _sin_rule_cos(bcb, bnp)
     x = np.ones((2, 3), np.float32)
-    # JAX batches the scan body with the rule; baton batches a nested
-    # trace's program whole, so it says it cannot apply the rule.
+    # A while_loop's trip count is not known: its body cannot be unrolled.
     with pytest.raises(NotImplementedError, match="custom batching rule"):
-        bt.vmap(lambda x: bt.lax.map(bf, x))(x)
+        bt.vmap(
+            lambda x: bt.lax.while_loop(lambda c: c[0] < 2, lambda c: (c[0] + 1, bf(c[1])), (0, x))
+        )(x)
 
 
 # ---- grad / jvp inside vmap ----
