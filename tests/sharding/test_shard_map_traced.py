@@ -49,12 +49,12 @@ CASE_NAMES = [
     "vmap_nested_axis_names", "grad_through_vmap_psum",
 ]
 # Cases whose jitted arguments are placed on the mesh: baton partitions
-# them, and the outputs' shardings are JAX's. (A jitted program of unplaced
-# arguments runs on one device in baton, docs/sharding.md; JAX shards it
-# over the shard_map's mesh. FSDP on the 2-D mesh gives its gradients
-# replicated, where JAX keeps the parameters' split.)
+# them, and the outputs' shardings are JAX's -- FSDP's gradients on the 2-D
+# mesh split over both axes as its parameters are. (A jitted program of
+# unplaced arguments runs on one device in baton, docs/sharding.md; JAX
+# shards it over the shard_map's mesh.)
 SPEC_CASES = {
-    "dp_grad", "fsdp_grad", "all_to_all_swap", "collective_matmul",
+    "dp_grad", "fsdp_grad", "fsdp_2d_grad", "all_to_all_swap", "collective_matmul",
     "collective_matmul_in_a_jitted_step",
 }
 

@@ -472,29 +472,63 @@ class Propagator {
           break;
         }
       }
-      // Group: input dims [i0, i), output dims [o0, o). Its major
-      // dimensions are its first of more than one element (dimensions of 1
-      // added or dropped, a scan step's row, carry no split).
-      bool kept = false;
-      int mi = i0, mo = o0;
-      while (mi + 1 < i && in.dim(mi) == 1) ++mi;
-      while (mo + 1 < o && out_shape.dim(mo) == 1) ++mo;
-      if (mi < in.rank() && mo < out_shape.rank()) {
-        const auto& major = want.dims[mi];
-        bool others_whole = true;
-        for (int d = i0; d < i; ++d) others_whole &= d == mi || want.dims[d].empty();
-        const int64_t split = mesh_.SizeOf(major);
-        if (!major.empty() && others_whole && out_shape.dim(mo) % split == 0) {
-          out.dims[mo] = major;
-          kept = true;
-        }
-      }
-      if (!kept) {
+      // Group: input dims [i0, i), output dims [o0, o).
+      if (!SplitThroughGroup(in, want, i0, i, out_shape, out, o0, o)) {
         for (int d = i0; d < i; ++d) want.dims[d].clear();
       }
     }
     Need(v, 0, want);
     return out;
+  }
+
+  // A reshape group's split, carried from input dims [i0, i1) (laid out as
+  // `in_s`) to output dims [o0, o1) of `out_s`: the group's elements in
+  // order are split over one list of mesh axes, major first, when its
+  // split dimensions come first, each but the last split into blocks of
+  // one (a (4, 2, c) split ('a', 'b', None) is 8c split ('a', 'b')). The
+  // list is dealt to the output dimensions the same way: a prefix whose
+  // ways equal a dimension's size splits it into blocks of one and the rest
+  // goes on; the last part divides its dimension. Dimensions of size 1
+  // carry nothing. False (nothing written) when the group's split cannot
+  // be carried so (then its input is gathered).
+  bool SplitThroughGroup(const Shape& in, const Sharding& in_s, int i0, int i1,
+                         const Shape& out_shape, Sharding& out_s, int o0,
+                         int o1) const {
+    std::vector<int> axes;  // the group's linear split, major first
+    bool closed = false;    // a later split dimension would not be contiguous
+    for (int d = i0; d < i1; ++d) {
+      if (in.dim(d) == 1) continue;
+      const auto& split = in_s.dims[d];
+      if (split.empty()) {
+        closed = true;
+        continue;
+      }
+      if (closed) return false;
+      axes.insert(axes.end(), split.begin(), split.end());
+      if (in.dim(d) != mesh_.SizeOf(split)) closed = true;
+    }
+    std::vector<std::vector<int>> dealt(o1 - o0);
+    size_t next = 0;
+    for (int d = o0; d < o1 && next < axes.size(); ++d) {
+      if (out_shape.dim(d) == 1) continue;
+      std::vector<int> part;
+      int64_t ways = 1;
+      bool exact = false;
+      while (next < axes.size()) {
+        ways *= mesh_.axis_sizes[axes[next]];
+        part.push_back(axes[next++]);
+        if (ways == out_shape.dim(d)) {
+          exact = true;
+          break;
+        }
+        if (ways > out_shape.dim(d)) return false;
+      }
+      if (!exact && (next < axes.size() || out_shape.dim(d) % ways != 0)) return false;
+      dealt[d - o0] = std::move(part);
+    }
+    if (next < axes.size()) return false;
+    for (int d = o0; d < o1; ++d) out_s.dims[d] = std::move(dealt[d - o0]);
+    return true;
   }
 
   // Per dimension of operand 0, whether the op reads or writes it other

@@ -229,6 +229,36 @@ TEST(ShardingPropagationTest, ReshapesKeepAMajorSplitAndGatherOtherwise) {
   EXPECT_EQ(plan.steps[cflat].reshards[0].kind, Reshard::Kind::kAllGather);
 }
 
+// On mesh ('a': 2, 'b': 2): dimensions split into blocks of one merge into
+// one split over both axes (a shard_map's (2, 2, c) view of a parameter
+// split P(('a', 'b')) going back to it), and such a split deals out to the
+// dimensions a reshape makes; what would interleave blocks is gathered.
+TEST(ShardingPropagationTest, ReshapesMergeAndDealSplitsOverSeveralAxes) {
+  Program p;
+  const ValueId x = p.AddParameter(F32({2, 2, 3})).value();
+  const ValueId merged = p.Add(ReshapeAttrs{Shape({12})}, {x}).value();
+  const ValueId y = p.AddParameter(F32({12})).value();
+  const ValueId dealt = p.Add(ReshapeAttrs{Shape({2, 2, 3})}, {y}).value();
+  const ValueId two = p.Add(ReshapeAttrs{Shape({4, 3})}, {y}).value();
+  const ValueId z = p.AddParameter(F32({2, 6})).value();  // 'a' blocks of 3
+  const ValueId zs = p.Add(ReshapeAttrs{Shape({12})}, {z}).value();
+  ASSERT_TRUE(p.SetOutputs({merged, dealt, two, zs}).ok());
+  const DeviceMesh mesh = Mesh2();
+  const std::vector<int> A = {0}, B = {1}, AB = {0, 1};
+  const ShardingPlan plan =
+      Plan(p, mesh, {S({A, B, R}), S({AB}), S({R, B})});
+  EXPECT_EQ(plan.sharding[merged].ToString(mesh), "P(('a', 'b'))");
+  EXPECT_TRUE(plan.steps[merged].reshards.empty());
+  EXPECT_EQ(plan.sharding[dealt].ToString(mesh), "P('a', 'b')");
+  EXPECT_TRUE(plan.steps[dealt].reshards.empty());
+  EXPECT_EQ(plan.sharding[two].ToString(mesh), "P(('a', 'b'))");
+  EXPECT_TRUE(plan.steps[two].reshards.empty());
+  // A whole dimension before a split one: merging would interleave.
+  EXPECT_EQ(plan.sharding[zs], S({R}));
+  ASSERT_EQ(plan.steps[zs].reshards.size(), 1u);
+  EXPECT_EQ(plan.steps[zs].reshards[0].kind, Reshard::Kind::kAllGather);
+}
+
 // A slice along the split dimension reads its operand whole (gathered) and
 // is computed whole; its result keeps the split where its length still
 // divides by it -- each device slices its block after (JAX's layouts:
