@@ -33,6 +33,7 @@ from __future__ import annotations
 import math
 from typing import Any, Callable
 
+import numpy as np
 import optree
 
 from baton import _batching_hook as hook
@@ -42,6 +43,10 @@ from baton._sharding_api import with_sharding_constraint
 from baton.sharding import Mesh, NamedSharding, PartitionSpec
 
 __all__ = ["run_traced"]
+
+
+def _rank(x: Any) -> int:
+    return len(x.shape) if hasattr(x, "shape") else int(np.ndim(x))
 
 
 def _entry_names(entry: Any) -> tuple:
@@ -96,6 +101,7 @@ class _Layout:
 def _split(x: Any, layout: _Layout, mesh: Mesh, where: str) -> Any:
     """The global array ``x`` reshaped to ``layout`` (its mesh dimensions
     constrained to their axes)."""
+    x = _lax.as_tracer(x)
     shape = list(x.shape)
     new_shape: list = []
     spec: list = []
@@ -110,7 +116,7 @@ def _split(x: Any, layout: _Layout, mesh: Mesh, where: str) -> Any:
             )
         new_shape += [mesh.shape[a] for a in names] + [shape[d] // n]
         spec += list(names) + [None]
-    y = _lax.reshape(_lax.as_tracer(x), tuple(new_shape))
+    y = _lax.reshape(x, tuple(new_shape))
     return with_sharding_constraint(y, NamedSharding(mesh, PartitionSpec(*spec)))
 
 
@@ -165,9 +171,7 @@ def run_traced(
     axes = tuple(mesh.axis_names)
     mapped = [i for i, s in enumerate(specs) if s is not None]
     names = {i: f"argument args{tree.keystr(paths[i])}" for i in mapped}
-    layouts = {
-        i: _Layout(specs[i], len(leaves[i].shape), mesh, names[i]) for i in mapped
-    }
+    layouts = {i: _Layout(specs[i], _rank(leaves[i]), mesh, names[i]) for i in mapped}
     split = [_split(leaves[i], layouts[i], mesh, names[i]) for i in mapped]
     if isinstance(out_specs, list):
         out_specs = tuple(out_specs)
