@@ -10,9 +10,9 @@ Where baton differs:
   device count; ``devices=`` picks them), through ``bt.shard_map`` over a
   one-axis mesh named ``axis_name``, so ``lax.psum(x, axis_name)`` and the
   other collectives work inside; the result is a ``bt.ShardedArray`` split
-  over those devices along ``out_axes``. As ``shard_map``, a pmapped
-  function cannot be called inside ``bt.jit`` or another transformation
-  (it may call jitted functions); ``backend=`` must be None or baton's
+  over those devices along ``out_axes``. Inside ``bt.jit``, ``grad`` or
+  ``vmap`` it is, as ``shard_map`` there, a vmap over the axis
+  (``baton/_shard_map_trace.py``); ``backend=`` must be None or baton's
   backend; ``donate_argnums`` is accepted and donates nothing.
 - ``fwd_and_bwd``: ``fwd`` returns ``(out, residuals)`` whose residuals are
   the primal arguments (baton's pullbacks are not pytrees of arrays, so
@@ -232,11 +232,6 @@ def pmap(
 
     @functools.wraps(fun)
     def mapped(*args: Any) -> Any:
-        if _lax.is_tracing():
-            raise NotImplementedError(
-                "pmap inside bt.jit or another transformation is not supported; "
-                "call the pmapped function at the top level"
-            )
         dyn_idx = [i for i in range(len(args)) if i not in static]
         dyn = [args[i] for i in dyn_idx]
         axes = _axes(in_axes, len(dyn), "in_axes")
@@ -249,7 +244,7 @@ def pmap(
             leaves, td = tree.flatten(a)
             new = []
             for leaf in leaves:
-                arr = leaf if isinstance(leaf, Array) else np.asarray(leaf)
+                arr = leaf if isinstance(leaf, (Array, _lax.Tracer)) else np.asarray(leaf)
                 if arr.ndim == 0:
                     raise ValueError("pmap: a mapped argument must have an axis to map")
                 ax_n = ax % arr.ndim

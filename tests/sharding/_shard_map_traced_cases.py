@@ -273,6 +273,13 @@ def vmap_of_shard_map():
     return jax.jit(jax.vmap(f))(ints(3, 16, seed=4) + 2.0)
 
 
+def pmap_in_jit_and_grad():
+    x = ints(8, 3, seed=14) + 2.0
+    f = jax.pmap(lambda v: v / jax.lax.psum(v.sum(), "i") + jax.lax.axis_index("i"), axis_name="i")
+    g = jax.grad(lambda a: jax.pmap(lambda v: jax.lax.psum((v ** 2).sum(), "i"), axis_name="i")(a).sum())
+    return {"jit": jax.jit(lambda a: f(a) * 2)(x), "grad": g(x)}
+
+
 def vmap_axis_name_psum():
     return jax.vmap(lambda x: x / jax.lax.psum(x, "i"), axis_name="i")(ints(4, 3, seed=5) + 2.0)
 
@@ -309,6 +316,7 @@ CASES = {
     "collective_matmul_in_a_jitted_step": collective_matmul_in_a_jitted_step,
     "vmap_collectives_in_loops_and_conds": vmap_collectives_in_loops_and_conds,
     "vmap_of_shard_map": vmap_of_shard_map,
+    "pmap_in_jit_and_grad": pmap_in_jit_and_grad,
     "vmap_axis_name_psum": vmap_axis_name_psum,
     "vmap_axis_name_gather_and_index": vmap_axis_name_gather_and_index,
     "vmap_nested_axis_names": vmap_nested_axis_names,

@@ -45,8 +45,9 @@ CASE_NAMES = [
     "dp_grad", "dp_value_and_grad_equals_loss", "fsdp_grad", "tp_predict", "tp_grad",
     "fsdp_2d_grad", "rows_times_index", "ppermute_ring", "all_to_all_swap",
     "collective_matmul", "collective_matmul_in_a_jitted_step",
-    "vmap_collectives_in_loops_and_conds", "vmap_of_shard_map", "vmap_axis_name_psum", "vmap_axis_name_gather_and_index",
-    "vmap_nested_axis_names", "grad_through_vmap_psum",
+    "vmap_collectives_in_loops_and_conds", "vmap_of_shard_map", "pmap_in_jit_and_grad",
+    "vmap_axis_name_psum", "vmap_axis_name_gather_and_index", "vmap_nested_axis_names",
+    "grad_through_vmap_psum",
 ]
 # Cases whose jitted arguments are placed on the mesh: baton partitions
 # them, and the outputs' shardings are JAX's -- FSDP's gradients on the 2-D
@@ -160,3 +161,17 @@ def test_vmap_collectives_name_their_axis():
         bt.vmap(lambda v: bt.lax.psum(v, "j"), axis_name="i")(x)
     with pytest.raises(NotImplementedError, match="spmd_axis_name"):
         bt.vmap(lambda v: v, spmd_axis_name="i")(x)
+
+
+def test_python_scalars_and_closed_over_arrays_pass_into_the_body(mesh):
+    # A Python float with a P() spec (a step size) was refused inside jit:
+    # its rank was read from .shape, which a float has not.
+    x = np.arange(8.0, dtype=np.float32)
+    bias = bnp.ones(2)
+    f = bt.shard_map(
+        lambda b, s: b * s + bt.lax.psum(s, "i") + bias,
+        mesh=mesh,
+        in_specs=(P("i"), P()),
+        out_specs=P("i"),
+    )
+    np.testing.assert_array_equal(np.asarray(bt.jit(lambda a: f(a, 2.0))(x)), x * 2 + 9)
