@@ -199,10 +199,11 @@ std::string ExchangeText(const compiler::SpmdProgram& sp, size_t s) {
 
 // Whether `reader`'s programs read `a` where it lies, without a copy onto
 // `reader` first: host code reading host memory (one process's CPU
-// devices). The call holds `a` for reading until it is done and waits for
-// a's writer, as for its own arguments.
+// devices; DeviceBackend::programs_read_host_memory). The call holds `a`
+// for reading until it is done and waits for a's writer, as for its own
+// arguments.
 bool ReadableInPlace(Device* holder, MemoryKind kind, const Device* reader) {
-  return reader->platform() == "cpu" && holder->host_addressable(kind);
+  return reader->programs_read_host_memory() && holder->host_addressable(kind);
 }
 bool ReadableInPlace(const Array& a, const Device* reader) {
   return ReadableInPlace(a.device(), a.memory_kind(), reader);
@@ -554,6 +555,7 @@ Status SpmdExecutable::CompileCommunication(size_t s) {
   switch (st.kind) {
     case SpmdStage::Kind::kAllReduce: {
       const bool crosses = crosses_[s];
+      const bool read_only_by_programs = ReadOnlyByPrograms(st.result);
       for (int d : local_) {
         Communication& c = *per_device[d];
         // In group order (the stage's axes major first, as shard_map's
@@ -568,7 +570,7 @@ Status SpmdExecutable::CompileCommunication(size_t s) {
         // group itself.
         c.leader = c.members[s % c.members.size()];
         c.reads_leaders_result =
-            !crosses && c.leader != d && ReadOnlyByPrograms(st.result) &&
+            !crosses && c.leader != d && read_only_by_programs &&
             ReadableInPlace(devices_[c.leader], to.global.memory_kind, devices_[d]);
         // A group of one needs a program only to convert.
         const bool needed =

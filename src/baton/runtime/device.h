@@ -44,6 +44,11 @@ class Device {
   bool host_addressable(MemoryKind kind) const {
     return backend_->host_addressable(kind);
   }
+  // Whether this device's programs are host code, reading host-addressable
+  // memory (another device's too) where it lies.
+  bool programs_read_host_memory() const {
+    return backend_->programs_read_host_memory();
+  }
   // Byte movement on the stream of queue `queue`, from a task of that queue
   // (DeviceBackend::CopyAsync and FillAsync): returns the device work's
   // event. The synchronous forms wait for it.

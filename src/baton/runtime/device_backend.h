@@ -16,6 +16,11 @@
 //  - host_addressable(kind): whether host code may read and write that
 //    memory directly (every kind on the CPU; pinned_host and unpinned_host
 //    on a GPU). Host views (R7) are zero-copy exactly when this holds.
+//  - programs_read_host_memory(): whether this platform's compiled programs
+//    are host code, so they may read any host-addressable memory where it
+//    lies, another device's included (the CPU; not a GPU, whose kernels
+//    read device memory). A partitioned program then reads another local
+//    device's block in place instead of copying it (jit/spmd_executable).
 //  - Streams: each (device ordinal, QueueKind) is an in-order stream of
 //    device work (a CUDA stream). CopyAsync / FillAsync enqueue on it and
 //    return at once with the work's event, which completes when the bytes
@@ -63,6 +68,7 @@ class DeviceBackend {
   virtual std::unique_ptr<RegionProvider> MakeRegionProvider(
       int device_ordinal, MemoryKind kind) = 0;
   virtual bool host_addressable(MemoryKind kind) const = 0;
+  virtual bool programs_read_host_memory() const { return false; }
   // Enqueues a copy of `bytes` from `src` to `dst` (non-overlapping; either
   // may be host memory of any kind or memory of device `device_ordinal`) on
   // the stream of (`device_ordinal`, `queue`). Returns the event that

@@ -17,6 +17,7 @@ class HostBackend final : public DeviceBackend {
     return std::make_unique<HostRegionProvider>();
   }
   bool host_addressable(MemoryKind) const override { return true; }
+  bool programs_read_host_memory() const override { return true; }
   Event CopyAsync(int, QueueKind, void* dst, const void* src,
                   size_t bytes) override {
     ParallelCopy(dst, src, bytes);
