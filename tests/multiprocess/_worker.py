@@ -239,6 +239,56 @@ def tp_step(mesh):
     return out
 
 
+def shard_map_dp_step(mesh):
+    """Issue 37: a jitted data-parallel step whose loss is a shard_map'ed
+    pmean (shard_map inside jit(grad)), over every process's devices: the
+    shard_map is a vmap over the mesh axis, partitioned across the
+    processes. Three steps; the losses, this rank's blocks of the
+    parameters, and the same steps on one device with the whole batch."""
+    devices = np.array(bt.devices())
+    mesh = bt.sharding.Mesh(devices, ("data",))
+    rng = np.random.default_rng(1)
+    p0 = {"w": rng.standard_normal((8, 4)).astype(np.float32) * 0.3,
+          "b": rng.standard_normal(4).astype(np.float32) * 0.1}
+    x = rng.standard_normal((8 * len(devices), 8)).astype(np.float32)
+    y = rng.standard_normal((8 * len(devices), 4)).astype(np.float32)
+
+    def local_loss(p, x, y):
+        return bt.numpy.mean((bt.numpy.tanh(x @ p["w"] + p["b"]) - y) ** 2)
+
+    loss_dp = bt.shard_map(
+        lambda p, x, y: bt.lax.pmean(local_loss(p, x, y), "data"),
+        mesh=mesh, in_specs=(P(), P("data"), P("data")), out_specs=P(),
+    )
+
+    def step_fn(loss):
+        def step(p, x, y):
+            value, g = bt.value_and_grad(loss)(p, x, y)
+            return bt.tree.map(lambda a, b: a - 0.2 * b, p, g), value
+        return step
+
+    step = bt.jit(step_fn(loss_dp))
+    params = bt.device_put(p0, NamedSharding(mesh, P()))
+    xs = bt.device_put(x, NamedSharding(mesh, P("data")))
+    ys = bt.device_put(y, NamedSharding(mesh, P("data")))
+    losses = []
+    for _ in range(3):
+        params, value = step(params, xs, ys)
+        losses.append(float(np.asarray(value)))
+    local = bt.local_devices()
+    ref = {k: bt.device_put(v, local[0]) for k, v in p0.items()}
+    ref_step = bt.jit(step_fn(local_loss))
+    ref_losses = []
+    for _ in range(3):
+        ref, value = ref_step(ref, bt.device_put(x, local[0]), bt.device_put(y, local[0]))
+        ref_losses.append(float(value))
+    out = {"losses": np.array(losses), "ref_losses": np.array(ref_losses)}
+    for k, v in params.items():
+        out[f"shards_{k}"] = np.stack([np.asarray(s.data) for s in v.addressable_shards])
+        out[f"ref_{k}"] = np.asarray(ref[k])
+    return out
+
+
 def main():
     scenario, out = sys.argv[1], sys.argv[2]
     # set by tools' launch (Gloo) or by mpirun (MPI)
@@ -256,6 +306,7 @@ def main():
             "mismatch": mismatch,
             "thread_guard": thread_guard,
             "tp_step": tp_step,
+            "shard_map_dp_step": shard_map_dp_step,
         }
         result = scenarios[scenario](mesh)
         result["process_index"] = np.array(bt.process_index())

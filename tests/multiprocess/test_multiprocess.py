@@ -192,6 +192,20 @@ def test_tensor_parallel_training_step_partitioned_across_processes(tmp_path):
         assert "CUDA devices" in note, note
 
 
+def test_shard_map_inside_a_jitted_step_partitioned_across_processes(tmp_path):
+    # Issue 37: 2 processes x 2 devices, bt.jit(value_and_grad) of a loss
+    # that is a shard_map'ed pmean over all four devices.
+    outputs, results = launch("shard_map_dp_step", 2, tmp_path, local_devices=2, timeout=240)
+    assert all(rc == 0 for rc, _ in outputs), outputs
+    r0, r1 = results[0], results[1]
+    np.testing.assert_array_equal(r0["losses"], r1["losses"])
+    np.testing.assert_allclose(r0["losses"], r0["ref_losses"], rtol=2e-5)
+    for k in ("w", "b"):
+        assert r0[f"shards_{k}"].tobytes() == r1[f"shards_{k}"].tobytes(), k
+        for shard in r0[f"shards_{k}"]:  # replicated: every block is the whole
+            np.testing.assert_allclose(shard, r0[f"ref_{k}"], rtol=2e-5, atol=2e-6)
+
+
 def test_nccl_asked_for_without_one_gpu_per_process_fails_on_every_rank(tmp_path):
     # initialize(device_collectives="nccl") on processes without a GPU:
     # every rank raises, saying why, and leaves the group (nothing hangs
