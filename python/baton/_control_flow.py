@@ -752,8 +752,6 @@ def _selected_branches(index: Any, branches: list, operands: tuple, what: str) -
             )
         picked.append(acc)
     return tree.unflatten(out_tree, picked)
-    outs = transforms.emit_control_flow("case", [index, *values], programs, weak=weak)
-    return tree.unflatten(out_tree, outs)
 
 
 # ---- map ----
