@@ -54,10 +54,11 @@ from baton import _batching_hook as hook
 from baton import tree
 from baton._baton import lax as _lax
 
-__all__ = ["applies", "axis_index", "axis_size", "call"]
+__all__ = ["applies", "axis_index", "axis_size", "call", "names_of"]
 
 
-def _names(axis_name: Any) -> tuple:
+def names_of(axis_name: Any) -> tuple:
+    """The axis names of a collective's ``axis_name`` (a name or a tuple)."""
     return tuple(axis_name) if isinstance(axis_name, (tuple, list)) else (axis_name,)
 
 
@@ -67,7 +68,7 @@ def applies(axis_name: Any, what: str) -> bool:
     bound = hook.named_rounds()
     if not bound:
         return False
-    names = _names(axis_name)
+    names = names_of(axis_name)
     inside = [n for n in names if n in bound]
     if not inside:
         return False
@@ -84,7 +85,7 @@ def applies(axis_name: Any, what: str) -> bool:
 def axis_size(axis_name: Any) -> int:
     """The product of the named vmap axes' sizes."""
     bound = hook.named_rounds()
-    return math.prod(bound[n].size for n in _names(axis_name))
+    return math.prod(bound[n].size for n in names_of(axis_name))
 
 
 def axis_index(axis_name: Any) -> Any:
@@ -92,7 +93,7 @@ def axis_index(axis_name: Any) -> Any:
     major to minor, as a mesh group's index)."""
     bound = hook.named_rounds()
     index = None
-    for n in _names(axis_name):
+    for n in names_of(axis_name):
         r = bound[n]
         index = r.index if index is None else index * np.int32(r.size) + r.index
     return index
@@ -113,7 +114,7 @@ def call(x: Any, axis_name: Any, what: str, rule_for: Callable[[Any], Rule]) -> 
     if r is None and hook.is_suspended():
         # No round applies (the trace of a rule's plain function, for its
         # output structure): the collective over examples all equal to x.
-        r = hook.named_rounds()[_names(axis_name)[0]]
+        r = hook.named_rounds()[names_of(axis_name)[0]]
         one = rule_for(r.axis_name)
         return tree.map(lambda v: one(v, False, r.size, r.axis_name)[0], x)
     if r is None:

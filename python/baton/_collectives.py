@@ -151,7 +151,7 @@ def _each(x: Any, fn: Any) -> Any:
 
 def _reduce(x: Any, axis_name: Any, op: str, what: str) -> Any:
     if _batched.applies(axis_name, what):
-        names = _batched._names(axis_name)
+        names = _batched.names_of(axis_name)
         leaves = tree.leaves(x)
         if all(
             isinstance(v, (int, float)) and not isinstance(v, bool) for v in leaves
@@ -252,7 +252,7 @@ def all_gather(x: Any, axis_name: Any, *, axis: int = 0, tiled: bool = False) ->
     """Every member's ``x``, stacked on a new dimension ``axis`` in group
     order (``tiled=True``: concatenated along ``axis``)."""
     if _batched.applies(axis_name, "all_gather"):
-        names = _batched._names(axis_name)
+        names = _batched.names_of(axis_name)
         if len(names) > 1:  # the minor axes first, then the major one tiled
             inner = all_gather(x, names[1:], axis=axis, tiled=tiled)
             return all_gather(inner, names[0], axis=axis, tiled=True)
@@ -324,7 +324,7 @@ def psum_scatter(
     group size and is removed; ``tiled=True``: divided by it)."""
     what = "psum_scatter"
     if _batched.applies(axis_name, what):
-        names = _batched._names(axis_name)
+        names = _batched.names_of(axis_name)
         if len(names) > 1:  # the major axis's blocks first, then the minor
             outer = psum_scatter(
                 x, names[0], scatter_dimension=scatter_dimension, tiled=True
@@ -372,7 +372,7 @@ def all_to_all(
     and the received blocks are stacked on a new ``concat_axis``)."""
     what = "all_to_all"
     if _batched.applies(axis_name, what):
-        names = _batched._names(axis_name)
+        names = _batched.names_of(axis_name)
         return _batched.call(
             x,
             names,
@@ -406,7 +406,7 @@ def _group_of(axis_name: Any, what: str) -> tuple:
     """(over vmap axes?, the shard_map context or None, the axis names,
     the group's size) of a collective over ``axis_name``."""
     if _batched.applies(axis_name, what):
-        return True, None, _batched._names(axis_name), _batched.axis_size(axis_name)
+        return True, None, _batched.names_of(axis_name), _batched.axis_size(axis_name)
     ctx = current_context(what)
     names = _axes(ctx, axis_name, what)
     return False, ctx, names, math.prod(ctx.mesh.shape[a] for a in names)
