@@ -194,8 +194,48 @@ nb::object WrapTracer(const std::shared_ptr<TraceFrame>& frame,
 
 const PyTracer* AsPyTracer(nb::handle h, const char* op) {
   if (!nb::isinstance<PyTracer>(h)) return nullptr;
-  const PyTracer* t = nb::inst_ptr<PyTracer>(h);
-  CheckActive(*t, op);
+  return &Resolve(*nb::inst_ptr<PyTracer>(h), op);
+}
+
+namespace {
+
+// The substitutions in force on this thread (SubstitutionGuard), innermost
+// last: pairs of lists (finished Tracers, the Tracers standing for them).
+thread_local std::vector<std::pair<nb::list*, nb::list*>> t_substitutions;
+
+}  // namespace
+
+SubstitutionGuard::SubstitutionGuard(nb::list finished, nb::list values)
+    : finished_(std::move(finished)), values_(std::move(values)) {
+  if (finished_.size() != values_.size()) {
+    ThrowValue("substituting: as many values as finished Tracers are needed");
+  }
+  for (nb::handle v : values_) {
+    if (!nb::isinstance<PyTracer>(v)) {
+      ThrowType("substituting: the values standing for Tracers must be "
+                "Tracers, not " + std::string(nb::type_name(v.type()).c_str()));
+    }
+  }
+  t_substitutions.emplace_back(&finished_, &values_);
+}
+
+SubstitutionGuard::~SubstitutionGuard() { t_substitutions.pop_back(); }
+
+const PyTracer& Resolve(const PyTracer& t, const char* op) {
+  if (t.frame->active()) return t;
+  for (auto it = t_substitutions.rbegin(); it != t_substitutions.rend(); ++it) {
+    const nb::list& finished = *it->first;
+    for (size_t i = 0; i < finished.size(); ++i) {
+      if (!nb::isinstance<PyTracer>(finished[i])) continue;
+      const PyTracer* f = nb::inst_ptr<PyTracer>(finished[i]);
+      if (f->frame == t.frame && f->tracer.id() == t.tracer.id()) {
+        // The value standing for it may itself be substituted (nested
+        // guards): resolved in turn.
+        return Resolve(*nb::inst_ptr<PyTracer>((*it->second)[i]), op);
+      }
+    }
+  }
+  CheckActive(t, op);
   return t;
 }
 

@@ -181,6 +181,29 @@ nb::object ConcreteValue(const PyTracer& t);
 
 // Throws (naming `op`) if `t`'s trace has finished.
 void CheckActive(const PyTracer& t, const char* op);
+// `t` itself while its trace is active; once it has finished, the value a
+// substitution in force on this thread stands in for it with (see
+// SubstitutionGuard), else throws as CheckActive.
+const PyTracer& Resolve(const PyTracer& t, const char* op);
+
+// While alive, each Tracer of `finished` (Tracers of a trace that has
+// finished, on this thread) stands for the Tracer at the same position of
+// `values` wherever an op uses it (AsPyTracer / Resolve): a function traced
+// once in a trace that has since finished can be traced again elsewhere
+// with the values it closed over rebound (baton/_batching_hook.py's rules
+// run a vmapped body's grad over the batched values it captured). Holds
+// references to both lists; guards nest, the innermost first.
+class SubstitutionGuard {
+ public:
+  SubstitutionGuard(nb::list finished, nb::list values);
+  ~SubstitutionGuard();
+  SubstitutionGuard(const SubstitutionGuard&) = delete;
+  SubstitutionGuard& operator=(const SubstitutionGuard&) = delete;
+
+ private:
+  nb::list finished_;
+  nb::list values_;
+};
 // A user's dtype argument (numpy dtype, name, numpy type, bool/int/float).
 DType ToDType(nb::handle h, const char* op);
 

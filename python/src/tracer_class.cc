@@ -54,8 +54,7 @@ std::string TracerRepr(const PyTracer& t) {
 // ...) where it has one (concrete.cc); otherwise raises as Concretization.
 nb::object Concretized(const PyTracer& t, const char* what, const char* method,
                        PyObject* type) {
-  CheckActive(t, what);
-  nb::object v = ConcreteValue(t);
+  nb::object v = ConcreteValue(Resolve(t, what));
   if (v.is_none()) Concretization(t, what, type);
   return v.attr(method)();  // numpy's rules (size-1 arrays only, ...)
 }
@@ -131,16 +130,16 @@ void init_tracer(nb::module_& m) {
       .def("__repr__", &TracerRepr)
       .def(
           "astype",
-          [](const PyTracer& t, nb::handle dtype) {
-            CheckActive(t, "astype");
+          [](const PyTracer& self, nb::handle dtype) {
+            const PyTracer& t = Resolve(self, "astype");
             return WrapTracer(
                 t.frame, compiler::astype(t.tracer, ToDType(dtype, "astype")));
           },
           nb::arg("dtype"), "The value converted to `dtype`.")
       .def(
           "reshape",
-          [](const PyTracer& t, nb::args shape) {
-            CheckActive(t, "reshape");
+          [](const PyTracer& self, nb::args shape) {
+            const PyTracer& t = Resolve(self, "reshape");
             nb::handle h = shape.size() == 1
                                ? nb::handle(PyTuple_GET_ITEM(shape.ptr(), 0))
                                : nb::handle(shape);
@@ -151,8 +150,8 @@ void init_tracer(nb::module_& m) {
           "The same elements in a new shape (one dimension may be -1).")
       .def_prop_ro(
           "T",
-          [](const PyTracer& t) {
-            CheckActive(t, "transpose");
+          [](const PyTracer& self) {
+            const PyTracer& t = Resolve(self, "transpose");
             return WrapTracer(t.frame, compiler::transpose(t.tracer));
           },
           "The transpose (dimensions reversed).")

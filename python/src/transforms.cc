@@ -487,6 +487,26 @@ void init_transforms(nb::module_& m) {
       nb::arg("program"), nb::arg("in_dims"), nb::arg("batch_size"),
       "(program, output_batched) (compiler/transforms/batching.h): batched "
       "outputs have the batch dimension first.");
+  // A context manager over SubstitutionGuard (trace_frames.h).
+  struct Substituting {
+    Substituting(nb::list f, nb::list v)
+        : finished(std::move(f)), values(std::move(v)) {}
+    nb::list finished, values;
+    std::optional<SubstitutionGuard> guard;
+  };
+  nb::class_<Substituting>(
+      t, "substituting",
+      "with substituting(finished, values): each Tracer of `finished` (of a "
+      "trace that has finished) stands for the Tracer at the same position "
+      "of `values` wherever an op uses it, on this thread, inside the block.")
+      .def(nb::init<nb::list, nb::list>(), nb::arg("finished"),
+           nb::arg("values"))
+      .def("__enter__",
+           [](Substituting& s) {
+             if (s.guard) ThrowValue("substituting: already entered");
+             s.guard.emplace(s.finished, s.values);
+           })
+      .def("__exit__", [](Substituting& s, nb::args) { s.guard.reset(); });
   t.def(
       "value_key",
       [](nb::handle h) -> nb::object {
