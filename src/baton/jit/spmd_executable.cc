@@ -262,12 +262,16 @@ Result<std::shared_ptr<SpmdExecutable>> SpmdExecutable::Compile(
       std::shared_ptr<SpmdExecutable> exe,
       Start(std::move(devices), std::move(name), processes,
             compiler::MeshSize(mesh)));
+  // Inlined with its sharding constraints, then without the values no
+  // output needs and with equal ones merged, as a one-device program is
+  // optimized: the partitioner would otherwise compute, and all-reduce,
+  // what a transformation traced and left unused (a vmap round's operand).
+  const compiler::Program inlined = compiler::EliminateDeadCode(
+      compiler::EliminateCommonSubexpressions(compiler::InlineCalls(
+          program, /*keep_sharding_constraints=*/true)));
   BATON_ASSIGN_OR_RETURN(
-      exe->spmd_, compiler::PartitionForMesh(compiler::InlineCalls(
-                                                 program,
-                                                 /*keep_sharding_constraints=*/true),
-                                             std::move(mesh), parameters,
-                                             outputs));
+      exe->spmd_, compiler::PartitionForMesh(inlined, std::move(mesh),
+                                             parameters, outputs));
   BATON_RETURN_IF_ERROR(exe->Finish(donated));
   return exe;
 }
