@@ -168,6 +168,7 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
             "baton.test_util",
             "baton.custom_derivatives",
             "baton._custom_batching",
+            "baton._transform_batching",
             "baton.custom_batching",
             "baton._shard_map_trace",
             "baton.stages",

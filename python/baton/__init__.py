@@ -71,6 +71,7 @@ from baton._sharded_put import device_put_replicated, device_put_sharded
 from baton.sharding import make_mesh
 from baton._shard_map import shard_map
 from baton import _shard_map_trace  # noqa: E402,F401  (shard_map in a trace)
+from baton import _transform_batching  # noqa: E402,F401  (grad / jvp in a vmap body)
 from baton import _numpy_special  # noqa: F401,E402 -- bnp.i0, kaiser, nextafter, spacing
 from baton import nn, scipy  # bt.nn, bt.scipy.special (over baton.numpy)
 from baton import debug  # bt.debug.print / callback (host callbacks)

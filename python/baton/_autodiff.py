@@ -280,7 +280,17 @@ def vjp(fun: Callable[..., Any], *primals: Any, has_aux: bool = False) -> tuple:
     """
     name = f"vjp({fun_name(fun)})"
     if is_tracing():
-        out, pb, aux = _vjp_traced(fun, primals, has_aux, name)
+        round_ = hook.round_here()
+        try:
+            out, pb, aux = _vjp_traced(fun, primals, has_aux, name)
+        except hook.NestedRuleError:
+            # fun calls a collective over a vmap axis (or a custom_vmap
+            # function): directly in a bt.vmap body the pullback is the
+            # vmapped function's (baton/_transform_batching.py).
+            batcher = hook.transform_batchers.get("vjp")
+            if round_ is None or batcher is None:
+                raise
+            out, pb, aux = batcher(fun, has_aux, primals)
     else:
         holder: list = []
 
@@ -393,23 +403,19 @@ def _grad_impl(
     normalize_argnums(argnums, 1 << 30, what)  # type errors now, range at call
 
     def traced_call(*args: Any, **kwargs: Any) -> Any:
-        in_vmap_body = hook.round_here() is not None
+        round_ = hook.round_here()
         try:
             return grad_call(*args, **kwargs)
-        except hook.CollectiveNestedError:
-            raise
         except hook.NestedRuleError:
-            # fun calls a custom_vmap function: directly in a bt.vmap body
-            # the gradient is taken of the vmapped function instead.
+            # fun calls a custom_vmap function or a collective over a vmap
+            # axis: directly in a bt.vmap body the gradient is taken of the
+            # vmapped function instead (baton/_transform_batching.py).
             batcher = hook.transform_batchers.get("grad")
-            if not in_vmap_body or batcher is None:
+            if round_ is None or batcher is None:
                 raise
-        rule = batcher(fun, argnums, has_aux, holomorphic, allow_int, kind)
-        return hook.call_with_rule(
-            (tuple(args), dict(kwargs)),
-            rule,
-            lambda a, k: transformed(*a, **k),
-            f"{kind}({fun_name(fun)})",
+        return batcher(
+            fun, argnums, has_aux, holomorphic, allow_int, kind, round_,
+            transformed, args, kwargs,
         )
 
     def grad_call(*args: Any, **kwargs: Any) -> Any:
@@ -499,20 +505,17 @@ def jvp(
     name = f"jvp({fun_name(fun)})"
 
     def run(p: tuple, t: tuple) -> tuple:
-        in_vmap_body = hook.round_here() is not None
+        round_ = hook.round_here()
         try:
             return _jvp_traced(fun, p, t, has_aux, name)
-        except hook.CollectiveNestedError:
-            raise
         except hook.NestedRuleError:
-            # fun calls a custom_vmap function: directly in a bt.vmap body
-            # this is the jvp of the vmapped function instead.
+            # fun calls a custom_vmap function or a collective over a vmap
+            # axis: directly in a bt.vmap body this is the jvp of the
+            # vmapped function instead (baton/_transform_batching.py).
             batcher = hook.transform_batchers.get("jvp")
-            if not in_vmap_body or batcher is None:
+            if round_ is None or batcher is None:
                 raise
-        return hook.call_with_rule(
-            (p, t), batcher(fun, has_aux), lambda a, b: run(a, b), name
-        )
+        return batcher(fun, has_aux, round_, run, p, t)
 
     args = (tuple(primals), tuple(tangents))
     out, tan, aux = run(*args) if is_tracing() else run_eagerly(run, args, {}, name)

@@ -36,9 +36,15 @@ vmapped body whose body calls a collective is unrolled there, and a
 ``cond`` / ``switch`` computes every branch there and selects
 (``_control_flow``): each call is then batched by its rule.
 
+A ``grad`` / ``value_and_grad`` / ``jvp`` / ``vjp`` / ``checkpoint`` /
+``while_loop`` made directly in the vmapped body whose function calls a
+collective is itself batched by a rule (``_transform_batching``): the
+transformation of the vmapped function (so are ``jacrev`` / ``jacfwd`` /
+``hessian``, made of those).
+
 Limits: a collective inside any other trace nested in the vmapped body
-(``grad`` / ``jvp``, a ``while_loop``, ``checkpoint``, a ``custom_jvp``
-rule) raises NotImplementedError. ``all_to_all``, ``ppermute`` and
+(a ``custom_jvp`` / ``custom_vjp`` function's body or rule,
+``custom_root``) raises NotImplementedError. ``all_to_all``, ``ppermute`` and
 ``pbroadcast`` name one vmap axis.
 """
 
@@ -122,13 +128,16 @@ def call(x: Any, axis_name: Any, what: str, rule_for: Callable[[Any], Rule]) -> 
             what,
             f"{what} over the axis {axis_name!r} (of a bt.vmap, or of the mesh "
             "of a shard_map, which runs as a vmap over its axes) is called "
-            "inside a trace nested in the mapped function (grad, jvp, a while_loop body or a "
-            "loop of traced length, checkpoint, or a custom rule): baton "
-            "batches that nested trace whole, so the collective cannot see the "
-            "other examples there. Call it directly in the vmapped function "
-            "(bt.jit inside is fine; so are a scan / fori_loop of known "
-            "length and a cond, which are then unrolled / computed "
-            "branch by branch), or take grad outside the vmap / shard_map.",
+            "inside a trace nested in the mapped function that baton cannot "
+            "batch with it (a custom_jvp / custom_vjp function's body or rule, "
+            "custom_root, a vjp's pullback called in a nested trace): baton "
+            "batches that nested trace whole, so "
+            "the collective cannot see the other examples there. Call it "
+            "directly in the vmapped function, or inside a grad, "
+            "value_and_grad, jvp, vjp, jacrev, jacfwd, hessian, checkpoint, "
+            "while_loop, scan, fori_loop or cond called there (those are "
+            "batched with it), or take the "
+            "transformation outside the vmap / shard_map.",
         )
     one = rule_for(r.axis_name)
     leaves, treedef = tree.flatten(x)

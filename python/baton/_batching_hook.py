@@ -19,14 +19,14 @@ of the innermost ``vmap`` being traced (``bt.jit`` inside inlines there). In
 a trace nested in that body -- a ``grad`` / ``jvp``, a ``lax.scan`` /
 ``cond`` body, a ``checkpoint`` -- the arguments are values of that trace,
 which the vmap's program cannot compute; the call raises
-:class:`NestedRuleError` (a NotImplementedError), except that
-``custom_jvp`` / ``custom_vjp`` functions called directly in the body catch
-it and are batched in Python (``_custom_batching``), so that a
-``custom_vjp`` wrapped around a ``custom_vmap`` works as in JAX; so do
-``grad`` / ``value_and_grad`` / ``jvp`` called directly in the body
-(:data:`transform_batchers`), which are then computed on the vmapped
-function instead (``grad`` of the sum over the examples, with every
-argument batched).
+:class:`NestedRuleError` (a NotImplementedError), which the transformation
+made directly in the body catches: ``custom_jvp`` / ``custom_vjp``
+functions are then batched in Python (``_custom_batching``), so that a
+``custom_vjp`` wrapped around a ``custom_vmap`` works as in JAX; ``grad`` /
+``value_and_grad`` / ``jvp`` / ``vjp``'s pullback / ``checkpoint`` /
+``while_loop`` become ruled calls themselves (:data:`transform_batchers`, ``_transform_batching``),
+computed on the vmapped function; a ``scan`` of known length is unrolled
+and a ``cond`` computes every branch (``_control_flow``).
 
 Thread-safety: the rounds belong to the thread that traces (thread-local).
 """
@@ -82,7 +82,10 @@ class Round:
     structure, in call order), and how many calls the round has reached.
     A vmap with an ``axis_name`` also records the name, the batch size and
     the example's index along the axis (an int32 Tracer of the body trace),
-    for the collectives over it (``_batched_collectives``)."""
+    for the collectives over it (``_batched_collectives``), and whether
+    the axis is a mesh axis of a shard_map with ``check_vma`` (a ``grad``
+    inside then differentiates as JAX's shard_map does, values that do not
+    vary along the axis shared by the examples: ``_transform_batching``)."""
 
     def __init__(
         self,
@@ -91,6 +94,7 @@ class Round:
         axis_name: Any = None,
         size: int = 0,
         index: Any = None,
+        check_vma: bool = False,
     ) -> None:
         self.frame: int | None = None
         self.known = known  # [(out_tree, leaves, arg_avals)]
@@ -99,6 +103,7 @@ class Round:
         self.axis_name = axis_name
         self.size = size
         self.index = index
+        self.check_vma = check_vma
 
 
 class Stop(BaseException):
@@ -170,9 +175,9 @@ def round_here() -> Round | None:
 
 class CollectiveNestedError(NestedRuleError):
     """A collective over a vmap axis in a trace nested in the vmap body
-    (``_batched_collectives``): not batched by a transformation's rule
-    (``transform_batchers``), whose re-run of the function would not see
-    the axis."""
+    (``_batched_collectives``) that no transformation there takes over
+    (a ``custom_jvp`` / ``custom_vjp`` function's body or rule,
+    ``custom_root``)."""
 
 
 def named_rounds() -> dict:
@@ -203,12 +208,14 @@ def nested_error(name: str, why: str | None = None) -> NestedRuleError:
         return CollectiveNestedError(why)
     return NestedRuleError(
         f"{name} has a custom batching rule (custom_vmap) and is called inside "
-        "bt.vmap, but within a trace nested in the vmapped function (grad, "
-        "jvp, vjp, a lax control-flow body, checkpoint, or a custom rule): "
-        "baton batches that nested trace's program as a whole, so it cannot "
-        "apply the rule there. Call the function directly in the vmapped "
-        "function (bt.jit inside is fine), or wrap the transformation around "
-        "bt.vmap instead."
+        "bt.vmap, but within a trace nested in the vmapped function that "
+        "baton cannot batch with it (custom_root, a custom rule, or such a "
+        "trace inside one made in the vmapped function): baton batches "
+        "that nested trace's program as a whole, so it cannot apply the rule "
+        "there. Call the function directly in the vmapped function (bt.jit "
+        "inside is fine, and so are grad, jvp, checkpoint, scan, while_loop "
+        "and cond made there), or wrap the transformation around bt.vmap "
+        "instead."
     )
 
 
@@ -251,7 +258,7 @@ def intercept(
 
 # How a transformation called directly in a vmap body, whose trace hit a
 # ruled call, is batched instead: kind ("grad", "jvp") -> a function making
-# its vmap rule. Registered by baton._custom_batching (a layer above).
+# its vmap rule. Registered by baton._transform_batching (a layer above).
 transform_batchers: dict = {}
 
 

@@ -23,6 +23,7 @@ from typing import Any, Callable
 
 import optree
 
+from baton import _batching_hook as hook
 from baton import _dtypes, _residual_sources, tree
 from baton._autodiff import _differentiable, _Flat, _flat_args
 from baton._baton import Array
@@ -247,8 +248,23 @@ def checkpoint(
 
         body_names: set = set()
         _NAME_COLLECTORS.append(body_names)
+        round_ = hook.round_here()
         try:
             body = trace(body_fn, [aval_of(x) for x in leaves], name)
+        except hook.NestedRuleError:
+            # A collective over a vmap axis (or a custom_vmap call) inside,
+            # called directly in a vmapped function: the checkpoint of the
+            # vmapped function (baton/_transform_batching.py).
+            batcher = hook.transform_batchers.get("checkpoint")
+            if round_ is None or batcher is None:
+                raise
+            return batcher(
+                lambda *d, **kw: fun(*replaced(args, dyn_idx, d), **kw),
+                checkpoint(prevent_cse=prevent_cse, policy=policy),
+                round_,
+                [args[i] for i in dyn_idx],
+                kwargs,
+            )
         finally:
             _NAME_COLLECTORS.pop()
         for outer in _NAME_COLLECTORS:  # an enclosing checkpoint uses them too

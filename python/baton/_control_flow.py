@@ -388,15 +388,25 @@ def _while_loop(
         return leaves
 
     name = fun_name(body_fun)
-    for _ in range(2):
-        avals = [aval_of(c) for c in carries]
-        body = trace(body_fn, avals, f"while_loop body({name})")
-        if cell["tree"] != init_tree or not _promote_weak(
-            carries, avals, cell["leaves"]
-        ):
-            break
-    _check_carry("body_fun output", init_tree, cell["tree"], avals, cell["leaves"])
-    cond = trace(cond_fn, avals, f"while_loop cond({fun_name(cond_fun)})")
+    round_ = hook.round_here()
+    try:
+        for _ in range(2):
+            avals = [aval_of(c) for c in carries]
+            body = trace(body_fn, avals, f"while_loop body({name})")
+            if cell["tree"] != init_tree or not _promote_weak(
+                carries, avals, cell["leaves"]
+            ):
+                break
+        _check_carry("body_fun output", init_tree, cell["tree"], avals, cell["leaves"])
+        cond = trace(cond_fn, avals, f"while_loop cond({fun_name(cond_fun)})")
+    except hook.NestedRuleError:
+        # A collective over a vmap axis (or a custom_vmap call) in a loop
+        # made directly in a vmapped function: the loop runs over the
+        # batched carry there (baton/_transform_batching.py).
+        batcher = hook.transform_batchers.get("while_loop")
+        if round_ is None or batcher is None:
+            raise
+        return batcher(cond_fun, body_fun, init_val, round_)
     lifted, (pc, pb) = unique_lifted(cond.lifted, body.lifted)
     params = avals + [aval_of(v) for v in lifted]
     cond_p = _over_union(cond, n, pc, params, "while_loop cond")

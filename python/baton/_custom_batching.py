@@ -14,10 +14,9 @@ function runs as it is: outside any trace, under ``bt.jit``, under
 rules) are batched here, in Python, when called in a vmapped function: the
 batched function is a new custom function whose body is ``vmap`` of the
 body, and whose rules are ``vmap`` of the rules (cotangents of unbatched
-arguments summed over the batch), which is how JAX batches them. Likewise
-``grad`` / ``value_and_grad`` / ``jvp`` called directly in a vmapped
-function over such a function are computed on the vmapped function (the
-rules registered in ``_batching_hook.transform_batchers``).
+arguments summed over the batch), which is how JAX batches them. ``grad`` / ``value_and_grad`` / ``jvp`` called directly in a vmapped
+function over such a function are computed on the vmapped function
+(``_transform_batching``).
 """
 
 from __future__ import annotations
@@ -271,84 +270,6 @@ def _batch_custom_vjp(f: custom_vjp, nondiff: list, positions: list) -> Callable
         return out, tree.map(lambda _: True, out)
 
     return rule
-
-
-# ---- grad / jvp called in a vmap body whose trace hit a custom_vmap ----
-
-
-def _all_batched(value: Any, in_batched: Any, n: int) -> Any:
-    """``value`` with every unbatched leaf broadcast along a new leading
-    axis of size ``n`` (so that each example has its own copy)."""
-
-    def bcast(x: Any, b: bool) -> Any:
-        if b:
-            return x
-        x = _lax.as_tracer(x)
-        shape = tuple(x.shape)
-        return _lax.broadcast_in_dim(x, (n, *shape), list(range(1, len(shape) + 1)))
-
-    return tree.map(bcast, value, in_batched)
-
-
-def _batch_grad(
-    fun: Callable,
-    argnums: Any,
-    has_aux: bool,
-    holomorphic: bool,
-    allow_int: bool,
-    kind: str,
-) -> Callable:
-    """The vmap rule of ``grad(fun)`` / ``value_and_grad(fun)``: the
-    gradient of the sum over the examples of ``vmap(fun)``, every argument
-    batched (each example's gradient is its slice: the examples are
-    independent)."""
-    from baton._autodiff import _scalar_output_check, grad
-
-    def rule(n: int, in_batched: list, args: tuple, kwargs: dict) -> tuple:
-        a, k = _all_batched((args, kwargs), tuple(in_batched), n)
-
-        def summed(*a2: Any, **k2: Any) -> tuple:
-            out = vmap(fun)(*a2, **k2)
-            value, aux = out if has_aux else (out, None)
-            leaves = tree.leaves(value)
-            if len(leaves) == 1 and value is leaves[0] and len(shape_of(value)) >= 1:
-                _scalar_output_check("grad", holomorphic)(value[0])
-            else:
-                _scalar_output_check("grad", holomorphic)(value)
-            return _lax.sum(value), (value, aux)
-
-        g, (value, aux) = grad(
-            summed,
-            argnums,
-            has_aux=True,
-            holomorphic=holomorphic,
-            allow_int=allow_int,
-        )(*a, **k)
-        if kind == "value_and_grad":
-            out = ((value, aux), g) if has_aux else (value, g)
-        else:
-            out = (g, aux) if has_aux else g
-        return out, tree.map(lambda _: True, out)
-
-    return rule
-
-
-def _batch_jvp(fun: Callable, has_aux: bool) -> Callable:
-    """The vmap rule of ``jvp(fun, primals, tangents)``: the jvp of
-    ``vmap(fun)`` with every primal and tangent batched."""
-    from baton._autodiff import jvp
-
-    def rule(n: int, in_batched: list, p: tuple, t: tuple) -> tuple:
-        p2, t2 = _all_batched((p, t), tuple(in_batched), n)
-        r = jvp(vmap(fun), tuple(p2), tuple(t2), has_aux=has_aux)
-        out = r if has_aux else (*r, None)
-        return out, tree.map(lambda _: True, out)
-
-    return rule
-
-
-hook.transform_batchers["grad"] = _batch_grad
-hook.transform_batchers["jvp"] = _batch_jvp
 
 
 def _batcher(f: Any, nondiff: list, positions: list) -> Callable:

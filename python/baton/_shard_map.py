@@ -330,6 +330,7 @@ def shard_map(
                 treedef,
                 paths,
                 lambda o, v: _broadcast_specs(o, v, "out_specs"),
+                check_vma,
             )
         return _run(f, m, in_specs, out_specs, args, check_vma, checks)
 
@@ -542,9 +543,12 @@ def _run(
             _raise_if_varying(
                 f, mesh, out_specs, tree.unflatten(out_def, [0] * len(vmas)), vmas
             )
-    if _compiles(specs, by_value):
+    if _compiles(specs, False):
+        # A body the output check could not trace (a collective inside a
+        # grad of it) may still be one partitioned program.
         body = _compiled_body(
-            f, mesh, placed, specs, treedef, devices, checks, collectives, out_specs
+            f, mesh, placed, specs, treedef, devices, checks, collectives, out_specs,
+            lowered_only=by_value, check_vma=check_vma,
         )
         if body is not None and getattr(body, "global_outputs", False):
             return body.run(placed)
@@ -625,12 +629,16 @@ def _compiled_body(
     checks: dict | None,
     collectives: list | None,
     out_specs: Any = None,
+    lowered_only: bool = False,
+    check_vma: bool = True,
 ) -> Any:
     """The body compiled for this signature (cached in ``checks``), or None
     when it cannot be (it then runs per device). ``collectives``: what the
     output check's trace recorded, if it ran (not traced again). A body
     the per-device compile refuses may still be one partitioned program (a
-    ``LoweredBody``, whose ``run`` gives the global outputs)."""
+    ``LoweredBody``, whose ``run`` gives the global outputs);
+    ``lowered_only``: only that is tried (the output check could not trace
+    the body per device)."""
     key: Any = (
         "compiled",
         mesh,
@@ -642,6 +650,8 @@ def _compiled_body(
     if key in cache:
         return cache[key]
     try:
+        if lowered_only:
+            raise _shard_map_compile.NotCompilable("the output check could not trace it")
         body = _shard_map_compile.compile_body(
             f, mesh, placed, treedef, _tracing(mesh, devices[0]), devices, collectives
         )
@@ -658,6 +668,7 @@ def _compiled_body(
                 treedef,
                 out_specs,
                 lambda o, v: _broadcast_specs(o, v, "out_specs"),
+                check_vma,
             )
     cache[key] = body
     return body

@@ -21,8 +21,12 @@ collective becomes the all-reduce / all-gather its sum or gather needs. A
 program of unsharded arguments runs on one device (the constraints do
 nothing there), with the same values.
 
+A ``grad`` taken inside the body over a collective differentiates as
+JAX's shard_map with the same ``check_vma`` does (``_transform_batching``:
+with it, a replicated argument's gradient is summed over the devices).
+
 Limits, besides those of ``_batched_collectives`` (a collective inside a
-loop / cond body of the shard_map'ed function; ``ppermute`` /
+``custom_jvp`` / ``custom_vjp`` function of the shard_map'ed function; ``ppermute`` /
 ``all_to_all`` / ``pbroadcast`` over several axes): an output varying along
 an axis its spec leaves out is refused even with ``check_vma=False`` (JAX
 then returns one device's value).
@@ -164,10 +168,14 @@ def run_traced(
     treedef: Any,
     paths: list,
     out_specs_of: Callable[[Any, Any], list],
+    check_vma: bool = True,
 ) -> Any:
     """The shard_map of ``f`` on the global arrays ``leaves`` (Tracers or
     concrete) with one spec per leaf (None: static, passed unchanged);
-    ``out_specs_of(out_specs, out)`` gives one spec per output leaf."""
+    ``out_specs_of(out_specs, out)`` gives one spec per output leaf.
+    ``check_vma``: a ``grad`` taken inside the body over a collective
+    differentiates as JAX's shard_map with that flag does
+    (``_transform_batching``)."""
     axes = tuple(mesh.axis_names)
     mapped = [i for i, s in enumerate(specs) if s is not None]
     names = {i: f"argument args{tree.keystr(paths[i])}" for i in mapped}
@@ -186,12 +194,13 @@ def run_traced(
 
     fn: Callable[..., Any] = body
     for axis in reversed(axes):
-        fn = _vmap.vmap(
+        fn = _vmap.mesh_axis_vmap(
             fn,
-            in_axes=tuple(layouts[i].position(axis, axes) for i in mapped),
-            out_axes=_out_axes(out_specs, axis, axes, mesh),
-            axis_name=axis,
-            axis_size=mesh.shape[axis],
+            tuple(layouts[i].position(axis, axes) for i in mapped),
+            _out_axes(out_specs, axis, axes, mesh),
+            axis,
+            mesh.shape[axis],
+            check_vma,
         )
     try:
         out = fn(*split)
@@ -239,6 +248,7 @@ def lower_body(
     treedef: Any,
     out_specs: Any,
     out_specs_of: Callable[[Any, Any], list],
+    check_vma: bool = True,
 ) -> LoweredBody | None:
     """The body of a top-level shard_map that the per-device compile
     refused (a collective in a loop, cond or vmap of the body) as one
@@ -249,16 +259,17 @@ def lower_body(
 
     def global_fn(*leaves: Any) -> Any:
         return run_traced(
-            f, mesh, specs, out_specs, list(leaves), treedef, paths, out_specs_of
+            f, mesh, specs, out_specs, list(leaves), treedef, paths, out_specs_of,
+            check_vma,
         )
 
     donations = _donation.inlined_donations()
     try:
         compiled = _jit.jit(global_fn).lower(*placed).compile()
     except hook.CollectiveNestedError:
-        # A collective in a nested trace (grad inside the body): on the
-        # threads each device's trace would exchange its tracers, an error
-        # that says less than this one.
+        # A collective in a nested trace no rule takes (a custom_jvp
+        # function's body): on the threads each device's trace would exchange its
+        # tracers, an error that says less than this one.
         raise
     except Exception:  # the threads run it (and raise what it raises)
         return None

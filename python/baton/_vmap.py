@@ -33,7 +33,7 @@ from baton._subtrace import (
     type_str,
 )
 
-__all__ = ["vmap"]
+__all__ = ["batched_call", "mesh_axis_vmap", "vmap"]
 
 
 # How in_axes / out_axes specs are read as pytrees: None is a leaf (not
@@ -120,16 +120,67 @@ def vmap(
         raise TypeError(f"vmap: expected a function, not {type(fun).__name__}")
     if isinstance(in_axes, list):
         in_axes = tuple(in_axes)
+    return _vmapped(fun, in_axes, out_axes, axis_name, axis_size, False)
+
+
+def mesh_axis_vmap(
+    fun: Callable[..., Any],
+    in_axes: Any,
+    out_axes: Any,
+    axis_name: Any,
+    axis_size: int,
+    check_vma: bool = True,
+) -> Callable[..., Any]:
+    """``vmap`` over one mesh axis of a shard_map called in a trace
+    (``_shard_map_trace``): as ``vmap(fun, in_axes, out_axes, axis_name,
+    axis_size)``, but with ``check_vma`` a ``grad`` taken inside over a
+    collective differentiates with shard_map's semantics (JAX's
+    ``check_vma=True``), not vmap's (JAX's ``check_vma=False`` is vmap's):
+    see ``_transform_batching``."""
+    return _vmapped(fun, in_axes, out_axes, axis_name, axis_size, check_vma)
+
+
+def _vmapped(
+    fun: Callable[..., Any],
+    in_axes: Any,
+    out_axes: Any,
+    axis_name: Any,
+    axis_size: int | None,
+    check_vma: bool,
+) -> Callable[..., Any]:
     _check_spec(in_axes, "in_axes")
     _check_spec(out_axes, "out_axes")
     name = f"vmap({fun_name(fun)})"
 
     def batched(*args: Any, **kwargs: Any) -> Any:
         return _vmap_traced(
-            fun, in_axes, out_axes, axis_size, args, kwargs, name, axis_name
+            fun, in_axes, out_axes, axis_size, args, kwargs, name, axis_name,
+            check_vma=check_vma,
         )
 
     return transformation(fun, name, batched)
+
+
+def batched_call(
+    fun: Callable[..., Any],
+    in_axes: tuple,
+    leaves: list,
+    axis_name: Any,
+    axis_size: int,
+    check_vma: bool,
+) -> tuple[Any, Any]:
+    """``fun(*leaves)`` vmapped (in a trace) with ``in_axes`` (0 or None
+    per leaf), each output left as batching made it: returns the output
+    (a batched leaf with the batch dimension first, an unbatched one as one
+    example's value) and a pytree of bools of its structure saying which
+    leaves are batched. ``check_vma``: as :func:`mesh_axis_vmap`'s. For the
+    rules of transformations called in a vmap body
+    (``_transform_batching``), which must know which results depend on the
+    example."""
+    return _vmap_traced(
+        fun, tuple(in_axes), 0, axis_size, tuple(leaves), {},
+        f"vmap({fun_name(fun)})", axis_name, check_vma=check_vma, keep=True,
+    )
 
 
 def _vmap_traced(
@@ -141,6 +192,8 @@ def _vmap_traced(
     kwargs: dict,
     name: str,
     axis_name: Any = None,
+    check_vma: bool = False,
+    keep: bool = False,
 ) -> Any:
     if isinstance(in_axes, tuple) and len(in_axes) != len(args):
         raise ValueError(
@@ -187,7 +240,7 @@ def _vmap_traced(
                 m = len(out_avals)
                 known.append((out_tree, list(tracers[pos : pos + m]), arg_avals))
                 pos += m
-            rnd = hook.Round(known, fun_name(fun), axis_name, n)
+            rnd = hook.Round(known, fun_name(fun), axis_name, n, check_vma=check_vma)
             if axis_name is not None:
                 rnd.index = tracers[n_user]
             with hook.rounds(rnd, tracers[0] if tracers else None):
@@ -225,6 +278,11 @@ def _vmap_traced(
         )
         extra_values += results
         extra_dims += [0 if b else -1 for b in res_batched]
+    if keep:
+        return (
+            tree.unflatten(cell["out_tree"], outs),
+            tree.unflatten(cell["out_tree"], [bool(b) for b in out_batched]),
+        )
     oaxes = _broadcast_spec(out_axes, cell["out"], "out_axes")
     results = [_place_output(t, b, ax, n) for t, b, ax in zip(outs, out_batched, oaxes)]
     return tree.unflatten(cell["out_tree"], results)

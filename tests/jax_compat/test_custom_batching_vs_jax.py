@@ -368,13 +368,42 @@ def test_inside_a_scan_the_rule_applies_as_in_jax():
     _close(bt.vmap(lambda x: bt.lax.map(bf, x))(x), jax.vmap(lambda x: jax.lax.map(jf, x))(x))
 
 
+def test_inside_a_while_loop_the_rule_applies_as_in_jax():
+    # The loop runs over the batched carry in the enclosing trace, its body
+    # vmapped there, so the rule applies (was NotImplementedError).
+    bf, jf = _both(_sin_rule_cos)
+    x = RNG.normal(size=(2, 3)).astype(np.float32)
+
+    def loop(f):
+        return lambda x: jax.lax.while_loop(lambda c: c[0] < 2, lambda c: (c[0] + 1, f(c[1])), (0, x))
+
+    _close(
+        bt.vmap(lambda x: bt.lax.while_loop(lambda c: c[0] < 2, lambda c: (c[0] + 1, bf(c[1])), (0, x)))(x),
+        jax.vmap(loop(jf))(x),
+    )
+
+
+def test_a_jvp_closing_over_a_batched_value_uses_the_rule():
+    # The jvp is computed on the vmapped function, where the value it
+    # closes over is batched (it was an error: the Tracer's trace had
+    # finished).
+    bf, jf = _both(_sin_rule_cos)
+    x = RNG.normal(size=(2, 3)).astype(np.float32)
+    w = RNG.normal(size=3).astype(np.float32)
+    _close(
+        bt.vmap(lambda xi: bt.jvp(lambda v: bf(v * xi), (w,), (w,)))(x),
+        jax.vmap(lambda xi: jax.jvp(lambda v: jf(v * xi), (w,), (w,)))(x),
+    )
+
+
 def test_inside_a_nested_transformation_is_refused():
     bf = _sin_rule_cos(bcb, bnp)
     x = np.ones((2, 3), np.float32)
-    # A while_loop's trip count is not known: its body cannot be unrolled.
+    # custom_root's function is traced and batched whole: the rule cannot
+    # apply inside it.
     with pytest.raises(NotImplementedError, match="custom batching rule"):
         bt.vmap(
-            lambda x: bt.lax.while_loop(lambda c: c[0] < 2, lambda c: (c[0] + 1, bf(c[1])), (0, x))
+            lambda x: bt.lax.custom_root(lambda y: bf(y) - x, x, lambda f, y0: y0, lambda f, y: y)
         )(x)
 
 

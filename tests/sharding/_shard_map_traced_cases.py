@@ -3,7 +3,10 @@ the neural-network examples of JAX's "Introduction to shard_map" page
 (data parallelism with a pmean'd loss, fully sharded data parallelism with
 all_gather'd parameters, tensor parallelism with psum_scatter, both on a
 2-D mesh), each as a jitted gradient step, its collective matmul (a
-ppermute in a fori_loop), and vmap with axis_name collectives. test_shard_map_traced.py runs this file twice, as it is with
+ppermute in a fori_loop), vmap with axis_name collectives, and
+collectives inside a grad, jvp, vjp, jacobian, checkpoint or while_loop of
+a body.
+test_shard_map_traced.py runs this file twice, as it is with
 JAX (``python _shard_map_traced_cases.py``) and unchanged on baton
 (``python -m baton.as_jax _shard_map_traced_cases.py``), and compares what
 each prints: one JSON object {case: {"value": nested list, "spec": [...]}}
@@ -302,6 +305,136 @@ def grad_through_vmap_psum():
     return jax.grad(lambda w: f(w).sum())(ints(4, 3, seed=8))
 
 
+def grad_inside_dp_body():
+    # Each device's gradient of the pmean'd loss: parameters invariant, so
+    # their cotangents are summed over the batch axis (JAX's check_vma).
+    @partial(shard_map, mesh=mesh, in_specs=(P(), P("batch")), out_specs=(P(), P()))
+    def step(params, local_batch):
+        def local(p):
+            inputs, targets = local_batch
+            l = jnp.mean(jnp.sum((predict(p, inputs) - targets) ** 2, axis=-1))
+            return jax.lax.pmean(l, "batch")
+        return jax.value_and_grad(local)(params)
+    batch = jax.device_put((INPUTS, TARGETS), NamedSharding(mesh, P("batch")))
+    v, g = jax.jit(step)(PARAMS, batch)
+    v0, g0 = jax.value_and_grad(loss)(PARAMS, (INPUTS, TARGETS))
+    return {"loss": v, "loss_whole": v0, "grad": g, "grad_whole": g0}
+
+
+def grad_inside_body_varying():
+    f = shard_map(
+        lambda z: jax.grad(lambda y: (y * jax.lax.psum(y, "i")).sum())(z),
+        mesh=mesh4, in_specs=P("i"), out_specs=P("i"),
+    )
+    return jax.jit(f)(ints(8, 3, seed=15))
+
+
+def grad_inside_body_top_level():
+    f = shard_map(
+        lambda z: jax.grad(lambda y: jax.lax.psum((y * y).sum(), "i"))(z) + jax.lax.axis_index("i"),
+        mesh=mesh4, in_specs=P("i"), out_specs=P("i"),
+    )
+    return f(ints(8, 3, seed=16))
+
+
+def grad_inside_body_2d_outer_axis():
+    f = shard_map(
+        lambda z, w: jax.grad(lambda v: jax.lax.psum(jnp.sum(jnp.tanh(z * v)), "batch"))(w),
+        mesh=mesh2, in_specs=(P("batch", "feats"), P(None, "feats")), out_specs=P(None, "feats"),
+    )
+    return jax.jit(f)(ints(8, 4, seed=17), ints(1, 4, seed=18))
+
+
+def grad_inside_body_check_vma_false():
+    # Without check_vma, psum transposes to psum (as under vmap): the
+    # replicated parameter's gradient is each device's own.
+    x, w = ints(8, seed=24), jnp.float32(1.5)
+    f = shard_map(
+        lambda w, y: jax.grad(lambda v: jax.lax.pmean((y * v).sum(), "i"))(w)[None],
+        mesh=mesh4, in_specs=(P(), P("i")), out_specs=P("i"), check_vma=False,
+    )
+    g = shard_map(
+        lambda y: jax.grad(lambda v: jax.lax.psum((y * v).sum(), "i"))(y),
+        mesh=mesh4, in_specs=P("i"), out_specs=P("i"), check_vma=False,
+    )
+    return {"pmean": jax.jit(f)(w, x), "psum": jax.jit(g)(x)}
+
+
+def jvp_inside_body():
+    def body(z):
+        v, t = jax.jvp(lambda y: y / jax.lax.psum(y.sum(), "i"), (z,), (jnp.ones_like(z),))
+        return v, t
+    f = shard_map(body, mesh=mesh4, in_specs=P("i"), out_specs=(P("i"), P("i")))
+    return jax.jit(f)(ints(8, 3, seed=19) + 2.0)
+
+
+def vmap_axis_name_grad_and_jvp():
+    x = ints(4, 3, seed=20)
+    g = jax.vmap(jax.grad(lambda y: jax.lax.psum((y * y).sum(), "i")), axis_name="i")(x)
+    m = jax.vmap(jax.grad(lambda y: jax.lax.pmean(jnp.sin(y).sum(), "i")), axis_name="i")(x)
+    w = jax.vmap(jax.grad(lambda y, c: jax.lax.psum((y * c).sum(), "i")), in_axes=(0, None), axis_name="i")(x, x[0])
+    j = jax.vmap(lambda y: jax.jvp(lambda z: jax.lax.psum(z * z, "i"), (y,), (y,)), axis_name="i")(x)
+    return {"psum": g, "pmean": m, "unbatched": w, "jvp": j}
+
+
+def vmap_axis_name_closures_loops_checkpoint():
+    x, c = ints(4, 3, seed=25), ints(3, seed=26)
+
+    def body(y):
+        g = jax.grad(lambda v: jax.lax.psum(jnp.sin(v * y).sum(), "i"))(c)
+        h = jax.checkpoint(lambda v: jax.lax.pmax(v * y, "i"))(c)
+        k = jax.lax.while_loop(
+            lambda s: s[0] < 3, lambda s: (s[0] + 1, s[1] + jax.lax.pmean(s[1] * y, "i")), (0, y)
+        )[1]
+        return g, h, k
+
+    return jax.vmap(body, axis_name="i")(x)
+
+
+def vjp_jacobians_inside_body():
+    x = ints(8, seed=27) + 1.0
+    bodies = {
+        "vjp": lambda b: jax.vjp(lambda y: jax.lax.psum(y * y, "i"), b)[1](b)[0],
+        "jacrev": lambda b: jax.jacrev(lambda y: jax.lax.psum(y * y, "i"))(b).sum(0),
+        "jacfwd": lambda b: jax.jacfwd(lambda y: jax.lax.psum(y * y, "i"))(b).sum(0),
+        "hessian": lambda b: jax.hessian(lambda y: jax.lax.psum((y**3).sum(), "i"))(b).sum(0),
+    }
+    out = {}
+    for name, body in bodies.items():
+        for vma in (True, False):
+            if name == "vjp" and vma:
+                continue  # JAX: a varying cotangent for an invariant output
+            f = shard_map(body, mesh=mesh4, in_specs=P("i"), out_specs=P("i"), check_vma=vma)
+            out[f"{name}_{vma}"] = jax.jit(f)(x)
+    return out
+
+
+def checkpoint_inside_body():
+    f = shard_map(
+        lambda z: jax.grad(jax.checkpoint(lambda y: jax.lax.psum(jnp.sin(y).sum(), "i")))(z),
+        mesh=mesh4, in_specs=P("i"), out_specs=P("i"),
+    )
+    return jax.jit(f)(ints(8, 3, seed=21))
+
+
+def grad_of_grad_inside_body():
+    f = shard_map(
+        lambda z: jax.grad(lambda y: jax.grad(lambda u: jax.lax.psum((u ** 3).sum(), "i"))(y).sum())(z),
+        mesh=mesh4, in_specs=P("i"), out_specs=P("i"),
+    )
+    return jax.jit(f)(ints(8, 3, seed=22))
+
+
+def while_loop_inside_body():
+    def body(z):
+        def step(c):
+            k, v = c
+            return k + 1, v + jax.lax.psum(v, "i") * 0.25
+        return jax.lax.while_loop(lambda c: c[0] < 3, step, (0, z))[1]
+    f = shard_map(body, mesh=mesh4, in_specs=P("i"), out_specs=P("i"))
+    return jax.jit(f)(ints(8, 3, seed=23))
+
+
 CASES = {
     "dp_grad": dp_grad,
     "dp_value_and_grad_equals_loss": dp_value_and_grad_equals_loss,
@@ -321,6 +454,18 @@ CASES = {
     "vmap_axis_name_gather_and_index": vmap_axis_name_gather_and_index,
     "vmap_nested_axis_names": vmap_nested_axis_names,
     "grad_through_vmap_psum": grad_through_vmap_psum,
+    "grad_inside_dp_body": grad_inside_dp_body,
+    "grad_inside_body_varying": grad_inside_body_varying,
+    "grad_inside_body_top_level": grad_inside_body_top_level,
+    "grad_inside_body_2d_outer_axis": grad_inside_body_2d_outer_axis,
+    "grad_inside_body_check_vma_false": grad_inside_body_check_vma_false,
+    "jvp_inside_body": jvp_inside_body,
+    "vmap_axis_name_grad_and_jvp": vmap_axis_name_grad_and_jvp,
+    "vmap_axis_name_closures_loops_checkpoint": vmap_axis_name_closures_loops_checkpoint,
+    "vjp_jacobians_inside_body": vjp_jacobians_inside_body,
+    "checkpoint_inside_body": checkpoint_inside_body,
+    "grad_of_grad_inside_body": grad_of_grad_inside_body,
+    "while_loop_inside_body": while_loop_inside_body,
 }
 
 
