@@ -656,20 +656,19 @@ def _compiled_body(
             f, mesh, placed, treedef, _tracing(mesh, devices[0]), devices, collectives
         )
     except _shard_map_compile.NotCompilable:
-        body = None
-        if len(devices) == len(mesh.devices.flat):  # one process's mesh
-            # The body vmapped over the mesh axes, partitioned as jit
-            # partitions (baton/_shard_map_trace.py).
-            body = body_lowerer(
-                f,
-                mesh,
-                placed,
-                specs,
-                treedef,
-                out_specs,
-                lambda o, v: _broadcast_specs(o, v, "out_specs"),
-                check_vma,
-            )
+        # The body vmapped over the mesh axes, partitioned as jit partitions
+        # (baton/_shard_map_trace.py); on a mesh spanning processes too,
+        # whose stages then exchange through the bt.distributed group.
+        body = body_lowerer(
+            f,
+            mesh,
+            placed,
+            specs,
+            treedef,
+            out_specs,
+            lambda o, v: _broadcast_specs(o, v, "out_specs"),
+            check_vma,
+        )
     cache[key] = body
     return body
 

@@ -244,7 +244,8 @@ def shard_map_dp_step(mesh):
     pmean (shard_map inside jit(grad)), over every process's devices: the
     shard_map is a vmap over the mesh axis, partitioned across the
     processes. Three steps; the losses, this rank's blocks of the
-    parameters, and the same steps on one device with the whole batch."""
+    parameters, and the same steps on one device with the whole batch;
+    then three steps with the gradient taken inside the shard_map body."""
     devices = np.array(bt.devices())
     mesh = bt.sharding.Mesh(devices, ("data",))
     rng = np.random.default_rng(1)
@@ -282,9 +283,31 @@ def shard_map_dp_step(mesh):
     for _ in range(3):
         ref, value = ref_step(ref, bt.device_put(x, local[0]), bt.device_put(y, local[0]))
         ref_losses.append(float(value))
-    out = {"losses": np.array(losses), "ref_losses": np.array(ref_losses)}
+    # The same step with the gradient taken inside the body, as JAX's
+    # shard_map page also writes it: the parameters are replicated, so
+    # their gradient is summed over the devices (check_vma).
+    def body(p, x, y):
+        value, g = bt.value_and_grad(lambda q: bt.lax.pmean(local_loss(q, x, y), "data"))(p)
+        return bt.tree.map(lambda a, b: a - 0.2 * b, p, g), value
+
+    step_inside = bt.jit(bt.shard_map(
+        body, mesh=mesh, in_specs=(P(), P("data"), P("data")), out_specs=(P(), P()),
+    ))
+    inside = bt.device_put(p0, NamedSharding(mesh, P()))
+    losses_inside = []
+    for _ in range(3):
+        inside, value = step_inside(inside, xs, ys)
+        losses_inside.append(float(np.asarray(value)))
+    out = {
+        "losses": np.array(losses),
+        "ref_losses": np.array(ref_losses),
+        "losses_inside": np.array(losses_inside),
+    }
     for k, v in params.items():
         out[f"shards_{k}"] = np.stack([np.asarray(s.data) for s in v.addressable_shards])
+        out[f"shards_inside_{k}"] = np.stack(
+            [np.asarray(s.data) for s in inside[k].addressable_shards]
+        )
         out[f"ref_{k}"] = np.asarray(ref[k])
     return out
 

@@ -194,16 +194,19 @@ def test_tensor_parallel_training_step_partitioned_across_processes(tmp_path):
 
 def test_shard_map_inside_a_jitted_step_partitioned_across_processes(tmp_path):
     # Issue 37: 2 processes x 2 devices, bt.jit(value_and_grad) of a loss
-    # that is a shard_map'ed pmean over all four devices.
+    # that is a shard_map'ed pmean over all four devices; then the jitted
+    # shard_map of a body that takes value_and_grad of that pmean itself.
     outputs, results = launch("shard_map_dp_step", 2, tmp_path, local_devices=2, timeout=240)
     assert all(rc == 0 for rc, _ in outputs), outputs
     r0, r1 = results[0], results[1]
-    np.testing.assert_array_equal(r0["losses"], r1["losses"])
-    np.testing.assert_allclose(r0["losses"], r0["ref_losses"], rtol=2e-5)
-    for k in ("w", "b"):
-        assert r0[f"shards_{k}"].tobytes() == r1[f"shards_{k}"].tobytes(), k
-        for shard in r0[f"shards_{k}"]:  # replicated: every block is the whole
-            np.testing.assert_allclose(shard, r0[f"ref_{k}"], rtol=2e-5, atol=2e-6)
+    for losses, shards in (("losses", "shards_"), ("losses_inside", "shards_inside_")):
+        np.testing.assert_array_equal(r0[losses], r1[losses])
+        np.testing.assert_allclose(r0[losses], r0["ref_losses"], rtol=2e-5)
+        for k in ("w", "b"):
+            mine, theirs = r0[shards + k], r1[shards + k]
+            assert mine.tobytes() == theirs.tobytes(), (shards, k)
+            for shard in mine:  # replicated: every block is the whole
+                np.testing.assert_allclose(shard, r0[f"ref_{k}"], rtol=2e-5, atol=2e-6)
 
 
 def test_nccl_asked_for_without_one_gpu_per_process_fails_on_every_rank(tmp_path):
