@@ -73,7 +73,9 @@ from baton._vmap import batched_call
 __all__ = ["batch_checkpoint", "batch_grad", "batch_jvp", "batch_vjp", "batch_while"]
 
 
-def _captured(fun: Callable, args: tuple, kwargs: dict, round_: hook.Round) -> list:
+def _captures(
+    fun: Callable, args: tuple, kwargs: dict, round_: hook.Round
+) -> "_Captures":
     """The Tracers of ``round_``'s body trace that ``fun`` closes over
     (found by tracing ``fun(*args, **kwargs)`` with the rounds suspended,
     so that no ruled call stops it)."""
@@ -86,26 +88,52 @@ def _captured(fun: Callable, args: tuple, kwargs: dict, round_: hook.Round) -> l
         return [x for x in tree.leaves(out) if is_array_like(x)]
 
     traced = trace(probe, [aval_of(x) for x in leaves], f"{fun_name(fun)} (captures)")
-    return [
+    captured = [
         v
         for v in traced.lifted
         if isinstance(v, Tracer) and transforms.value_key(v)[0] == round_.frame
     ]
+    return _Captures(captured, round_)
 
 
-def _rebound(fun: Callable, captured: list) -> Callable:
-    """``fun`` taking, after its own arguments, one value per Tracer of
-    ``captured`` to stand for it (see the module docstring)."""
-    m = len(captured)
+class _Captures:
+    """The Tracers of ``round_``'s body trace that a transformed function
+    closes over (``captured``, of a trace that has finished when its rule
+    runs), and how the function is run with values standing for them
+    (see the module docstring)."""
 
-    def call(in_tree: Any, *leaves: Any) -> Any:
-        own = list(leaves[: len(leaves) - m])
-        cs = list(leaves[len(leaves) - m :])
-        a, k = tree.unflatten(in_tree, own)
-        with transforms.substituting(list(captured), [_lax.as_tracer(c) for c in cs]):
-            return fun(*a, **k)
+    def __init__(self, captured: list, round_: hook.Round) -> None:
+        self.captured = captured
+        self.round = round_
 
-    return call
+    def call(self, fn: Callable, a: tuple, k: dict, values: list) -> Any:
+        """``fn(*a, **k)`` with ``values`` standing for the captured."""
+        with transforms.substituting(
+            list(self.captured), [_lax.as_tracer(v) for v in values]
+        ):
+            return fn(*a, **k)
+
+    def vmapped(
+        self, fn: Callable, in_tree: Any, flags: list, leaves: list, values: list, n: int
+    ) -> tuple:
+        """``fn`` of the arguments ``in_tree`` unflattens from ``leaves``,
+        vmapped over the round's axis (``batched_call``: the output and its
+        batched flags), the captured standing for ``values``; ``flags``
+        says which of ``leaves`` and then ``values`` are batched."""
+        m = len(leaves)
+
+        def one(*xs: Any) -> Any:
+            a, k = tree.unflatten(in_tree, list(xs[:m]))
+            return self.call(fn, a, k, list(xs[m:]))
+
+        return batched_call(
+            one,
+            tuple(0 if b else None for b in flags),
+            list(leaves) + list(values),
+            self.round.axis_name,
+            n,
+            self.round.check_vma,
+        )
 
 
 def _broadcast(x: Any, n: int) -> Any:
@@ -154,9 +182,8 @@ def batch_grad(
     transformation itself."""
     from baton._autodiff import _scalar_output_check, grad
 
-    captured = _captured(fun, args, kwargs, round_)
+    captures = _captures(fun, args, kwargs, round_)
     shared = round_.check_vma  # values not varying along the axis are shared
-    call = _rebound(fun, captured)
 
     def rule(n: int, in_batched: list, a: tuple, k: dict, cap: list) -> tuple:
         a_flags, k_flags, cap_flags = in_batched
@@ -171,14 +198,7 @@ def batch_grad(
 
         def summed(*a2: Any, **k2: Any) -> tuple:
             leaves, in_tree = tree.flatten((a2, k2))
-            out, out_flags = batched_call(
-                lambda *ls: call(in_tree, *ls),
-                tuple(0 if b else None for b in flags),
-                leaves + list(cap),
-                round_.axis_name,
-                n,
-                shared,
-            )
+            out, out_flags = captures.vmapped(fun, in_tree, flags, leaves, cap, n)
             value, aux = out if has_aux else (out, None)
             v_flags = out_flags[0] if has_aux else out_flags
             cell["flags"] = out_flags
@@ -212,18 +232,12 @@ def batch_grad(
         return out, flags_out
 
     return _ruled_call(
-        (tuple(args), dict(kwargs), captured),
+        (tuple(args), dict(kwargs), captures.captured),
         rule,
         round_,
-        lambda a, k, cap: _plain_rebound(plain, captured, a, k, cap),
+        lambda a, k, cap: captures.call(plain, a, k, cap),
         f"{kind}({fun_name(fun)})",
     )
-
-
-def _plain_rebound(plain: Callable, captured: list, a: tuple, k: dict, cap: list) -> Any:
-    """``plain(*a, **k)`` with ``captured`` standing for ``cap``."""
-    with transforms.substituting(list(captured), [_lax.as_tracer(c) for c in cap]):
-        return plain(*a, **k)
 
 
 def batch_jvp(
@@ -240,8 +254,7 @@ def batch_jvp(
     (returning ``(out, tangent_out, aux)``)."""
     from baton._autodiff import jvp
 
-    captured = _captured(fun, tuple(primals), {}, round_)
-    call = _rebound(fun, captured)
+    captures = _captures(fun, tuple(primals), {}, round_)
 
     def rule(n: int, in_batched: list, p: tuple, t: tuple, cap: list) -> tuple:
         p_flags, t_flags, cap_flags = in_batched
@@ -260,15 +273,7 @@ def batch_jvp(
         cell: dict = {}
 
         def g(*ps: Any) -> Any:
-            out, out_flags = batched_call(
-                lambda *ls: call(p_tree, *ls),
-                tuple(0 if b else None for b in flags),
-                list(ps) + list(cap),
-                round_.axis_name,
-                n,
-                round_.check_vma,
-            )
-            cell["flags"] = out_flags
+            out, cell["flags"] = captures.vmapped(fun, p_tree, flags, ps, cap, n)
             return out
 
         r = jvp(g, tuple(p2), tuple(t2), has_aux=has_aux)
@@ -279,10 +284,10 @@ def batch_jvp(
         return (*r, None), (out_flags, out_flags, None)
 
     return _ruled_call(
-        (tuple(primals), tuple(tangents), captured),
+        (tuple(primals), tuple(tangents), captures.captured),
         rule,
         round_,
-        lambda p, t, cap: _plain_rebound(plain, captured, (p, t), {}, cap),
+        lambda p, t, cap: captures.call(plain, (p, t), {}, cap),
         f"jvp({fun_name(fun)})",
     )
 
@@ -317,8 +322,7 @@ def _vjp_pullback(
 ) -> tuple:
     from baton._autodiff import vjp
 
-    captured = _captured(fun, primals, {}, round_)
-    call = _rebound(fun, captured)
+    captures = _captures(fun, primals, {}, round_)
     shared = round_.check_vma
 
     def rule(n: int, in_batched: list, p: tuple, c: Any, cap: list) -> tuple:
@@ -331,14 +335,7 @@ def _vjp_pullback(
         cell: dict = {}
 
         def vmapped(*ps: Any) -> Any:
-            out, cell["flags"] = batched_call(
-                lambda *x: call(p_tree, *x),
-                tuple(0 if b else None for b in flags),
-                list(ps) + list(cap),
-                round_.axis_name,
-                n,
-                round_.check_vma,
-            )
+            out, cell["flags"] = captures.vmapped(fun, p_tree, flags, ps, cap, n)
             return out
 
         r = vjp(vmapped, *p_leaves, has_aux=has_aux)
@@ -369,11 +366,11 @@ def _vjp_pullback(
         return tuple(p_out), tuple(p_flags)
 
     return _ruled_call(
-        (primals, ct, captured),
+        (primals, ct, captures.captured),
         rule,
         round_,
-        lambda p, c, cap: _plain_rebound(
-            lambda *a: vjp(fun, *a, has_aux=has_aux)[1](c), captured, p, {}, cap
+        lambda p, c, cap: captures.call(
+            lambda *a: vjp(fun, *a, has_aux=has_aux)[1](c), p, {}, cap
         ),
         f"vjp({fun_name(fun)}) pullback",
     )
@@ -390,33 +387,28 @@ def batch_checkpoint(
     call's policy) called directly in ``round_``'s vmap body, batched by
     its rule: the checkpoint of the vmapped function, so that what it
     recomputes stays as the user asked."""
-    captured = _captured(fun, tuple(args), kwargs, round_)
-    call = _rebound(fun, captured)
+    captures = _captures(fun, tuple(args), kwargs, round_)
 
     def rule(n: int, in_batched: list, a: tuple, k: dict, cap: list) -> tuple:
         a_flags, k_flags, cap_flags = in_batched
         flags = tree.leaves((a_flags, k_flags)) + list(cap_flags)
         leaves, in_tree = tree.flatten((a, k))
+        m = len(leaves)
         cell: dict = {}
 
-        def vmapped(*ls: Any) -> Any:
-            out, cell["flags"] = batched_call(
-                lambda *x: call(in_tree, *x),
-                tuple(0 if b else None for b in flags),
-                list(ls),
-                round_.axis_name,
-                n,
-                round_.check_vma,
+        def vmapped(*ls: Any) -> Any:  # the arguments' leaves, then captured
+            out, cell["flags"] = captures.vmapped(
+                fun, in_tree, flags, ls[:m], ls[m:], n
             )
             return out
 
         return wrap(vmapped)(*leaves, *cap), cell["flags"]
 
     return _ruled_call(
-        (tuple(args), dict(kwargs), captured),
+        (tuple(args), dict(kwargs), captures.captured),
         rule,
         round_,
-        lambda a, k, cap: _plain_rebound(wrap(fun), captured, a, k, cap),
+        lambda a, k, cap: captures.call(wrap(fun), a, k, cap),
         f"checkpoint({fun_name(fun)})",
     )
 
@@ -446,29 +438,22 @@ def batch_while(
     from baton._control_flow import while_loop
 
     both = lambda c: (cond_fun(c), body_fun(c))  # noqa: E731
-    captured = _captured(both, (init,), {}, round_)
-    cond_call = _rebound(cond_fun, captured)
-    body_call = _rebound(body_fun, captured)
-    axis, check_vma = round_.axis_name, round_.check_vma
+    captures = _captures(both, (init,), {}, round_)
 
     def rule(n: int, in_batched: list, init_: Any, cap: list) -> tuple:
         init_flags, cap_flags = in_batched
         leaves, in_tree = tree.flatten(((init_,), {}))
         start = [bool(b) for b in tree.leaves(init_flags)]
-        cap_axes = [0 if b else None for b in cap_flags]
 
         def attempt(flags: list) -> list:
-            axes = tuple([0 if f else None for f in flags] + cap_axes)
+            all_flags = list(flags) + list(cap_flags)
             carry = [
                 x if b or not f else _broadcast(x, n)
                 for x, b, f in zip(leaves, start, flags)
             ]
 
             def predicate(c: list) -> tuple:
-                return batched_call(
-                    lambda *x: cond_call(in_tree, *x),
-                    axes, list(c) + list(cap), axis, n, check_vma,
-                )
+                return captures.vmapped(cond_fun, in_tree, all_flags, c, cap, n)
 
             def cond2(c: list) -> Any:
                 p, p_batched = predicate(c)
@@ -479,9 +464,8 @@ def batch_while(
                 return _lax.gt(_lax.max(_lax.convert_element_type(p, "int32")), 0)
 
             def body2(c: list) -> list:
-                new, new_flags = batched_call(
-                    lambda *x: body_call(in_tree, *x),
-                    axes, list(c) + list(cap), axis, n, check_vma,
+                new, new_flags = captures.vmapped(
+                    body_fun, in_tree, all_flags, c, cap, n
                 )
                 new_leaves, new_b = tree.leaves(new), tree.leaves(new_flags)
                 if len(new_leaves) != len(flags):
@@ -521,11 +505,11 @@ def batch_while(
         return out_init, flag_init
 
     return _ruled_call(
-        (init, captured),
+        (init, captures.captured),
         rule,
         round_,
-        lambda i, cap: _plain_rebound(
-            lambda v: while_loop(cond_fun, body_fun, v), captured, (i,), {}, cap
+        lambda i, cap: captures.call(
+            lambda v: while_loop(cond_fun, body_fun, v), (i,), {}, cap
         ),
         f"while_loop({fun_name(body_fun)})",
     )
