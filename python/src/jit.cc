@@ -350,10 +350,12 @@ nb::object JitFunction::Call(nb::handle self, PyObject* args,
   Result<std::vector<Array>> out = Status();
   int failed_donation = -1;
   {
-    // A program that runs inline finishes in less time than handing the
-    // GIL over and back costs, and nothing on that path blocks; keep it.
+    // A brief program that runs inline finishes in less time than handing
+    // the GIL over and back costs, and nothing on that path blocks; keep it.
+    // Longer inline work (the caller's thread computing for up to a few
+    // milliseconds) lets other Python threads run meanwhile.
     std::optional<nb::gil_scoped_release> release;
-    if (!e.exe->runs_inline()) release.emplace();
+    if (!e.exe->keeps_caller_locks()) release.emplace();
     out = RunJittedCall(*e.exe, name_, call, e.captured, hooks,
                         &failed_donation);
   }

@@ -60,10 +60,15 @@ class Executable {
   // Updates that copy their operand instead of writing over it, control-flow
   // regions included (bt.jit(require_in_place=True)).
   virtual std::vector<compiler::InPlaceMiss> in_place_misses() const = 0;
-  // True when a call is cheaper than handing work to another thread: Execute
-  // then does it on the calling thread and returns without blocking, so a
-  // caller may keep a lock (Python's GIL) across the call.
+  // True when a call costs less on the calling thread than handed to
+  // another one: Execute then does it there whenever the device's queue is
+  // idle and the inputs are ready, and returns with the work done.
   virtual bool runs_inline() const = 0;
+  // True when such an inline call is also shorter than handing a lock to
+  // another thread and back, so a caller may keep a lock other threads wait
+  // on (Python's GIL) across Execute. Implies runs_inline(); a longer
+  // inline call should be made with such locks released.
+  virtual bool keeps_caller_locks() const = 0;
   virtual Device* device() const = 0;
   // Appears in traces and error messages.
   virtual const std::string& name() const = 0;

@@ -20,14 +20,14 @@ TEST(JitDispatchTest, SmallProgramsRunInlineLargeOnesAreQueued) {
   const int64_t limit = cpu::CpuExecutable::kInlineWorkLimit;
   EXPECT_TRUE(ValueOrThrow(f.Lower({Spec(Shape{limit / 2})}, Dev()))->runs_inline());
   EXPECT_FALSE(ValueOrThrow(f.Lower({Spec(Shape{limit * 4})}, Dev()))->runs_inline());
-  // A small matmul still counts its contraction: 128x128x128 is queued.
+  // A small matmul still counts its contraction: 256x256x256 is queued.
   Jitted mm([](TraceScope&, const std::vector<Tracer>& a) {
     return std::vector<Tracer>{matmul(a[0], a[1])};
   }, {.name = "mm"});
   EXPECT_TRUE(ValueOrThrow(mm.Lower({Spec(Shape{2, 2}), Spec(Shape{2, 2})}, Dev()))
                   ->runs_inline());
   EXPECT_FALSE(
-      ValueOrThrow(mm.Lower({Spec(Shape{128, 128}), Spec(Shape{128, 128})}, Dev()))
+      ValueOrThrow(mm.Lower({Spec(Shape{256, 256}), Spec(Shape{256, 256})}, Dev()))
           ->runs_inline());
 }
 
@@ -71,13 +71,55 @@ TEST(JitDispatchTest, TheCostModelCountsTheWorkNotTheResultSize) {
       Spec(Shape{}, false, DType::kInt32)};
   auto in_place = ValueOrThrow(set_one({0}).Lower(donated, Dev()));
   EXPECT_TRUE(in_place->in_place_misses().empty());
-  EXPECT_TRUE(in_place->runs_inline());  // O(1) on a 16 MiB donated array
+  EXPECT_TRUE(in_place->runs_inline());  // O(1) on a large donated array
   EXPECT_LE(CpuOf(in_place).work(), 2);
   const std::vector<ArgSpec> kept = {Spec(Shape{limit * 256}), Spec(Shape{1}),
                                      Spec(Shape{}, false, DType::kInt32)};
   auto copying = ValueOrThrow(set_one({}).Lower(kept, Dev()));
   EXPECT_FALSE(copying->in_place_misses().empty());
   EXPECT_FALSE(copying->runs_inline());  // it copies the whole operand
+}
+
+// An inline call longer than a lock hand-off tells its caller to release
+// the locks other threads wait on (the Python bindings: the GIL); a brief one
+// lets it keep them. A queued call never holds the caller long.
+TEST(JitDispatchTest, OnlyBriefInlineCallsKeepTheCallersLocks) {
+  SKIP_UNLESS_CPU();  // the CPU cost model
+  Jitted f = AddOne();
+  const int64_t brief = cpu::CpuExecutable::kBriefWorkLimit;
+  const int64_t limit = cpu::CpuExecutable::kInlineWorkLimit;
+  ASSERT_LT(brief, limit);
+  auto small = ValueOrThrow(f.Lower({Spec(Shape{brief / 2})}, Dev()));
+  EXPECT_TRUE(small->runs_inline());
+  EXPECT_TRUE(small->keeps_caller_locks());
+  auto mid = ValueOrThrow(f.Lower({Spec(Shape{brief * 4})}, Dev()));
+  EXPECT_TRUE(mid->runs_inline());
+  EXPECT_FALSE(mid->keeps_caller_locks());
+  auto large = ValueOrThrow(f.Lower({Spec(Shape{limit * 4})}, Dev()));
+  EXPECT_FALSE(large->runs_inline());
+  EXPECT_FALSE(large->keeps_caller_locks());
+}
+
+// A mid-size inline call (longer than brief) gives the same values and
+// memory accounting as a small one: it runs on the caller, the pool's
+// helpers joining, and returns with its output ready.
+TEST(JitDispatchTest, MidSizeInlineCallReturnsWithItsOutputReady) {
+  SKIP_UNLESS_CPU();
+  Jitted f = AddOne();
+  const int64_t n = cpu::CpuExecutable::kBriefWorkLimit * 2;
+  std::vector<float> host(n);
+  for (int64_t i = 0; i < n; ++i) host[i] = static_cast<float>(i % 1000);
+  Array x = Floats(host);
+  f({x});  // compile
+  EXPECT_TRUE(Dev()->Synchronize().ok());
+  const int64_t before = Stats().bytes_in_use;
+  Array y = f({x})[0];
+  EXPECT_TRUE(y.IsReady());
+  EXPECT_EQ(Stats().bytes_in_use - before, n * 4);
+  const std::vector<float> got = ToHost(y);
+  for (int64_t i = 0; i < n; i += 4099) ASSERT_EQ(got[i], host[i] + 1) << i;
+  y = Array();
+  EXPECT_EQ(Stats().bytes_in_use, before);
 }
 
 TEST(JitDispatchTest, InlineCallReturnsWithTheWorkDoneAndInputsReleased) {

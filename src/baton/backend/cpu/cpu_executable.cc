@@ -115,6 +115,7 @@ Result<std::shared_ptr<CpuExecutable>> CpuExecutable::Compile(
       kFusionTiling, scratch, fresh_outputs);
   exe->work_ = EstimateWork(p, exe->plan_, exe->assignment_, region_work);
   exe->runs_inline_ = exe->work_ <= kInlineWorkLimit;
+  exe->keeps_caller_locks_ = exe->work_ <= kBriefWorkLimit;
   for (const Step& step : exe->plan_.steps) {
     exe->scalar_int32_binary_.push_back(IsScalarInt32Binary(p, step));
     exe->fused_.push_back(step.kind == Step::Kind::kFusedElementwise

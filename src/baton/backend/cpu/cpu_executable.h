@@ -85,15 +85,25 @@ class CpuExecutable : public Executable,
                      std::vector<void*>& value_data,
                      const void* context) const override;
   // True when the program is cheap enough to run on the caller's thread (see
-  // the file comment): at most kInlineWorkLimit element operations. 2^18
-  // (about 25-130 us of work; the kernels' ParallelFor still brings in the
-  // pool's threads, the caller working too): handing such a call to a
-  // sleeping queue thread cost more than it saved -- on the 2-vCPU AMD VM,
-  // call + block_until_ready of tanh on 2^14 float32 took 29 us queued and
-  // 22 inline, 2^16 53 and 44, a*2+1 on 2^18 193 and 53 -- while a loop of
-  // calls that never waits (dispatch ahead) lost 1-5 us a call at 2^14-2^16.
+  // the file comment): at most kInlineWorkLimit element operations, 2^22
+  // (about 0.2-2 ms of work on 2 cores; the kernels' ParallelFor still
+  // brings in the pool's threads, the caller working too). Handing such a
+  // call to the sleeping queue thread costs two wake-ups (the queue thread's,
+  // then the caller's), tens of microseconds each on a loaded VM, and makes
+  // the time of one call bimodal: on the 2-vCPU AMD VM, call +
+  // block_until_ready of tanh on float32[2^18] took 348 us queued and 120
+  // inline, [2^20] 482 and 453; a*2+1 on [2^18] 193 and 53. Past ~2 ms the
+  // hand-off is a few percent, and a queued call lets the caller prepare the
+  // next one (dispatch ahead) while this one computes, so larger programs
+  // are queued.
   bool runs_inline() const override { return runs_inline_; }
-  static constexpr int64_t kInlineWorkLimit = int64_t{1} << 18;
+  static constexpr int64_t kInlineWorkLimit = int64_t{1} << 22;
+  // True for programs of at most kBriefWorkLimit element operations, 2^18
+  // (tens of microseconds): shorter than handing Python's GIL to another
+  // thread and back, so the bindings keep it across such a call and release
+  // it for longer inline ones.
+  bool keeps_caller_locks() const override { return keeps_caller_locks_; }
+  static constexpr int64_t kBriefWorkLimit = int64_t{1} << 18;
   Device* device() const override { return device_; }
   const std::string& name() const override { return name_; }
   // The program after optimization, with each value's buffer and the memory
@@ -119,6 +129,7 @@ class CpuExecutable : public Executable,
   // Per step: how a kRegion step runs (else null).
   std::vector<std::unique_ptr<RegionStep>> regions_;
   bool runs_inline_ = false;
+  bool keeps_caller_locks_ = false;
   int64_t work_ = 0;
   // Allocation labels (memory_stats, OOM reports), built once at compile time
   // rather than on every call: per output buffer, and for the temporaries.

@@ -145,6 +145,7 @@ class GpuExecutable : public Executable,
                      std::vector<void*>& value_data,
                      const void* context) const override;
   bool runs_inline() const override { return false; }
+  bool keeps_caller_locks() const override { return false; }
   Device* device() const override { return device_; }
   const std::string& name() const override { return name_; }
   std::string as_text() const override;
