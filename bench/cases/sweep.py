@@ -21,7 +21,7 @@ loop: a few steps, each synced, the state donated every step), sized to about
 a millisecond and preceded by one untimed call (the pause between samples
 lets worker threads fall asleep; a loop wakes them once); baton's and JAX's
 samples are interleaved (``_timing.interleave``), repeated so that a size
-takes about 0.3 s (at least 5 repetitions; matmul 4096: 3). The last output
+takes about 0.5 s (at least 15 repetitions; matmul 2048: 7, 4096: 3). The last output
 of a sample is freed outside the clock; with several calls per sample the
 earlier ones are freed as the next returns, as in a loop. Every size's
 outputs are checked against numpy (and baton's against JAX's) before timing;
@@ -78,8 +78,13 @@ DEVICE_SIZES = {
     },
 }
 SAMPLE_S = 1e-3  # aim of one sample's length
-BUDGET_S = 0.3  # aim of one size's timed repetitions, both libraries
+BUDGET_S = 0.5  # aim of one size's timed repetitions, both libraries
 MAX_REPS = 200
+# Fewest repetitions of a size: the median of 5 moved a millisecond cell by
+# 0.6 between two runs on a 2-vCPU VM (tanh 2^22: 0.84, then 1.51 with 9
+# repetitions, one sample in three slowed by a neighbour), so sizes of a few
+# milliseconds take 15 (matmul: 15 up to 1024, 7 at 2048, 3 at 4096).
+MIN_REPS = 15
 # JAX's CPU client may not implement donation (older jaxlibs warn).
 DONATION_WARNING = "Some donated buffers were not usable"
 
@@ -224,7 +229,7 @@ def _point(
     rtol: float = 1e-6,
     atol: float = 1e-6,
     norm_rtol: float | None = None,
-    min_reps: int = 5,
+    min_reps: int = MIN_REPS,
     block_turns: int = 0,
     settle_s: float = 1e-3,
     **extra: Any,
@@ -261,7 +266,7 @@ def _point(
 def _measure(
     ctx: Context,
     calls: dict[str, Callable[[], Any]],
-    min_reps: int = 5,
+    min_reps: int = MIN_REPS,
     block_turns: int = 0,
     settle_s: float = 1e-3,
 ) -> tuple[dict[str, Samples], dict[str, int]]:
@@ -490,7 +495,7 @@ def donated_at_set(ctx: Context) -> list[Row]:
 
 def matmul(ctx: Context) -> list[Row]:
     """s x s float32 matmul, s = 16 ... 4096; checked relative to the norm
-    (2e-5) of a float64 product. At least 5 repetitions (4096: 3), in 3 blocks
+    (2e-5) of a float64 product. At least 15 repetitions (2048: 7, 4096: 3), in 3 blocks
     per library with a pause before each: OpenBLAS workers spin ~0.1 s after
     a GEMM."""
     rows = []
@@ -510,7 +515,7 @@ def matmul(ctx: Context) -> list[Row]:
                 target="<= 1.1",
                 axis="side",
                 norm_rtol=2e-5,
-                min_reps=5 if side < 4096 else 3,
+                min_reps=MIN_REPS if side <= 1024 else (7 if side == 2048 else 3),
                 block_turns=3,
                 settle_s=ctx.pick(0.15, 0.0),
                 **_baseline(ctx, "matmul", side, flop=2 * side**3),
