@@ -23,7 +23,12 @@ inline constexpr int64_t kExpensiveGrain = 4 * 1024;
 // and a 2^16 call split in two took ~70 µs against ~42 µs unsplit, so the
 // grain was 64K; with polling, 8K ranges measured faster from 2^14 up
 // (tanh sweep: 2^14 1.5 -> 1.04-1.31x JAX's time, 2^16 0.87 -> 0.57-0.62x).
-inline constexpr int64_t kTranscendentalGrain = 8 * 1024;
+// Since such calls run on the caller (cpu_executable.h), a 2^14 tanh (~13
+// us on one AVX2 core) is faster unsplit: split, its first call after a
+// pause waits for a sleeping helper. On the 2-vCPU AMD VM, samples of 20
+// calls after a 1 ms pause, interleaved with JAX's: median 38.7 -> 25.5 us
+// (JAX 37-38), back to back 16.5 -> 14.3 us; so ranges are 16K.
+inline constexpr int64_t kTranscendentalGrain = 16 * 1024;
 
 // Calls fn(begin, end) on disjoint ranges covering [0, n): up to
 // ThreadPool::kChunksPerThread ranges per pool thread, each at least `grain`
