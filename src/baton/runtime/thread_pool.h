@@ -24,7 +24,8 @@ namespace baton {
 
 class ThreadPool {
  public:
-  // `num_threads` total workers including the caller (0: hardware threads).
+  // `num_threads` total workers including the caller (0: the cores this
+  // process may run on, its affinity mask).
   explicit ThreadPool(int num_threads = 0);
   ~ThreadPool();
   ThreadPool(const ThreadPool&) = delete;

@@ -5,7 +5,6 @@
 #include <vector>
 
 #include "baton/runtime/event.h"
-#include "baton/runtime/thread_pool.h"
 #include "baton/runtime/work_queue.h"
 
 namespace baton {
@@ -180,23 +179,6 @@ TEST(WorkQueueTest, TasksEnqueuedDuringAnInlineTaskRunAfterIt) {
   other.join();
   EXPECT_EQ(order, (std::vector<int>{1, 2}));
   EXPECT_EQ(q.pending(), 0u);
-}
-
-TEST(ThreadPoolTest, ParallelForCoversEveryIndexOnce) {
-  ThreadPool pool(4);
-  std::vector<std::atomic<int>> hits(10007);
-  pool.ParallelFor(10007, 100, [&](int64_t b, int64_t e) {
-    for (int64_t i = b; i < e; ++i) hits[i].fetch_add(1);
-  });
-  for (auto& h : hits) ASSERT_EQ(h.load(), 1);
-  // Nested use from inside a chunk runs serially instead of deadlocking.
-  std::atomic<int64_t> total{0};
-  pool.ParallelFor(8, 1, [&](int64_t ob, int64_t oe) {
-    for (int64_t i = ob; i < oe; ++i) {
-      pool.ParallelFor(10, 1, [&](int64_t b, int64_t e) { total += e - b; });
-    }
-  });
-  EXPECT_EQ(total.load(), 80);
 }
 
 }  // namespace
