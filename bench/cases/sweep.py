@@ -83,8 +83,10 @@ MAX_REPS = 200
 # Fewest repetitions of a size: the median of 5 moved a millisecond cell by
 # 0.6 between two runs on a 2-vCPU VM (tanh 2^22: 0.84, then 1.51 with 9
 # repetitions, one sample in three slowed by a neighbour), so sizes of a few
-# milliseconds take 15 (matmul: 15 up to 1024, 7 at 2048, 3 at 4096).
+# milliseconds take 15; matmul's large sides take fewer (MATMUL_MIN_REPS:
+# a 4096² product is over a second in both libraries).
 MIN_REPS = 15
+MATMUL_MIN_REPS = {2048: 7, 4096: 3}  # sides up to 1024: MIN_REPS
 # JAX's CPU client may not implement donation (older jaxlibs warn).
 DONATION_WARNING = "Some donated buffers were not usable"
 
@@ -515,7 +517,7 @@ def matmul(ctx: Context) -> list[Row]:
                 target="<= 1.1",
                 axis="side",
                 norm_rtol=2e-5,
-                min_reps=MIN_REPS if side <= 1024 else (7 if side == 2048 else 3),
+                min_reps=MATMUL_MIN_REPS.get(side, MIN_REPS),
                 block_turns=3,
                 settle_s=ctx.pick(0.15, 0.0),
                 **_baseline(ctx, "matmul", side, flop=2 * side**3),
