@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Builds the libFuzzer targets (tests/fuzz/fuzz_*.cc, docs/fuzzing.md) with
 # clang, ASan and UBSan in build/asan (tools/build.sh asan: the same build
-# runs the C++ tests under ASan+UBSan), then for each target:
+# runs the C++ tests under ASan+UBSan), then for each target, one target per
+# core at a time:
 #   1. replays its committed corpus (tests/fuzz/corpus/<target>/), one run
 #      per file -- every file must pass (old crashers stay fixed);
 #   2. fuzzes for SECONDS, starting from that corpus and writing new corpus
@@ -99,22 +100,20 @@ report() {  # target, file
   echo "  (docs/fuzzing.md: fix the root cause, then commit the input with the fix)"
 }
 
-failed=0
-for t in "${targets[@]}"; do
-  bin=$build/tests/fuzz/$t
-  corpus=tests/fuzz/corpus/$t
-  [ -x "$bin" ] || { echo "run_fuzz: no fuzzer $bin"; exit 2; }
+# One target: replay its corpus, then fuzz. Prints its report; fails if it
+# found anything.
+fuzz_target() {
+  local t=$1 bin=$build/tests/fuzz/$1 corpus=tests/fuzz/corpus/$1 failed=0 start=$SECONDS
   mkdir -p "$work/corpus/$t" "$work/artifacts/$t"
   if [ -d "$corpus" ] && [ -n "$(ls -A "$corpus")" ]; then
     echo "== $t: replaying $(ls "$corpus" | wc -l) corpus inputs"
     # One process runs each file once ("Running: <file>"), stopping at the
     # first failure.
     if ! "$bin" "${common[@]}" -artifact_prefix="$work/artifacts/$t/replay-" \
-        "$corpus"/* >"$work/replay.log" 2>&1; then
-      tail -n 60 "$work/replay.log"
-      report "$t" "$(grep '^Running: ' "$work/replay.log" | tail -n 1 | cut -c10-)"
-      failed=1
-      continue
+        "$corpus"/* >"$work/$t.replay.log" 2>&1; then
+      tail -n 60 "$work/$t.replay.log"
+      report "$t" "$(grep '^Running: ' "$work/$t.replay.log" | tail -n 1 | cut -c10-)"
+      return 1
     fi
   fi
   echo "== $t: fuzzing ($(budget "$t"))"
@@ -135,6 +134,30 @@ for t in "${targets[@]}"; do
       "$work/$t.log" | tr '\n' ' '
     echo "corpus: $(ls "$work/corpus/$t" | wc -l) new entries"
   fi
+  echo "== $t: $((SECONDS - start)) s"
+  return "$failed"
+}
+
+for t in "${targets[@]}"; do
+  [ -x "$build/tests/fuzz/$t" ] || { echo "run_fuzz: no fuzzer $build/tests/fuzz/$t"; exit 2; }
+done
+# The targets run side by side, one per core (each fuzzer process is single
+# threaded, so one at a time left CI's second core idle); each one's report
+# is printed whole, in the order of the targets. In ci mode each runs a
+# fixed number of inputs from a fixed seed, whatever runs beside it, so the
+# run is as reproducible as one target at a time.
+jobs_max=$(nproc)
+for t in "${targets[@]}"; do
+  while [ "$(jobs -rp | wc -l)" -ge "$jobs_max" ]; do wait -n || true; done
+  (
+    if fuzz_target "$t" >"$work/$t.report" 2>&1; then echo 0; else echo 1; fi >"$work/$t.status"
+  ) &
+done
+wait
+failed=0
+for t in "${targets[@]}"; do
+  cat "$work/$t.report"
+  [ "$(cat "$work/$t.status")" = 0 ] || failed=1
 done
 
 if [ "$failed" -ne 0 ]; then

@@ -27,7 +27,9 @@ stage ctest-sim bash tools/run_cpp_on_sim.sh
 # The Python package (scikit-build-core reuses build/python between runs; the
 # library's objects come from ccache when the release build made them).
 stage pip-install env CC="${CC:-gcc}" CXX="${CXX:-g++}" python3 -m pip install --disable-pip-version-check --no-build-isolation -q .
-stage pytest-python python3 -m pytest -q tests/python
+# Two processes, each on half of the files (by tools/python_durations.txt):
+# one pytest process keeps about one core busy.
+stage pytest-python bash tools/run_pytest_halves.sh tests/python tools/python_durations.txt
 # The same suite with the simulated accelerator as the default device: every
 # program through the GPU executable (generated kernels run as host code,
 # device memory the host cannot address), two processes.
