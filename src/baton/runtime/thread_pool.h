@@ -24,8 +24,7 @@ namespace baton {
 
 class ThreadPool {
  public:
-  // `num_threads` total workers including the caller (0: the cores this
-  // process may run on, its affinity mask).
+  // `num_threads` total workers including the caller (0: the cores it may run on).
   explicit ThreadPool(int num_threads = 0);
   ~ThreadPool();
   ThreadPool(const ThreadPool&) = delete;
