@@ -46,6 +46,8 @@ def environment_info() -> str:
         f"platform:  {platform.platform()}",
         f"cpu:       {_cpu_model()}, {os.cpu_count()} logical cores, "
         f"best vector ISA {blas['cpu_isa']}",
+        f"cpu pool:  {_baton.cpu_pool_threads()} thread(s) per kernel "
+        "(the cores this process may run on)",
         f"devices:   {', '.join(str(d) for d in _device_queries.devices())}",
         f"blas:      {blas['config']}",
         f"blas core: {blas['corename']} ({fit}), "

@@ -1,6 +1,8 @@
 """bt.print_environment_info(): versions, CPU, devices and the BLAS kernel,
 and the check that the kernel OpenBLAS chose fits this CPU (issue 40)."""
 
+import os
+
 import baton as bt
 from baton import _baton
 
@@ -12,6 +14,14 @@ def test_environment_info_names_the_blas_kernel_and_the_cpu():
     assert f"blas core: {blas['corename']}" in text
     assert "cpu:" in text and blas["cpu_isa"] in text
     assert "devices:" in text and bt.devices()[0].platform in text
+
+
+def test_the_cpu_pool_has_a_thread_per_core_this_process_may_use():
+    # The pool is made on first use, from the mask of the thread that uses
+    # it first; pytest runs everything on the main thread.
+    cores = len(os.sched_getaffinity(0))
+    assert _baton.cpu_pool_threads() == cores
+    assert f"cpu pool:  {cores} thread(s)" in bt.print_environment_info(return_string=True)
 
 
 def test_print_environment_info_prints(capsys):
