@@ -472,17 +472,23 @@ def rss_line() -> str:
 
 
 def _baton_blas() -> str:
-    """The BLAS kernel baton's OpenBLAS chose for this CPU, and whether it
-    fits (bt.print_environment_info() says the same)."""
+    """The BLAS kernel baton's OpenBLAS chose for this CPU, whether it fits,
+    and how long its workers poll after a call (bt.print_environment_info()
+    says the same)."""
     try:
-        from baton import _baton
+        from baton import _baton, _blas_spin
 
         info = _baton.blas_info()
+        value, _ = _blas_spin._loaded_with
+        spin = f", workers poll 2^{_blas_spin.effective_log2_cycles(value)} cycles"
     except Exception as e:  # an older baton without blas_info
         return f"unknown ({type(e).__name__})"
     version = info["config"].split(" ")[1] if info["config"] else "?"
     fit = "" if info["kernel_fits_cpu"] else ", DOES NOT FIT the CPU"
-    return f"OpenBLAS {version} {info['corename']} kernels on {info['cpu_isa']}{fit}"
+    return (
+        f"OpenBLAS {version} {info['corename']} kernels on {info['cpu_isa']}"
+        f"{fit}{spin}"
+    )
 
 
 def write_run_json(

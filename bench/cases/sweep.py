@@ -498,8 +498,9 @@ def donated_at_set(ctx: Context) -> list[Row]:
 def matmul(ctx: Context) -> list[Row]:
     """s x s float32 matmul, s = 16 ... 4096; checked relative to the norm
     (2e-5) of a float64 product. At least 15 repetitions (2048: 7, 4096: 3), in 3 blocks
-    per library with a pause before each: OpenBLAS workers spin ~0.1 s after
-    a GEMM."""
+    per library with a pause before each, so that one library's threads still
+    polling after its GEMMs stay out of the other's samples (baton's OpenBLAS
+    polls ~50 µs, python/baton/_blas_spin.py; its default is ~0.1 s)."""
     rows = []
     for side in _sizes(ctx, "sides"):
         rng = np.random.default_rng(side)

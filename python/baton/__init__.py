@@ -11,7 +11,10 @@ hold lives exactly as long as the numpy array, and ``bt.memory_stats()``
 shows the effect of each.
 """
 
-from baton import _baton  # noqa: I001 -- the extension first
+from baton._blas_spin import bounded_blas_spin as _bounded_blas_spin  # noqa: I001
+
+with _bounded_blas_spin():  # OpenBLAS reads its environment as it loads
+    from baton import _baton  # the extension first
 from baton import tree
 import atexit as _atexit
 

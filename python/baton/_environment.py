@@ -11,7 +11,7 @@ import platform
 import sys
 import warnings
 
-from baton import _baton, _device_queries
+from baton import _baton, _blas_spin, _device_queries
 from baton._version import __version__
 
 __all__ = ["print_environment_info"]
@@ -52,6 +52,7 @@ def environment_info() -> str:
         f"blas:      {blas['config']}",
         f"blas core: {blas['corename']} ({fit}), "
         f"{blas['threads_per_call']} thread(s) per call",
+        f"blas spin: {_blas_spin.describe()}",
     ]
     if blas["advice"]:
         lines.append(f"           {blas['advice']}")

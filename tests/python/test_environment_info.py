@@ -73,3 +73,72 @@ def test_several_cpu_devices_share_the_cores_among_their_gemms():
     assert chosen == cores
     text = bt.print_environment_info(return_string=True)
     assert "thread(s) per call" in text
+
+
+_IDLE_CPU_AFTER_A_GEMM = """
+import json, os, time
+import numpy as np
+import baton as bt
+from baton import _baton
+a = bt.device_put(np.random.default_rng(0).random((512, 512), np.float32))
+f = bt.jit(lambda x: x @ x)
+for _ in range(3):
+    f(a).block_until_ready()
+t0 = time.process_time()
+time.sleep(0.3)  # every thread of this process idle but OpenBLAS's polling ones
+print(json.dumps({"idle_cpu_s": time.process_time() - t0,
+                  "env": os.environ.get("OPENBLAS_THREAD_TIMEOUT"),
+                  "threads": _baton.blas_info()["threads_per_call"],
+                  "info": bt.print_environment_info(return_string=True)}))
+"""
+
+
+def _idle_cpu_after_a_gemm(timeout: str | None) -> dict:
+    """A fresh process: a threaded 512² GEMM, then the CPU time the process
+    uses in the 0.3 s after it, its environment after `import baton`, and the
+    environment info; OPENBLAS_THREAD_TIMEOUT=`timeout` (None: unset)."""
+    import json
+    import subprocess
+    import sys
+
+    env = {k: v for k, v in os.environ.items()
+           if k not in ("OPENBLAS_THREAD_TIMEOUT", "OPENBLAS_NUM_THREADS",
+                        "BATON_NUM_CPU_DEVICES")}
+    if timeout is not None:
+        env["OPENBLAS_THREAD_TIMEOUT"] = timeout
+    out = subprocess.run([sys.executable, "-c", _IDLE_CPU_AFTER_A_GEMM], env=env,
+                         check=True, capture_output=True, text=True).stdout
+    return json.loads(out.strip().splitlines()[-1])
+
+
+def test_blas_workers_sleep_soon_after_a_gemm_and_leave_the_environment_alone():
+    """python/baton/_blas_spin.py: baton's OpenBLAS is loaded with its
+    workers' poll bounded to 2^17 cycles (~50 µs), so a process idle after a
+    GEMM uses no CPU; OpenBLAS's own 2^28 (~0.1 s), asked for explicitly,
+    keeps a worker polling through most of the same 0.3 s. The variable is
+    set only while the extension loads."""
+    bounded = _idle_cpu_after_a_gemm(None)
+    if bounded["threads"] < 2:
+        import pytest
+
+        pytest.skip("one BLAS thread per call: OpenBLAS starts no workers")
+    assert bounded["env"] is None  # taken out again after the import
+    assert "blas spin: workers poll 2^17 cycles after a call" in bounded["info"]
+    assert "baton's default" in bounded["info"]
+    assert bounded["idle_cpu_s"] < 0.02, bounded
+    # The control shows the measurement can see a polling worker.
+    polling = _idle_cpu_after_a_gemm("28")
+    assert polling["env"] == "28"  # the user's value is kept
+    assert "poll 2^28 cycles" in polling["info"]
+    assert "OPENBLAS_THREAD_TIMEOUT=28" in polling["info"]
+    assert polling["idle_cpu_s"] > 0.03, polling
+
+
+def test_the_spin_description_follows_openblas_reading_of_the_variable():
+    from baton import _blas_spin
+
+    assert _blas_spin.effective_log2_cycles("17") == 17
+    assert _blas_spin.effective_log2_cycles("2") == 4  # OpenBLAS clamps to 4..30
+    assert _blas_spin.effective_log2_cycles("40") == 30
+    assert _blas_spin.effective_log2_cycles("0") == 28  # not positive: its default
+    assert _blas_spin.effective_log2_cycles("fast") == 28
