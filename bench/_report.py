@@ -476,11 +476,10 @@ def _baton_blas() -> str:
     and how long its workers poll after a call (bt.print_environment_info()
     says the same)."""
     try:
-        from baton import _baton, _blas_spin
+        from baton import _baton, _blas_environment
 
         info = _baton.blas_info()
-        value, _ = _blas_spin._loaded_with
-        spin = f", workers poll 2^{_blas_spin.effective_log2_cycles(value)} cycles"
+        spin = f", workers poll 2^{_blas_environment.poll_log2_cycles()} cycles"
     except Exception as e:  # an older baton without blas_info
         return f"unknown ({type(e).__name__})"
     version = info["config"].split(" ")[1] if info["config"] else "?"

@@ -70,7 +70,7 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
         "foundations",
         (
             "baton._version",
-            "baton._blas_spin",
+            "baton._blas_environment",
             "baton._dtypes",
             "baton._array_type",
             "baton.errors",

@@ -500,7 +500,7 @@ def matmul(ctx: Context) -> list[Row]:
     (2e-5) of a float64 product. At least 15 repetitions (2048: 7, 4096: 3), in 3 blocks
     per library with a pause before each, so that one library's threads still
     polling after its GEMMs stay out of the other's samples (baton's OpenBLAS
-    polls ~50 µs, python/baton/_blas_spin.py; its default is ~0.1 s)."""
+    polls ~50 µs, python/baton/_blas_environment.py; its default is ~0.1 s)."""
     rows = []
     for side in _sizes(ctx, "sides"):
         rng = np.random.default_rng(side)

@@ -11,9 +11,9 @@ hold lives exactly as long as the numpy array, and ``bt.memory_stats()``
 shows the effect of each.
 """
 
-from baton._blas_spin import bounded_blas_spin as _bounded_blas_spin  # noqa: I001
+from baton._blas_environment import blas_load_environment as _blas_env  # noqa: I001
 
-with _bounded_blas_spin():  # OpenBLAS reads its environment as it loads
+with _blas_env():  # OpenBLAS reads its environment as it loads
     from baton import _baton  # the extension first
 from baton import tree
 import atexit as _atexit

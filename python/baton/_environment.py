@@ -11,21 +11,15 @@ import platform
 import sys
 import warnings
 
-from baton import _baton, _blas_spin, _device_queries
+from baton import _baton, _blas_environment, _device_queries
 from baton._version import __version__
 
 __all__ = ["print_environment_info"]
 
 
 def _cpu_model() -> str:
-    try:
-        with open("/proc/cpuinfo") as f:
-            fields = dict(
-                (k.strip(), v.strip())
-                for k, _, v in (line.partition(":") for line in f)
-                if k.strip() in ("model name", "cpu family", "model", "vendor_id")
-            )
-    except OSError:
+    fields = _blas_environment.cpu_fields()
+    if not fields:
         return platform.processor() or platform.machine()
     name = fields.get("model name", platform.machine())
     family, model = fields.get("cpu family"), fields.get("model")
@@ -52,7 +46,7 @@ def environment_info() -> str:
         f"blas:      {blas['config']}",
         f"blas core: {blas['corename']} ({fit}), "
         f"{blas['threads_per_call']} thread(s) per call",
-        f"blas spin: {_blas_spin.describe()}",
+        f"blas env:  {_blas_environment.describe()}",
     ]
     if blas["advice"]:
         lines.append(f"           {blas['advice']}")

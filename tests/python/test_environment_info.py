@@ -87,58 +87,97 @@ for _ in range(3):
 t0 = time.process_time()
 time.sleep(0.3)  # every thread of this process idle but OpenBLAS's polling ones
 print(json.dumps({"idle_cpu_s": time.process_time() - t0,
-                  "env": os.environ.get("OPENBLAS_THREAD_TIMEOUT"),
+                  "env": {k: os.environ.get(k) for k in
+                          ("OPENBLAS_THREAD_TIMEOUT", "OPENBLAS_CORETYPE")},
                   "threads": _baton.blas_info()["threads_per_call"],
+                  "corename": _baton.blas_info()["corename"],
                   "info": bt.print_environment_info(return_string=True)}))
 """
 
 
-def _idle_cpu_after_a_gemm(timeout: str | None) -> dict:
-    """A fresh process: a threaded 512² GEMM, then the CPU time the process
-    uses in the 0.3 s after it, its environment after `import baton`, and the
-    environment info; OPENBLAS_THREAD_TIMEOUT=`timeout` (None: unset)."""
+def _gemm_process(**env: str) -> dict:
+    """A fresh process with `env` added to ours (less our OpenBLAS
+    variables): a threaded 512² GEMM, then the CPU time the process uses in
+    the 0.3 s after it, its environment after `import baton`, the kernel and
+    the environment info."""
     import json
     import subprocess
     import sys
 
-    env = {k: v for k, v in os.environ.items()
-           if k not in ("OPENBLAS_THREAD_TIMEOUT", "OPENBLAS_NUM_THREADS",
-                        "BATON_NUM_CPU_DEVICES")}
-    if timeout is not None:
-        env["OPENBLAS_THREAD_TIMEOUT"] = timeout
-    out = subprocess.run([sys.executable, "-c", _IDLE_CPU_AFTER_A_GEMM], env=env,
+    full = {k: v for k, v in os.environ.items()
+            if k not in ("OPENBLAS_THREAD_TIMEOUT", "OPENBLAS_CORETYPE",
+                         "OPENBLAS_NUM_THREADS", "BATON_NUM_CPU_DEVICES")}
+    full.update(env)
+    out = subprocess.run([sys.executable, "-c", _IDLE_CPU_AFTER_A_GEMM], env=full,
                          check=True, capture_output=True, text=True).stdout
     return json.loads(out.strip().splitlines()[-1])
 
 
 def test_blas_workers_sleep_soon_after_a_gemm_and_leave_the_environment_alone():
-    """python/baton/_blas_spin.py: baton's OpenBLAS is loaded with its
-    workers' poll bounded to 2^17 cycles (~50 µs), so a process idle after a
-    GEMM uses no CPU; OpenBLAS's own 2^28 (~0.1 s), asked for explicitly,
-    keeps a worker polling through most of the same 0.3 s. The variable is
-    set only while the extension loads."""
-    bounded = _idle_cpu_after_a_gemm(None)
+    """python/baton/_blas_environment.py: baton's OpenBLAS is loaded with
+    its workers' poll bounded to 2^17 cycles (~50 µs), so a process idle
+    after a GEMM uses no CPU; OpenBLAS's own 2^28 (~0.1 s), asked for
+    explicitly, keeps a worker polling through most of the same 0.3 s. The
+    variables are set only while the extension loads."""
+    bounded = _gemm_process()
     if bounded["threads"] < 2:
         import pytest
 
         pytest.skip("one BLAS thread per call: OpenBLAS starts no workers")
-    assert bounded["env"] is None  # taken out again after the import
-    assert "blas spin: workers poll 2^17 cycles after a call" in bounded["info"]
-    assert "baton's default" in bounded["info"]
+    assert bounded["env"] == {"OPENBLAS_THREAD_TIMEOUT": None,
+                              "OPENBLAS_CORETYPE": None}  # taken out again
+    assert "OPENBLAS_THREAD_TIMEOUT=17 (baton's choice)" in bounded["info"]
+    assert "workers poll 2^17 cycles after a call" in bounded["info"]
     assert bounded["idle_cpu_s"] < 0.02, bounded
     # The control shows the measurement can see a polling worker.
-    polling = _idle_cpu_after_a_gemm("28")
-    assert polling["env"] == "28"  # the user's value is kept
+    polling = _gemm_process(OPENBLAS_THREAD_TIMEOUT="28")
+    assert polling["env"]["OPENBLAS_THREAD_TIMEOUT"] == "28"  # the user's, kept
+    assert "OPENBLAS_THREAD_TIMEOUT=28 (the user)" in polling["info"]
     assert "poll 2^28 cycles" in polling["info"]
-    assert "OPENBLAS_THREAD_TIMEOUT=28" in polling["info"]
     assert polling["idle_cpu_s"] > 0.03, polling
 
 
-def test_the_spin_description_follows_openblas_reading_of_the_variable():
-    from baton import _blas_spin
+def test_the_kernels_baton_picks_are_the_ones_openblas_runs_unless_the_user_picks():
+    """On AMD family 25 with AVX-512 (Zen 4) baton loads OpenBLAS's Haswell
+    kernels; elsewhere OpenBLAS's own choice stands. The user's
+    OPENBLAS_CORETYPE wins everywhere."""
+    from baton import _blas_environment
 
-    assert _blas_spin.effective_log2_cycles("17") == 17
-    assert _blas_spin.effective_log2_cycles("2") == 4  # OpenBLAS clamps to 4..30
-    assert _blas_spin.effective_log2_cycles("40") == 30
-    assert _blas_spin.effective_log2_cycles("0") == 28  # not positive: its default
-    assert _blas_spin.effective_log2_cycles("fast") == 28
+    ours = _gemm_process()
+    chosen = _blas_environment.coretype_for(_blas_environment.cpu_fields())
+    if chosen is not None:
+        assert ours["corename"] == chosen
+        assert f"OPENBLAS_CORETYPE={chosen} (baton's choice)" in ours["info"]
+    else:
+        assert "OPENBLAS_CORETYPE" not in ours["info"]
+    # A kernel family this CPU runs, and on Zen 4 not baton's choice.
+    flags = _blas_environment.cpu_fields().get("flags", "").split()
+    pick = "SkylakeX" if "avx512f" in flags else "Haswell" if "avx2" in flags else None
+    if pick is None:
+        return  # no kernel to pick that OpenBLAS would not refuse here
+    users = _gemm_process(OPENBLAS_CORETYPE=pick)
+    assert users["corename"] == pick
+    assert users["env"]["OPENBLAS_CORETYPE"] == pick
+    assert f"OPENBLAS_CORETYPE={pick} (the user)" in users["info"]
+
+
+def test_the_coretype_choice_is_zen_4_only():
+    from baton._blas_environment import coretype_for
+
+    zen4 = {"vendor_id": "AuthenticAMD", "cpu family": "25",
+            "flags": "fpu sse avx2 avx512f avx512bw"}
+    assert coretype_for(zen4) == "Haswell"
+    assert coretype_for({**zen4, "flags": "fpu sse avx2"}) is None  # Zen 3
+    assert coretype_for({**zen4, "cpu family": "26"}) is None  # Zen 5: not measured
+    assert coretype_for({**zen4, "vendor_id": "GenuineIntel", "cpu family": "6"}) is None
+    assert coretype_for({}) is None
+
+
+def test_the_poll_described_follows_openblas_reading_of_the_variable():
+    from baton._blas_environment import effective_log2_cycles
+
+    assert effective_log2_cycles("17") == 17
+    assert effective_log2_cycles("2") == 4  # OpenBLAS clamps to 4..30
+    assert effective_log2_cycles("40") == 30
+    assert effective_log2_cycles("0") == 28  # not positive: its default
+    assert effective_log2_cycles("fast") == 28
