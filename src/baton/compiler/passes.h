@@ -42,8 +42,17 @@ Program EliminateCommonSubexpressions(const Program& program);
 Program InlineCalls(const Program& program,
                     bool keep_sharding_constraints = false);
 
+// Lets each dot_general read a transposed operand in place: an operand made
+// by a transpose is replaced by the transpose's operand, its dimensions
+// mapped, where the result keeps its order and the GEMM reads that operand
+// without a copy (transpose_folding.cc says when). `x @ w.T` then copies no
+// w. The transposes stay for their other users; dead-code elimination
+// drops the rest.
+Program FoldTransposesIntoDots(const Program& program);
+
 // The passes a program goes through before buffer assignment, in order:
-// call inlining, common-subexpression elimination, dead-code elimination.
+// call inlining, common-subexpression elimination, transpose folding,
+// dead-code elimination.
 Program Optimize(const Program& program);
 
 }  // namespace baton::compiler

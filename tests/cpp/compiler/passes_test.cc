@@ -1,5 +1,5 @@
-// Dead-code elimination, common-subexpression elimination and constant
-// de-duplication by content (passes.h).
+// Dead-code elimination, common-subexpression elimination, constant
+// de-duplication by content and transpose folding (passes.h).
 #include "baton/compiler/passes.h"
 
 #include <gtest/gtest.h>
@@ -284,6 +284,139 @@ TEST(ConstantDeduplicationTest, SharedLiteralMergesAndBroadcastsFollow) {
   EXPECT_EQ(q.num_values(), 6) << ProgramToText(q);
   ExpectSameResults(p, q,
                     {Literal::FromVector<float>({0, 1, 2, 3, 4, 5, 6, 7})});
+}
+
+// ---- Transpose folding ----
+
+// Values 1..n (small integers: every summation order gives the same float).
+template <typename T>
+Literal Counting(Shape shape) {
+  std::vector<T> v(static_cast<size_t>(shape.num_elements()));
+  for (size_t i = 0; i < v.size(); ++i) v[i] = static_cast<T>(i % 7 + 1);
+  return Literal::FromVector<T>(v, std::move(shape));
+}
+
+// The dot_general of an optimized program (the only one).
+const DotGeneralAttrs& TheDot(const Program& q, ValueId* lhs, ValueId* rhs) {
+  for (const Instruction& inst : q.instructions()) {
+    if (const auto* d = inst.attrs_if<DotGeneralAttrs>()) {
+      *lhs = inst.operands[0];
+      *rhs = inst.operands[1];
+      return *d;
+    }
+  }
+  ADD_FAILURE() << "no dot_general in\n" << ProgramToText(q);
+  static const DotGeneralAttrs none;
+  return none;
+}
+
+// x f32[4,3] @ w.T, w f32[5,3]: parameters x, w, then transpose(w) (`wt`)
+// and the dot (`d`).
+struct MatmulOfATransposedWeight {
+  Program p;
+  ValueId x = p.AddParameter(F32({4, 3})).value();
+  ValueId w = p.AddParameter(F32({5, 3})).value();
+  ValueId wt = p.Add(TransposeAttrs{{1, 0}}, {w}).value();
+  ValueId d = p.Add(DotGeneralAttrs{{}, {}, {1}, {0}}, {x, wt}).value();
+};
+
+TEST(TransposeFoldingTest, MatmulWithATransposedWeightReadsTheWeight) {
+  // x @ w.T: no copy of w; the dot contracts w's dimension 1.
+  MatmulOfATransposedWeight m;
+  Program& p = m.p;
+  ASSERT_TRUE(p.SetOutputs({m.d}).ok());
+  Program q = Optimize(p);
+  ASSERT_TRUE(q.Verify().ok()) << q.Verify().to_string();
+  EXPECT_EQ(CountKind(q, OpKind::kTranspose), 0) << ProgramToText(q);
+  ValueId lhs, rhs;
+  const DotGeneralAttrs& dot = TheDot(q, &lhs, &rhs);
+  EXPECT_EQ(lhs, q.parameter(0));
+  EXPECT_EQ(rhs, q.parameter(1));
+  EXPECT_EQ(dot.rhs_contracting, std::vector<int64_t>{1});
+  EXPECT_EQ(q.type(q.outputs()[0]).shape, Shape({4, 5}));
+  ExpectSameResults(p, q, {Counting<float>({4, 3}), Counting<float>({5, 3})});
+}
+
+TEST(TransposeFoldingTest, TransposedLhsAndBatchedOperandsFold) {
+  // x.T @ y, and a batched product whose lhs swaps its inner two dimensions.
+  Program p;
+  const ValueId x = p.AddParameter(F32({3, 4})).value();
+  const ValueId y = p.AddParameter(F32({3, 5})).value();
+  const ValueId a = p.AddParameter(F32({2, 4, 3})).value();
+  const ValueId b = p.AddParameter(F32({2, 4, 5})).value();
+  const ValueId xt = p.Add(TransposeAttrs{{1, 0}}, {x}).value();
+  const ValueId d1 = p.Add(DotGeneralAttrs{{}, {}, {1}, {0}}, {xt, y}).value();
+  const ValueId at = p.Add(TransposeAttrs{{0, 2, 1}}, {a}).value();  // [2,3,4]
+  const ValueId d2 =
+      p.Add(DotGeneralAttrs{{0}, {0}, {2}, {1}}, {at, b}).value();  // [2,3,5]
+  ASSERT_TRUE(p.SetOutputs({d1, d2}).ok());
+  Program q = Optimize(p);
+  ASSERT_TRUE(q.Verify().ok()) << q.Verify().to_string();
+  EXPECT_EQ(CountKind(q, OpKind::kTranspose), 0) << ProgramToText(q);
+  const auto& first = q.instruction(q.outputs()[0]).attrs_as<DotGeneralAttrs>();
+  EXPECT_EQ(first.lhs_contracting, std::vector<int64_t>{0});
+  const auto& second = q.instruction(q.outputs()[1]).attrs_as<DotGeneralAttrs>();
+  EXPECT_EQ(second.lhs_batch, std::vector<int64_t>{0});
+  EXPECT_EQ(second.lhs_contracting, std::vector<int64_t>{1});
+  ExpectSameResults(p, q,
+                    {Counting<float>({3, 4}), Counting<float>({3, 5}),
+                     Counting<float>({2, 4, 3}), Counting<float>({2, 4, 5})});
+}
+
+TEST(TransposeFoldingTest, ATransposeWithOtherUsersStaysForThem) {
+  MatmulOfATransposedWeight m;
+  Program& p = m.p;
+  const ValueId e = p.Add(UnaryAttrs{UnaryOp::kExp}, {m.wt}).value();
+  ASSERT_TRUE(p.SetOutputs({m.d, e}).ok());
+  Program q = Optimize(p);
+  ASSERT_TRUE(q.Verify().ok());
+  EXPECT_EQ(CountKind(q, OpKind::kTranspose), 1);
+  ValueId lhs, rhs;
+  TheDot(q, &lhs, &rhs);
+  EXPECT_EQ(rhs, q.parameter(1)) << ProgramToText(q);
+  ExpectSameResults(p, q, {Counting<float>({4, 3}), Counting<float>({5, 3})});
+}
+
+TEST(TransposeFoldingTest, NoFoldThatWouldReorderTheResult) {
+  // The lhs's free dimensions (3 then 2) would come out as (2 then 3).
+  Program p;
+  const ValueId x = p.AddParameter(F32({2, 3, 4})).value();
+  const ValueId w = p.AddParameter(F32({4, 5})).value();
+  const ValueId xt = p.Add(TransposeAttrs{{1, 0, 2}}, {x}).value();  // [3,2,4]
+  const ValueId d = p.Add(DotGeneralAttrs{{}, {}, {2}, {0}}, {xt, w}).value();
+  ASSERT_TRUE(p.SetOutputs({d}).ok());
+  Program q = Optimize(p);
+  ASSERT_TRUE(q.Verify().ok());
+  EXPECT_EQ(CountKind(q, OpKind::kTranspose), 1) << ProgramToText(q);
+  EXPECT_EQ(q.type(q.outputs()[0]).shape, Shape({3, 2, 5}));
+  ExpectSameResults(p, q, {Counting<float>({2, 3, 4}), Counting<float>({4, 5})});
+}
+
+TEST(TransposeFoldingTest, IntegersFoldOnlyIntoRowMajorOperands) {
+  // Integer products loop over row-major matrices (no GEMM transpose flag):
+  // x @ w.T keeps its transpose; a transpose that only moves a size-1
+  // dimension leaves the memory row-major and folds.
+  const ValueType i32_43{Shape({4, 3}), DType::kInt32};
+  const ValueType i32_53{Shape({5, 3}), DType::kInt32};
+  const ValueType i32_41{Shape({4, 1}), DType::kInt32};
+  const ValueType i32_45{Shape({4, 5}), DType::kInt32};
+  Program p;
+  const ValueId x = p.AddParameter(i32_43).value();
+  const ValueId w = p.AddParameter(i32_53).value();
+  const ValueId col = p.AddParameter(i32_41).value();
+  const ValueId m = p.AddParameter(i32_45).value();
+  const ValueId wt = p.Add(TransposeAttrs{{1, 0}}, {w}).value();
+  const ValueId d1 = p.Add(DotGeneralAttrs{{}, {}, {1}, {0}}, {x, wt}).value();
+  const ValueId row = p.Add(TransposeAttrs{{1, 0}}, {col}).value();  // [1,4]
+  const ValueId d2 = p.Add(DotGeneralAttrs{{}, {}, {1}, {0}}, {row, m}).value();
+  ASSERT_TRUE(p.SetOutputs({d1, d2}).ok());
+  Program q = Optimize(p);
+  ASSERT_TRUE(q.Verify().ok());
+  EXPECT_EQ(CountKind(q, OpKind::kTranspose), 1) << ProgramToText(q);
+  EXPECT_EQ(q.instruction(q.outputs()[1]).operands[0], q.parameter(2));
+  ExpectSameResults(p, q,
+                    {Counting<int32_t>({4, 3}), Counting<int32_t>({5, 3}),
+                     Counting<int32_t>({4, 1}), Counting<int32_t>({4, 5})});
 }
 
 }  // namespace

@@ -19,29 +19,10 @@
 namespace baton::cpu {
 namespace {
 
-std::vector<int64_t> Concat(
-    std::initializer_list<const std::vector<int64_t>*> parts) {
-  std::vector<int64_t> out;
-  for (const auto* p : parts) out.insert(out.end(), p->begin(), p->end());
-  return out;
-}
-
 int64_t SizeOf(const Shape& s, const std::vector<int64_t>& dims) {
   int64_t n = 1;
   for (int64_t d : dims) n *= s[static_cast<int>(d)];
   return n;
-}
-
-// True if visiting `order` walks the memory of `shape` in row-major order,
-// ignoring size-1 dimensions (which can sit anywhere without moving data).
-bool IsMemoryOrder(const Shape& shape, const std::vector<int64_t>& order) {
-  int64_t last = -1;
-  for (int64_t d : order) {
-    if (shape[static_cast<int>(d)] == 1) continue;
-    if (d < last) return false;
-    last = d;
-  }
-  return true;
 }
 
 // One operand as a batch of matrices: either `data` as given (with BLAS's
@@ -62,19 +43,19 @@ MatrixOperand Canonicalize(DType dtype, const void* data, const Shape& shape,
                            const std::vector<int64_t>& col_dims,
                            bool allow_transposed) {
   MatrixOperand m;
-  const std::vector<int64_t> canonical = Concat({&batch, &row_dims, &col_dims});
-  if (IsMemoryOrder(shape, canonical)) {
+  const MatrixLayout layout = MatrixLayoutOf(shape, batch, row_dims, col_dims);
+  if (layout == MatrixLayout::kRowMajor) {
     m.data = data;
     return m;
   }
-  if (allow_transposed &&
-      IsMemoryOrder(shape, Concat({&batch, &col_dims, &row_dims}))) {
+  if (allow_transposed && layout == MatrixLayout::kTransposed) {
     m.data = data;
     m.transposed = true;
     return m;
   }
   m.scratch.reset(new char[shape.num_elements() * dtype_size(dtype)]);
-  Transpose(dtype, data, shape, canonical, m.scratch.get());
+  Transpose(dtype, data, shape, ConcatDims(batch, row_dims, col_dims),
+            m.scratch.get());
   m.data = m.scratch.get();
   return m;
 }

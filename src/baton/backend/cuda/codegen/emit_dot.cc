@@ -48,28 +48,6 @@ std::vector<StridedDim> Walk(const Shape& shape,
   return walk;
 }
 
-std::vector<int64_t> Concat(const std::vector<int64_t>& a,
-                            const std::vector<int64_t>& b,
-                            const std::vector<int64_t>& c) {
-  std::vector<int64_t> out = a;
-  out.insert(out.end(), b.begin(), b.end());
-  out.insert(out.end(), c.begin(), c.end());
-  return out;
-}
-
-// Whether visiting `order` walks `shape`'s memory in row-major order,
-// size-1 dimensions aside (kernels/dot.cc's IsMemoryOrder): then the
-// operand already is the row-major matrix batch that order describes.
-bool IsMemoryOrder(const Shape& shape, const std::vector<int64_t>& order) {
-  int64_t last = -1;
-  for (int64_t d : order) {
-    if (shape[static_cast<int>(d)] == 1) continue;
-    if (d < last) return false;
-    last = d;
-  }
-  return true;
-}
-
 // Operand `v` with its dimensions in `order`, row-major: its own storage
 // when that is its layout already, else a transposed copy in scratch.
 Result<BufferRef> InOrder(EmitContext& ctx, ValueId v,
@@ -123,26 +101,22 @@ Status EmitDotStep(EmitContext& ctx, const Step& step) {
 
   if (ctx.options().library_gemm && is_floating(dtype)) {
     // [B, K, M] / [B, N, K] in memory: read transposed by the library.
-    const bool trans_a = !IsMemoryOrder(ls, Concat(attrs->lhs_batch, lhs_free,
-                                                   attrs->lhs_contracting)) &&
-                         IsMemoryOrder(ls, Concat(attrs->lhs_batch,
-                                                  attrs->lhs_contracting,
-                                                  lhs_free));
-    const bool trans_b = !IsMemoryOrder(rs, Concat(attrs->rhs_batch,
-                                                   attrs->rhs_contracting,
-                                                   rhs_free)) &&
-                         IsMemoryOrder(rs, Concat(attrs->rhs_batch, rhs_free,
-                                                  attrs->rhs_contracting));
+    const bool trans_a =
+        MatrixLayoutOf(ls, attrs->lhs_batch, lhs_free, attrs->lhs_contracting) ==
+        MatrixLayout::kTransposed;
+    const bool trans_b =
+        MatrixLayoutOf(rs, attrs->rhs_batch, attrs->rhs_contracting, rhs_free) ==
+        MatrixLayout::kTransposed;
     BufferRef a = ctx.Value(lhs), b = ctx.Value(rhs);
     if (!trans_a) {
       BATON_ASSIGN_OR_RETURN(
           a, InOrder(ctx, lhs,
-                     Concat(attrs->lhs_batch, lhs_free, attrs->lhs_contracting)));
+                     ConcatDims(attrs->lhs_batch, lhs_free, attrs->lhs_contracting)));
     }
     if (!trans_b) {
       BATON_ASSIGN_OR_RETURN(
           b, InOrder(ctx, rhs,
-                     Concat(attrs->rhs_batch, attrs->rhs_contracting, rhs_free)));
+                     ConcatDims(attrs->rhs_batch, attrs->rhs_contracting, rhs_free)));
     }
     ctx.Gemm(dtype, batch, m, n, k_size, a, b, ctx.Value(step.result), trans_a,
              trans_b);
