@@ -3,6 +3,8 @@
 #include <sched.h>
 
 #include <atomic>
+#include <chrono>
+#include <mutex>
 #include <thread>
 #include <vector>
 
@@ -56,6 +58,58 @@ TEST(ThreadPoolTest, ARestrictedProcessGetsOneThreadPerCoreItMayUse) {
       for (int64_t i = b; i < e; ++i) ++hits[i];
     });
     for (int h : hits) ASSERT_EQ(h, 1);
+  }).join();
+}
+
+TEST(ThreadPoolTest, AHelperOnItsCallersCoreMovesOffIt) {
+  // thread_pool.cc's KeepOffCpu: a helper that starts a caller's chunks on
+  // the caller's own core can only take turns with it. Put the helper there
+  // (from inside one of its chunks), then check that its next chunks run on
+  // another core, with an affinity that leaves out only the caller's.
+  std::thread([] {
+    ThreadPool pool(2);  // built unpinned: the helper may use every core
+    cpu_set_t start;
+    CPU_ZERO(&start);
+    ASSERT_EQ(sched_getaffinity(0, sizeof(start), &start), 0);
+    if (CPU_COUNT(&start) < 2) GTEST_SKIP() << "one core: nowhere to move";
+    const int caller_cpu = sched_getcpu();
+    ASSERT_GE(caller_cpu, 0);
+    cpu_set_t here;
+    CPU_ZERO(&here);
+    CPU_SET(caller_cpu, &here);
+    ASSERT_EQ(sched_setaffinity(0, sizeof(here), &here), 0);  // the caller stays
+
+    const std::thread::id caller = std::this_thread::get_id();
+    // Chunks slow enough that the helper claims some of them.
+    auto on_helper = [&](auto&& body) {
+      std::atomic<bool> ran{false};
+      pool.ParallelFor(16, 1, [&](int64_t, int64_t) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(2));
+        if (std::this_thread::get_id() != caller) {
+          body();
+          ran = true;
+        }
+      });
+      return ran.load();
+    };
+    std::atomic<bool> pinned{false};
+    ASSERT_TRUE(on_helper([&] {
+      if (!pinned.exchange(true)) {
+        ASSERT_EQ(sched_setaffinity(0, sizeof(here), &here), 0);
+      }
+    }));
+    std::mutex mu;
+    std::vector<int> cpus;
+    cpu_set_t mask;
+    CPU_ZERO(&mask);
+    ASSERT_TRUE(on_helper([&] {
+      std::lock_guard<std::mutex> lock(mu);
+      cpus.push_back(sched_getcpu());
+      ASSERT_EQ(sched_getaffinity(0, sizeof(mask), &mask), 0);
+    }));
+    for (int cpu : cpus) EXPECT_NE(cpu, caller_cpu);
+    EXPECT_FALSE(CPU_ISSET(caller_cpu, &mask));
+    EXPECT_EQ(CPU_COUNT(&mask), CPU_COUNT(&start) - 1);
   }).join();
 }
 
