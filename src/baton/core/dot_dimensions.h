@@ -28,6 +28,14 @@ inline std::vector<int64_t> DotFreeDimensions(
   return free;
 }
 
+// The number of elements over the dimensions `dims` of `shape` (a batch,
+// free or contracting group's extent as one matrix dimension).
+inline int64_t DimsSize(const Shape& shape, const std::vector<int64_t>& dims) {
+  int64_t n = 1;
+  for (int64_t d : dims) n *= shape[static_cast<int>(d)];
+  return n;
+}
+
 // a, b and c, one after another.
 inline std::vector<int64_t> ConcatDims(const std::vector<int64_t>& a,
                                        const std::vector<int64_t>& b,

@@ -19,12 +19,6 @@
 namespace baton::cpu {
 namespace {
 
-int64_t SizeOf(const Shape& s, const std::vector<int64_t>& dims) {
-  int64_t n = 1;
-  for (int64_t d : dims) n *= s[static_cast<int>(d)];
-  return n;
-}
-
 // One operand as a batch of matrices: either `data` as given (with BLAS's
 // transpose flag when its inner two groups are swapped) or a transposed
 // scratch copy in the canonical order.
@@ -178,9 +172,9 @@ void DotGeneral(DType dtype, const void* lhs, const Shape& lhs_shape,
       DotFreeDimensions(lhs_shape.rank(), dims.lhs_batch, dims.lhs_contracting);
   const std::vector<int64_t> rhs_free =
       DotFreeDimensions(rhs_shape.rank(), dims.rhs_batch, dims.rhs_contracting);
-  const GemmShape g{SizeOf(lhs_shape, dims.lhs_batch),
-                    SizeOf(lhs_shape, lhs_free), SizeOf(rhs_shape, rhs_free),
-                    SizeOf(lhs_shape, dims.lhs_contracting)};
+  const GemmShape g{DimsSize(lhs_shape, dims.lhs_batch),
+                    DimsSize(lhs_shape, lhs_free), DimsSize(rhs_shape, rhs_free),
+                    DimsSize(lhs_shape, dims.lhs_contracting)};
   const int64_t out_elems = g.batch * g.m * g.n;
   if (out_elems == 0) return;
   if (g.k == 0) {  // an empty sum: zeros (all-zero bits for every dtype)

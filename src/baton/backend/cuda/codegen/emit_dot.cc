@@ -30,12 +30,6 @@ using compiler::ValueId;
 
 namespace {
 
-int64_t SizeOf(const Shape& shape, const std::vector<int64_t>& dims) {
-  int64_t n = 1;
-  for (int64_t d : dims) n *= shape[static_cast<int>(d)];
-  return n;
-}
-
 // The walk over `dims` of an operand of `shape` (row-major strides).
 std::vector<StridedDim> Walk(const Shape& shape,
                              const std::vector<int64_t>& dims) {
@@ -85,10 +79,10 @@ Status EmitDotStep(EmitContext& ctx, const Step& step) {
       DotFreeDimensions(ls.rank(), attrs->lhs_batch, attrs->lhs_contracting);
   const std::vector<int64_t> rhs_free =
       DotFreeDimensions(rs.rank(), attrs->rhs_batch, attrs->rhs_contracting);
-  const int64_t batch = SizeOf(ls, attrs->lhs_batch);
-  const int64_t m = SizeOf(ls, lhs_free);
-  const int64_t n = SizeOf(rs, rhs_free);
-  const int64_t k_size = SizeOf(ls, attrs->lhs_contracting);
+  const int64_t batch = DimsSize(ls, attrs->lhs_batch);
+  const int64_t m = DimsSize(ls, lhs_free);
+  const int64_t n = DimsSize(rs, rhs_free);
+  const int64_t k_size = DimsSize(ls, attrs->lhs_contracting);
   const DType dtype = inst.type.dtype;
   const std::string type = EmitContext::StorageType(dtype);
   const int64_t outputs = batch * m * n;
