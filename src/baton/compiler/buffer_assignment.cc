@@ -230,11 +230,8 @@ BufferAssignment AssignBuffers(const Program& program, const StepPlan& plan,
     }
     int chosen = -1;
     if (InPlaceCapable(program, step)) {
-      const bool positional =  // dus / scatter: only operand 0 may be reused
-          step.kind == Step::Kind::kOp && !IsElementwise(inst.kind());
-      const size_t num_candidates = positional ? 1 : step.inputs.size();
-      for (size_t i = 0; i < num_candidates; ++i) {
-        const ValueId o = step.inputs[i];
+      const InPlaceTargets targets = InPlaceTargetsOf(program, step);
+      for (ValueId o : targets.candidates) {
         const int c = class_of[o];
         if (c < 0) continue;
         const BufferClass& cls = classes[c];
@@ -245,15 +242,13 @@ BufferAssignment AssignBuffers(const Program& program, const StepPlan& plan,
             program.type(o).num_elements() != vt.num_elements()) {
           continue;
         }
-        if (positional) {
-          // The updates and indices must not live in the target. Read the
-          // operands themselves: step.inputs lists a value once, so
-          // scatter(x, i, x) would show only x, at position 0.
-          bool shared = false;
-          for (int j = 1; j < inst.operands.size(); ++j) {
-            shared |= class_of[inst.operands[j]] == c;
-          }
-          if (shared) continue;
+        // The values read while the result is written (dus/scatter: the
+        // updates and indices; a dot accumulate: the dot's operands) must
+        // not live in the target.
+        if (std::any_of(targets.must_not_share.begin(),
+                        targets.must_not_share.end(),
+                        [&](ValueId x) { return class_of[x] == c; })) {
+          continue;
         }
         // Prefer donated storage: that is what makes donation pay off.
         if (chosen < 0 || (cls.donated && !classes[chosen].donated)) chosen = c;

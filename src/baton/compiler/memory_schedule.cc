@@ -190,11 +190,8 @@ class Scheduler {
     }
     if (d.join == kNoValue && InPlaceCapable(p_, step)) {
       // As buffer assignment chooses (buffer_assignment.cc).
-      const bool positional =
-          step.kind == Step::Kind::kOp && !IsElementwise(inst.kind());
-      const size_t candidates = positional ? 1 : step.inputs.size();
-      for (size_t i = 0; i < candidates; ++i) {
-        const ValueId o = step.inputs[i];
+      const InPlaceTargets targets = InPlaceTargetsOf(p_, step);
+      for (ValueId o : targets.candidates) {
         const ValueId r = live_.root[o];
         if (!allowed(r) || !live_.writable[r] || !dies(r) ||
             p_.type(r).byte_size() != vt.byte_size() ||
@@ -202,12 +199,10 @@ class Scheduler {
             p_.type(o).num_elements() != vt.num_elements()) {
           continue;
         }
-        if (positional) {
-          bool shared = false;
-          for (int j = 1; j < inst.operands.size(); ++j) {
-            shared |= live_.root[inst.operands[j]] == r;
-          }
-          if (shared) continue;
+        if (std::any_of(targets.must_not_share.begin(),
+                        targets.must_not_share.end(),
+                        [&](ValueId x) { return live_.root[x] == r; })) {
+          continue;
         }
         if (d.join == kNoValue || (!live_.temp[r] && live_.temp[d.join])) {
           d.join = r;  // prefer donated storage, as buffer assignment does

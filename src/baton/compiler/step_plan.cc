@@ -26,6 +26,7 @@ bool IsTableGather(const Program& program, ValueId v) {
 }
 
 bool InPlaceCapable(const Program& program, const Step& step) {
+  if (step.kind == Step::Kind::kDotAccumulate) return true;
   if (step.kind == Step::Kind::kFusedElementwise) {
     // A table is read at random positions while the result is written.
     return std::none_of(
@@ -37,6 +38,54 @@ bool InPlaceCapable(const Program& program, const Step& step) {
   return IsElementwise(k) || k == OpKind::kDynamicUpdateSlice ||
          k == OpKind::kScatter;
 }
+
+InPlaceTargets InPlaceTargetsOf(const Program& program, const Step& step) {
+  InPlaceTargets t;
+  if (!InPlaceCapable(program, step)) return t;
+  if (step.kind == Step::Kind::kDotAccumulate) {
+    t.candidates = {step.inputs[0]};  // the addend
+    const Instruction& dot = program.instruction(step.members[0]);
+    t.must_not_share.assign(dot.operands.begin(), dot.operands.end());
+    return t;
+  }
+  const Instruction& inst = program.instruction(step.result);
+  if (step.kind == Step::Kind::kOp && !IsElementwise(inst.kind())) {
+    // dynamic_update_slice / scatter: only operand 0 may be reused. The
+    // operands themselves are read: step.inputs lists a value once, so
+    // scatter(x, i, x) would show only x, at position 0.
+    t.candidates = {step.inputs[0]};
+    t.must_not_share.assign(inst.operands.begin() + 1, inst.operands.end());
+    return t;
+  }
+  t.candidates = step.inputs;
+  return t;
+}
+
+DotAccumulate DotAccumulateOf(const Program& program, const StepPlan& plan,
+                              const Step& step) {
+  DotAccumulate d;
+  d.dot = step.members.front();
+  const Instruction& root = program.instruction(step.result);
+  d.negate = root.attrs_as<BinaryAttrs>().op == BinaryOp::kSub;
+  const ValueId product = step.members[step.members.size() - 2];
+  d.addend = root.operands[0] == product ? root.operands[1] : root.operands[0];
+  if (product != d.dot) {  // dot * s or s * dot
+    const Instruction& mul = program.instruction(product);
+    const ValueId s =
+        mul.operands[0] == d.dot ? mul.operands[1] : mul.operands[0];
+    d.scale = plan.scalar_source[s];
+  }
+  return d;
+}
+
+namespace {
+
+bool IsBinary(const Instruction& inst, BinaryOp op) {
+  const auto* a = inst.attrs_if<BinaryAttrs>();
+  return a != nullptr && a->op == op;
+}
+
+}  // namespace
 
 bool AsRegularBroadcast(const Program& program, ValueId v,
                         RegularBroadcast* out) {
@@ -63,7 +112,7 @@ bool AsRegularBroadcast(const Program& program, ValueId v,
   return true;
 }
 
-StepPlan PlanSteps(const Program& program) {
+StepPlan PlanSteps(const Program& program, const StepPlanOptions& options) {
   const int n = program.num_values();
   std::vector<std::vector<ValueId>> users(n);  // distinct users
   for (ValueId v = 0; v < n; ++v) {
@@ -160,6 +209,67 @@ StepPlan PlanSteps(const Program& program) {
     if (fused_into[v] != kNoValue) group[root_of(v)].push_back(v);
   }
 
+  // kDotAccumulate: an add/subtract root of one or two values whose other
+  // operand is a materialized addend of its type. Per root: the dot, else
+  // kNoValue.
+  std::vector<ValueId> accumulated_dot(n, kNoValue);
+  if (options.dot_accumulates) {
+    // The dot of `x` when x is a dot (or a dot times a virtual scalar, fused
+    // into `root`) that only `root` reads; else kNoValue.
+    auto product_dot = [&](ValueId x, ValueId root) -> ValueId {
+      auto sole_dot = [&](ValueId d, ValueId user) {
+        return program.instruction(d).kind() == OpKind::kDotGeneral &&
+               !is_output[d] && users[d].size() == 1 && users[d][0] == user &&
+               plan.materialized[d];
+      };
+      if (sole_dot(x, root)) return x;
+      const Instruction& mul = program.instruction(x);
+      if (!IsBinary(mul, BinaryOp::kMul) || fused_into[x] != root ||
+          users[x].size() != 1) {
+        return kNoValue;
+      }
+      for (int i = 0; i < 2; ++i) {
+        const ValueId d = mul.operands[i], s = mul.operands[1 - i];
+        if (d != s && sole_dot(d, x) && plan.scalar_source[s] != kNoValue) {
+          return d;
+        }
+      }
+      return kNoValue;
+    };
+    for (ValueId r = 0; r < n; ++r) {
+      const Instruction& inst = program.instruction(r);
+      const bool add = IsBinary(inst, BinaryOp::kAdd);
+      if ((!add && !IsBinary(inst, BinaryOp::kSub)) || !plan.materialized[r] ||
+          (inst.type.dtype != DType::kFloat32 &&
+           inst.type.dtype != DType::kFloat64)) {
+        continue;
+      }
+      // addend + product (add: either order), addend - product.
+      for (int i = add ? 0 : 1; i < 2; ++i) {
+        const ValueId x = inst.operands[i], addend = inst.operands[1 - i];
+        const ValueId d = product_dot(x, r);
+        const size_t fused = d == x ? 0 : 1;  // the multiply, if any
+        if (d == kNoValue || addend == d || group[r].size() != fused ||
+            !plan.materialized[addend] || program.type(addend) != inst.type ||
+            program.type(d) != inst.type) {
+          continue;
+        }
+        // An addend the GEMM also reads (c + c @ w) could not take the
+        // result in place: the unfused add can, and a donated c is reused.
+        const Instruction& dot = program.instruction(d);
+        if (program.type(dot.operands[0]).dtype != inst.type.dtype ||
+            program.type(dot.operands[1]).dtype != inst.type.dtype ||
+            dot.operands[0] == addend || dot.operands[1] == addend ||
+            !options.dot_accumulates(program, d)) {
+          continue;
+        }
+        accumulated_dot[r] = d;
+        plan.materialized[d] = false;
+        break;
+      }
+    }
+  }
+
   auto add_input = [&](Step& step, ValueId operand) {
     if (plan.scalar_source[operand] != kNoValue) {
       operand = plan.scalar_source[operand];
@@ -199,6 +309,17 @@ StepPlan PlanSteps(const Program& program) {
           if (fused_into[x] == kNoValue || root_of(x) != o) add_input(step, x);
         }
       }
+    } else if (accumulated_dot[v] != kNoValue) {
+      step.kind = Step::Kind::kDotAccumulate;
+      step.members = {accumulated_dot[v]};
+      step.members.insert(step.members.end(), group[v].begin(), group[v].end());
+      step.members.push_back(v);
+      const DotAccumulate roles = DotAccumulateOf(program, plan, step);
+      add_input(step, roles.addend);
+      for (ValueId o : program.instruction(roles.dot).operands) {
+        add_input(step, o);
+      }
+      if (roles.scale != kNoValue) add_input(step, roles.scale);
     } else if (!group[v].empty()) {
       step.kind = Step::Kind::kFusedElementwise;
       step.members = group[v];

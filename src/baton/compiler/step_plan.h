@@ -32,12 +32,26 @@
 //    inputs instead of write + read of a temporary).
 //  - A control-flow op's region group (control_flow.h) is one kRegion step
 //    whose members are the group's results; it runs at once.
+//  - With StepPlanOptions::dot_accumulates (a backend whose GEMM can add
+//    into its output: the CPU's BLAS with beta = 1), an add or subtract of
+//    float32/float64 whose one operand is a dot_general read by nothing else
+//    (or such a dot times a scalar) and whose other operand is a
+//    materialized value of its type that the dot does not read (the addend)
+//    is one kDotAccumulate step:
+//    the addend is copied into the result (nothing to copy when the result
+//    takes over the addend's storage: a donated parameter of an SGD step)
+//    and the GEMM adds alpha times the product into it. p - lr * (h^T . dz),
+//    x + h @ w and acc + a @ b then make no product-sized temporary, no
+//    pass that zeroes the GEMM's output and no separate add pass. Only an
+//    add or subtract that would otherwise be a step of its own (alone, or
+//    with the scalar multiply as its one fused member) is taken.
 //  - Every other instruction (except parameters and constants, which already
 //    have storage) is a step of its own.
 //
 // Ownership: a plain value; safe to share between threads once built.
 #pragma once
 
+#include <functional>
 #include <vector>
 
 #include "baton/compiler/ir.h"
@@ -45,16 +59,25 @@
 namespace baton::compiler {
 
 struct Step {
-  enum class Kind : uint8_t { kOp, kFusedElementwise, kFusedReduce, kRegion };
+  enum class Kind : uint8_t {
+    kOp,
+    kFusedElementwise,
+    kFusedReduce,
+    kRegion,
+    kDotAccumulate,
+  };
   Kind kind = Kind::kOp;
   ValueId result = kNoValue;  // kRegion: the group's first member
   // kFusedElementwise: the fused values in program order, `result` last.
   // kFusedReduce: the producing chain in program order (its result, the
   // reduce's operand, next to last), then the reduce, `result`.
   // kRegion: the group's results in output order. kOp: {result}.
+  // kDotAccumulate: the dot, the scalar multiply if there is one, then the
+  // add or subtract, `result` (DotAccumulateOf names their roles).
   std::vector<ValueId> members;
   // Materialized values the step reads, in first-use order, without repeats
   // (a virtual scalar is replaced by the value it broadcasts).
+  // kDotAccumulate: the addend first.
   std::vector<ValueId> inputs;
 };
 
@@ -71,8 +94,29 @@ struct StepPlan {
   std::vector<bool> materialized;
 };
 
+// What a backend's executable can run beyond the steps every backend runs.
+struct StepPlanOptions {
+  // kDotAccumulate steps (above), for the dots this says yes to: a backend
+  // whose GEMM adds the whole product into its output in one rounding for
+  // that dot (not block by block, which would round the sum at the
+  // output's scale once per block). Null: none.
+  std::function<bool(const Program&, ValueId dot)> dot_accumulates;
+};
+
 // Plans the steps of `program` (which should have been through DCE).
-StepPlan PlanSteps(const Program& program);
+StepPlan PlanSteps(const Program& program, const StepPlanOptions& options = {});
+
+// The roles of a kDotAccumulate step's members: result = addend + alpha *
+// dot, where alpha is `scale`'s one element (1 when `scale` is kNoValue),
+// negated when `negate` (addend - dot, addend - dot * s).
+struct DotAccumulate {
+  ValueId dot = kNoValue;
+  ValueId addend = kNoValue;
+  ValueId scale = kNoValue;  // a one-element value (a virtual scalar's source)
+  bool negate = false;
+};
+DotAccumulate DotAccumulateOf(const Program& program, const StepPlan& plan,
+                              const Step& step);
 
 // The elementwise chain of kFusedReduce step `step`, as a kFusedElementwise
 // step of its own (members and inputs the same, less the reduce): what the
@@ -94,9 +138,22 @@ bool IsElementwise(OpKind kind);
 bool IsTableGather(const Program& program, ValueId v);
 
 // Whether step `step` may write its result over one of its inputs' storage
-// (elementwise, fused elementwise, dynamic_update_slice, scatter): what the
-// memory schedule and buffer assignment both plan in-place updates by.
+// (elementwise, fused elementwise, dynamic_update_slice, scatter,
+// kDotAccumulate): what the memory schedule and buffer assignment both plan
+// in-place updates by.
 bool InPlaceCapable(const Program& program, const Step& step);
+
+// For an InPlaceCapable step: the inputs whose storage its result may take
+// over, and the values that must not live in the chosen one's storage (they
+// are read while the result is written). Elementwise steps: any input,
+// nothing excluded. dynamic_update_slice and scatter: operand 0, not shared
+// with the updates or indices. kDotAccumulate: the addend, not shared with
+// the dot's operands.
+struct InPlaceTargets {
+  std::vector<ValueId> candidates;
+  std::vector<ValueId> must_not_share;
+};
+InPlaceTargets InPlaceTargetsOf(const Program& program, const Step& step);
 
 // A broadcast_in_dim whose result element i is operand element
 // (i / inner) % count: the operand's non-unit dimensions map onto

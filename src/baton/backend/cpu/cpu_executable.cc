@@ -8,6 +8,7 @@
 #include "baton/backend/cpu/cost_model.h"
 #include "baton/backend/cpu/fusion_tiling.h"
 #include "baton/backend/cpu/instruction_runner.h"
+#include "baton/backend/cpu/kernels/dot.h"
 #include "baton/compiler/program_printer.h"
 #include "baton/core/dtype_dispatch.h"
 #include "baton/core/scalar_math.h"
@@ -52,6 +53,20 @@ bool IsScalarInt32Binary(const compiler::Program& p, const Step& step) {
 
 }  // namespace
 
+compiler::StepPlanOptions CpuStepPlanOptions() {
+  compiler::StepPlanOptions options;
+  options.dot_accumulates = [](const compiler::Program& p, ValueId dot) {
+    const compiler::Instruction& inst = p.instruction(dot);
+    const auto& a = inst.attrs_as<compiler::DotGeneralAttrs>();
+    return AccumulatesInOneRounding(
+        inst.type.dtype, p.type(inst.operands[0]).shape,
+        p.type(inst.operands[1]).shape,
+        DotDimensions{a.lhs_batch, a.rhs_batch, a.lhs_contracting,
+                      a.rhs_contracting});
+  };
+  return options;
+}
+
 CpuExecutable::CpuExecutable() = default;
 CpuExecutable::~CpuExecutable() = default;
 
@@ -74,7 +89,7 @@ Result<std::shared_ptr<CpuExecutable>> CpuExecutable::Compile(
                                            fresh_outputs, name));
   exe->device_ = device;
   exe->name_ = std::move(name);
-  exe->plan_ = compiler::PlanSteps(*exe->program_);
+  exe->plan_ = compiler::PlanSteps(*exe->program_, CpuStepPlanOptions());
   const compiler::Program& p = *exe->program_;
   // Control-flow steps first: their regions' scratch is part of the arena.
   std::vector<int64_t> scratch(exe->plan_.steps.size(), 0);
@@ -124,6 +139,10 @@ Result<std::shared_ptr<CpuExecutable>> CpuExecutable::Compile(
     exe->fused_reduce_.push_back(
         step.kind == Step::Kind::kFusedReduce
             ? std::make_unique<FusedReduceStep>(p, exe->plan_, step)
+            : nullptr);
+    exe->dot_accumulate_.push_back(
+        step.kind == Step::Kind::kDotAccumulate
+            ? std::make_unique<DotAccumulateStep>(p, exe->plan_, step)
             : nullptr);
   }
   exe->output_labels_ = OutputLabels(exe->assignment_);
@@ -199,6 +218,10 @@ Status CpuExecutable::Run(const std::vector<void*>& value_data,
     }
     if (step.kind == Step::Kind::kFusedReduce) {
       BATON_RETURN_IF_ERROR(fused_reduce_[s]->Run(value_data, out));
+      continue;
+    }
+    if (step.kind == Step::Kind::kDotAccumulate) {
+      BATON_RETURN_IF_ERROR(dot_accumulate_[s]->Run(value_data, out));
       continue;
     }
     const compiler::Instruction& inst = p.instruction(step.result);

@@ -27,6 +27,7 @@
 
 #include "baton/backend/call_frame.h"
 #include "baton/backend/constant_cache.h"
+#include "baton/backend/cpu/dot_accumulate_runner.h"
 #include "baton/backend/cpu/fused_reduce_runner.h"
 #include "baton/backend/cpu/fused_runner.h"
 #include "baton/backend/executable.h"
@@ -37,6 +38,11 @@
 #include "baton/runtime/array.h"
 
 namespace baton::cpu {
+
+// How the CPU backend plans its steps (compiler/step_plan.h): with dot
+// accumulate steps for the dots whose GEMM adds its product into the output
+// in one rounding (kernels/dot.h AccumulatesInOneRounding).
+compiler::StepPlanOptions CpuStepPlanOptions();
 
 class CpuExecutable : public Executable,
                       public RegionExecutable,
@@ -124,6 +130,8 @@ class CpuExecutable : public Executable,
   std::vector<std::unique_ptr<FusedStep>> fused_;
   // Per step: its runner, for kFusedReduce steps (else null).
   std::vector<std::unique_ptr<FusedReduceStep>> fused_reduce_;
+  // Per step: its runner, for kDotAccumulate steps (else null).
+  std::vector<std::unique_ptr<DotAccumulateStep>> dot_accumulate_;
   // Per step: a binary op on one int32 element, run without kernel dispatch.
   std::vector<bool> scalar_int32_binary_;
   // Per step: how a kRegion step runs (else null).

@@ -2,6 +2,7 @@
 
 
 #include <algorithm>
+#include <cassert>
 #include <cstring>
 #include <memory>
 #include <type_traits>
@@ -58,9 +59,16 @@ struct GemmShape {
   int64_t batch, m, n, k;
 };
 
+// out = alpha * (lhs . rhs) + beta * out; beta is 0 (out is only written)
+// or 1 (accumulate into out).
+struct Scaling {
+  double alpha = 1.0;
+  double beta = 0.0;
+};
+
 template <typename F>
 void BlasGemm(const MatrixOperand& a, const MatrixOperand& b, F* c,
-              const GemmShape& g) {
+              const GemmShape& g, const Scaling& scaling) {
   BlasCallScope blas_call;  // a fork waits for it (core/blas_fork_lock.h)
   const auto ta = a.transposed ? CblasTrans : CblasNoTrans;
   const auto tb = b.transposed ? CblasTrans : CblasNoTrans;
@@ -68,6 +76,10 @@ void BlasGemm(const MatrixOperand& a, const MatrixOperand& b, F* c,
   const F* bp = static_cast<const F*>(b.data);
   const int lda = static_cast<int>(a.transposed ? g.m : g.k);
   const int ldb = static_cast<int>(b.transposed ? g.k : g.n);
+  const int m = static_cast<int>(g.m), n = static_cast<int>(g.n),
+            k = static_cast<int>(g.k);
+  const F alpha = static_cast<F>(scaling.alpha);
+  const F beta = static_cast<F>(scaling.beta);
   for (int64_t i = 0; i < g.batch; ++i) {
     const F* ai = ap + i * g.m * g.k;
     const F* bi = bp + i * g.k * g.n;
@@ -77,38 +89,37 @@ void BlasGemm(const MatrixOperand& a, const MatrixOperand& b, F* c,
       // reads the matrix once, where gemm would pack it first.
       if (g.n == 1) {
         if (a.transposed) {
-          BATON_BLAS(cblas_sgemv)(CblasRowMajor, CblasTrans, static_cast<int>(g.k),
-                      static_cast<int>(g.m), 1.0f, ai, lda, bi, 1, 0.0f, ci, 1);
+          BATON_BLAS(cblas_sgemv)(CblasRowMajor, CblasTrans, k, m, alpha, ai,
+                                  lda, bi, 1, beta, ci, 1);
         } else {
-          BATON_BLAS(cblas_sgemv)(CblasRowMajor, CblasNoTrans, static_cast<int>(g.m),
-                      static_cast<int>(g.k), 1.0f, ai, lda, bi, 1, 0.0f, ci, 1);
+          BATON_BLAS(cblas_sgemv)(CblasRowMajor, CblasNoTrans, m, k, alpha, ai,
+                                  lda, bi, 1, beta, ci, 1);
         }
         continue;
       }
       if (g.m == 1) {
         if (b.transposed) {
-          BATON_BLAS(cblas_sgemv)(CblasRowMajor, CblasNoTrans, static_cast<int>(g.n),
-                      static_cast<int>(g.k), 1.0f, bi, ldb, ai, 1, 0.0f, ci, 1);
+          BATON_BLAS(cblas_sgemv)(CblasRowMajor, CblasNoTrans, n, k, alpha, bi,
+                                  ldb, ai, 1, beta, ci, 1);
         } else {
-          BATON_BLAS(cblas_sgemv)(CblasRowMajor, CblasTrans, static_cast<int>(g.k),
-                      static_cast<int>(g.n), 1.0f, bi, ldb, ai, 1, 0.0f, ci, 1);
+          BATON_BLAS(cblas_sgemv)(CblasRowMajor, CblasTrans, k, n, alpha, bi,
+                                  ldb, ai, 1, beta, ci, 1);
         }
         continue;
       }
-      BATON_BLAS(cblas_sgemm)(CblasRowMajor, ta, tb, g.m, g.n, g.k, 1.0f, ai, lda, bi, ldb,
-                  0.0f, ci, static_cast<int>(g.n));
+      BATON_BLAS(cblas_sgemm)(CblasRowMajor, ta, tb, m, n, k, alpha, ai, lda,
+                              bi, ldb, beta, ci, n);
     } else if constexpr (std::is_same_v<F, double>) {
-      BATON_BLAS(cblas_dgemm)(CblasRowMajor, ta, tb, g.m, g.n, g.k, 1.0, ai, lda, bi, ldb,
-                  0.0, ci, static_cast<int>(g.n));
+      BATON_BLAS(cblas_dgemm)(CblasRowMajor, ta, tb, m, n, k, alpha, ai, lda,
+                              bi, ldb, beta, ci, n);
     } else {
       // Complex: the BLAS's cgemm/zgemm (alpha and beta by pointer).
-      const F one(1), zero(0);
       if constexpr (std::is_same_v<F, complex64>) {
-        BATON_BLAS(cblas_cgemm)(CblasRowMajor, ta, tb, g.m, g.n, g.k, &one, ai, lda,
-                    bi, ldb, &zero, ci, static_cast<int>(g.n));
+        BATON_BLAS(cblas_cgemm)(CblasRowMajor, ta, tb, m, n, k, &alpha, ai,
+                                lda, bi, ldb, &beta, ci, n);
       } else {
-        BATON_BLAS(cblas_zgemm)(CblasRowMajor, ta, tb, g.m, g.n, g.k, &one, ai, lda,
-                    bi, ldb, &zero, ci, static_cast<int>(g.n));
+        BATON_BLAS(cblas_zgemm)(CblasRowMajor, ta, tb, m, n, k, &alpha, ai,
+                                lda, bi, ldb, &beta, ci, n);
       }
     }
   }
@@ -165,9 +176,13 @@ Shape DotGeneralShape(const Shape& lhs_shape, const Shape& rhs_shape,
   return Shape(std::move(out));
 }
 
-void DotGeneral(DType dtype, const void* lhs, const Shape& lhs_shape,
-                const void* rhs, const Shape& rhs_shape,
-                const DotDimensions& dims, void* out) {
+namespace {
+
+void ScaledDotGeneral(DType dtype, const void* lhs, const Shape& lhs_shape,
+                      const void* rhs, const Shape& rhs_shape,
+                      const DotDimensions& dims, const Scaling& scaling,
+                      void* out) {
+  const bool accumulate = scaling.beta != 0.0;
   const std::vector<int64_t> lhs_free =
       DotFreeDimensions(lhs_shape.rank(), dims.lhs_batch, dims.lhs_contracting);
   const std::vector<int64_t> rhs_free =
@@ -178,10 +193,12 @@ void DotGeneral(DType dtype, const void* lhs, const Shape& lhs_shape,
   const int64_t out_elems = g.batch * g.m * g.n;
   if (out_elems == 0) return;
   if (g.k == 0) {  // an empty sum: zeros (all-zero bits for every dtype)
+    if (accumulate) return;  // out + alpha * 0
     std::memset(out, 0, static_cast<size_t>(out_elems) * dtype_size(dtype));
     return;
   }
   if (dtype == DType::kFloat16 || dtype == DType::kBFloat16) {
+    assert(!accumulate && "DotGeneralAccumulate: float32/float64 only");
     // Widen both operands (same layouts), multiply in float32, round back.
     const int64_t nl = lhs_shape.num_elements(), nr = rhs_shape.num_elements();
     std::unique_ptr<float[]> l32(new float[nl]), r32(new float[nr]),
@@ -205,12 +222,100 @@ void DotGeneral(DType dtype, const void* lhs, const Shape& lhs_shape,
     using T = typename decltype(tag)::type;
     if constexpr (std::is_same_v<T, float> || std::is_same_v<T, double> ||
                   kIsComplex<T>) {
-      BlasGemm<T>(a, b, static_cast<T*>(out), g);
+      BlasGemm<T>(a, b, static_cast<T*>(out), g, scaling);
     } else if constexpr (std::is_integral_v<T>) {  // includes bool
+      assert(!accumulate && "DotGeneralAccumulate: float32/float64 only");
       LoopGemm<T>(static_cast<const T*>(a.data), static_cast<const T*>(b.data),
                   static_cast<T*>(out), g);
     }
   });
+}
+
+// Whether gemm with beta = 1 on a 64 x 64 output and contraction `k` gives
+// bitwise the product made first, then added (alpha = 1: one rounding each
+// way when the BLAS adds the product in one step).
+template <typename F>
+bool AddsInOneStep(int64_t k) {
+  constexpr int64_t m = 64, n = 64;
+  std::vector<F> a(static_cast<size_t>(m * k)), b(static_cast<size_t>(k * n)),
+      c(m * n), product(m * n), sum(m * n);
+  uint32_t state = 0x9e3779b9u ^ static_cast<uint32_t>(k);
+  auto next = [&state] {  // xorshift32, in [-0.5, 0.5)
+    state ^= state << 13;
+    state ^= state >> 17;
+    state ^= state << 5;
+    return static_cast<F>(state) / static_cast<F>(4294967296.0) - F(0.5);
+  };
+  for (F& x : a) x = next();
+  for (F& x : b) x = next();
+  for (F& x : c) x = F(100) * next();
+  MatrixOperand ma, mb;
+  ma.data = a.data();
+  mb.data = b.data();
+  const GemmShape g{1, m, n, k};
+  BlasGemm<F>(ma, mb, product.data(), g, Scaling{1.0, 0.0});
+  sum = c;
+  BlasGemm<F>(ma, mb, sum.data(), g, Scaling{1.0, 1.0});
+  for (size_t i = 0; i < sum.size(); ++i) {
+    const F once = c[i] + product[i];
+    if (sum[i] != once) return false;
+  }
+  return true;
+}
+
+// The largest multiple of 8 up to 4096 for which AddsInOneStep holds (the
+// BLAS's blocks of the contraction are multiples of its unroll).
+template <typename F>
+int64_t MeasureMaxDepth() {
+  constexpr int64_t kCap = 4096;
+  if (AddsInOneStep<F>(kCap)) return kCap;
+  int64_t lo = 0, hi = kCap;  // AddsInOneStep(lo) (0: trivially), !(hi)
+  while (hi - lo > 8) {
+    const int64_t mid = (lo + hi) / 16 * 8;
+    (AddsInOneStep<F>(mid) ? lo : hi) = mid;
+  }
+  return lo;
+}
+
+}  // namespace
+
+int64_t DotAccumulateMaxDepth(DType dtype) {
+  if (dtype == DType::kFloat32) {
+    static const int64_t depth = MeasureMaxDepth<float>();
+    return depth;
+  }
+  if (dtype == DType::kFloat64) {
+    static const int64_t depth = MeasureMaxDepth<double>();
+    return depth;
+  }
+  return 0;
+}
+
+bool AccumulatesInOneRounding(DType dtype, const Shape& lhs_shape,
+                              const Shape& rhs_shape, const DotDimensions& dims) {
+  if (dtype != DType::kFloat32 && dtype != DType::kFloat64) return false;
+  const int64_t m = DimsSize(lhs_shape, DotFreeDimensions(lhs_shape.rank(), dims.lhs_batch,
+                                                          dims.lhs_contracting));
+  const int64_t n = DimsSize(rhs_shape, DotFreeDimensions(rhs_shape.rank(), dims.rhs_batch,
+                                                          dims.rhs_contracting));
+  const int64_t k = DimsSize(lhs_shape, dims.lhs_contracting);
+  return m > 1 && n > 1 && k <= DotAccumulateMaxDepth(dtype);
+}
+
+void DotGeneral(DType dtype, const void* lhs, const Shape& lhs_shape,
+                const void* rhs, const Shape& rhs_shape,
+                const DotDimensions& dims, void* out) {
+  ScaledDotGeneral(dtype, lhs, lhs_shape, rhs, rhs_shape, dims, Scaling{},
+                   out);
+}
+
+void DotGeneralAccumulate(DType dtype, const void* lhs, const Shape& lhs_shape,
+                          const void* rhs, const Shape& rhs_shape,
+                          const DotDimensions& dims, double alpha, void* out) {
+  assert((dtype == DType::kFloat32 || dtype == DType::kFloat64) &&
+         "DotGeneralAccumulate: float32/float64 only");
+  ScaledDotGeneral(dtype, lhs, lhs_shape, rhs, rhs_shape, dims,
+                   Scaling{alpha, 1.0}, out);
 }
 
 }  // namespace baton::cpu

@@ -41,6 +41,33 @@ void DotGeneral(DType dtype, const void* lhs, const Shape& lhs_shape,
                 const void* rhs, const Shape& rhs_shape,
                 const DotDimensions& dims, void* out);
 
+// out += alpha * DotGeneral(lhs, rhs), as one BLAS call with beta = 1: no
+// pass that zeroes `out` first and no separate add pass (an SGD update
+// p - lr * (h^T . dz), a residual x + h @ w, gradient accumulation). `out`
+// holds the addend on entry. float32 and float64 only. The rounding is the
+// BLAS's: alpha times the accumulated sum is added to out in one step, where
+// the unfused program rounds the product, the scaled product and the sum
+// each to `dtype` (XLA:GPU's cuBLAS epilogue rounds the same way).
+void DotGeneralAccumulate(DType dtype, const void* lhs, const Shape& lhs_shape,
+                          const void* rhs, const Shape& rhs_shape,
+                          const DotDimensions& dims, double alpha, void* out);
+
+// Whether DotGeneralAccumulate adds this dot's whole product into `out` in
+// one rounding, as the unfused program's add does: float32/float64, a
+// matrix-matrix product (gemv adds into its output piece by piece), and a
+// contraction no longer than DotAccumulateMaxDepth (OpenBLAS adds each
+// block of the contraction into the output separately).
+bool AccumulatesInOneRounding(DType dtype, const Shape& lhs_shape,
+                              const Shape& rhs_shape, const DotDimensions& dims);
+
+// The longest contraction the loaded BLAS's gemm with beta = 1 adds into
+// its output in one step, for `dtype` (float32, float64; 0 for others):
+// measured on first use (a few small GEMMs, well under a millisecond) by
+// comparing beta = 1 with the product made first and added, since it
+// depends on the kernel OpenBLAS picked for this CPU (320 for Haswell's
+// sgemm, 448 for SkylakeX's, 128 for its generic kernel). Thread-safe.
+int64_t DotAccumulateMaxDepth(DType dtype);
+
 // Shape of DotGeneral's result, for callers (and tests) that allocate it.
 Shape DotGeneralShape(const Shape& lhs_shape, const Shape& rhs_shape,
                       const DotDimensions& dims);

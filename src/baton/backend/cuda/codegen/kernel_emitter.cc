@@ -51,6 +51,10 @@ Status EmitStep(EmitContext& ctx, const Step& step) {
                   ctx.program().instruction(step.result).kind())) +
               " %" + std::to_string(step.result) + ")",
           "its regions run on the CPU backend only");
+    case Step::Kind::kDotAccumulate:  // planned only with dot_accumulate
+      return ctx.NotOnCuda("a dot accumulate step (%" +
+                               std::to_string(step.result) + ")",
+                           "the CUDA backend plans its steps without them");
     case Step::Kind::kOp:
       break;
   }
