@@ -15,6 +15,8 @@
 // process's CPU client is made, before any GEMM runs.
 #pragma once
 
+#include <sched.h>
+
 namespace baton::cpu {
 
 // Sets the BLAS's threads per call to max(1, cores / devices) when
@@ -24,5 +26,24 @@ int ShareBlasThreadsAmongDevices(int devices);
 
 // The BLAS's threads per call now.
 int BlasThreadsPerCall();
+
+// Keeps OpenBLAS's worker threads off the core the calling thread runs on:
+// their affinity becomes the caller's cores less its current one. Called
+// before each GEMM; a system call per worker only when the caller's core
+// differs from the last call's. Woken onto its caller's core, a worker
+// takes turns with a caller that spins for it with sched_yield, and the
+// other core stays idle until a scheduler tick moves one of them: on the
+// 2-vCPU VM, 128^2 matmuls in 1 ms bursts took 4, 8 or 12 ms instead of
+// 40 us in most runs of the size sweep (the same test with the worker kept
+// off: none in five). The pool's helpers do the same for baton's own
+// kernels (runtime/thread_pool.cc). The cores are the workers' own when
+// first asked (their process's), less the caller's. No-op where the BLAS has
+// no openblas_setaffinity, the process has one core, or the BLAS runs one
+// thread a call. Thread-safe.
+void KeepBlasWorkersOffCallersCore();
+
+// The cores OpenBLAS worker `worker` (0 to BlasThreadsPerCall() - 2) may run
+// on, into `mask`; false where that is not known (as above).
+bool BlasWorkerAffinity(int worker, cpu_set_t* mask);
 
 }  // namespace baton::cpu

@@ -7,6 +7,7 @@
 #include <memory>
 #include <type_traits>
 
+#include "baton/backend/cpu/blas_threads.h"
 #include "baton/backend/cpu/kernels/elementwise.h"
 #include "baton/backend/cpu/kernels/parallel.h"
 #include "baton/backend/cpu/kernels/shape_ops.h"
@@ -70,6 +71,7 @@ template <typename F>
 void BlasGemm(const MatrixOperand& a, const MatrixOperand& b, F* c,
               const GemmShape& g, const Scaling& scaling) {
   BlasCallScope blas_call;  // a fork waits for it (core/blas_fork_lock.h)
+  KeepBlasWorkersOffCallersCore();
   const auto ta = a.transposed ? CblasTrans : CblasNoTrans;
   const auto tb = b.transposed ? CblasTrans : CblasNoTrans;
   const F* ap = static_cast<const F*>(a.data);
