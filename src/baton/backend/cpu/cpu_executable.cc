@@ -57,12 +57,10 @@ compiler::StepPlanOptions CpuStepPlanOptions() {
   compiler::StepPlanOptions options;
   options.dot_accumulates = [](const compiler::Program& p, ValueId dot) {
     const compiler::Instruction& inst = p.instruction(dot);
-    const auto& a = inst.attrs_as<compiler::DotGeneralAttrs>();
     return AccumulatesInOneRounding(
         inst.type.dtype, p.type(inst.operands[0]).shape,
         p.type(inst.operands[1]).shape,
-        DotDimensions{a.lhs_batch, a.rhs_batch, a.lhs_contracting,
-                      a.rhs_contracting});
+        DotDimensionsOf(inst.attrs_as<compiler::DotGeneralAttrs>()));
   };
   return options;
 }

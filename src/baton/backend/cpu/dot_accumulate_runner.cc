@@ -2,6 +2,8 @@
 
 #include <cstring>
 
+#include "baton/backend/cpu/instruction_runner.h"
+
 namespace baton::cpu {
 
 DotAccumulateStep::DotAccumulateStep(const compiler::Program& program,
@@ -10,7 +12,6 @@ DotAccumulateStep::DotAccumulateStep(const compiler::Program& program,
   const compiler::DotAccumulate roles =
       compiler::DotAccumulateOf(program, plan, step);
   const compiler::Instruction& dot = program.instruction(roles.dot);
-  const auto& a = dot.attrs_as<compiler::DotGeneralAttrs>();
   dtype_ = dot.type.dtype;
   lhs_ = dot.operands[0];
   rhs_ = dot.operands[1];
@@ -19,8 +20,7 @@ DotAccumulateStep::DotAccumulateStep(const compiler::Program& program,
   negate_ = roles.negate;
   lhs_shape_ = program.type(lhs_).shape;
   rhs_shape_ = program.type(rhs_).shape;
-  dims_ = DotDimensions{a.lhs_batch, a.rhs_batch, a.lhs_contracting,
-                        a.rhs_contracting};
+  dims_ = DotDimensionsOf(dot.attrs_as<compiler::DotGeneralAttrs>());
   bytes_ = dot.type.byte_size();
 }
 

@@ -41,6 +41,11 @@ std::vector<int64_t> ReadIndices(std::span<const OperandData> ops,
 
 }  // namespace
 
+DotDimensions DotDimensionsOf(const c::DotGeneralAttrs& attrs) {
+  return DotDimensions{attrs.lhs_batch, attrs.rhs_batch, attrs.lhs_contracting,
+                       attrs.rhs_contracting};
+}
+
 Status RunInstruction(const c::Instruction& inst,
                       std::span<const OperandData> ops, void* out) {
   const c::ValueType& t = inst.type;
@@ -129,10 +134,8 @@ Status RunInstruction(const c::Instruction& inst,
     }
     case c::OpKind::kDotGeneral: {
       const auto& a = inst.attrs_as<c::DotGeneralAttrs>();
-      DotDimensions dims{a.lhs_batch, a.rhs_batch, a.lhs_contracting,
-                         a.rhs_contracting};
       DotGeneral(dt, ops[0].data, ops[0].type->shape, ops[1].data,
-                 ops[1].type->shape, dims, out);
+                 ops[1].type->shape, DotDimensionsOf(a), out);
       return OkStatus();
     }
     case c::OpKind::kSort: {

@@ -15,10 +15,15 @@
 
 #include <span>
 
+#include "baton/backend/cpu/kernels/dot.h"
 #include "baton/compiler/ir.h"
 #include "baton/core/status.h"
 
 namespace baton::cpu {
+
+// The dimension numbers of a dot_general instruction, as kernels/dot.h takes
+// them.
+DotDimensions DotDimensionsOf(const compiler::DotGeneralAttrs& attrs);
 
 struct OperandData {
   const void* data = nullptr;
