@@ -4,7 +4,8 @@ A case is a name (what ``--cases`` matches) and a function ``run(ctx) ->
 list[Row]`` that measures baton and, when present, JAX on the same inputs,
 checks that their results agree with a numpy reference, and returns rows.
 Groups, one module each: dispatch (jit call overhead), transfer
-(device_put), inplace (donated update loops), elementwise, matmul, fft, train,
+(device_put), inplace (donated update loops), elementwise, half (bfloat16/float16
+elementwise and matmul), matmul, fft, train,
 grad_train (training steps with gradients), control_flow (fori_loop and scan
 inside jit), sharded (a data-parallel step on 4 devices), profiler (what recording memory events costs). The size sweep
 (sweep: the same few operations at sizes from 2^10 elements up) is a set of
@@ -59,6 +60,7 @@ def all_cases() -> list[Case]:
         elementwise,
         fft,
         grad_train,
+        half,
         inplace,
         matmul,
         profiler,
@@ -72,6 +74,7 @@ def all_cases() -> list[Case]:
         *transfer.CASES,
         *inplace.CASES,
         *elementwise.CASES,
+        *half.CASES,
         *matmul.CASES,
         *fft.CASES,
         *train.CASES,

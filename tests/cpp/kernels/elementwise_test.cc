@@ -10,6 +10,7 @@
 #include <cmath>
 #include <limits>
 #include <thread>
+#include <vector>
 
 #include "baton/core/scalar_math.h"
 #include "kernel_test_util.h"
@@ -302,6 +303,71 @@ TEST(ConvertTest, EveryPairMatchesConvertElement) {
         }
       }
     }
+  }
+}
+
+// Every float16 and bfloat16 bit pattern through the Convert kernel, whose
+// loops are vectorized (half.h's conversions select rather than branch so
+// that they are): widened to float32, checked against a decoding written
+// out here, and narrowed back (a NaN becomes the quiet NaN the scalar
+// conversion makes). Then float32 values on every float16 rounding
+// boundary (just below, at and above each halfway point) narrowed by the
+// kernel and by the scalar conversion, bit for bit.
+TEST(ConvertTest, SixteenBitFloatsEveryBitPatternThroughTheVectorLoops) {
+  constexpr int64_t n = 1 << 16;
+  HostArray f16(DType::kFloat16, Shape{n}), bf16(DType::kBFloat16, Shape{n});
+  for (int64_t i = 0; i < n; ++i) {
+    f16.as<float16>()[i].bits = static_cast<uint16_t>(i);
+    bf16.as<bfloat16>()[i].bits = static_cast<uint16_t>(i);
+  }
+  HostArray wide16(DType::kFloat32, Shape{n}), wide_bf(DType::kFloat32, Shape{n});
+  Convert(DType::kFloat16, DType::kFloat32, f16.data(), wide16.data(), n);
+  Convert(DType::kBFloat16, DType::kFloat32, bf16.data(), wide_bf.data(), n);
+  for (int64_t i = 0; i < n; ++i) {
+    const uint32_t sign = static_cast<uint32_t>(i & 0x8000) << 16;
+    const int exp = static_cast<int>((i >> 10) & 0x1f);
+    const int man = static_cast<int>(i & 0x3ff);
+    uint32_t want;
+    if (exp == 31) {  // infinity or NaN: payload kept
+      want = sign | 0x7f800000u | (static_cast<uint32_t>(man) << 13);
+    } else {  // subnormal (exp 0) or normal: exact in float32
+      const float m = std::ldexp(static_cast<float>(exp == 0 ? man : 1024 + man),
+                                 (exp == 0 ? 1 : exp) - 25);
+      want = sign | std::bit_cast<uint32_t>(m);
+    }
+    ASSERT_EQ(std::bit_cast<uint32_t>(wide16.as<float>()[i]), want)
+        << "float16 bits " << std::hex << i;
+    ASSERT_EQ(std::bit_cast<uint32_t>(wide_bf.as<float>()[i]),
+              static_cast<uint32_t>(i) << 16)
+        << "bfloat16 bits " << std::hex << i;
+  }
+  HostArray back16(DType::kFloat16, Shape{n}), back_bf(DType::kBFloat16, Shape{n});
+  Convert(DType::kFloat32, DType::kFloat16, wide16.data(), back16.data(), n);
+  Convert(DType::kFloat32, DType::kBFloat16, wide_bf.data(), back_bf.data(), n);
+  for (int64_t i = 0; i < n; ++i) {
+    const bool nan16 = ((i >> 10) & 0x1f) == 31 && (i & 0x3ff) != 0;
+    const bool nan_bf = ((i >> 7) & 0xff) == 255 && (i & 0x7f) != 0;
+    ASSERT_EQ(back16.as<float16>()[i].bits,
+              nan16 ? ((i & 0x8000) | 0x7e00) : i)
+        << "float16 bits " << std::hex << i;
+    ASSERT_EQ(back_bf.as<bfloat16>()[i].bits, nan_bf ? (i | 0x40) : i)
+        << "bfloat16 bits " << std::hex << i;
+  }
+  // Rounding boundaries: float16's kept bits are a float32's top 19 (13
+  // dropped); its halfway point between two neighbours is 0x1000 above.
+  std::vector<float> boundaries;
+  for (uint32_t top = 0; top < (1u << 19); top += 3) {  // a third of them
+    for (uint32_t below : {0x0fffu, 0x1000u, 0x1001u}) {
+      boundaries.push_back(std::bit_cast<float>((top << 13) | below));
+    }
+  }
+  const int64_t m = static_cast<int64_t>(boundaries.size());
+  HostArray narrowed(DType::kFloat16, Shape{m});
+  Convert(DType::kFloat32, DType::kFloat16, boundaries.data(), narrowed.data(),
+          m);
+  for (int64_t i = 0; i < m; ++i) {
+    ASSERT_EQ(narrowed.as<float16>()[i].bits, float_to_f16(boundaries[i]).bits)
+        << "float32 bits " << std::hex << std::bit_cast<uint32_t>(boundaries[i]);
   }
 }
 

@@ -25,31 +25,47 @@ constexpr int64_t BinaryGrain() {
 
 // Applies f(a_i, b_i) -> out_i in compute type C over n elements, with either
 // operand possibly a broadcast scalar. The scalar is converted once, before
-// any thread writes, so it may even live inside `out`.
+// any thread writes, so it may even live inside `out`. 16-bit floats are
+// limited by their conversions (half.h), so their loops run in the widest
+// instruction set (isa.h CallWidestIsa); the rest are memory-bound or have
+// variants of their own.
 template <typename C, typename T, typename R, typename F>
 void RunBinaryLike(const T* a, const T* b, R* out, int64_t n, ScalarOperand s,
                    int64_t grain, F f) {
+  auto run = [](const auto& body, int64_t lo, int64_t hi) {
+    if constexpr (kIsHalf<T>) {
+      CallWidestIsa(body, lo, hi);
+    } else {
+      body(lo, hi);
+    }
+  };
   switch (s) {
     case ScalarOperand::kNone:
       ParallelRanges(n, grain, [=](int64_t lo, int64_t hi) {
-        VectorLoop(lo, hi, [=](int64_t i) {
-          out[i] = f(ToCompute<T>(a[i]), ToCompute<T>(b[i]));
-        });
+        run([=](int64_t l, int64_t h) __attribute__((always_inline)) {
+          VectorLoop(l, h, [=](int64_t i) {
+            out[i] = f(ToCompute<T>(a[i]), ToCompute<T>(b[i]));
+          });
+        }, lo, hi);
       });
       return;
     case ScalarOperand::kLhs: {
       const C av = ToCompute<T>(a[0]);
       ParallelRanges(n, grain, [=](int64_t lo, int64_t hi) {
-        VectorLoop(lo, hi,
-                   [=](int64_t i) { out[i] = f(av, ToCompute<T>(b[i])); });
+        run([=](int64_t l, int64_t h) __attribute__((always_inline)) {
+          VectorLoop(l, h,
+                     [=](int64_t i) { out[i] = f(av, ToCompute<T>(b[i])); });
+        }, lo, hi);
       });
       return;
     }
     case ScalarOperand::kRhs: {
       const C bv = ToCompute<T>(b[0]);
       ParallelRanges(n, grain, [=](int64_t lo, int64_t hi) {
-        VectorLoop(lo, hi,
-                   [=](int64_t i) { out[i] = f(ToCompute<T>(a[i]), bv); });
+        run([=](int64_t l, int64_t h) __attribute__((always_inline)) {
+          VectorLoop(l, h,
+                     [=](int64_t i) { out[i] = f(ToCompute<T>(a[i]), bv); });
+        }, lo, hi);
       });
       return;
     }

@@ -127,6 +127,15 @@ void RunUnary(const T* in, T* out, int64_t n) {
       SqrtRange<op>(in, out, lo, hi);
     });
 #endif
+  } else if constexpr (kIsHalf<T>) {
+    // Limited by the conversions (half.h): the widest instruction set.
+    ParallelRanges(n, UnaryGrain<op, T>(), [=](int64_t lo, int64_t hi) {
+      CallWidestIsa(
+          [=](int64_t l, int64_t h) __attribute__((always_inline)) {
+            UnaryLoop<op, T>(in, out, l, h);
+          },
+          lo, hi);
+    });
   } else {
     ParallelRanges(n, UnaryGrain<op, T>(), [=](int64_t lo, int64_t hi) {
       UnaryLoop<op, T>(in, out, lo, hi);
@@ -145,14 +154,24 @@ void RunComplexUnary(const T* in, void* out, int64_t n) {
   });
 }
 
+// A conversion to or from a 16-bit float is limited by its arithmetic
+// (half.h): it runs in the widest instruction set.
 template <typename To, typename From>
 void RunConvert(const From* in, To* out, int64_t n) {
   constexpr bool cheap = !kIsHalf<To> && !kIsHalf<From>;
   ParallelRanges(n, cheap ? kCheapGrain : kExpensiveGrain,
                  [=](int64_t lo, int64_t hi) {
-                   VectorLoop(lo, hi, [=](int64_t i) {
-                     out[i] = ConvertElement<To, From>(in[i]);
-                   });
+                   auto body = [=](int64_t l, int64_t h)
+                                   __attribute__((always_inline)) {
+                     VectorLoop(l, h, [=](int64_t i) {
+                       out[i] = ConvertElement<To, From>(in[i]);
+                     });
+                   };
+                   if constexpr (cheap) {
+                     body(lo, hi);
+                   } else {
+                     CallWidestIsa(body, lo, hi);
+                   }
                  });
 }
 

@@ -22,6 +22,7 @@
 #pragma once
 
 #include <atomic>
+#include <cstdint>
 
 namespace baton::cpu {
 
@@ -109,6 +110,40 @@ inline bool SetAvx2KernelsForTesting(bool on) {
 // previous setting of this flag alone.
 inline bool SetAvx512KernelsForTesting(bool on) {
   return isa_detail::Avx512Flag().exchange(on && isa_detail::CpuHasAvx512());
+}
+
+#if BATON_KERNELS_HAVE_AVX2
+namespace isa_detail {
+template <typename Body>
+__attribute__((target(BATON_AVX2_TARGET))) void CallAvx2(const Body& body,
+                                                        int64_t lo,
+                                                        int64_t hi) {
+  body(lo, hi);
+}
+template <typename Body>
+__attribute__((target(BATON_AVX512_TARGET))) void CallAvx512(const Body& body,
+                                                            int64_t lo,
+                                                            int64_t hi) {
+  body(lo, hi);
+}
+}  // namespace isa_detail
+#endif
+
+// Calls body(lo, hi) compiled for the widest instruction set enabled
+// (AVX-512, AVX2, else the baseline). `body` must be a lambda marked
+// __attribute__((always_inline)) (and what it calls inline functions), so
+// that it is compiled into each variant rather than called out of line;
+// like every variant here it must not rely on FMA contraction (isa.h top).
+// For loops whose arithmetic, not memory, is the limit and that have no
+// hand-written variant: the float16/bfloat16 kernels (half.h's conversions
+// are a dozen vector instructions an element; 2-3x faster at 512 bits).
+template <typename Body>
+inline void CallWidestIsa(const Body& body, int64_t lo, int64_t hi) {
+#if BATON_KERNELS_HAVE_AVX2
+  if (UseAvx512Kernels()) return isa_detail::CallAvx512(body, lo, hi);
+  if (UseAvx2Kernels()) return isa_detail::CallAvx2(body, lo, hi);
+#endif
+  body(lo, hi);
 }
 
 }  // namespace baton::cpu
