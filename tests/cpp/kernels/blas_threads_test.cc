@@ -10,16 +10,19 @@
 
 #include "baton/backend/cpu/blas_threads.h"
 #include "baton/backend/cpu/kernels/dot.h"
+#include "run_dot.h"
 
 namespace baton::cpu {
 namespace {
+
+using testing::RunDot;
 
 // A 256^3 float32 matmul: big enough for OpenBLAS to use its workers.
 void Gemm() {
   const Shape s{256, 256};
   std::vector<float> a(256 * 256, 0.5f), b(256 * 256, 0.25f), c(256 * 256);
-  DotGeneral(DType::kFloat32, a.data(), s, b.data(), s,
-             DotDimensions{{}, {}, {1}, {0}}, c.data());
+  RunDot(DType::kFloat32, a.data(), s, b.data(), s,
+         DotDimensions{{}, {}, {1}, {0}}, c.data());
   ASSERT_EQ(c[0], 256 * 0.125f);
 }
 

@@ -16,9 +16,12 @@
 #include "baton/backend/cpu/kernels/shape_ops.h"
 #include "baton/backend/cpu/kernels/strided_copy.h"
 #include "baton/core/dtype_dispatch.h"
+#include "run_dot.h"
 
 namespace baton::cpu {
 namespace {
+
+using testing::RunDot;
 
 template <typename R>
 std::vector<std::complex<R>> RandomComplex(int64_t n, uint64_t seed) {
@@ -251,8 +254,8 @@ TYPED_TEST(ComplexKernelsTest, DotGeneralIsTheComplexGemm) {
   const Shape os = DotGeneralShape(ls, rs, dims);
   ASSERT_EQ(os, (Shape{2, 5, 3}));
   std::vector<C> out(os.num_elements());
-  DotGeneral(TestFixture::kComplexType, a.data(), ls, b.data(), rs, dims,
-             out.data());
+  RunDot(TestFixture::kComplexType, a.data(), ls, b.data(), rs, dims,
+         out.data());
   for (int bt = 0; bt < 2; ++bt) {
     for (int i = 0; i < 5; ++i) {
       for (int j = 0; j < 3; ++j) {

@@ -11,6 +11,7 @@
 #include "baton/core/dot_dimensions.h"
 #include "baton/core/scalar_math.h"
 #include "kernel_test_util.h"
+#include "run_dot.h"
 
 namespace baton::cpu {
 namespace {
@@ -22,6 +23,7 @@ using testing::HostArray;
 using testing::NearArray;
 using testing::RandomArray;
 using testing::Ravel;
+using testing::RunDot;
 using testing::Unravel;
 
 // Naive contraction. Floats accumulate in double (and report sum |a*b| for
@@ -97,8 +99,8 @@ Reference RefDot(const HostArray& lhs, const HostArray& rhs,
                                     const DotDimensions& dims) {
   const DType t = lhs.dtype();
   HostArray out(t, DotGeneralShape(lhs.shape(), rhs.shape(), dims));
-  DotGeneral(t, lhs.data(), lhs.shape(), rhs.data(), rhs.shape(), dims,
-             out.data());
+  RunDot(t, lhs.data(), lhs.shape(), rhs.data(), rhs.shape(), dims,
+         out.data());
   Reference ref = RefDot(lhs, rhs, dims);
   if (!is_floating(t)) return BitEqual(ref.exact, out);
   // BLAS reassociates (float32 accumulation for float32 and 16-bit types);
@@ -177,8 +179,8 @@ TEST(DotGeneralTest, IntegersWrap) {
   b.as<int8_t>()[0] = 2;
   b.as<int8_t>()[1] = 1;
   HostArray out(DType::kInt8, Shape{1, 1});
-  DotGeneral(DType::kInt8, a.data(), a.shape(), b.data(), b.shape(),
-             {{}, {}, {1}, {0}}, out.data());
+  RunDot(DType::kInt8, a.data(), a.shape(), b.data(), b.shape(),
+         {{}, {}, {1}, {0}}, out.data());
   EXPECT_EQ(out.as<int8_t>()[0], static_cast<int8_t>(300 & 0xff));
 }
 
@@ -219,9 +221,61 @@ TEST(DotGeneralTest, CanonicalFloat32IsExactlySgemm) {
   BATON_BLAS(cblas_sgemm)(CblasRowMajor, CblasNoTrans, CblasTrans, m, n, k, 1.0f,
               a.as<float>(), k, b.as<float>(), k, 0.0f, direct.as<float>(), n);
   HostArray out(DType::kFloat32, Shape{m, n});
-  DotGeneral(DType::kFloat32, a.data(), a.shape(), b.data(), b.shape(),
-             {{}, {}, {1}, {1}}, out.data());
+  RunDot(DType::kFloat32, a.data(), a.shape(), b.data(), b.shape(),
+         {{}, {}, {1}, {1}}, out.data());
   EXPECT_TRUE(BitEqual(direct, out));
+}
+
+// The kernels allocate nothing: DotGeneralScratchBytes names what the
+// caller provides. (Every case of EveryLayoutAndDType runs with exactly that
+// much, in a vector of its own: a kernel that took more would abort, and
+// one that wrote past it would fail under ASan.)
+TEST(DotGeneralTest, ScratchIsWhatTheLayoutNeeds) {
+  const DotDimensions matmul{{}, {}, {1}, {0}};
+  // Row-major and BLAS-transposed operands are read in place.
+  EXPECT_EQ(DotGeneralScratchBytes(DType::kFloat32, Shape{4, 3}, Shape{3, 5},
+                                   matmul),
+            0);
+  EXPECT_EQ(DotGeneralScratchBytes(DType::kFloat32, Shape{3, 4}, Shape{5, 3},
+                                   {{}, {}, {0}, {1}}),
+            0);
+  // The integer loops take no transposed operand: a copy of lhs (3*4 int32,
+  // 48 bytes, one 64-byte piece).
+  EXPECT_EQ(DotGeneralScratchBytes(DType::kInt32, Shape{3, 4}, Shape{3, 5},
+                                   {{}, {}, {0}, {0}}),
+            64);
+  // A batch dimension between free and contracting ones: lhs [4, 2, 3]
+  // batched on 1 is copied whatever the type (24 floats, 96 -> 128 bytes).
+  EXPECT_EQ(DotGeneralScratchBytes(DType::kFloat32, Shape{4, 2, 3},
+                                   Shape{2, 3, 5}, {{1}, {0}, {2}, {1}}),
+            128);
+  // 16-bit floats: both operands and the result in float32 (12, 15 and 20
+  // floats: 64 + 64 + 128 bytes), plus the float32 product's own copies.
+  EXPECT_EQ(DotGeneralScratchBytes(DType::kBFloat16, Shape{4, 3}, Shape{3, 5},
+                                   matmul),
+            256);
+  EXPECT_EQ(DotGeneralScratchBytes(DType::kFloat16, Shape{4, 2, 3},
+                                   Shape{2, 3, 5}, {{1}, {0}, {2}, {1}}),
+            128 + 128 + 192 + 128);
+  // Nothing is multiplied: no scratch.
+  EXPECT_EQ(DotGeneralScratchBytes(DType::kBFloat16, Shape{3, 0}, Shape{0, 4},
+                                   matmul),
+            0);
+  EXPECT_EQ(DotGeneralScratchBytes(DType::kFloat16, Shape{0, 5}, Shape{5, 4},
+                                   matmul),
+            0);
+}
+
+TEST(DotGeneralDeathTest, TooLittleScratchAborts) {
+  std::mt19937_64 rng(44);
+  const HostArray a = RandomArray(DType::kBFloat16, Shape{4, 3}, rng);
+  const HostArray b = RandomArray(DType::kBFloat16, Shape{3, 5}, rng);
+  HostArray out(DType::kBFloat16, Shape{4, 5});
+  std::vector<std::byte> scratch(128);  // 256 needed
+  EXPECT_DEATH(DotGeneral(DType::kBFloat16, a.data(), a.shape(), b.data(),
+                          b.shape(), {{}, {}, {1}, {0}}, out.data(), scratch),
+               "DotGeneral's scratch ran out: 0 bytes left where the next "
+               "piece needs 128");
 }
 
 // Executors may run kernels from several threads at once: concurrent calls
@@ -233,16 +287,16 @@ TEST(DotGeneralTest, ConcurrentCallsAgree) {
   const DotDimensions dims{{0}, {0}, {2}, {1}};
   HostArray expected(DType::kFloat32,
                      DotGeneralShape(a.shape(), b.shape(), dims));
-  DotGeneral(DType::kFloat32, a.data(), a.shape(), b.data(), b.shape(), dims,
-             expected.data());
+  RunDot(DType::kFloat32, a.data(), a.shape(), b.data(), b.shape(), dims,
+         expected.data());
   std::vector<HostArray> outs(4, HostArray(DType::kFloat32, expected.shape()));
   std::vector<std::thread> threads;
   std::atomic<int> mismatches{0};
   for (int t = 0; t < 4; ++t) {
     threads.emplace_back([&, t] {
       for (int rep = 0; rep < 20; ++rep) {
-        DotGeneral(DType::kFloat32, a.data(), a.shape(), b.data(), b.shape(),
-                   dims, outs[t].data());
+        RunDot(DType::kFloat32, a.data(), a.shape(), b.data(), b.shape(),
+               dims, outs[t].data());
         if (!BitEqual(expected, outs[t])) ++mismatches;
       }
     });

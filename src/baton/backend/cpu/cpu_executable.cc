@@ -123,9 +123,21 @@ Result<std::shared_ptr<CpuExecutable>> CpuExecutable::Compile(
                                : ScaleWork(std::max<int64_t>(work, 1),
                                            std::max<int64_t>(trips, 1));
   }
+  // Scratch of the steps that multiply matrices (kernels/dot.h: transposed
+  // operand copies, 16-bit products widened to float32): reserved in the
+  // arena for the step, like a region's.
+  for (size_t s = 0; s < exe->plan_.steps.size(); ++s) {
+    const Step& step = exe->plan_.steps[s];
+    if (step.kind == Step::Kind::kOp) {
+      scratch[s] = InstructionScratchBytes(p, p.instruction(step.result));
+    } else if (step.kind == Step::Kind::kDotAccumulate) {
+      scratch[s] = DotAccumulateStep(p, exe->plan_, step).scratch_bytes();
+    }
+  }
   exe->assignment_ = compiler::AssignBuffers(
       p, exe->plan_, exe->donated_, ThreadPool::Global().num_threads(),
       kFusionTiling, scratch, fresh_outputs);
+  exe->step_scratch_bytes_ = scratch;
   exe->work_ = EstimateWork(p, exe->plan_, exe->assignment_, region_work);
   exe->runs_inline_ = exe->work_ <= kInlineWorkLimit;
   exe->keeps_caller_locks_ = exe->work_ <= kBriefWorkLimit;
@@ -202,13 +214,21 @@ Status CpuExecutable::Run(const std::vector<void*>& value_data,
   for (size_t s = 0; s < plan_.steps.size(); ++s) {
     if (assignment_.step_is_noop[s]) continue;
     const Step& step = plan_.steps[s];
+    const int64_t scratch_offset = assignment_.step_scratch_offset[s];
     if (regions_[s]) {
-      const int64_t offset = assignment_.step_scratch_offset[s];
       BATON_RETURN_IF_ERROR(regions_[s]->Run(
-          value_data,
-          offset < 0 ? nullptr : static_cast<char*>(device_arena) + offset));
+          value_data, scratch_offset < 0 ? nullptr
+                                         : static_cast<char*>(device_arena) +
+                                               scratch_offset));
       continue;
     }
+    // The step's scratch in the arena (empty when it needs none).
+    const std::span<std::byte> scratch =
+        scratch_offset < 0
+            ? std::span<std::byte>()
+            : std::span<std::byte>(
+                  static_cast<std::byte*>(device_arena) + scratch_offset,
+                  static_cast<size_t>(step_scratch_bytes_[s]));
     void* out = value_data[step.result];
     if (step.kind == Step::Kind::kFusedElementwise) {
       BATON_RETURN_IF_ERROR(fused_[s]->Run(value_data, out));
@@ -219,7 +239,7 @@ Status CpuExecutable::Run(const std::vector<void*>& value_data,
       continue;
     }
     if (step.kind == Step::Kind::kDotAccumulate) {
-      BATON_RETURN_IF_ERROR(dot_accumulate_[s]->Run(value_data, out));
+      BATON_RETURN_IF_ERROR(dot_accumulate_[s]->Run(value_data, out, scratch));
       continue;
     }
     const compiler::Instruction& inst = p.instruction(step.result);
@@ -245,7 +265,7 @@ Status CpuExecutable::Run(const std::vector<void*>& value_data,
       new (&ops[k]) OperandData{value_data[scalar ? src : o], &p.type(o), scalar};
     }
     BATON_RETURN_IF_ERROR(RunInstruction(
-        inst, std::span<const OperandData>(ops, num_ops), out));
+        inst, std::span<const OperandData>(ops, num_ops), out, scratch));
   }
   for (size_t i = 0; i < assignment_.outputs.size(); ++i) {
     const OutputSource& src = assignment_.outputs[i];

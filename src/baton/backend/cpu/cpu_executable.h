@@ -132,6 +132,9 @@ class CpuExecutable : public Executable,
   std::vector<std::unique_ptr<FusedReduceStep>> fused_reduce_;
   // Per step: its runner, for kDotAccumulate steps (else null).
   std::vector<std::unique_ptr<DotAccumulateStep>> dot_accumulate_;
+  // Per step: the scratch it needs in the arena (bytes; region steps' and
+  // matrix products', at assignment_.step_scratch_offset).
+  std::vector<int64_t> step_scratch_bytes_;
   // Per step: a binary op on one int32 element, run without kernel dispatch.
   std::vector<bool> scalar_int32_binary_;
   // Per step: how a kRegion step runs (else null).

@@ -22,10 +22,11 @@ DotAccumulateStep::DotAccumulateStep(const compiler::Program& program,
   rhs_shape_ = program.type(rhs_).shape;
   dims_ = DotDimensionsOf(dot.attrs_as<compiler::DotGeneralAttrs>());
   bytes_ = dot.type.byte_size();
+  scratch_bytes_ = DotGeneralScratchBytes(dtype_, lhs_shape_, rhs_shape_, dims_);
 }
 
 Status DotAccumulateStep::Run(const std::vector<void*>& value_data,
-                              void* out) const {
+                              void* out, std::span<std::byte> scratch) const {
   const void* addend = value_data[addend_];
   if (out != addend) std::memcpy(out, addend, static_cast<size_t>(bytes_));
   double alpha = 1.0;
@@ -35,7 +36,8 @@ Status DotAccumulateStep::Run(const std::vector<void*>& value_data,
                                       : *static_cast<const double*>(s);
   }
   DotGeneralAccumulate(dtype_, value_data[lhs_], lhs_shape_, value_data[rhs_],
-                       rhs_shape_, dims_, negate_ ? -alpha : alpha, out);
+                       rhs_shape_, dims_, negate_ ? -alpha : alpha, out,
+                       scratch);
   return OkStatus();
 }
 

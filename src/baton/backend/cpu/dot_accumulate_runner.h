@@ -11,7 +11,9 @@
 // Thread-safety: Run is const and may run concurrently.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
+#include <span>
 #include <vector>
 
 #include "baton/backend/cpu/kernels/dot.h"
@@ -26,9 +28,13 @@ class DotAccumulateStep {
   DotAccumulateStep(const compiler::Program& program,
                     const compiler::StepPlan& plan, const compiler::Step& step);
 
+  // The scratch Run needs (kernels/dot.h DotGeneralScratchBytes).
+  int64_t scratch_bytes() const { return scratch_bytes_; }
+
   // `value_data` holds every materialized value's storage (by value id);
-  // `out` is the step result's.
-  Status Run(const std::vector<void*>& value_data, void* out) const;
+  // `out` is the step result's; `scratch` holds scratch_bytes().
+  Status Run(const std::vector<void*>& value_data, void* out,
+             std::span<std::byte> scratch) const;
 
  private:
   DType dtype_ = DType::kFloat32;
@@ -40,6 +46,7 @@ class DotAccumulateStep {
   Shape lhs_shape_, rhs_shape_;
   DotDimensions dims_;
   int64_t bytes_ = 0;  // of the result (and the addend)
+  int64_t scratch_bytes_ = 0;
 };
 
 }  // namespace baton::cpu

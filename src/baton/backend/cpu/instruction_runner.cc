@@ -46,8 +46,18 @@ DotDimensions DotDimensionsOf(const c::DotGeneralAttrs& attrs) {
                        attrs.rhs_contracting};
 }
 
+int64_t InstructionScratchBytes(const c::Program& program,
+                                const c::Instruction& inst) {
+  if (inst.kind() != c::OpKind::kDotGeneral) return 0;
+  return DotGeneralScratchBytes(
+      inst.type.dtype, program.type(inst.operands[0]).shape,
+      program.type(inst.operands[1]).shape,
+      DotDimensionsOf(inst.attrs_as<c::DotGeneralAttrs>()));
+}
+
 Status RunInstruction(const c::Instruction& inst,
-                      std::span<const OperandData> ops, void* out) {
+                      std::span<const OperandData> ops, void* out,
+                      std::span<std::byte> scratch) {
   const c::ValueType& t = inst.type;
   const DType dt = t.dtype;
   switch (inst.kind()) {
@@ -135,7 +145,7 @@ Status RunInstruction(const c::Instruction& inst,
     case c::OpKind::kDotGeneral: {
       const auto& a = inst.attrs_as<c::DotGeneralAttrs>();
       DotGeneral(dt, ops[0].data, ops[0].type->shape, ops[1].data,
-                 ops[1].type->shape, DotDimensionsOf(a), out);
+                 ops[1].type->shape, DotDimensionsOf(a), out, scratch);
       return OkStatus();
     }
     case c::OpKind::kSort: {

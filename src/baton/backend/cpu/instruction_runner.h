@@ -13,6 +13,8 @@
 // ThreadPool internally).
 #pragma once
 
+#include <cstddef>
+#include <cstdint>
 #include <span>
 
 #include "baton/backend/cpu/kernels/dot.h"
@@ -31,11 +33,19 @@ struct OperandData {
   bool scalar = false;  // one element standing for a broadcast of it
 };
 
-// Computes instruction `inst` (not a parameter or constant) into `out`.
+// The scratch RunInstruction needs for `inst` of `program`, in bytes: a
+// dot_general's (kernels/dot.h DotGeneralScratchBytes); 0 for every other
+// instruction. The executable reserves it in its arena for the step.
+int64_t InstructionScratchBytes(const compiler::Program& program,
+                                const compiler::Instruction& inst);
+
+// Computes instruction `inst` (not a parameter or constant) into `out`, with
+// `scratch` of at least InstructionScratchBytes.
 // Errors only for an instruction the CPU backend cannot run (Unimplemented)
 // or a malformed call (Internal).
 Status RunInstruction(const compiler::Instruction& inst,
-                      std::span<const OperandData> operands, void* out);
+                      std::span<const OperandData> operands, void* out,
+                      std::span<std::byte> scratch);
 
 // Runs an elementwise instruction (unary, binary, compare, select, convert)
 // over `count` elements: each non-scalar operand holds `count` elements at

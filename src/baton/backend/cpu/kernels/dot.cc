@@ -3,8 +3,10 @@
 
 #include <algorithm>
 #include <cassert>
+#include <cstdio>
+#include <cstdlib>
 #include <cstring>
-#include <memory>
+#include <span>
 #include <type_traits>
 
 #include "baton/backend/cpu/blas_threads.h"
@@ -21,23 +23,74 @@
 namespace baton::cpu {
 namespace {
 
-// One operand as a batch of matrices: either `data` as given (with BLAS's
+// Each piece of DotGeneral's scratch starts on a cache line.
+constexpr int64_t kScratchAlignment = 64;
+
+int64_t AlignedScratch(int64_t bytes) {
+  return (bytes + kScratchAlignment - 1) / kScratchAlignment * kScratchAlignment;
+}
+
+// Hands out DotGeneral's scratch from the caller's span, piece by piece.
+class ScratchSpan {
+ public:
+  explicit ScratchSpan(std::span<std::byte> bytes) : left_(bytes) {}
+
+  // `bytes` (rounded up to kScratchAlignment) from the front. Running out is
+  // a caller's bug (it sized the span with something other than
+  // DotGeneralScratchBytes): stop rather than write past it.
+  void* Take(int64_t bytes) {
+    const size_t n = static_cast<size_t>(AlignedScratch(bytes));
+    if (n > left_.size()) {
+      std::fprintf(stderr,
+                   "baton: DotGeneral's scratch ran out: %zu bytes left where "
+                   "the next piece needs %zu (size it with "
+                   "DotGeneralScratchBytes)\n",
+                   left_.size(), n);
+      std::abort();
+    }
+    void* p = left_.data();
+    left_ = left_.subspan(n);
+    return p;
+  }
+
+  std::span<std::byte> rest() const { return left_; }
+
+ private:
+  std::span<std::byte> left_;
+};
+
+// One operand as a batch of matrices: either the data as given (with BLAS's
 // transpose flag when its inner two groups are swapped) or a transposed
-// scratch copy in the canonical order.
+// copy in the canonical order, in the caller's scratch.
 struct MatrixOperand {
   const void* data = nullptr;
   bool transposed = false;  // memory holds [batch, cols, rows]
-  std::unique_ptr<char[]> scratch;
 };
 
-// Makes `data` (shape `shape`) readable as [batch, rows, cols] where rows and
-// cols are the dim groups `row_dims`, `col_dims`. With `allow_transposed`,
-// [batch, cols, rows] memory is accepted as is.
-MatrixOperand Canonicalize(DType dtype, const void* data, const Shape& shape,
+// The bytes of the transposed copy Canonicalize makes of this operand, or 0
+// when it is used in place.
+int64_t CanonicalCopyBytes(DType dtype, const Shape& shape,
                            const std::vector<int64_t>& batch,
                            const std::vector<int64_t>& row_dims,
                            const std::vector<int64_t>& col_dims,
                            bool allow_transposed) {
+  const MatrixLayout layout = MatrixLayoutOf(shape, batch, row_dims, col_dims);
+  if (layout == MatrixLayout::kRowMajor ||
+      (allow_transposed && layout == MatrixLayout::kTransposed)) {
+    return 0;
+  }
+  return shape.num_elements() * static_cast<int64_t>(dtype_size(dtype));
+}
+
+// Makes `data` (shape `shape`) readable as [batch, rows, cols] where rows and
+// cols are the dim groups `row_dims`, `col_dims`. With `allow_transposed`,
+// [batch, cols, rows] memory is accepted as is. A copy, when one is needed,
+// goes into `scratch` (CanonicalCopyBytes of it).
+MatrixOperand Canonicalize(DType dtype, const void* data, const Shape& shape,
+                           const std::vector<int64_t>& batch,
+                           const std::vector<int64_t>& row_dims,
+                           const std::vector<int64_t>& col_dims,
+                           bool allow_transposed, ScratchSpan& scratch) {
   MatrixOperand m;
   const MatrixLayout layout = MatrixLayoutOf(shape, batch, row_dims, col_dims);
   if (layout == MatrixLayout::kRowMajor) {
@@ -49,10 +102,10 @@ MatrixOperand Canonicalize(DType dtype, const void* data, const Shape& shape,
     m.transposed = true;
     return m;
   }
-  m.scratch.reset(new char[shape.num_elements() * dtype_size(dtype)]);
-  Transpose(dtype, data, shape, ConcatDims(batch, row_dims, col_dims),
-            m.scratch.get());
-  m.data = m.scratch.get();
+  void* copy = scratch.Take(shape.num_elements() *
+                            static_cast<int64_t>(dtype_size(dtype)));
+  Transpose(dtype, data, shape, ConcatDims(batch, row_dims, col_dims), copy);
+  m.data = copy;
   return m;
 }
 
@@ -180,10 +233,21 @@ Shape DotGeneralShape(const Shape& lhs_shape, const Shape& rhs_shape,
 
 namespace {
 
+bool IsHalfFloat(DType dtype) {
+  return dtype == DType::kFloat16 || dtype == DType::kBFloat16;
+}
+
+// Whether the BLAS multiplies `dtype` (and so takes a transposed operand as
+// is); other types use LoopGemm on the canonical layout.
+bool IsBlasType(DType dtype) {
+  return dtype == DType::kFloat32 || dtype == DType::kFloat64 ||
+         is_complex(dtype);
+}
+
 void ScaledDotGeneral(DType dtype, const void* lhs, const Shape& lhs_shape,
                       const void* rhs, const Shape& rhs_shape,
                       const DotDimensions& dims, const Scaling& scaling,
-                      void* out) {
+                      void* out, ScratchSpan& scratch) {
   const bool accumulate = scaling.beta != 0.0;
   const std::vector<int64_t> lhs_free =
       DotFreeDimensions(lhs_shape.rank(), dims.lhs_batch, dims.lhs_contracting);
@@ -199,27 +263,27 @@ void ScaledDotGeneral(DType dtype, const void* lhs, const Shape& lhs_shape,
     std::memset(out, 0, static_cast<size_t>(out_elems) * dtype_size(dtype));
     return;
   }
-  if (dtype == DType::kFloat16 || dtype == DType::kBFloat16) {
+  if (IsHalfFloat(dtype)) {
     assert(!accumulate && "DotGeneralAccumulate: float32/float64 only");
     // Widen both operands (same layouts), multiply in float32, round back.
     const int64_t nl = lhs_shape.num_elements(), nr = rhs_shape.num_elements();
-    std::unique_ptr<float[]> l32(new float[nl]), r32(new float[nr]),
-        o32(new float[out_elems]);
-    Convert(dtype, DType::kFloat32, lhs, l32.get(), nl);
-    Convert(dtype, DType::kFloat32, rhs, r32.get(), nr);
-    DotGeneral(DType::kFloat32, l32.get(), lhs_shape, r32.get(), rhs_shape,
-               dims, o32.get());
-    Convert(DType::kFloat32, dtype, o32.get(), out, out_elems);
+    auto* l32 = static_cast<float*>(scratch.Take(nl * 4));
+    auto* r32 = static_cast<float*>(scratch.Take(nr * 4));
+    auto* o32 = static_cast<float*>(scratch.Take(out_elems * 4));
+    Convert(dtype, DType::kFloat32, lhs, l32, nl);
+    Convert(dtype, DType::kFloat32, rhs, r32, nr);
+    ScaledDotGeneral(DType::kFloat32, l32, lhs_shape, r32, rhs_shape, dims,
+                     Scaling{}, o32, scratch);
+    Convert(DType::kFloat32, dtype, o32, out, out_elems);
     return;
   }
-  const bool blas = dtype == DType::kFloat32 || dtype == DType::kFloat64 ||
-                    is_complex(dtype);
+  const bool blas = IsBlasType(dtype);
   const MatrixOperand a =
       Canonicalize(dtype, lhs, lhs_shape, dims.lhs_batch, lhs_free,
-                   dims.lhs_contracting, /*allow_transposed=*/blas);
+                   dims.lhs_contracting, /*allow_transposed=*/blas, scratch);
   const MatrixOperand b =
       Canonicalize(dtype, rhs, rhs_shape, dims.rhs_batch, dims.rhs_contracting,
-                   rhs_free, /*allow_transposed=*/blas);
+                   rhs_free, /*allow_transposed=*/blas, scratch);
   VisitDType(dtype, [&](auto tag) {
     using T = typename decltype(tag)::type;
     if constexpr (std::is_same_v<T, float> || std::is_same_v<T, double> ||
@@ -304,20 +368,52 @@ bool AccumulatesInOneRounding(DType dtype, const Shape& lhs_shape,
   return m > 1 && n > 1 && k <= DotAccumulateMaxDepth(dtype);
 }
 
+int64_t DotGeneralScratchBytes(DType dtype, const Shape& lhs_shape,
+                               const Shape& rhs_shape,
+                               const DotDimensions& dims) {
+  const std::vector<int64_t> lhs_free =
+      DotFreeDimensions(lhs_shape.rank(), dims.lhs_batch, dims.lhs_contracting);
+  const std::vector<int64_t> rhs_free =
+      DotFreeDimensions(rhs_shape.rank(), dims.rhs_batch, dims.rhs_contracting);
+  const int64_t out_elems = DimsSize(lhs_shape, dims.lhs_batch) *
+                            DimsSize(lhs_shape, lhs_free) *
+                            DimsSize(rhs_shape, rhs_free);
+  if (out_elems == 0 || DimsSize(lhs_shape, dims.lhs_contracting) == 0) {
+    return 0;  // nothing multiplied (ScaledDotGeneral's early returns)
+  }
+  if (IsHalfFloat(dtype)) {
+    return AlignedScratch(lhs_shape.num_elements() * 4) +
+           AlignedScratch(rhs_shape.num_elements() * 4) +
+           AlignedScratch(out_elems * 4) +
+           DotGeneralScratchBytes(DType::kFloat32, lhs_shape, rhs_shape, dims);
+  }
+  const bool blas = IsBlasType(dtype);
+  return AlignedScratch(CanonicalCopyBytes(dtype, lhs_shape, dims.lhs_batch,
+                                           lhs_free, dims.lhs_contracting,
+                                           blas)) +
+         AlignedScratch(CanonicalCopyBytes(dtype, rhs_shape, dims.rhs_batch,
+                                           dims.rhs_contracting, rhs_free,
+                                           blas));
+}
+
 void DotGeneral(DType dtype, const void* lhs, const Shape& lhs_shape,
                 const void* rhs, const Shape& rhs_shape,
-                const DotDimensions& dims, void* out) {
+                const DotDimensions& dims, void* out,
+                std::span<std::byte> scratch) {
+  ScratchSpan pieces(scratch);
   ScaledDotGeneral(dtype, lhs, lhs_shape, rhs, rhs_shape, dims, Scaling{},
-                   out);
+                   out, pieces);
 }
 
 void DotGeneralAccumulate(DType dtype, const void* lhs, const Shape& lhs_shape,
                           const void* rhs, const Shape& rhs_shape,
-                          const DotDimensions& dims, double alpha, void* out) {
+                          const DotDimensions& dims, double alpha, void* out,
+                          std::span<std::byte> scratch) {
   assert((dtype == DType::kFloat32 || dtype == DType::kFloat64) &&
          "DotGeneralAccumulate: float32/float64 only");
+  ScratchSpan pieces(scratch);
   ScaledDotGeneral(dtype, lhs, lhs_shape, rhs, rhs_shape, dims,
-                   Scaling{alpha, 1.0}, out);
+                   Scaling{alpha, 1.0}, out, pieces);
 }
 
 }  // namespace baton::cpu

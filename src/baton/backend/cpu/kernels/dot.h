@@ -9,15 +9,20 @@
 // rounded back (like XLA:CPU), so they match a float32 reference within
 // float16/bfloat16 rounding. Integers and bool use blocked loops with
 // scalar::Binary's wrapping (bool: and/or), exact in any order.
-// Scratch: up to the size of both operands (and the output, for 16-bit
-// floats) is allocated inside the call.
+// Scratch: the caller passes it in (DotGeneralScratchBytes says how much:
+// a transposed copy of an operand, and for 16-bit floats both operands and
+// the result in float32); the kernels allocate nothing. A CPU executable
+// places it in its arena through buffer assignment (DESIGN.md section 6), so
+// it shows in the memory analysis and in memory_stats, and is reused.
 // Aliasing: `out` must not overlap lhs or rhs.
 // Ownership: pointers are borrowed for the call only; nothing is kept.
 // Thread-safety: a pure function of its arguments; safe to call from several
 // threads (OpenBLAS serializes or threads internally).
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
+#include <span>
 #include <vector>
 
 #include "baton/core/dtype.h"
@@ -34,12 +39,24 @@ struct DotDimensions {
   std::vector<int64_t> rhs_contracting;
 };
 
+// The scratch, in bytes, that DotGeneral (and DotGeneralAccumulate) needs
+// for these operands: 0 for most products; an operand whose dimensions are
+// in neither BLAS order needs a transposed copy, and a float16/bfloat16
+// product needs its operands and result in float32 (plus any copy of
+// those). Each piece is rounded up to 64 bytes.
+int64_t DotGeneralScratchBytes(DType dtype, const Shape& lhs_shape,
+                               const Shape& rhs_shape,
+                               const DotDimensions& dims);
+
 // out = sum over the contracting dims of lhs * rhs. out has the shape
 // batch dims (in lhs_batch order), then lhs free dims, then rhs free dims
 // (free dims in increasing order); lhs, rhs and out all have `dtype`.
+// `scratch` holds at least DotGeneralScratchBytes (a smaller span aborts
+// with a message: that is the caller's bug) and may be empty when that is 0.
 void DotGeneral(DType dtype, const void* lhs, const Shape& lhs_shape,
                 const void* rhs, const Shape& rhs_shape,
-                const DotDimensions& dims, void* out);
+                const DotDimensions& dims, void* out,
+                std::span<std::byte> scratch);
 
 // out += alpha * DotGeneral(lhs, rhs), as one BLAS call with beta = 1: no
 // pass that zeroes `out` first and no separate add pass (an SGD update
@@ -48,9 +65,11 @@ void DotGeneral(DType dtype, const void* lhs, const Shape& lhs_shape,
 // BLAS's: alpha times the accumulated sum is added to out in one step, where
 // the unfused program rounds the product, the scaled product and the sum
 // each to `dtype` (XLA:GPU's cuBLAS epilogue rounds the same way).
+// `scratch` as for DotGeneral.
 void DotGeneralAccumulate(DType dtype, const void* lhs, const Shape& lhs_shape,
                           const void* rhs, const Shape& rhs_shape,
-                          const DotDimensions& dims, double alpha, void* out);
+                          const DotDimensions& dims, double alpha, void* out,
+                          std::span<std::byte> scratch);
 
 // Whether DotGeneralAccumulate adds this dot's whole product into `out` in
 // one rounding, as the unfused program's add does: float32/float64, a
