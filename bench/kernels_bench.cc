@@ -303,8 +303,10 @@ struct MatmulOps {
          }},
         {"dot " + size, 2.0 * n * n * n,
          [=, this] {
+           // Row-major operands: no scratch (DotGeneralScratchBytes 0).
            DotGeneral(DType::kFloat32, a.get(), Shape{n, n}, b.get(),
-                      Shape{n, n}, DotDimensions{{}, {}, {1}, {0}}, c.get());
+                      Shape{n, n}, DotDimensions{{}, {}, {1}, {0}}, c.get(),
+                      {});
          }},
     };
   }
