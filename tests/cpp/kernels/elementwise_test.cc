@@ -8,10 +8,12 @@
 #include <atomic>
 #include <bit>
 #include <cmath>
+#include <initializer_list>
 #include <limits>
 #include <thread>
 #include <vector>
 
+#include "baton/backend/cpu/kernels/isa.h"
 #include "baton/core/scalar_math.h"
 #include "kernel_test_util.h"
 
@@ -369,6 +371,74 @@ TEST(ConvertTest, SixteenBitFloatsEveryBitPatternThroughTheVectorLoops) {
     ASSERT_EQ(narrowed.as<float16>()[i].bits, float_to_f16(boundaries[i]).bits)
         << "float32 bits " << std::hex << std::bit_cast<uint32_t>(boundaries[i]);
   }
+}
+
+// float16 and bfloat16 add, sub, mul and div run as explicit AVX2 code
+// where the CPU has it (elementwise_binary.cc HalfArithAvx2: F16C for
+// float16): every 16-bit pattern as the lhs against a spread of rhs
+// patterns, and against scalars that are NaNs (quiet, signalling,
+// negative), infinities, zeros, subnormals and ordinary values, bitwise what
+// half.h's conversions and float arithmetic give -- with the AVX2 kernels on
+// and off (the portable loop).
+template <typename T>
+void CheckHalfArithmeticEveryPattern(DType dtype,
+                                     std::initializer_list<uint16_t> scalars) {
+  constexpr int64_t n = 1 << 16;
+  HostArray a(dtype, Shape{n}), b(dtype, Shape{n});
+  for (int64_t i = 0; i < n; ++i) {
+    a.as<T>()[i].bits = static_cast<uint16_t>(i);
+    b.as<T>()[i].bits = static_cast<uint16_t>((i * 40503) & 0xffff);
+  }
+  const bool avx2_before = SetAvx2KernelsForTesting(true);
+  for (bool avx2 : {true, false}) {
+    SetAvx2KernelsForTesting(avx2);
+    for (BinaryOp op :
+         {BinaryOp::kAdd, BinaryOp::kSub, BinaryOp::kMul, BinaryOp::kDiv}) {
+      auto expect = [&](T x, T y) {
+        float r = 0;
+        VisitBinaryOp(op, [&](auto op_c) {
+          r = scalar::Binary<decltype(op_c)::value, float>(ToCompute<T>(x),
+                                                           ToCompute<T>(y));
+        });
+        return FromCompute<T>(r).bits;
+      };
+      HostArray out(dtype, Shape{n});
+      Binary(op, dtype, a.data(), b.data(), out.data(), n, ScalarOperand::kNone);
+      for (int64_t i = 0; i < n; ++i) {
+        ASSERT_EQ(out.as<T>()[i].bits, expect(a.as<T>()[i], b.as<T>()[i]))
+            << dtype_name(dtype) << " avx2 " << avx2 << " op "
+            << static_cast<int>(op) << " lhs " << std::hex << i;
+      }
+      for (uint16_t bits : scalars) {
+        const T sc{bits};
+        Binary(op, dtype, a.data(), &sc, out.data(), n, ScalarOperand::kRhs);
+        for (int64_t i = 0; i < n; ++i) {
+          ASSERT_EQ(out.as<T>()[i].bits, expect(a.as<T>()[i], sc))
+              << dtype_name(dtype) << " avx2 " << avx2 << " rhs scalar "
+              << std::hex << bits;
+        }
+        Binary(op, dtype, &sc, a.data(), out.data(), n, ScalarOperand::kLhs);
+        for (int64_t i = 0; i < n; ++i) {
+          ASSERT_EQ(out.as<T>()[i].bits, expect(sc, a.as<T>()[i]))
+              << dtype_name(dtype) << " avx2 " << avx2 << " lhs scalar "
+              << std::hex << bits;
+        }
+      }
+    }
+  }
+  SetAvx2KernelsForTesting(avx2_before);
+}
+
+TEST(BinaryTest, Float16ArithmeticEveryPatternBothPaths) {
+  CheckHalfArithmeticEveryPattern<float16>(
+      DType::kFloat16, {0x7e00, 0x7c01, 0xfe13, 0x7c00, 0xfc00, 0x0000, 0x8000,
+                        0x0001, 0x83ff, 0x3c00, 0x7bff, 0xc500});
+}
+
+TEST(BinaryTest, BFloat16ArithmeticEveryPatternBothPaths) {
+  CheckHalfArithmeticEveryPattern<bfloat16>(
+      DType::kBFloat16, {0x7fc0, 0x7f81, 0xffc3, 0x7f80, 0xff80, 0x0000, 0x8000,
+                         0x0001, 0x807f, 0x3f80, 0x7f7f, 0xc0a0});
 }
 
 // Distance in units in the last place between two finite floats of one sign
